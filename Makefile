@@ -1,0 +1,40 @@
+# toolwire's one entry point for people and CI.
+#   make test   create .venv if needed, install toolwire with its test deps, lint, type-check, test
+#   make demo   the offline demo: an agent against the local emulation server
+#   make bench  the benchmarks against the libraries you would otherwise use
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+
+.PHONY: test lint typecheck unit demo bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test: lint typecheck unit
+
+demo: $(STAMP)
+	$(BIN)/toolwire demo
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_stream.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

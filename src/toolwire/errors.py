@@ -1,0 +1,291 @@
+"""toolwire's exceptions.
+
+Every error toolwire raises on purpose is a :class:`ToolwireError`, so a caller
+can catch one type and know it came from here, never a bare ``KeyError`` from
+provider data. The tree::
+
+    ToolwireError
+      ProtocolError                 the bytes on the wire do not make sense
+        LocalProtocolError          we were asked to send something invalid
+        RemoteProtocolError(.raw)   the provider sent something invalid
+          StreamTruncated           the stream ended before its end marker
+      TransportError                the network failed us
+        ConnectError
+        ReadError
+        TransportTimeout
+      ProviderError(.provider, .status_code, .retry_after, .body, .code)
+        RateLimited                 429
+        Overloaded                  503/529 and friends
+        StreamErrorEvent            an error event inside a 200 stream
+      ToolError                     raised by the tool layer for the caller
+        UnknownTool
+        ToolArgumentsInvalid
+        ToolTimeout
+        ToolFailed
+      AgentError
+        MaxTurnsExceeded
+        RetryBudgetExhausted
+      UsageError                    the caller's mistake (bad option, bad call)
+
+    ModelRetry(Exception)           raised *by tools*: its message goes back to
+                                    the model, which may try again
+
+Messages never contain API keys: provider bodies are stored as received, and
+request headers are never part of an error.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolwire.types import IncompleteToolCall
+
+__all__ = [
+    "AgentError",
+    "ConnectError",
+    "LocalProtocolError",
+    "MaxTurnsExceeded",
+    "ModelRetry",
+    "Overloaded",
+    "ProtocolError",
+    "ProviderError",
+    "RateLimited",
+    "ReadError",
+    "RemoteProtocolError",
+    "RetryBudgetExhausted",
+    "StreamErrorEvent",
+    "StreamTruncated",
+    "ToolArgumentsInvalid",
+    "ToolError",
+    "ToolFailed",
+    "ToolTimeout",
+    "ToolwireError",
+    "TransportError",
+    "TransportTimeout",
+    "UnknownTool",
+    "UsageError",
+]
+
+
+class ToolwireError(Exception):
+    """Base class of every error toolwire raises."""
+
+    #: A short machine-readable name, used in ``--json`` output and results.
+    type_name = "toolwire_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description: ``{"type", "message"}`` plus subclass details."""
+        return {"type": self.type_name, "message": self.message}
+
+
+class ProtocolError(ToolwireError):
+    """The bytes exchanged with the provider do not follow its protocol."""
+
+    type_name = "protocol_error"
+
+
+class LocalProtocolError(ProtocolError):
+    """We were asked to build a request the protocol cannot express."""
+
+    type_name = "local_protocol_error"
+
+
+class RemoteProtocolError(ProtocolError):
+    """The provider sent bytes that do not follow its protocol.
+
+    Attributes:
+        raw: the offending piece of input (truncated to 500 characters), if any.
+    """
+
+    type_name = "remote_protocol_error"
+
+    def __init__(self, message: str, *, raw: str | bytes | None = None) -> None:
+        super().__init__(message)
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
+        self.raw = raw[:500] if raw is not None else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        if self.raw is not None:
+            d["raw"] = self.raw
+        return d
+
+
+class StreamTruncated(RemoteProtocolError):
+    """The stream ended before the provider said it was complete.
+
+    Attributes:
+        incomplete_tool_calls: the calls that were still being streamed. They
+            are never executed; they are listed so the caller can report them.
+    """
+
+    type_name = "stream_truncated"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        incomplete_tool_calls: list[IncompleteToolCall] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.incomplete_tool_calls = list(incomplete_tool_calls or [])
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["incomplete_tool_calls"] = [c.to_dict() for c in self.incomplete_tool_calls]
+        return d
+
+
+class TransportError(ToolwireError):
+    """The network failed before or while talking to the provider."""
+
+    type_name = "transport_error"
+
+
+class ConnectError(TransportError):
+    """Could not connect to the provider."""
+
+    type_name = "connect_error"
+
+
+class ReadError(TransportError):
+    """The connection broke while reading the response."""
+
+    type_name = "read_error"
+
+
+class TransportTimeout(TransportError):
+    """A connect, read or total timeout expired."""
+
+    type_name = "timeout"
+
+
+class ProviderError(ToolwireError):
+    """The provider answered with an error.
+
+    Attributes:
+        provider: which provider or dialect answered (``"openai-chat"``...).
+        status_code: the HTTP status, or the status the error event reports.
+        retry_after: seconds to wait before trying again, when the provider said.
+        body: the provider's error payload as received (never our request).
+        code: the provider's own error code (``"tool_use_failed"``...), if any.
+    """
+
+    type_name = "provider_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+        body: Any = None,
+        code: str | None = None,
+        error_type: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status_code = status_code
+        self.retry_after = retry_after
+        self.body = body
+        self.code = code
+        self.error_type = error_type
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        for key in ("provider", "status_code", "retry_after", "code", "error_type"):
+            value = getattr(self, key)
+            if value is not None:
+                d[key] = value
+        return d
+
+
+class RateLimited(ProviderError):
+    """HTTP 429: too many requests."""
+
+    type_name = "rate_limited"
+
+
+class Overloaded(ProviderError):
+    """The provider is overloaded (503, Anthropic 529...)."""
+
+    type_name = "overloaded"
+
+
+class StreamErrorEvent(ProviderError):
+    """The provider reported an error inside a stream it had started with 200."""
+
+    type_name = "stream_error"
+
+
+class ToolError(ToolwireError):
+    """A tool could not be run as asked."""
+
+    type_name = "tool_error"
+
+
+class UnknownTool(ToolError):
+    """The model called a tool that is not registered."""
+
+    type_name = "unknown_tool"
+
+
+class ToolArgumentsInvalid(ToolError):
+    """The arguments did not validate against the tool's schema."""
+
+    type_name = "invalid_arguments"
+
+
+class ToolTimeout(ToolError):
+    """The tool did not finish within its timeout."""
+
+    type_name = "timeout"
+
+
+class ToolFailed(ToolError):
+    """The tool raised, and retries and fallbacks did not save it."""
+
+    type_name = "failed"
+
+
+class AgentError(ToolwireError):
+    """The agent loop could not reach an answer."""
+
+    type_name = "agent_error"
+
+
+class MaxTurnsExceeded(AgentError):
+    """The run reached its turn limit before the model answered."""
+
+    type_name = "max_turns_exceeded"
+
+
+class RetryBudgetExhausted(AgentError):
+    """Retries of a model request or of invalid tool calls ran out."""
+
+    type_name = "retry_budget_exhausted"
+
+
+class UsageError(ToolwireError):
+    """The caller used toolwire wrongly (an unknown option, a bad argument)."""
+
+    type_name = "usage_error"
+
+
+class ModelRetry(Exception):
+    """Raised by a tool to send its message back to the model as the result.
+
+    The model sees the message and may call the tool again with better
+    arguments. It is not an error of the program, so it is not a ToolwireError.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

@@ -1,0 +1,188 @@
+"""The events a stream decodes to, the same for every provider.
+
+Upper layers see text and reasoning as deltas, tool calls as
+``ToolCallStarted`` -> ``ToolCallDelta``... -> ``ToolCallReady`` (or
+``ToolCallInvalid``), and never have to re-assemble fragments themselves: a
+``ToolCallReady`` is only emitted for a call that is provably complete.
+
+``ToolCallDelta.partial`` is the arguments parsed so far. It is computed on
+first access by an incremental parser that only ever moves forward, so reading
+the partial value of every delta in order costs time linear in the argument
+size. Reading an older delta after a newer one is still correct (the prefix is
+parsed again). The value returned may be updated in place by later deltas of
+the same call: copy it if you keep it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from toolwire.errors import ToolwireError
+from toolwire.types import InvalidToolCall, ServerToolCall, ToolCall, Usage
+
+__all__ = [
+    "ChoiceFinished",
+    "Event",
+    "ReasoningDelta",
+    "ServerToolCallReady",
+    "StreamEnded",
+    "StreamFailed",
+    "TextDelta",
+    "ToolCallDelta",
+    "ToolCallInvalid",
+    "ToolCallReady",
+    "ToolCallStarted",
+    "UsageReported",
+]
+
+
+class PartialSource(Protocol):
+    """Where a ``ToolCallDelta`` gets its partial value from (internal seam)."""
+
+    def partial_at(self, mark: int) -> Any:
+        """The arguments parsed up to fragment number ``mark``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta:
+    """A piece of the answer text."""
+
+    kind: Literal["text"] = "text"
+    choice: int = 0
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning ("thinking"), never part of the text."""
+
+    kind: Literal["reasoning"] = "reasoning"
+    choice: int = 0
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted:
+    """A new tool call began. ``name`` may still be empty: a few providers send
+    it after the arguments."""
+
+    kind: Literal["tool_call_started"] = "tool_call_started"
+    choice: int = 0
+    index: int
+    """Position of the call among its choice's calls (0, 1, 2... in order)."""
+    id: str | None
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallDelta:
+    """A fragment of a tool call's arguments (JSON text as the model wrote it)."""
+
+    kind: Literal["tool_call_delta"] = "tool_call_delta"
+    choice: int = 0
+    index: int
+    id: str | None
+    name: str
+    delta: str
+    """The new piece of argument text (empty for providers that stream values)."""
+    source: PartialSource | None = field(default=None, repr=False, compare=False)
+    mark: int = field(default=0, repr=False, compare=False)
+
+    @property
+    def partial(self) -> Any:
+        """The arguments parsed so far: complete keys and values, strings as far
+        as they have arrived, numbers and literals only once complete."""
+        if self.source is None:
+            return {}
+        return self.source.partial_at(self.mark)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallReady:
+    """A complete tool call with parsed arguments: safe to execute."""
+
+    kind: Literal["tool_call_ready"] = "tool_call_ready"
+    choice: int = 0
+    call: ToolCall
+
+    @property
+    def index(self) -> int:
+        return self.call.index
+
+    @property
+    def id(self) -> str:
+        return self.call.id
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallInvalid:
+    """A complete tool call whose arguments could not be parsed: never executed."""
+
+    kind: Literal["tool_call_invalid"] = "tool_call_invalid"
+    choice: int = 0
+    call: InvalidToolCall
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerToolCallReady:
+    """A tool call the provider executes itself (shown, never run here)."""
+
+    kind: Literal["server_tool_call"] = "server_tool_call"
+    choice: int = 0
+    call: ServerToolCall
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageReported:
+    """Token usage (providers may report it more than once; the last wins)."""
+
+    kind: Literal["usage"] = "usage"
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChoiceFinished:
+    """The model finished a choice, with a normalized reason."""
+
+    kind: Literal["finish"] = "finish"
+    choice: int = 0
+    reason: str
+    raw_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamEnded:
+    """The provider's end-of-stream marker was seen (``[DONE]``,
+    ``message_stop``, ``response.completed``...)."""
+
+    kind: Literal["end"] = "end"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamFailed:
+    """The stream failed: a provider error event, malformed data, or a cut.
+    Nothing after this event is decoded."""
+
+    kind: Literal["error"] = "error"
+    error: ToolwireError
+
+
+Event = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallDelta
+    | ToolCallReady
+    | ToolCallInvalid
+    | ServerToolCallReady
+    | UsageReported
+    | ChoiceFinished
+    | StreamEnded
+    | StreamFailed
+)

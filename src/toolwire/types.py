@@ -1,0 +1,212 @@
+"""Value types of a decoded stream: tool calls, usage, per-choice results.
+
+Plain frozen records, no I/O. ``to_dict()`` gives the JSON shape used by
+``toolwire inspect --json`` and by the journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.errors import ToolwireError
+
+__all__ = [
+    "ChoiceResult",
+    "IncompleteToolCall",
+    "InvalidToolCall",
+    "ServerToolCall",
+    "StreamResult",
+    "ToolCall",
+    "Usage",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """A complete tool call whose arguments parsed to a JSON object.
+
+    Only calls that are provably complete become ``ToolCall``; a call cut off by
+    the end of a stream is an :class:`IncompleteToolCall` instead.
+    """
+
+    id: str
+    """The provider's call id, or one minted by toolwire where it sends none."""
+    name: str
+    """The tool's name, taken once (never the concatenation of repeats)."""
+    arguments: dict[str, Any]
+    """The parsed arguments (``{}`` for empty, ``null`` or absent arguments)."""
+    raw_arguments: str = ""
+    """The arguments exactly as streamed (JSON text), before any repair."""
+    repaired: bool = False
+    """True when the raw text needed an unambiguous repair to parse."""
+    index: int = 0
+    """Position of this call among the calls of its choice, in stream order."""
+    minted_id: bool = False
+    """True when the provider sent no id and toolwire made one up."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``inspect --json``."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "repaired": self.repaired,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InvalidToolCall:
+    """A complete tool call whose arguments are not a JSON object and could not
+    be repaired without guessing. It is never run; the agent sends ``error``
+    back to the model so that it can correct itself."""
+
+    id: str
+    name: str
+    raw_arguments: str
+    error: str
+    """What is wrong with the arguments, for the developer and the model."""
+    index: int = 0
+    minted_id: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "raw_arguments": self.raw_arguments,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncompleteToolCall:
+    """A tool call the stream started but never finished. Never executed."""
+
+    id: str | None
+    name: str | None
+    raw_arguments: str
+    index: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "raw_arguments": self.raw_arguments}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerToolCall:
+    """A tool call the provider runs itself (Anthropic ``server_tool_use``,
+    ``mcp_tool_use``): shown for completeness, never executed by toolwire."""
+
+    id: str
+    name: str
+    type: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "type": self.type, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Usage:
+    """Token usage, normalized across providers, with the provider's own record."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The usage object as the provider sent it (last one wins)."""
+
+    def __add__(self, other: Usage) -> Usage:
+        def add(a: int | None, b: int | None) -> int | None:
+            if a is None and b is None:
+                return None
+            return (a or 0) + (b or 0)
+
+        return Usage(
+            input_tokens=add(self.input_tokens, other.input_tokens),
+            output_tokens=add(self.output_tokens, other.output_tokens),
+            total_tokens=add(self.total_tokens, other.total_tokens),
+            reasoning_tokens=add(self.reasoning_tokens, other.reasoning_tokens),
+            cached_tokens=add(self.cached_tokens, other.cached_tokens),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cached_tokens": self.cached_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChoiceResult:
+    """Everything one choice (``n`` > 1 gives several) produced."""
+
+    index: int = 0
+    text: str = ""
+    reasoning: str = ""
+    finish_reason: str | None = None
+    """Normalized: ``stop``, ``tool_calls``, ``length``, ``content_filter``,
+    ``error``, or the provider's own word when it has no equivalent."""
+    raw_finish_reason: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    invalid_tool_calls: tuple[InvalidToolCall, ...] = ()
+    incomplete_tool_calls: tuple[IncompleteToolCall, ...] = ()
+    server_tool_calls: tuple[ServerToolCall, ...] = ()
+    provider_state: tuple[dict[str, Any], ...] = ()
+    """Opaque items the provider needs to see again in the next request
+    (thinking signatures, Gemini thought signatures, reasoning items)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "finish_reason": self.finish_reason,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "invalid_tool_calls": [c.to_dict() for c in self.invalid_tool_calls],
+            "incomplete_tool_calls": [c.to_dict() for c in self.incomplete_tool_calls],
+            "server_tool_calls": [c.to_dict() for c in self.server_tool_calls],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamResult:
+    """The final reading of a stream: one :class:`ChoiceResult` per choice."""
+
+    api: str
+    choices: tuple[ChoiceResult, ...]
+    usage: Usage | None = None
+    error: ToolwireError | None = None
+    """A provider error event or a protocol failure; ``None`` for a clean stream."""
+    complete: bool = True
+    """False when the stream ended before the provider's end marker."""
+    model: str | None = None
+    response_id: str | None = None
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls of choice 0 (the only choice unless ``n`` > 1)."""
+        return self.choices[0].tool_calls if self.choices else ()
+
+    @property
+    def text(self) -> str:
+        """The text of choice 0."""
+        return self.choices[0].text if self.choices else ""
+
+    def raise_for_error(self) -> None:
+        """Raise :attr:`error` if the stream failed or was cut."""
+        if self.error is not None:
+            raise self.error
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "api": self.api,
+            "choices": [c.to_dict() for c in self.choices],
+            "usage": self.usage.to_dict() if self.usage is not None else None,
+            "error": self.error.to_dict() if self.error is not None else None,
+        }

@@ -1,0 +1,18 @@
+"""The public names are exported, sorted and complete."""
+
+import toolwire
+
+
+def test_all_is_sorted_and_unique() -> None:
+    assert list(toolwire.__all__) == sorted(set(toolwire.__all__))
+
+
+def test_every_exported_name_exists() -> None:
+    missing = [name for name in toolwire.__all__ if not hasattr(toolwire, name)]
+    assert missing == []
+
+
+def test_error_tree_roots() -> None:
+    assert issubclass(toolwire.StreamTruncated, toolwire.RemoteProtocolError)
+    assert issubclass(toolwire.RateLimited, toolwire.ProviderError)
+    assert not issubclass(toolwire.ModelRetry, toolwire.ToolwireError)
