@@ -7,49 +7,47 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["JSONDecodeError", "dumps", "dumps_bytes", "loads"]
 
 JSONDecodeError = json.JSONDecodeError
 
-try:
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - exercised only without orjson
-    _orjson = None  # type: ignore[assignment]
+
+def _std_dumps_bytes(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-if _orjson is not None:
-    _orjson_loads = _orjson.loads
-    _orjson_dumps = _orjson.dumps
-    _OrjsonError = _orjson.JSONDecodeError
+def _load_backend() -> tuple[Callable[[str | bytes], Any], Callable[[Any], bytes]]:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - exercised only without orjson
+        return json.loads, _std_dumps_bytes
 
-    def loads(data: str | bytes) -> Any:
-        """Parse JSON text; raise ``JSONDecodeError`` on bad input."""
+    orjson_loads = orjson.loads
+    orjson_dumps = orjson.dumps
+    orjson_error = orjson.JSONDecodeError
+
+    def fast_loads(data: str | bytes) -> Any:
         try:
-            return _orjson_loads(data)
-        except _OrjsonError:
-            # orjson is stricter on a few inputs the standard library accepts
-            # (lone surrogates written as escapes); let json decide, with its
-            # precise error message and position.
+            return orjson_loads(data)
+        except orjson_error:
+            # orjson is stricter than the standard library on a few inputs
+            # (escaped lone surrogates); let json decide, with its message.
             return json.loads(data)
 
-    def dumps_bytes(value: Any) -> bytes:
-        """Compact JSON, UTF-8, non-ASCII kept as is."""
+    def fast_dumps(value: Any) -> bytes:
         try:
-            return _orjson_dumps(value)
-        except TypeError:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+            return orjson_dumps(value)
+        except TypeError:  # big ints and other values orjson refuses
+            return _std_dumps_bytes(value)
 
-else:  # pragma: no cover
+    return fast_loads, fast_dumps
 
-    def loads(data: str | bytes) -> Any:
-        """Parse JSON text; raise ``JSONDecodeError`` on bad input."""
-        return json.loads(data)
 
-    def dumps_bytes(value: Any) -> bytes:
-        """Compact JSON, UTF-8, non-ASCII kept as is."""
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+loads, dumps_bytes = _load_backend()
+"""``loads(data)`` parses JSON text; ``dumps_bytes(value)`` gives compact UTF-8 JSON."""
 
 
 def dumps(value: Any) -> str:
