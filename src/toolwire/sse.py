@@ -231,9 +231,11 @@ class SSEDecoder:
         out: list[ServerSentEvent] = []
         try:
             if len(data) + len(lines[0]) > self._max:
-                # Only a piece this big can hold a line over the limit.
-                for line in lines:
+                # Only a piece this big can hold a line over the limit. The
+                # lines before the long one still yield their events.
+                for k, line in enumerate(lines):
                     if len(line) > self._max:
+                        self._process(lines[:k], out)
                         self._fail(f"an SSE line exceeds max_event_bytes={self._max}", line)
             self._process(lines, out)
             if self._pending_len > self._max:
@@ -407,14 +409,14 @@ class NDJSONDecoder:
         self._pending_len = len(tail)
         out: list[str] = []
         try:
-            if len(data) + len(lines[0]) > self._max:
-                for line in lines:
-                    if len(line) > self._max:
-                        raise RemoteProtocolError(
-                            f"an NDJSON line exceeds max_line_bytes={self._max}",
-                            raw=line[:_SNIPPET],
-                        )
             for line in lines:
+                # Lines are checked one by one (cheap next to decoding) so the
+                # lines before a long one are still returned.
+                if len(line) > self._max:
+                    raise RemoteProtocolError(
+                        f"an NDJSON line exceeds max_line_bytes={self._max}",
+                        raw=line[:_SNIPPET],
+                    )
                 text = self._decode(line)
                 if text:
                     out.append(text)
