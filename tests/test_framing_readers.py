@@ -98,6 +98,13 @@ def test_ndjson_long_line_in_one_feed_keeps_earlier_lines() -> None:
         decoder.close()
 
 
+def test_ndjson_unterminated_tail_over_limit_after_complete_lines() -> None:
+    decoder = NDJSONDecoder(max_line_bytes=50)
+    assert decoder.feed(b"ok\n" + b"x" * 60) == ["ok"]
+    with pytest.raises(RemoteProtocolError, match="max_line_bytes"):
+        decoder.feed(b"\n")
+
+
 def test_ndjson_feed_after_close() -> None:
     decoder = NDJSONDecoder()
     decoder.close()
@@ -278,7 +285,8 @@ def test_array_element_over_limit_in_one_feed() -> None:
 def test_array_feed_after_close() -> None:
     decoder = JSONArrayDecoder()
     decoder.feed(b"[]")
-    decoder.close()
+    assert decoder.close() == []
+    assert decoder.close() == []
     with pytest.raises(UsageError):
         decoder.feed(b" ")
 

@@ -406,3 +406,17 @@ def test_decoder_matches_the_standard_on_any_split(case: tuple[bytes, list[int]]
     body, cuts = case
     pieces = [body[i:j] for i, j in zip([0, *cuts], [*cuts, len(body)], strict=True)]
     assert decode(*pieces) == reference_decode(body)
+
+
+def test_unterminated_tail_over_limit_after_complete_events() -> None:
+    decoder = SSEDecoder(max_event_bytes=100)
+    assert decoder.feed(b"data: a\n\ndata: " + b"x" * 200) == [ev("a")]
+    with pytest.raises(RemoteProtocolError, match="line exceeds"):
+        decoder.close()
+
+
+def test_close_can_push_event_data_over_limit() -> None:
+    decoder = SSEDecoder(max_event_bytes=100)
+    assert decoder.feed(b"data: " + b"x" * 60 + b"\ndata: " + b"y" * 50) == []
+    with pytest.raises(RemoteProtocolError, match="data exceeds"):
+        decoder.close()

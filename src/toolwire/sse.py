@@ -39,6 +39,7 @@ for one frame, so a stream that never ends a line cannot exhaust memory.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, NoReturn
 
@@ -89,6 +90,36 @@ class ServerSentEvent:
     retry: int | None = None
     """The ``retry:`` reconnection time (milliseconds) given in this event's
     block, if any."""
+
+
+def _event_factory() -> Callable[[str, str, str | None, int | None], ServerSentEvent]:
+    """A faster ``ServerSentEvent(event, data, id, retry)`` for the decoder's hot loop.
+
+    A frozen dataclass's ``__init__`` goes through ``object.__setattr__`` once
+    per field; filling the slots through their descriptors directly builds the
+    same object in about half the time, which is a fifth of the decoder's
+    cost on a stream of small events.
+    """
+    new = object.__new__
+    # The class attributes of a slots class are the slots' member descriptors.
+    slots = vars(ServerSentEvent)
+    set_event = slots["event"].__set__
+    set_data = slots["data"].__set__
+    set_id = slots["id"].__set__
+    set_retry = slots["retry"].__set__
+
+    def make(event: str, data: str, id: str | None, retry: int | None) -> ServerSentEvent:
+        obj = new(ServerSentEvent)
+        set_event(obj, event)
+        set_data(obj, data)
+        set_id(obj, id)
+        set_retry(obj, retry)
+        return obj
+
+    return make
+
+
+_make_event: Final = _event_factory()
 
 
 class SSEDecoder:
@@ -299,7 +330,7 @@ class SSEDecoder:
                 if not line:
                     if data_lines:
                         append(
-                            ServerSentEvent(
+                            _make_event(
                                 event_type or "message",
                                 data_lines[0] if len(data_lines) == 1 else "\n".join(data_lines),
                                 self._last_id,
