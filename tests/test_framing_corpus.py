@@ -158,32 +158,43 @@ def test_random_bytes_raise_only_toolwire_errors(
     assert run(reader, split(body, cuts)) == run(reader, [body])
 
 
-@st.composite
-def mutated_traces(draw: st.DrawFn) -> tuple[Trace, bytes]:
-    trace = draw(st.sampled_from(TRACES))
-    body = bytearray(trace.body)
+def mutate(data: st.DataObject, body: bytes) -> bytes:
+    draw = data.draw
+    mutated = bytearray(body)
     for _ in range(draw(st.integers(1, 6))):
         op = draw(st.sampled_from(["insert", "delete", "flip"]))
-        at = draw(st.integers(0, len(body)))
+        at = draw(st.integers(0, len(mutated)))
         if op == "insert":
             junk = draw(st.sampled_from([b"\r", b"\n", b"[", b"]", b"{", b"}", b'"', b"\\"]))
             junk = draw(st.one_of(st.just(junk), st.binary(min_size=1, max_size=4)))
-            body[at:at] = junk
-        elif op == "delete" and body:
-            del body[at : at + draw(st.integers(1, 8))]
-        elif body:
-            body[min(at, len(body) - 1)] ^= 1 << draw(st.integers(0, 7))
-    return trace, bytes(body)
+            mutated[at:at] = junk
+        elif op == "delete" and mutated:
+            del mutated[at : at + draw(st.integers(1, 8))]
+        elif mutated:
+            mutated[min(at, len(mutated) - 1)] ^= 1 << draw(st.integers(0, 7))
+    return bytes(mutated)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=mutated_traces(), cuts=st.lists(st.integers(0, 40_000), max_size=10))
-def test_mutated_traces_raise_only_toolwire_errors(
-    case: tuple[Trace, bytes], cuts: list[int]
-) -> None:
-    _trace, body = case
-    cuts = [c for c in cuts if c <= len(body)]
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_traces_raise_only_toolwire_errors(data: st.DataObject) -> None:
+    # Any trace into any reader: mostly rejected at once by the wrong reader.
+    trace = data.draw(st.sampled_from(TRACES), label="trace")
+    body = mutate(data, trace.body)
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=10), label="cuts")
     for reader in READERS:
         # Same frames and same error whatever the split: errors sit at a fixed
         # point of the input, and frames before it are never lost.
         assert run(reader, split(body, cuts)) == run(reader, [body])
+
+
+@pytest.mark.parametrize("reader", READERS, ids=lambda r: r.__name__)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_traces_of_each_reader(reader: type[Decoder], data: st.DataObject) -> None:
+    # A trace of the reader's own format, damaged: deep into the decoder's states.
+    own = [t for t in TRACES if t.reader is reader]
+    trace = data.draw(st.sampled_from(own), label="trace")
+    body = mutate(data, trace.body)
+    cuts = data.draw(st.lists(st.integers(0, len(body)), max_size=10), label="cuts")
+    assert run(reader, split(body, cuts)) == run(reader, [body])

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire.errors import RemoteProtocolError, StreamTruncated, UsageError
-from toolwire.sse import JSONArrayDecoder, NDJSONDecoder
+from toolwire.sse import JSONArrayDecoder, NDJSONDecoder, SSEDecoder
 
 
 def ndjson(*pieces: bytes) -> list[str]:
@@ -321,7 +321,7 @@ def streamed_arrays(draw: st.DrawFn) -> tuple[list[Any], bytes, list[int]]:
     return values, body, cuts
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(streamed_arrays())
 def test_array_any_values_any_split(case: tuple[list[Any], bytes, list[int]]) -> None:
     values, body, cuts = case
@@ -329,3 +329,43 @@ def test_array_any_values_any_split(case: tuple[list[Any], bytes, list[int]]) ->
     elements = array(*pieces)
     assert [json.loads(e) for e in elements] == values
     assert all(e == e.strip() for e in elements)
+
+
+# --- cost stays linear in the input -----------------------------------------
+# A 2 MB frame in 64-byte pieces is ~33,000 feeds: a few tens of milliseconds
+# when the pending tail is kept as pieces, minutes if each feed re-copied it.
+
+BIG = 2 * 1024 * 1024
+
+
+def pieces_of(body: bytes, size: int = 64) -> list[bytes]:
+    return [body[i : i + size] for i in range(0, len(body), size)]
+
+
+@pytest.mark.timeout(5)
+def test_long_sse_event_in_small_pieces_is_linear() -> None:
+    decoder = SSEDecoder()
+    events = []
+    for piece in pieces_of(b"data: " + b"x" * BIG + b"\n\n"):
+        events += decoder.feed(piece)
+    assert [len(e.data) for e in events] == [BIG]
+
+
+@pytest.mark.timeout(5)
+def test_long_ndjson_line_in_small_pieces_is_linear() -> None:
+    decoder = NDJSONDecoder()
+    lines = []
+    for piece in pieces_of(b'"' + b"x" * BIG + b'"\n'):
+        lines += decoder.feed(piece)
+    assert [len(line) for line in lines] == [BIG + 2]
+
+
+@pytest.mark.timeout(5)
+def test_long_array_element_in_small_pieces_is_linear() -> None:
+    decoder = JSONArrayDecoder()
+    content = b'\\"{[' * (BIG // 4)
+    elements = []
+    for piece in pieces_of(b'[{"content": "' + content + b'"}]'):
+        elements += decoder.feed(piece)
+    assert [len(e) for e in elements] == [len(content) + 15]
+    assert decoder.finished

@@ -400,7 +400,7 @@ def sse_bodies_and_splits(draw: st.DrawFn) -> tuple[bytes, list[int]]:
     return body, cuts
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(sse_bodies_and_splits())
 def test_decoder_matches_the_standard_on_any_split(case: tuple[bytes, list[int]]) -> None:
     body, cuts = case

@@ -286,7 +286,8 @@ class SSEDecoder:
             Calling ``close()`` again returns ``[]``.
 
         Raises:
-            RemoteProtocolError: the decoder failed earlier.
+            RemoteProtocolError: the decoder failed earlier, or the last line
+                takes the event's data over ``max_event_bytes``.
         """
         if self._error is not None:
             raise self._error.with_traceback(None)
