@@ -64,16 +64,17 @@ from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
 from toolwire.events import (
     ChoiceFinished,
     Event,
-    ReasoningDelta,
     ServerToolCallReady,
     StreamEnded,
     StreamFailed,
-    TextDelta,
     ToolCallDelta,
     ToolCallInvalid,
     ToolCallReady,
     ToolCallStarted,
     UsageReported,
+    new_reasoning_delta,
+    new_text_delta,
+    new_tool_call_delta,
 )
 from toolwire.types import (
     ChoiceResult,
@@ -243,16 +244,22 @@ class Accumulator:
             kind = type(part)
             if kind is CallPart:
                 self._call_part(part, out)  # type: ignore[arg-type]
-            elif kind is TextPart:
-                if part.text:  # type: ignore[union-attr]
-                    self._choice(part.choice).text.append(part.text)  # type: ignore[union-attr]
-                    out.append(TextDelta(choice=part.choice, text=part.text))  # type: ignore[union-attr]
-            elif kind is ReasoningPart:
-                if part.text:  # type: ignore[union-attr]
-                    self._choice(part.choice).reasoning.append(part.text)  # type: ignore[union-attr]
-                    out.append(ReasoningDelta(choice=part.choice, text=part.text))  # type: ignore[union-attr]
+            elif kind is TextPart or kind is ReasoningPart:
+                self._text_part(part, out)  # type: ignore[arg-type]
             else:
                 self._other_part(part, out)
+
+    def _text_part(self, part: TextPart | ReasoningPart, out: list[Event]) -> None:
+        text = part.text
+        if not text:
+            return
+        choice = self._choice(part.choice)
+        if type(part) is TextPart:
+            choice.text.append(text)
+            out.append(new_text_delta(part.choice, text))
+        else:
+            choice.reasoning.append(text)
+            out.append(new_reasoning_delta(part.choice, text))
 
     def _other_part(self, part: Part, out: list[Event]) -> None:
         if isinstance(part, CallDone):
@@ -380,14 +387,8 @@ class Accumulator:
                 call.source = _TextPartial(call.fragments)
             completed = scanner.feed(args)
             out.append(
-                ToolCallDelta(
-                    choice=c,
-                    index=call.position,
-                    id=call.id,
-                    name=call.name,
-                    delta=args,
-                    source=call.source,
-                    mark=len(call.fragments),
+                new_tool_call_delta(
+                    c, call.position, call.id, call.name, args, call.source, len(call.fragments)
                 )
             )
             if completed and call.name and not part.done:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs._common import error_event, load_payload
+from toolwire._json import loads as _loads
+from toolwire.codecs._common import error_event
 from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
@@ -78,7 +79,12 @@ def usage_from_openai(raw: dict[str, Any]) -> Usage:
 
 
 class OpenAIChatCodec:
-    """Decodes Chat Completions chunks into parts."""
+    """Decodes Chat Completions chunks into parts.
+
+    This is the hot path for the most common dialect (one chunk per token):
+    type checks are inlined and fall back to the descriptive helpers only to
+    raise their error.
+    """
 
     api = API
 
@@ -87,9 +93,16 @@ class OpenAIChatCodec:
 
     def decode(self, event: str, data: str) -> list[Part]:
         """One SSE event's data (its ``event:`` name in ``event``) to parts."""
-        if data == "[DONE]" or data.strip() == "[DONE]":
+        if data[:1] != "{" and data.strip() == "[DONE]":
             return [StreamEndPart()]
-        obj = load_payload(data, API)
+        try:
+            obj = _loads(data)
+        except ValueError as exc:
+            raise RemoteProtocolError(
+                f"{API}: a stream chunk is not valid JSON ({exc})", raw=data
+            ) from exc
+        if type(obj) is not dict:
+            obj = as_obj(obj, f"{API}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
             return [ErrorPart(error_event(obj, API))]
         parts: list[Part] = []
@@ -105,65 +118,83 @@ class OpenAIChatCodec:
             )
         choices = obj.get("choices")
         if choices:
-            if not isinstance(choices, list):
+            if type(choices) is not list:
                 raise RemoteProtocolError(f"{API}: 'choices' is not an array", raw=data)
             for choice in choices:
-                self._choice(as_obj(choice, f"{API}: choice"), parts)
+                if type(choice) is not dict:
+                    choice = as_obj(choice, f"{API}: choice")
+                self._choice(choice, parts)
         usage = obj.get("usage")
         if usage:
             parts.append(UsagePart(usage_from_openai(as_obj(usage, f"{API}: usage"))))
         return parts
 
     def _choice(self, choice: dict[str, Any], parts: list[Part]) -> None:
-        c = as_int(choice.get("index"), f"{API}: choice index") or 0
+        c = choice.get("index", 0)
+        if type(c) is not int:
+            c = as_int(c, f"{API}: choice index") or 0
         delta = choice.get("delta")
         if delta is None:
             delta = choice.get("message")  # a few servers send a whole message last
         if delta:
-            delta = as_obj(delta, f"{API}: delta")
-            content = delta.get("content")
-            if content:
-                parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
-            refusal = delta.get("refusal")
-            if refusal:
-                parts.append(TextPart(as_str(refusal, f"{API}: refusal") or "", c))
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning:
-                parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+            if type(delta) is not dict:
+                delta = as_obj(delta, f"{API}: delta")
             tool_calls = delta.get("tool_calls")
+            if tool_calls is None or len(delta) > 1:
+                self._content(delta, c, parts)
             if tool_calls:
-                if not isinstance(tool_calls, list):
+                if type(tool_calls) is not list:
                     tool_calls = [tool_calls]
                 for tc in tool_calls:
-                    parts.append(self._tool_call(as_obj(tc, f"{API}: tool call"), c))
-            function_call = delta.get("function_call")
-            if function_call:
-                fn = as_obj(function_call, f"{API}: function_call")
-                part = _call_part(fn, c)
-                part.index = _LEGACY_INDEX
-                parts.append(part)
+                    if type(tc) is not dict:
+                        tc = as_obj(tc, f"{API}: tool call")
+                    parts.append(_tool_call(tc, c))
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
             parts.append(FinishPart(normalize_finish_reason(raw), raw, c))
 
-    def _tool_call(self, tc: dict[str, Any], c: int) -> CallPart:
-        fn = tc.get("function")
-        part = _call_part(as_obj(fn, f"{API}: tool call function") if fn else {}, c)
-        part.id = as_str(tc.get("id"), f"{API}: tool call id")
-        part.index = as_int(tc.get("index"), f"{API}: tool call index")
-        return part
+    @staticmethod
+    def _content(delta: dict[str, Any], c: int, parts: list[Part]) -> None:
+        content = delta.get("content")
+        if content:
+            parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
+        refusal = delta.get("refusal")
+        if refusal:
+            parts.append(TextPart(as_str(refusal, f"{API}: refusal") or "", c))
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+        function_call = delta.get("function_call")
+        if function_call:
+            fn = as_obj(function_call, f"{API}: function_call")
+            part = _tool_call({"function": fn}, c)
+            part.index = _LEGACY_INDEX
+            parts.append(part)
 
 
-def _call_part(fn: dict[str, Any], c: int) -> CallPart:
-    part = CallPart(choice=c, name=as_str(fn.get("name"), f"{API}: tool name"))
+def _tool_call(tc: dict[str, Any], c: int) -> CallPart:
+    call_id = tc.get("id")
+    if call_id is not None and type(call_id) is not str:
+        call_id = as_str(call_id, f"{API}: tool call id")
+    index = tc.get("index")
+    if index is not None and type(index) is not int:
+        index = as_int(index, f"{API}: tool call index")
+    fn = tc.get("function")
+    if not fn:
+        return CallPart(c, call_id, index)
+    if type(fn) is not dict:
+        fn = as_obj(fn, f"{API}: tool call function")
+    name = fn.get("name")
+    if name is not None and type(name) is not str:
+        name = as_str(name, f"{API}: tool name")
     args = fn.get("arguments")
-    if isinstance(args, str):
-        part.args = args
-    elif isinstance(args, dict):
+    if args is None or type(args) is str:
+        return CallPart(c, call_id, index, name, args)
+    part = CallPart(c, call_id, index, name)
+    if type(args) is dict:
         part.args_value = args  # Ollama's /v1 and a few others send an object
-    elif args is not None:
-        raise RemoteProtocolError(
-            f"{API}: tool call arguments are {type(args).__name__}, expected a string"
-        )
-    return part
+        return part
+    raise RemoteProtocolError(
+        f"{API}: tool call arguments are {type(args).__name__}, expected a string"
+    )
