@@ -266,7 +266,11 @@ _SECRETS = (
         r"authorization|auth)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
     ),
     re.compile(r"\b[0-9a-fA-F]{32,}\b"),
-    re.compile(r"(?<![A-Za-z0-9+/_\-])[A-Za-z0-9+/_\-]{32,}={0,2}"),
+    # Long base64-like runs that mix letters and digits (plain long words stay).
+    re.compile(
+        r"(?<![A-Za-z0-9+/_\-])(?=[A-Za-z0-9+/_\-]*\d)(?=[A-Za-z0-9+/_\-]*[A-Za-z])"
+        r"[A-Za-z0-9+/_\-]{32,}={0,2}"
+    ),
 )
 _POSIX_PATH = re.compile(r"(?<![\w:/.~-])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?")
 _WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"<>]*")

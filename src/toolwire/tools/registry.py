@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import types
 import typing
 import warnings
 from collections.abc import Callable, Mapping
@@ -126,9 +127,23 @@ def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(target, include_extras=True)
     except Exception as exc:  # NameError for unresolvable forward references, and more
+        first_error = exc
+    # The return annotation may name a type only the function body can see
+    # (a local class); it is not needed, so resolve the parameters alone.
+    annotations = {k: v for k, v in getattr(target, "__annotations__", {}).items() if k != "return"}
+    try:
+        localns = dict(inspect.getclosurevars(target).nonlocals)
+    except (TypeError, ValueError):
+        localns = {}
+    shim = types.SimpleNamespace(
+        __annotations__=annotations, __globals__=getattr(target, "__globals__", {})
+    )
+    try:
+        return typing.get_type_hints(shim, localns=localns, include_extras=True)
+    except Exception:
         raise UsageError(
-            f"cannot read the type hints of {getattr(func, '__qualname__', func)!r}: {exc}"
-        ) from exc
+            f"cannot read the type hints of {getattr(func, '__qualname__', func)!r}: {first_error}"
+        ) from first_error
 
 
 def _context_param(func: Callable[..., Any]) -> str | None:
