@@ -463,6 +463,21 @@ async def test_arguments_that_were_not_json() -> None:
     assert "not valid JSON (unterminated string at offset 9)" in result.content
 
 
+async def test_arguments_that_are_not_an_object() -> None:
+    @tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    bad = ToolCall(id="x", name="echo", arguments=["hello"])  # type: ignore[arg-type]
+    unknown = ToolCall(id="y", name="nope", arguments="hello")  # type: ignore[arg-type]
+    first, second = await run(Toolbox([echo]), [bad, unknown])
+    assert first.error == "invalid_arguments"
+    assert "expected a JSON object (got list)" in first.content
+    assert second.error == "unknown_tool" and second.arguments == {}
+    assert await Toolbox([echo]).execute([]) == []
+
+
 async def test_execute_rejects_things_that_are_not_calls() -> None:
     with pytest.raises(UsageError, match="dict"):
         await Toolbox().execute([{"name": "x"}])  # type: ignore[list-item]

@@ -661,9 +661,8 @@ class Toolbox:
             content += f" Available tools: {', '.join(self._tools)}."
         else:
             content += " No tools are available."
-        return self._result(
-            call, None, content, ok=False, error="unknown_tool", arguments=dict(call.arguments)
-        )
+        args = dict(call.arguments) if isinstance(call.arguments, Mapping) else {}
+        return self._result(call, None, content, ok=False, error="unknown_tool", arguments=args)
 
     def _invalid(
         self,
