@@ -3,7 +3,7 @@
 The stream-decoding core (errors, events, value types, ``StreamDecoder``) is
 imported eagerly and does no I/O; the tool layer, providers, agent and
 emulation server are imported on first use, so ``import toolwire`` stays
-light and a sans-I/O user never loads httpx or anyio.
+light and a sans-I/O user never loads httpx, anyio or pydantic.
 """
 
 from __future__ import annotations
@@ -21,14 +21,32 @@ from toolwire.events import __all__ as _events_all
 from toolwire.types import *  # noqa: F403
 from toolwire.types import __all__ as _types_all
 
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.tools import (  # noqa: F401 - re-exported lazily
+        Approval,
+        ApprovalRequest,
+        RetryPolicy,
+        Tool,
+        Toolbox,
+        ToolContext,
+        ToolResult,
+        tool,
+    )
+
 __version__ = "0.1.0"
 
-# Public names defined in modules that do I/O or pull heavier dependencies:
+# Public names whose modules do I/O or pull heavier dependencies:
 # name -> module, imported on first attribute access (PEP 562).
-_LAZY: dict[str, str] = {}
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
+_LAZY: dict[str, str] = {
+    "Approval": "toolwire.tools",
+    "ApprovalRequest": "toolwire.tools",
+    "RetryPolicy": "toolwire.tools",
+    "Tool": "toolwire.tools",
+    "ToolContext": "toolwire.tools",
+    "ToolResult": "toolwire.tools",
+    "Toolbox": "toolwire.tools",
+    "tool": "toolwire.tools",
+}
 
 __all__ = sorted(
     [*_errors_all, *_events_all, *_types_all, *_LAZY, "APIS", "DecodedFrame", "StreamDecoder"]

@@ -109,8 +109,8 @@ class AnthropicCodec:
                 and delta.get("type") == "input_json_delta"
             ):
                 fragment = delta.get("partial_json")
-                block = self._blocks.get(index)
-                if type(fragment) is str and block is not None and block.type == "tool_use":
+                target = self._blocks.get(index)
+                if type(fragment) is str and target is not None and target.type == "tool_use":
                     return [ArgsPart(0, index, fragment)]
             parts: list[Part] = []
             self._delta(obj, parts)
