@@ -204,10 +204,22 @@ class Scenario(_Model):
             known = ", ".join(builtin_names()) or "none"
             raise ScenarioError(f"no built-in scenario {name!r} (known: {known})")
         text = (
-            resources.files("toolwire.testing").joinpath("scenarios").joinpath(f"{name}.json").read_bytes()
+            resources.files("toolwire.testing")
+            .joinpath("scenarios")
+            .joinpath(f"{name}.json")
+            .read_bytes()
         )
         scenario = cls.from_dict(_json.loads(text))
         return scenario.model_copy(update={"name": name})
+
+    def with_delay(self, seconds: float) -> Scenario:
+        """A copy whose turns (and their ``if_error`` turns) wait ``seconds`` between chunks."""
+
+        def retime(turn: Turn) -> Turn:
+            alternative = retime(turn.if_error) if turn.if_error is not None else None
+            return turn.model_copy(update={"delay": seconds, "if_error": alternative})
+
+        return self.model_copy(update={"turns": [retime(t) for t in self.turns]})
 
     def turn_for(self, assistant_turns: int, *, last_results_have_error: bool) -> Turn:
         """The turn that answers a request whose history holds ``assistant_turns``

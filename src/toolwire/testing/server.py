@@ -18,6 +18,8 @@ binds itself (so the port is known before the thread starts), and returns from
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import ipaddress
 import logging
@@ -432,13 +434,38 @@ class _UvicornServer(uvicorn.Server):
         self.ready = ready
         self.on_started = on_started
 
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # Made before `ready` is set, so that stop() can always reach them.
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
         try:
             await super().startup(sockets=sockets)
         finally:
             self.ready.set()
         if self.started and self.on_started is not None:
             self.on_started()
+
+    async def main_loop(self) -> None:
+        # uvicorn's loop polls should_exit every 0.1 s; this one also wakes up
+        # at once when stop() is called from another thread.
+        assert self._wake is not None
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864_000
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+            should_exit = await self.on_tick(counter)
+
+    def request_stop(self) -> None:
+        """Ask the server to shut down; safe from any thread."""
+        self.should_exit = True
+        if self._loop is not None and self._wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has already closed
+                self._loop.call_soon_threadsafe(self._wake.set)
 
 
 _API_ALIASES = {
@@ -590,7 +617,7 @@ class EmulationServer:
     def stop(self) -> None:
         """Stop serving and wait for the thread to finish. Idempotent."""
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.request_stop()
         if self._thread is not None:
             self._thread.join(timeout=30)
         if self._socket is not None:
