@@ -69,7 +69,9 @@ def test_stream_final_message_has_the_tool_use_blocks(toolwire_server: ServerFac
 
 def test_thinking_then_text(toolwire_server: ServerFactory) -> None:
     server = toolwire_server(
-        Scenario(turns=[{"reasoning": "let me think", "text": "42", "chunk_size": 4}])  # type: ignore[list-item]
+        Scenario.from_dict(
+            {"turns": [{"reasoning": "let me think", "text": "42", "chunk_size": 4}]}
+        )
     )
     with _client(server).messages.stream(
         model="claude", max_tokens=64, messages=[{"role": "user", "content": "?"}]
@@ -119,7 +121,7 @@ def test_if_error_turn_corrects_invalid_arguments(toolwire_server: ServerFactory
 
 def test_raw_arguments_that_no_message_can_carry(toolwire_server: ServerFactory) -> None:
     server = toolwire_server(
-        Scenario(turns=[{"tool_calls": [{"name": "f", "arguments": '{"a": '}]}])  # type: ignore[list-item]
+        Scenario.from_dict({"turns": [{"tool_calls": [{"name": "f", "arguments": '{"a": '}]}]})
     )
     client = _client(server, max_retries=0)
     with pytest.raises(anthropic.InternalServerError, match="not a JSON object"):
@@ -150,10 +152,8 @@ def test_exhausted_scenario_is_a_clear_400(toolwire_server: ServerFactory) -> No
     ]
     with pytest.raises(anthropic.BadRequestError, match="has 1 turn") as caught:
         _client(server, max_retries=0).messages.create(model="c", max_tokens=8, messages=messages)
-    assert caught.value.body == {
-        "type": "error",
-        "error": {
-            "type": "invalid_request_error",
-            "message": caught.value.body["error"]["message"],
-        },  # type: ignore[index]
-    }
+    body = caught.value.body
+    assert isinstance(body, dict) and list(body) == ["type", "error"]
+    assert body["type"] == "error"
+    assert body["error"]["type"] == "invalid_request_error"
+    assert "asks for turn 2" in body["error"]["message"]

@@ -107,7 +107,7 @@ def test_generate_content_and_malformed_call(toolwire_server: ServerFactory) -> 
 
 
 def test_gemini_errors_have_googles_shape(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario(turns=[{"text": "x"}]))  # type: ignore[list-item]
+    server = toolwire_server(Scenario.from_dict({"turns": [{"text": "x"}]}))
     unknown = httpx.post(f"{server.base_url}/v1beta/models/g:countTokens", json={})
     assert unknown.status_code == 404
     assert unknown.json()["error"]["status"] == "NOT_FOUND"

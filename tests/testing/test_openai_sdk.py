@@ -92,15 +92,17 @@ def test_chat_non_streaming_and_usage(toolwire_server: ServerFactory) -> None:
 
 
 def test_chat_text_reasoning_and_raw_arguments(toolwire_server: ServerFactory) -> None:
-    scenario = Scenario(
-        turns=[
-            {  # type: ignore[list-item]
-                "reasoning": "先想一想。",
-                "text": "好的,我来查。",
-                "tool_calls": [{"name": "lookup", "arguments": '{"q": "未闭合'}],
-                "chunk_size": 3,
-            }
-        ]
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {
+                    "reasoning": "先想一想。",
+                    "text": "好的,我来查。",
+                    "tool_calls": [{"name": "lookup", "arguments": '{"q": "未闭合'}],
+                    "chunk_size": 3,
+                }
+            ]
+        }
     )
     server = toolwire_server(scenario)
     stream = _client(server).chat.completions.create(
@@ -156,8 +158,8 @@ def test_responses_stream_and_second_turn(toolwire_server: ServerFactory) -> Non
 
 
 def test_responses_non_streaming_with_reasoning(toolwire_server: ServerFactory) -> None:
-    scenario = Scenario(
-        turns=[{"reasoning": "think", "text": "hello", "tool_calls": [{"name": "f"}]}]  # type: ignore[list-item]
+    scenario = Scenario.from_dict(
+        {"turns": [{"reasoning": "think", "text": "hello", "tool_calls": [{"name": "f"}]}]}
     )
     server = toolwire_server(scenario)
     response = _client(server).responses.create(model="gpt-5", input="hi")

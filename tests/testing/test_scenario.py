@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from toolwire.errors import UsageError
-from toolwire.testing import Fault, Scenario, ScenarioError, Turn, builtin_names
+from toolwire.testing import (
+    Fault,
+    Scenario,
+    ScenarioError,
+    ScriptedToolCall,
+    Turn,
+    builtin_names,
+)
 from toolwire.testing._parse import BadRequest, parse_request
 from toolwire.testing.scenario import ResultLookup, substitute, substitute_value, token
 
@@ -79,10 +86,10 @@ def test_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
 
 
 def test_turn_selection_and_if_error() -> None:
-    fixed = Turn(tool_calls=[{"name": "f", "arguments": {"x": 1}}])  # type: ignore[list-item]
+    fixed = Turn(tool_calls=[ScriptedToolCall(name="f", arguments={"x": 1})])
     scenario = Scenario(
         turns=[
-            Turn(tool_calls=[{"name": "f", "arguments": "{bad"}]),  # type: ignore[list-item]
+            Turn(tool_calls=[ScriptedToolCall(name="f", arguments="{bad")]),
             Turn(text="done", if_error=fixed),
             Turn(text="done after correction"),
         ]

@@ -119,3 +119,15 @@ def test_fixture_stops_servers_at_teardown(toolwire_server: ServerFactory) -> No
     second = toolwire_server("weather")
     assert first.port != second.port
     assert httpx.post(first.base_url + "/v1/messages", json=CHAT).status_code == 200
+
+
+def test_unknown_endpoint_names_the_real_ones(toolwire_server: ServerFactory) -> None:
+    server = toolwire_server(SCENARIO)
+    response = httpx.post(server.base_url + "/v1/v1/chat/completions", json=CHAT)
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert "no endpoint POST /v1/v1/chat/completions" in error["message"]
+    assert "/v1/chat/completions" in error["message"]
+    anthropic_style = httpx.post(server.base_url + "/messages", json=CHAT).json()
+    assert anthropic_style["type"] == "error"
+    assert anthropic_style["error"]["type"] == "not_found_error"

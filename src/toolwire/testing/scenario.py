@@ -16,7 +16,14 @@ A turn's ``faults`` are consumed by successive attempts of the same request
 
 Scenarios load from JSON (``Scenario.from_file``), from the bundled set
 (``Scenario.builtin("weather")``), or replay one recorded body to every request
-(``Scenario.replay(path)``).
+(``Scenario.replay_file(path)``). The JSON shape::
+
+    {"turns": [
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "杭州"}}],
+         "chunk_size": 4, "delay": 0.02,
+         "faults": [{"status": 429, "retry_after": 0.05}]},
+        {"text": "天气:{result:get_weather}"}
+    ]}
 """
 
 from __future__ import annotations
@@ -118,7 +125,9 @@ class Turn(_Model):
     faults: list[Fault] = Field(default_factory=list)
     """Fault of attempt 1, 2, ... of the same request; later attempts succeed."""
     if_error: Turn | None = None
-    """The turn to play instead when one of the latest tool results is an error."""
+    """The turn to play instead when one of the latest tool results is an error:
+    an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a
+    JSON object with a non-empty ``error`` key (the shape toolwire sends back)."""
 
 
 class Scenario(_Model):

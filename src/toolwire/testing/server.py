@@ -409,6 +409,22 @@ def build_app(
             return await handler.handle(request, "gemini", encoder, model=model, stream=False)
         return handler._error(encoder, 404, f"method {method!r} not found for model {model!r}")
 
+    async def unknown(request: Request) -> Response:
+        path = request.url.path
+        if path.startswith(("/v1beta", "/v1/models")):
+            encoder: Encoder = GeminiEncoder()
+        elif "messages" in path:
+            encoder = ENCODERS["anthropic-messages"]()
+        else:
+            encoder = ENCODERS["openai-chat"]()
+        message = (
+            f"no endpoint {request.method} {path}; this server answers POST "
+            "/v1/chat/completions, /v1/responses, /v1/messages and "
+            "/v1beta/models/{model}:streamGenerateContent or :generateContent"
+        )
+        handler._log(f"{request.method} {path} 404")
+        return handler._error(encoder, 404, message)
+
     return Starlette(
         routes=[
             Route("/v1/chat/completions", openai_chat, methods=["POST"]),
@@ -417,6 +433,7 @@ def build_app(
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1beta/models/{target:path}", gemini, methods=["POST"]),
             Route("/v1/models/{target:path}", gemini, methods=["POST"]),
+            Route("/{path:path}", unknown, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         ]
     )
 
