@@ -1,7 +1,16 @@
-"""Fast JSON in and out: orjson when it is installed, the standard library otherwise.
+"""JSON in and out.
 
-``loads`` accepts ``str`` or ``bytes`` and raises :class:`JSONDecodeError`
-(a ``ValueError``) on bad input, whichever backend is in use.
+``loads`` is exact: integers of any size stay integers. It is the standard
+library's C parser, used for everything whose numbers reach users (tool
+arguments, whole-call payloads, non-streaming responses).
+
+``loads_fast`` is orjson when installed: several times faster, but it turns
+integers beyond 64 bits into floats. It is used only on the per-chunk hot
+path for envelopes whose arguments travel as *strings* (OpenAI chat and
+Anthropic argument deltas), where no user-visible number is lost; codecs
+fall back to ``loads`` when a chunk carries arguments as an object.
+
+Both raise ``ValueError`` (``json.JSONDecodeError``) on bad input.
 """
 
 from __future__ import annotations
@@ -10,9 +19,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["JSONDecodeError", "dumps", "dumps_bytes", "loads"]
+__all__ = ["JSONDecodeError", "dumps", "dumps_bytes", "loads", "loads_fast"]
 
 JSONDecodeError = json.JSONDecodeError
+
+loads: Callable[[str | bytes], Any] = json.loads
+"""Parse JSON text exactly."""
 
 
 def _std_dumps_bytes(value: Any) -> bytes:
@@ -40,14 +52,15 @@ def _load_backend() -> tuple[Callable[[str | bytes], Any], Callable[[Any], bytes
     def fast_dumps(value: Any) -> bytes:
         try:
             return orjson_dumps(value)
-        except TypeError:  # big ints and other values orjson refuses
+        except TypeError:  # integers beyond 64 bits and other values orjson refuses
             return _std_dumps_bytes(value)
 
     return fast_loads, fast_dumps
 
 
-loads, dumps_bytes = _load_backend()
-"""``loads(data)`` parses JSON text; ``dumps_bytes(value)`` gives compact UTF-8 JSON."""
+loads_fast, dumps_bytes = _load_backend()
+"""``loads_fast(data)`` parses chunk envelopes quickly (see the module doc);
+``dumps_bytes(value)`` gives compact UTF-8 JSON."""
 
 
 def dumps(value: Any) -> str:

@@ -411,3 +411,36 @@ def test_finish_events_are_normalized() -> None:
     finish = [e for e in events if isinstance(e, ChoiceFinished)]
     assert [(f.reason, f.raw_reason) for f in finish] == [("tool_calls", "function_call")]
     assert result.choices[0].finish_reason == "tool_calls"
+
+
+BIG = 123456789012345678901234567890
+
+
+def test_big_integers_in_streamed_arguments_stay_exact() -> None:
+    _, result = decode(
+        chunk(tc(0, "call_a", "f", '{"id": 1234567890123456')),
+        chunk(tc(0, args='78901234567890, "neg": -9223372036854775809}')),
+        chunk(finish="tool_calls"),
+        DONE,
+    )
+    assert calls(result) == [("call_a", "f", {"id": BIG, "neg": -9223372036854775809})]
+
+
+def test_big_integers_in_object_arguments_stay_exact() -> None:
+    _, result = decode(chunk(tc(0, "call_a", "f", {"id": BIG})), chunk(finish="tool_calls"), DONE)
+    assert calls(result) == [("call_a", "f", {"id": BIG})]
+    line = json.dumps(
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [{"functionCall": {"name": "g", "args": {"id": BIG}}}],
+                    },
+                    "finishReason": "STOP",
+                }
+            ]
+        }
+    )
+    _, result = decode(b"data: " + line.encode() + b"\r\n\r\n", api="gemini")
+    assert [c.arguments for c in result.choices[0].tool_calls] == [{"id": BIG}]

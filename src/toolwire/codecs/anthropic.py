@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire._json import dumps
-from toolwire._json import loads as _loads
+from toolwire._json import loads_fast as _loads
 from toolwire._repair import ArgumentsParseError, parse_arguments
 from toolwire.codecs._common import error_event, load_payload
 from toolwire.codecs._parts import (
@@ -92,10 +92,15 @@ class AnthropicCodec:
         self._usage: dict[str, Any] = {}
 
     def decode(self, event: str, data: str) -> list[Part]:
-        try:
-            obj = _loads(data)
-        except ValueError:
-            obj = load_payload(data, API)  # raises the descriptive error
+        if data.startswith('{"type":"content_block_delta"'):
+            # Argument and text deltas: numbers travel inside strings, so the
+            # fast parser loses nothing (see toolwire._json).
+            try:
+                obj = _loads(data)
+            except ValueError:
+                obj = load_payload(data, API)  # raises the descriptive error
+        else:
+            obj = load_payload(data, API)
         if type(obj) is not dict:
             obj = as_obj(obj, f"{API}: event")
         kind = obj.get("type", event)

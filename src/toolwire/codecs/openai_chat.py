@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire._json import loads as _loads
+from toolwire._json import loads as _exact_loads
+from toolwire._json import loads_fast as _loads
 from toolwire.codecs._common import error_event
 from toolwire.codecs._parts import (
     ArgsPart,
@@ -106,6 +107,13 @@ class OpenAIChatCodec:
             obj = as_obj(obj, f"{API}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
             return [ErrorPart(error_event(obj, API))]
+        try:
+            return self._parts(obj, data, exact=False)
+        except _ExactNeeded:
+            # Arguments sent as an object: parse again, keeping big integers.
+            return self._parts(_exact_loads(data), data, exact=True)
+
+    def _parts(self, obj: dict[str, Any], data: str, *, exact: bool) -> list[Part]:
         parts: list[Part] = []
         if not self._meta_seen:
             self._meta_seen = True
@@ -124,13 +132,13 @@ class OpenAIChatCodec:
             for choice in choices:
                 if type(choice) is not dict:
                     choice = as_obj(choice, f"{API}: choice")
-                self._choice(choice, parts)
+                self._choice(choice, parts, exact)
         usage = obj.get("usage")
         if usage:
             parts.append(UsagePart(usage_from_openai(as_obj(usage, f"{API}: usage"))))
         return parts
 
-    def _choice(self, choice: dict[str, Any], parts: list[Part]) -> None:
+    def _choice(self, choice: dict[str, Any], parts: list[Part], exact: bool) -> None:
         c = choice.get("index", 0)
         if type(c) is not int:
             c = as_int(c, f"{API}: choice index") or 0
@@ -149,7 +157,7 @@ class OpenAIChatCodec:
                 for tc in tool_calls:
                     if type(tc) is not dict:
                         tc = as_obj(tc, f"{API}: tool call")
-                    parts.append(_tool_call(tc, c))
+                    parts.append(_tool_call(tc, c, exact))
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
@@ -177,7 +185,11 @@ class OpenAIChatCodec:
                 raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
 
 
-def _tool_call(tc: dict[str, Any], c: int) -> CallPart | ArgsPart:
+class _ExactNeeded(Exception):
+    """Internal: this chunk must be parsed again with the exact parser."""
+
+
+def _tool_call(tc: dict[str, Any], c: int, exact: bool) -> CallPart | ArgsPart:
     call_id = tc.get("id")
     if call_id is not None and type(call_id) is not str:
         call_id = as_str(call_id, f"{API}: tool call id")
@@ -199,7 +211,11 @@ def _tool_call(tc: dict[str, Any], c: int) -> CallPart | ArgsPart:
         return CallPart(c, call_id, index, name, args)
     part = CallPart(c, call_id, index, name)
     if type(args) is dict:
-        part.args_value = args  # Ollama's /v1 and a few others send an object
+        # Ollama's /v1 and a few others send an object; its numbers must be
+        # exact, which the fast parser does not promise for big integers.
+        if not exact:
+            raise _ExactNeeded
+        part.args_value = args
         return part
     raise RemoteProtocolError(
         f"{API}: tool call arguments are {type(args).__name__}, expected a string"

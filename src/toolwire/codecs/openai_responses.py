@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolwire._json import loads_fast as _loads
 from toolwire.codecs._common import error_event, load_payload
 from toolwire.codecs._parts import (
     CallPart,
@@ -79,7 +80,15 @@ class OpenAIResponsesCodec:
         self._calls = 0
 
     def decode(self, event: str, data: str) -> list[Part]:
-        obj = load_payload(data, API)
+        if '"response.function_call_arguments.delta"' in data[:64]:
+            # The hot path: numbers travel inside the delta string, so the
+            # fast parser loses nothing (see toolwire._json).
+            try:
+                obj = _loads(data)
+            except ValueError:
+                obj = load_payload(data, API)  # raises the descriptive error
+        else:
+            obj = load_payload(data, API)
         kind = obj.get("type") or event
         parts: list[Part] = []
         if kind == "response.function_call_arguments.delta":

@@ -1,0 +1,597 @@
+"""The agent loop: model -> tool calls -> execute -> results -> model, until
+the model answers or the turn limit is reached.
+
+Theory of operation
+-------------------
+Each *turn* builds one request from the conversation (through the provider,
+which owns the wire shape), streams the response through toolwire's decoder,
+and collects complete tool calls. Calls are executed by a
+:class:`~toolwire.Toolbox` (validation, timeouts, retries, approval); their
+results go back as :class:`~toolwire.messages.ToolResultMessage` in call
+order, with the ids the model gave, invalid arguments and tool errors
+included so the model can correct itself. The loop ends when a turn has no
+tool call (the answer), or with a typed ``max_turns`` outcome.
+
+The decision of what to do after a turn is a pure function,
+:func:`next_step`, so it is tested without I/O; the rest is the async shell.
+
+With ``eager=True``, a ``read_only`` tool starts as soon as its call is
+provably complete, while the model is still streaming; if that stream then
+fails, the early work is cancelled and discarded, exactly as if it had never
+started. Cancelling a run (task cancellation, Ctrl-C) cancels every tool task
+it started: tool batches run inside task groups owned by the run.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+import anyio.abc
+
+from toolwire.decoder import StreamDecoder
+from toolwire.errors import ProtocolError, ToolwireError, UsageError
+from toolwire.events import Event, StreamFailed, ToolCallReady
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.tools import Tool, Toolbox, ToolResult
+from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from toolwire.providers import Provider
+    from toolwire.providers._base import ToolChoice, Transport
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "Finish",
+    "ModelRetrying",
+    "RunFinished",
+    "RunResult",
+    "RunTools",
+    "ToolCallRecord",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnFinished",
+    "TurnStarted",
+    "next_step",
+]
+
+Outcome = Literal["answered", "max_turns"]
+
+
+# -- records ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallRecord:
+    """One tool call of a run and what came of it."""
+
+    turn: int
+    call: ToolCall | InvalidToolCall
+    result: ToolResult
+    eager: bool = False
+    """Started while the model was still streaming."""
+
+    def to_dict(self) -> dict[str, Any]:
+        call: dict[str, Any] = {"id": self.call.id, "name": self.call.name}
+        if isinstance(self.call, ToolCall):
+            call["arguments"] = self.call.arguments
+        else:
+            call["raw_arguments"] = self.call.raw_arguments
+            call["error"] = self.call.error
+        return {
+            "turn": self.turn,
+            "call": call,
+            "result": self.result.to_dict(),
+            "eager": self.eager,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """What a run produced."""
+
+    output: str
+    """The final answer text (empty when the run ended without one)."""
+    outcome: Outcome
+    """``answered``, or ``max_turns`` when the turn limit ended the run."""
+    messages: tuple[Message, ...]
+    """The whole conversation, system prompt first."""
+    usage: Usage
+    """Token usage summed over the turns."""
+    tool_calls: tuple[ToolCallRecord, ...]
+    """Every tool call with its result, attempts and time, in order."""
+    turns: int
+    """How many model requests the run made (retried turns count once)."""
+    run_id: str
+
+    @property
+    def ok(self) -> bool:
+        """True when the model answered."""
+        return self.outcome == "answered"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "outcome": self.outcome,
+            "output": self.output,
+            "turns": self.turns,
+            "usage": self.usage.to_dict(),
+            "tool_calls": [record.to_dict() for record in self.tool_calls],
+            "messages": [m.to_dict() for m in self.messages],
+        }
+
+
+# -- events -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted:
+    """A model request is about to be sent."""
+
+    kind: Literal["turn_started"] = "turn_started"
+    turn: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRetrying:
+    """A turn's stream failed and the whole turn is being sent again."""
+
+    kind: Literal["model_retrying"] = "model_retrying"
+    turn: int
+    attempt: int
+    error: ToolwireError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolStarted:
+    """A tool call began executing."""
+
+    kind: Literal["tool_started"] = "tool_started"
+    turn: int
+    call: ToolCall | InvalidToolCall
+    eager: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolFinished:
+    """A tool call finished (successfully or not: see ``result.ok``)."""
+
+    kind: Literal["tool_finished"] = "tool_finished"
+    turn: int
+    call: ToolCall | InvalidToolCall
+    result: ToolResult
+    eager: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnFinished:
+    """A model turn ended (its tools, if any, have run)."""
+
+    kind: Literal["turn_finished"] = "turn_finished"
+    turn: int
+    finish_reason: str | None
+    usage: Usage | None
+    tool_calls: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinished:
+    """The run is over."""
+
+    kind: Literal["run_finished"] = "run_finished"
+    result: RunResult
+
+
+AgentEvent = (
+    Event | TurnStarted | ModelRetrying | ToolStarted | ToolFinished | TurnFinished | RunFinished
+)
+
+
+# -- the pure decision ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Execute these calls, then ask the model again."""
+
+    calls: tuple[ToolCall | InvalidToolCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The run is over, with this outcome."""
+
+    outcome: Outcome
+
+
+def next_step(choice: ChoiceResult, *, turn: int, max_turns: int) -> RunTools | Finish:
+    """What to do after model turn number ``turn`` (1-based) produced ``choice``.
+
+    Calls are run whatever the finish reason says (some providers never say
+    ``tool_calls``); a turn without calls is the answer. Running tools after
+    the last allowed turn would only produce results nobody reads, so the
+    limit is checked first.
+    """
+    calls = sorted((*choice.tool_calls, *choice.invalid_tool_calls), key=lambda c: c.index)
+    if not calls:
+        return Finish("answered")
+    if turn >= max_turns:
+        return Finish("max_turns")
+    return RunTools(tuple(calls))
+
+
+# -- the agent ------------------------------------------------------------------------
+
+
+class _TurnFailed(Exception):
+    """Internal: a turn's stream failed after bytes were read."""
+
+    def __init__(self, error: ToolwireError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class Agent:
+    """Runs a model with tools until it answers.
+
+    Args:
+        provider: an :mod:`toolwire.providers` instance (OpenAIChat,
+            OpenAIResponses, Anthropic, Gemini).
+        model: the provider's model id.
+        tools: tools or plain functions, or a ready :class:`Toolbox`.
+        system: the system prompt.
+        max_turns: the most model requests a run may make.
+        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``
+            for the first turn; later turns use ``"auto"`` so the model can
+            answer.
+        eager: start ``read_only`` tools while the model is still streaming.
+        stream_retries: how many times a turn whose stream fails mid-way
+            (cut, malformed, error event) is sent again; 0 raises the typed
+            error at once. No tool of a failed stream ever runs.
+        max_tokens: output limit per model request.
+        temperature: sampling temperature.
+        transport: the HTTP transport (default: the provider's own).
+        approve: approval callback for ``requires_approval`` tools (used when
+            ``tools`` is not already a Toolbox).
+        metadata: passed to tools in ``ctx.metadata``.
+        extra: provider-specific body fields, sent with every request.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        model: str,
+        tools: Toolbox | Iterable[Tool | Callable[..., Any]] = (),
+        system: str | None = None,
+        max_turns: int = 10,
+        tool_choice: ToolChoice | None = None,
+        eager: bool = False,
+        stream_retries: int = 0,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        transport: Transport | None = None,
+        approve: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        if max_turns < 1:
+            raise UsageError("max_turns must be at least 1")
+        if stream_retries < 0:
+            raise UsageError("stream_retries must be >= 0")
+        self.provider = provider
+        self.model = model
+        self.toolbox = tools if isinstance(tools, Toolbox) else Toolbox(tools, approve=approve)
+        self.system = system
+        self.max_turns = max_turns
+        self.tool_choice = tool_choice
+        self.eager = eager
+        self.stream_retries = stream_retries
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.transport = transport
+        self.metadata = dict(metadata or {})
+        self.extra = dict(extra or {})
+
+    def __repr__(self) -> str:
+        return (
+            f"Agent(provider={self.provider!r}, model={self.model!r}, "
+            f"tools={list(self.toolbox.names)!r}, max_turns={self.max_turns})"
+        )
+
+    # -- public API -----------------------------------------------------------------
+
+    async def run(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
+        """Run until the model answers; return the whole record.
+
+        Raises:
+            ProviderError, TransportError: the model request failed after the
+                transport's retries.
+            ProtocolError: a turn's stream failed and ``stream_retries`` ran out.
+        """
+        result: RunResult | None = None
+        async for event in self.stream(prompt, run_id=run_id):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
+    def run_sync(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
+        """:meth:`run` for synchronous code (starts its own event loop)."""
+
+        async def main() -> RunResult:
+            return await self.run(prompt, run_id=run_id)
+
+        return anyio.run(main)
+
+    async def stream(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None
+    ) -> AsyncIterator[AgentEvent]:
+        """Run, yielding every event of every turn as it happens: the model's
+        text and tool-call deltas, tools starting and finishing, turn and run
+        ends. The last event is :class:`RunFinished`.
+
+        Iterate it to the end, or close it (``contextlib.aclosing``): closing
+        it early cancels the run and every tool it started.
+        """
+        send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
+        failure: list[BaseException] = []
+
+        async def produce() -> None:
+            async with send:
+                try:
+                    await self._run(prompt, run_id or uuid.uuid4().hex, send.send_nowait)
+                except Exception as exc:  # handed to the consumer below
+                    failure.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(produce)
+            async with receive:
+                async for event in receive:
+                    yield event
+        if failure:
+            raise failure[0]
+
+    async def aclose(self) -> None:
+        """Release the provider's connections."""
+        await self.provider.aclose()
+
+    # -- the loop ---------------------------------------------------------------------
+
+    def _initial_messages(self, prompt: str | Sequence[Message]) -> list[Message]:
+        messages: list[Message] = []
+        if self.system:
+            messages.append(SystemMessage(self.system))
+        if isinstance(prompt, str):
+            messages.append(UserMessage(prompt))
+        else:
+            given = list(prompt)
+            if self.system and any(isinstance(m, SystemMessage) for m in given):
+                messages = []
+            messages.extend(given)
+        return messages
+
+    async def _run(
+        self,
+        prompt: str | Sequence[Message],
+        run_id: str,
+        emit: Callable[[AgentEvent], None],
+    ) -> None:
+        messages = self._initial_messages(prompt)
+        records: list[ToolCallRecord] = []
+        usage = Usage()
+        turn = 0
+        while True:
+            turn += 1
+            emit(TurnStarted(turn=turn))
+            result, early = await self._model_turn(messages, turn, run_id, emit)
+            if result.usage is not None:
+                usage = usage + result.usage
+            choice = result.choices[0]
+            assistant = AssistantMessage.from_choice(choice)
+            messages.append(assistant)
+            step = next_step(choice, turn=turn, max_turns=self.max_turns)
+            if isinstance(step, Finish):
+                emit(
+                    TurnFinished(
+                        turn=turn,
+                        finish_reason=choice.finish_reason,
+                        usage=result.usage,
+                        tool_calls=0,
+                    )
+                )
+                final = RunResult(
+                    output=choice.text if step.outcome == "answered" else "",
+                    outcome=step.outcome,
+                    messages=tuple(messages),
+                    usage=usage,
+                    tool_calls=tuple(records),
+                    turns=turn,
+                    run_id=run_id,
+                )
+                emit(RunFinished(result=final))
+                return
+            results = await self._run_tools(step.calls, early, turn, run_id, emit)
+            for call in step.calls:
+                tool_result, eager = results[call.id]
+                records.append(
+                    ToolCallRecord(turn=turn, call=call, result=tool_result, eager=eager)
+                )
+                messages.append(
+                    ToolResultMessage(
+                        call_id=call.id,
+                        name=call.name,
+                        content=tool_result.content,
+                        is_error=not tool_result.ok,
+                    )
+                )
+            emit(
+                TurnFinished(
+                    turn=turn,
+                    finish_reason=choice.finish_reason,
+                    usage=result.usage,
+                    tool_calls=len(step.calls),
+                )
+            )
+
+    def _build(self, messages: Sequence[Message], turn: int) -> Any:
+        tool_choice = self.tool_choice if turn == 1 else ("auto" if self.tool_choice else None)
+        if tool_choice == "none" and turn > 1:
+            tool_choice = "none"
+        return self.provider.build_request(
+            model=self.model,
+            messages=messages,
+            tools=self.toolbox.schemas(self.provider.api) if len(self.toolbox) else (),
+            tool_choice=tool_choice if len(self.toolbox) else None,
+            stream=True,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            extra=self.extra or None,
+        )
+
+    async def _model_turn(
+        self,
+        messages: Sequence[Message],
+        turn: int,
+        run_id: str,
+        emit: Callable[[AgentEvent], None],
+    ) -> tuple[StreamResult, dict[str, ToolResult]]:
+        """One model request (sent again on a failed stream, if allowed).
+
+        Returns the decoded result and the results of tools run eagerly."""
+        request = self._build(messages, turn)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._stream_once(request, turn, run_id, emit)
+            except _TurnFailed as failed:
+                if attempt > self.stream_retries:
+                    raise failed.error from None
+                emit(ModelRetrying(turn=turn, attempt=attempt + 1, error=failed.error))
+
+    async def _stream_once(
+        self, request: Any, turn: int, run_id: str, emit: Callable[[AgentEvent], None]
+    ) -> tuple[StreamResult, dict[str, ToolResult]]:
+        decoder = StreamDecoder(self.provider.api)
+        early: dict[str, ToolResult] = {}
+        transport = self.transport or self.provider._transport_for(None)
+        failed: ToolwireError | None = None
+
+        async def run_early(call: ToolCall) -> None:
+            emit(ToolStarted(turn=turn, call=call, eager=True))
+            (result,) = await self.toolbox.execute(
+                [call], run_id=run_id, metadata=self._metadata(turn)
+            )
+            early[call.id] = result
+            emit(ToolFinished(turn=turn, call=call, result=result, eager=True))
+
+        def handle(events: list[Event], tg: anyio.abc.TaskGroup) -> ToolwireError | None:
+            for event in events:
+                emit(event)
+                if isinstance(event, StreamFailed):
+                    return event.error
+                if self.eager and isinstance(event, ToolCallReady) and event.choice == 0:
+                    tool = self.toolbox.get(event.call.name)
+                    if tool is not None and tool.read_only:
+                        tg.start_soon(run_early, event.call)
+            return None
+
+        async with anyio.create_task_group() as tg:
+            async with transport.stream(request, parse_error=self.provider.parse_error) as response:
+                async for chunk in response.aiter_bytes():
+                    failed = handle(decoder.feed(chunk), tg)
+                    if failed is not None:
+                        break
+            if failed is None:
+                failed = handle(decoder.close(), tg)
+            if failed is not None:
+                # Nothing from a failed stream may run: cancel and discard.
+                tg.cancel_scope.cancel()
+        if failed is not None:
+            raise _TurnFailed(failed)
+        result = decoder.result()
+        if result.error is not None:  # pragma: no cover - reported as StreamFailed above
+            raise _TurnFailed(result.error)
+        return result, early
+
+    def _metadata(self, turn: int) -> dict[str, Any]:
+        return {**self.metadata, "turn": turn, "model": self.model}
+
+    async def _run_tools(
+        self,
+        calls: Sequence[ToolCall | InvalidToolCall],
+        early: Mapping[str, ToolResult],
+        turn: int,
+        run_id: str,
+        emit: Callable[[AgentEvent], None],
+    ) -> dict[str, tuple[ToolResult, bool]]:
+        """Run the calls not already run eagerly, concurrently; results by id."""
+        results: dict[str, tuple[ToolResult, bool]] = {
+            call_id: (result, True) for call_id, result in early.items()
+        }
+        pending = [call for call in calls if call.id not in early]
+        if not pending:
+            return results
+
+        async def run_one(call: ToolCall | InvalidToolCall) -> None:
+            emit(ToolStarted(turn=turn, call=call))
+            (result,) = await self.toolbox.execute(
+                [call], run_id=run_id, metadata=self._metadata(turn)
+            )
+            results[call.id] = (result, False)
+            emit(ToolFinished(turn=turn, call=call, result=result))
+
+        if self._needs_batch(pending):
+            # Sequential tools and de-duplication need the whole batch at once.
+            for call in pending:
+                emit(ToolStarted(turn=turn, call=call))
+            batch = await self.toolbox.execute(
+                pending, run_id=run_id, metadata=self._metadata(turn)
+            )
+            for call, result in zip(pending, batch, strict=True):
+                results[call.id] = (result, False)
+                emit(ToolFinished(turn=turn, call=call, result=result))
+            return results
+        async with anyio.create_task_group() as tg:
+            for call in pending:
+                tg.start_soon(run_one, call)
+        return results
+
+    def _needs_batch(self, calls: Sequence[ToolCall | InvalidToolCall]) -> bool:
+        """True when the batch semantics matter: a sequential tool, or two
+        identical calls to de-duplicate."""
+        seen: set[tuple[str, str]] = set()
+        for call in calls:
+            tool = self.toolbox.get(call.name)
+            if tool is not None and tool.sequential:
+                return True
+            if isinstance(call, ToolCall):
+                key = (call.name, call.raw_arguments or repr(sorted(call.arguments.items())))
+                if key in seen:
+                    return True
+                seen.add(key)
+        return len(calls) > self.toolbox.max_concurrency
+
+
+def _is_protocol_error(error: ToolwireError) -> bool:
+    return isinstance(error, ProtocolError)
+
+
+def default_usage() -> Usage:
+    """An empty usage record (the sum of no turns)."""
+    return Usage()
+
+
+_ = field  # re-exported dataclass helper kept for subclasses
