@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -388,7 +389,8 @@ async def test_model_retry_goes_back_to_the_model_and_is_not_retried() -> None:
     [result] = await run(Toolbox([pick]), [call("pick", city="Pariss")])
     assert runs == 1
     assert (result.ok, result.error, result.model_retry) == (False, "invalid_arguments", True)
-    assert result.content == "Unknown city 'Pariss'; try 'Paris'."
+    assert result.message == "Unknown city 'Pariss'; try 'Paris'."
+    assert json.loads(result.content) == {"error": result.error, "message": result.message}
 
 
 # ---------------------------------------------------------------------------
@@ -408,7 +410,7 @@ async def test_invalid_arguments_name_the_field_and_never_call_the_tool() -> Non
     [result] = await run(Toolbox([forecast]), [call("forecast", days="many", color="red")])
     assert not called
     assert (result.ok, result.error, result.attempts) == (False, "invalid_arguments", 0)
-    lines = result.content.splitlines()
+    lines = result.message.splitlines()
     assert lines[0] == "Invalid arguments for tool 'forecast':"
     assert "- city: required argument is missing" in lines
     assert any(
@@ -660,7 +662,8 @@ async def test_no_traceback_secret_or_path_reaches_the_model(
     with caplog.at_level(logging.WARNING, logger="toolwire.tools"):
         [result] = await run(Toolbox([leaky]), [call("leaky")])
     assert result.error == "failed"
-    content = result.content
+    content = result.message
+    assert json.loads(result.content)["error"] == "failed"
     assert content.startswith("Error: the tool 'leaky' failed (RuntimeError: could not read <path>")
     for secret in (
         "sk-live",

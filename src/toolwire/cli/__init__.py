@@ -1,7 +1,8 @@
 """The ``toolwire`` command.
 
-Each subcommand lives in its own module and is registered here; the CLI uses
-only toolwire's public API.
+Each subcommand lives in its own module and is imported only when it runs,
+so ``toolwire inspect`` never loads the HTTP stack; the CLI uses only
+toolwire's public API.
 """
 
 from __future__ import annotations
@@ -12,19 +13,29 @@ import click
 
 __all__ = ["main"]
 
-# name -> "module:attribute" of a click command, imported when the CLI starts.
+# name -> "module:attribute" of a click command.
 _COMMANDS: dict[str, str] = {
+    "chat": "toolwire.cli.demo:chat",
+    "demo": "toolwire.cli.demo:demo",
     "inspect": "toolwire.cli.inspect:inspect",
     "serve": "toolwire.cli.serve:serve",
 }
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = _COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="toolwire")
 def main() -> None:
     """toolwire: LLM function calling done right in streaming mode."""
-
-
-for _name, _target in _COMMANDS.items():
-    _module, _attr = _target.split(":")
-    main.add_command(getattr(importlib.import_module(_module), _attr), _name)

@@ -114,6 +114,20 @@ class ToolResult:
     model_retry: bool = False
     """True when the tool raised :class:`toolwire.ModelRetry`."""
 
+    @property
+    def message(self) -> str:
+        """The result as text for people: ``content`` itself, or for a failure
+        the explanation inside its ``{"error", "message"}`` JSON."""
+        if self.ok:
+            return self.content
+        try:
+            payload = _json.loads(self.content)
+        except ValueError:
+            return self.content
+        if isinstance(payload, dict) and isinstance(payload.get("message"), str):
+            return str(payload["message"])
+        return self.content
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
         return {
@@ -634,6 +648,11 @@ class Toolbox:
         self, call: ToolCall | InvalidToolCall, t: Tool | None, content: str, **fields: Any
     ) -> ToolResult:
         content, truncated = _truncate(content, self._budget(t))
+        if not fields.get("ok", True):
+            # A failure goes back as a small JSON object whose "error" names
+            # the category, so a model (and code) can tell it from a result
+            # on wires that have no error flag (OpenAI's role: tool).
+            content = _json.dumps({"error": fields.get("error") or "failed", "message": content})
         return ToolResult(
             call_id=call.id, name=call.name, content=content, truncated=truncated, **fields
         )
