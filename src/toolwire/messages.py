@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolwire.errors import UsageError
-from toolwire.types import InvalidToolCall, ToolCall
+from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
 
 __all__ = [
     "AssistantMessage",
@@ -183,6 +183,23 @@ class AssistantMessage:
             "tool_calls": [_call_to_dict(c) for c in self.tool_calls],
             "provider_state": [dict(item) for item in self.provider_state],
         }
+
+    @classmethod
+    def from_choice(cls, choice: ChoiceResult) -> AssistantMessage:
+        """The history entry for what a model produced (one decoded choice).
+
+        Valid and invalid calls are merged back into stream order, and the
+        provider state is carried over, so the next request shows the model
+        exactly what it did.
+        """
+        calls: list[ToolCall | InvalidToolCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
+        calls.sort(key=lambda call: call.index)
+        return cls(
+            text=choice.text,
+            reasoning=choice.reasoning,
+            tool_calls=tuple(calls),
+            provider_state=choice.provider_state,
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> AssistantMessage:
