@@ -13,7 +13,9 @@ import click
 __all__ = ["main"]
 
 # name -> "module:attribute" of a click command, imported when the CLI starts.
-_COMMANDS: dict[str, str] = {}
+_COMMANDS: dict[str, str] = {
+    "inspect": "toolwire.cli.inspect:inspect",
+}
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

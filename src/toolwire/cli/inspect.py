@@ -1,0 +1,170 @@
+"""``toolwire inspect``: read a recorded stream the way seed 001 does by hand.
+
+Without ``--json`` it prints, payload by payload, what the model produced
+(text, reasoning, tool names, argument fragments) apart from what the
+protocol added (ids, indexes, finish reasons, usage, end markers), then the
+final tool calls. With ``--json`` it prints exactly one JSON object.
+Exit status: 0 for a complete stream, 1 for a cut stream or an error event,
+2 for bad usage or an unreadable file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from typing_extensions import assert_never
+
+from toolwire.codecs import APIS
+from toolwire.decoder import DecodedFrame, StreamDecoder
+from toolwire.events import (
+    ChoiceFinished,
+    Event,
+    ReasoningDelta,
+    ServerToolCallReady,
+    StreamEnded,
+    StreamFailed,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallInvalid,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+)
+from toolwire.types import StreamResult
+
+__all__ = ["inspect"]
+
+
+def _read(path: str) -> bytes:
+    try:
+        if path == "-":
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise click.UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _decode(
+    body: bytes, api: str, chunk_size: int | None
+) -> tuple[StreamDecoder, list[DecodedFrame]]:
+    decoder = StreamDecoder(api)
+    frames: list[DecodedFrame] = []
+    step = chunk_size or len(body) or 1
+    for start in range(0, len(body), step):
+        frames.extend(decoder.feed_frames(body[start : start + step]))
+    frames.extend(decoder.close_frames())
+    return decoder, frames
+
+
+def _short(text: str, limit: int = 120) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
+
+
+def _describe(event: Event) -> list[tuple[str, str]]:
+    """What one event says, each line tagged "model" or "protocol"."""
+    choice: int = getattr(event, "choice", 0)
+    c = f"choice {choice} " if choice else ""
+    if isinstance(event, TextDelta):
+        return [("model", f"{c}text {_short(event.text)}")]
+    if isinstance(event, ReasoningDelta):
+        return [("model", f"{c}reasoning {_short(event.text)}")]
+    if isinstance(event, ToolCallStarted):
+        lines = [("protocol", f"{c}tool call #{event.index} opened, id={event.id or '-'}")]
+        if event.name:
+            lines.insert(0, ("model", f"{c}tool call #{event.index} name {event.name}"))
+        return lines
+    if isinstance(event, ToolCallDelta):
+        name = event.name or "?"
+        return [("model", f"{c}tool call #{event.index} {name} arguments += {_short(event.delta)}")]
+    if isinstance(event, ToolCallReady):
+        return [("protocol", f"{c}tool call #{event.index} complete: {event.name} ({event.id})")]
+    if isinstance(event, ToolCallInvalid):
+        return [("protocol", f"{c}tool call #{event.call.index} INVALID: {event.call.error}")]
+    if isinstance(event, ServerToolCallReady):
+        call = event.call
+        return [("protocol", f"{c}server tool call {call.name} ({call.type}), run by the provider")]
+    if isinstance(event, UsageReported):
+        u = event.usage
+        usage = f"usage in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}"
+        return [("protocol", usage)]
+    if isinstance(event, ChoiceFinished):
+        reason = f"{c}finish_reason={event.raw_reason or event.reason} ({event.reason})"
+        return [("protocol", reason)]
+    if isinstance(event, StreamEnded):
+        return [("protocol", "end of stream marker")]
+    if isinstance(event, StreamFailed):
+        return [("protocol", f"ERROR {event.error.type_name}: {event.error.message}")]
+    assert_never(event)
+
+
+def _print_human(decoder: StreamDecoder, frames: list[DecodedFrame], result: StreamResult) -> None:
+    echo = click.echo
+    echo(f"api: {result.api}")
+    for number, frame in enumerate(frames, 1):
+        label = f"[{number}]" if frame.data or frame.event else "[end of input]"
+        name = f" event={frame.event}" if frame.event and frame.event != "message" else ""
+        lines = [line for event in frame.events for line in _describe(event)]
+        if not lines:
+            echo(f"{label}{name} protocol  (nothing from the model)")
+            continue
+        for who, what in lines:
+            tag = click.style("model   ", fg="green") if who == "model" else "protocol"
+            echo(f"{label}{name} {tag}  {what}")
+    echo("")
+    for choice in result.choices:
+        head = f"choice {choice.index}: " if len(result.choices) > 1 else ""
+        if choice.reasoning:
+            echo(f"{head}reasoning: {_short(choice.reasoning, 300)}")
+        if choice.text:
+            echo(f"{head}text: {_short(choice.text, 300)}")
+        echo(f"{head}finish_reason: {choice.finish_reason}")
+        for call in choice.tool_calls:
+            flag = " (repaired)" if call.repaired else ""
+            args = json.dumps(call.arguments, ensure_ascii=False)
+            echo(f"{head}tool call #{call.index} {call.name}{flag} id={call.id}: {args}")
+        for bad in choice.invalid_tool_calls:
+            echo(f"{head}INVALID tool call #{bad.index} {bad.name} id={bad.id}: {bad.error}")
+        for cut in choice.incomplete_tool_calls:
+            echo(f"{head}INCOMPLETE tool call {cut.name} id={cut.id}: {_short(cut.raw_arguments)}")
+        for server in choice.server_tool_calls:
+            args = json.dumps(server.arguments, ensure_ascii=False)
+            kind = f"{server.name} ({server.type})"
+            echo(f"{head}server tool call {kind} id={server.id}: {_short(args)}")
+    if result.usage is not None:
+        u = result.usage
+        echo(f"usage: input={u.input_tokens} output={u.output_tokens} total={u.total_tokens}")
+    if result.error is not None:
+        echo(f"error: {result.error.type_name}: {result.error.message}")
+
+
+@click.command("inspect")
+@click.argument("file", metavar="FILE|-")
+@click.option(
+    "--api",
+    type=click.Choice(["auto", *APIS]),
+    default="auto",
+    show_default=True,
+    help="The wire dialect; auto tells it from the bytes.",
+)
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Feed the decoder N bytes at a time (default: all at once).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
+def inspect(file: str, api: str, chunk_size: int | None, as_json: bool) -> None:
+    """Decode a recorded provider stream and show what is in it."""
+    body = _read(file)
+    decoder, frames = _decode(body, api, chunk_size)
+    result = decoder.result()
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    else:
+        _print_human(decoder, frames, result)
+    if result.error is not None:
+        sys.exit(1)

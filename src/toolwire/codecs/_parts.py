@@ -1,0 +1,199 @@
+"""What codecs hand to the accumulator: provider-neutral pieces of a stream.
+
+A codec turns one provider frame (an SSE event, an NDJSON line, a JSON array
+element) into a list of parts. Parts are internal and mutable-free by
+convention; the accumulator turns them into public events. Identity hints
+(``id``, ``index``) are passed raw: the accumulator owns the rules that tell
+calls apart, so every dialect gets the same, tested behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from toolwire.errors import RemoteProtocolError, ToolwireError
+from toolwire.types import Usage
+
+__all__ = [
+    "MISSING",
+    "CallDone",
+    "CallPart",
+    "ErrorPart",
+    "FinishPart",
+    "MetaPart",
+    "Part",
+    "ReasoningPart",
+    "ServerCallPart",
+    "StatePart",
+    "StreamEndPart",
+    "TextPart",
+    "UsagePart",
+    "as_int",
+    "as_list",
+    "as_obj",
+    "as_str",
+]
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""Marks an absent value where ``None`` is a legitimate one."""
+
+
+@dataclass(slots=True)
+class TextPart:
+    text: str
+    choice: int = 0
+
+
+@dataclass(slots=True)
+class ReasoningPart:
+    text: str
+    choice: int = 0
+
+
+@dataclass(slots=True)
+class CallPart:
+    """A piece of a client tool call.
+
+    Attributes:
+        id: the provider's call id, if this piece carries one (``""`` and
+            ``"null"`` count as none).
+        index: the provider's raw index for the call (may be sparse, 1-based).
+        name: the tool name, if carried (empty strings count as none).
+        args: a fragment of the arguments' JSON text, appended.
+        args_value: the arguments as an already-parsed value (Gemini, Ollama);
+            replaces any text.
+        args_final: the complete arguments text (Responses ``.done``); it is
+            authoritative over the fragments seen so far.
+        args_default: the value to use when no argument text arrives at all
+            (Anthropic ``content_block_start.input``).
+        partial: a structured partial value (Vertex ``partialArgs``).
+        new: this piece opens a new call, whatever its id or index.
+        done: this piece is the call's own end marker.
+    """
+
+    choice: int = 0
+    id: str | None = None
+    index: int | None = None
+    name: str | None = None
+    args: str | None = None
+    args_value: Any = MISSING
+    args_final: str | None = None
+    args_default: Any = MISSING
+    partial: Any = MISSING
+    new: bool = False
+    done: bool = False
+
+
+@dataclass(slots=True)
+class CallDone:
+    """The end marker of the call at ``index`` (or the latest open call)."""
+
+    choice: int = 0
+    index: int | None = None
+
+
+@dataclass(slots=True)
+class ServerCallPart:
+    """A complete provider-executed tool call."""
+
+    id: str
+    name: str
+    type: str
+    arguments: dict[str, Any]
+    raw_arguments: str
+    choice: int = 0
+
+
+@dataclass(slots=True)
+class FinishPart:
+    reason: str
+    raw_reason: str | None
+    choice: int = 0
+
+
+@dataclass(slots=True)
+class UsagePart:
+    usage: Usage
+
+
+@dataclass(slots=True)
+class MetaPart:
+    model: str | None = None
+    response_id: str | None = None
+
+
+@dataclass(slots=True)
+class StatePart:
+    """An opaque item the provider needs back in the next request."""
+
+    item: dict[str, Any]
+    choice: int = 0
+
+
+@dataclass(slots=True)
+class StreamEndPart:
+    """The provider's end-of-stream marker."""
+
+
+@dataclass(slots=True)
+class ErrorPart:
+    error: ToolwireError
+
+
+Part = (
+    TextPart
+    | ReasoningPart
+    | CallPart
+    | CallDone
+    | ServerCallPart
+    | FinishPart
+    | UsagePart
+    | MetaPart
+    | StatePart
+    | StreamEndPart
+    | ErrorPart
+)
+
+
+# -- defensive accessors: provider JSON is never trusted -----------------------
+
+
+def as_obj(value: Any, what: str) -> dict[str, Any]:
+    """``value`` as a JSON object, or a typed error naming ``what``."""
+    if isinstance(value, dict):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a JSON object, got {type(value).__name__}")
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    """``value`` as a list; ``None`` counts as empty."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a JSON array, got {type(value).__name__}")
+
+
+def as_str(value: Any, what: str) -> str | None:
+    """``value`` as a string; ``None`` stays ``None``."""
+    if value is None or isinstance(value, str):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a string, got {type(value).__name__}")
+
+
+def as_int(value: Any, what: str) -> int | None:
+    """``value`` as an integer; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise RemoteProtocolError(f"{what}: expected an integer, got {type(value).__name__}")

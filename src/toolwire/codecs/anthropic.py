@@ -1,0 +1,264 @@
+"""Anthropic Messages streams.
+
+Events (each an SSE ``event:`` line whose name repeats the payload's
+``type``): ``message_start``, ``content_block_start`` / ``_delta`` /
+``_stop`` per block, ``message_delta`` (stop reason, output usage),
+``message_stop``, ``ping``, ``error``. Tool arguments arrive as
+``input_json_delta.partial_json`` fragments of the block's ``input``; the
+``input`` in ``content_block_start`` is ``{}`` for streamed calls, but holds
+the whole input when no delta follows (programmatic tool calls), and a
+``message_start`` may already carry complete blocks. ``server_tool_use`` and
+``mcp_tool_use`` blocks are streamed the same way but are executed by
+Anthropic: they are kept apart from the client's calls. Thinking blocks and
+their signatures are kept as provider state, to be sent back.
+Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolwire._json import dumps
+from toolwire._repair import ArgumentsParseError, parse_arguments
+from toolwire.codecs._common import error_event, load_payload
+from toolwire.codecs._parts import (
+    CallDone,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    MetaPart,
+    Part,
+    ReasoningPart,
+    ServerCallPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    UsagePart,
+    as_int,
+    as_obj,
+    as_str,
+)
+from toolwire.errors import RemoteProtocolError
+from toolwire.types import Usage
+
+__all__ = ["AnthropicCodec", "normalize_stop_reason"]
+
+API = "anthropic-messages"
+
+_STOP = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+
+_SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+
+
+def normalize_stop_reason(raw: str) -> str:
+    """Anthropic stop reasons in toolwire's vocabulary (``pause_turn`` kept)."""
+    return _STOP.get(raw, raw)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class _Block:
+    __slots__ = ("data", "fragments", "id", "input", "name", "signature", "text", "type")
+
+    def __init__(self, block: dict[str, Any]) -> None:
+        self.type = str(block.get("type"))
+        self.id = as_str(block.get("id"), f"{API}: block id") or ""
+        self.name = as_str(block.get("name"), f"{API}: block name") or ""
+        self.input: Any = block.get("input")
+        self.fragments: list[str] = []
+        self.text: list[str] = []
+        self.signature = as_str(block.get("signature"), f"{API}: signature") or ""
+        self.data = block.get("data")
+
+
+class AnthropicCodec:
+    """Decodes Messages stream events into parts."""
+
+    api = API
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._usage: dict[str, Any] = {}
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        obj = load_payload(data, API)
+        kind = obj.get("type", event)
+        parts: list[Part] = []
+        if kind == "content_block_delta":
+            self._delta(obj, parts)
+        elif kind == "content_block_start":
+            index = self._index(obj)
+            block = as_obj(obj.get("content_block"), f"{API}: content_block")
+            self._start(index, block, parts)
+        elif kind == "content_block_stop":
+            self._stop(self._index(obj), parts)
+        elif kind == "message_start":
+            self._message_start(as_obj(obj.get("message"), f"{API}: message"), parts)
+        elif kind == "message_delta":
+            delta = obj.get("delta")
+            usage = obj.get("usage")
+            if usage:
+                parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
+            if delta:
+                stop = as_obj(delta, f"{API}: message delta").get("stop_reason")
+                if stop:
+                    raw = as_str(stop, f"{API}: stop_reason") or ""
+                    parts.append(FinishPart(normalize_stop_reason(raw), raw))
+        elif kind == "message_stop":
+            parts.append(StreamEndPart())
+        elif kind == "error" or event == "error":
+            parts.append(ErrorPart(error_event(obj, API)))
+        # ping and unknown future events carry nothing we need.
+        return parts
+
+    @staticmethod
+    def _index(obj: dict[str, Any]) -> int:
+        index = as_int(obj.get("index"), f"{API}: block index")
+        if index is None:
+            raise RemoteProtocolError(f"{API}: a content block event has no index")
+        return index
+
+    def _message_start(self, message: dict[str, Any], parts: list[Part]) -> None:
+        model = message.get("model")
+        mid = message.get("id")
+        parts.append(
+            MetaPart(
+                model=model if isinstance(model, str) else None,
+                response_id=mid if isinstance(mid, str) else None,
+            )
+        )
+        usage = message.get("usage")
+        if usage:
+            parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
+        content = message.get("content") or []
+        if not isinstance(content, list):
+            raise RemoteProtocolError(f"{API}: message content is not an array")
+        # Complete blocks already inside message_start: start and stop each.
+        for block in content:
+            index = -1 - len(self._blocks)  # never collides with streamed indexes
+            self._start(index, as_obj(block, f"{API}: content block"), parts, whole=True)
+            self._stop(index, parts)
+        stop = message.get("stop_reason")
+        if stop:
+            raw = as_str(stop, f"{API}: stop_reason") or ""
+            parts.append(FinishPart(normalize_stop_reason(raw), raw))
+
+    def _start(
+        self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
+    ) -> None:
+        b = self._blocks[index] = _Block(block)
+        if b.type == "text":
+            text = block.get("text")
+            if text:
+                parts.append(TextPart(as_str(text, f"{API}: text") or ""))
+        elif b.type == "thinking":
+            thinking = block.get("thinking")
+            if thinking:
+                b.text.append(as_str(thinking, f"{API}: thinking") or "")
+                parts.append(ReasoningPart(b.text[-1]))
+        elif b.type == "tool_use":
+            part = CallPart(id=b.id, index=index, name=b.name, new=True)
+            if isinstance(b.input, dict):
+                if whole:
+                    part.args_value = b.input
+                else:
+                    part.args_default = b.input
+            elif b.input is not None:
+                raise RemoteProtocolError(f"{API}: tool_use input is not an object")
+            parts.append(part)
+
+    def _delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        index = self._index(obj)
+        delta = as_obj(obj.get("delta"), f"{API}: delta")
+        kind = delta.get("type")
+        block = self._blocks.get(index)
+        if kind == "input_json_delta":
+            fragment = as_str(delta.get("partial_json"), f"{API}: partial_json") or ""
+            if block is None:
+                raise RemoteProtocolError(f"{API}: input_json_delta for unknown block {index}")
+            if block.type == "tool_use":
+                parts.append(CallPart(index=index, args=fragment))
+            else:
+                block.fragments.append(fragment)
+        elif kind == "text_delta":
+            text = as_str(delta.get("text"), f"{API}: text") or ""
+            if text:
+                parts.append(TextPart(text))
+        elif kind == "thinking_delta":
+            text = as_str(delta.get("thinking"), f"{API}: thinking") or ""
+            if text:
+                if block is not None:
+                    block.text.append(text)
+                parts.append(ReasoningPart(text))
+        elif kind == "signature_delta":
+            if block is not None:
+                block.signature += as_str(delta.get("signature"), f"{API}: signature") or ""
+        # citations_delta and future delta types carry nothing we need.
+
+    def _stop(self, index: int, parts: list[Part]) -> None:
+        block = self._blocks.get(index)
+        if block is None:
+            raise RemoteProtocolError(f"{API}: content_block_stop for unknown block {index}")
+        if block.type == "tool_use":
+            parts.append(CallDone(index=index))
+        elif block.type in _SERVER_BLOCKS:
+            raw = "".join(block.fragments)
+            if raw.strip():
+                try:
+                    value, _ = parse_arguments(raw, at_end=False)
+                except ArgumentsParseError as exc:
+                    raise RemoteProtocolError(
+                        f"{API}: server tool {block.name} input is not valid JSON: {exc}"
+                    ) from exc
+            else:
+                value = block.input if isinstance(block.input, dict) else {}
+                raw = dumps(value)
+            if not isinstance(value, dict):
+                raise RemoteProtocolError(f"{API}: server tool {block.name} input is not an object")
+            parts.append(ServerCallPart(block.id, block.name, block.type, value, raw))
+        elif block.type == "thinking":
+            parts.append(
+                StatePart(
+                    {
+                        "type": "thinking",
+                        "thinking": "".join(block.text),
+                        "signature": block.signature,
+                    }
+                )
+            )
+        elif block.type == "redacted_thinking":
+            parts.append(StatePart({"type": "redacted_thinking", "data": block.data}))
+
+    def _merge_usage(self, usage: dict[str, Any]) -> UsagePart:
+        # message_start carries input usage; message_delta the running output
+        # count (and sometimes input again): keep the latest of each field.
+        self._usage.update({k: v for k, v in usage.items() if v is not None})
+        u = self._usage
+        input_tokens = _int(u.get("input_tokens"))
+        output_tokens = _int(u.get("output_tokens"))
+        cache_read = _int(u.get("cache_read_input_tokens"))
+        cache_write = _int(u.get("cache_creation_input_tokens"))
+        total_in = None
+        if input_tokens is not None:
+            total_in = input_tokens + (cache_read or 0) + (cache_write or 0)
+        total = None
+        if total_in is not None or output_tokens is not None:
+            total = (total_in or 0) + (output_tokens or 0)
+        return UsagePart(
+            Usage(
+                input_tokens=total_in,
+                output_tokens=output_tokens,
+                total_tokens=total,
+                cached_tokens=cache_read,
+                raw=dict(u),
+            )
+        )

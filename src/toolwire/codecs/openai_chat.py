@@ -1,0 +1,200 @@
+"""OpenAI Chat Completions streams, and every server that copies them.
+
+OpenAI, Azure, DashScope/Qwen, DeepSeek, vLLM, Ollama's ``/v1``, Groq,
+Mistral, xAI, OpenRouter and LM Studio all send ``chat.completion.chunk``
+objects as SSE ``data:`` lines ending in ``data: [DONE]``. Their differences
+(missing ``index``, 1-based indexes, ``"id": ""`` on continuations, ids and
+names repeated whole, arguments as an object, usage-only chunks with
+``choices: []``, reasoning as ``reasoning_content`` or ``reasoning``, an
+``event: error`` after HTTP 200) are absorbed here and in the accumulator.
+Reference: https://platform.openai.com/docs/api-reference/chat-streaming
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolwire._json import loads as _loads
+from toolwire.codecs._common import error_event
+from toolwire.codecs._parts import (
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    MetaPart,
+    Part,
+    ReasoningPart,
+    StreamEndPart,
+    TextPart,
+    UsagePart,
+    as_int,
+    as_obj,
+    as_str,
+)
+from toolwire.errors import RemoteProtocolError
+from toolwire.types import Usage
+
+__all__ = ["OpenAIChatCodec", "normalize_finish_reason", "usage_from_openai"]
+
+API = "openai-chat"
+
+_FINISH = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+    "eos": "stop",
+    "tool_use": "tool_calls",
+}
+
+# The deprecated single ``function_call`` delta is tracked under this index.
+_LEGACY_INDEX = -1
+
+
+def normalize_finish_reason(raw: str) -> str:
+    """OpenAI's finish reasons, with the variants compatible servers send."""
+    return _FINISH.get(raw, raw)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def usage_from_openai(raw: dict[str, Any]) -> Usage:
+    """Chat Completions usage (``prompt_tokens``...) as a :class:`Usage`."""
+    details = raw.get("completion_tokens_details")
+    prompt_details = raw.get("prompt_tokens_details")
+    return Usage(
+        input_tokens=_int_or_none(raw.get("prompt_tokens")),
+        output_tokens=_int_or_none(raw.get("completion_tokens")),
+        total_tokens=_int_or_none(raw.get("total_tokens")),
+        reasoning_tokens=_int_or_none(details.get("reasoning_tokens"))
+        if isinstance(details, dict)
+        else None,
+        cached_tokens=_int_or_none(prompt_details.get("cached_tokens"))
+        if isinstance(prompt_details, dict)
+        else None,
+        raw=raw,
+    )
+
+
+class OpenAIChatCodec:
+    """Decodes Chat Completions chunks into parts.
+
+    This is the hot path for the most common dialect (one chunk per token):
+    type checks are inlined and fall back to the descriptive helpers only to
+    raise their error.
+    """
+
+    api = API
+
+    def __init__(self) -> None:
+        self._meta_seen = False
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        """One SSE event's data (its ``event:`` name in ``event``) to parts."""
+        if data[:1] != "{" and data.strip() == "[DONE]":
+            return [StreamEndPart()]
+        try:
+            obj = _loads(data)
+        except ValueError as exc:
+            raise RemoteProtocolError(
+                f"{API}: a stream chunk is not valid JSON ({exc})", raw=data
+            ) from exc
+        if type(obj) is not dict:
+            obj = as_obj(obj, f"{API}: stream chunk")
+        if event == "error" or ("error" in obj and "choices" not in obj):
+            return [ErrorPart(error_event(obj, API))]
+        parts: list[Part] = []
+        if not self._meta_seen:
+            self._meta_seen = True
+            model = obj.get("model")
+            rid = obj.get("id")
+            parts.append(
+                MetaPart(
+                    model=model if isinstance(model, str) else None,
+                    response_id=rid if isinstance(rid, str) else None,
+                )
+            )
+        choices = obj.get("choices")
+        if choices:
+            if type(choices) is not list:
+                raise RemoteProtocolError(f"{API}: 'choices' is not an array", raw=data)
+            for choice in choices:
+                if type(choice) is not dict:
+                    choice = as_obj(choice, f"{API}: choice")
+                self._choice(choice, parts)
+        usage = obj.get("usage")
+        if usage:
+            parts.append(UsagePart(usage_from_openai(as_obj(usage, f"{API}: usage"))))
+        return parts
+
+    def _choice(self, choice: dict[str, Any], parts: list[Part]) -> None:
+        c = choice.get("index", 0)
+        if type(c) is not int:
+            c = as_int(c, f"{API}: choice index") or 0
+        delta = choice.get("delta")
+        if delta is None:
+            delta = choice.get("message")  # a few servers send a whole message last
+        if delta:
+            if type(delta) is not dict:
+                delta = as_obj(delta, f"{API}: delta")
+            tool_calls = delta.get("tool_calls")
+            if tool_calls is None or len(delta) > 1:
+                self._content(delta, c, parts)
+            if tool_calls:
+                if type(tool_calls) is not list:
+                    tool_calls = [tool_calls]
+                for tc in tool_calls:
+                    if type(tc) is not dict:
+                        tc = as_obj(tc, f"{API}: tool call")
+                    parts.append(_tool_call(tc, c))
+        finish = choice.get("finish_reason")
+        if finish:
+            raw = as_str(finish, f"{API}: finish_reason") or ""
+            parts.append(FinishPart(normalize_finish_reason(raw), raw, c))
+
+    @staticmethod
+    def _content(delta: dict[str, Any], c: int, parts: list[Part]) -> None:
+        content = delta.get("content")
+        if content:
+            parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
+        refusal = delta.get("refusal")
+        if refusal:
+            parts.append(TextPart(as_str(refusal, f"{API}: refusal") or "", c))
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+        function_call = delta.get("function_call")
+        if function_call:
+            fn = as_obj(function_call, f"{API}: function_call")
+            part = _tool_call({"function": fn}, c)
+            part.index = _LEGACY_INDEX
+            parts.append(part)
+
+
+def _tool_call(tc: dict[str, Any], c: int) -> CallPart:
+    call_id = tc.get("id")
+    if call_id is not None and type(call_id) is not str:
+        call_id = as_str(call_id, f"{API}: tool call id")
+    index = tc.get("index")
+    if index is not None and type(index) is not int:
+        index = as_int(index, f"{API}: tool call index")
+    fn = tc.get("function")
+    if not fn:
+        return CallPart(c, call_id, index)
+    if type(fn) is not dict:
+        fn = as_obj(fn, f"{API}: tool call function")
+    name = fn.get("name")
+    if name is not None and type(name) is not str:
+        name = as_str(name, f"{API}: tool name")
+    args = fn.get("arguments")
+    if args is None or type(args) is str:
+        return CallPart(c, call_id, index, name, args)
+    part = CallPart(c, call_id, index, name)
+    if type(args) is dict:
+        part.args_value = args  # Ollama's /v1 and a few others send an object
+        return part
+    raise RemoteProtocolError(
+        f"{API}: tool call arguments are {type(args).__name__}, expected a string"
+    )
