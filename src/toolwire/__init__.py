@@ -3,7 +3,7 @@
 The stream-decoding core (errors, events, value types, ``StreamDecoder``) is
 imported eagerly and does no I/O; the tool layer, providers, agent and
 emulation server are imported on first use, so ``import toolwire`` stays
-light and a sans-I/O user never loads httpx or anyio.
+light and a sans-I/O user never loads httpx, anyio or pydantic.
 """
 
 from __future__ import annotations
@@ -23,36 +23,58 @@ from toolwire.messages import __all__ as _messages_all
 from toolwire.types import *  # noqa: F403
 from toolwire.types import __all__ as _types_all
 
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.providers import (  # noqa: F401 - re-exported lazily
+        Anthropic,
+        Gemini,
+        HttpRequest,
+        HttpResponse,
+        OpenAIChat,
+        OpenAIResponses,
+        Provider,
+        Transport,
+    )
+    from toolwire.tools import (  # noqa: F401 - re-exported lazily
+        Approval,
+        ApprovalRequest,
+        RetryPolicy,
+        Tool,
+        Toolbox,
+        ToolContext,
+        ToolResult,
+        tool,
+    )
+    from toolwire.transport import (  # noqa: F401 - re-exported lazily
+        HttpRetryPolicy,
+        HttpxTransport,
+        Timeouts,
+    )
+
 __version__ = "0.1.0"
 
-# Public names defined in modules that do I/O or pull heavier dependencies:
+# Public names whose modules do I/O or pull heavier dependencies:
 # name -> module, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
     "Anthropic": "toolwire.providers",
+    "Approval": "toolwire.tools",
+    "ApprovalRequest": "toolwire.tools",
     "Gemini": "toolwire.providers",
     "HttpRequest": "toolwire.providers",
     "HttpResponse": "toolwire.providers",
+    "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
     "OpenAIChat": "toolwire.providers",
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
-    "RetryPolicy": "toolwire.transport",
+    "RetryPolicy": "toolwire.tools",
     "Timeouts": "toolwire.transport",
+    "Tool": "toolwire.tools",
+    "ToolContext": "toolwire.tools",
+    "ToolResult": "toolwire.tools",
+    "Toolbox": "toolwire.tools",
     "Transport": "toolwire.providers",
+    "tool": "toolwire.tools",
 }
-
-if TYPE_CHECKING:  # pragma: no cover
-    from toolwire.providers import Anthropic as Anthropic
-    from toolwire.providers import Gemini as Gemini
-    from toolwire.providers import HttpRequest as HttpRequest
-    from toolwire.providers import HttpResponse as HttpResponse
-    from toolwire.providers import OpenAIChat as OpenAIChat
-    from toolwire.providers import OpenAIResponses as OpenAIResponses
-    from toolwire.providers import Provider as Provider
-    from toolwire.providers import Transport as Transport
-    from toolwire.transport import HttpxTransport as HttpxTransport
-    from toolwire.transport import RetryPolicy as RetryPolicy
-    from toolwire.transport import Timeouts as Timeouts
 
 __all__ = sorted(
     [

@@ -47,6 +47,7 @@ from toolwire._jsonstream import CompletionScanner, PartialJSONParser
 from toolwire._repair import ArgumentsParseError, parse_arguments
 from toolwire.codecs._parts import (
     MISSING,
+    ArgsPart,
     CallDone,
     CallPart,
     ErrorPart,
@@ -242,12 +243,41 @@ class Accumulator:
             if self.error is not None:
                 return
             kind = type(part)
-            if kind is CallPart:
+            if kind is ArgsPart:
+                self._args_part(part, out)  # type: ignore[arg-type]
+            elif kind is CallPart:
                 self._call_part(part, out)  # type: ignore[arg-type]
             elif kind is TextPart or kind is ReasoningPart:
                 self._text_part(part, out)  # type: ignore[arg-type]
             else:
                 self._other_part(part, out)
+
+    def _args_part(self, part: ArgsPart, out: list[Event]) -> None:
+        choice = self._choices.get(part.choice)
+        call = None
+        if choice is not None:
+            if part.index is not None:
+                call = choice.by_index.get(part.index)
+            elif choice.calls:
+                call = choice.calls[-1]
+        scanner = call.scanner if call is not None else None
+        if call is None or scanner is None or call.state != _OPEN:
+            # Anything unusual takes the general path, with all its rules.
+            self._call_part(CallPart(part.choice, None, part.index, None, part.args), out)
+            return
+        args = part.args
+        if not args:
+            return
+        fragments = call.fragments
+        fragments.append(args)
+        completed = scanner.feed(args)
+        out.append(
+            new_tool_call_delta(
+                part.choice, call.position, call.id, call.name, args, call.source, len(fragments)
+            )
+        )
+        if completed and call.name:
+            self._finalize(choice, part.choice, call, out, allow_close=False)  # type: ignore[arg-type]
 
     def _text_part(self, part: TextPart | ReasoningPart, out: list[Event]) -> None:
         text = part.text

@@ -15,6 +15,7 @@ __all__ = ["main"]
 # name -> "module:attribute" of a click command, imported when the CLI starts.
 _COMMANDS: dict[str, str] = {
     "inspect": "toolwire.cli.inspect:inspect",
+    "serve": "toolwire.cli.serve:serve",
 }
 
 

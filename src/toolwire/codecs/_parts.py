@@ -17,6 +17,7 @@ from toolwire.types import Usage
 
 __all__ = [
     "MISSING",
+    "ArgsPart",
     "CallDone",
     "CallPart",
     "ErrorPart",
@@ -94,6 +95,17 @@ class CallPart:
 
 
 @dataclass(slots=True)
+class ArgsPart:
+    """A bare fragment of argument text for an existing call, found by its
+    raw ``index`` (or the latest call when ``None``): by far the most common
+    part, so it has its own type and a short path in the accumulator."""
+
+    choice: int
+    index: int | None
+    args: str
+
+
+@dataclass(slots=True)
 class CallDone:
     """The end marker of the call at ``index`` (or the latest open call)."""
 
@@ -150,7 +162,8 @@ class ErrorPart:
 
 
 Part = (
-    TextPart
+    ArgsPart
+    | TextPart
     | ReasoningPart
     | CallPart
     | CallDone

@@ -19,9 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire._json import dumps
+from toolwire._json import loads as _loads
 from toolwire._repair import ArgumentsParseError, parse_arguments
 from toolwire.codecs._common import error_event, load_payload
 from toolwire.codecs._parts import (
+    ArgsPart,
     CallDone,
     CallPart,
     ErrorPart,
@@ -90,12 +92,31 @@ class AnthropicCodec:
         self._usage: dict[str, Any] = {}
 
     def decode(self, event: str, data: str) -> list[Part]:
-        obj = load_payload(data, API)
+        try:
+            obj = _loads(data)
+        except ValueError:
+            obj = load_payload(data, API)  # raises the descriptive error
+        if type(obj) is not dict:
+            obj = as_obj(obj, f"{API}: event")
         kind = obj.get("type", event)
-        parts: list[Part] = []
         if kind == "content_block_delta":
+            # The hot path: one event per few characters of tool input.
+            delta = obj.get("delta")
+            index = obj.get("index")
+            if (
+                type(delta) is dict
+                and type(index) is int
+                and delta.get("type") == "input_json_delta"
+            ):
+                fragment = delta.get("partial_json")
+                target = self._blocks.get(index)
+                if type(fragment) is str and target is not None and target.type == "tool_use":
+                    return [ArgsPart(0, index, fragment)]
+            parts: list[Part] = []
             self._delta(obj, parts)
-        elif kind == "content_block_start":
+            return parts
+        parts = []
+        if kind == "content_block_start":
             index = self._index(obj)
             block = as_obj(obj.get("content_block"), f"{API}: content_block")
             self._start(index, block, parts)

@@ -17,6 +17,7 @@ from typing import Any
 from toolwire._json import loads as _loads
 from toolwire.codecs._common import error_event
 from toolwire.codecs._parts import (
+    ArgsPart,
     CallPart,
     ErrorPart,
     FinishPart,
@@ -168,12 +169,15 @@ class OpenAIChatCodec:
         function_call = delta.get("function_call")
         if function_call:
             fn = as_obj(function_call, f"{API}: function_call")
-            part = _tool_call({"function": fn}, c)
-            part.index = _LEGACY_INDEX
-            parts.append(part)
+            name = as_str(fn.get("name"), f"{API}: tool name")
+            args = fn.get("arguments")
+            if args is None or type(args) is str:
+                parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
+            else:
+                raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
 
 
-def _tool_call(tc: dict[str, Any], c: int) -> CallPart:
+def _tool_call(tc: dict[str, Any], c: int) -> CallPart | ArgsPart:
     call_id = tc.get("id")
     if call_id is not None and type(call_id) is not str:
         call_id = as_str(call_id, f"{API}: tool call id")
@@ -189,6 +193,8 @@ def _tool_call(tc: dict[str, Any], c: int) -> CallPart:
     if name is not None and type(name) is not str:
         name = as_str(name, f"{API}: tool name")
     args = fn.get("arguments")
+    if type(args) is str and call_id is None and name is None:
+        return ArgsPart(c, index, args)
     if args is None or type(args) is str:
         return CallPart(c, call_id, index, name, args)
     part = CallPart(c, call_id, index, name)

@@ -1,0 +1,358 @@
+"""Scripted conversations for the emulation server.
+
+Theory of operation: a :class:`Scenario` is a list of :class:`Turn`. The server
+is stateless: it answers a request with turn *n*, where *n* is the number of
+assistant messages already in the request's history, so any number of
+conversations can run at once against one server. A turn streams optional
+reasoning, then text, then tool calls, cut into fragments of ``chunk_size``
+characters. Text and arguments may quote the tool results the request carries
+with ``{result:0}`` (the first result after the last assistant message) or
+``{result:get_weather}`` (the latest result of that tool). A turn with
+``if_error`` is replaced by that alternative when one of the latest tool results
+is an error, which scripts "the model corrects its arguments" conversations.
+
+A turn's ``faults`` are consumed by successive attempts of the same request
+(same body), so a client retrying a request sees the next fault, then success.
+
+Scenarios load from JSON (``Scenario.from_file``), from the bundled set
+(``Scenario.builtin("weather")``), or replay one recorded body to every request
+(``Scenario.replay_file(path)``). The JSON shape::
+
+    {"turns": [
+        {"tool_calls": [{"name": "get_weather", "arguments": {"city": "杭州"}}],
+         "chunk_size": 4, "delay": 0.02,
+         "faults": [{"status": 429, "retry_after": 0.05}]},
+        {"text": "天气:{result:get_weather}"}
+    ]}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from toolwire import _json
+from toolwire.errors import UsageError
+
+__all__ = [
+    "Fault",
+    "Scenario",
+    "ScenarioError",
+    "ScriptedToolCall",
+    "Turn",
+    "builtin_names",
+]
+
+
+class ScenarioError(UsageError):
+    """A scenario cannot be loaded or cannot answer a request as scripted."""
+
+    type_name = "scenario_error"
+
+
+class _Model(BaseModel):
+    # Unknown keys in a scenario file are almost always typos; refuse them.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Fault(_Model):
+    """Something to go wrong with one attempt of a request.
+
+    ``status`` answers with that HTTP error instead of a stream (with
+    ``Retry-After`` when ``retry_after`` is set); the other fields damage a
+    successful answer.
+    """
+
+    status: int | None = Field(default=None, ge=400, le=599)
+    """Answer with this HTTP error status, in the dialect's error JSON shape."""
+    retry_after: float | None = Field(default=None, ge=0)
+    """Seconds sent as ``Retry-After`` (and ``retry-after-ms``) with ``status``."""
+    message: str | None = None
+    """The error message of ``status`` or ``error_event`` (a default otherwise)."""
+    cut_after_bytes: int | None = Field(default=None, ge=0)
+    """Close the connection after this many body bytes, mid-stream."""
+    slow_chunk_delay: float | None = Field(default=None, ge=0)
+    """Seconds between chunks for this attempt, replacing the turn's ``delay``."""
+    malformed_json: bool = False
+    """Send one chunk with broken JSON (the chunk ``at_chunk``, default the middle one)."""
+    error_event: dict[str, Any] | None = None
+    """Send an in-stream error event after HTTP 200, then end the stream. The
+    object may set ``message``, ``type``, ``code`` and ``status``; the server wraps
+    it in the dialect's error event shape."""
+    at_chunk: int | None = Field(default=None, ge=0)
+    """Where ``malformed_json`` or ``error_event`` strikes (chunk index)."""
+
+    @model_validator(mode="after")
+    def _something_goes_wrong(self) -> Fault:
+        if (
+            self.status is None
+            and self.cut_after_bytes is None
+            and self.slow_chunk_delay is None
+            and not self.malformed_json
+            and self.error_event is None
+        ):
+            raise ValueError(
+                "a fault needs one of status, cut_after_bytes, slow_chunk_delay, "
+                "malformed_json, error_event"
+            )
+        return self
+
+
+class ScriptedToolCall(_Model):
+    """One tool call of a turn."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    """An object, or raw text streamed exactly as given (it may be invalid JSON)."""
+
+
+class Turn(_Model):
+    """What the model answers to one request."""
+
+    text: str = ""
+    reasoning: str = ""
+    """Thinking text, streamed before the answer in the dialect's reasoning shape."""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    chunk_size: int = Field(default=16, ge=1)
+    """Fragment size in characters for text, reasoning and arguments."""
+    delay: float = Field(default=0.0, ge=0)
+    """Seconds to wait between chunks."""
+    faults: list[Fault] = Field(default_factory=list)
+    """Fault of attempt 1, 2, ... of the same request; later attempts succeed."""
+    if_error: Turn | None = None
+    """The turn to play instead when one of the latest tool results is an error:
+    an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a
+    JSON object with a non-empty ``error`` key (the shape toolwire sends back)."""
+
+
+class Scenario(_Model):
+    """A scripted conversation, or a recorded body replayed to every request."""
+
+    name: str = "scenario"
+    description: str = ""
+    turns: list[Turn] = Field(default_factory=list)
+    replay: Path | None = None
+    """A recorded response body (``.sse``) sent verbatim to every request."""
+
+    @model_validator(mode="after")
+    def _turns_or_replay(self) -> Scenario:
+        if not self.turns and self.replay is None:
+            raise ValueError("a scenario needs turns or a replay file")
+        if self.turns and self.replay is not None:
+            raise ValueError("a scenario has either turns or a replay file, not both")
+        return self
+
+    @classmethod
+    def from_dict(cls, data: Any, *, base_dir: Path | None = None) -> Scenario:
+        """Build a scenario from its JSON shape.
+
+        Args:
+            data: the parsed JSON.
+            base_dir: directory a relative ``replay`` path is resolved against.
+
+        Raises:
+            ScenarioError: the data does not describe a valid scenario.
+        """
+        try:
+            scenario = cls.model_validate(data)
+        except ValidationError as exc:
+            raise ScenarioError(f"invalid scenario: {exc}") from exc
+        if scenario.replay is not None and base_dir is not None:
+            if not scenario.replay.is_absolute():
+                scenario = scenario.model_copy(update={"replay": base_dir / scenario.replay})
+        if scenario.replay is not None and not scenario.replay.is_file():
+            raise ScenarioError(f"replay file not found: {scenario.replay}")
+        return scenario
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Scenario:
+        """Load a scenario from a JSON file, or a recorded ``.sse`` body to replay.
+
+        Raises:
+            ScenarioError: the file is missing, not JSON, or not a valid scenario.
+        """
+        path = Path(path)
+        if path.suffix != ".json":
+            return cls.replay_file(path)
+        try:
+            data = _json.loads(path.read_bytes())
+        except OSError as exc:
+            raise ScenarioError(f"cannot read scenario {path}: {exc.strerror}") from exc
+        except _json.JSONDecodeError as exc:
+            raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from exc
+        scenario = cls.from_dict(data, base_dir=path.parent)
+        if scenario.name == "scenario":
+            scenario = scenario.model_copy(update={"name": path.stem})
+        return scenario
+
+    @classmethod
+    def replay_file(cls, path: str | Path) -> Scenario:
+        """A scenario that answers every request with the exact bytes of ``path``.
+
+        Raises:
+            ScenarioError: the file does not exist.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise ScenarioError(f"replay file not found: {path}")
+        return cls(name=path.stem, replay=path)
+
+    @classmethod
+    def builtin(cls, name: str) -> Scenario:
+        """A scenario bundled with toolwire (see :func:`builtin_names`).
+
+        Raises:
+            ScenarioError: there is no bundled scenario of that name.
+        """
+        if name not in builtin_names():
+            known = ", ".join(builtin_names()) or "none"
+            raise ScenarioError(f"no built-in scenario {name!r} (known: {known})")
+        text = (
+            resources.files("toolwire.testing")
+            .joinpath("scenarios")
+            .joinpath(f"{name}.json")
+            .read_bytes()
+        )
+        scenario = cls.from_dict(_json.loads(text))
+        return scenario.model_copy(update={"name": name})
+
+    def with_delay(self, seconds: float) -> Scenario:
+        """A copy whose turns (and their ``if_error`` turns) wait ``seconds`` between chunks."""
+
+        def retime(turn: Turn) -> Turn:
+            alternative = retime(turn.if_error) if turn.if_error is not None else None
+            return turn.model_copy(update={"delay": seconds, "if_error": alternative})
+
+        return self.model_copy(update={"turns": [retime(t) for t in self.turns]})
+
+    def turn_for(self, assistant_turns: int, *, last_results_have_error: bool) -> Turn:
+        """The turn that answers a request whose history holds ``assistant_turns``
+        assistant messages.
+
+        Raises:
+            ScenarioError: the scenario has no such turn.
+        """
+        if assistant_turns >= len(self.turns):
+            raise ScenarioError(
+                f"scenario {self.name!r} has {len(self.turns)} turn(s); this request "
+                f"already holds {assistant_turns} assistant message(s), so it asks "
+                f"for turn {assistant_turns + 1}"
+            )
+        turn = self.turns[assistant_turns]
+        if last_results_have_error and turn.if_error is not None:
+            return turn.if_error
+        return turn
+
+
+def builtin_names() -> list[str]:
+    """Names accepted by :meth:`Scenario.builtin`, sorted."""
+    folder = resources.files("toolwire.testing").joinpath("scenarios")
+    return sorted(
+        entry.name.removesuffix(".json")
+        for entry in folder.iterdir()
+        if entry.name.endswith(".json")
+    )
+
+
+# ---------------------------------------------------------------------------
+# Templates
+
+_RESULT_REF = re.compile(r"\{result:([^{}]+)\}")
+
+
+def substitute(text: str, results: ResultLookup) -> str:
+    """Replace every ``{result:KEY}`` in ``text``.
+
+    Raises:
+        ScenarioError: a reference names no tool result of the request.
+    """
+    if "{result:" not in text:
+        return text
+    return _RESULT_REF.sub(lambda m: results.get(m.group(1).strip()), text)
+
+
+def substitute_value(value: Any, results: ResultLookup) -> Any:
+    """``substitute`` applied to every string inside a JSON value (keys too)."""
+    if isinstance(value, str):
+        return substitute(value, results)
+    if isinstance(value, dict):
+        return {substitute(str(k), results): substitute_value(v, results) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute_value(v, results) for v in value]
+    return value
+
+
+class ResultLookup:
+    """Tool results of a request, addressable by position or by tool name.
+
+    Args:
+        latest: ``(name, content)`` of the results after the last assistant
+            message, in request order; ``{result:0}`` is the first of these.
+        all_results: every ``(name, content)`` of the request, oldest first;
+            ``{result:NAME}`` is the latest one of that tool.
+    """
+
+    def __init__(
+        self,
+        latest: list[tuple[str | None, str]],
+        all_results: list[tuple[str | None, str]],
+    ) -> None:
+        self._latest = latest
+        self._all = all_results
+
+    def get(self, key: str) -> str:
+        """The content a reference stands for.
+
+        Raises:
+            ScenarioError: no tool result matches ``key``.
+        """
+        if key.isdigit():
+            index = int(key)
+            if index < len(self._latest):
+                return self._latest[index][1]
+            raise ScenarioError(
+                f"{{result:{key}}}: the request carries {len(self._latest)} tool "
+                "result(s) after its last assistant message"
+            )
+        for name, content in reversed(self._all):
+            if name == key:
+                return content
+        names = sorted({name for name, _ in self._all if name})
+        raise ScenarioError(
+            f"{{result:{key}}}: the request carries no result of tool {key!r} "
+            f"(results of: {', '.join(names) or 'none'})"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Deterministic identifiers
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+_HEX = "0123456789abcdef"
+
+
+def token(seed: str, length: int, alphabet: str = _ALNUM) -> str:
+    """A pseudo-random string drawn deterministically from ``seed``."""
+    out: list[str] = []
+    counter = 0
+    while len(out) < length:
+        digest = hashlib.sha256(f"{seed}#{counter}".encode()).digest()
+        out.extend(alphabet[b % len(alphabet)] for b in digest)
+        counter += 1
+    return "".join(out[:length])
+
+
+def hex_token(seed: str, length: int) -> str:
+    """Like :func:`token`, lowercase hexadecimal."""
+    return token(seed, length, _HEX)
+
+
+def lower_token(seed: str, length: int) -> str:
+    """Like :func:`token`, lowercase letters and digits."""
+    return token(seed, length, _LOWER_ALNUM)

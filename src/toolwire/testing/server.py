@@ -1,0 +1,678 @@
+"""The emulation server: a real HTTP server on loopback speaking four providers' wire formats.
+
+Theory of operation: a Starlette app answers the OpenAI Chat Completions,
+OpenAI Responses, Anthropic Messages and Gemini endpoints. For each request it
+parses the body in its dialect (:mod:`toolwire.testing._parse`), picks the turn
+of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
+(:class:`~toolwire.testing.encoders.Reply`) and encodes it as the provider would
+(:mod:`toolwire.testing.encoders`). Faults are applied last: an HTTP error
+instead of the answer, or damage to the frames (a broken chunk, an error
+event) and to the bytes (a cut, slow chunks). The server keeps no conversation
+state; the only state is the attempt counter per request body, which makes a
+client's retry of the same request its next attempt.
+
+:class:`EmulationServer` runs uvicorn in a background thread on a socket it
+binds itself (so the port is known before the thread starts), and returns from
+``start()`` only once uvicorn reports that it is serving: no sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import ipaddress
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import uvicorn
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from toolwire import _json
+from toolwire.errors import ToolwireError, UsageError
+from toolwire.testing._parse import API_NAMES, BadRequest, ParsedRequest, parse_request
+from toolwire.testing.encoders import (
+    ENCODERS,
+    Encoder,
+    GeminiEncoder,
+    Reply,
+    ReplyCall,
+)
+from toolwire.testing.scenario import (
+    Fault,
+    ResultLookup,
+    Scenario,
+    ScenarioError,
+    Turn,
+    builtin_names,
+    substitute,
+    substitute_value,
+)
+
+__all__ = ["FAULT_HEADER", "EmulationServer", "build_app", "is_loopback", "load_scenario"]
+
+FAULT_HEADER = "x-toolwire-fault"
+"""Request header forcing a fault (a :class:`Fault` as JSON) on that one request."""
+
+_INCOMPLETE_MESSAGE = "ASGI callable returned without completing response."
+
+
+class _DeliberateCutFilter(logging.Filter):
+    """Silence uvicorn's complaint about the responses we cut on purpose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != _INCOMPLETE_MESSAGE
+
+
+def _install_log_filter() -> None:
+    logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _DeliberateCutFilter) for f in logger.filters):
+        logger.addFilter(_DeliberateCutFilter())
+
+
+def load_scenario(scenario: Scenario | str | Path | dict[str, Any]) -> Scenario:
+    """A scenario from an object, a built-in name, a file path or its JSON shape.
+
+    Raises:
+        ScenarioError: the scenario cannot be found or is invalid.
+    """
+    if isinstance(scenario, Scenario):
+        return scenario
+    if isinstance(scenario, dict):
+        return Scenario.from_dict(scenario)
+    if isinstance(scenario, str) and scenario in builtin_names() and not Path(scenario).exists():
+        return Scenario.builtin(scenario)
+    return Scenario.from_file(scenario)
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` names the loopback interface only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _WireResponse(Response):
+    """Sends prepared chunks one by one, with delays, and can hang up mid-body."""
+
+    def __init__(
+        self,
+        chunks: list[bytes],
+        *,
+        status: int,
+        headers: dict[str, str],
+        delay: float = 0.0,
+        cut_after: int | None = None,
+    ) -> None:
+        # Response.__init__ would render a body and a Content-Length; the
+        # headers here are complete as given.
+        self.chunks = chunks
+        self.status_code = status
+        self.delay = delay
+        self.cut_after = cut_after
+        self.background = None
+        self.raw_headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        sent = 0
+        for n, chunk in enumerate(self.chunks):
+            if n and self.delay:
+                await anyio.sleep(self.delay)
+            if self.cut_after is not None and sent + len(chunk) >= self.cut_after:
+                part = chunk[: self.cut_after - sent]
+                if part:
+                    await send({"type": "http.response.body", "body": part, "more_body": True})
+                # Returning without the final empty body makes uvicorn close the
+                # connection: the client sees a truncated chunked body.
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            sent += len(chunk)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
+    """Substitute templates and serialize arguments.
+
+    Raises:
+        ScenarioError: a template names a tool result the request does not carry.
+    """
+    lookup = ResultLookup(
+        [(r.name, r.content) for r in request.latest_results],
+        [(r.name, r.content) for r in request.results],
+    )
+    calls: list[ReplyCall] = []
+    for index, call in enumerate(turn.tool_calls):
+        if isinstance(call.arguments, str):
+            raw = substitute(call.arguments, lookup)
+            try:
+                parsed = _json.loads(raw)
+            except _json.JSONDecodeError:
+                parsed = None
+            arguments = parsed if isinstance(parsed, dict) else None
+        else:
+            arguments = substitute_value(call.arguments, lookup)
+            raw = _json.dumps(arguments)
+        calls.append(ReplyCall(index=index, name=call.name, raw_arguments=raw, arguments=arguments))
+    return Reply(
+        request=request,
+        turn=request.assistant_turns,
+        reasoning=substitute(turn.reasoning, lookup),
+        text=substitute(turn.text, lookup),
+        calls=tuple(calls),
+        chunk_size=turn.chunk_size,
+        created=int(time.time()),
+        input_tokens=max(1, input_tokens),
+    )
+
+
+class _Handler:
+    """The request handling shared by every route; holds the per-server state."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        requests: list[Any],
+        log: Callable[[str], None] | None,
+    ) -> None:
+        self.scenario = scenario
+        self.requests = requests
+        self.log = log
+        self.attempts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def _attempt(self, path: str, body: bytes) -> int:
+        key = hashlib.sha256(path.encode() + b"\0" + body).hexdigest()
+        with self.lock:
+            attempt = self.attempts.get(key, 0)
+            self.attempts[key] = attempt + 1
+        return attempt
+
+    def _record(self, body: bytes) -> None:
+        try:
+            self.requests.append(_json.loads(body))
+        except _json.JSONDecodeError:
+            self.requests.append(body.decode("utf-8", "replace"))
+
+    @staticmethod
+    def _headers(encoder: Encoder, media_type: str, request_seed: str) -> dict[str, str]:
+        rid = hashlib.sha256(request_seed.encode()).hexdigest()[:24]
+        name = "request-id" if encoder.api == "anthropic-messages" else "x-request-id"
+        return {"content-type": media_type, name: f"req_{rid}"}
+
+    def _error(
+        self,
+        encoder: Encoder,
+        status: int,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        seed: str = "",
+    ) -> _WireResponse:
+        body = encoder.dumps_body(encoder.error_body(status, message))
+        headers = self._headers(encoder, encoder.json_media_type, seed or message)
+        headers["content-length"] = str(len(body))
+        if retry_after is not None:
+            seconds = int(retry_after) if float(retry_after).is_integer() else retry_after
+            headers["retry-after"] = str(seconds)
+            headers["retry-after-ms"] = str(round(retry_after * 1000))
+        return _WireResponse([body], status=status, headers=headers)
+
+    def _log(self, line: str) -> None:
+        if self.log is not None:
+            self.log(line)
+
+    async def replay(self, request: Request) -> Response:
+        """Every request gets the recorded bytes."""
+        self._record(await request.body())
+        path = self.scenario.replay
+        assert path is not None
+        data = path.read_bytes()
+        media = "text/event-stream; charset=utf-8"
+        stripped = data.lstrip()
+        if stripped.startswith(b"["):
+            media = "application/json; charset=UTF-8"
+        elif stripped.startswith(b"{"):
+            media = "application/x-ndjson"
+        self._log(f"{request.method} {request.url.path} 200 replay {path.name}")
+        return _WireResponse(
+            [data], status=200, headers={"content-type": media, "content-length": str(len(data))}
+        )
+
+    async def handle(
+        self,
+        request: Request,
+        api: str,
+        encoder: Encoder,
+        *,
+        model: str | None = None,
+        stream: bool | None = None,
+    ) -> Response:
+        """Answer one request of dialect ``api``."""
+        body = await request.body()
+        self._record(body)
+        path = request.url.path
+        attempt = self._attempt(path, body)
+        seed = f"{path}:{attempt}:{hashlib.sha256(body).hexdigest()}"
+
+        forced: Fault | None = None
+        header = request.headers.get(FAULT_HEADER)
+        if header is not None:
+            try:
+                forced = Fault.model_validate(_json.loads(header))
+            except (_json.JSONDecodeError, ValidationError) as exc:
+                self._log(f"POST {path} 400 bad {FAULT_HEADER} header")
+                return self._error(encoder, 400, f"invalid {FAULT_HEADER} header: {exc}")
+
+        try:
+            parsed = parse_request(api, body, model=model, stream=stream)
+            turn = self.scenario.turn_for(
+                parsed.assistant_turns, last_results_have_error=parsed.latest_has_error
+            )
+            reply = _render(turn, parsed, input_tokens=len(body) // 4)
+        except (BadRequest, ScenarioError) as exc:
+            self._log(f"POST {path} 400 {exc.message}")
+            return self._error(encoder, 400, exc.message, seed=seed)
+
+        fault = forced
+        if fault is None and attempt < len(turn.faults):
+            fault = turn.faults[attempt]
+        label = f"turn {parsed.assistant_turns + 1}, attempt {attempt + 1}"
+
+        if fault is not None and fault.status is not None:
+            self._log(f"POST {path} {fault.status} fault ({label})")
+            return self._error(
+                encoder,
+                fault.status,
+                fault.message or _DEFAULT_MESSAGES.get(fault.status, "Injected server error."),
+                retry_after=fault.retry_after,
+                seed=seed,
+            )
+
+        delay = turn.delay
+        if fault is not None and fault.slow_chunk_delay is not None:
+            delay = fault.slow_chunk_delay
+        cut_after = fault.cut_after_bytes if fault is not None else None
+
+        if parsed.stream:
+            chunks = self._stream_chunks(encoder, reply, fault)
+            headers = self._headers(encoder, encoder.stream_media_type, seed)
+            headers["cache-control"] = "no-cache"
+        else:
+            if fault is not None and fault.error_event is not None:
+                # A non-streaming answer has no room for an event: the error
+                # becomes the HTTP answer.
+                status = int(fault.error_event.get("status", 500))
+                message = str(fault.error_event.get("message", "Injected server error."))
+                self._log(f"POST {path} {status} fault ({label})")
+                return self._error(encoder, status, message, seed=seed)
+            try:
+                data = encoder.dumps_body(encoder.body(reply))
+            except ValueError as exc:
+                self._log(f"POST {path} 500 {exc}")
+                return self._error(encoder, 500, str(exc), seed=seed)
+            if fault is not None and fault.malformed_json:
+                data = data[: len(data) // 2]
+            chunks = [data]
+            headers = self._headers(encoder, encoder.json_media_type, seed)
+            if cut_after is None:
+                headers["content-length"] = str(len(data))
+        kind = "stream" if parsed.stream else "json"
+        faulted = " with fault" if fault is not None else ""
+        self._log(f"POST {path} 200 {kind} ({label}){faulted}")
+        return _WireResponse(chunks, status=200, headers=headers, delay=delay, cut_after=cut_after)
+
+    @staticmethod
+    def _stream_chunks(encoder: Encoder, reply: Reply, fault: Fault | None) -> list[bytes]:
+        frames = encoder.stream(reply)
+        broken: int | None = None
+        if fault is not None and fault.error_event is not None:
+            at = fault.at_chunk if fault.at_chunk is not None else len(frames) // 2
+            at = min(at, len(frames))
+            frames = [*frames[:at], encoder.error_frame(dict(fault.error_event), at)]
+        if fault is not None and fault.malformed_json:
+            # Never break the [DONE] marker or the ping: they are not JSON objects.
+            candidates = [i for i, f in enumerate(frames) if f.raw is None]
+            at = fault.at_chunk if fault.at_chunk is not None else len(frames) // 2
+            broken = min(candidates, key=lambda i: abs(i - at)) if candidates else None
+        chunks = [encoder.frame(f, i, broken=i == broken) for i, f in enumerate(frames)]
+        trailer = encoder.trailer()
+        if trailer:
+            chunks[-1] += trailer
+        return chunks
+
+
+_DEFAULT_MESSAGES = {
+    400: "Invalid request.",
+    401: "Invalid API key.",
+    404: "Not found.",
+    429: "Rate limit reached for requests. Please try again shortly.",
+    500: "The server had an error while processing your request.",
+    502: "Bad gateway.",
+    503: "The service is temporarily overloaded.",
+    529: "Overloaded",
+}
+
+
+def build_app(
+    scenario: Scenario,
+    *,
+    requests: list[Any] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Starlette:
+    """The Starlette app of the emulation server.
+
+    Args:
+        scenario: what to answer.
+        requests: a list to which every received request body is appended.
+        log: called with one line per request (never with headers or keys).
+    """
+    handler = _Handler(scenario, requests if requests is not None else [], log)
+    if scenario.replay is not None:
+        return Starlette(routes=[Route("/{path:path}", handler.replay, methods=["POST", "GET"])])
+
+    async def openai_chat(request: Request) -> Response:
+        return await handler.handle(request, "openai-chat", ENCODERS["openai-chat"]())
+
+    async def openai_responses(request: Request) -> Response:
+        return await handler.handle(request, "openai-responses", ENCODERS["openai-responses"]())
+
+    async def anthropic_messages(request: Request) -> Response:
+        return await handler.handle(request, "anthropic-messages", ENCODERS["anthropic-messages"]())
+
+    async def gemini(request: Request) -> Response:
+        target = request.path_params["target"]
+        model, _, method = target.rpartition(":")
+        sse = request.query_params.get("alt") == "sse"
+        encoder = GeminiEncoder(sse=sse)
+        if method == "streamGenerateContent":
+            return await handler.handle(request, "gemini", encoder, model=model, stream=True)
+        if method == "generateContent":
+            return await handler.handle(request, "gemini", encoder, model=model, stream=False)
+        return handler._error(encoder, 404, f"method {method!r} not found for model {model!r}")
+
+    async def unknown(request: Request) -> Response:
+        path = request.url.path
+        if path.startswith(("/v1beta", "/v1/models")):
+            encoder: Encoder = GeminiEncoder()
+        elif "messages" in path:
+            encoder = ENCODERS["anthropic-messages"]()
+        else:
+            encoder = ENCODERS["openai-chat"]()
+        message = (
+            f"no endpoint {request.method} {path}; this server answers POST "
+            "/v1/chat/completions, /v1/responses, /v1/messages and "
+            "/v1beta/models/{model}:streamGenerateContent or :generateContent"
+        )
+        handler._log(f"{request.method} {path} 404")
+        return handler._error(encoder, 404, message)
+
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", openai_chat, methods=["POST"]),
+            Route("/chat/completions", openai_chat, methods=["POST"]),
+            Route("/v1/responses", openai_responses, methods=["POST"]),
+            Route("/v1/messages", anthropic_messages, methods=["POST"]),
+            Route("/v1beta/models/{target:path}", gemini, methods=["POST"]),
+            Route("/v1/models/{target:path}", gemini, methods=["POST"]),
+            Route("/{path:path}", unknown, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
+        ]
+    )
+
+
+class _UvicornServer(uvicorn.Server):
+    """uvicorn, telling us when it is serving (or has given up)."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        ready: threading.Event,
+        on_started: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(config)
+        self.ready = ready
+        self.on_started = on_started
+
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wake: asyncio.Event | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # Made before `ready` is set, so that stop() can always reach them.
+        self._loop = asyncio.get_running_loop()
+        self._wake = asyncio.Event()
+        try:
+            await super().startup(sockets=sockets)
+        finally:
+            self.ready.set()
+        if self.started and self.on_started is not None:
+            self.on_started()
+
+    async def main_loop(self) -> None:
+        # uvicorn's loop polls should_exit every 0.1 s; this one also wakes up
+        # at once when stop() is called from another thread.
+        assert self._wake is not None
+        counter = 0
+        should_exit = await self.on_tick(counter)
+        while not should_exit:
+            counter = (counter + 1) % 864_000
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+            should_exit = await self.on_tick(counter)
+
+    def request_stop(self) -> None:
+        """Ask the server to shut down; safe from any thread."""
+        self.should_exit = True
+        if self._loop is not None and self._wake is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has already closed
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+
+_API_ALIASES = {
+    "openai": "openai-chat",
+    "openai-chat": "openai-chat",
+    "openai-responses": "openai-responses",
+    "anthropic": "anthropic-messages",
+    "anthropic-messages": "anthropic-messages",
+    "gemini": "gemini",
+}
+
+
+class EmulationServer:
+    """A real HTTP server on loopback answering as OpenAI, Anthropic and Gemini do.
+
+    Use it as a context manager (sync or async)::
+
+        with EmulationServer(Scenario.builtin("weather")) as server:
+            client = openai.OpenAI(base_url=server.url_for("openai-chat"), api_key="x")
+
+    Args:
+        scenario: a :class:`Scenario`, a built-in scenario name, a path to a
+            scenario JSON file or a recorded ``.sse`` body, or the JSON shape.
+        host: the interface to listen on; loopback unless ``allow_remote``.
+        port: the port; 0 picks a free one.
+        allow_remote: permit a non-loopback ``host``.
+        log: called with one line per request (method, path, status; never
+            headers, so never an API key).
+
+    Raises:
+        UsageError: ``host`` is not loopback and ``allow_remote`` is False.
+        ScenarioError: the scenario cannot be loaded.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario | str | Path | dict[str, Any],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        allow_remote: bool = False,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        if not allow_remote and not is_loopback(host):
+            raise UsageError(
+                f"refusing to listen on {host!r}: the emulation server listens on "
+                "loopback only unless remote access is explicitly allowed"
+            )
+        self.scenario = load_scenario(scenario)
+        self.host = host
+        self.requests: list[Any] = []
+        """Every request body received (parsed JSON), in arrival order."""
+        self.app = build_app(self.scenario, requests=self.requests, log=log)
+        self._requested_port = port
+        self._socket: socket.socket | None = None
+        self._server: _UvicornServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def __repr__(self) -> str:
+        state = self.base_url if self._socket is not None else "stopped"
+        return f"<EmulationServer {self.scenario.name!r} {state}>"
+
+    @property
+    def port(self) -> int:
+        """The port listened on (known once started)."""
+        if self._socket is None:
+            raise UsageError("the emulation server is not started")
+        return int(self._socket.getsockname()[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port``, without a trailing slash."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def url_for(self, api: str) -> str:
+        """The base URL an SDK of ``api`` wants.
+
+        ``openai-chat``/``openai-responses`` (or ``openai``): ``.../v1``;
+        ``anthropic-messages`` (or ``anthropic``) and ``gemini``: the root.
+
+        Raises:
+            UsageError: unknown API name.
+        """
+        name = _API_ALIASES.get(api)
+        if name is None:
+            raise UsageError(f"unknown API {api!r}; known: {', '.join(API_NAMES)}")
+        if name.startswith("openai"):
+            return self.base_url + "/v1"
+        return self.base_url
+
+    def _bind(self) -> socket.socket:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            self.host, self._requested_port, type=socket.SOCK_STREAM
+        )[0]
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+            sock.listen(2048)
+        except OSError:
+            sock.close()
+            raise
+        return sock
+
+    def _make_server(
+        self, ready: threading.Event, on_started: Callable[[], None] | None = None
+    ) -> _UvicornServer:
+        _install_log_filter()
+        config = uvicorn.Config(
+            self.app,
+            log_level="warning",
+            access_log=False,  # an access log would print Gemini's ?key= query
+            lifespan="off",
+            loop="asyncio",
+            http="h11",
+            ws="none",
+            timeout_graceful_shutdown=1,
+        )
+        return _UvicornServer(config, ready, on_started)
+
+    def start(self) -> EmulationServer:
+        """Start serving in a background thread; return once it is serving.
+
+        Raises:
+            UsageError: already started.
+            ToolwireError: the server could not start.
+        """
+        if self._thread is not None:
+            raise UsageError("the emulation server is already started")
+        self._socket = self._bind()
+        ready = threading.Event()
+        self._server = self._make_server(ready)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            name=f"toolwire-emulation-server-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        # uvicorn sets the event when startup is over, successful or not; the
+        # timeout only guards against a thread that died before reaching it.
+        ready.wait(timeout=30)
+        if not self._server.started:
+            self.stop()
+            raise ToolwireError("the emulation server failed to start")
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and wait for the thread to finish. Idempotent."""
+        if self._server is not None:
+            self._server.request_stop()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        if self._socket is not None:
+            self._socket.close()
+        self._thread = None
+        self._server = None
+
+    def serve_forever(self, *, on_ready: Callable[[EmulationServer], None] | None = None) -> None:
+        """Serve in the current thread until interrupted (Ctrl-C or SIGTERM)."""
+        if self._thread is not None:
+            raise UsageError("the emulation server is already started")
+        self._socket = self._bind()
+        callback = (lambda: on_ready(self)) if on_ready is not None else None
+        server = self._make_server(threading.Event(), callback)
+        try:
+            server.run(sockets=[self._socket])
+        finally:
+            self._socket.close()
+            self._socket = None
+
+    def __enter__(self) -> EmulationServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> EmulationServer:
+        return await anyio.to_thread.run_sync(self.start)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await anyio.to_thread.run_sync(self.stop)
