@@ -10,10 +10,11 @@ wire shape.
 What a provider needs to see again but toolwire does not interpret (thinking
 signatures, Gemini thought signatures, Responses reasoning items, DeepSeek
 ``reasoning_content``) travels in :attr:`AssistantMessage.provider_state` as
-opaque JSON objects tagged with the dialect that produced them (``"api"``);
-a provider sends back only the items of its own dialect, so a conversation
-can move between providers without leaking one provider's signatures into
-another's request.
+opaque JSON objects, exactly as the stream decoder or ``parse_response``
+left them in :attr:`~toolwire.types.ChoiceResult.provider_state`. Each
+provider sends back only the item types of its own dialect (``thinking``,
+``thought_signature``, ``reasoning``...), so a conversation can move between
+providers without leaking one provider's signatures into another's request.
 
 ``to_dict()`` / :func:`message_from_dict` give a JSON shape for the journal.
 Decoding a malformed record raises :class:`~toolwire.errors.UsageError`,
@@ -171,7 +172,7 @@ class AssistantMessage:
     tool_calls: tuple[ToolCall | InvalidToolCall, ...] = ()
     """The calls the model made, in order."""
     provider_state: tuple[dict[str, Any], ...] = ()
-    """Opaque items (tagged with ``"api"``) the provider must see again."""
+    """Opaque items the provider must see again (see the module docstring)."""
     kind: Literal["assistant"] = field(default="assistant", init=False)
 
     def to_dict(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ call needs:
 * **Timeouts** (:class:`Timeouts`): connect, read (between bytes), write,
   pool, and an optional *total* deadline covering retries and, for a stream,
   the whole body.
-* **Retries of the request** (:class:`RetryPolicy`) on connection failures
+* **Retries of the request** (:class:`HttpRetryPolicy`) on connection failures
   and on retryable statuses (429, 5xx, Anthropic's 529), with exponential
   backoff and jitter, or the server's ``Retry-After`` / ``retry-after-ms``
   when it gives one (capped). A retry is only ever made *before* the caller
@@ -62,7 +62,7 @@ from toolwire.providers._base import (
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HttpxTransport", "RetryPolicy", "Timeouts"]
+__all__ = ["HttpRetryPolicy", "HttpxTransport", "Timeouts"]
 
 logger = logging.getLogger("toolwire.transport")
 
@@ -104,7 +104,7 @@ class Timeouts:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RetryPolicy:
+class HttpRetryPolicy:
     """When and how long to wait before sending a request again."""
 
     max_attempts: int = 3
@@ -243,7 +243,7 @@ class HttpxTransport:
         self,
         *,
         timeouts: Timeouts | float | None = None,
-        retry: RetryPolicy | None = None,
+        retry: HttpRetryPolicy | None = None,
         client: httpx.AsyncClient | None = None,
         sleep: Sleep | None = None,
         random: Callable[[], float] | None = None,
@@ -253,7 +253,7 @@ class HttpxTransport:
 
         Args:
             timeouts: see :class:`Timeouts`.
-            retry: see :class:`RetryPolicy`.
+            retry: see :class:`HttpRetryPolicy`.
             client: an ``httpx.AsyncClient`` to use (and not close) instead
                 of the one the transport creates; its timeouts apply.
             sleep: the coroutine that waits between attempts
@@ -264,7 +264,7 @@ class HttpxTransport:
         import httpx
 
         self.timeouts = Timeouts.coerce(timeouts)
-        self.retry = retry or RetryPolicy()
+        self.retry = retry or HttpRetryPolicy()
         self._sleep: Sleep = sleep or _anyio_sleep
         self._random = random or _random_module.random
         self._owns_client = client is None

@@ -412,7 +412,7 @@ def test_anthropic_stop_reasons_server_tools_and_errors() -> None:
         ("srvtoolu_1", "web_search", {"query": "q"})
     ]
     assert choice.tool_calls == ()
-    assert len(choice.provider_state) == 2  # both blocks are replayed next turn
+    assert choice.provider_state == ()  # only thinking is replayed, as when streamed
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     assert isinstance(provider.parse_response(error).error, ProviderError)
     broken = provider.parse_response({"type": "message", "content": "x"})
@@ -469,10 +469,17 @@ def test_gemini_thought_signatures_go_back_on_their_parts() -> None:
     provider = Gemini(api_key=KEY)
     result = provider.parse_response(GEMINI_PARALLEL)
     contents = next_request_body(provider, result)["contents"]
+    # The same state as the stream decoder keeps: a call's signature by call
+    # position, a thought's without one (the thought text itself is not
+    # needed back, its signature is).
+    assert result.choices[0].provider_state == (
+        {"type": "thought_signature", "signature": "sig-t"},
+        {"type": "thought_signature", "call": 0, "signature": "sig-a"},
+    )
     assert contents[1] == {
         "role": "model",
         "parts": [
-            {"text": "Planning the calls.", "thought": True, "thoughtSignature": "sig-t"},
+            {"text": "", "thoughtSignature": "sig-t"},
             {
                 "functionCall": {"name": "get_weather", "args": {"city": "Paris"}},
                 "thoughtSignature": "sig-a",

@@ -12,12 +12,12 @@ from toolwire import (
     Anthropic,
     ConnectError,
     HttpRequest,
+    HttpRetryPolicy,
     HttpxTransport,
     OpenAIChat,
     ProviderError,
     RateLimited,
     ReadError,
-    RetryPolicy,
     Timeouts,
     TransportTimeout,
     UsageError,
@@ -86,7 +86,7 @@ async def test_429_with_retry_after_then_success(
 async def test_retry_after_is_capped(server: LoopbackServer) -> None:
     path = server.path("rate-limited")
     sleep = SleepRecorder()
-    policy = RetryPolicy(max_retry_after=5.0)
+    policy = HttpRetryPolicy(max_retry_after=5.0)
     async with HttpxTransport(sleep=sleep, retry=policy) as transport:
         await transport.send(post(server.url + path + "?after=3600"))
     assert sleep.delays == [5.0]
@@ -95,7 +95,7 @@ async def test_retry_after_is_capped(server: LoopbackServer) -> None:
 async def test_500_storm_ends_in_a_typed_error_after_n_attempts(server: LoopbackServer) -> None:
     path = server.path("storm")
     sleep = SleepRecorder()
-    policy = RetryPolicy(max_attempts=4, initial_backoff=0.5, multiplier=2.0, jitter=0.5)
+    policy = HttpRetryPolicy(max_attempts=4, initial_backoff=0.5, multiplier=2.0, jitter=0.5)
     provider = OpenAIChat(api_key="k", base_url=server.url)
     async with HttpxTransport(sleep=sleep, retry=policy, random=lambda: 0.5) as transport:
         with pytest.raises(ProviderError) as caught:
@@ -144,7 +144,7 @@ async def test_read_timeout_is_a_transport_timeout_and_not_retried(
 async def test_read_timeouts_can_be_retried_when_asked(server: LoopbackServer) -> None:
     path = server.path("slow")
     sleep = SleepRecorder()
-    policy = RetryPolicy(max_attempts=2, retry_read_timeouts=True)
+    policy = HttpRetryPolicy(max_attempts=2, retry_read_timeouts=True)
     async with HttpxTransport(timeouts=Timeouts(read=0.1), sleep=sleep, retry=policy) as t:
         with pytest.raises(TransportTimeout):
             await t.send(post(server.url + path))
@@ -210,7 +210,7 @@ async def test_stream_http_errors_go_through_the_provider_mapping(
 ) -> None:
     path = server.path("storm")
     provider = Anthropic(api_key="k", base_url=server.url)
-    async with HttpxTransport(retry=RetryPolicy(max_attempts=1)) as transport:
+    async with HttpxTransport(retry=HttpRetryPolicy(max_attempts=1)) as transport:
         with pytest.raises(ProviderError) as caught:
             async with transport.stream(
                 post(server.url + path, stream=True), parse_error=provider.parse_error
@@ -267,7 +267,7 @@ async def test_provider_complete_over_loopback(server: LoopbackServer) -> None:
 async def test_provider_rate_limit_surfaces_typed(server: LoopbackServer) -> None:
     path = server.path("rate-limited")
     provider = OpenAIChat(api_key="k", base_url=server.url)
-    async with HttpxTransport(retry=RetryPolicy(max_attempts=1)) as transport:
+    async with HttpxTransport(retry=HttpRetryPolicy(max_attempts=1)) as transport:
         with pytest.raises(RateLimited) as caught:
             await transport.send(post(server.url + path), parse_error=provider.parse_error)
     assert caught.value.retry_after == 1.0 and "slow down" in caught.value.message
@@ -295,7 +295,7 @@ async def test_provider_creates_and_closes_its_own_transport(server: LoopbackSer
 
 
 def test_retry_policy_delays_and_validation() -> None:
-    policy = RetryPolicy(initial_backoff=1.0, multiplier=3.0, max_backoff=5.0, jitter=0.2)
+    policy = HttpRetryPolicy(initial_backoff=1.0, multiplier=3.0, max_backoff=5.0, jitter=0.2)
     assert [policy.delay(n, retry_after=None, rand=0.0) for n in (1, 2, 3)] == [1.0, 3.0, 5.0]
     assert policy.delay(1, retry_after=None, rand=1.0) == pytest.approx(0.8)
     assert policy.delay(3, retry_after=2.5, rand=0.9) == 2.5
@@ -307,7 +307,7 @@ def test_retry_policy_delays_and_validation() -> None:
         {"max_backoff": float("inf")},
     ):
         with pytest.raises(UsageError):
-            RetryPolicy(**bad)  # type: ignore[arg-type]
+            HttpRetryPolicy(**bad)  # type: ignore[arg-type]
 
 
 def test_timeouts_coercion() -> None:

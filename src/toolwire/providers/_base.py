@@ -19,15 +19,17 @@ from __future__ import annotations
 import math
 import os
 import time
-import uuid
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from toolwire import _json
+from toolwire._repair import ArgumentsParseError
+from toolwire._repair import parse_arguments as _repair_arguments
+from toolwire.accumulate import mint_call_id
 from toolwire.errors import (
     Overloaded,
     ProviderError,
@@ -64,6 +66,10 @@ _SECRET_HEADERS = frozenset(
     {"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"}
 )
 _REDACTED = "<redacted>"
+
+POSITION_KEY = "after_tool_calls"
+"""Key toolwire adds to a provider_state item that came *after* some tool
+calls (interleaved thinking), so it is sent back in the same place."""
 
 
 class _Secret:
@@ -273,49 +279,59 @@ def decode_error_body(body: Any) -> Any:
     return body
 
 
-def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str, str | None]:
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str, bool, str | None]:
     """Parse a complete tool call's arguments as a provider delivered them.
 
+    Strings go through the same parser (and the same unambiguous repairs) as
+    streamed arguments, so a non-streaming response and a stream of the same
+    call give the same result.
+
     Returns:
-        ``(arguments, raw_text, error)``: the arguments object (``{}`` for
-        empty, ``null`` or absent arguments) and ``None``, or ``None`` and a
-        short description of what is wrong.
+        ``(arguments, raw_text, repaired, error)``: the arguments object
+        (``{}`` for empty, ``null`` or absent arguments) and ``None``, or
+        ``None`` and what is wrong, worded as the stream decoder words it.
     """
     if raw is None:
-        return {}, "", None
+        return {}, "", False, None
     if isinstance(raw, dict):
-        return raw, _json.dumps(raw), None
+        return raw, _json.dumps(raw), False, None
     if not isinstance(raw, str):
-        text = _json.dumps(raw)
-        return None, text, f"arguments must be a JSON object, got {type(raw).__name__}"
-    if not raw.strip():
-        return {}, raw, None
+        return None, _json.dumps(raw), False, _not_an_object(raw)
     try:
-        value = _json.loads(raw)
-    except ValueError as exc:
-        return None, raw, f"arguments are not valid JSON: {exc}"
-    if value is None:
-        return {}, raw, None
+        value, repaired = _repair_arguments(raw, at_end=True)
+    except ArgumentsParseError as exc:
+        return None, raw, False, f"the arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
-        return None, raw, f"arguments must be a JSON object, got {type(value).__name__}"
-    return value, raw, None
+        return None, raw, False, _not_an_object(value)
+    return value, raw, repaired, None
+
+
+def _not_an_object(value: Any) -> str:
+    kinds = {
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }
+    kind = "null" if value is None else kinds.get(type(value), type(value).__name__)
+    return f"the arguments must be a JSON object, got {kind}"
 
 
 def make_call(
-    *, call_id: Any, name: Any, raw_arguments: Any, index: int, id_prefix: str
+    *, call_id: Any, name: Any, raw_arguments: Any, index: int
 ) -> ToolCall | InvalidToolCall:
     """Build a :class:`ToolCall`, or an :class:`InvalidToolCall` when the name or
     arguments are unusable, minting an id when the provider sent none."""
     minted = not (isinstance(call_id, str) and call_id)
-    cid = f"{id_prefix}{uuid.uuid4().hex[:24]}" if minted else str(call_id)
-    arguments, raw_text, error = parse_arguments(raw_arguments)
-    if not isinstance(name, str) or not name:
+    cid = mint_call_id() if minted else str(call_id)
+    arguments, raw_text, repaired, error = parse_arguments(raw_arguments)
+    if error is None and not (isinstance(name, str) and name):
         error = "the tool call has no name"
-        name = ""
     if error is not None or arguments is None:
         return InvalidToolCall(
             id=cid,
-            name=name,
+            name=name if isinstance(name, str) else "",
             raw_arguments=raw_text,
             error=error or "unusable arguments",
             index=index,
@@ -326,6 +342,7 @@ def make_call(
         name=name,
         arguments=arguments,
         raw_arguments=raw_text,
+        repaired=repaired,
         index=index,
         minted_id=minted,
     )
@@ -346,15 +363,33 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def state_items(message: AssistantMessage, api: str) -> list[dict[str, Any]]:
-    """The ``provider_state`` items of ``message`` that belong to dialect ``api``."""
-    return [item for item in message.provider_state if item.get("api") == api]
+def state_items(message: AssistantMessage, types: Collection[str]) -> list[dict[str, Any]]:
+    """The ``provider_state`` items of ``message`` whose ``type`` is one of ``types``.
+
+    Each dialect knows its own item types (Anthropic ``thinking``, Gemini
+    ``thought_signature``...), so state from another provider is never sent.
+    """
+    return [item for item in message.provider_state if item.get("type") in types]
 
 
 def state_position(item: Mapping[str, Any]) -> int:
-    """Where an item goes among the tool calls (``after_tool_calls``, default 0)."""
-    value = item.get("after_tool_calls", 0)
+    """Where an item goes among the tool calls: after ``after_tool_calls``
+    calls (default 0: before the first call and the text)."""
+    value = item.get(POSITION_KEY, 0)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def without_position(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` as the provider sent it (toolwire's position key removed)."""
+    return {k: v for k, v in item.items() if k != POSITION_KEY}
+
+
+def placed(items: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """State items grouped by position, provider shape restored."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for item in items:
+        out.setdefault(state_position(item), []).append(without_position(item))
+    return out
 
 
 def merge_extra(body: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -11,10 +11,10 @@ that follows them joins that same message as a text block.
 With extended thinking the assistant turn starts with ``thinking`` blocks
 (with a ``signature``) or ``redacted_thinking`` blocks, which must be sent
 back unchanged before the ``tool_use`` they led to. They are kept as
-provider_state items ``{"api": "anthropic-messages", "type": "block",
-"block": {...}, "after_tool_calls": k}`` (``k`` = calls before the block),
-which also preserves interleaved thinking between calls; server tool blocks
-(``server_tool_use``, web search results...) are kept the same way.
+provider_state, as the blocks themselves — the same items the stream
+decoder keeps; a block that came after some calls (interleaved thinking)
+also carries ``"after_tool_calls": k``, removed before sending, so it goes
+back in its place.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.providers._base import (
+    POSITION_KEY,
     HttpRequest,
     Provider,
     ToolChoice,
@@ -42,8 +43,8 @@ from toolwire.providers._base import (
     make_call,
     merge_extra,
     parse_arguments,
+    placed,
     state_items,
-    state_position,
     tool_names,
 )
 from toolwire.types import (
@@ -72,6 +73,7 @@ _STOP = {
     "refusal": "content_filter",
 }
 _SERVER_CALL_BLOCKS = ("server_tool_use", "mcp_tool_use")
+_STATE_BLOCKS = ("thinking", "redacted_thinking")
 
 
 class Anthropic(Provider):
@@ -149,10 +151,7 @@ class Anthropic(Provider):
     # -- requests --------------------------------------------------------
 
     def _assistant_blocks(self, message: AssistantMessage) -> list[dict[str, Any]]:
-        by_position: dict[int, list[dict[str, Any]]] = {}
-        for item in state_items(message, _API):
-            if item.get("type") == "block" and isinstance(item.get("block"), dict):
-                by_position.setdefault(state_position(item), []).append(dict(item["block"]))
+        by_position = placed(state_items(message, _STATE_BLOCKS))
         blocks = list(by_position.pop(0, []))
         if message.text:
             blocks.append({"type": "text", "text": message.text})
@@ -310,30 +309,25 @@ class Anthropic(Provider):
                     name=block.get("name"),
                     raw_arguments=block.get("input"),
                     index=position,
-                    id_prefix="toolu_",
                 )
                 if isinstance(call, InvalidToolCall):
                     invalid.append(call)
                 else:
                     calls.append(call)
-            else:
+            elif kind in _STATE_BLOCKS:
                 if kind == "thinking" and isinstance(block.get("thinking"), str):
                     reasoning.append(block["thinking"])
-                elif kind in _SERVER_CALL_BLOCKS:
-                    arguments, raw_text, _error = parse_arguments(block.get("input"))
-                    server.append(
-                        ServerToolCall(
-                            id=str(block.get("id") or ""),
-                            name=str(block.get("name") or kind),
-                            type=str(kind),
-                            arguments=arguments if arguments is not None else {},
-                            raw_arguments=raw_text,
-                        )
+                state.append({**block, POSITION_KEY: position} if position else block)
+            elif kind in _SERVER_CALL_BLOCKS:
+                arguments, raw_text, _repaired, _error = parse_arguments(block.get("input"))
+                server.append(
+                    ServerToolCall(
+                        id=str(block.get("id") or ""),
+                        name=str(block.get("name") or kind),
+                        type=str(kind),
+                        arguments=arguments if arguments is not None else {},
+                        raw_arguments=raw_text,
                     )
-                # Thinking, redacted thinking, server tool blocks and their
-                # results: sent back verbatim in the next request.
-                state.append(
-                    {"api": _API, "type": "block", "block": block, "after_tool_calls": position}
                 )
         raw_stop = body.get("stop_reason")
         has_calls = bool(calls or invalid)

@@ -14,10 +14,10 @@ so the API can match them to the calls. Tools go in
 
 Thinking models attach a ``thoughtSignature`` to parts (the first call of a
 turn, a text part, a thought part) that must come back on the same part.
-They are kept as provider_state items ``{"api": "gemini", "type":
-"thought_signature", "signature": s, "target": "tool_call" | "text" |
-"thought", "index": k (tool calls), "text": t (thoughts)}``. Gemini sends no
-call ids (toolwire mints them), so a minted id is never sent to Gemini.
+They are kept as provider_state items ``{"type": "thought_signature",
+"signature": s, "call": k}`` for the k-th call, without ``call`` for a text
+or thought part — the same items the stream decoder keeps. Gemini's API
+sends no call ids (toolwire mints them), so a minted id is never sent back.
 """
 
 from __future__ import annotations
@@ -136,34 +136,27 @@ class Gemini(Provider):
 
     @staticmethod
     def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
-        thoughts: list[dict[str, Any]] = []
-        text_signature: str | None = None
         call_signatures: dict[int, str] = {}
-        for item in state_items(message, _API):
+        loose: list[str] = []  # signatures of text or thought parts
+        for item in state_items(message, ("thought_signature",)):
             signature = item.get("signature")
-            if item.get("type") != "thought_signature" or not isinstance(signature, str):
+            if not isinstance(signature, str) or not signature:
                 continue
-            target = item.get("target")
-            if target == "tool_call":
-                index = int_or_none(item.get("index"))
-                if index is not None:
-                    call_signatures[index] = signature
-            elif target == "text":
-                text_signature = signature
-            elif target == "thought":
-                thought_text = item.get("text")
-                thoughts.append(
-                    {
-                        "text": thought_text if isinstance(thought_text, str) else "",
-                        "thought": True,
-                        "thoughtSignature": signature,
-                    }
-                )
-        parts = thoughts
-        if message.text or text_signature is not None:
+            position = int_or_none(item.get("call"))
+            if position is not None:
+                call_signatures[position] = signature
+            else:
+                loose.append(signature)
+        parts: list[dict[str, Any]] = []
+        # Gemini puts a text answer's signature on its last part (often an
+        # empty one at the end of a stream): the last loose signature goes on
+        # the text, any earlier ones on empty parts before it.
+        for signature in loose[:-1]:
+            parts.append({"text": "", "thoughtSignature": signature})
+        if message.text or loose:
             part: dict[str, Any] = {"text": message.text}
-            if text_signature is not None:
-                part["thoughtSignature"] = text_signature
+            if loose:
+                part["thoughtSignature"] = loose[-1]
             parts.append(part)
         for index, call in enumerate(message.tool_calls):
             function: dict[str, Any] = {
@@ -368,51 +361,24 @@ def _parse_candidate(candidate: dict[str, Any], position: int) -> ChoiceResult:
         if "functionCall" in part:
             function = as_dict(part.get("functionCall"))
             index = len(calls) + len(invalid)
+            if isinstance(signature, str) and signature:
+                state.append({"type": "thought_signature", "call": index, "signature": signature})
             call = make_call(
                 call_id=function.get("id"),
                 name=function.get("name"),
                 raw_arguments=function.get("args"),
                 index=index,
-                id_prefix="gemini_call_",
             )
             if isinstance(call, InvalidToolCall):
                 invalid.append(call)
             else:
                 calls.append(call)
-            if isinstance(signature, str):
-                state.append(
-                    {
-                        "api": _API,
-                        "type": "thought_signature",
-                        "signature": signature,
-                        "target": "tool_call",
-                        "index": index,
-                    }
-                )
-        elif part.get("thought") is True:
-            thought = part.get("text") if isinstance(part.get("text"), str) else ""
-            reasoning.append(str(thought))
-            if isinstance(signature, str):
-                state.append(
-                    {
-                        "api": _API,
-                        "type": "thought_signature",
-                        "signature": signature,
-                        "target": "thought",
-                        "text": thought,
-                    }
-                )
-        elif isinstance(part.get("text"), str):
-            text.append(part["text"])
-            if isinstance(signature, str):
-                state.append(
-                    {
-                        "api": _API,
-                        "type": "thought_signature",
-                        "signature": signature,
-                        "target": "text",
-                    }
-                )
+            continue
+        part_text = part.get("text")
+        if isinstance(part_text, str):
+            (reasoning if part.get("thought") is True else text).append(part_text)
+        if isinstance(signature, str) and signature:
+            state.append({"type": "thought_signature", "signature": signature})
     raw_finish = candidate.get("finishReason")
     has_calls = bool(calls or invalid)
     if raw_finish is None:

@@ -10,9 +10,12 @@ OpenAI, Azure-style gateways, DashScope/Qwen, DeepSeek, vLLM, Ollama's
 Reasoning servers put the model's thinking in ``reasoning_content`` (DeepSeek,
 Qwen, vLLM) or ``reasoning`` (OpenRouter, Groq). DeepSeek requires the
 ``reasoning_content`` of a turn that called tools to be sent back in every
-later request, so a response's reasoning fields are kept as a provider_state
-item ``{"api": "openai-chat", "type": "message_fields", "fields": {...}}``
-whose fields are merged into the assistant message when it is sent again.
+later request. A non-streaming response's reasoning fields are kept as a
+provider_state item ``{"type": "message_fields", "fields": {...}}`` whose
+fields are merged into the assistant message when it is sent again; for a
+streamed turn (whose reasoning arrives as text), ``openai_reasoning_field``
+names the field the reasoning is sent back in (``reasoning_content``, chosen
+automatically for DeepSeek).
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ class OpenAIChat(Provider):
         openai_stream_usage: bool = True,
         openai_max_tokens_field: str | None = None,
         openai_parallel_tool_calls: bool | None = None,
+        openai_reasoning_field: str | None = "auto",
     ) -> None:
         """Configure the provider.
 
@@ -141,6 +145,10 @@ class OpenAIChat(Provider):
                 at OpenAI, required by reasoning models) or ``"max_tokens"``
                 (the default elsewhere).
             openai_parallel_tool_calls: sent as ``parallel_tool_calls`` when set.
+            openai_reasoning_field: the assistant-message field that carries
+                a tool-calling turn's reasoning back to the server
+                (``"reasoning_content"``); ``"auto"`` picks it for DeepSeek
+                URLs and sends nothing elsewhere, ``None`` never sends it.
         """
         super().__init__(
             api_key=api_key,
@@ -162,6 +170,12 @@ class OpenAIChat(Provider):
             )
         self.openai_max_tokens_field = openai_max_tokens_field
         self.openai_parallel_tool_calls = openai_parallel_tool_calls
+        if openai_reasoning_field == "auto":
+            # DeepSeek rejects a tool-calling turn sent back without its
+            # reasoning_content; other servers may reject the unknown field.
+            deepseek = "deepseek" in self.base_url.lower()
+            openai_reasoning_field = "reasoning_content" if deepseek else None
+        self.openai_reasoning_field = openai_reasoning_field
 
     def _auth_headers(self) -> dict[str, str]:
         headers: dict[str, str] = {}
@@ -189,11 +203,13 @@ class OpenAIChat(Provider):
                 }
                 for call in message.tool_calls
             ]
-        for item in state_items(message, _API):
-            if item.get("type") == "message_fields":
-                for key, value in as_dict(item.get("fields")).items():
-                    if key not in ("role", "content", "tool_calls"):
-                        out[key] = value
+        for item in state_items(message, ("message_fields",)):
+            for key, value in as_dict(item.get("fields")).items():
+                if key not in ("role", "content", "tool_calls"):
+                    out[key] = value
+        field = self.openai_reasoning_field
+        if field and message.reasoning and message.tool_calls and field not in out:
+            out[field] = message.reasoning
         return out
 
     def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -350,7 +366,6 @@ def _parse_choice(raw: dict[str, Any], position: int) -> ChoiceResult:
             name=function.get("name"),
             raw_arguments=function.get("arguments"),
             index=index,
-            id_prefix="call_",
         )
         if isinstance(call, InvalidToolCall):
             invalid.append(call)
@@ -362,7 +377,7 @@ def _parse_choice(raw: dict[str, Any], position: int) -> ChoiceResult:
             reasoning = message[key]
             break
     fields = {k: message[k] for k in _ECHOED_FIELDS if message.get(k) not in (None, "", [])}
-    state = ({"api": _API, "type": "message_fields", "fields": fields},) if fields else ()
+    state = ({"type": "message_fields", "fields": fields},) if fields else ()
     raw_finish = raw.get("finish_reason")
     choice_index = int_or_none(raw.get("index"))
     return ChoiceResult(

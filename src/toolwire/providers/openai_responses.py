@@ -7,14 +7,13 @@ than messages. A call the model made is a ``function_call`` item
 messages become ``instructions``. Tools are flat (``{"type": "function",
 "name": ...}``) and forcing one is ``{"type": "function", "name": ...}``.
 
-Reasoning models return ``reasoning`` items that must be sent back, in place,
-with the calls that followed them (the API rejects a reasoning item without
-its following item). They are kept as provider_state items
-``{"api": "openai-responses", "type": "item", "item": {...},
-"after_tool_calls": k}`` where ``k`` counts the calls that preceded the item,
-so the original interleaving of reasoning and calls is rebuilt. Items of
-hosted tools (web search, MCP...) are kept the same way, and reported as
-:class:`~toolwire.types.ServerToolCall`.
+Reasoning models return ``reasoning`` items that must be sent back with
+the calls that followed them (the API rejects a reasoning item without its
+following item). They are kept as provider_state, as received — the same
+items the stream decoder keeps; one that came after some calls also carries
+``"after_tool_calls": k`` (removed before sending) so the interleaving of
+reasoning and calls is rebuilt. Items of hosted tools (web search, MCP...)
+are reported as :class:`~toolwire.types.ServerToolCall`.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.providers._base import (
+    POSITION_KEY,
     HttpRequest,
     Provider,
     ToolChoice,
@@ -43,8 +43,8 @@ from toolwire.providers._base import (
     make_call,
     merge_extra,
     parse_arguments,
+    placed,
     state_items,
-    state_position,
     tool_names,
 )
 from toolwire.providers.openai_chat import call_arguments_text, openai_style_error
@@ -134,10 +134,7 @@ class OpenAIResponses(Provider):
     # -- requests --------------------------------------------------------
 
     def _assistant_items(self, message: AssistantMessage) -> list[dict[str, Any]]:
-        by_position: dict[int, list[dict[str, Any]]] = {}
-        for item in state_items(message, _API):
-            if item.get("type") == "item" and isinstance(item.get("item"), dict):
-                by_position.setdefault(state_position(item), []).append(dict(item["item"]))
+        by_position = placed(state_items(message, ("reasoning",)))
         out = list(by_position.pop(0, []))
         if message.text:
             out.append({"role": "assistant", "content": message.text})
@@ -268,23 +265,19 @@ class OpenAIResponses(Provider):
                     name=item.get("name"),
                     raw_arguments=item.get("arguments"),
                     index=position,
-                    id_prefix="call_",
                 )
                 if isinstance(call, InvalidToolCall):
                     invalid.append(call)
                 else:
                     calls.append(call)
+            elif kind == "reasoning":
+                for part in [*as_list(item.get("summary")), *as_list(item.get("content"))]:
+                    part_text = as_dict(part).get("text")
+                    if isinstance(part_text, str):
+                        reasoning.append(part_text)
+                state.append({**item, POSITION_KEY: position} if position else item)
             else:
-                if kind == "reasoning":
-                    for part in [*as_list(item.get("summary")), *as_list(item.get("content"))]:
-                        part_text = as_dict(part).get("text")
-                        if isinstance(part_text, str):
-                            reasoning.append(part_text)
-                else:
-                    server.append(_server_call(item))
-                state.append(
-                    {"api": _API, "type": "item", "item": item, "after_tool_calls": position}
-                )
+                server.append(_server_call(item))
         status = body.get("status")
         error: ProviderError | None = None
         has_calls = bool(calls or invalid)
@@ -329,7 +322,7 @@ class OpenAIResponses(Provider):
 def _server_call(item: dict[str, Any]) -> ServerToolCall:
     kind = str(item.get("type"))
     raw = item.get("arguments", item.get("action", item.get("input")))
-    arguments, raw_text, _error = parse_arguments(raw)
+    arguments, raw_text, _repaired, _error = parse_arguments(raw)
     return ServerToolCall(
         id=str(item.get("id") or item.get("call_id") or ""),
         name=str(item.get("name") or kind),
