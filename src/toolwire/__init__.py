@@ -18,10 +18,22 @@ from toolwire.errors import *  # noqa: F403
 from toolwire.errors import __all__ as _errors_all
 from toolwire.events import *  # noqa: F403
 from toolwire.events import __all__ as _events_all
+from toolwire.messages import *  # noqa: F403
+from toolwire.messages import __all__ as _messages_all
 from toolwire.types import *  # noqa: F403
 from toolwire.types import __all__ as _types_all
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.providers import (  # noqa: F401 - re-exported lazily
+        Anthropic,
+        Gemini,
+        HttpRequest,
+        HttpResponse,
+        OpenAIChat,
+        OpenAIResponses,
+        Provider,
+        Transport,
+    )
     from toolwire.tools import (  # noqa: F401 - re-exported lazily
         Approval,
         ApprovalRequest,
@@ -32,24 +44,49 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolResult,
         tool,
     )
+    from toolwire.transport import (  # noqa: F401 - re-exported lazily
+        HttpRetryPolicy,
+        HttpxTransport,
+        Timeouts,
+    )
 
 __version__ = "0.1.0"
 
 # Public names whose modules do I/O or pull heavier dependencies:
 # name -> module, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
+    "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",
+    "Gemini": "toolwire.providers",
+    "HttpRequest": "toolwire.providers",
+    "HttpResponse": "toolwire.providers",
+    "HttpRetryPolicy": "toolwire.transport",
+    "HttpxTransport": "toolwire.transport",
+    "OpenAIChat": "toolwire.providers",
+    "OpenAIResponses": "toolwire.providers",
+    "Provider": "toolwire.providers",
     "RetryPolicy": "toolwire.tools",
+    "Timeouts": "toolwire.transport",
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",
     "ToolResult": "toolwire.tools",
     "Toolbox": "toolwire.tools",
+    "Transport": "toolwire.providers",
     "tool": "toolwire.tools",
 }
 
 __all__ = sorted(
-    [*_errors_all, *_events_all, *_types_all, *_LAZY, "APIS", "DecodedFrame", "StreamDecoder"]
+    [
+        *_errors_all,
+        *_events_all,
+        *_types_all,
+        *_messages_all,
+        *_LAZY,
+        "APIS",
+        "DecodedFrame",
+        "StreamDecoder",
+    ]
 )
 
 

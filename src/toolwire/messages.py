@@ -1,0 +1,293 @@
+"""Normalized conversation messages, the same for every provider.
+
+Theory of operation: a conversation is a list of four immutable records —
+:class:`SystemMessage`, :class:`UserMessage`, :class:`AssistantMessage` and
+:class:`ToolResultMessage` — that the agent loop, the journal and the CLI
+speak. Each provider translates them into its own wire shape when it builds a
+request (``toolwire.providers``) and nothing above the providers ever sees a
+wire shape.
+
+What a provider needs to see again but toolwire does not interpret (thinking
+signatures, Gemini thought signatures, Responses reasoning items, DeepSeek
+``reasoning_content``) travels in :attr:`AssistantMessage.provider_state` as
+opaque JSON objects, exactly as the stream decoder or ``parse_response``
+left them in :attr:`~toolwire.types.ChoiceResult.provider_state`. Each
+provider sends back only the item types of its own dialect (``thinking``,
+``thought_signature``, ``reasoning``...), so a conversation can move between
+providers without leaking one provider's signatures into another's request.
+
+``to_dict()`` / :func:`message_from_dict` give a JSON shape for the journal.
+Decoding a malformed record raises :class:`~toolwire.errors.UsageError`,
+never a bare ``KeyError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolwire.errors import UsageError
+from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "SystemMessage",
+    "ToolResultMessage",
+    "UserMessage",
+    "message_from_dict",
+]
+
+
+def _str_field(data: Mapping[str, Any], key: str, *, default: str | None = None) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise UsageError(f"message field {key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _check_kind(data: Mapping[str, Any], kind: str) -> None:
+    if not isinstance(data, Mapping):
+        raise UsageError(f"a message must be a JSON object, got {type(data).__name__}")
+    if data.get("kind") != kind:
+        raise UsageError(f"expected a {kind!r} message, got kind={data.get('kind')!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """Instructions for the model (``system``/``instructions``/``systemInstruction``)."""
+
+    text: str
+    """The instructions."""
+    kind: Literal["system"] = field(default="system", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The journal's JSON shape."""
+        return {"kind": self.kind, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SystemMessage:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises:
+            UsageError: the record is not a system message.
+        """
+        _check_kind(data, "system")
+        return cls(_str_field(data, "text"))
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """What the user said. Plain text; richer content parts can be added as
+    another field without changing the meaning of ``text``."""
+
+    text: str
+    """The user's words."""
+    kind: Literal["user"] = field(default="user", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The journal's JSON shape."""
+        return {"kind": self.kind, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UserMessage:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises:
+            UsageError: the record is not a user message.
+        """
+        _check_kind(data, "user")
+        return cls(_str_field(data, "text"))
+
+
+def _call_to_dict(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
+    if isinstance(call, InvalidToolCall):
+        return {
+            "type": "invalid",
+            "id": call.id,
+            "name": call.name,
+            "raw_arguments": call.raw_arguments,
+            "error": call.error,
+            "index": call.index,
+            "minted_id": call.minted_id,
+        }
+    return {
+        "type": "call",
+        "id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "raw_arguments": call.raw_arguments,
+        "repaired": call.repaired,
+        "index": call.index,
+        "minted_id": call.minted_id,
+    }
+
+
+def _call_from_dict(data: Any) -> ToolCall | InvalidToolCall:
+    if not isinstance(data, Mapping):
+        raise UsageError(f"a tool call must be a JSON object, got {type(data).__name__}")
+    index = data.get("index", 0)
+    minted = data.get("minted_id", False)
+    if not isinstance(index, int) or not isinstance(minted, bool):
+        raise UsageError("tool call 'index' must be an integer and 'minted_id' a boolean")
+    if data.get("type", "call") == "invalid":
+        return InvalidToolCall(
+            id=_str_field(data, "id"),
+            name=_str_field(data, "name"),
+            raw_arguments=_str_field(data, "raw_arguments", default=""),
+            error=_str_field(data, "error"),
+            index=index,
+            minted_id=minted,
+        )
+    arguments = data.get("arguments", {})
+    repaired = data.get("repaired", False)
+    if not isinstance(arguments, dict) or not isinstance(repaired, bool):
+        raise UsageError("tool call 'arguments' must be an object and 'repaired' a boolean")
+    return ToolCall(
+        id=_str_field(data, "id"),
+        name=_str_field(data, "name"),
+        arguments=arguments,
+        raw_arguments=_str_field(data, "raw_arguments", default=""),
+        repaired=repaired,
+        index=index,
+        minted_id=minted,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """What the model said: text, reasoning, tool calls, and opaque state.
+
+    ``tool_calls`` may hold :class:`~toolwire.types.InvalidToolCall` records
+    too: the model did make those calls (with arguments that did not parse),
+    and every provider requires the call to be in the history before the
+    error result that answers it.
+    """
+
+    text: str = ""
+    """The answer text (may be empty when the model only calls tools)."""
+    reasoning: str = ""
+    """The model's visible reasoning; informative, not sent back by itself."""
+    tool_calls: tuple[ToolCall | InvalidToolCall, ...] = ()
+    """The calls the model made, in order."""
+    provider_state: tuple[dict[str, Any], ...] = ()
+    """Opaque items the provider must see again (see the module docstring)."""
+    kind: Literal["assistant"] = field(default="assistant", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The journal's JSON shape."""
+        return {
+            "kind": self.kind,
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "tool_calls": [_call_to_dict(c) for c in self.tool_calls],
+            "provider_state": [dict(item) for item in self.provider_state],
+        }
+
+    @classmethod
+    def from_choice(cls, choice: ChoiceResult) -> AssistantMessage:
+        """The history entry for what a model produced (one decoded choice).
+
+        Valid and invalid calls are merged back into stream order, and the
+        provider state is carried over, so the next request shows the model
+        exactly what it did.
+        """
+        calls: list[ToolCall | InvalidToolCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
+        calls.sort(key=lambda call: call.index)
+        return cls(
+            text=choice.text,
+            reasoning=choice.reasoning,
+            tool_calls=tuple(calls),
+            provider_state=choice.provider_state,
+        )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AssistantMessage:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises:
+            UsageError: the record is not a well-formed assistant message.
+        """
+        _check_kind(data, "assistant")
+        calls = data.get("tool_calls", [])
+        state = data.get("provider_state", [])
+        if not isinstance(calls, list) or not isinstance(state, list):
+            raise UsageError("'tool_calls' and 'provider_state' must be lists")
+        if not all(isinstance(item, dict) for item in state):
+            raise UsageError("every 'provider_state' item must be a JSON object")
+        return cls(
+            text=_str_field(data, "text", default=""),
+            reasoning=_str_field(data, "reasoning", default=""),
+            tool_calls=tuple(_call_from_dict(c) for c in calls),
+            provider_state=tuple(dict(item) for item in state),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """The result of one tool call, sent back to the model."""
+
+    call_id: str
+    """The id of the call this answers (the provider's id, or toolwire's)."""
+    name: str
+    """The tool's name (Gemini matches results by name)."""
+    content: str
+    """What the model reads: the result, or a structured error."""
+    is_error: bool = False
+    """True when the call failed; providers that can flag errors do so."""
+    kind: Literal["tool_result"] = field(default="tool_result", init=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The journal's JSON shape."""
+        return {
+            "kind": self.kind,
+            "call_id": self.call_id,
+            "name": self.name,
+            "content": self.content,
+            "is_error": self.is_error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolResultMessage:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises:
+            UsageError: the record is not a well-formed tool result.
+        """
+        _check_kind(data, "tool_result")
+        is_error = data.get("is_error", False)
+        if not isinstance(is_error, bool):
+            raise UsageError("'is_error' must be a boolean")
+        return cls(
+            call_id=_str_field(data, "call_id"),
+            name=_str_field(data, "name"),
+            content=_str_field(data, "content"),
+            is_error=is_error,
+        )
+
+
+Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+"""Any message of a conversation."""
+
+_BY_KIND: dict[str, Any] = {
+    "system": SystemMessage,
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "tool_result": ToolResultMessage,
+}
+
+
+def message_from_dict(data: Mapping[str, Any]) -> Message:
+    """Rebuild any message from its ``to_dict()`` shape, dispatching on ``kind``.
+
+    Raises:
+        UsageError: the record is not a message toolwire knows.
+    """
+    if not isinstance(data, Mapping):
+        raise UsageError(f"a message must be a JSON object, got {type(data).__name__}")
+    cls = _BY_KIND.get(data.get("kind"))  # type: ignore[arg-type]
+    if cls is None:
+        raise UsageError(f"unknown message kind {data.get('kind')!r}")
+    message: Message = cls.from_dict(data)
+    return message

@@ -1,0 +1,39 @@
+"""Providers: normalized messages in, each wire format's HTTP request out, and back.
+
+One class per wire dialect — :class:`OpenAIChat` (OpenAI and every
+compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
+:class:`Gemini` — each with a pure ``build_request`` / ``parse_response`` /
+``parse_error`` and a thin async ``stream`` / ``complete`` over a transport.
+"""
+
+from __future__ import annotations
+
+from toolwire.providers._base import (
+    ErrorParser,
+    HttpRequest,
+    HttpResponse,
+    Provider,
+    StreamResponse,
+    ToolChoice,
+    Transport,
+    retry_after_seconds,
+)
+from toolwire.providers.anthropic import Anthropic
+from toolwire.providers.gemini import Gemini
+from toolwire.providers.openai_chat import OpenAIChat
+from toolwire.providers.openai_responses import OpenAIResponses
+
+__all__ = [
+    "Anthropic",
+    "ErrorParser",
+    "Gemini",
+    "HttpRequest",
+    "HttpResponse",
+    "OpenAIChat",
+    "OpenAIResponses",
+    "Provider",
+    "StreamResponse",
+    "ToolChoice",
+    "Transport",
+    "retry_after_seconds",
+]

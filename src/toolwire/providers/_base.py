@@ -1,0 +1,705 @@
+"""What every provider shares: the request record, the transport seam, the base class.
+
+Theory of operation: a provider is a translator with a thin I/O shell.
+``build_request()`` turns normalized messages into an :class:`HttpRequest`
+(plain data: method, URL, headers, JSON body) and ``parse_response()`` /
+``parse_error()`` turn the provider's JSON back into toolwire's types; all
+three are pure and testable without a socket. ``stream()`` and ``complete()``
+hand the request to a :class:`Transport` (the only layer doing network I/O)
+and feed the bytes it returns to toolwire's sans-I/O stream decoder.
+
+The API key lives in a :class:`_Secret` that never prints itself; request
+headers that carry it are redacted in :class:`HttpRequest`'s ``repr``; error
+messages and bodies built from a provider's answer are scrubbed of the key in
+case a server echoes it back.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+
+from toolwire import _json
+from toolwire._repair import ArgumentsParseError
+from toolwire._repair import parse_arguments as _repair_arguments
+from toolwire.accumulate import mint_call_id
+from toolwire.errors import (
+    Overloaded,
+    ProviderError,
+    RateLimited,
+    RemoteProtocolError,
+    UsageError,
+)
+from toolwire.events import Event
+from toolwire.messages import AssistantMessage, Message
+from toolwire.types import InvalidToolCall, StreamResult, ToolCall
+
+if TYPE_CHECKING:
+    from toolwire.transport import Timeouts
+
+__all__ = [
+    "ErrorParser",
+    "HttpRequest",
+    "HttpResponse",
+    "Provider",
+    "StreamResponse",
+    "ToolChoice",
+    "Transport",
+    "retry_after_seconds",
+]
+
+ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, str]"
+"""``"auto"``, ``"required"``, ``"none"`` or ``{"name": "tool_name"}``."""
+
+ErrorParser: TypeAlias = Callable[[int, Mapping[str, str], Any], ProviderError]
+"""``(status_code, headers, body) -> ProviderError``: a provider's error mapping."""
+
+# Header names whose values are credentials: redacted wherever a request is shown.
+_SECRET_HEADERS = frozenset(
+    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"}
+)
+_REDACTED = "<redacted>"
+
+POSITION_KEY = "after_tool_calls"
+"""Key toolwire adds to a provider_state item that came *after* some tool
+calls (interleaved thinking), so it is sent back in the same place."""
+
+
+class _Secret:
+    """A credential that never shows itself in ``repr``, ``str`` or f-strings."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "_Secret('<redacted>')"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        # Pickling would write the key to disk or a queue: refuse.
+        raise TypeError("a secret cannot be pickled")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpRequest:
+    """An HTTP request ready to send: what ``build_request()`` returns.
+
+    ``repr()`` redacts credential headers, so a request can be logged or shown
+    in a failing test without leaking the API key.
+    """
+
+    method: str
+    """``"POST"`` for every model call."""
+    url: str
+    """The full URL (no credentials in it: keys travel in headers)."""
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Request headers, including the credential header."""
+    json: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The JSON body."""
+    stream: bool = False
+    """Whether the response is a stream (SSE) rather than one JSON document."""
+    api: str = ""
+    """The wire dialect (``"openai-chat"``...), for decoding and messages."""
+
+    def content(self) -> bytes:
+        """The body as compact UTF-8 JSON bytes."""
+        return _json.dumps_bytes(self.json)
+
+    def redacted_headers(self) -> dict[str, str]:
+        """The headers with credential values replaced by ``<redacted>``."""
+        return {
+            k: (_REDACTED if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"HttpRequest(method={self.method!r}, url={self.url!r}, "
+            f"headers={self.redacted_headers()!r}, json={self.json!r}, "
+            f"stream={self.stream!r}, api={self.api!r})"
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpResponse:
+    """A complete (non-streaming) HTTP response."""
+
+    status_code: int
+    headers: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Header names are lower-case."""
+    content: bytes = b""
+
+    def json(self) -> Any:
+        """The body parsed as JSON.
+
+        Raises:
+            RemoteProtocolError: the body is not JSON.
+        """
+        try:
+            return _json.loads(self.content)
+        except ValueError as exc:
+            raise RemoteProtocolError(
+                f"response body is not JSON: {exc}", raw=self.content[:500]
+            ) from exc
+
+
+class StreamResponse(Protocol):
+    """A response whose body is read as it arrives."""
+
+    @property
+    def status_code(self) -> int:
+        """The HTTP status (always a success: errors are raised before)."""
+        ...
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """Response headers, lower-case names."""
+        ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body, piece by piece as the network delivers it."""
+        ...
+
+
+class Transport(Protocol):
+    """The one seam where bytes cross the network (see ``toolwire.transport``)."""
+
+    async def send(
+        self, request: HttpRequest, *, parse_error: ErrorParser | None = None
+    ) -> HttpResponse:
+        """Send a request and read its whole response."""
+        ...
+
+    def stream(
+        self, request: HttpRequest, *, parse_error: ErrorParser | None = None
+    ) -> AbstractAsyncContextManager[StreamResponse]:
+        """Send a request; the context yields a response whose body is streamed."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+class _StreamDecoderLike(Protocol):
+    def feed(self, data: bytes) -> list[Event]: ...
+    def close(self) -> list[Event]: ...
+    def result(self) -> StreamResult: ...
+
+
+def _new_stream_decoder(api: str) -> _StreamDecoderLike:
+    # Looked up at call time: the decoder is part of the package's core and the
+    # providers only need it when they actually stream.
+    import toolwire
+
+    factory = getattr(toolwire, "StreamDecoder", None)
+    if factory is None:  # pragma: no cover - present in every complete build
+        raise UsageError("this build of toolwire has no stream decoder")
+    decoder: _StreamDecoderLike = factory(api)
+    return decoder
+
+
+def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """How long the server asked us to wait, from its response headers.
+
+    Reads ``retry-after-ms`` (OpenAI, Anthropic) first, then ``Retry-After``
+    as delta-seconds or an HTTP date (RFC 9110 section 10.2.3). Garbage is
+    ignored rather than trusted.
+
+    Args:
+        headers: response headers (any case).
+        now: the current Unix time, for HTTP dates (defaults to the clock).
+
+    Returns:
+        Seconds to wait (never negative), or ``None`` when the headers say nothing.
+    """
+    lower = {k.lower(): v for k, v in headers.items()}
+    ms = lower.get("retry-after-ms")
+    if ms is not None:
+        try:
+            value = float(ms) / 1000.0
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value >= 0:
+            return value
+    raw = lower.get("retry-after")
+    if raw is None:
+        return None
+    raw = raw.strip()
+    try:
+        value = float(raw)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            return None
+        current = time.time() if now is None else now
+        return max(0.0, when.timestamp() - current)
+    if not math.isfinite(value) or value < 0:
+        return None
+    return value
+
+
+def error_class_for(status_code: int, *, overloaded: bool = False) -> type[ProviderError]:
+    """The toolwire error class for an HTTP status (429 -> RateLimited...)."""
+    if status_code == 429:
+        return RateLimited
+    if status_code in (503, 529) or overloaded:
+        return Overloaded
+    return ProviderError
+
+
+def decode_error_body(body: Any) -> Any:
+    """An error body as JSON when it is JSON, else as text (never raises)."""
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        data = bytes(body)
+        try:
+            return _json.loads(data)
+        except ValueError:
+            return data.decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            return _json.loads(body)
+        except ValueError:
+            return body
+    return body
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str, bool, str | None]:
+    """Parse a complete tool call's arguments as a provider delivered them.
+
+    Strings go through the same parser (and the same unambiguous repairs) as
+    streamed arguments, so a non-streaming response and a stream of the same
+    call give the same result.
+
+    Returns:
+        ``(arguments, raw_text, repaired, error)``: the arguments object
+        (``{}`` for empty, ``null`` or absent arguments) and ``None``, or
+        ``None`` and what is wrong, worded as the stream decoder words it.
+    """
+    if raw is None:
+        return {}, "", False, None
+    if isinstance(raw, dict):
+        return raw, _json.dumps(raw), False, None
+    if not isinstance(raw, str):
+        return None, _json.dumps(raw), False, _not_an_object(raw)
+    try:
+        value, repaired = _repair_arguments(raw, at_end=True)
+    except ArgumentsParseError as exc:
+        return None, raw, False, f"the arguments are not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, raw, False, _not_an_object(value)
+    return value, raw, repaired, None
+
+
+def _not_an_object(value: Any) -> str:
+    kinds = {
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+    }
+    kind = "null" if value is None else kinds.get(type(value), type(value).__name__)
+    return f"the arguments must be a JSON object, got {kind}"
+
+
+def make_call(
+    *, call_id: Any, name: Any, raw_arguments: Any, index: int
+) -> ToolCall | InvalidToolCall:
+    """Build a :class:`ToolCall`, or an :class:`InvalidToolCall` when the name or
+    arguments are unusable, minting an id when the provider sent none."""
+    minted = not (isinstance(call_id, str) and call_id)
+    cid = mint_call_id() if minted else str(call_id)
+    arguments, raw_text, repaired, error = parse_arguments(raw_arguments)
+    if error is None and not (isinstance(name, str) and name):
+        error = "the tool call has no name"
+    if error is not None or arguments is None:
+        return InvalidToolCall(
+            id=cid,
+            name=name if isinstance(name, str) else "",
+            raw_arguments=raw_text,
+            error=error or "unusable arguments",
+            index=index,
+            minted_id=minted,
+        )
+    return ToolCall(
+        id=cid,
+        name=name,
+        arguments=arguments,
+        raw_arguments=raw_text,
+        repaired=repaired,
+        index=index,
+        minted_id=minted,
+    )
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an integer (not a bool), else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def state_items(message: AssistantMessage, types: Collection[str]) -> list[dict[str, Any]]:
+    """The ``provider_state`` items of ``message`` whose ``type`` is one of ``types``.
+
+    Each dialect knows its own item types (Anthropic ``thinking``, Gemini
+    ``thought_signature``...), so state from another provider is never sent.
+    """
+    return [item for item in message.provider_state if item.get("type") in types]
+
+
+def state_position(item: Mapping[str, Any]) -> int:
+    """Where an item goes among the tool calls: after ``after_tool_calls``
+    calls (default 0: before the first call and the text)."""
+    value = item.get(POSITION_KEY, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def without_position(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` as the provider sent it (toolwire's position key removed)."""
+    return {k: v for k, v in item.items() if k != POSITION_KEY}
+
+
+def placed(items: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """State items grouped by position, provider shape restored."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for item in items:
+        out.setdefault(state_position(item), []).append(without_position(item))
+    return out
+
+
+def merge_extra(body: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Merge caller-supplied body fields: top-level keys win, except that two
+    JSON objects under the same key are merged one level deep (so that
+    ``extra={"generationConfig": {"topK": 3}}`` keeps the other settings)."""
+    if not extra:
+        return body
+    for key, value in extra.items():
+        current = body.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            body[key] = {**current, **value}
+        else:
+            body[key] = value
+    return body
+
+
+def check_tool_choice(tool_choice: Any, tool_names: Sequence[str] | None) -> str | None:
+    """Validate ``tool_choice``; return the forced tool's name for ``{"name": ...}``.
+
+    Raises:
+        UsageError: an unknown mode, or a named tool that is not in ``tools``.
+    """
+    if tool_choice is None or tool_choice in ("auto", "required", "none"):
+        return None
+    if isinstance(tool_choice, Mapping):
+        name = tool_choice.get("name")
+        if isinstance(name, str) and name and set(tool_choice) == {"name"}:
+            if tool_names is not None and name not in tool_names:
+                raise UsageError(f"tool_choice names {name!r}, which is not among the tools")
+            return name
+    raise UsageError(
+        "tool_choice must be 'auto', 'required', 'none' or {'name': <tool name>}, "
+        f"got {tool_choice!r}"
+    )
+
+
+class Provider(ABC):
+    """Base class of the providers: configuration, key handling and the I/O shell.
+
+    Subclasses implement :meth:`build_request`, :meth:`parse_response` and
+    :meth:`_parse_error`; :meth:`parse_error` wraps the latter so that the key
+    is never part of an error.
+    """
+
+    api: str = ""
+    """The wire dialect (``"openai-chat"``, ``"anthropic-messages"``...)."""
+    default_name: str = ""
+    default_base_url: str = ""
+    env_vars: tuple[str, ...] = ()
+    """Environment variables read, in order, when no key is given."""
+    requires_key_for_default_url: bool = True
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: Transport | None = None,
+        timeout: Timeouts | float | None = None,
+    ) -> None:
+        """Configure the provider.
+
+        Args:
+            api_key: the key; when ``None``, read from :attr:`env_vars`.
+            base_url: the server's base URL (defaults to the official one).
+            name: how this provider is called in errors and logs.
+            headers: extra request headers (never logged).
+            transport: the transport used when ``stream``/``complete`` get none.
+            timeout: timeouts of the transport created when none is given.
+
+        Raises:
+            UsageError: no key was found for the official endpoint.
+        """
+        key = api_key
+        if key is None:
+            for var in self.env_vars:
+                if os.environ.get(var):
+                    key = os.environ[var]
+                    break
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.name = name or self.default_name
+        if not key and self.requires_key_for_default_url and self.base_url == self.default_base_url:
+            raise UsageError(
+                f"{self.name}: no API key: pass api_key= or set " + " or ".join(self.env_vars)
+            )
+        self._api_key: _Secret | None = _Secret(key) if key else None
+        self._extra_headers = dict(headers or {})
+        self._transport = transport
+        self._owned_transport: Transport | None = None
+        self._timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, base_url={self.base_url!r})"
+
+    # -- pure translation -------------------------------------------------
+
+    @abstractmethod
+    def build_request(
+        self,
+        *,
+        model: str,
+        messages: Sequence[Message],
+        tools: Sequence[Mapping[str, Any]] = (),
+        tool_choice: ToolChoice | None = None,
+        stream: bool = True,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> HttpRequest:
+        """Translate a conversation into this provider's HTTP request.
+
+        Args:
+            model: the provider's model id.
+            messages: the conversation, oldest first.
+            tools: tool schemas already in this dialect's shape
+                (``Toolbox.schemas(api)``).
+            tool_choice: ``"auto"``, ``"required"``, ``"none"`` or
+                ``{"name": tool}``; ``None`` leaves the provider's default.
+            stream: ask for a streamed response.
+            max_tokens: the output token limit.
+            temperature: the sampling temperature.
+            extra: body fields added last (see :func:`merge_extra`).
+
+        Raises:
+            UsageError: a message or option this dialect cannot express.
+        """
+
+    @abstractmethod
+    def parse_response(self, body: Any) -> StreamResult:
+        """Read a non-streaming response body into the decoder's result type.
+
+        A body that is not the expected shape gives a result whose ``error``
+        is a :class:`~toolwire.errors.RemoteProtocolError`; nothing raises.
+        """
+
+    @abstractmethod
+    def _parse_error(
+        self, status_code: int, headers: Mapping[str, str], body: Any
+    ) -> ProviderError: ...
+
+    def parse_error(self, status_code: int, headers: Mapping[str, str], body: Any) -> ProviderError:
+        """Map an HTTP error response to toolwire's error tree.
+
+        429 gives :class:`~toolwire.errors.RateLimited`, 503/529 (and the
+        provider's own "overloaded" type) :class:`~toolwire.errors.Overloaded`,
+        anything else :class:`~toolwire.errors.ProviderError`; ``retry_after``
+        comes from the headers. The provider's message is kept; the API key is
+        scrubbed from it should the server echo it.
+
+        Args:
+            status_code: the HTTP status.
+            headers: the response headers.
+            body: the response body (bytes, text or parsed JSON).
+        """
+        error = self._parse_error(status_code, headers, decode_error_body(body))
+        if self._api_key is not None:
+            secret = self._api_key.reveal()
+            if secret in error.message or secret in _json.dumps(error.body):
+                error = type(error)(
+                    error.message.replace(secret, _REDACTED),
+                    provider=error.provider,
+                    status_code=error.status_code,
+                    retry_after=error.retry_after,
+                    body=_scrub(error.body, secret),
+                    code=error.code,
+                    error_type=error.error_type,
+                )
+        return error
+
+    def _build_error(
+        self,
+        status_code: int,
+        headers: Mapping[str, str],
+        body: Any,
+        *,
+        message: str | None,
+        code: Any = None,
+        error_type: Any = None,
+        overloaded: bool = False,
+        retry_after: float | None = None,
+    ) -> ProviderError:
+        cls = error_class_for(status_code, overloaded=overloaded)
+        if not message:
+            message = body if isinstance(body, str) and body.strip() else "no error message"
+        delay = retry_after_seconds(headers)
+        return cls(
+            f"{self.name} returned HTTP {status_code}: {str(message)[:2000]}",
+            provider=self.name,
+            status_code=status_code,
+            retry_after=delay if delay is not None else retry_after,
+            body=body,
+            code=str(code) if code is not None else None,
+            error_type=str(error_type) if error_type is not None else None,
+        )
+
+    def _auth_headers(self) -> dict[str, str]:
+        """Credential headers for this provider (empty when keyless)."""
+        return {}
+
+    def _headers(self, *, stream: bool) -> dict[str, str]:
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if stream else "application/json",
+        }
+        headers.update(self._auth_headers())
+        headers.update(self._extra_headers)
+        return headers
+
+    # -- I/O shell -------------------------------------------------------
+
+    def _transport_for(self, transport: Transport | None) -> Transport:
+        if transport is not None:
+            return transport
+        if self._transport is not None:
+            return self._transport
+        if self._owned_transport is None:
+            from toolwire.transport import HttpxTransport
+
+            self._owned_transport = HttpxTransport(timeouts=self._timeout)
+        return self._owned_transport
+
+    async def stream(
+        self, request: HttpRequest, *, transport: Transport | None = None
+    ) -> AsyncIterator[Event]:
+        """Send a streaming request and yield its decoded events.
+
+        Args:
+            request: a request built with ``stream=True``.
+            transport: overrides the provider's transport.
+
+        Raises:
+            UsageError: the request was built for a non-streaming response.
+            TransportError: the network failed (never retried once bytes
+                have been yielded).
+            ProviderError: the provider answered with an HTTP error.
+        """
+        if not request.stream:
+            raise UsageError("stream() needs a request built with stream=True; use complete()")
+        decoder = _new_stream_decoder(self.api)
+        async with self._transport_for(transport).stream(
+            request, parse_error=self.parse_error
+        ) as response:
+            async for chunk in response.aiter_bytes():
+                for event in decoder.feed(chunk):
+                    yield event
+        for event in decoder.close():
+            yield event
+
+    async def complete(
+        self, request: HttpRequest, *, transport: Transport | None = None
+    ) -> StreamResult:
+        """Send a request and return the whole result.
+
+        A streaming request is decoded to its end; a non-streaming one is
+        parsed with :meth:`parse_response`.
+
+        Raises:
+            TransportError: the network failed.
+            ProviderError: the provider answered with an HTTP error.
+        """
+        chosen = self._transport_for(transport)
+        if request.stream:
+            decoder = _new_stream_decoder(self.api)
+            async with chosen.stream(request, parse_error=self.parse_error) as response:
+                async for chunk in response.aiter_bytes():
+                    decoder.feed(chunk)
+            decoder.close()
+            return decoder.result()
+        reply = await chosen.send(request, parse_error=self.parse_error)
+        return self.parse_response(reply.json())
+
+    async def aclose(self) -> None:
+        """Close the transport this provider created for itself, if any."""
+        if self._owned_transport is not None:
+            owned, self._owned_transport = self._owned_transport, None
+            await owned.aclose()
+
+    async def __aenter__(self) -> Provider:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def _scrub(value: Any, secret: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(secret, _REDACTED)
+    if isinstance(value, dict):
+        return {k: _scrub(v, secret) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, secret) for v in value]
+    return value
+
+
+def tool_names(
+    tools: Iterable[Mapping[str, Any]], getter: Callable[[Mapping[str, Any]], Any]
+) -> list[str] | None:
+    """The names declared by ``tools`` (``None`` when a schema has an unknown shape)."""
+    names: list[str] = []
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            raise UsageError(f"a tool schema must be a JSON object, got {type(tool).__name__}")
+        name = getter(tool)
+        if isinstance(name, list):
+            names.extend(n for n in name if isinstance(n, str))
+        elif isinstance(name, str):
+            names.append(name)
+        else:
+            return None
+    return names
