@@ -19,6 +19,7 @@ from toolwire import (
     ProviderError,
     RateLimited,
     ReadError,
+    RemoteProtocolError,
     StreamEnded,
     TextDelta,
     Timeouts,
@@ -240,6 +241,16 @@ async def test_provider_stream_decodes_events(server: LoopbackServer) -> None:
             provider.build_request(model="m", messages=[], stream=False), transport=transport
         ):
             pass  # pragma: no cover
+
+
+async def test_complete_with_a_body_that_is_not_json(server: LoopbackServer) -> None:
+    token = server.path("x").rsplit("/", 1)[1]
+    provider = OpenAIChat(api_key="k", base_url=f"{server.url}/sse/{token}")
+    request = provider.build_request(model="m", messages=[UserMessage("hi")], stream=False)
+    async with HttpxTransport() as transport:
+        with pytest.raises(RemoteProtocolError, match="not JSON") as caught:
+            await provider.complete(request, transport=transport)
+    assert caught.value.raw is not None and caught.value.raw.startswith("data:")
 
 
 async def test_stream_http_errors_go_through_the_provider_mapping(
