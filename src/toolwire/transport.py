@@ -345,7 +345,7 @@ class HttpxTransport:
         logger.info(
             "retrying %s %s after %s in %.3fs (attempt %d of %d)",
             request.method,
-            request.url,
+            request.url.split("?", 1)[0],  # a query string may carry a credential
             reason,
             delay,
             attempt + 1,

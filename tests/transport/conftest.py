@@ -22,7 +22,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
-SSE_EVENTS = [b'data: {"n": 1}\n\n', b'data: {"n": 2}\n\n', b"data: [DONE]\n\n"]
+SSE_EVENTS = [
+    b'data: {"choices": [{"index": 0, "delta": {"content": "Hel"}}]}\n\n',
+    b'data: {"choices": [{"index": 0, "delta": {"content": "lo"}, "finish_reason": "stop"}]}\n\n',
+    b"data: [DONE]\n\n",
+]
 
 
 class LoopbackServer:
@@ -210,6 +214,7 @@ class LoopbackServer:
                 Route("/bad-request/{token}", bad_request, methods=["POST"]),
                 Route("/slow/{token}", slow, methods=["POST"]),
                 Route("/sse/{token}", sse, methods=["POST"]),
+                Route("/sse/{token}/chat/completions", sse, methods=["POST"]),
                 Route("/chat/{token}/{mode}/chat/completions", chat, methods=["POST"]),
                 Mount("/cut-stream", app=cut_stream),
                 Mount("/cut-once", app=cut_once),

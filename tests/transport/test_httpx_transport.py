@@ -11,6 +11,7 @@ import pytest
 from toolwire import (
     Anthropic,
     ConnectError,
+    Event,
     HttpRequest,
     HttpRetryPolicy,
     HttpxTransport,
@@ -18,9 +19,13 @@ from toolwire import (
     ProviderError,
     RateLimited,
     ReadError,
+    RemoteProtocolError,
+    StreamEnded,
+    TextDelta,
     Timeouts,
     TransportTimeout,
     UsageError,
+    UserMessage,
 )
 
 from .conftest import SSE_EVENTS, LoopbackServer
@@ -203,6 +208,49 @@ async def test_stream_cut_after_bytes_were_handed_on_is_not_retried(
     assert b"".join(received) == SSE_EVENTS[0]  # the caller did get bytes...
     assert server.counts[path] == 1 and sleep.delays == []  # ...so nothing was replayed
     assert isinstance(caught.value.__cause__, httpx.RemoteProtocolError)  # closed mid-body
+
+
+async def test_provider_stream_cut_mid_way_raises_after_its_events(
+    server: LoopbackServer,
+) -> None:
+    token = server.path("x").rsplit("/", 1)[1]
+    provider = OpenAIChat(api_key="k", base_url=f"{server.url}/cut-stream/{token}")
+    request = provider.build_request(model="m", messages=[UserMessage("hi")])
+    events: list[Event] = []
+    sleep = SleepRecorder()
+    async with HttpxTransport(sleep=sleep) as transport:
+        with pytest.raises(ReadError):
+            async for event in provider.stream(request, transport=transport):
+                events.append(event)
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hel"]
+    assert server.counts[f"/cut-stream/{token}/chat/completions"] == 1 and sleep.delays == []
+
+
+async def test_provider_stream_decodes_events(server: LoopbackServer) -> None:
+    token = server.path("x").rsplit("/", 1)[1]
+    provider = OpenAIChat(api_key="k", base_url=f"{server.url}/sse/{token}")
+    request = provider.build_request(model="m", messages=[UserMessage("hi")])
+    async with HttpxTransport() as transport:
+        events = [e async for e in provider.stream(request, transport=transport)]
+        result = await provider.complete(request, transport=transport)
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello"
+    assert isinstance(events[-1], StreamEnded)
+    assert (result.text, result.choices[0].finish_reason) == ("Hello", "stop")
+    with pytest.raises(UsageError, match="stream=True"):
+        async for _ in provider.stream(
+            provider.build_request(model="m", messages=[], stream=False), transport=transport
+        ):
+            pass  # pragma: no cover
+
+
+async def test_complete_with_a_body_that_is_not_json(server: LoopbackServer) -> None:
+    token = server.path("x").rsplit("/", 1)[1]
+    provider = OpenAIChat(api_key="k", base_url=f"{server.url}/sse/{token}")
+    request = provider.build_request(model="m", messages=[UserMessage("hi")], stream=False)
+    async with HttpxTransport() as transport:
+        with pytest.raises(RemoteProtocolError, match="not JSON") as caught:
+            await provider.complete(request, transport=transport)
+    assert caught.value.raw is not None and caught.value.raw.startswith("data:")
 
 
 async def test_stream_http_errors_go_through_the_provider_mapping(

@@ -30,6 +30,7 @@ from toolwire import _json
 from toolwire._repair import ArgumentsParseError
 from toolwire._repair import parse_arguments as _repair_arguments
 from toolwire.accumulate import mint_call_id
+from toolwire.decoder import StreamDecoder
 from toolwire.errors import (
     Overloaded,
     ProviderError,
@@ -191,24 +192,6 @@ class Transport(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
-
-
-class _StreamDecoderLike(Protocol):
-    def feed(self, data: bytes) -> list[Event]: ...
-    def close(self) -> list[Event]: ...
-    def result(self) -> StreamResult: ...
-
-
-def _new_stream_decoder(api: str) -> _StreamDecoderLike:
-    # Looked up at call time: the decoder is part of the package's core and the
-    # providers only need it when they actually stream.
-    import toolwire
-
-    factory = getattr(toolwire, "StreamDecoder", None)
-    if factory is None:  # pragma: no cover - present in every complete build
-        raise UsageError("this build of toolwire has no stream decoder")
-    decoder: _StreamDecoderLike = factory(api)
-    return decoder
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
@@ -631,7 +614,7 @@ class Provider(ABC):
         """
         if not request.stream:
             raise UsageError("stream() needs a request built with stream=True; use complete()")
-        decoder = _new_stream_decoder(self.api)
+        decoder = StreamDecoder(self.api)
         async with self._transport_for(transport).stream(
             request, parse_error=self.parse_error
         ) as response:
@@ -655,7 +638,7 @@ class Provider(ABC):
         """
         chosen = self._transport_for(transport)
         if request.stream:
-            decoder = _new_stream_decoder(self.api)
+            decoder = StreamDecoder(self.api)
             async with chosen.stream(request, parse_error=self.parse_error) as response:
                 async for chunk in response.aiter_bytes():
                     decoder.feed(chunk)

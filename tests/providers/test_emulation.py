@@ -1,0 +1,142 @@
+"""End to end over loopback: each provider against the emulation server.
+
+The server is an independent implementation of the four wire formats: it
+reads the tool results out of our requests (each dialect's own shape) and
+quotes them in the next turn, so a wrong request shape shows up as a wrong
+answer, not only as a failed assertion on a dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from toolwire import (
+    Anthropic,
+    AssistantMessage,
+    Gemini,
+    OpenAIChat,
+    OpenAIResponses,
+    StreamEnded,
+    StreamFailed,
+    StreamResult,
+    TextDelta,
+    ToolCallReady,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.messages import Message
+from toolwire.providers import Provider
+from toolwire.testing import EmulationServer, Scenario
+from toolwire.transport import HttpxTransport
+
+pytestmark = pytest.mark.anyio
+
+SCENARIO = {
+    "name": "parallel-then-answer",
+    "turns": [
+        {
+            "tool_calls": [
+                {"name": "get_weather", "arguments": {"city": "杭州"}},
+                {"name": "get_current_time", "arguments": {"timezone": "Asia/Shanghai"}},
+            ],
+            "chunk_size": 3,
+        },
+        {"text": "天气:{result:get_weather};时间:{result:get_current_time}。", "chunk_size": 5},
+    ],
+}
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}}
+TIME = {"type": "object", "properties": {"timezone": {"type": "string"}}}
+TOOLS: dict[str, list[dict[str, Any]]] = {
+    "openai-chat": [
+        {"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}},
+        {"type": "function", "function": {"name": "get_current_time", "parameters": TIME}},
+    ],
+    "openai-responses": [
+        {"type": "function", "name": "get_weather", "parameters": WEATHER},
+        {"type": "function", "name": "get_current_time", "parameters": TIME},
+    ],
+    "anthropic-messages": [
+        {"name": "get_weather", "input_schema": WEATHER},
+        {"name": "get_current_time", "input_schema": TIME},
+    ],
+    "gemini": [
+        {
+            "functionDeclarations": [
+                {"name": "get_weather", "parameters": WEATHER},
+                {"name": "get_current_time", "parameters": TIME},
+            ]
+        }
+    ],
+}
+RESULTS = {"get_weather": "晴 28°C", "get_current_time": "14:05"}
+
+
+@pytest.fixture(scope="module")
+def emulation() -> Iterator[EmulationServer]:
+    with EmulationServer(Scenario.from_dict(SCENARIO)) as server:
+        yield server
+
+
+def make_provider(api: str, server: EmulationServer) -> Provider:
+    base = server.url_for(api)
+    if api == "openai-chat":
+        return OpenAIChat(api_key="sk-test", base_url=base)
+    if api == "openai-responses":
+        return OpenAIResponses(api_key="sk-test", base_url=base)
+    if api == "anthropic-messages":
+        return Anthropic(api_key="sk-test", base_url=base)
+    return Gemini(api_key="sk-test", base_url=base + "/v1beta")
+
+
+async def run_turn(
+    provider: Provider, transport: HttpxTransport, history: list[Message], *, stream: bool
+) -> StreamResult:
+    request = provider.build_request(
+        model="emulated", messages=history, tools=TOOLS[provider.api], stream=stream
+    )
+    if not stream:
+        return await provider.complete(request, transport=transport)
+    events = [event async for event in provider.stream(request, transport=transport)]
+    if provider.api != "gemini":  # Gemini streams have no end marker, only EOF
+        assert any(isinstance(e, StreamEnded) for e in events)
+    assert not any(isinstance(e, StreamFailed) for e in events)
+    ready = [e.call.name for e in events if isinstance(e, ToolCallReady)]
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    again = await provider.complete(request, transport=transport)  # the same, decoded whole
+    assert ready == [c.name for c in again.tool_calls]
+    assert text == again.text
+    return again
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
+@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"])
+async def test_two_turns_with_parallel_calls(
+    emulation: EmulationServer, api: str, stream: bool
+) -> None:
+    provider = make_provider(api, emulation)
+    history: list[Message] = [UserMessage("杭州天气怎么样?现在几点?")]
+    async with HttpxTransport() as transport:
+        first = await run_turn(provider, transport, history, stream=stream)
+        assert first.error is None
+        assert [(c.name, c.arguments) for c in first.tool_calls] == [
+            ("get_weather", {"city": "杭州"}),
+            ("get_current_time", {"timezone": "Asia/Shanghai"}),
+        ]
+        assert first.choices[0].finish_reason == "tool_calls"
+        assistant = AssistantMessage.from_choice(first.choices[0])
+        history += [
+            assistant,
+            *[ToolResultMessage(c.id, c.name, RESULTS[c.name]) for c in assistant.tool_calls],
+        ]
+        second = await run_turn(provider, transport, history, stream=stream)
+    assert second.error is None and second.tool_calls == ()
+    assert second.text == "天气:晴 28°C;时间:14:05。"
+    assert second.choices[0].finish_reason == "stop"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
