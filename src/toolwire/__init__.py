@@ -24,6 +24,18 @@ from toolwire.types import *  # noqa: F403
 from toolwire.types import __all__ as _types_all
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.agent import (  # noqa: F401 - re-exported lazily
+        Agent,
+        AgentEvent,
+        ModelRetrying,
+        RunFinished,
+        RunResult,
+        ToolCallRecord,
+        ToolFinished,
+        ToolStarted,
+        TurnFinished,
+        TurnStarted,
+    )
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
@@ -55,6 +67,16 @@ __version__ = "0.1.0"
 # Public names whose modules do I/O or pull heavier dependencies:
 # name -> module, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
+    "Agent": "toolwire.agent",
+    "AgentEvent": "toolwire.agent",
+    "ModelRetrying": "toolwire.agent",
+    "RunFinished": "toolwire.agent",
+    "RunResult": "toolwire.agent",
+    "ToolCallRecord": "toolwire.agent",
+    "ToolFinished": "toolwire.agent",
+    "ToolStarted": "toolwire.agent",
+    "TurnFinished": "toolwire.agent",
+    "TurnStarted": "toolwire.agent",
     "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",

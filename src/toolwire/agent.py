@@ -27,14 +27,14 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
 
 from toolwire.decoder import StreamDecoder
-from toolwire.errors import ProtocolError, ToolwireError, UsageError
+from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageError
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import (
     AssistantMessage,
@@ -223,7 +223,8 @@ def next_step(choice: ChoiceResult, *, turn: int, max_turns: int) -> RunTools | 
     the last allowed turn would only produce results nobody reads, so the
     limit is checked first.
     """
-    calls = sorted((*choice.tool_calls, *choice.invalid_tool_calls), key=lambda c: c.index)
+    calls: list[ToolCall | InvalidToolCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
+    calls.sort(key=lambda call: call.index)
     if not calls:
         return Finish("answered")
     if turn >= max_turns:
@@ -328,10 +329,17 @@ class Agent:
         return result
 
     def run_sync(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
-        """:meth:`run` for synchronous code (starts its own event loop)."""
+        """:meth:`run` for synchronous code.
+
+        It starts its own event loop, and closes the provider's own
+        connections before returning: they belong to that loop.
+        """
 
         async def main() -> RunResult:
-            return await self.run(prompt, run_id=run_id)
+            try:
+                return await self.run(prompt, run_id=run_id)
+            finally:
+                await self.provider.aclose()
 
         return anyio.run(main)
 
@@ -446,9 +454,11 @@ class Agent:
             )
 
     def _build(self, messages: Sequence[Message], turn: int) -> Any:
-        tool_choice = self.tool_choice if turn == 1 else ("auto" if self.tool_choice else None)
-        if tool_choice == "none" and turn > 1:
-            tool_choice = "none"
+        # A forced choice applies to the first turn only: afterwards the model
+        # must be free to answer. "none" stays "none".
+        tool_choice = self.tool_choice
+        if turn > 1 and tool_choice is not None and tool_choice != "none":
+            tool_choice = "auto"
         return self.provider.build_request(
             model=self.model,
             messages=messages,
@@ -486,7 +496,7 @@ class Agent:
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         decoder = StreamDecoder(self.provider.api)
         early: dict[str, ToolResult] = {}
-        transport = self.transport or self.provider._transport_for(None)
+        transport = self.transport or self.provider.transport
         failed: ToolwireError | None = None
 
         async def run_early(call: ToolCall) -> None:
@@ -508,17 +518,34 @@ class Agent:
                         tg.start_soon(run_early, event.call)
             return None
 
+        request_error: ToolwireError | None = None
         async with anyio.create_task_group() as tg:
-            async with transport.stream(request, parse_error=self.provider.parse_error) as response:
-                async for chunk in response.aiter_bytes():
-                    failed = handle(decoder.feed(chunk), tg)
-                    if failed is not None:
-                        break
-            if failed is None:
+            try:
+                async with transport.stream(
+                    request, parse_error=self.provider.parse_error
+                ) as response:
+                    # From here on, a broken stream is a failed turn, which
+                    # may be sent again; errors before (connect, an HTTP
+                    # status after the transport's retries) end the run.
+                    try:
+                        async for chunk in response.aiter_bytes():
+                            failed = handle(decoder.feed(chunk), tg)
+                            if failed is not None:
+                                break
+                    except (ReadError, TransportTimeout) as exc:
+                        failed = exc
+                        emit(StreamFailed(error=exc))
+            except ToolwireError as exc:
+                request_error = exc
+            if failed is None and request_error is None:
                 failed = handle(decoder.close(), tg)
-            if failed is not None:
+            if failed is not None or request_error is not None:
                 # Nothing from a failed stream may run: cancel and discard.
                 tg.cancel_scope.cancel()
+        # Raised outside the task group, so callers get the error itself,
+        # not an exception group.
+        if request_error is not None:
+            raise request_error
         if failed is not None:
             raise _TurnFailed(failed)
         result = decoder.result()
@@ -583,15 +610,3 @@ class Agent:
                     return True
                 seen.add(key)
         return len(calls) > self.toolbox.max_concurrency
-
-
-def _is_protocol_error(error: ToolwireError) -> bool:
-    return isinstance(error, ProtocolError)
-
-
-def default_usage() -> Usage:
-    """An empty usage record (the sum of no turns)."""
-    return Usage()
-
-
-_ = field  # re-exported dataclass helper kept for subclasses

@@ -88,7 +88,7 @@ def make_provider(api: str, server: EmulationServer) -> Provider:
         return OpenAIResponses(api_key="sk-test", base_url=base)
     if api == "anthropic-messages":
         return Anthropic(api_key="sk-test", base_url=base)
-    return Gemini(api_key="sk-test", base_url=base + "/v1beta")
+    return Gemini(api_key="sk-test", base_url=base)
 
 
 async def run_turn(

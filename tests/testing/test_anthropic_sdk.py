@@ -8,6 +8,7 @@ import anthropic
 import httpx
 import pytest
 
+from tests.testing.conftest import quoting_weather
 from toolwire.testing import EmulationServer, Scenario, Turn
 from toolwire.testing.pytest_plugin import ServerFactory
 
@@ -23,7 +24,7 @@ def _client(server: EmulationServer, **options: Any) -> anthropic.Anthropic:
 
 
 def test_stream_final_message_has_the_tool_use_blocks(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario.builtin("weather").with_delay(0))
+    server = toolwire_server(quoting_weather())
     client = _client(server)
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
     with client.messages.stream(model="claude-sonnet-4", max_tokens=512, messages=messages) as s:

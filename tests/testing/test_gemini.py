@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from tests.testing.conftest import quoting_weather
 from toolwire.testing import Scenario
 from toolwire.testing.pytest_plugin import ServerFactory
 
@@ -25,8 +26,8 @@ def _calls(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_sse_stream_uses_crlf_and_whole_function_calls(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario.builtin("weather").with_delay(0))
-    url = f"{server.url_for('gemini')}/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    server = toolwire_server(quoting_weather())
+    url = f"{server.url_for('gemini')}/models/gemini-2.5-flash:streamGenerateContent"
     response = httpx.post(url, params={"alt": "sse", "key": "k"}, json={"contents": [QUESTION]})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
@@ -46,7 +47,7 @@ def test_sse_stream_uses_crlf_and_whole_function_calls(toolwire_server: ServerFa
 
 
 def test_json_array_stream_and_function_responses(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario.builtin("weather").with_delay(0))
+    server = toolwire_server(quoting_weather())
     url = f"{server.base_url}/v1beta/models/gemini-2.5-flash:streamGenerateContent"
     first = httpx.post(url, json={"contents": [QUESTION]})
     assert first.headers["content-type"].startswith("application/json")

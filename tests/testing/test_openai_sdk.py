@@ -8,6 +8,7 @@ from typing import Any
 import openai
 from openai.lib.streaming.chat import ChatCompletionStreamState
 
+from tests.testing.conftest import quoting_weather
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.testing.pytest_plugin import ServerFactory
 
@@ -26,7 +27,7 @@ def _results(calls: list[tuple[str, str]]) -> dict[str, str]:
 
 
 def test_chat_stream_helper_reassembles_parallel_calls(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario.builtin("weather").with_delay(0))
+    server = toolwire_server(quoting_weather())
     client = _client(server)
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
     with client.chat.completions.stream(
@@ -64,7 +65,7 @@ def test_chat_stream_helper_reassembles_parallel_calls(toolwire_server: ServerFa
 
 
 def test_chat_ids_are_deterministic_per_conversation(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario.builtin("weather").with_delay(0))
+    server = toolwire_server(quoting_weather())
     client = _client(server)
 
     def ids(question: str) -> list[str]:
@@ -78,7 +79,7 @@ def test_chat_ids_are_deterministic_per_conversation(toolwire_server: ServerFact
 
 
 def test_chat_non_streaming_and_usage(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario.builtin("weather").with_delay(0))
+    server = toolwire_server(quoting_weather())
     completion = _client(server).chat.completions.create(
         model="gpt-4o-mini", messages=[{"role": "user", "content": QUESTION}]
     )
@@ -122,7 +123,7 @@ def test_chat_text_reasoning_and_raw_arguments(toolwire_server: ServerFactory) -
 
 
 def test_responses_stream_and_second_turn(toolwire_server: ServerFactory) -> None:
-    server = toolwire_server(Scenario.builtin("weather").with_delay(0))
+    server = toolwire_server(quoting_weather())
     client = _client(server)
     events = list(client.responses.create(model="gpt-5", input=QUESTION, stream=True))
     types = [e.type for e in events]

@@ -31,8 +31,23 @@ def test_builtin_weather_scenario() -> None:
         ("get_current_time", {"timezone": "Asia/Shanghai"}),
     ]
     assert first.delay > 0 and first.chunk_size < 10
-    assert "{result:get_weather}" in second.text
-    assert "{result:get_current_time}" in second.text
+    assert "{result:get_weather.condition_zh}" in second.text
+    assert "{result:get_current_time.time}" in second.text
+
+
+def test_result_references_pick_fields_of_json_results() -> None:
+    from toolwire.testing.scenario import ResultLookup, ScenarioError, substitute
+
+    lookup = ResultLookup(
+        [("get_weather", '{"now": {"temp": 24, "sky": "小雨"}, "days": ["a", "b"]}'), ("t", "x")],
+        [("get_weather", '{"now": {"temp": 24, "sky": "小雨"}, "days": ["a", "b"]}'), ("t", "x")],
+    )
+    text = "{result:get_weather.now.sky} {result:0.now.temp}° {result:get_weather.days.1}"
+    assert substitute(text, lookup) == "小雨 24° b"
+    with pytest.raises(ScenarioError, match="no field 'wind'"):
+        substitute("{result:get_weather.now.wind}", lookup)
+    with pytest.raises(ScenarioError, match="not JSON"):
+        substitute("{result:t.field}", lookup)
 
 
 def test_unknown_builtin_is_a_typed_error() -> None:

@@ -597,6 +597,12 @@ class Provider(ABC):
             self._owned_transport = HttpxTransport(timeouts=self._timeout)
         return self._owned_transport
 
+    @property
+    def transport(self) -> Transport:
+        """The transport this provider sends with: the one it was given, or
+        one it creates on first use (and closes in :meth:`aclose`)."""
+        return self._transport_for(None)
+
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None
     ) -> AsyncIterator[Event]:

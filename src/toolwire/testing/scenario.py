@@ -306,11 +306,30 @@ class ResultLookup:
         self._all = all_results
 
     def get(self, key: str) -> str:
-        """The content a reference stands for.
+        """The content a reference stands for; ``KEY.field.sub`` picks a field
+        of a result whose content is a JSON object.
 
         Raises:
-            ScenarioError: no tool result matches ``key``.
+            ScenarioError: no tool result matches ``key``, or the field is missing.
         """
+        ref, dot, path = key.partition(".")
+        content = self._content(ref)
+        if not dot:
+            return content
+        try:
+            value: Any = _json.loads(content)
+        except ValueError:
+            raise ScenarioError(f"{{result:{key}}}: the result of {ref!r} is not JSON") from None
+        for field_name in path.split("."):
+            if isinstance(value, dict) and field_name in value:
+                value = value[field_name]
+            elif isinstance(value, list) and field_name.isdigit() and int(field_name) < len(value):
+                value = value[int(field_name)]
+            else:
+                raise ScenarioError(f"{{result:{key}}}: the result has no field {field_name!r}")
+        return value if isinstance(value, str) else _json.dumps(value)
+
+    def _content(self, key: str) -> str:
         if key.isdigit():
             index = int(key)
             if index < len(self._latest):

@@ -562,7 +562,9 @@ class EmulationServer:
         """The base URL an SDK of ``api`` wants.
 
         ``openai-chat``/``openai-responses`` (or ``openai``): ``.../v1``;
-        ``anthropic-messages`` (or ``anthropic``) and ``gemini``: the root.
+        ``anthropic-messages`` (or ``anthropic``): the root; ``gemini``:
+        ``.../v1beta`` (the API version is part of the base URL, as in
+        :class:`toolwire.providers.Gemini`).
 
         Raises:
             UsageError: unknown API name.
@@ -572,6 +574,8 @@ class EmulationServer:
             raise UsageError(f"unknown API {api!r}; known: {', '.join(API_NAMES)}")
         if name.startswith("openai"):
             return self.base_url + "/v1"
+        if name == "gemini":
+            return self.base_url + "/v1beta"
         return self.base_url
 
     def _bind(self) -> socket.socket:
