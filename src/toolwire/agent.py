@@ -25,6 +25,7 @@ it started: tool batches run inside task groups owned by the run.
 from __future__ import annotations
 
 import math
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,8 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.tools import Tool, Toolbox, ToolResult
+from toolwire.observe import RunInfo, RunObserver
+from toolwire.tools import Tool, Toolbox, ToolResult, idempotency_key
 from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -267,6 +269,9 @@ class Agent:
             ``tools`` is not already a Toolbox).
         metadata: passed to tools in ``ctx.metadata``.
         extra: provider-specific body fields, sent with every request.
+        observers: :class:`~toolwire.observe.RunObserver` objects told of
+            every step (journals, traces); awaited, so a write-ahead log is
+            written before the step it records.
     """
 
     def __init__(
@@ -286,6 +291,7 @@ class Agent:
         approve: Any = None,
         metadata: Mapping[str, Any] | None = None,
         extra: Mapping[str, Any] | None = None,
+        observers: Sequence[RunObserver] = (),
     ) -> None:
         if max_turns < 1:
             raise UsageError("max_turns must be at least 1")
@@ -304,6 +310,7 @@ class Agent:
         self.transport = transport
         self.metadata = dict(metadata or {})
         self.extra = dict(extra or {})
+        self.observers: list[RunObserver] = list(observers)
 
     def __repr__(self) -> str:
         return (
@@ -390,6 +397,22 @@ class Agent:
             messages.extend(given)
         return messages
 
+    def settings(self) -> dict[str, Any]:
+        """The run settings an observer records (nothing secret)."""
+        return {
+            "max_turns": self.max_turns,
+            "tool_choice": self.tool_choice,
+            "eager": self.eager,
+            "stream_retries": self.stream_retries,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "base_url": self.provider.base_url,
+        }
+
+    async def _notify(self, method: str, *args: Any, **kwargs: Any) -> None:
+        for observer in self.observers:
+            await getattr(observer, method)(*args, **kwargs)
+
     async def _run(
         self,
         prompt: str | Sequence[Message],
@@ -397,6 +420,31 @@ class Agent:
         emit: Callable[[AgentEvent], None],
     ) -> None:
         messages = self._initial_messages(prompt)
+        info = RunInfo(
+            run_id=run_id,
+            model=self.model,
+            provider=self.provider.name,
+            api=self.provider.api,
+            tools=self.toolbox.names,
+            settings=self.settings(),
+            messages=tuple(messages),
+        )
+        await self._notify("run_started", info)
+        try:
+            final = await self._loop(messages, run_id, emit)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await self._notify("run_failed", run_id, exc)
+            raise
+        await self._notify("run_finished", run_id, final)
+        emit(RunFinished(result=final))
+
+    async def _loop(
+        self,
+        messages: list[Message],
+        run_id: str,
+        emit: Callable[[AgentEvent], None],
+    ) -> RunResult:
         records: list[ToolCallRecord] = []
         usage = Usage()
         turn = 0
@@ -419,7 +467,7 @@ class Agent:
                         tool_calls=0,
                     )
                 )
-                final = RunResult(
+                return RunResult(
                     output=choice.text if step.outcome == "answered" else "",
                     outcome=step.outcome,
                     messages=tuple(messages),
@@ -428,8 +476,6 @@ class Agent:
                     turns=turn,
                     run_id=run_id,
                 )
-                emit(RunFinished(result=final))
-                return
             results = await self._run_tools(step.calls, early, turn, run_id, emit)
             for call in step.calls:
                 tool_result, eager = results[call.id]
@@ -484,12 +530,24 @@ class Agent:
         attempt = 0
         while True:
             attempt += 1
+            await self._notify("model_request", run_id, turn, attempt, tuple(messages))
+            started = time.monotonic()
             try:
-                return await self._stream_once(request, turn, run_id, emit)
+                result, early = await self._stream_once(request, turn, run_id, emit)
             except _TurnFailed as failed:
+                elapsed = time.monotonic() - started
+                await self._notify("model_failed", run_id, turn, attempt, failed.error, elapsed)
                 if attempt > self.stream_retries:
                     raise failed.error from None
                 emit(ModelRetrying(turn=turn, attempt=attempt + 1, error=failed.error))
+                continue
+            except ToolwireError as error:
+                elapsed = time.monotonic() - started
+                await self._notify("model_failed", run_id, turn, attempt, error, elapsed)
+                raise
+            elapsed = time.monotonic() - started
+            await self._notify("model_response", run_id, turn, attempt, result, elapsed)
+            return result, early
 
     async def _stream_once(
         self, request: Any, turn: int, run_id: str, emit: Callable[[AgentEvent], None]
@@ -500,12 +558,7 @@ class Agent:
         failed: ToolwireError | None = None
 
         async def run_early(call: ToolCall) -> None:
-            emit(ToolStarted(turn=turn, call=call, eager=True))
-            (result,) = await self.toolbox.execute(
-                [call], run_id=run_id, metadata=self._metadata(turn)
-            )
-            early[call.id] = result
-            emit(ToolFinished(turn=turn, call=call, result=result, eager=True))
+            early[call.id] = await self._execute_one(call, turn, run_id, emit, eager=True)
 
         def handle(events: list[Event], tg: anyio.abc.TaskGroup) -> ToolwireError | None:
             for event in events:
@@ -573,28 +626,46 @@ class Agent:
             return results
 
         async def run_one(call: ToolCall | InvalidToolCall) -> None:
-            emit(ToolStarted(turn=turn, call=call))
-            (result,) = await self.toolbox.execute(
-                [call], run_id=run_id, metadata=self._metadata(turn)
-            )
-            results[call.id] = (result, False)
-            emit(ToolFinished(turn=turn, call=call, result=result))
+            results[call.id] = (await self._execute_one(call, turn, run_id, emit), False)
 
         if self._needs_batch(pending):
             # Sequential tools and de-duplication need the whole batch at once.
+            keys = {call.id: idempotency_key(run_id, call.id) for call in pending}
             for call in pending:
+                await self._notify("tool_started", run_id, turn, call, keys[call.id])
                 emit(ToolStarted(turn=turn, call=call))
             batch = await self.toolbox.execute(
-                pending, run_id=run_id, metadata=self._metadata(turn)
+                pending, run_id=run_id, metadata=self._metadata(turn), idempotency_keys=keys
             )
             for call, result in zip(pending, batch, strict=True):
                 results[call.id] = (result, False)
+                await self._notify("tool_finished", run_id, turn, call, result)
                 emit(ToolFinished(turn=turn, call=call, result=result))
             return results
         async with anyio.create_task_group() as tg:
             for call in pending:
                 tg.start_soon(run_one, call)
         return results
+
+    async def _execute_one(
+        self,
+        call: ToolCall | InvalidToolCall,
+        turn: int,
+        run_id: str,
+        emit: Callable[[AgentEvent], None],
+        *,
+        eager: bool = False,
+    ) -> ToolResult:
+        """Run one call, telling observers before (intent) and after (outcome)."""
+        key = idempotency_key(run_id, call.id)
+        await self._notify("tool_started", run_id, turn, call, key, eager=eager)
+        emit(ToolStarted(turn=turn, call=call, eager=eager))
+        (result,) = await self.toolbox.execute(
+            [call], run_id=run_id, metadata=self._metadata(turn), idempotency_keys={call.id: key}
+        )
+        await self._notify("tool_finished", run_id, turn, call, result, eager=eager)
+        emit(ToolFinished(turn=turn, call=call, result=result, eager=eager))
+        return result
 
     def _needs_batch(self, calls: Sequence[ToolCall | InvalidToolCall]) -> bool:
         """True when the batch semantics matter: a sequential tool, or two

@@ -17,6 +17,7 @@ from toolwire.tools.executor import (
     Toolbox,
     ToolErrorKind,
     ToolResult,
+    idempotency_key,
     is_transient,
     scrub,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "ToolErrorKind",
     "ToolResult",
     "Toolbox",
+    "idempotency_key",
     "is_transient",
     "scrub",
     "tool",

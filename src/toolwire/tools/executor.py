@@ -68,6 +68,7 @@ __all__ = [
     "ToolErrorKind",
     "ToolResult",
     "Toolbox",
+    "idempotency_key",
     "is_transient",
     "scrub",
 ]
@@ -386,6 +387,13 @@ class _Batch:
     results: list[ToolResult | None]
 
 
+def idempotency_key(run_id: str, call_id: str) -> str:
+    """The idempotency key of a call: stable for the same run and call id, so
+    a resumed run hands a tool the key its first attempt had."""
+    digest = hashlib.sha256(f"{run_id}\x00{call_id}".encode()).hexdigest()
+    return f"tw-{digest[:32]}"
+
+
 class Toolbox:
     """A set of tools: schemas for each provider, and a safe parallel executor.
 
@@ -702,8 +710,7 @@ class Toolbox:
         explicit = batch.idempotency_keys.get(call.id)
         if explicit is not None:
             return explicit
-        digest = hashlib.sha256(f"{batch.nonce}\x00{call.id}".encode()).hexdigest()
-        return f"tw-{digest[:32]}"
+        return idempotency_key(batch.nonce, call.id)
 
     async def _ask_approval(self, job: _Job, batch: _Batch) -> Approval:
         if self.approve is None:
