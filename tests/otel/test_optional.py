@@ -3,6 +3,7 @@ does not pull it, and without it ``toolwire.otel`` says how to get it."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -14,8 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def python(code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
     )
 
 
