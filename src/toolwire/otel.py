@@ -52,7 +52,7 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from toolwire import _json
+from toolwire import __version__, _json
 from toolwire.errors import ProviderError, ToolwireError, UsageError
 from toolwire.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
 from toolwire.observe import RunInfo, RunObserver
@@ -295,8 +295,6 @@ class Tracer(RunObserver):
         agent_name: str | None = None,
         provider: str | None = None,
     ) -> None:
-        from toolwire import __version__
-
         self.capture_content = capture_content
         self.agent_name = agent_name
         self.provider = provider
