@@ -39,6 +39,11 @@ cancelled, and the SDK answers a cancelled request by sending the server
 ``notifications/cancelled``, so the server stops the work and the session
 stays usable.
 
+OpenAI strict mode is off for MCP tools unless asked for
+(``tools(strict=None)``): it would turn each optional property into a required
+nullable one, and the server's schema does not accept the ``null`` the model
+then sends for "left out".
+
 MCP tool annotations are hints from the server; toolwire maps them as
 follows, and each can be overridden per call of :meth:`MCPConnection.tools`:
 ``readOnlyHint`` -> ``read_only`` (retried on transient errors, and may start
@@ -235,16 +240,14 @@ class MCPConnection:
     def __init__(self, client: Client, *, transport: Literal["stdio", "http"], label: str) -> None:
         self.client = client
         self.transport = transport
-        self._label = label
+        info = client.server_info
+        self._name = label or (info.name if info is not None and info.name else "mcp-server")
         self._closed = False
 
     @property
     def name(self) -> str:
         """The server's name, as it introduced itself (or as given to connect)."""
-        if self._label:
-            return self._label
-        info = self.client.server_info if not self._closed else None
-        return info.name if info is not None and info.name else "mcp-server"
+        return self._name
 
     @property
     def instructions(self) -> str | None:
@@ -310,6 +313,7 @@ class MCPConnection:
         read_only: bool | None = None,
         requires_approval: bool | None = None,
         max_result_chars: int | None = None,
+        strict: bool | None = False,
     ) -> list[Tool]:
         """The server's tools as toolwire tools, ready for a Toolbox or an Agent.
 
@@ -324,6 +328,11 @@ class MCPConnection:
             requires_approval: override the approval rule for every tool
                 (default: ask only for tools the server marks destructive).
             max_result_chars: result size budget of every tool.
+            strict: OpenAI strict-mode schemas. Off by default: strict mode
+                makes every optional property required and nullable, so the
+                model would send ``null`` for arguments the server's schema
+                only allows to be left out. ``None`` sends a strict schema
+                where one can be made; ``True`` requires it.
 
         Returns:
             One :class:`~toolwire.Tool` per listed tool, in the server's order.
@@ -363,6 +372,7 @@ class MCPConnection:
                     read_only=read_only,
                     requires_approval=requires_approval,
                     max_result_chars=max_result_chars,
+                    strict=strict,
                 )
             )
         return out
@@ -376,6 +386,7 @@ class MCPConnection:
         read_only: bool | None,
         requires_approval: bool | None,
         max_result_chars: int | None,
+        strict: bool | None,
     ) -> Tool:
         schema = spec.input_schema
         if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
@@ -412,6 +423,7 @@ class MCPConnection:
             idempotent=idempotent,
             requires_approval=gated,
             max_result_chars=max_result_chars,
+            strict=strict,
         )
 
     async def call(

@@ -1,5 +1,5 @@
 """A real MCP server process (tests/mcp/server_app.py) over stdio and over
-streamable HTTP on loopback, shared by the MCP tests."""
+streamable HTTP on loopback, shared by the tests of a module."""
 
 from __future__ import annotations
 
@@ -20,20 +20,23 @@ SERVER_APP = Path(__file__).parent / "server_app.py"
 TOKEN = "mcp-test-token"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
+    # Module scope, not session: anyio's runner stays alive (an asyncio loop
+    # running in the main thread) as long as an async fixture does, and other
+    # tests call anyio.run() in that thread.
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 async def stdio_server() -> AsyncIterator[MCPConnection]:
-    """One server process for the MCP tests, talked to over stdio."""
+    """One server process per test module, talked to over stdio."""
     env = {"TOOLWIRE_MCP_TEST": "passed through env"}
     async with connect_stdio(sys.executable, [str(SERVER_APP)], env=env) as server:
         yield server
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     """The URL of a server process serving streamable HTTP on 127.0.0.1.
 

@@ -58,6 +58,12 @@ async def test_tools_carry_name_description_and_schema(stdio_server: MCPConnecti
     (openai,) = Toolbox([add]).schemas("openai-chat")
     assert openai["function"]["name"] == "add"
     assert openai["function"]["parameters"]["required"] == ["a", "b"]
+    # No strict mode unless asked: optional properties stay optional.
+    assert openai["function"]["strict"] is False
+    strict = {t.name: t for t in await stdio_server.tools(strict=None)}
+    (search,) = Toolbox([strict["notes_search"]]).schemas("openai-chat")
+    assert search["function"]["strict"] is True
+    assert search["function"]["parameters"]["required"] == ["query", "limit"]
     assert stdio_server.name == "toolwire-test-server"
     assert stdio_server.instructions == "Tools for toolwire's tests."
 
