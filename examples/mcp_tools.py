@@ -58,7 +58,9 @@ def local_time(city: str) -> str:
 
 async def main() -> None:
     async with toolwire.mcp.connect_stdio(sys.executable, [str(SERVER_APP)]) as server:
-        mcp_tools = await server.tools(prefix="demo_", exclude=["slow", "slow_stats"], timeout=10)
+        # The test server's slow and crashing tools are for the tests only.
+        hidden = ["slow", "slow_stats", "crash"]
+        mcp_tools = await server.tools(prefix="demo_", exclude=hidden, timeout=10)
         print(f"{server.name} offers:")
         for t in mcp_tools:
             flags = [f for f in ("read_only", "requires_approval") if getattr(t, f)]

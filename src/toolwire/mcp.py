@@ -445,6 +445,7 @@ class MCPConnection:
         """
         self._check_open()
         from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
         from pydantic import ValidationError
 
         try:
@@ -452,11 +453,12 @@ class MCPConnection:
                 name, dict(arguments) if arguments is not None else None
             )
         except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                message = f"the connection to MCP server {self.name!r} closed during the call"
+            else:
+                message = f"MCP server {self.name!r} rejected the call (error {exc.code})"
             raise MCPToolError(
-                f"MCP server {self.name!r} rejected the call to {name!r} "
-                f"(error {exc.code}): {exc.message}",
-                tool=name,
-                code=exc.code,
+                f"{message} to {name!r}: {exc.message}", tool=name, code=exc.code
             ) from exc
         except ValidationError as exc:
             raise MCPToolError(

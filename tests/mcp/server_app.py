@@ -133,6 +133,12 @@ def read_env(name: str) -> str:
     return os.environ.get(name, "<unset>")
 
 
+@server.tool()
+def crash(code: int = 3) -> str:
+    """Exit the server process at once, mid-call."""
+    os._exit(code)
+
+
 class _RequireToken:
     """Refuses HTTP requests without the test bearer token."""
 

@@ -41,6 +41,7 @@ async def test_tools_carry_name_description_and_schema(stdio_server: MCPConnecti
         "notes_search",
         "chart",
         "read_env",
+        "crash",
     }
     add = tools["add"]
     assert add.description.startswith("Add two integers.")
@@ -244,3 +245,14 @@ def test_works_on_trio() -> None:
         (add, slow), stats = pool.submit(anyio.run, main, backend="trio").result(timeout=60)
     assert add.content == "3" and slow.error == "timeout"
     assert stats == {"started": 1, "cancelled": 1, "finished": 0}
+
+
+async def test_server_crash_mid_call_is_a_failed_result() -> None:
+    async with connect_stdio(sys.executable, [str(SERVER_APP)]) as server:
+        tools = await server.tools(include=["crash", "add"])
+        with anyio.fail_after(10):  # a dead server must not hang the call
+            crashed = await run_one(tools, "crash")
+            after = await run_one(tools, "add", a=1, b=2)
+    assert not crashed.ok and crashed.error == "failed"
+    assert "closed during the call to 'crash'" in crashed.message
+    assert not after.ok and after.error == "failed"
