@@ -513,7 +513,9 @@ async def _open(
             finally:
                 connection._closed = True
     if connection is None:
-        raise ConnectError(f"could not connect to {what}: no answer within {connect_timeout:g} s")
+        # Only the handshake deadline (so a finite connect_timeout) ends the
+        # block without an exception.
+        raise ConnectError(f"could not connect to {what}: no answer within {connect_timeout} s")
 
 
 def connect_stdio(
