@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TurnFinished,
         TurnStarted,
     )
+    from toolwire.mcp import MCPConnection, MCPToolError  # noqa: F401 - re-exported lazily
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
@@ -85,6 +86,8 @@ _LAZY: dict[str, str] = {
     "HttpResponse": "toolwire.providers",
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
+    "MCPConnection": "toolwire.mcp",
+    "MCPToolError": "toolwire.mcp",
     "OpenAIChat": "toolwire.providers",
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
