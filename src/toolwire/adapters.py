@@ -56,7 +56,8 @@ What the SDKs hide, and how the adapter copes:
   (``content.delta``, ``text``, ``input_json``...) are skipped, and the
   snapshots they attach are left out.
 
-Plain dicts (payloads already parsed from JSON) are accepted as well. The
+Plain dicts (payloads already parsed from JSON) and strings (the text of an
+SSE ``data:`` field, ``"[DONE]"`` included) are accepted as well. The
 SDKs are never imported here: objects are recognized by their shape, and the
 SDKs' exceptions by looking their classes up only in SDK modules that are
 already loaded.
@@ -334,16 +335,19 @@ class _Core:
         acc = self.acc
         if acc.error is not None:
             return out
-        found = self.dialect.payload(obj)
-        if found is None:
-            return out
-        event, payload = found
-        try:
-            data = dumps(payload)
-        except (TypeError, ValueError) as exc:
-            raise UsageError(
-                f"{self.api} adapter: a payload is not JSON-serializable ({exc})"
-            ) from exc
+        if isinstance(obj, str):
+            event, data = "message", obj  # already the text of an SSE data field
+        else:
+            found = self.dialect.payload(obj)
+            if found is None:
+                return out
+            event, payload = found
+            try:
+                data = dumps(payload)
+            except (TypeError, ValueError) as exc:
+                raise UsageError(
+                    f"{self.api} adapter: a payload is not JSON-serializable ({exc})"
+                ) from exc
         try:
             parts = self.codec.decode(event, data)
         except ToolwireError as exc:
