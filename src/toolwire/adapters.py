@@ -129,6 +129,18 @@ def _dump(obj: object, exclude: frozenset[str] | None = None) -> dict[str, Any] 
     return value if isinstance(value, dict) else None
 
 
+def _type_first(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``(event name, payload)`` with ``type`` as the first key, where the wire
+    has it: pydantic dumps fields in declaration order (``type`` last), and
+    the codecs spot their hottest events by the payload's first bytes."""
+    kind = payload.get("type")
+    if not isinstance(kind, str):
+        return "message", payload
+    if next(iter(payload)) != "type":
+        payload = {"type": kind, **payload}
+    return kind, payload
+
+
 class _Dialect:
     """How one SDK's stream objects map back to the dialect's payloads."""
 
@@ -193,8 +205,7 @@ class _OpenAIResponses(_Dialect):
         payload = _dump(obj, None if isinstance(obj, Mapping) else self._EXCLUDE)
         if payload is None:
             raise self.unknown(obj)
-        kind = payload.get("type")
-        return (kind if isinstance(kind, str) else "message"), payload
+        return _type_first(payload)
 
 
 _ANTHROPIC_DERIVED = frozenset({"text", "citation", "thinking", "signature", "input_json"})
@@ -220,8 +231,7 @@ class _AnthropicMessages(_Dialect):
             payload = _dump(obj, _ANTHROPIC_EXTRAS.get(kind) if isinstance(kind, str) else None)
         if payload is None:
             raise self.unknown(obj)
-        kind = payload.get("type")
-        return (kind if isinstance(kind, str) else "message"), payload
+        return _type_first(payload)
 
 
 _DIALECTS: dict[str, _Dialect] = {
