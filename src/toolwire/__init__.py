@@ -24,6 +24,10 @@ from toolwire.types import *  # noqa: F403
 from toolwire.types import __all__ as _types_all
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.adapters import (  # noqa: F401 - re-exported lazily
+        AdaptedStream,
+        AsyncAdaptedStream,
+    )
     from toolwire.agent import (  # noqa: F401 - re-exported lazily
         Agent,
         AgentEvent,
@@ -68,6 +72,8 @@ __version__ = "0.1.0"
 # Public names whose modules do I/O or pull heavier dependencies:
 # name -> module, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
+    "AdaptedStream": "toolwire.adapters",
+    "AsyncAdaptedStream": "toolwire.adapters",
     "Agent": "toolwire.agent",
     "AgentEvent": "toolwire.agent",
     "ModelRetrying": "toolwire.agent",

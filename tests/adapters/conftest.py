@@ -1,0 +1,51 @@
+"""Shared pieces of the SDK adapter tests: the traces the SDKs can stream, and clients."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import anthropic
+import openai
+import pytest
+
+from tests.conftest import CORPUS, TRACES, Trace
+from toolwire.testing import EmulationServer
+
+SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages")
+SDK_TRACES = [t for t in TRACES if t.api in SDK_APIS]
+USER = [{"role": "user", "content": "x"}]
+
+
+@pytest.fixture(scope="session")
+def replay_servers() -> Iterator[dict[str, EmulationServer]]:
+    """One emulation server per recorded trace, replaying its exact bytes.
+
+    Started together and stopped in parallel: a server takes a few
+    milliseconds to start but about a tenth of a second to stop.
+    """
+    servers: dict[str, EmulationServer] = {}
+    try:
+        for trace in SDK_TRACES:
+            servers[trace.name] = EmulationServer(CORPUS / f"{trace.name}.sse").start()
+        yield servers
+    finally:
+        with ThreadPoolExecutor(max_workers=len(servers) or 1) as pool:
+            list(pool.map(lambda s: s.stop(), servers.values()))
+
+
+@pytest.fixture(scope="session")
+def openai_client() -> Iterator[openai.OpenAI]:
+    """One client (and connection pool); tests point it at a server with ``with_options``."""
+    with openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="k", max_retries=0) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def anthropic_client() -> Iterator[anthropic.Anthropic]:
+    with anthropic.Anthropic(base_url="http://127.0.0.1:9", api_key="k", max_retries=0) as client:
+        yield client
+
+
+def trace_id(trace: Trace) -> str:
+    return trace.name
