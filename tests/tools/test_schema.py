@@ -334,6 +334,26 @@ def test_strict_null_for_a_defaulted_argument_means_the_default() -> None:
     assert t.validate(sent) == {"city": "Paris", "days": 3}
 
 
+def test_strict_null_for_an_optional_argument_without_default_means_absent() -> None:
+    # Explicit schemas (MCP tools, hand-written ones) often have optional
+    # properties with no default: strict mode makes them nullable, so a model
+    # sends null, which must read as "not given", not fail validation.
+    schema = {
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["query"],
+    }
+    t = Tool.from_schema(lambda **kw: kw, name="search", parameters=schema)
+    strict = t.strict_parameters
+    assert strict is not None
+    sent = {"query": "x", "limit": None}
+    jsonschema.validate(sent, strict)
+    assert t.validate(sent) == {"query": "x"}
+    # A required property stays required: its null is still an error.
+    with pytest.raises(toolwire.ToolArgumentsInvalid):
+        t.validate({"query": None, "limit": 3})
+
+
 def test_recursive_models_keep_defs_and_stay_strict() -> None:
     def tree(root: Node) -> None:
         """Walk a tree."""

@@ -43,7 +43,16 @@ def error_event(payload: Any, api: str) -> StreamErrorEvent:
     message = err.get("message")
     if not isinstance(message, str) or not message:
         message = f"{api}: the provider reported an error"
-    status = err.get("status_code", err.get("code") if isinstance(err.get("code"), int) else None)
+    # The HTTP status goes by several names: Groq "status_code", Gemini's
+    # integer "code", and "status" where it is a number.
+    status = next(
+        (
+            value
+            for value in (err.get("status_code"), err.get("code"), err.get("status"))
+            if isinstance(value, int) and not isinstance(value, bool)
+        ),
+        None,
+    )
     code = err.get("code")
     error_type = err.get("type", err.get("status"))
     return StreamErrorEvent(

@@ -562,8 +562,12 @@ class OpenAIResponsesEncoder(Encoder):
                 "message": "The server had an error while processing your request.",
                 "param": None,
             },
-            error,
+            {k: v for k, v in error.items() if k != "type"},
         )
+        # The event's own "type" is "error"; an error kind given by the fault
+        # has no field of its own here, so it stands in for a missing code.
+        if error.get("type") and "code" not in error:
+            payload["code"] = error["type"]
         payload["sequence_number"] = sequence_number
         return Frame(payload, event="error")
 

@@ -236,11 +236,12 @@ def _object_branch(schema: JSONSchema, root: JSONSchema) -> JSONSchema | None:
 
 
 def drop_null_defaults(value: Any, schema: JSONSchema, root: JSONSchema | None = None) -> Any:
-    """Remove ``null`` given for properties that have a default but are not nullable.
+    """Remove ``null`` given for optional properties that are not nullable.
 
     OpenAI strict mode requires every property and makes optional ones
-    nullable, so ``null`` is how a model says "use the default". Removing the
-    key lets the function's own default apply instead of failing validation.
+    nullable, so ``null`` is how a model says "use the default" (or, for an
+    optional property without a default, "not given"). Removing the key lets
+    the function's own default apply instead of failing validation.
 
     Args:
         value: the arguments (or a nested value of them).
@@ -256,13 +257,15 @@ def drop_null_defaults(value: Any, schema: JSONSchema, root: JSONSchema | None =
         if branch is None:
             return value
         props = branch.get("properties", {})
+        required = branch.get("required", ())
         out: dict[str, Any] = {}
         for key, item in value.items():
             prop = props.get(key) if isinstance(props, dict) else None
             if not isinstance(prop, dict):
                 out[key] = item
                 continue
-            if item is None and "default" in prop and not allows_null(prop, root):
+            optional = "default" in prop or not (isinstance(required, list) and key in required)
+            if item is None and optional and not allows_null(prop, root):
                 continue
             out[key] = drop_null_defaults(item, prop, root)
         return out
