@@ -36,6 +36,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TurnFinished,
         TurnStarted,
     )
+    from toolwire.batch import (  # noqa: F401 - re-exported lazily
+        BatchProgress,
+        BatchRecord,
+        BatchSummary,
+        run_batch,
+    )
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
@@ -46,14 +52,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Provider,
         Transport,
     )
+    from toolwire.ray import RayExecutor  # noqa: F401 - re-exported lazily
     from toolwire.tools import (  # noqa: F401 - re-exported lazily
         Approval,
         ApprovalRequest,
+        LocalRunner,
         RetryPolicy,
         Tool,
         Toolbox,
         ToolContext,
+        ToolInvocation,
         ToolResult,
+        ToolRunner,
         tool,
     )
     from toolwire.transport import (  # noqa: F401 - re-exported lazily
@@ -80,21 +90,29 @@ _LAZY: dict[str, str] = {
     "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",
+    "BatchProgress": "toolwire.batch",
+    "BatchRecord": "toolwire.batch",
+    "BatchSummary": "toolwire.batch",
     "Gemini": "toolwire.providers",
     "HttpRequest": "toolwire.providers",
     "HttpResponse": "toolwire.providers",
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
+    "LocalRunner": "toolwire.tools",
     "OpenAIChat": "toolwire.providers",
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
+    "RayExecutor": "toolwire.ray",
     "RetryPolicy": "toolwire.tools",
     "Timeouts": "toolwire.transport",
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",
+    "ToolInvocation": "toolwire.tools",
     "ToolResult": "toolwire.tools",
+    "ToolRunner": "toolwire.tools",
     "Toolbox": "toolwire.tools",
     "Transport": "toolwire.providers",
+    "run_batch": "toolwire.batch",
     "tool": "toolwire.tools",
 }
 
