@@ -121,7 +121,9 @@ def _rebuild_task_failed(message: str, transient: bool) -> RayTaskFailed:
 
 class RemoteToolError(ToolFailed):
     """Stands for an exception a tool raised in a Ray worker that could not be
-    pickled back: its type name, message and transience are kept."""
+    pickled back: its message, transience and ``retry_after`` are kept, and
+    the instance's class is a subclass named like the original (``Picky``),
+    so the model reads the same error text as for a local call."""
 
     type_name = "remote_tool_error"
 
@@ -138,9 +140,6 @@ class RemoteToolError(ToolFailed):
         self.transient = transient
         self.retry_after = retry_after
 
-    def __str__(self) -> str:
-        return f"{self.remote_type}: {self.message}" if self.remote_type else self.message
-
     def __reduce__(self) -> Any:
         return (
             _rebuild_remote_error,
@@ -148,12 +147,19 @@ class RemoteToolError(ToolFailed):
         )
 
 
+_STAND_INS: dict[str, type[RemoteToolError]] = {}
+
+
 def _rebuild_remote_error(
     message: str, remote_type: str, transient: bool, retry_after: float | None
 ) -> RemoteToolError:
-    return RemoteToolError(
-        message, remote_type=remote_type, transient=transient, retry_after=retry_after
-    )
+    cls = RemoteToolError
+    if remote_type.isidentifier():
+        cls = _STAND_INS.get(remote_type) or _STAND_INS.setdefault(
+            remote_type,
+            type(remote_type, (RemoteToolError,), {"__module__": __name__}),
+        )
+    return cls(message, remote_type=remote_type, transient=transient, retry_after=retry_after)
 
 
 class _RemoteTraceback(Exception):
@@ -247,11 +253,11 @@ def _portable_exception(exc: Exception) -> Exception:
     if type(restored) is type(exc):
         return exc
     retry_after = getattr(exc, "retry_after", None)
-    return RemoteToolError(
+    return _rebuild_remote_error(
         scrub(str(exc), limit=1000),
-        remote_type=type(exc).__name__,
-        transient=is_transient(exc),
-        retry_after=float(retry_after) if isinstance(retry_after, (int, float)) else None,
+        type(exc).__name__,
+        is_transient(exc),
+        float(retry_after) if isinstance(retry_after, (int, float)) else None,
     )
 
 
