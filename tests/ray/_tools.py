@@ -183,3 +183,8 @@ class CrashingFactory:
 
     def __call__(self) -> Agent:
         os._exit(1)
+
+
+def agent_from_env() -> Agent:
+    """An agent against the server named by ``TOOLWIRE_TEST_BASE_URL`` (for the CLI)."""
+    return AgentFactory(os.environ["TOOLWIRE_TEST_BASE_URL"])()

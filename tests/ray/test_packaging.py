@@ -8,7 +8,7 @@ from pathlib import Path
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10, where mypy (a dev dependency) brings tomli
     import tomli as tomllib
 
 PYPROJECT = Path(__file__).parents[2] / "pyproject.toml"
