@@ -239,7 +239,7 @@ class StreamDecoder:
             framer = self._framer = self._pick_framer(stripped[:1])
             data, self._head = self._head, b""
         if isinstance(framer, SSEDecoder):
-            return [(ev.event, ev.data) for ev in framer.feed(data)]
+            return framer.feed_pairs(data)
         if isinstance(framer, JSONArrayDecoder):
             payloads = [("message", text) for text in framer.feed(data)]
             if framer.finished and not self._array_ended:
@@ -253,7 +253,7 @@ class StreamDecoder:
         if framer is None:
             return []
         if isinstance(framer, SSEDecoder):
-            return [(ev.event, ev.data) for ev in framer.close()]
+            return framer.close_pairs()
         if isinstance(framer, JSONArrayDecoder):
             payloads = [("message", text) for text in framer.close()]
             if framer.finished and not self._array_ended:
@@ -293,6 +293,26 @@ class StreamDecoder:
             codec = self._codec
             if codec is None:
                 return
+        if frames is None and not final:
+            # The hot path: no per-payload bookkeeping.
+            apply = acc.apply
+            decode = codec.decode
+            for event, data in payloads:
+                if acc.error is not None:
+                    return
+                if not data and not event:
+                    apply([StreamEndPart()], out)
+                    continue
+                try:
+                    decoded = decode(event, data)
+                except ToolwireError as exc:
+                    acc.fail(exc, out)
+                    return
+                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                    acc.fail(_codec_bug(codec.api, exc, data), out)
+                    return
+                apply(decoded, out)
+            return
         for event, data in payloads:
             if acc.error is not None:
                 return
@@ -312,14 +332,7 @@ class StreamDecoder:
                     acc.fail(exc, out)
                     parts = []
                 except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                    # A gap in a codec's checks: still a typed error, never a crash.
-                    acc.fail(
-                        RemoteProtocolError(
-                            f"{codec.api}: unexpected payload ({type(exc).__name__}: {exc})",
-                            raw=data,
-                        ),
-                        out,
-                    )
+                    acc.fail(_codec_bug(codec.api, exc, data), out)
                     parts = []
             if parts:
                 acc.apply(parts, out)
@@ -340,3 +353,8 @@ class StreamDecoder:
             return []
         held, self._held = self._held, []
         return held
+
+
+def _codec_bug(api: str, exc: Exception, data: str) -> RemoteProtocolError:
+    """A gap in a codec's checks: still a typed error, never a crash."""
+    return RemoteProtocolError(f"{api}: unexpected payload ({type(exc).__name__}: {exc})", raw=data)

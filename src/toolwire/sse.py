@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 from toolwire.errors import RemoteProtocolError, StreamTruncated, UsageError
 
@@ -120,6 +120,10 @@ def _event_factory() -> Callable[[str, str, str | None, int | None], ServerSentE
 
 
 _make_event: Final = _event_factory()
+
+
+def _make_pair(event: str, data: str, id: str | None, retry: int | None) -> tuple[str, str]:
+    return (event, data)
 
 
 class SSEDecoder:
@@ -213,6 +217,16 @@ class SSEDecoder:
             RemoteProtocolError: a line or an event exceeds ``max_event_bytes``.
             UsageError: called after :meth:`close`.
         """
+        events: list[ServerSentEvent] = self._feed(data, _make_event)
+        return events
+
+    def feed_pairs(self, data: bytes) -> list[tuple[str, str]]:
+        """Like :meth:`feed`, giving ``(event, data)`` pairs: what a stream
+        decoder needs, without building an event object per event."""
+        pairs: list[tuple[str, str]] = self._feed(data, _make_pair)
+        return pairs
+
+    def _feed(self, data: bytes, make: Callable[..., Any]) -> list[Any]:
         if self._error is not None:
             raise self._error.with_traceback(None)
         if self._closed:
@@ -259,16 +273,16 @@ class SSEDecoder:
             self._bom_check = False
             if lines[0].startswith(_BOM):
                 lines[0] = lines[0][3:]
-        out: list[ServerSentEvent] = []
+        out: list[Any] = []
         try:
             if len(data) + len(lines[0]) > self._max:
                 # Only a piece this big can hold a line over the limit. The
                 # lines before the long one still yield their events.
                 for k, line in enumerate(lines):
                     if len(line) > self._max:
-                        self._process(lines[:k], out)
+                        self._process(lines[:k], out, make)
                         self._fail(f"an SSE line exceeds max_event_bytes={self._max}", line)
-            self._process(lines, out)
+            self._process(lines, out, make)
             if self._pending_len > self._max:
                 self._fail(f"an SSE line exceeds max_event_bytes={self._max}", tail)
         except RemoteProtocolError as exc:
@@ -289,6 +303,15 @@ class SSEDecoder:
             RemoteProtocolError: the decoder failed earlier, or the last line
                 takes the event's data over ``max_event_bytes``.
         """
+        events: list[ServerSentEvent] = self._close(_make_event)
+        return events
+
+    def close_pairs(self) -> list[tuple[str, str]]:
+        """Like :meth:`close`, giving ``(event, data)`` pairs."""
+        pairs: list[tuple[str, str]] = self._close(_make_pair)
+        return pairs
+
+    def _close(self, make: Callable[..., Any]) -> list[Any]:
         if self._error is not None:
             raise self._error.with_traceback(None)
         if self._closed:
@@ -304,9 +327,9 @@ class SSEDecoder:
             lines.append(line)
         # A blank line dispatches whatever the unterminated event holds.
         lines.append(b"")
-        out: list[ServerSentEvent] = []
+        out: list[Any] = []
         try:
-            self._process(lines, out)
+            self._process(lines, out, make)
         except RemoteProtocolError as exc:
             self._error = exc
             if not out:
@@ -317,7 +340,7 @@ class SSEDecoder:
         self._error = RemoteProtocolError(message, raw=raw[:_SNIPPET])
         raise self._error
 
-    def _process(self, lines: list[bytes], out: list[ServerSentEvent]) -> None:
+    def _process(self, lines: list[bytes], out: list[Any], make: Callable[..., Any]) -> None:
         """Interpret complete lines, appending dispatched events to ``out``."""
         # Locals: this loop runs once per line of the whole stream.
         data_lines = self._data_lines
@@ -331,7 +354,7 @@ class SSEDecoder:
                 if not line:
                     if data_lines:
                         append(
-                            _make_event(
+                            make(
                                 event_type or "message",
                                 data_lines[0] if len(data_lines) == 1 else "\n".join(data_lines),
                                 self._last_id,
@@ -346,6 +369,16 @@ class SSEDecoder:
                 if line.startswith(b"data: "):
                     value = line[6:]
                 elif line[0] == 0x3A:  # ":" starts a comment
+                    continue
+                elif line.startswith(b"event: "):
+                    # Providers use a handful of event names: decode each once.
+                    value = line[7:]
+                    name_text = _EVENT_NAMES.get(value)
+                    if name_text is None:
+                        name_text = value.decode("utf-8", "replace")
+                        if len(_EVENT_NAMES) < 256:
+                            _EVENT_NAMES[value] = name_text
+                    event_type = name_text
                     continue
                 else:
                     name, colon, value = line.partition(b":")
@@ -380,6 +413,10 @@ class SSEDecoder:
             self._data_size = data_size
             self._event_type = event_type
             self._event_retry = event_retry
+
+
+_EVENT_NAMES: dict[bytes, str] = {}
+"""``event:`` values seen so far, decoded (bounded: names are few)."""
 
 
 class NDJSONDecoder:

@@ -79,6 +79,10 @@ def _describe(event: Event) -> list[tuple[str, str]]:
         return lines
     if isinstance(event, ToolCallDelta):
         name = event.name or "?"
+        if not event.delta:
+            # Providers that stream values, not text (Vertex partialArgs).
+            so_far = json.dumps(event.partial, ensure_ascii=False)
+            return [("model", f"{c}tool call #{event.index} {name} arguments so far {so_far}")]
         return [("model", f"{c}tool call #{event.index} {name} arguments += {_short(event.delta)}")]
     if isinstance(event, ToolCallReady):
         return [("protocol", f"{c}tool call #{event.index} complete: {event.name} ({event.id})")]
@@ -133,7 +137,8 @@ def _print_human(decoder: StreamDecoder, frames: list[DecodedFrame], result: Str
         for server in choice.server_tool_calls:
             args = json.dumps(server.arguments, ensure_ascii=False)
             kind = f"{server.name} ({server.type})"
-            echo(f"{head}server tool call {kind} id={server.id}: {_short(args)}")
+            shown = args if len(args) <= 120 else args[:119] + "…"
+            echo(f"{head}server tool call {kind} id={server.id}: {shown}")
     if result.usage is not None:
         u = result.usage
         echo(f"usage: input={u.input_tokens} output={u.output_tokens} total={u.total_tokens}")
