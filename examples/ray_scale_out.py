@@ -22,8 +22,8 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 import anyio
-
 import ray
+
 from toolwire import Agent, OpenAIChat, RayExecutor, Toolbox, ToolCall, run_batch
 from toolwire.examples import calculator, get_current_time, get_weather
 from toolwire.testing import EmulationServer, Scenario

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         BatchSummary,
         run_batch,
     )
+    from toolwire.mcp import MCPConnection, MCPToolError  # noqa: F401 - re-exported lazily
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
@@ -99,6 +100,8 @@ _LAZY: dict[str, str] = {
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
     "LocalRunner": "toolwire.tools",
+    "MCPConnection": "toolwire.mcp",
+    "MCPToolError": "toolwire.mcp",
     "OpenAIChat": "toolwire.providers",
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
