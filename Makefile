@@ -15,7 +15,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,mcp,otel]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,mcp,otel,ray]'
 	touch $(STAMP)
 
 lint: $(STAMP)

@@ -53,3 +53,13 @@ def test_every_example_is_covered(name: str) -> None:
     tests = Path(__file__).parent
     runners = [p for p in tests.rglob("test_*.py") if name in p.read_text(encoding="utf-8")]
     assert runners, f"examples/{name} has no test running it"
+
+
+def test_ray_scale_out(tmp_path: Path) -> None:
+    results = str(tmp_path / "results.jsonl")
+    out = run_example("ray_scale_out.py", results)
+    assert "c: ok=True" in out and '"result":1025' in out
+    assert "bad: ok=False" in out
+    assert "8 runs (8 answered, 0 failed), 0 skipped" in out
+    lines = Path(results).read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 8 and all('"outcome":"answered"' in line for line in lines)

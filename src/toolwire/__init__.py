@@ -40,6 +40,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TurnFinished,
         TurnStarted,
     )
+    from toolwire.batch import (  # noqa: F401 - re-exported lazily
+        BatchProgress,
+        BatchRecord,
+        BatchSummary,
+        run_batch,
+    )
     from toolwire.mcp import MCPConnection, MCPToolError  # noqa: F401 - re-exported lazily
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
@@ -51,14 +57,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Provider,
         Transport,
     )
+    from toolwire.ray import RayExecutor  # noqa: F401 - re-exported lazily
     from toolwire.tools import (  # noqa: F401 - re-exported lazily
         Approval,
         ApprovalRequest,
+        LocalRunner,
         RetryPolicy,
         Tool,
         Toolbox,
         ToolContext,
+        ToolInvocation,
         ToolResult,
+        ToolRunner,
         tool,
     )
     from toolwire.transport import (  # noqa: F401 - re-exported lazily
@@ -87,23 +97,31 @@ _LAZY: dict[str, str] = {
     "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",
+    "BatchProgress": "toolwire.batch",
+    "BatchRecord": "toolwire.batch",
+    "BatchSummary": "toolwire.batch",
     "Gemini": "toolwire.providers",
     "HttpRequest": "toolwire.providers",
     "HttpResponse": "toolwire.providers",
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
+    "LocalRunner": "toolwire.tools",
     "MCPConnection": "toolwire.mcp",
     "MCPToolError": "toolwire.mcp",
     "OpenAIChat": "toolwire.providers",
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
+    "RayExecutor": "toolwire.ray",
     "RetryPolicy": "toolwire.tools",
     "Timeouts": "toolwire.transport",
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",
+    "ToolInvocation": "toolwire.tools",
     "ToolResult": "toolwire.tools",
+    "ToolRunner": "toolwire.tools",
     "Toolbox": "toolwire.tools",
     "Transport": "toolwire.providers",
+    "run_batch": "toolwire.batch",
     "tool": "toolwire.tools",
 }
 

@@ -15,6 +15,7 @@ __all__ = ["main"]
 
 # name -> "module:attribute" of a click command.
 _COMMANDS: dict[str, str] = {
+    "batch": "toolwire.cli.batch:batch",
     "chat": "toolwire.cli.demo:chat",
     "demo": "toolwire.cli.demo:demo",
     "inspect": "toolwire.cli.inspect:inspect",

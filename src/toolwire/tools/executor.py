@@ -16,9 +16,14 @@ did wrong. A batch goes through three stages:
    under ``anyio.move_on_after(timeout)``: an async tool is cancelled; a sync
    tool runs in a worker thread with ``abandon_on_cancel=True``, so the call is
    reported as timed out at the deadline and the thread's late result is
-   dropped. Only transient errors are retried (see :func:`is_transient`), after
-   an exponential backoff with jitter whose ``sleep`` is injectable; the
-   fallback runs when the attempts are spent.
+   dropped. Only transient errors are retried (see :func:`is_transient`),
+   after an exponential backoff with jitter whose ``sleep`` is injectable;
+   the fallback runs when the attempts are spent.
+
+*Where* a function body runs is the one thing left to a :class:`ToolRunner`:
+the default :class:`LocalRunner` does what stage 3 describes, and
+``toolwire.ray.RayExecutor`` runs it as a Ray task. Everything else above is
+decided here, whatever the runner.
 
 What goes back to the model is a short, actionable string. What the developer
 needs (the traceback) goes to the ``toolwire.tools`` logger. Exception messages
@@ -41,7 +46,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 import anyio
 import anyio.to_thread
@@ -64,9 +69,12 @@ __all__ = [
     "Approval",
     "ApprovalRequest",
     "Dialect",
+    "LocalRunner",
     "RetryPolicy",
     "ToolErrorKind",
+    "ToolInvocation",
     "ToolResult",
+    "ToolRunner",
     "Toolbox",
     "idempotency_key",
     "is_transient",
@@ -230,6 +238,75 @@ class RetryPolicy:
 
 
 # --------------------------------------------------------------------------
+# where a tool function runs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolInvocation:
+    """One run of a tool function (an attempt, or the fallback), ready to go.
+
+    The toolbox has already validated the arguments, asked for approval and
+    chosen the attempt; a :class:`ToolRunner` only has to call
+    ``function(*args, **kwargs)`` somewhere and hand back what it returned.
+    """
+
+    tool: Tool
+    """The tool being called (for its name and options; not sent anywhere)."""
+    function: Callable[..., Any]
+    """The tool's function, or its fallback."""
+    args: tuple[Any, ...]
+    """Validated positional-only arguments."""
+    kwargs: dict[str, Any]
+    """Validated keyword arguments, the :class:`ToolContext` included when the
+    function declares one."""
+    is_async: bool
+    """Whether ``function`` is a coroutine function."""
+    context: ToolContext
+    """The call's context (also in ``kwargs`` if the function takes it)."""
+    fallback: bool = False
+    """True when ``function`` is the tool's fallback."""
+
+
+@runtime_checkable
+class ToolRunner(Protocol):
+    """Where tool functions run: the one seam between a :class:`Toolbox` and
+    the place the work happens.
+
+    ``run`` is awaited inside the toolbox's timeout: when the deadline passes
+    it is cancelled, and a runner must stop (or abandon) the work it started.
+    Whatever it raises is what the tool raised, and is classified, retried
+    and reported by the toolbox as for a local call.
+    """
+
+    async def run(self, invocation: ToolInvocation) -> Any:
+        """Run ``invocation`` and return the function's return value."""
+        ...
+
+
+class LocalRunner:
+    """Runs tools in this process: async functions are awaited on the event
+    loop, sync functions run in a worker thread so the loop keeps serving the
+    other calls. On timeout a sync function's thread is abandoned (a thread
+    cannot be killed); its late result is never used."""
+
+    async def run(self, invocation: ToolInvocation) -> Any:
+        """Call the function here; see the class docstring."""
+        function, args, kwargs = invocation.function, invocation.args, invocation.kwargs
+        if invocation.is_async:
+            value = await function(*args, **kwargs)
+        else:
+            value = await anyio.to_thread.run_sync(
+                functools.partial(function, *args, **kwargs), abandon_on_cancel=True
+            )
+        if inspect.isawaitable(value):  # a sync callable that returned a coroutine
+            value = await value
+        return value
+
+    def __repr__(self) -> str:
+        return "LocalRunner()"
+
+
+# --------------------------------------------------------------------------
 # error classification and scrubbing
 
 _TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 529})
@@ -251,13 +328,17 @@ def is_transient(exc: BaseException) -> bool:
     transport errors, ``httpx`` transport errors, and anything carrying an
     HTTP status of 408, 425, 429 or 5xx (``status_code``, ``status``, or
     ``response.status_code``). False for everything else, including
-    :class:`toolwire.ModelRetry` and invalid arguments.
+    :class:`toolwire.ModelRetry` and invalid arguments. An exception with a
+    boolean ``transient`` attribute decides for itself.
 
     Args:
         exc: the exception a tool raised (or :class:`toolwire.ToolTimeout`).
     """
     if isinstance(exc, (ModelRetry, ToolArgumentsInvalid)):
         return False
+    flag = getattr(exc, "transient", None)
+    if isinstance(flag, bool):  # the error knows (a runner's infrastructure errors do)
+        return flag
     if isinstance(exc, (ToolTimeout, TimeoutError, ConnectionError, TransportError)):
         return True
     httpx = sys.modules.get("httpx")
@@ -410,6 +491,9 @@ class Toolbox:
         retry_policy: the backoff between attempts.
         sleep: the awaitable sleep used for backoff (tests pass a fake).
         random: a source of floats in ``[0, 1)`` for jitter.
+        runner: where tool functions run (default :class:`LocalRunner`, in
+            this process; ``toolwire.ray.RayExecutor`` runs them as Ray
+            tasks). Every other behaviour stays the same.
 
     Raises:
         UsageError: two tools share a name, or an option is out of range.
@@ -426,6 +510,7 @@ class Toolbox:
         retry_policy: RetryPolicy | None = None,
         sleep: Callable[[float], Awaitable[Any]] | None = None,
         random: Callable[[], float] | None = None,
+        runner: ToolRunner | None = None,
     ) -> None:
         if max_concurrency < 1:
             raise UsageError("max_concurrency must be >= 1")
@@ -446,6 +531,11 @@ class Toolbox:
         self.retry_policy = retry_policy or RetryPolicy()
         self._sleep: Callable[[float], Awaitable[Any]] = sleep or anyio.sleep
         self._random: Callable[[], float] = random or _random.random
+        if runner is not None and not isinstance(runner, ToolRunner):
+            raise UsageError(
+                f"runner must have an async run(invocation) method, got {type(runner).__name__}"
+            )
+        self.runner: ToolRunner = runner if runner is not None else LocalRunner()
 
     # -- the collection -----------------------------------------------------
 
@@ -810,7 +900,7 @@ class Toolbox:
                 async with batch.limiter:
                     with anyio.move_on_after(timeout) as scope:
                         value = await self._invoke(
-                            t.function, t.is_async, t.context_param, prepared, ctx
+                            t, t.function, t.is_async, t.context_param, prepared, ctx
                         )
                 if scope.cancelled_caught:
                     error = ToolTimeout(f"tool {t.name!r} timed out after {timeout:g} s")
@@ -866,29 +956,30 @@ class Toolbox:
             logger.exception("retry_on predicate of tool %r failed", t.name)
             return False
 
-    @staticmethod
     async def _invoke(
+        self,
+        t: Tool,
         function: Callable[..., Any],
         is_async: bool,
         context_param: str | None,
         prepared: _Prepared,
         ctx: ToolContext,
+        *,
+        fallback: bool = False,
     ) -> Any:
         kwargs = dict(prepared.kwargs)
         if context_param is not None:
             kwargs[context_param] = ctx
-        if is_async:
-            value = await function(*prepared.args, **kwargs)
-        else:
-            # A sync tool runs in a worker thread so the event loop keeps
-            # serving the other calls. On timeout the thread is abandoned: it
-            # cannot be killed, but its result is never used.
-            value = await anyio.to_thread.run_sync(
-                functools.partial(function, *prepared.args, **kwargs), abandon_on_cancel=True
-            )
-        if inspect.isawaitable(value):  # a sync callable that returned a coroutine
-            value = await value
-        return value
+        invocation = ToolInvocation(
+            tool=t,
+            function=function,
+            args=prepared.args,
+            kwargs=kwargs,
+            is_async=is_async,
+            context=ctx,
+            fallback=fallback,
+        )
+        return await self.runner.run(invocation)
 
     def _success(
         self,
@@ -996,11 +1087,13 @@ class Toolbox:
             async with batch.limiter:
                 with anyio.move_on_after(limit) as scope:
                     value = await self._invoke(
+                        t,
                         fallback,
                         inspect.iscoroutinefunction(fallback),
                         t.fallback_context_param,
                         prepared,
                         ctx,
+                        fallback=True,
                     )
             if scope.cancelled_caught:
                 return self._failure(

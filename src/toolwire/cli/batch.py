@@ -1,0 +1,146 @@
+"""``toolwire batch``: run an agent on every prompt of a file, on Ray or locally.
+
+The agent comes from a factory named ``module:attribute`` (a callable that
+returns a new :class:`~toolwire.Agent`); it is imported here and, on Ray,
+pickled to the workers, which must be able to import its module too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+
+from toolwire.errors import ToolwireError
+
+__all__ = ["batch", "read_prompts"]
+
+
+def read_prompts(text: str, *, jsonl: bool) -> list[str]:
+    """The prompts of a dataset file.
+
+    JSON Lines: each line is a JSON string or an object with a ``prompt``
+    string. Plain text: one prompt per line. Blank lines are skipped.
+
+    Raises:
+        click.BadParameter: a JSON line is neither.
+    """
+    prompts: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if not jsonl:
+            prompts.append(line)
+            continue
+        try:
+            value: Any = json.loads(line)
+        except ValueError as exc:
+            raise click.BadParameter(f"line {number}: not JSON ({exc})") from None
+        if isinstance(value, dict):
+            value = value.get("prompt")
+        if not isinstance(value, str):
+            raise click.BadParameter(
+                f'line {number}: expected a JSON string or {{"prompt": "..."}}'
+            )
+        prompts.append(value)
+    return prompts
+
+
+def _load_factory(reference: str) -> Any:
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise click.BadParameter("use module:attribute, e.g. myproject.agents:make_agent")
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise click.BadParameter(f"cannot import {reference!r}: {exc}") from None
+    if not callable(target):
+        raise click.BadParameter(f"{reference!r} is not callable")
+    return target
+
+
+@click.command("batch")
+@click.argument("prompts_file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "--agent",
+    "factory_ref",
+    required=True,
+    help="The agent factory, as module:attribute (a callable returning an Agent).",
+)
+@click.option(
+    "--results",
+    "results_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The JSON Lines results file; running again on it resumes the batch.",
+)
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(min=1))
+@click.option("--local", is_flag=True, help="Run in this process instead of on Ray.")
+@click.option(
+    "--address",
+    default=None,
+    help="The Ray cluster to join (default: RAY_ADDRESS, or a new local instance).",
+)
+@click.option(
+    "--rerun-errors/--skip-errors",
+    default=True,
+    show_default=True,
+    help="On resume, run again the prompts whose last line is an error.",
+)
+@click.option("--progress/--no-progress", default=True, show_default=True)
+def batch(
+    prompts_file: Path,
+    factory_ref: str,
+    results_path: Path,
+    concurrency: int,
+    local: bool,
+    address: str | None,
+    rerun_errors: bool,
+    progress: bool,
+) -> None:
+    """Run an agent on every prompt of PROMPTS_FILE (one per line, or JSON Lines
+    with a "prompt" field; "-" reads stdin) and append one JSON line per run
+    to the results file. Exits with 1 when a run failed."""
+    from toolwire.batch import run_batch
+
+    if str(prompts_file) == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = prompts_file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise click.BadParameter(str(exc), param_hint="PROMPTS_FILE") from None
+    prompts = read_prompts(text, jsonl=prompts_file.suffix in (".jsonl", ".ndjson"))
+    factory = _load_factory(factory_ref)
+
+    async def main() -> Any:
+        return await run_batch(
+            prompts,
+            factory,
+            concurrency=concurrency,
+            results_path=results_path,
+            progress=progress,
+            mode="local" if local else "ray",
+            rerun_errors=rerun_errors,
+            address=address,
+        )
+
+    try:
+        summary = anyio.run(main)
+    except ToolwireError as exc:
+        raise click.ClickException(exc.message) from exc
+    ran = len(summary.records)
+    click.echo(
+        f"{ran} runs: {summary.answered} answered, {summary.errors} failed, "
+        f"{ran - summary.answered - summary.errors} hit the turn limit; "
+        f"{summary.skipped} skipped (already in {results_path})"
+    )
+    if summary.errors:
+        sys.exit(1)
