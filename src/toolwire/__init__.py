@@ -36,6 +36,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TurnFinished,
         TurnStarted,
     )
+    from toolwire.journal import (  # noqa: F401 - re-exported lazily
+        Journal,
+        JournalError,
+        JournalEvent,
+        JournalObserver,
+        RunLog,
+        RunSummary,
+        SQLiteJournal,
+    )
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
@@ -85,10 +94,17 @@ _LAZY: dict[str, str] = {
     "HttpResponse": "toolwire.providers",
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
+    "Journal": "toolwire.journal",
+    "JournalError": "toolwire.journal",
+    "JournalEvent": "toolwire.journal",
+    "JournalObserver": "toolwire.journal",
     "OpenAIChat": "toolwire.providers",
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
     "RetryPolicy": "toolwire.tools",
+    "RunLog": "toolwire.journal",
+    "RunSummary": "toolwire.journal",
+    "SQLiteJournal": "toolwire.journal",
     "Timeouts": "toolwire.transport",
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",

@@ -86,7 +86,8 @@ def kill_plans(rng: random.Random) -> list[list[dict[str, Any]]]:
         for nth in (1, 2):
             for when in ("before", "after"):
                 single.append({"mode": "tool", "tool": tool, "nth": nth, "when": when})
-    for nth in rng.sample(range(2, 120), 8):
+    # A run yields about 50 agent events (deltas, tool and turn events).
+    for nth in rng.sample(range(2, 48), 12):
         single.append({"mode": "event", "nth": nth})
     for _ in range(6):
         single.append({"mode": "timer", "seconds": round(rng.uniform(0.02, 0.25), 3)})
@@ -206,7 +207,7 @@ def test_kill_9_at_many_points_then_resume(tmp_path: Path) -> None:
             worker.stdout.close()
     assert sorted(r["id"] for r in reports) == list(range(len(cases)))
     killed = sum(1 for r in reports for code in r["exits"] if code == -9)
-    assert killed >= 50, f"only {killed} kills landed"
+    assert killed >= 60, f"only {killed} kills landed"
     for report in reports:
         # Every planned kill ended its process (or the plan's point was not
         # reached), and the last process always finished cleanly.
