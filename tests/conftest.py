@@ -1,11 +1,15 @@
-"""Shared test helpers: the conformance corpus of recorded provider streams."""
+"""Shared test helpers: the conformance corpus of recorded provider streams,
+and a journal of its own for every test."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 CORPUS = Path(__file__).parent / "fixtures" / "conformance"
 
@@ -35,3 +39,15 @@ def load_traces() -> list[Trace]:
 
 
 TRACES = load_traces()
+
+
+@pytest.fixture(autouse=True)
+def _hermetic_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Agents record to a journal in the test's own directory, never to the
+    user's state directory."""
+    from toolwire.journal import close_journals
+
+    path = tmp_path / "journal.sqlite3"
+    monkeypatch.setenv("TOOLWIRE_JOURNAL", str(path))
+    yield path
+    close_journals()

@@ -46,6 +46,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         BatchSummary,
         run_batch,
     )
+    from toolwire.journal import (  # noqa: F401 - re-exported lazily
+        Journal,
+        JournalError,
+        JournalEvent,
+        JournalObserver,
+        RunLog,
+        RunSummary,
+        SQLiteJournal,
+    )
     from toolwire.mcp import MCPConnection, MCPToolError  # noqa: F401 - re-exported lazily
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
@@ -108,11 +117,18 @@ _LAZY: dict[str, str] = {
     "LocalRunner": "toolwire.tools",
     "MCPConnection": "toolwire.mcp",
     "MCPToolError": "toolwire.mcp",
+    "Journal": "toolwire.journal",
+    "JournalError": "toolwire.journal",
+    "JournalEvent": "toolwire.journal",
+    "JournalObserver": "toolwire.journal",
     "OpenAIChat": "toolwire.providers",
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
     "RayExecutor": "toolwire.ray",
     "RetryPolicy": "toolwire.tools",
+    "RunLog": "toolwire.journal",
+    "RunSummary": "toolwire.journal",
+    "SQLiteJournal": "toolwire.journal",
     "Timeouts": "toolwire.transport",
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",

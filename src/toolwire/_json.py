@@ -28,7 +28,12 @@ loads: Callable[[str | bytes], Any] = json.loads
 
 
 def _std_dumps_bytes(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (from a "\ud800" escape a model sent) has no UTF-8
+        # form; as a JSON escape it is valid JSON and reads back the same.
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 def _load_backend() -> tuple[Callable[[str | bytes], Any], Callable[[Any], bytes]]:

@@ -20,23 +20,45 @@ provably complete, while the model is still streaming; if that stream then
 fails, the early work is cancelled and discarded, exactly as if it had never
 started. Cancelling a run (task cancellation, Ctrl-C) cancels every tool task
 it started: tool batches run inside task groups owned by the run.
+
+Every run is recorded in a journal (:mod:`toolwire.journal`) unless
+``journal=False``: the journal is the first observer, so each step is on
+disk before it happens. :meth:`Agent.resume` reads a run's journal and
+continues from its last recorded step: a recorded tool outcome is reused, an
+interrupted call runs again only when that is safe (``read_only``, or the
+tool takes the idempotency key, which is the same as the first time), and is
+otherwise reported to the model as interrupted; a turn whose answer was not
+recorded is requested again.
 """
 
 from __future__ import annotations
 
+import contextvars
+import inspect
 import math
+import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
 
+from toolwire import _json
 from toolwire.decoder import StreamDecoder
 from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageError
 from toolwire.events import Event, StreamFailed, ToolCallReady
+from toolwire.journal import (
+    Journal,
+    JournalObserver,
+    RecordedTurn,
+    ResumePlan,
+    default_journal_path,
+    open_journal,
+    plan_resume,
+)
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -45,7 +67,7 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.observe import RunInfo, RunObserver
-from toolwire.tools import Tool, Toolbox, ToolResult, idempotency_key
+from toolwire.tools import Approval, ApprovalRequest, Tool, Toolbox, ToolResult, idempotency_key
 from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -272,6 +294,11 @@ class Agent:
         observers: :class:`~toolwire.observe.RunObserver` objects told of
             every step (journals, traces); awaited, so a write-ahead log is
             written before the step it records.
+        journal: where runs are recorded: ``None`` (the default) or ``True``
+            for the default file (``$TOOLWIRE_JOURNAL``, else the user state
+            directory; see :func:`toolwire.journal.default_journal_path`),
+            a file path, a :class:`~toolwire.journal.Journal`, or ``False``
+            to record nothing. :meth:`resume` needs one.
     """
 
     def __init__(
@@ -292,6 +319,7 @@ class Agent:
         metadata: Mapping[str, Any] | None = None,
         extra: Mapping[str, Any] | None = None,
         observers: Sequence[RunObserver] = (),
+        journal: Journal | str | os.PathLike[str] | bool | None = None,
     ) -> None:
         if max_turns < 1:
             raise UsageError("max_turns must be at least 1")
@@ -311,6 +339,19 @@ class Agent:
         self.metadata = dict(metadata or {})
         self.extra = dict(extra or {})
         self.observers: list[RunObserver] = list(observers)
+        self._journal: Journal | None = None
+        self._journal_path: str | os.PathLike[str] | None = None
+        if journal is None or journal is True:
+            self._journal_path = default_journal_path()
+        elif isinstance(journal, (str, os.PathLike)):
+            self._journal_path = journal
+        elif journal is not False:
+            if not isinstance(journal, Journal):
+                raise UsageError(
+                    "journal must be a path, a Journal, True/None (the default file) or False"
+                )
+            self._journal = journal
+        self._journal_observer: JournalObserver | None = None
 
     def __repr__(self) -> str:
         return (
@@ -360,13 +401,25 @@ class Agent:
         Iterate it to the end, or close it (``contextlib.aclosing``): closing
         it early cancels the run and every tool it started.
         """
+        messages = self._initial_messages(prompt)
+        chosen = run_id or uuid.uuid4().hex
+
+        async def runner(emit: Callable[[AgentEvent], None]) -> None:
+            await self._run(messages, chosen, emit)
+
+        async for event in self._events(runner):
+            yield event
+
+    async def _events(
+        self, runner: Callable[[Callable[[AgentEvent], None]], Awaitable[None]]
+    ) -> AsyncIterator[AgentEvent]:
         send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
         failure: list[BaseException] = []
 
         async def produce() -> None:
             async with send:
                 try:
-                    await self._run(prompt, run_id or uuid.uuid4().hex, send.send_nowait)
+                    await runner(send.send_nowait)
                 except Exception as exc:  # handed to the consumer below
                     failure.append(exc)
 
@@ -377,6 +430,54 @@ class Agent:
                     yield event
         if failure:
             raise failure[0]
+
+    async def resume(self, run_id: str) -> RunResult:
+        """Continue an interrupted run from its last recorded step.
+
+        A tool call whose outcome is recorded is not run again; one that
+        started without a recorded outcome runs again only if the tool is
+        ``read_only`` or takes the idempotency key (the same key as the first
+        time), and is otherwise answered as interrupted. A turn whose answer
+        was not recorded is requested again. A finished run returns its
+        recorded result without any request.
+
+        Raises:
+            UsageError: the agent has no journal.
+            JournalError: the journal has no such run, or cannot be read.
+            ProviderError, TransportError, ProtocolError: as for :meth:`run`.
+        """
+        result: RunResult | None = None
+        async for event in self.resume_stream(run_id):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
+    async def resume_stream(self, run_id: str) -> AsyncIterator[AgentEvent]:
+        """:meth:`resume`, yielding the events of the rest of the run as
+        :meth:`stream` does."""
+        journal = self.journal
+        if journal is None:
+            raise UsageError("resume() needs a journal, and this agent records none")
+        log = journal.load_run(run_id)
+        plan = plan_resume(log)
+        finished = log.run.status if log.run.finished else None
+
+        async def runner(emit: Callable[[AgentEvent], None]) -> None:
+            if finished is not None:
+                emit(RunFinished(result=self._recorded_result(plan, finished)))
+                return
+            await self._run(list(plan.messages), run_id, emit, plan=plan)
+
+        async for event in self._events(runner):
+            yield event
+
+    @property
+    def journal(self) -> Journal | None:
+        """The journal this agent records to (opened on first use), or ``None``."""
+        if self._journal is None and self._journal_path is not None:
+            self._journal = open_journal(self._journal_path)
+        return self._journal
 
     async def aclose(self) -> None:
         """Release the provider's connections."""
@@ -409,17 +510,32 @@ class Agent:
             "base_url": self.provider.base_url,
         }
 
+    def _observers(self) -> list[RunObserver]:
+        journal = self.journal
+        if journal is None:
+            return self.observers
+        if self._journal_observer is None or self._journal_observer.journal is not journal:
+            key = getattr(self.provider, "_api_key", None)
+            secret = key.reveal() if key is not None and hasattr(key, "reveal") else None
+            self._journal_observer = JournalObserver(
+                journal, secrets=[secret] if isinstance(secret, str) else []
+            )
+        # The journal comes first: every other observer sees a step once it
+        # is recorded.
+        return [self._journal_observer, *self.observers]
+
     async def _notify(self, method: str, *args: Any, **kwargs: Any) -> None:
-        for observer in self.observers:
+        for observer in self._observers():
             await getattr(observer, method)(*args, **kwargs)
 
     async def _run(
         self,
-        prompt: str | Sequence[Message],
+        messages: list[Message],
         run_id: str,
         emit: Callable[[AgentEvent], None],
+        *,
+        plan: ResumePlan | None = None,
     ) -> None:
-        messages = self._initial_messages(prompt)
         info = RunInfo(
             run_id=run_id,
             model=self.model,
@@ -428,34 +544,92 @@ class Agent:
             tools=self.toolbox.names,
             settings=self.settings(),
             messages=tuple(messages),
+            resumed=plan is not None,
         )
-        await self._notify("run_started", info)
+        if self.toolbox.approve is not None and not isinstance(
+            self.toolbox.approve, _RecordingApprover
+        ):
+            self.toolbox.approve = _RecordingApprover(self.toolbox.approve)
+        token = _RUN_NOTIFY.set(self._notify)
         try:
-            final = await self._loop(messages, run_id, emit)
-        except BaseException as exc:
-            with anyio.CancelScope(shield=True):
-                await self._notify("run_failed", run_id, exc)
-            raise
-        await self._notify("run_finished", run_id, final)
+            await self._notify("run_started", info)
+            if plan is not None and self._journal_observer is not None:
+                self._journal_observer.resumed_from(
+                    run_id,
+                    usage=plan.usage,
+                    tool_calls=len(plan.records),
+                    turns=plan.turn,
+                )
+            try:
+                final = await self._loop(messages, run_id, emit, plan=plan)
+            except BaseException as exc:
+                with anyio.CancelScope(shield=True):
+                    await self._notify("run_failed", run_id, exc)
+                raise
+            await self._notify("run_finished", run_id, final)
+        finally:
+            _RUN_NOTIFY.reset(token)
         emit(RunFinished(result=final))
+
+    def _recorded_result(self, plan: ResumePlan, outcome: str) -> RunResult:
+        """The result of a run the journal shows finished."""
+        messages = list(plan.messages)
+        records = [
+            ToolCallRecord(turn=r.turn, call=r.call, result=r.result, eager=r.eager)
+            for r in plan.records
+        ]
+        output = ""
+        if plan.response is not None:
+            messages.append(plan.response.assistant)
+            if outcome == "answered":
+                output = plan.response.assistant.text
+        return RunResult(
+            output=output,
+            outcome="answered" if outcome == "answered" else "max_turns",
+            messages=tuple(messages),
+            usage=plan.usage,
+            tool_calls=tuple(records),
+            turns=plan.turn,
+            run_id=plan.run_id,
+        )
 
     async def _loop(
         self,
         messages: list[Message],
         run_id: str,
         emit: Callable[[AgentEvent], None],
+        *,
+        plan: ResumePlan | None = None,
     ) -> RunResult:
         records: list[ToolCallRecord] = []
         usage = Usage()
         turn = 0
+        settling: RecordedTurn | None = None
+        if plan is not None:
+            records = [
+                ToolCallRecord(turn=r.turn, call=r.call, result=r.result, eager=r.eager)
+                for r in plan.records
+            ]
+            usage = plan.usage
+            settling = plan.response
+            # Without a recorded answer, the last turn is requested again.
+            turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
         while True:
-            turn += 1
-            emit(TurnStarted(turn=turn))
-            result, early = await self._model_turn(messages, turn, run_id, emit)
-            if result.usage is not None:
-                usage = usage + result.usage
-            choice = result.choices[0]
-            assistant = AssistantMessage.from_choice(choice)
+            done: dict[str, tuple[ToolResult, bool]] = {}
+            if settling is not None:
+                choice = settling.choice()
+                turn_usage = settling.usage
+                assistant = settling.assistant
+            else:
+                turn += 1
+                emit(TurnStarted(turn=turn))
+                result, early = await self._model_turn(messages, turn, run_id, emit)
+                if result.usage is not None:
+                    usage = usage + result.usage
+                choice = result.choices[0]
+                turn_usage = result.usage
+                assistant = AssistantMessage.from_choice(choice)
+                done = {call_id: (r, True) for call_id, r in early.items()}
             messages.append(assistant)
             step = next_step(choice, turn=turn, max_turns=self.max_turns)
             if isinstance(step, Finish):
@@ -463,7 +637,7 @@ class Agent:
                     TurnFinished(
                         turn=turn,
                         finish_reason=choice.finish_reason,
-                        usage=result.usage,
+                        usage=turn_usage,
                         tool_calls=0,
                     )
                 )
@@ -476,7 +650,10 @@ class Agent:
                     turns=turn,
                     run_id=run_id,
                 )
-            results = await self._run_tools(step.calls, early, turn, run_id, emit)
+            if settling is not None:
+                done = await self._settle(step.calls, settling, turn, run_id, emit)
+                settling = None
+            results = await self._run_tools(step.calls, done, turn, run_id, emit)
             for call in step.calls:
                 tool_result, eager = results[call.id]
                 records.append(
@@ -494,7 +671,7 @@ class Agent:
                 TurnFinished(
                     turn=turn,
                     finish_reason=choice.finish_reason,
-                    usage=result.usage,
+                    usage=turn_usage,
                     tool_calls=len(step.calls),
                 )
             )
@@ -609,19 +786,58 @@ class Agent:
     def _metadata(self, turn: int) -> dict[str, Any]:
         return {**self.metadata, "turn": turn, "model": self.model}
 
-    async def _run_tools(
+    async def _settle(
         self,
         calls: Sequence[ToolCall | InvalidToolCall],
-        early: Mapping[str, ToolResult],
+        recorded: RecordedTurn,
         turn: int,
         run_id: str,
         emit: Callable[[AgentEvent], None],
     ) -> dict[str, tuple[ToolResult, bool]]:
-        """Run the calls not already run eagerly, concurrently; results by id."""
-        results: dict[str, tuple[ToolResult, bool]] = {
-            call_id: (result, True) for call_id, result in early.items()
-        }
-        pending = [call for call in calls if call.id not in early]
+        """The results a resumed turn already has: recorded outcomes, recorded
+        denials, and interrupted calls that must not run again. The other
+        calls (never started, or safe to repeat) are left to run."""
+        done: dict[str, tuple[ToolResult, bool]] = {}
+        for call in calls:
+            outcome = recorded.outcomes.get(call.id)
+            if outcome is not None:
+                done[call.id] = outcome
+                continue
+            if call.id in recorded.denied:
+                result = _denied(call, recorded.denied[call.id])
+                await self._notify("tool_interrupted", run_id, turn, call, result)
+            elif call.id in recorded.started and not self._safe_to_repeat(call, recorded):
+                result = _interrupted(call)
+                await self._notify("tool_interrupted", run_id, turn, call, result)
+            else:
+                continue
+            emit(ToolFinished(turn=turn, call=call, result=result))
+            done[call.id] = (result, False)
+        return done
+
+    def _safe_to_repeat(self, call: ToolCall | InvalidToolCall, recorded: RecordedTurn) -> bool:
+        """Whether a call that started without a recorded outcome may run again."""
+        if isinstance(call, InvalidToolCall):
+            return True  # answered without running anything
+        tool = self.toolbox.get(call.name)
+        if tool is None or tool.read_only or tool.idempotent:
+            return True
+        # Approval is asked, and recorded, before the body runs: a call that
+        # had no approval yet never started (and is asked about again).
+        return tool.requires_approval and call.id not in recorded.approved
+
+    async def _run_tools(
+        self,
+        calls: Sequence[ToolCall | InvalidToolCall],
+        done: Mapping[str, tuple[ToolResult, bool]],
+        turn: int,
+        run_id: str,
+        emit: Callable[[AgentEvent], None],
+    ) -> dict[str, tuple[ToolResult, bool]]:
+        """Run the calls that have no result yet (run eagerly, or recorded by
+        an earlier process), concurrently; results by id with their eager flag."""
+        results: dict[str, tuple[ToolResult, bool]] = dict(done)
+        pending = [call for call in calls if call.id not in done]
         if not pending:
             return results
 
@@ -681,3 +897,81 @@ class Agent:
                     return True
                 seen.add(key)
         return len(calls) > self.toolbox.max_concurrency
+
+
+# -- resume and approvals -------------------------------------------------------------
+
+
+def _interrupted(call: ToolCall | InvalidToolCall) -> ToolResult:
+    """What the model is told about a call a crash interrupted, not run again."""
+    message = (
+        f"The call to {call.name!r} was interrupted before its outcome was recorded: it may "
+        "or may not have taken effect, and it was not run again because repeating it is not "
+        "known to be safe. Check whether it took effect before calling it again."
+    )
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        ok=False,
+        content=_json.dumps({"error": "interrupted", "message": message}),
+        error="failed",
+        arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
+    )
+
+
+def _denied(call: ToolCall | InvalidToolCall, reason: str) -> ToolResult:
+    """A recorded denial stays a denial on resume."""
+    message = (
+        f"This call to {call.name!r} was denied and did not run. Reason: {reason}. "
+        "Do not repeat it unchanged; ask the user how to proceed or take another approach."
+    )
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        ok=False,
+        content=_json.dumps({"error": "denied", "message": message}),
+        error="denied",
+        arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
+    )
+
+
+_RUN_NOTIFY: contextvars.ContextVar[Callable[..., Awaitable[None]] | None] = contextvars.ContextVar(
+    "toolwire_run_notify", default=None
+)
+"""How to tell the observers of the run the current task belongs to (approvals)."""
+
+
+class _RecordingApprover:
+    """A toolbox's approval callback, with each decision told to the observers
+    of the run asking (through :data:`_RUN_NOTIFY`) before the toolbox acts on
+    it. Outside a run it is the callback itself."""
+
+    def __init__(self, inner: Callable[[ApprovalRequest], Any]) -> None:
+        self.inner = inner
+
+    async def __call__(self, request: ApprovalRequest) -> Approval | bool:
+        decision: Any = self.inner(request)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        if isinstance(decision, Approval):
+            normalized = decision
+        elif decision is True:
+            normalized = Approval.allow()
+        elif decision is False or decision is None:
+            normalized = Approval.deny()
+        else:
+            normalized = Approval.deny(
+                "the approval step gave no decision, so the call was not run"
+            )
+        notify = _RUN_NOTIFY.get()
+        if notify is not None and request.run_id is not None:
+            turn = request.metadata.get("turn")
+            await notify(
+                "approval_decided",
+                request.run_id,
+                turn if isinstance(turn, int) else None,
+                request.call_id,
+                request.tool_name,
+                normalized,
+            )
+        return normalized

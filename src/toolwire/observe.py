@@ -23,7 +23,7 @@ from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 if TYPE_CHECKING:
     from toolwire.agent import RunResult
     from toolwire.messages import Message
-    from toolwire.tools import ToolResult
+    from toolwire.tools import Approval, ToolResult
 
 __all__ = ["RunInfo", "RunObserver"]
 
@@ -79,6 +79,11 @@ class RunObserver:
     ) -> None:
         """A tool call is about to run (the intent: written before any effect)."""
 
+    async def approval_decided(
+        self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
+    ) -> None:
+        """An approver decided on a ``requires_approval`` call (before it may run)."""
+
     async def tool_finished(
         self,
         run_id: str,
@@ -89,6 +94,14 @@ class RunObserver:
         eager: bool = False,
     ) -> None:
         """A tool call finished (its outcome)."""
+
+    async def tool_interrupted(
+        self, run_id: str, turn: int, call: ToolCall | InvalidToolCall, result: ToolResult
+    ) -> None:
+        """A resumed run found this call started but without an outcome, and
+        did not run it again (it is not safe to repeat): ``result`` tells the
+        model so. By default, reported as :meth:`tool_finished`."""
+        await self.tool_finished(run_id, turn, call, result)
 
     async def run_finished(self, run_id: str, result: RunResult) -> None:
         """The run ended with a result (answered, or the turn limit)."""

@@ -280,7 +280,7 @@ async def test_stream_open_read_timeout(server: LoopbackServer) -> None:
 async def test_stream_total_timeout_while_reading_the_body(server: LoopbackServer) -> None:
     path = "/stall-stream/" + server.path("x").rsplit("/", 1)[1]
     received: list[bytes] = []
-    async with HttpxTransport(timeouts=Timeouts(read=30, total=0.3)) as transport:
+    async with HttpxTransport(timeouts=Timeouts(read=30, total=1.5)) as transport:
         with pytest.raises(TransportTimeout, match="total timeout"):
             async with transport.stream(post(server.url + path, stream=True)) as response:
                 async for chunk in response.aiter_bytes():

@@ -1,0 +1,240 @@
+"""Soak: many concurrent journaled agent runs in one process, on loopback.
+
+Runs ``--runs`` agent runs at once (one shared agent and HTTP transport, as a
+server would) against the emulation server in the same process: each run
+streams a turn with two parallel tool calls (a read-only weather lookup and
+an idempotent payment), runs them, and streams the answer. Every run must
+answer correctly. Reported, for each journal mode:
+
+* runs/s over the whole batch;
+* the latency overhead of a run under load over the same run alone with no
+  journal (which is the server's own scripted delays plus one client's
+  work), p50 and p99;
+* peak memory per run: the growth of the process's peak RSS over the batch,
+  divided by the number of runs (the server's share included);
+* journal writes per run and their cost (inline on the event loop, or
+  offloaded to worker threads).
+
+    python bench/soak.py [--runs 500] [--delay 0.005] [--mode inline|offload|off|all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from toolwire import Agent, HttpRetryPolicy, HttpxTransport, OpenAIChat, tool
+from toolwire.examples import PaymentLedger, payment_tool
+from toolwire.journal import JournalObserver, SQLiteJournal
+from toolwire.testing import EmulationServer, Scenario
+
+
+def scenario(delay: float) -> Scenario:
+    """Two turns: two parallel calls, then an answer quoting both results."""
+    return Scenario.from_dict(
+        {
+            "name": "soak",
+            "turns": [
+                {
+                    "tool_calls": [
+                        {"name": "get_weather", "arguments": {"city": "杭州"}},
+                        {"name": "send_payment", "arguments": {"to": "alice", "amount_cents": 1}},
+                    ],
+                    "chunk_size": 16,
+                    "delay": delay,
+                },
+                {
+                    "text": "{result:get_weather.condition_zh} {result:send_payment.status}",
+                    "chunk_size": 8,
+                    "delay": delay,
+                },
+            ],
+        }
+    )
+
+
+EXPECTED = "小雨 sent"
+
+
+@tool(read_only=True)
+def get_weather(city: str) -> dict[str, Any]:
+    """Weather of a city.
+
+    Args:
+        city: the city.
+    """
+    return {"city": city, "condition_zh": "小雨"}
+
+
+class TimedJournal(SQLiteJournal):
+    """A SQLite journal that adds up the time its writes take."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.write_seconds = 0.0
+
+    def record_run(self, run_id: str, **kwargs: Any) -> int:
+        start = time.perf_counter()
+        try:
+            return super().record_run(run_id, **kwargs)
+        finally:
+            self.write_seconds += time.perf_counter() - start
+
+    def record_event(self, run_id: str, kind: str, data: str, **kwargs: Any) -> int:
+        start = time.perf_counter()
+        try:
+            return super().record_event(run_id, kind, data, **kwargs)
+        finally:
+            self.write_seconds += time.perf_counter() - start
+
+    def record_end(self, run_id: str, **kwargs: Any) -> None:
+        start = time.perf_counter()
+        try:
+            super().record_end(run_id, **kwargs)
+        finally:
+            self.write_seconds += time.perf_counter() - start
+
+
+@dataclass
+class Report:
+    """The figures of one batch."""
+
+    mode: str
+    runs: int
+    seconds: float
+    overheads: list[float]
+    solo: float
+    peak_rss_per_run: float
+    writes_per_run: float
+    write_seconds: float
+
+    @property
+    def runs_per_second(self) -> float:
+        return self.runs / self.seconds
+
+    def percentile(self, p: float) -> float:
+        ordered = sorted(self.overheads)
+        return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
+
+    def line(self) -> str:
+        return (
+            f"{self.mode:8} {self.runs:5} runs  {self.runs_per_second:7.1f} runs/s  "
+            f"solo {self.solo * 1000:6.1f} ms  overhead p50 {self.percentile(0.5) * 1000:7.1f} ms"
+            f"  p99 {self.percentile(0.99) * 1000:7.1f} ms  "
+            f"peak RSS {self.peak_rss_per_run / 1024:6.1f} KiB/run  "
+            f"{self.writes_per_run:.0f} journal writes/run, "
+            f"{self.write_seconds * 1000:.0f} ms in writes "
+            f"({100 * self.write_seconds / self.seconds:.1f}% of the batch)"
+        )
+
+
+def _peak_rss() -> int:
+    """Peak resident set size of this process, in bytes (Linux: ru_maxrss is KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+async def batch(
+    server: EmulationServer, runs: int, mode: str, folder: Path, *, limit: float = 120.0
+) -> tuple[float, list[float], int, float]:
+    """``runs`` concurrent runs (``mode``: ``off``, ``inline`` or ``offload``
+    journaling); every run must answer correctly. Returns the batch's seconds,
+    the runs' latencies, the journal events written and the seconds spent in
+    journal writes."""
+    transport = HttpxTransport(
+        retry=HttpRetryPolicy(max_attempts=3, initial_backoff=0.01),
+        max_connections=min(runs, 256),
+    )
+    ledger = PaymentLedger()
+    journal: TimedJournal | None = None
+    observers = []
+    if mode != "off":
+        journal = TimedJournal(folder / f"journal-{mode}-{runs}.sqlite3")
+        observers.append(JournalObserver(journal, offload=mode == "offload"))
+    agent = Agent(
+        OpenAIChat(api_key="sk-soak", base_url=server.url_for("openai-chat")),
+        model="gpt-4.1-mini",
+        tools=[get_weather, payment_tool(ledger)],
+        transport=transport,
+        journal=False,
+        observers=observers,
+    )
+    latencies: list[float] = []
+    failures: list[str] = []
+
+    async def one(number: int) -> None:
+        start = time.perf_counter()
+        result = await agent.run("weather and pay", run_id=f"{mode}-{runs}-{number}")
+        latencies.append(time.perf_counter() - start)
+        if result.output != EXPECTED:
+            failures.append(result.output)
+
+    start = time.perf_counter()
+    with anyio.fail_after(limit):
+        async with anyio.create_task_group() as tg:
+            for number in range(runs):
+                tg.start_soon(one, number)
+    seconds = time.perf_counter() - start
+    await transport.aclose()
+    events = 0
+    spent = 0.0
+    if journal is not None:
+        for summary in journal.list_runs(limit=runs):
+            log = journal.load_run(summary.run_id)
+            assert log.run.status == "answered" and not log.problems(), log.problems()
+            events += len(log.events)
+        spent = journal.write_seconds
+        journal.close()
+    assert not failures, f"{len(failures)} wrong answers, e.g. {failures[0]!r}"
+    assert len(latencies) == runs and len(ledger.payments()) == runs
+    return seconds, latencies, events, spent
+
+
+async def soak(runs: int, delay: float, modes: list[str]) -> list[Report]:
+    """Measure each mode; the server runs in this process, on loopback."""
+    reports = []
+    with tempfile.TemporaryDirectory() as tmp, EmulationServer(scenario(delay)) as server:
+        folder = Path(tmp)
+        # Warm up (imports, first connections), then the solo baseline.
+        await batch(server, 5, "off", folder)
+        solo = statistics.median([(await batch(server, 1, "off", folder))[1][0] for _ in range(5)])
+        for mode in modes:
+            rss_before = _peak_rss()
+            seconds, latencies, events, spent = await batch(server, runs, mode, folder)
+            peak = max(_peak_rss() - rss_before, 0)
+            reports.append(
+                Report(
+                    mode=mode,
+                    runs=runs,
+                    seconds=seconds,
+                    overheads=[latency - solo for latency in latencies],
+                    solo=solo,
+                    peak_rss_per_run=peak / runs,
+                    writes_per_run=events / runs,
+                    write_seconds=spent,
+                )
+            )
+    return reports
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--delay", type=float, default=0.005, help="server delay between chunks")
+    parser.add_argument("--mode", choices=["inline", "offload", "off", "all"], default="all")
+    args = parser.parse_args()
+    # Peak RSS only grows: measure the modes in increasing order of expected memory.
+    modes = ["off", "inline", "offload"] if args.mode == "all" else [args.mode]
+    for report in anyio.run(soak, args.runs, args.delay, modes):
+        print(report.line(), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,400 @@
+"""``toolwire runs``: what agents did, read from the journal.
+
+``list`` shows the latest runs; ``show RUN`` a timeline of one run (turns,
+model answers with their times and tokens, tool calls with arguments,
+attempts, times and results, approvals, errors, resumptions); ``export RUN``
+prints the whole record as JSON Lines. ``RUN`` is a run id, a unique prefix
+of one, or ``last``. Every command reads the journal agents write by default
+(``$TOOLWIRE_JOURNAL`` or the user state directory), or ``--journal PATH``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from toolwire.journal import (
+    JournalError,
+    JournalEvent,
+    RunLog,
+    RunSummary,
+    SQLiteJournal,
+    default_journal_path,
+)
+
+__all__ = ["runs", "timeline"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SHOWN = 160
+
+
+def _journal_option(function: F) -> F:
+    decorated: F = click.option(
+        "--journal",
+        "journal_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="The journal file (default: $TOOLWIRE_JOURNAL or the user state directory).",
+    )(function)
+    return decorated
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"toolwire runs: {message}", err=True)
+    sys.exit(2)
+
+
+def _open(path: Path | None) -> SQLiteJournal | None:
+    """The journal to read, or ``None`` when there is none yet (reading never
+    creates a file)."""
+    chosen = path if path is not None else default_journal_path()
+    if chosen is None:
+        _fail("journaling is off (TOOLWIRE_JOURNAL=off) and no --journal was given")
+    if not chosen.exists():
+        return None
+    try:
+        return SQLiteJournal(chosen)
+    except JournalError as exc:
+        _fail(exc.message)
+
+
+def _load(path: Path | None, ref: str) -> RunLog:
+    journal = _open(path)
+    if journal is None:
+        where = path if path is not None else default_journal_path()
+        _fail(f"no run {ref!r}: there is no journal at {where}")
+    try:
+        return journal.load_run(journal.find_run(ref))
+    except JournalError as exc:
+        _fail(exc.message)
+    finally:
+        journal.close()
+
+
+def _short(text: str, limit: int = _SHOWN) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _tokens(usage: dict[str, Any] | None) -> str:
+    if not usage:
+        return "-"
+    parts = [
+        f"{usage[k]} {label}"
+        for k, label in (("input_tokens", "in"), ("output_tokens", "out"))
+        if isinstance(usage.get(k), int)
+    ]
+    return " / ".join(parts) if parts else "-"
+
+
+def _usage_sum(log: RunLog) -> dict[str, Any]:
+    total: dict[str, Any] = {}
+    for event in log.events:
+        usage = event.data.get("usage") if event.kind == "model_response" else None
+        if isinstance(usage, dict):
+            for key, value in usage.items():
+                if isinstance(value, int):
+                    total[key] = total.get(key, 0) + value
+    return total
+
+
+def _arguments(data: dict[str, Any]) -> str:
+    if "arguments" in data:
+        return json.dumps(data["arguments"], ensure_ascii=False)
+    if "arguments_preview" in data:
+        return f"{data['arguments_preview']} ({data.get('arguments_chars')} chars)"
+    return str(data.get("raw_arguments", ""))
+
+
+# -- the structured timeline --------------------------------------------------------
+
+
+def timeline(log: RunLog) -> dict[str, Any]:
+    """One run as a JSON-ready object: the run, then each turn with its model
+    requests, answer and tool calls (``toolwire runs show --json``)."""
+    turns: dict[int, dict[str, Any]] = {}
+    calls: dict[tuple[int, str], dict[str, Any]] = {}
+
+    def turn_of(number: int) -> dict[str, Any]:
+        return turns.setdefault(
+            number,
+            {"turn": number, "attempts": 0, "errors": [], "answer": None, "tool_calls": []},
+        )
+
+    for event in log.events:
+        if event.turn is None:
+            continue
+        turn = turn_of(event.turn)
+        data = event.data
+        if event.kind == "model_request":
+            turn["attempts"] += 1
+            turn.setdefault("requested_at", event.at)
+        elif event.kind == "model_failed":
+            turn["errors"].append({**data.get("error", {}), "elapsed": data.get("elapsed")})
+        elif event.kind == "model_response":
+            assistant = data.get("assistant") or {}
+            turn["answer"] = {
+                "elapsed": data.get("elapsed"),
+                "finish_reason": data.get("finish_reason"),
+                "usage": data.get("usage"),
+                "text": assistant.get("text", ""),
+                "tool_calls": len(assistant.get("tool_calls", [])),
+            }
+        elif event.call_id is not None and event.kind in (
+            "tool_intent",
+            "approval",
+            "tool_outcome",
+        ):
+            key = (event.turn, event.call_id)
+            call = calls.get(key)
+            if call is None:
+                call = {"id": event.call_id, "name": data.get("name"), "starts": 0}
+                calls[key] = call
+                turn["tool_calls"].append(call)
+            if event.kind == "tool_intent":
+                call["starts"] += 1
+                call["arguments"] = data.get("arguments", data.get("arguments_preview"))
+                call["eager"] = data.get("eager", False)
+            elif event.kind == "approval":
+                call["approval"] = {k: v for k, v in data.items() if k != "name"}
+            else:
+                result = data.get("result", {})
+                call["name"] = result.get("name", call["name"])
+                call.update(
+                    ok=result.get("ok"),
+                    error=result.get("error"),
+                    attempts=result.get("attempts"),
+                    elapsed=result.get("elapsed"),
+                    content=result.get("content"),
+                    interrupted=data.get("interrupted", False),
+                )
+    run = log.run.to_dict()
+    if run["usage"] is None:
+        run["usage"] = _usage_sum(log)
+    return {"run": run, "turns": [turns[n] for n in sorted(turns)]}
+
+
+# -- rendering ----------------------------------------------------------------------
+
+
+def _header(run: RunSummary, log: RunLog) -> list[Text]:
+    status_style = {
+        "answered": "bold green",
+        "max_turns": "bold yellow",
+        "failed": "bold red",
+        "cancelled": "bold red",
+    }.get(run.status, "bold cyan")
+    status = run.status if run.status != "running" else "running (or interrupted)"
+    first = Text.assemble(("run ", "bold"), (run.run_id, "bold"), "  ", (status, status_style))
+    turns = max((e.turn or 0 for e in log.events), default=0)
+    calls = sum(1 for e in log.events if e.kind == "tool_outcome")
+    elapsed = (log.events[-1].at - log.events[0].at) if log.events else 0.0
+    usage = run.usage if run.usage is not None else _usage_sum(log)
+    lines = [
+        first,
+        Text(
+            f"model {run.model} · {run.provider} ({run.api}) · started {_when(run.started_at)}"
+            f" · {elapsed:.3f} s" + (f" · resumed {run.resumes}×" if run.resumes else ""),
+            style="dim",
+        ),
+        Text(f"{turns} turns · {calls} tool calls · tokens {_tokens(usage)}", style="dim"),
+    ]
+    for message in log.messages:
+        if message.get("kind") in ("system", "user"):
+            lines.append(Text(f"{message['kind']}: {_short(str(message.get('text', '')))}"))
+        else:
+            break
+    return lines
+
+
+def _event_line(event: JournalEvent, start: float, names: dict[str, str]) -> Text | None:
+    data = event.data
+    stamp = Text(f"{event.at - start:+9.3f}s  ", style="dim")
+    turn = f"turn {event.turn}" if event.turn is not None else ""
+    if event.kind == "run_started":
+        return stamp + Text("run started")
+    if event.kind == "run_resumed":
+        return stamp + Text("run resumed in a new process", style="bold cyan")
+    if event.kind == "model_request":
+        attempt = f", attempt {event.attempt}" if event.attempt and event.attempt > 1 else ""
+        return stamp + Text.assemble(
+            (turn, "bold"), f"  request ({data.get('messages')} messages{attempt})"
+        )
+    if event.kind == "model_response":
+        calls = len((data.get("assistant") or {}).get("tool_calls", []))
+        what = f"{calls} tool calls" if calls else "answer"
+        return stamp + Text.assemble(
+            (turn, "bold"),
+            f"  model {data.get('elapsed', 0):.3f} s · finish {data.get('finish_reason')} · "
+            f"{what} · tokens {_tokens(data.get('usage'))}",
+        )
+    if event.kind == "model_failed":
+        error = data.get("error", {})
+        return stamp + Text.assemble(
+            (turn, "bold"),
+            (
+                f"  model failed after {data.get('elapsed', 0):.3f} s: "
+                f"{error.get('type')}: {_short(str(error.get('message', '')))}",
+                "red",
+            ),
+        )
+    if event.kind == "tool_intent":
+        names[event.call_id or ""] = str(data.get("name"))
+        eager = " (eager)" if data.get("eager") else ""
+        return stamp + Text.assemble(
+            "    ▶ ",
+            (str(data.get("name")), "bold"),
+            f" {_short(_arguments(data), 100)}{eager}",
+        )
+    if event.kind == "approval":
+        style = "green" if data.get("decision") in ("allow", "edit") else "red"
+        reason = f": {data['reason']}" if data.get("reason") else ""
+        return stamp + Text.assemble(
+            "    ? ",
+            (str(data.get("name")), "bold"),
+            (f" approval {data.get('decision')}{reason}", style),
+        )
+    if event.kind == "tool_outcome":
+        result = data.get("result", {})
+        name = str(result.get("name") or names.get(event.call_id or "", "?"))
+        attempts = result.get("attempts", 0)
+        plural = "s" if attempts != 1 else ""
+        timing = f" {result.get('elapsed', 0):.3f} s, {attempts} attempt{plural}"
+        if data.get("interrupted"):
+            return stamp + Text.assemble(
+                "    ✗ ", (name, "bold"), (" interrupted, not run again", "red")
+            )
+        if result.get("ok"):
+            return stamp + Text.assemble(
+                "    ✓ ",
+                (name, "bold"),
+                timing,
+                (f" → {_short(str(result.get('content', '')), 100)}", "dim"),
+            )
+        message = str(result.get("content", ""))
+        try:
+            payload = json.loads(message)
+            if isinstance(payload, dict) and isinstance(payload.get("message"), str):
+                message = payload["message"]
+        except ValueError:
+            pass
+        return stamp + Text.assemble(
+            "    ✗ ",
+            (name, "bold"),
+            timing,
+            (f" {result.get('error')}: {_short(message, 100)}", "red"),
+        )
+    if event.kind == "run_finished":
+        return stamp + Text(f"run {data.get('outcome')}", style="bold green")
+    if event.kind == "run_failed":
+        error = data.get("error", {})
+        word = "cancelled" if data.get("cancelled") else "failed"
+        return stamp + Text(
+            f"run {word}: {error.get('type')}: {_short(str(error.get('message', '')))}",
+            style="bold red",
+        )
+    return None
+
+
+def render(log: RunLog, console: Console) -> None:
+    """Print a run as a readable timeline."""
+    for line in _header(log.run, log):
+        console.print(line, highlight=False)
+    console.print()
+    start = log.events[0].at if log.events else log.run.started_at
+    names: dict[str, str] = {}
+    for event in log.events:
+        shown = _event_line(event, start, names)
+        if shown is not None:
+            console.print(shown, highlight=False)
+    if log.run.output:
+        console.print()
+        console.print(Text("answer: ", style="bold") + Text(log.run.output), highlight=False)
+    problems = log.problems()
+    if problems and log.run.status != "running":
+        console.print(Text("journal problems: " + "; ".join(problems), style="yellow"))
+
+
+# -- commands -----------------------------------------------------------------------
+
+
+@click.group("runs")
+def runs() -> None:
+    """What agents did: list runs, show one as a timeline, export it."""
+
+
+@runs.command("list")
+@_journal_option
+@click.option("--limit", default=20, show_default=True, help="How many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
+    """The latest runs."""
+    journal = _open(journal_path)
+    summaries: list[RunSummary] = []
+    if journal is not None:
+        try:
+            summaries = journal.list_runs(limit=limit)
+        except JournalError as exc:
+            _fail(exc.message)
+        finally:
+            journal.close()
+    if as_json:
+        click.echo(json.dumps({"runs": [s.to_dict() for s in summaries]}, ensure_ascii=False))
+        return
+    console = Console(soft_wrap=True)
+    if not summaries:
+        console.print("no runs recorded yet", highlight=False)
+        return
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in ("run", "started", "status", "model", "turns", "tools", "tokens"):
+        table.add_column(column, no_wrap=True)
+    for s in summaries:
+        usage = s.usage or {}
+        table.add_row(
+            s.run_id[:12],
+            datetime.fromtimestamp(s.started_at).strftime("%m-%d %H:%M"),
+            s.status,
+            escape(s.model),
+            "-" if s.turns is None else str(s.turns),
+            "-" if s.tool_calls is None else str(s.tool_calls),
+            f"{usage.get('input_tokens', '-')}/{usage.get('output_tokens', '-')}",
+        )
+    console.print(table)
+
+
+@runs.command("show")
+@click.argument("run_ref", metavar="RUN")
+@_journal_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def show_command(run_ref: str, journal_path: Path | None, as_json: bool) -> None:
+    """A run as a timeline: turns, tool calls with timings, errors, usage."""
+    log = _load(journal_path, run_ref)
+    if as_json:
+        click.echo(json.dumps(timeline(log), ensure_ascii=False))
+        return
+    render(log, Console(soft_wrap=True))
+
+
+@runs.command("export")
+@click.argument("run_ref", metavar="RUN")
+@_journal_option
+def export_command(run_ref: str, journal_path: Path | None) -> None:
+    """A run's whole record as JSON Lines (the run, its messages, its events)."""
+    log = _load(journal_path, run_ref)
+    for record in log.records():
+        click.echo(json.dumps(record, ensure_ascii=False))

@@ -1,0 +1,56 @@
+"""The journal: every run recorded, for audit, replay and resume after a crash.
+
+An :class:`~toolwire.Agent` records each run by default (see
+:func:`default_journal_path`): the run's model, provider and settings (never
+a key), each model request with the conversation it carries, each answer
+(normalized message, usage, finish reason, time), each tool call's intent
+(before the tool runs) and outcome (result, attempts, time), and each
+approval. ``toolwire runs list|show|export`` reads it; ``agent.resume(run_id)``
+continues an interrupted run from its last recorded step without running a
+side-effecting tool twice.
+
+:class:`Journal` is the storage interface; :class:`SQLiteJournal` implements
+it in a file (WAL mode) or in memory. :class:`JournalObserver` is the run
+observer that writes it; :func:`plan_resume` reads where a run stands.
+"""
+
+from __future__ import annotations
+
+from toolwire.journal._observer import JournalObserver, encode_record
+from toolwire.journal._open import close_journals, default_journal_path, open_journal
+from toolwire.journal._resume import (
+    RecordedCall,
+    RecordedTurn,
+    ResumePlan,
+    plan_resume,
+    tool_result_from_dict,
+)
+from toolwire.journal._store import (
+    RUN_STATUSES,
+    Journal,
+    JournalError,
+    JournalEvent,
+    RunLog,
+    RunSummary,
+    SQLiteJournal,
+)
+
+__all__ = [
+    "RUN_STATUSES",
+    "Journal",
+    "JournalError",
+    "JournalEvent",
+    "JournalObserver",
+    "RecordedCall",
+    "RecordedTurn",
+    "ResumePlan",
+    "RunLog",
+    "RunSummary",
+    "SQLiteJournal",
+    "close_journals",
+    "default_journal_path",
+    "encode_record",
+    "open_journal",
+    "plan_resume",
+    "tool_result_from_dict",
+]

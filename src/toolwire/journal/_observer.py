@@ -1,0 +1,358 @@
+"""The journal as a run observer: each step of a run becomes a record.
+
+Theory of operation: :class:`JournalObserver` turns the agent's awaited
+observer hooks into :class:`~toolwire.journal.Journal` writes, so a record is
+durable before the step it describes happens (the tool intent before the
+tool body, the request with its new messages before the request is sent).
+It is the only place where records are built, so it is also where secrets
+are removed: every payload is serialized once, then every known secret
+(the provider's API key) is replaced in the text, and error messages also
+go through :func:`toolwire.tools.scrub`'s credential patterns.
+
+Writes are small synchronous SQLite transactions on the event loop's thread
+by default; ``offload=True`` runs them in a worker thread instead (see the
+README's reliability figures for why the default is inline).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import anyio
+import anyio.to_thread
+
+from toolwire import _json
+from toolwire.errors import ToolwireError
+from toolwire.journal._store import Journal
+from toolwire.messages import AssistantMessage, Message
+from toolwire.observe import RunInfo, RunObserver
+from toolwire.tools import Approval, ToolResult, scrub
+from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from toolwire.agent import RunResult
+
+__all__ = ["JournalObserver", "encode_record"]
+
+T = TypeVar("T")
+
+PREVIEW_CHARS = 4_000
+"""Tool arguments longer than this (as JSON) are recorded as a preview in the
+intent and outcome records; the full arguments are in the model's recorded
+answer, which a resume needs anyway."""
+
+_SECRET_SETTING_WORDS = ("key", "token", "secret", "password", "authorization")
+
+
+def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
+    """JSON text of a record, with every secret replaced by ``<redacted>``.
+
+    Text that UTF-8 cannot hold (a lone surrogate from a ``\\ud800`` escape
+    in a model's JSON) is written as a JSON escape, so it is recorded rather
+    than failing the run.
+    """
+    try:
+        text = _json.dumps(value)
+    except (TypeError, ValueError):
+        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
+    for secret in secrets:
+        if secret and secret in text:
+            text = text.replace(secret, "<redacted>")
+    return text
+
+
+def _clean_url(value: str) -> str:
+    """A URL without credentials or query (a Gemini ``?key=``)."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return scrub(value, limit=500)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def clean_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings as recorded: no key-like entry, URLs without credentials."""
+    out: dict[str, Any] = {}
+    for name, value in settings.items():
+        if any(word in name.lower() for word in _SECRET_SETTING_WORDS):
+            continue
+        if isinstance(value, str) and "://" in value:
+            value = _clean_url(value)
+        out[name] = value
+    return out
+
+
+def _error_record(error: BaseException) -> dict[str, Any]:
+    if isinstance(error, ToolwireError):
+        record: dict[str, Any] = {
+            "type": error.type_name,
+            "message": scrub(error.message, limit=2000),
+        }
+        status = getattr(error, "status_code", None)
+        if isinstance(status, int):
+            record["status_code"] = status
+        return record
+    return {"type": type(error).__name__, "message": scrub(str(error), limit=2000)}
+
+
+def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
+    record: dict[str, Any] = {"name": call.name}
+    if isinstance(call, InvalidToolCall):
+        record["invalid"] = True
+        record["raw_arguments"] = call.raw_arguments[:PREVIEW_CHARS]
+        record["error"] = call.error
+        return record
+    record.update(_arguments_record(call.arguments))
+    return record
+
+
+def _arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    text = encode_record(arguments)
+    if len(text) <= PREVIEW_CHARS:
+        return {"arguments": arguments}
+    return {"arguments_preview": text[:PREVIEW_CHARS], "arguments_chars": len(text)}
+
+
+class JournalObserver(RunObserver):
+    """Records every step of the runs it observes in a journal.
+
+    One observer may serve many concurrent runs: its state is kept per run id.
+
+    Args:
+        journal: where to write.
+        secrets: strings that must never be written (API keys).
+        offload: write from a worker thread instead of the event loop's.
+    """
+
+    def __init__(
+        self, journal: Journal, *, secrets: Iterable[str] = (), offload: bool = False
+    ) -> None:
+        self.journal = journal
+        self._secrets = tuple(s for s in secrets if s)
+        self.offload = offload
+        self._stored: dict[str, int] = {}
+        self._usage: dict[str, Usage] = {}
+        self._calls: dict[str, int] = {}
+        self._turns: dict[str, int] = {}
+
+    def __repr__(self) -> str:
+        return f"JournalObserver({self.journal!r})"
+
+    def _encode(self, value: Any) -> str:
+        return encode_record(value, self._secrets)
+
+    async def _call(self, work: Callable[[], T]) -> T:
+        if self.offload:
+            return await anyio.to_thread.run_sync(work)
+        return work()
+
+    def _forget(self, run_id: str) -> None:
+        for table in (self._stored, self._usage, self._calls, self._turns):
+            table.pop(run_id, None)
+
+    # -- hooks -------------------------------------------------------------------
+
+    async def run_started(self, info: RunInfo) -> None:
+        """Record the run (or its resumption) with the messages it starts from."""
+        header = self._encode(
+            {
+                "model": info.model,
+                "provider": info.provider,
+                "api": info.api,
+                "tools": list(info.tools),
+                "settings": clean_settings(info.settings),
+            }
+        )
+        texts = [] if info.resumed else [self._encode(m.to_dict()) for m in info.messages]
+        stored = await self._call(
+            lambda: self.journal.record_run(
+                info.run_id, header=header, messages=texts, resumed=info.resumed
+            )
+        )
+        self._stored[info.run_id] = stored
+        self._usage.setdefault(info.run_id, Usage())
+        self._calls.setdefault(info.run_id, 0)
+
+    def resumed_from(self, run_id: str, *, usage: Usage, tool_calls: int, turns: int) -> None:
+        """Seed the totals of a resumed run with what its earlier part did."""
+        self._usage[run_id] = usage
+        self._calls[run_id] = tool_calls
+        self._turns[run_id] = turns
+
+    async def model_request(
+        self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
+    ) -> None:
+        """Record the request, and the messages no earlier request carried."""
+        stored = self._stored.get(run_id, 0)
+        new = [self._encode(m.to_dict()) for m in messages[stored:]]
+        data = self._encode({"messages": len(messages), "new": len(new)})
+        await self._call(
+            lambda: self.journal.record_event(
+                run_id,
+                "model_request",
+                data,
+                turn=turn,
+                attempt=attempt,
+                messages=new,
+                first_position=stored,
+            )
+        )
+        self._stored[run_id] = max(stored, len(messages))
+        self._turns[run_id] = max(self._turns.get(run_id, 0), turn)
+
+    async def model_response(
+        self, run_id: str, turn: int, attempt: int, result: StreamResult, elapsed: float
+    ) -> None:
+        """Record what the model answered (choice 0 is the one the run follows)."""
+        assistant = AssistantMessage.from_choice(result.choices[0]) if result.choices else None
+        choice = result.choices[0] if result.choices else None
+        if result.usage is not None:
+            self._usage[run_id] = self._usage.get(run_id, Usage()) + result.usage
+        data = self._encode(
+            {
+                "elapsed": elapsed,
+                "finish_reason": choice.finish_reason if choice is not None else None,
+                "usage": result.usage.to_dict() if result.usage is not None else None,
+                "assistant": assistant.to_dict() if assistant is not None else None,
+                "choices": len(result.choices),
+                "model": result.model,
+                "response_id": result.response_id,
+            }
+        )
+        await self._call(
+            lambda: self.journal.record_event(
+                run_id, "model_response", data, turn=turn, attempt=attempt
+            )
+        )
+
+    async def model_failed(
+        self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float
+    ) -> None:
+        """Record a failed request or stream."""
+        data = self._encode({"elapsed": elapsed, "error": _error_record(error)})
+        await self._call(
+            lambda: self.journal.record_event(
+                run_id, "model_failed", data, turn=turn, attempt=attempt
+            )
+        )
+
+    async def tool_started(
+        self,
+        run_id: str,
+        turn: int,
+        call: ToolCall | InvalidToolCall,
+        idempotency_key: str,
+        *,
+        eager: bool = False,
+    ) -> None:
+        """Record the intent: committed before the tool's body runs."""
+        record = _call_record(call)
+        record["idempotency_key"] = idempotency_key
+        record["eager"] = eager
+        data = self._encode(record)
+        await self._call(
+            lambda: self.journal.record_event(
+                run_id, "tool_intent", data, turn=turn, call_id=call.id
+            )
+        )
+
+    async def approval_decided(
+        self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
+    ) -> None:
+        """Record an approver's decision (before the tool may run)."""
+        record: dict[str, Any] = {"name": name, "decision": decision.decision}
+        if decision.reason is not None:
+            record["reason"] = decision.reason
+        if decision.arguments is not None:
+            record.update(_arguments_record(decision.arguments))
+        data = self._encode(record)
+        await self._call(
+            lambda: self.journal.record_event(run_id, "approval", data, turn=turn, call_id=call_id)
+        )
+
+    async def tool_finished(
+        self,
+        run_id: str,
+        turn: int,
+        call: ToolCall | InvalidToolCall,
+        result: ToolResult,
+        *,
+        eager: bool = False,
+    ) -> None:
+        """Record the outcome of a tool call."""
+        await self._outcome(run_id, turn, call, result, eager=eager, interrupted=False)
+
+    async def tool_interrupted(
+        self, run_id: str, turn: int, call: ToolCall | InvalidToolCall, result: ToolResult
+    ) -> None:
+        """Record that an interrupted call was answered without running again."""
+        await self._outcome(run_id, turn, call, result, eager=False, interrupted=True)
+
+    async def _outcome(
+        self,
+        run_id: str,
+        turn: int,
+        call: ToolCall | InvalidToolCall,
+        result: ToolResult,
+        *,
+        eager: bool,
+        interrupted: bool,
+    ) -> None:
+        payload = result.to_dict()
+        arguments = payload.pop("arguments", {})
+        payload.update(_arguments_record(arguments if isinstance(arguments, dict) else {}))
+        data = self._encode({"result": payload, "eager": eager, "interrupted": interrupted})
+        await self._call(
+            lambda: self.journal.record_event(
+                run_id, "tool_outcome", data, turn=turn, call_id=call.id
+            )
+        )
+        self._calls[run_id] = self._calls.get(run_id, 0) + 1
+
+    async def run_finished(self, run_id: str, result: RunResult) -> None:
+        """Record the run's outcome and answer."""
+        summary = self._encode(
+            {
+                "outcome": result.outcome,
+                "output": result.output,
+                "turns": result.turns,
+                "tool_calls": len(result.tool_calls),
+                "usage": result.usage.to_dict(),
+            }
+        )
+        await self._call(
+            lambda: self.journal.record_end(
+                run_id, status=result.outcome, summary=summary, data=summary
+            )
+        )
+        self._forget(run_id)
+
+    async def run_failed(self, run_id: str, error: BaseException) -> None:
+        """Record why the run ended without an outcome."""
+        cancelled = isinstance(error, (anyio.get_cancelled_exc_class(), KeyboardInterrupt))
+        record = {
+            "error": _error_record(error),
+            "cancelled": cancelled,
+            "turns": self._turns.get(run_id),
+            "tool_calls": self._calls.get(run_id, 0),
+            "usage": self._usage.get(run_id, Usage()).to_dict(),
+        }
+        text = self._encode(record)
+        status = "cancelled" if cancelled else "failed"
+        try:
+            # Shielded by the agent; the write is short. A journal that cannot
+            # be written must not hide the error that ended the run.
+            self.journal.record_end(run_id, status=status, summary=text, data=text)
+        except ToolwireError:
+            import logging
+
+            logging.getLogger("toolwire.journal").exception(
+                "cannot record the end of run %s", run_id
+            )
+        self._forget(run_id)

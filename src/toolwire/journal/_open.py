@@ -1,0 +1,64 @@
+"""Where the journal lives by default, and one open journal per file per process.
+
+Theory of operation: an :class:`~toolwire.Agent` records to
+``$TOOLWIRE_JOURNAL`` when it is set (``off`` disables journaling), else to
+the user's state directory (``$XDG_STATE_HOME/toolwire/journal.sqlite3``, or
+``~/.local/state/toolwire/journal.sqlite3``). Agents that name the same file
+share one :class:`~toolwire.journal.SQLiteJournal` (one connection), cached
+per process id so that a forked child opens its own.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from pathlib import Path
+
+from toolwire.journal._store import SQLiteJournal
+
+__all__ = ["close_journals", "default_journal_path", "open_journal"]
+
+ENV_VAR = "TOOLWIRE_JOURNAL"
+_OFF = frozenset({"off", "none", "0", "false", "no"})
+
+_lock = threading.Lock()
+_open: dict[tuple[str, int], SQLiteJournal] = {}
+
+
+def default_journal_path() -> Path | None:
+    """The journal file agents use when not told otherwise (``None``: off)."""
+    value = os.environ.get(ENV_VAR)
+    if value is not None and value.strip():
+        if value.strip().lower() in _OFF:
+            return None
+        return Path(value).expanduser()
+    state = os.environ.get("XDG_STATE_HOME")
+    base = Path(state).expanduser() if state else Path.home() / ".local" / "state"
+    return base / "toolwire" / "journal.sqlite3"
+
+
+def open_journal(path: str | os.PathLike[str]) -> SQLiteJournal:
+    """The process's journal for ``path``, opened on first use."""
+    resolved = os.fspath(path)
+    if resolved != ":memory:":
+        resolved = os.path.abspath(resolved)
+    key = (resolved, os.getpid())
+    with _lock:
+        journal = _open.get(key)
+        if journal is None:
+            journal = SQLiteJournal(resolved)
+            _open[key] = journal
+    return journal
+
+
+def close_journals() -> None:
+    """Close every journal :func:`open_journal` opened in this process."""
+    with _lock:
+        journals = [j for (_, pid), j in _open.items() if pid == os.getpid()]
+        _open.clear()
+    for journal in journals:
+        journal.close()
+
+
+atexit.register(close_journals)

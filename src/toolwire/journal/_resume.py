@@ -1,0 +1,244 @@
+"""Where an interrupted run stands: a pure reading of its journal.
+
+Theory of operation: :func:`plan_resume` replays a run's events (no I/O) and
+returns the state a resumed run continues from:
+
+* the conversation as of the last model request (the ``messages`` records);
+* the last turn that was requested, and whether its answer was recorded.
+  Without an answer, that turn's request is sent again. With one, the turn's
+  tool calls are settled from the records that follow the turn's *last*
+  request (earlier attempts of a request sent again, and what their eager
+  tools did, are history, not state):
+
+  - a call with a recorded outcome is answered with it and never runs again;
+  - a call with an intent but no outcome was interrupted, maybe mid-effect;
+    the agent decides, per tool, whether running it again is safe;
+  - a call without an intent never started.
+
+* the tool records and token usage of the completed turns, so the resumed
+  run's result covers the whole run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.errors import UsageError
+from toolwire.journal._store import JournalError, RunLog
+from toolwire.messages import AssistantMessage, Message, message_from_dict
+from toolwire.tools import ToolResult
+from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall, Usage
+
+__all__ = ["RecordedCall", "RecordedTurn", "ResumePlan", "plan_resume", "tool_result_from_dict"]
+
+_RESULT_FIELDS = frozenset(ToolResult.__dataclass_fields__)
+
+
+def tool_result_from_dict(data: Any) -> ToolResult:
+    """Rebuild a :class:`~toolwire.tools.ToolResult` from its ``to_dict()``.
+
+    Raises:
+        JournalError: the record is not a tool result.
+    """
+    if not isinstance(data, dict):
+        raise JournalError("a recorded tool result is not a JSON object")
+    fields = {k: v for k, v in data.items() if k in _RESULT_FIELDS}
+    fields.setdefault("arguments", {})
+    if not isinstance(fields["arguments"], dict):
+        fields["arguments"] = {}
+    try:
+        result = ToolResult(**fields)
+    except TypeError as exc:
+        raise JournalError(f"a recorded tool result is incomplete: {exc}") from exc
+    if not isinstance(result.call_id, str) or not isinstance(result.content, str):
+        raise JournalError("a recorded tool result has no call id or content")
+    return result
+
+
+def _usage_from_dict(data: Any) -> Usage | None:
+    if not isinstance(data, dict):
+        return None
+
+    def number(name: str) -> int | None:
+        value = data.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return Usage(
+        input_tokens=number("input_tokens"),
+        output_tokens=number("output_tokens"),
+        total_tokens=number("total_tokens"),
+        reasoning_tokens=number("reasoning_tokens"),
+        cached_tokens=number("cached_tokens"),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedCall:
+    """A tool call of a completed turn with its recorded result."""
+
+    turn: int
+    call: ToolCall | InvalidToolCall
+    result: ToolResult
+    eager: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedTurn:
+    """The recorded answer of the turn a run resumes in, and its calls' state."""
+
+    assistant: AssistantMessage
+    finish_reason: str | None
+    usage: Usage | None
+    outcomes: dict[str, tuple[ToolResult, bool]] = field(
+        default_factory=dict[str, tuple[ToolResult, bool]]
+    )
+    """Recorded results by call id, with their ``eager`` flag."""
+    started: frozenset[str] = frozenset()
+    """Call ids with an intent and no outcome: interrupted."""
+    approved: frozenset[str] = frozenset()
+    """Call ids an approver allowed (or edited)."""
+    denied: dict[str, str] = field(default_factory=dict[str, str])
+    """Call ids an approver denied, with the reason."""
+
+    def choice(self) -> ChoiceResult:
+        """The answer as the decoded choice the agent loop works from."""
+        valid = tuple(c for c in self.assistant.tool_calls if isinstance(c, ToolCall))
+        invalid = tuple(c for c in self.assistant.tool_calls if isinstance(c, InvalidToolCall))
+        return ChoiceResult(
+            text=self.assistant.text,
+            reasoning=self.assistant.reasoning,
+            finish_reason=self.finish_reason,
+            tool_calls=valid,
+            invalid_tool_calls=invalid,
+            provider_state=self.assistant.provider_state,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResumePlan:
+    """Where a run continues from."""
+
+    run_id: str
+    messages: tuple[Message, ...]
+    """The conversation as of the last model request."""
+    turn: int
+    """The last turn that was requested (0: no request was made)."""
+    response: RecordedTurn | None
+    """That turn's recorded answer, or ``None`` when the request must be sent again."""
+    records: tuple[RecordedCall, ...]
+    """The tool calls of the turns before ``turn``, with their results."""
+    usage: Usage
+    """Token usage of the recorded answers up to and including ``turn``."""
+
+
+@dataclass
+class _Turn:
+    request_seq: int
+    response: dict[str, Any] | None = None
+    intents: set[str] = field(default_factory=set[str])
+    outcomes: dict[str, tuple[ToolResult, bool]] = field(
+        default_factory=dict[str, tuple[ToolResult, bool]]
+    )
+    approved: set[str] = field(default_factory=set[str])
+    denied: dict[str, str] = field(default_factory=dict[str, str])
+
+
+def plan_resume(log: RunLog) -> ResumePlan:
+    """Read where a run stands from its journal.
+
+    Raises:
+        JournalError: the records are not ones toolwire wrote (a response or
+            a tool record without its request, a malformed message).
+    """
+    turns: dict[int, _Turn] = {}
+    for event in log.events:
+        if event.kind == "model_request":
+            if event.turn is None:
+                raise JournalError(f"event {event.seq}: a model request without a turn")
+            # A request sent again starts the turn's state afresh.
+            turns[event.turn] = _Turn(request_seq=event.seq)
+            continue
+        if event.kind not in ("model_response", "tool_intent", "tool_outcome", "approval"):
+            continue
+        state = turns.get(event.turn) if event.turn is not None else None
+        if state is None:
+            raise JournalError(f"event {event.seq} ({event.kind}): no request for its turn")
+        if event.kind == "model_response":
+            state.response = event.data
+        elif event.call_id is None:
+            raise JournalError(f"event {event.seq} ({event.kind}): no call id")
+        elif event.kind == "tool_intent":
+            state.intents.add(event.call_id)
+        elif event.kind == "approval":
+            decision = event.data.get("decision")
+            if decision in ("allow", "edit"):
+                state.approved.add(event.call_id)
+            elif decision == "deny":
+                reason = event.data.get("reason")
+                state.denied[event.call_id] = (
+                    reason if isinstance(reason, str) else "the call was not approved"
+                )
+        else:
+            result = tool_result_from_dict(event.data.get("result"))
+            state.outcomes[event.call_id] = (result, bool(event.data.get("eager", False)))
+
+    try:
+        messages = tuple(message_from_dict(m) for m in log.messages)
+    except UsageError as exc:
+        raise JournalError(f"run {log.run.run_id}: a stored message is malformed: {exc}") from exc
+
+    usage = Usage()
+    records: list[RecordedCall] = []
+    last = max(turns, default=0)
+    for number in sorted(turns):
+        state = turns[number]
+        if state.response is None:
+            if number != last:
+                raise JournalError(f"turn {number} has no recorded answer but turn {last} does")
+            continue
+        turn_usage = _usage_from_dict(state.response.get("usage"))
+        if turn_usage is not None:
+            usage = usage + turn_usage
+        if number == last:
+            continue
+        for call in _assistant(state.response, number).tool_calls:
+            outcome = state.outcomes.get(call.id)
+            if outcome is None:
+                raise JournalError(f"turn {number}: call {call.id} has no recorded result")
+            records.append(
+                RecordedCall(turn=number, call=call, result=outcome[0], eager=outcome[1])
+            )
+
+    response: RecordedTurn | None = None
+    if last and turns[last].response is not None:
+        state = turns[last]
+        assert state.response is not None
+        finish = state.response.get("finish_reason")
+        response = RecordedTurn(
+            assistant=_assistant(state.response, last),
+            finish_reason=finish if isinstance(finish, str) else None,
+            usage=_usage_from_dict(state.response.get("usage")),
+            outcomes=dict(state.outcomes),
+            started=frozenset(state.intents - set(state.outcomes)),
+            approved=frozenset(state.approved),
+            denied=dict(state.denied),
+        )
+    return ResumePlan(
+        run_id=log.run.run_id,
+        messages=messages,
+        turn=last,
+        response=response,
+        records=tuple(records),
+        usage=usage,
+    )
+
+
+def _assistant(response: dict[str, Any], turn: int) -> AssistantMessage:
+    data = response.get("assistant")
+    if not isinstance(data, dict):
+        raise JournalError(f"turn {turn}: the recorded answer has no message")
+    try:
+        return AssistantMessage.from_dict(data)
+    except UsageError as exc:
+        raise JournalError(f"turn {turn}: the recorded answer is malformed: {exc}") from exc

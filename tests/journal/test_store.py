@@ -1,0 +1,214 @@
+"""SQLiteJournal: records survive, read back exactly, and bad input is a typed error."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from toolwire.journal import (
+    Journal,
+    JournalError,
+    JournalEvent,
+    RunLog,
+    RunSummary,
+    SQLiteJournal,
+    encode_record,
+)
+
+HEADER = json.dumps({"model": "m", "provider": "openai", "api": "openai-chat", "tools": ["t"]})
+
+
+def start(journal: SQLiteJournal, run_id: str = "run1") -> None:
+    journal.record_run(
+        run_id, header=HEADER, messages=[json.dumps({"kind": "user", "text": "hi"})], resumed=False
+    )
+
+
+def test_a_run_reads_back_in_order(tmp_path: Path) -> None:
+    journal = SQLiteJournal(tmp_path / "sub" / "j.sqlite3")
+    assert isinstance(journal, Journal)
+    start(journal)
+    journal.record_event("run1", "model_request", '{"messages":1,"new":0}', turn=1, attempt=1)
+    journal.record_event(
+        "run1",
+        "model_request",
+        '{"messages":3,"new":2}',
+        turn=2,
+        attempt=1,
+        messages=['{"kind":"user","text":"a"}', '{"kind":"user","text":"b"}'],
+        first_position=1,
+    )
+    summary = '{"turns":2,"tool_calls":0,"usage":{"input_tokens":5},"output":"ok"}'
+    journal.record_end("run1", status="answered", summary=summary, data=summary)
+    journal.close()
+
+    again = SQLiteJournal(tmp_path / "sub" / "j.sqlite3")
+    log = again.load_run("run1")
+    assert [e.kind for e in log.events] == [
+        "run_started",
+        "model_request",
+        "model_request",
+        "run_finished",
+    ]
+    assert [e.seq for e in log.events] == [1, 2, 3, 4]
+    assert [m["text"] for m in log.messages] == ["hi", "a", "b"]
+    assert log.run.status == "answered" and log.run.finished
+    assert (log.run.output, log.run.turns, log.run.usage) == ("ok", 2, {"input_tokens": 5})
+    assert log.problems() == []
+    records = list(log.records())
+    assert records[0]["type"] == "run" and records[0]["run_id"] == "run1"
+    assert [r["type"] for r in records[1:4]] == ["message"] * 3
+    again.close()
+
+
+def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    SQLiteJournal(path).close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_taken_run_id_and_an_unknown_resume_are_typed_errors() -> None:
+    journal = SQLiteJournal.memory()
+    start(journal)
+    with pytest.raises(JournalError, match="already in the journal"):
+        start(journal)
+    with pytest.raises(JournalError, match="no run"):
+        journal.record_run("other", header=HEADER, messages=[], resumed=True)
+    with pytest.raises(JournalError, match="no run"):
+        journal.load_run("other")
+    with pytest.raises(JournalError, match="final run status"):
+        journal.record_end("run1", status="running", summary="{}", data="{}")
+
+
+def test_resuming_continues_the_numbering_and_counts_messages() -> None:
+    journal = SQLiteJournal.memory()
+    start(journal)
+    journal.record_event("run1", "model_request", "{}", turn=1, attempt=1)
+    stored = journal.record_run("run1", header=HEADER, messages=[], resumed=True)
+    assert stored == 1
+    log = journal.load_run("run1")
+    assert [(e.seq, e.kind) for e in log.events] == [
+        (1, "run_started"),
+        (2, "model_request"),
+        (3, "run_resumed"),
+    ]
+    assert log.run.resumes == 1 and log.run.status == "running"
+
+
+def test_find_run_by_id_prefix_and_last() -> None:
+    journal = SQLiteJournal.memory()
+    for run_id in ("abc123", "abd456", "xyz789"):
+        start(journal, run_id)
+    assert journal.find_run("abc123") == "abc123"
+    assert journal.find_run("abc") == "abc123"
+    assert journal.find_run("last") == "xyz789"
+    with pytest.raises(JournalError, match="several runs"):
+        journal.find_run("ab")
+    with pytest.raises(JournalError, match="no run"):
+        journal.find_run("q")
+    with pytest.raises(JournalError, match="no run"):
+        journal.find_run("%")
+    assert [s.run_id for s in journal.list_runs(limit=2)] == ["xyz789", "abd456"]
+    assert isinstance(journal.list_runs()[0], RunSummary)
+
+
+def test_an_empty_journal_has_no_last_run() -> None:
+    with pytest.raises(JournalError, match="holds no run"):
+        SQLiteJournal.memory().find_run("last")
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA user_version = 99")
+    with pytest.raises(JournalError, match="newer toolwire"):
+        SQLiteJournal(path)
+
+
+def test_a_file_that_is_not_a_database_is_a_typed_error(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    path.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(JournalError, match="cannot open"):
+        SQLiteJournal(path)
+
+
+def test_a_closed_journal_refuses_writes_and_reads() -> None:
+    journal = SQLiteJournal.memory()
+    journal.close()
+    journal.close()
+    with pytest.raises(JournalError, match="closed"):
+        start(journal)
+    with pytest.raises(JournalError, match="closed"):
+        journal.list_runs()
+
+
+def test_a_corrupt_record_is_a_typed_error_on_load(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    journal = SQLiteJournal(path)
+    start(journal)
+    journal.record_event("run1", "model_request", "{not json", turn=1, attempt=1)
+    with pytest.raises(JournalError, match="not JSON"):
+        journal.load_run("run1")
+    journal.close()
+
+
+def test_concurrent_runs_from_threads_all_land() -> None:
+    journal = SQLiteJournal.memory()
+
+    def one(n: int) -> None:
+        run_id = f"run{n}"
+        start(journal, run_id)
+        for turn in range(1, 21):
+            journal.record_event(run_id, "model_request", "{}", turn=turn, attempt=1)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for n in range(8):
+        log = journal.load_run(f"run{n}")
+        assert [e.seq for e in log.events] == list(range(1, 22))
+        assert [e.turn for e in log.events[1:]] == list(range(1, 21))
+
+
+def test_encode_record_keeps_lone_surrogates_and_redacts_secrets() -> None:
+    text = encode_record({"a": "x\ud800y", "k": "Bearer sk-SECRET-123"}, ["sk-SECRET-123"])
+    assert "sk-SECRET-123" not in text
+    assert json.loads(text) == {"a": "x\ud800y", "k": "Bearer <redacted>"}
+    text.encode("utf-8")  # storable
+
+
+def _log(*events: tuple[str, int | None, str | None], status: str = "running") -> RunLog:
+    run = RunSummary(run_id="r", started_at=0.0, updated_at=0.0, status=status)
+    return RunLog(
+        run=run,
+        events=tuple(
+            JournalEvent(seq=i, at=0.0, kind=kind, turn=turn, attempt=1, call_id=call)
+            for i, (kind, turn, call) in enumerate(events, start=1)
+        ),
+        messages=(),
+    )
+
+
+def test_problems_finds_what_toolwire_never_writes() -> None:
+    assert _log(("run_started", None, None), ("model_request", 1, None)).problems() == []
+    assert (
+        "no request" in _log(("run_started", None, None), ("model_response", 1, None)).problems()[0]
+    )
+    assert (
+        "without an intent"
+        in (_log(("run_started", None, None), ("tool_outcome", 1, "c")).problems()[0])
+    )
+    assert "must start" in _log(("model_request", 1, None)).problems()[0]
+    ended = _log(
+        ("run_started", None, None), ("run_finished", None, None), ("model_request", 2, None)
+    )
+    assert any("after the run ended" in p for p in ended.problems())
+    finished = _log(("run_started", None, None), status="answered")
+    assert any("not run_finished" in p for p in finished.problems())
