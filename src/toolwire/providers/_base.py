@@ -331,6 +331,17 @@ def make_call(
     )
 
 
+def broken_result(api: str, what: str, message: str, body: Any) -> StreamResult:
+    """The result of a non-streaming body that is not the shape ``what`` names:
+    no choices, and a :class:`~toolwire.errors.RemoteProtocolError` with the body."""
+    return StreamResult(
+        api=api,
+        choices=(),
+        error=RemoteProtocolError(f"malformed {what}: {message}", raw=_json.dumps(body)),
+        complete=False,
+    )
+
+
 def int_or_none(value: Any) -> int | None:
     """``value`` when it is an integer (not a bool), else ``None``."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
@@ -569,6 +580,17 @@ class Provider(ABC):
             body=body,
             code=str(code) if code is not None else None,
             error_type=str(error_type) if error_type is not None else None,
+        )
+
+    def _post(self, url: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        """The POST request every model call is: this provider's headers, the body."""
+        return HttpRequest(
+            method="POST",
+            url=url,
+            headers=self._headers(stream=stream),
+            json=body,
+            stream=stream,
+            api=self.api,
         )
 
     def _auth_headers(self) -> dict[str, str]:

@@ -26,8 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from toolwire import _json
-from toolwire.errors import ProviderError, RemoteProtocolError, UsageError
+from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -42,6 +41,7 @@ from toolwire.providers._base import (
     Transport,
     as_dict,
     as_list,
+    broken_result,
     check_tool_choice,
     int_or_none,
     make_call,
@@ -280,13 +280,8 @@ class Gemini(Provider):
         merge_extra(body, extra)
         model_id = model.removeprefix("models/")
         method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return HttpRequest(
-            method="POST",
-            url=f"{self.base_url}/models/{quote(model_id, safe='-._~')}:{method}",
-            headers=self._headers(stream=stream),
-            json=body,
-            stream=stream,
-            api=_API,
+        return self._post(
+            f"{self.base_url}/models/{quote(model_id, safe='-._~')}:{method}", body, stream=stream
         )
 
     # -- responses -------------------------------------------------------
@@ -425,9 +420,4 @@ def parse_usage(raw: Any) -> Usage | None:
 
 
 def _broken(message: str, body: Any) -> StreamResult:
-    return StreamResult(
-        api=_API,
-        choices=(),
-        error=RemoteProtocolError(f"malformed Gemini response: {message}", raw=_json.dumps(body)),
-        complete=False,
-    )
+    return broken_result(_API, "Gemini response", message, body)

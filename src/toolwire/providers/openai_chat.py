@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolwire import _json
-from toolwire.errors import ProviderError, RemoteProtocolError, UsageError
+from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -39,6 +39,7 @@ from toolwire.providers._base import (
     Transport,
     as_dict,
     as_list,
+    broken_result,
     check_tool_choice,
     int_or_none,
     make_call,
@@ -265,14 +266,7 @@ class OpenAIChat(Provider):
             if self.openai_stream_usage:
                 body["stream_options"] = {"include_usage": True}
         merge_extra(body, extra)
-        return HttpRequest(
-            method="POST",
-            url=f"{self.base_url}/chat/completions",
-            headers=self._headers(stream=stream),
-            json=body,
-            stream=stream,
-            api=_API,
-        )
+        return self._post(f"{self.base_url}/chat/completions", body, stream=stream)
 
     # -- responses -------------------------------------------------------
 
@@ -412,9 +406,4 @@ def parse_usage(raw: Any) -> Usage | None:
 
 
 def _broken(message: str, body: Any) -> StreamResult:
-    return StreamResult(
-        api=_API,
-        choices=(),
-        error=RemoteProtocolError(f"malformed chat completion: {message}", raw=_json.dumps(body)),
-        complete=False,
-    )
+    return broken_result(_API, "chat completion", message, body)

@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolwire import _json
-from toolwire.errors import ProviderError, RemoteProtocolError, UsageError
+from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -38,6 +37,7 @@ from toolwire.providers._base import (
     Transport,
     as_dict,
     as_list,
+    broken_result,
     check_tool_choice,
     int_or_none,
     make_call,
@@ -219,14 +219,7 @@ class OpenAIResponses(Provider):
         if stream:
             body["stream"] = True
         merge_extra(body, extra)
-        return HttpRequest(
-            method="POST",
-            url=f"{self.base_url}/responses",
-            headers=self._headers(stream=stream),
-            json=body,
-            stream=stream,
-            api=_API,
-        )
+        return self._post(f"{self.base_url}/responses", body, stream=stream)
 
     # -- responses -------------------------------------------------------
 
@@ -349,9 +342,4 @@ def parse_usage(raw: Any) -> Usage | None:
 
 
 def _broken(message: str, body: Any) -> StreamResult:
-    return StreamResult(
-        api=_API,
-        choices=(),
-        error=RemoteProtocolError(f"malformed response object: {message}", raw=_json.dumps(body)),
-        complete=False,
-    )
+    return broken_result(_API, "response object", message, body)
