@@ -4,6 +4,7 @@ eager execution, turn limits and cancellation."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, Literal
 
@@ -285,7 +286,8 @@ async def test_the_turn_limit_ends_the_run_with_a_typed_outcome(name: str) -> No
     assert recorder.ran == [] and result.turns == 1
 
 
-async def test_cancelling_a_run_leaves_no_tool_running() -> None:
+@pytest.mark.parametrize("name", PROVIDER_NAMES)
+async def test_cancelling_a_run_leaves_no_tool_running(name: str) -> None:
     entered = anyio.Event()
     state: dict[str, Literal["running", "cancelled", "finished"]] = {}
 
@@ -313,8 +315,9 @@ async def test_cancelling_a_run_leaves_no_tool_running() -> None:
             ],
         }
     )
+    before = asyncio.all_tasks()
     with EmulationServer(scenario) as server:
-        agent = agent_for(server, "openai-chat", [get_weather])
+        agent = agent_for(server, name, [get_weather])
         seen: list[AgentEvent] = []
 
         async def consume() -> None:
@@ -326,7 +329,9 @@ async def test_cancelling_a_run_leaves_no_tool_running() -> None:
             await entered.wait()
             tg.cancel_scope.cancel()
         await agent.aclose()
+        leftover = asyncio.all_tasks() - before
     assert state == {"杭州": "cancelled"}, "the tool was cancelled with the run"
+    assert leftover == set(), "no task of the run is left behind"
     assert not any(isinstance(e, ToolFinished) for e in seen)
 
 
