@@ -115,11 +115,18 @@ def test_an_explicit_missing_generator_is_an_error(tmp_path: Path) -> None:
         _streams.load_generator(tmp_path / "gen.py")
 
 
-def test_projection_follows_the_fitted_power_law() -> None:
+def test_projection_fits_a_linear_plus_quadratic_cost() -> None:
     assert math.isclose(bench_stream.fit_exponent(10, 1.0, 100, 100.0), 2.0)
-    projected = bench_stream.project([(1, 5.0), (10, 2.0), (100, 200.0)], 1000)
+    # t = n + n**2 / 1000: the power law through two points falls short of it.
+    cost = [(n, n + n * n / 1000) for n in (1, 10, 100)]
+    projected = bench_stream.project(cost, 1000)
     assert projected is not None
-    assert math.isclose(projected[0], 20_000.0) and math.isclose(projected[1], 2.0)
+    assert math.isclose(projected.time, 2000.0)
+    assert math.isclose(projected.low, 110 * 10 ** math.log10(110 / 10.1))
+    assert math.isclose(projected.exponent, math.log10(2000 / 110))
+    # Growth slower than linear: the power law it is.
+    slow = bench_stream.project([(10, 1.0), (100, 2.0)], 1000)
+    assert slow is not None and math.isclose(slow.time, 4.0) and slow.low == slow.time
     assert bench_stream.project([(10, 1.0)], 100) is None
 
 
@@ -174,9 +181,10 @@ def test_projection_from_measured_growth_is_marked() -> None:
     measured = {1000: (0.01, 0.01), 10_000: (1.0, 0.9)}
     estimate = bench_stream._estimate(measured, bench_stream.Case("100 KB", 100_000))
     assert estimate is not None
-    assert math.isclose(estimate[0], 100.0) and math.isclose(estimate[2], 2.0)
+    assert math.isclose(estimate.wall, 100.0) and math.isclose(estimate.exponent, 2.0)
+    assert math.isclose(estimate.cpu, 89.0)  # 0.111 s linear + 88.9 s quadratic
     parallel = bench_stream._estimate(measured, bench_stream.Case("8 x 10 KB", 10_000, 8))
-    assert parallel is not None and math.isclose(parallel[0], 8.0)
+    assert parallel is not None and math.isclose(parallel.wall, 8.0)
     cases = (bench_stream.Case("10 KB", 10_000), bench_stream.Case("100 KB", 100_000))
     cell = bench_stream.Cell
     cells = {
@@ -198,3 +206,24 @@ def test_readme_section_is_replaced_not_appended(tmp_path: Path) -> None:
     text = readme.read_text()
     assert text.startswith("# toolwire\n\n```sh\nmake demo\n```\n")
     assert text.count("## Benchmarks") == 1 and "| new |" in text and "| old |" not in text
+
+
+def test_headline_states_each_target() -> None:
+    cell = bench_stream.Cell
+    cases = (bench_stream.Case("100 KB", 100_000), bench_stream.Case("1 MB", 1_000_000))
+    row = {"100 KB": cell("measured", 0.1, 0.1), "1 MB": cell("measured", 1.0, 1.0)}
+    cells = {
+        "naive": row,
+        "toolwire": {"100 KB": cell("measured", 0.1, 0.1), "1 MB": cell("measured", 1.6, 1.4)},
+        "openai SDK": {"100 KB": cell("measured", 5.0, 5.0), "1 MB": cell("projected", 160, 140)},
+    }
+    lines = bench_stream.headline({"openai": cells}, cases)
+    assert lines == [
+        "- openai: toolwire (partial values read) / naive at 1 MB: 1.60× wall, 1.40× CPU "
+        "(target ≤ 1.5×: NOT met; goal ≤ 1.0×)",
+        "- openai: toolwire time(1 MB) / time(100 KB): 16.0 wall, 14.0 CPU (target ≤ 12: NOT met)",
+        "- openai: openai SDK / toolwire at 1 MB (projected): ~100× wall, ~100× CPU "
+        "(target ≥ 30×: met; goal ≥ 100×)",
+        "- openai: openai SDK / toolwire at 100 KB (measured): 50× wall, 50× CPU "
+        "(target ≥ 30×: met; goal ≥ 100×)",
+    ]
