@@ -224,15 +224,16 @@ def load_generator(path: Path | None = None, *, builtin: bool = False) -> Genera
     fallback: the figures would otherwise come from different streams than asked.
     """
     if builtin:
-        return Generator(openai_sse, anthropic_sse, "built-in generator (bench/_streams.py)")
+        return Generator(openai_sse, anthropic_sse, "the built-in generator (`bench/_streams.py`)")
     if path is not None and not path.is_file():
         raise FileNotFoundError(f"--gen {path}: no such file")
     candidate = path or _default_gen()
     if candidate is not None:
         module = _load_module(candidate)
-        return Generator(module.openai_sse, module.anthropic_sse, f"{candidate}")
+        where = f"`{path}`" if path else "the shared generator (`../shared/bench/gen.py`)"
+        return Generator(module.openai_sse, module.anthropic_sse, where)
     return Generator(
         openai_sse,
         anthropic_sse,
-        "built-in generator (bench/_streams.py; no ../shared/bench/gen.py found)",
+        "the built-in generator (`bench/_streams.py`; no `../shared/bench/gen.py` found)",
     )

@@ -61,6 +61,7 @@ from _streams import Generator, load_generator  # noqa: E402
 
 KB = 1000
 MB = 1000 * KB
+DEFAULT_CAP = 30.0
 
 
 @dataclass(frozen=True)
@@ -517,10 +518,24 @@ def _load() -> str:
         return "n/a"
 
 
+_LEGEND = (
+    "Runners: `naive` joins the fragments and parses once at the end (no partial "
+    "values); `toolwire` is `StreamDecoder` fed 64 KiB pieces, reading "
+    "`ToolCallDelta.partial` of every delta; `openai SDK` is `ChatCompletionStream` "
+    "(its `ChatCompletionStreamState`) with a strict `pydantic_function_tool`, over "
+    "the SDK's own SSE decoding; `anthropic SDK` is `MessageStream` over the SDK's "
+    "own SSE decoding; `langchain-core` folds one `AIMessageChunk` with "
+    "`tool_call_chunks` per payload with `+`; `litellm` is `stream_chunk_builder` "
+    "over `ModelResponseStream` chunks (Anthropic payloads through litellm's own "
+    "Anthropic chunk parser; no partial values); `jiter partial re-parse` is "
+    "`jiter.from_json(buffer, partial_mode='trailing-strings')` after every chunk."
+)
+
+
 def report(
     results: dict[str, dict[str, dict[str, Cell]]],
     settings: Settings,
-    gen: Generator,
+    generator: str,
     command: str,
     meta: dict[str, Any],
 ) -> str:
@@ -530,14 +545,18 @@ def report(
         f"`{command}` on {meta['machine']}; load average {meta['load_before']} before, "
         f"{meta['load_after']} after (a shared machine: compare the ratios, not the seconds).",
         "",
-        f"Streams: {gen.description}; arguments of the given size per call, "
-        "4-8 characters per chunk. Versions: " + versions + ".",
+        f"Streams from {generator}: one call with arguments of the given size, or 8 "
+        "parallel calls, 4-8 characters per chunk. Versions: " + versions + ".",
         "",
-        "Each cell: best wall time over N runs (the body bytes to the final parsed "
-        "arguments, JSON parsing of every payload included), then the ratio to `naive` "
-        "and to `toolwire`. `~` marks a projection from the runner's measured growth, "
-        f"for runners that would need more than {settings.cap:g} s. The last column is the "
-        "growth from the second-largest to the largest size, with the fitted exponent.",
+        _LEGEND,
+        "",
+        "Each cell: best time over N runs (the body bytes to the final parsed "
+        "arguments, JSON parsing of every payload included, each result checked), "
+        "then the ratio to `naive` and to `toolwire`. `~` marks a projection from the "
+        "runner's measured growth (linear plus quadratic fit of its two largest "
+        f"measured sizes) for runners that would need more than {settings.cap:g} s. "
+        "The last column is the growth from the second-largest to the largest size, "
+        "with its exponent.",
     ]
     for fmt, cells in results.items():
         parts += ["", f"**{fmt}** — wall time", "", render_table(cells, settings.cases)]
@@ -577,39 +596,106 @@ def update_readme(path: Path, text: str) -> None:
     else:
         section = (
             "\n## Benchmarks\n\n"
-            "How long it takes to turn a streamed response into final tool-call "
-            "arguments, for toolwire and for the libraries you would otherwise use "
-            "(`bench/bench_stream.py`; `make bench` installs the peers and runs it).\n\n"
+            "How long it takes to turn a streamed response into the final tool-call\n"
+            "arguments, for toolwire and for the libraries you would otherwise use.\n"
+            "`make bench` installs them (dev-only) and runs `bench/bench_stream.py`;\n"
+            "`--quick` stops at 100 KB, `--json FILE` saves the raw figures.\n\n"
         )
         readme = readme.rstrip("\n") + "\n" + section + block + "\n"
     path.write_text(readme)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark; print the tables; optionally save JSON and update a README."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="sizes up to 100 KB only")
-    parser.add_argument("--gen", type=Path, help="path of a gen.py stream generator")
-    parser.add_argument("--builtin-gen", action="store_true", help="use the built-in generator")
-    parser.add_argument("--cap", type=float, default=30.0, help="seconds per runner and size")
-    parser.add_argument("--formats", default=",".join(FORMATS), help="openai,anthropic")
-    parser.add_argument("--json", type=Path, help="save the raw figures here")
-    parser.add_argument("--readme", type=Path, help="put the tables in this README")
-    args = parser.parse_args(argv)
+def _command(args: argparse.Namespace) -> str:
+    """The command line, with only the options that change the figures."""
+    words = ["python bench/bench_stream.py"]
+    if args.quick:
+        words.append("--quick")
+    if args.builtin_gen:
+        words.append("--builtin-gen")
+    elif args.gen:
+        words.append(f"--gen {args.gen}")
+    if args.cap != DEFAULT_CAP:
+        words.append(f"--cap {args.cap:g}")
+    if args.formats != ",".join(FORMATS):
+        words.append(f"--formats {args.formats}")
+    return " ".join(words)
 
-    gen = load_generator(args.gen, builtin=args.builtin_gen)
-    settings = Settings(
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings(
         cases=QUICK_CASES if args.quick else FULL_CASES,
         cap=args.cap,
         budget=1.0 if args.quick else 4.0,
         max_repeats=3 if args.quick else 7,
         min_repeats=1 if args.quick else 3,
     )
+
+
+def _to_json(
+    results: dict[str, dict[str, dict[str, Cell]]],
+    settings: Settings,
+    generator: str,
+    command: str,
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "command": command,
+        "generator": generator,
+        "settings": asdict(settings),
+        **meta,
+        "results": {
+            fmt: {
+                name: {label: asdict(cell) for label, cell in row.items()}
+                for name, row in cells.items()
+            }
+            for fmt, cells in results.items()
+        },
+    }
+
+
+def _from_json(
+    raw: dict[str, Any],
+) -> tuple[dict[str, dict[str, dict[str, Cell]]], Settings, str, str, dict[str, Any]]:
+    s = raw["settings"]
+    settings = Settings(**{**s, "cases": tuple(Case(**c) for c in s["cases"])})
+    results = {
+        fmt: {
+            name: {label: Cell(**cell) for label, cell in row.items()}
+            for name, row in cells.items()
+        }
+        for fmt, cells in raw["results"].items()
+    }
+    meta = {k: raw[k] for k in ("machine", "versions", "load_before", "load_after", "missing")}
+    return results, settings, raw["generator"], raw["command"], meta
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print the tables; optionally save JSON and update a README."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="sizes up to 100 KB only")
+    parser.add_argument("--gen", type=Path, help="path of a gen.py stream generator")
+    parser.add_argument("--builtin-gen", action="store_true", help="use the built-in generator")
+    parser.add_argument("--cap", type=float, default=DEFAULT_CAP, help="seconds per runner, size")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="openai,anthropic")
+    parser.add_argument("--json", type=Path, help="save the raw figures here")
+    parser.add_argument("--readme", type=Path, help="put the tables in this README")
+    parser.add_argument("--render", type=Path, help="no run: print the figures of a --json file")
+    args = parser.parse_args(argv)
+
+    if args.render:
+        text = report(*_from_json(json.loads(args.render.read_text())))
+        print(text)
+        if args.readme:
+            update_readme(args.readme, text)
+        return 0
+
+    gen = load_generator(args.gen, builtin=args.builtin_gen)
+    settings = _settings(args)
     formats = [f for f in args.formats.split(",") if f]
     for fmt in formats:
         if fmt not in FORMATS:
             parser.error(f"unknown format {fmt!r}; expected {', '.join(FORMATS)}")
-    command = "python bench/bench_stream.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = _command(args)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -632,23 +718,11 @@ def main(argv: list[str] | None = None) -> int:
         results[fmt] = bench_format(fmt, gen, runners[fmt], settings, log)
     meta["load_after"] = _load()
     meta["elapsed_s"] = round(time.perf_counter() - started, 1)
-    text = report(results, settings, gen, command.strip(), meta)
+    text = report(results, settings, gen.description, command, meta)
     print(text)
     log(f"total {meta['elapsed_s']} s")
     if args.json:
-        raw = {
-            "command": command.strip(),
-            "generator": gen.description,
-            "settings": {**asdict(settings), "cases": [asdict(c) for c in settings.cases]},
-            **meta,
-            "results": {
-                fmt: {
-                    name: {label: asdict(cell) for label, cell in row.items()}
-                    for name, row in cells.items()
-                }
-                for fmt, cells in results.items()
-            },
-        }
+        raw = _to_json(results, settings, gen.description, command, meta)
         args.json.write_text(json.dumps(raw, indent=2, ensure_ascii=False) + "\n")
     if args.readme:
         update_readme(args.readme, text)

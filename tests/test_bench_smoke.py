@@ -227,3 +227,28 @@ def test_headline_states_each_target() -> None:
         "- openai: openai SDK / toolwire at 100 KB (measured): 50× wall, 50× CPU "
         "(target ≥ 30×: met; goal ≥ 100×)",
     ]
+
+
+def test_saved_figures_render_the_same_report() -> None:
+    cell = bench_stream.Cell
+    cases = (bench_stream.Case("1 KB", 1000), bench_stream.Case("8 × 1 KB", 1000, 8))
+    results = {
+        "openai": {
+            "naive": {"1 KB": cell("measured", 0.001, 0.001, [0.001], [0.001]), "8 × 1 KB": cell()},
+            "toolwire": {"1 KB": cell("wrong", note="wrong result"), "8 × 1 KB": cell()},
+        }
+    }
+    settings = _settings(*cases)
+    meta = {
+        "machine": "test",
+        "versions": {"toolwire": "0"},
+        "load_before": "0",
+        "load_after": "0",
+        "missing": {"openai": ["litellm (litellm not installed)"]},
+    }
+    raw = bench_stream._to_json(results, settings, "gen", "python bench/bench_stream.py", meta)
+    again = bench_stream._from_json(json.loads(json.dumps(raw)))
+    text = bench_stream.report(results, settings, "gen", "python bench/bench_stream.py", meta)
+    assert bench_stream.report(*again) == text
+    assert "Not run: litellm (litellm not installed)." in text
+    assert "- toolwire at 1 KB: wrong result" in text
