@@ -189,8 +189,11 @@ def _check(runner: Runner, body: bytes, expected: list[Any]) -> str | None:
     return None
 
 
-def _time_once(runner: Runner, body: bytes, expected: list[Any]) -> tuple[float, float, str | None]:
-    gc.collect()
+def _time_once(
+    runner: Runner, body: bytes, expected: list[Any], *, collect: bool = True
+) -> tuple[float, float, str | None]:
+    if collect:
+        gc.collect()
     c0 = time.process_time()
     t0 = time.perf_counter()
     try:
@@ -214,6 +217,9 @@ class Settings:
     """Seconds of repeats per runner and case (after the first run)."""
     max_repeats: int
     min_repeats: int
+    collect: bool = True
+    """Empty the garbage collector before each timed run (off in tests: it costs
+    a quarter of a second with every peer imported)."""
 
 
 def bench_format(
@@ -271,7 +277,9 @@ def bench_format(
                     continue
                 try:
                     with _deadline(2 * settings.cap):
-                        wall, cpu, why = _time_once(runner, body, expected)
+                        wall, cpu, why = _time_once(
+                            runner, body, expected, collect=settings.collect
+                        )
                 except _Overtime:
                     floor = 2 * settings.cap
                     estimate = _estimate(growth[runner.name], case)
@@ -297,10 +305,7 @@ def bench_format(
                 cell.walls.append(wall)
                 cell.cpus.append(cpu)
                 if round_no == 0:
-                    n = int(settings.budget / max(wall, 1e-6))
-                    wanted[runner.name] = max(settings.min_repeats, min(settings.max_repeats, n))
-                    if wall > settings.cap / 4:
-                        wanted[runner.name] = 1  # slow enough that one run tells
+                    wanted[runner.name] = _repeats(wall, settings)
         for runner in active:
             cell = cells[runner.name][case.label]
             if cell.status == "measured":
@@ -311,6 +316,14 @@ def bench_format(
                         too_slow.add(runner.name)
             log(f"    {runner.name:24s} {_fmt_cell_log(cell)}")
     return cells
+
+
+def _repeats(first: float, settings: Settings) -> int:
+    """How many runs to take the best of, given the first run's time."""
+    n = int(settings.budget / max(first, 1e-9))
+    if n < settings.min_repeats:
+        return max(1, n)  # slow enough that a run or two tell, and noise matters less
+    return min(settings.max_repeats, n)
 
 
 @dataclass(frozen=True)

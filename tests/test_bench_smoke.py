@@ -131,7 +131,9 @@ def test_projection_fits_a_linear_plus_quadratic_cost() -> None:
 
 
 def _settings(*cases: bench_stream.Case, cap: float = 20.0) -> bench_stream.Settings:
-    return bench_stream.Settings(cases=cases, cap=cap, budget=0.0, max_repeats=1, min_repeats=1)
+    return bench_stream.Settings(
+        cases=cases, cap=cap, budget=0.0, max_repeats=1, min_repeats=1, collect=False
+    )
 
 
 def _quiet(_line: str) -> None:
@@ -252,3 +254,11 @@ def test_saved_figures_render_the_same_report() -> None:
     assert bench_stream.report(*again) == text
     assert "Not run: litellm (litellm not installed)." in text
     assert "- toolwire at 1 KB: wrong result" in text
+
+
+def test_fast_runners_are_repeated_slow_ones_are_not() -> None:
+    settings = bench_stream.Settings(cases=(), cap=30.0, budget=4.0, max_repeats=7, min_repeats=3)
+    assert bench_stream._repeats(0.001, settings) == 7
+    assert bench_stream._repeats(1.0, settings) == 4
+    assert bench_stream._repeats(1.5, settings) == 2
+    assert bench_stream._repeats(10.0, settings) == 1
