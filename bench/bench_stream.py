@@ -252,7 +252,7 @@ def bench_format(
                 cell.status, cell.note = "n/a", wrong[runner.name]
                 continue
             estimate = _estimate(growth[runner.name], case)
-            over = estimate is not None and estimate.low_wall > settings.cap
+            over = estimate is not None and estimate.low_cpu > settings.cap
             if (case.k == 1 and runner.name in too_slow) or over:
                 if estimate is None:
                     cell.status, cell.note = "n/a", f"over {settings.cap:g} s, no projection"
@@ -322,7 +322,9 @@ def _repeats(first: float, settings: Settings) -> int:
     """How many runs to take the best of, given the first run's time."""
     n = int(settings.budget / max(first, 1e-9))
     if n < settings.min_repeats:
-        return max(1, n)  # slow enough that a run or two tell, and noise matters less
+        # Slow enough that noise matters less; still two runs up to the budget,
+        # as the two largest sizes measured decide and make the projections.
+        return max(n, 2 if first <= settings.budget and settings.min_repeats > 1 else 1)
     return min(settings.max_repeats, n)
 
 
@@ -333,7 +335,9 @@ class Estimate:
     wall: float
     cpu: float
     exponent: float
-    low_wall: float
+    low_cpu: float
+    """The power-law CPU time, what the decision to run is made on (CPU time
+    does not count the time other processes of a shared machine take)."""
 
 
 def _estimate(measured: dict[int, tuple[float, float]], case: Case) -> Estimate | None:
@@ -343,13 +347,13 @@ def _estimate(measured: dict[int, tuple[float, float]], case: Case) -> Estimate 
         single = measured.get(case.n_bytes)
         if single is None:
             return None
-        return Estimate(single[0] * case.k, single[1] * case.k, 1.0, single[0] * case.k)
+        return Estimate(single[0] * case.k, single[1] * case.k, 1.0, single[1] * case.k)
     sizes = sorted(n for n in measured if n < case.n_bytes)
     wall = project([(n, measured[n][0]) for n in sizes], case.n_bytes)
     cpu = project([(n, measured[n][1]) for n in sizes], case.n_bytes)
     if wall is None or cpu is None:
         return None
-    return Estimate(wall.time, cpu.time, wall.exponent, wall.low)
+    return Estimate(wall.time, cpu.time, wall.exponent, cpu.low)
 
 
 def _fmt_cell_log(cell: Cell) -> str:

@@ -261,4 +261,5 @@ def test_fast_runners_are_repeated_slow_ones_are_not() -> None:
     assert bench_stream._repeats(0.001, settings) == 7
     assert bench_stream._repeats(1.0, settings) == 4
     assert bench_stream._repeats(1.5, settings) == 2
+    assert bench_stream._repeats(3.9, settings) == 2
     assert bench_stream._repeats(10.0, settings) == 1
