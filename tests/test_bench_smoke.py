@@ -216,15 +216,15 @@ def test_headline_states_each_target() -> None:
     row = {"100 KB": cell("measured", 0.1, 0.1), "1 MB": cell("measured", 1.0, 1.0)}
     cells = {
         "naive": row,
-        "toolwire": {"100 KB": cell("measured", 0.1, 0.1), "1 MB": cell("measured", 1.6, 1.4)},
+        "toolwire": {"100 KB": cell("measured", 0.1, 0.1), "1 MB": cell("measured", 1.4, 1.6)},
         "openai SDK": {"100 KB": cell("measured", 5.0, 5.0), "1 MB": cell("projected", 160, 140)},
     }
     lines = bench_stream.headline({"openai": cells}, cases)
     assert lines == [
-        "- openai: toolwire (partial values read) / naive at 1 MB: 1.60× wall, 1.40× CPU "
+        "- openai: toolwire (partial values read) / naive at 1 MB: 1.40× wall, 1.60× CPU "
         "(target ≤ 1.5×: NOT met; goal ≤ 1.0×)",
-        "- openai: toolwire time(1 MB) / time(100 KB): 16.0 wall, 14.0 CPU (target ≤ 12: NOT met)",
-        "- openai: openai SDK / toolwire at 1 MB (projected): ~100× wall, ~100× CPU "
+        "- openai: toolwire time(1 MB) / time(100 KB): 14.0 wall, 16.0 CPU (target ≤ 12: NOT met)",
+        "- openai: openai SDK / toolwire at 1 MB (projected): ~114× wall, ~88× CPU "
         "(target ≥ 30×: met; goal ≥ 100×)",
         "- openai: openai SDK / toolwire at 100 KB (measured): 50× wall, 50× CPU "
         "(target ≥ 30×: met; goal ≥ 100×)",
