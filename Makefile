@@ -7,6 +7,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
+BENCH_STAMP := $(VENV)/.installed-bench
 
 .PHONY: test lint typecheck unit demo bench clean
 
@@ -33,8 +34,14 @@ test: lint typecheck unit
 demo: $(STAMP)
 	$(BIN)/toolwire demo
 
-bench: $(STAMP)
-	$(BIN)/python bench/bench_stream.py
+# The peers (openai, anthropic, langchain-core, litellm, jiter) are dev-only:
+# `make bench` installs the bench extra, `make test` never needs it.
+$(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/bench_stream.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
