@@ -112,7 +112,14 @@ class _TextPartial:
 
     def partial_at(self, mark: int) -> Any:
         parser = self._parser
-        if parser is None or mark < self._pos:
+        pos = self._pos
+        if parser is not None and mark == pos + 1:
+            # Reading every delta in order: one new fragment since last time.
+            parser.feed(self._fragments[pos])
+            self._pos = mark
+            value = parser.value()
+            return {} if value is None else value
+        if parser is None or mark < pos:
             # First read, or an older delta read after a newer one: start over.
             parser = self._parser = PartialJSONParser()
             self._pos = 0
