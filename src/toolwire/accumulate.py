@@ -217,6 +217,8 @@ class _Choice:
 
 
 def _clean_id(value: str | None) -> str | None:
+    """An id or a name as sent, or ``None`` for the placeholders some
+    providers send on continuations (``""``, the string ``"null"``)."""
     if not value or value == "null":
         return None
     return value
@@ -382,7 +384,7 @@ class Accumulator:
     def _call_part(self, part: CallPart, out: list[Event]) -> None:
         choice = self._choice(part.choice)
         call_id = _clean_id(part.id)
-        name = part.name or ""
+        name = _clean_id(part.name) or ""
         call: _Call | None = None
         if not part.new:
             if call_id is not None:
@@ -477,7 +479,7 @@ class Accumulator:
         if call_id is not None:
             call.id = call_id
             choice.by_id[call_id] = call
-        call.name = part.name or ""
+        call.name = _clean_id(part.name) or ""
         out.append(
             ToolCallStarted(choice=part.choice, index=call.position, id=call.id, name=call.name)
         )

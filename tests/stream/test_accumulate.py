@@ -56,10 +56,10 @@ def test_empty_string_id_never_overwrites_dashscope() -> None:
     assert calls(result) == [("call_a", "get_weather", {"location": "杭州市"})]
 
 
-def test_null_string_id_never_overwrites() -> None:
+def test_null_string_id_or_name_never_overwrites() -> None:
     _, result = decode(
         chunk(tc(0, "call_a", "f", '{"a"')),
-        chunk(tc(0, "null", None, ": 1}")),
+        chunk(tc(0, "null", "null", ": 1}")),
         chunk(finish="tool_calls"),
         DONE,
     )
