@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests._json_strategies import DUMP_STYLES, corpus_arguments, dump_styles, json_documents
 from toolwire._jsonstream import CompletionScanner, PartialJSONError, PartialJSONParser
-from toolwire.errors import ToolwireError
+from toolwire.errors import ToolwireError, UsageError
 
 GEN_PY = Path("/work/shared/bench/gen.py")
 
@@ -547,3 +547,16 @@ def test_megabyte_string_in_six_character_fragments() -> None:
     assert closed_at == (len(text) - 1) // 6
     assert parser.complete
     assert parser.finish() == {"path": "big.py", "content": content}
+
+
+@pytest.mark.parametrize("bad", [b'{"a": 1}', None, 12, ['{"a"']])
+def test_feeding_something_else_than_text_is_a_usage_error(bad: Any) -> None:
+    parser = fed('{"a": "x')
+    with pytest.raises(UsageError, match=r"PartialJSONParser.feed\(\) takes str, not "):
+        parser.feed(bad)
+    parser.feed('y"}')
+    assert parser.finish() == {"a": "xy"}
+    scanner = CompletionScanner()
+    with pytest.raises(UsageError, match=r"CompletionScanner.feed\(\) takes str, not "):
+        scanner.feed(bad)
+    assert scanner.state == "empty"

@@ -49,7 +49,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import ToolwireError, UsageError
 
 __all__ = ["CompletionScanner", "PartialJSONError", "PartialJSONParser", "ScanState"]
 
@@ -138,6 +138,10 @@ def _to_number(token: str) -> Any:
         except ValueError:  # more digits than sys.get_int_max_str_digits() allows
             return _INVALID
     return float(token)
+
+
+def _not_text(owner: str, fragment: object) -> UsageError:
+    return UsageError(f"{owner}.feed() takes str, not {type(fragment).__name__}")
 
 
 def _found(c: str) -> str:
@@ -256,7 +260,12 @@ class PartialJSONParser:
         Args:
             fragment: any piece of the text; it may cut a string, an escape, a
                 number or a literal anywhere.
+
+        Raises:
+            UsageError: ``fragment`` is not a ``str``.
         """
+        if type(fragment) is not str and not isinstance(fragment, str):
+            raise _not_text("PartialJSONParser", fragment)
         state = self._state
         if state == _STRING and not self._pending:
             # The hot path: more characters of a long string, neither its end
@@ -660,7 +669,12 @@ class CompletionScanner:
         Returns:
             True when this fragment closed the top-level value and nothing
             but whitespace followed it in the fragment.
+
+        Raises:
+            UsageError: ``fragment`` is not a ``str``.
         """
+        if type(fragment) is not str and not isinstance(fragment, str):
+            raise _not_text("CompletionScanner", fragment)
         state = self._state
         if state == "scanning":
             i = 0
