@@ -76,7 +76,6 @@ _ERROR = 11  # the input is not JSON: everything else is ignored
 
 # Whitespace as JSON defines it (RFC 8259 section 2), nothing more.
 _WS = re.compile(r"[ \t\n\r]*")
-# The characters that end a run of plain string content.
 # The longest run of string content that can be decoded on its own: plain
 # characters and complete escapes, where a high surrogate escape counts only
 # together with the low one that completes it (a pair split by a fragment
@@ -84,11 +83,12 @@ _WS = re.compile(r"[ \t\n\r]*")
 # quote, at a cut or invalid escape, at a lone high surrogate and at a raw
 # control character; the slow path takes over there.
 _STR_RUN = re.compile(
-    r'(?:[^"\\\x00-\x1f]++'
+    r'(?:[^"\\\x00-\x1f]+'
     r'|\\["\\/bfnrt]'
     r"|\\u(?![dD][89abAB])[0-9a-fA-F]{4}"
-    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*+"
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
 )
+# The characters that end a run of plain string content.
 _STR_SPECIAL = re.compile(r'["\\\x00-\x1f]')
 # The json module's string decoder (its C version when available): exactly
 # what json.loads does to a string's content, at C speed.
