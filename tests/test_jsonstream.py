@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests._json_strategies import DUMP_STYLES, corpus_arguments, dump_styles, json_documents
 from toolwire._jsonstream import CompletionScanner, PartialJSONError, PartialJSONParser
-from toolwire.errors import ToolwireError
+from toolwire.errors import ToolwireError, UsageError
 
 GEN_PY = Path("/work/shared/bench/gen.py")
 
@@ -205,9 +205,9 @@ def test_split_surrogate_pair() -> None:
     assert parser.value() == [""]  # half a character is never shown
     parser.feed("\\ude00")
     assert parser.value() == ["😀"]
-    text = '["a\\ud83d\\ude00b\\uD834\\uDD1E"]'
+    text = '["a\\ud83d\\ude00b\\uD834\\uDD1E\\ud800\\udc00\\udbff\\udfff"]'
     for cut in range(1, len(text)):
-        assert fed(text[:cut], text[cut:]).finish() == ["a😀b𝄞"]
+        assert fed(text[:cut], text[cut:]).finish() == ["a😀b𝄞\U00010000\U0010ffff"]
     check_stream(list(text))
 
 
@@ -342,6 +342,8 @@ def test_overflow() -> None:
     assert not scanner.feed(" [2]")
     assert scanner.state == "overflow"
 
+    parser = fed('{"a":1} x')
+    assert parser.error == "unexpected data after the JSON value, found 'x' at char 8"
     parser = fed('{"a":1}', ' {"b":2}')
     assert parser.error == "unexpected data after the JSON value, found '{' at char 8"
     assert parser.value() == {"a": 1}
@@ -394,6 +396,11 @@ def test_top_level_number_completes_at_finish_or_delimiter(text: str) -> None:
     assert fed(text, " ").complete
 
 
+def test_top_level_number_is_not_incomplete_before_finish() -> None:
+    # Only finish() can tell that a bare number has ended: nothing is missing.
+    assert fed("12")._incomplete() == ("unexpected end of text after a number", 2)
+
+
 @pytest.mark.parametrize("text", ["true", "false", "null"])
 def test_top_level_literals(text: str) -> None:
     parser = fed(text[:2], text[2:])
@@ -426,6 +433,7 @@ def test_top_level_literals(text: str) -> None:
         (['["ab', "\\x", '"]'], "invalid escape '\\x' in string at char 4", ["ab"]),
         (['["ab\\u12', 'zz"]'], "invalid \\u escape in string at char 4", ["ab"]),
         (['["ab\\u1z'], "invalid \\u escape in string at char 4", ["ab"]),
+        (['["ab\\', '\n"]'], "invalid escape of U+000A in string at char 4", ["ab"]),
         (['["a\nb"]'], "unescaped control character U+000A in string at char 3", ["a"]),
         (['"a\tb"'], "unescaped control character U+0009 in string at char 2", "a"),
         (["[01]"], "invalid number '01' at char 1", []),
@@ -481,6 +489,7 @@ def test_huge_integer_is_refused_like_json_loads() -> None:
             "incomplete JSON: unexpected end of text: expected ':' after object key at char 4",
         ),
         ("-", "invalid number '-' at char 0"),
+        ("[1, -", "incomplete JSON: invalid number '-' at char 4"),
     ],
 )
 def test_finish_refuses_incomplete_input(text: str, message: str) -> None:
@@ -538,3 +547,16 @@ def test_megabyte_string_in_six_character_fragments() -> None:
     assert closed_at == (len(text) - 1) // 6
     assert parser.complete
     assert parser.finish() == {"path": "big.py", "content": content}
+
+
+@pytest.mark.parametrize("bad", [b'{"a": 1}', None, 12, ['{"a"']])
+def test_feeding_something_else_than_text_is_a_usage_error(bad: Any) -> None:
+    parser = fed('{"a": "x')
+    with pytest.raises(UsageError, match=r"PartialJSONParser.feed\(\) takes str, not "):
+        parser.feed(bad)
+    parser.feed('y"}')
+    assert parser.finish() == {"a": "xy"}
+    scanner = CompletionScanner()
+    with pytest.raises(UsageError, match=r"CompletionScanner.feed\(\) takes str, not "):
+        scanner.feed(bad)
+    assert scanner.state == "empty"

@@ -19,9 +19,12 @@ the arguments while they grow. It is a push parser: a small state machine
 (what is expected next), a stack of the open containers and a few pieces of
 carried-over state (a string being read, a number being read, the unfinished
 tail of an escape or literal that a fragment boundary cut). Each character is
-looked at once, and runs of plain string characters are skipped with one
-regular-expression search and appended in one step, so ``feed`` costs
-O(len(fragment)) amortized.
+looked at once: the longest run of string content that decodes on its own
+(plain characters and complete escapes) is found with one regular-expression
+match and decoded in one call to the json module's C string decoder, so
+``feed`` costs O(len(fragment)) amortized and most fragments take a single
+pass through ``feed``'s first lines. Only cut escapes, lone surrogates, the
+closing quote and the structure between values go through the state machine.
 
 The string being read is the only part that grows without bound. It is held
 by a single reference (``self._str``) and extended with ``+=`` on a local
@@ -41,10 +44,12 @@ arrays as prefixes.
 
 from __future__ import annotations
 
+import json.decoder
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import ToolwireError, UsageError
 
 __all__ = ["CompletionScanner", "PartialJSONError", "PartialJSONParser", "ScanState"]
 
@@ -71,8 +76,23 @@ _ERROR = 11  # the input is not JSON: everything else is ignored
 
 # Whitespace as JSON defines it (RFC 8259 section 2), nothing more.
 _WS = re.compile(r"[ \t\n\r]*")
+# The longest run of string content that can be decoded on its own: plain
+# characters and complete escapes, where a high surrogate escape counts only
+# together with the low one that completes it (a pair split by a fragment
+# boundary must not decode as two lone surrogates). It stops at the closing
+# quote, at a cut or invalid escape, at a lone high surrogate and at a raw
+# control character; the slow path takes over there.
+_STR_RUN = re.compile(
+    r'(?:[^"\\\x00-\x1f]+'
+    r'|\\["\\/bfnrt]'
+    r"|\\u(?![dD][89abAB])[0-9a-fA-F]{4}"
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
+)
 # The characters that end a run of plain string content.
 _STR_SPECIAL = re.compile(r'["\\\x00-\x1f]')
+# The json module's string decoder (its C version when available): exactly
+# what json.loads does to a string's content, at C speed.
+_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _NUM_RUN = re.compile(r"[0-9eE.+-]*")
 _NUMBER_TOKEN = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
@@ -118,6 +138,10 @@ def _to_number(token: str) -> Any:
         except ValueError:  # more digits than sys.get_int_max_str_digits() allows
             return _INVALID
     return float(token)
+
+
+def _not_text(owner: str, fragment: object) -> UsageError:
+    return UsageError(f"{owner}.feed() takes str, not {type(fragment).__name__}")
 
 
 def _found(c: str) -> str:
@@ -236,18 +260,36 @@ class PartialJSONParser:
         Args:
             fragment: any piece of the text; it may cut a string, an escape, a
                 number or a literal anywhere.
+
+        Raises:
+            UsageError: ``fragment`` is not a ``str``.
         """
+        if type(fragment) is not str and not isinstance(fragment, str):
+            raise _not_text("PartialJSONParser", fragment)
         state = self._state
         if state == _STRING and not self._pending:
-            # The hot path: more characters of a long string, no escape or end.
-            if _STR_SPECIAL.search(fragment) is None:
-                self._offset += len(fragment)
-                if fragment:
-                    if self._published:
-                        self._unpublish()
+            # The hot path: more characters of a long string, neither its end
+            # nor a cut escape.
+            n = len(fragment)
+            if (
+                _STR_SPECIAL.search(fragment) is None or _STR_RUN.match(fragment).end() == n  # type: ignore[union-attr]
+            ):
+                self._offset += n
+                if n:
+                    if self._published:  # inlined _unpublish(): this path is hot
+                        top = self._stack[-1]
+                        if type(top) is list:
+                            top[-1] = ""
+                        else:
+                            top[self._key] = ""  # type: ignore[call-overload]
+                        self._published = False
                     cur = self._str
                     self._str = ""  # drop the attribute's reference: += can work in place
-                    cur += fragment
+                    if "\\" in fragment:
+                        # The C decoder of the json module, as json.loads uses it.
+                        cur += _scanstring(fragment + '"', 0)[0]
+                    else:
+                        cur += fragment
                     self._str = cur
                 return
         if state >= _DONE:
@@ -346,14 +388,15 @@ class PartialJSONParser:
                 self._str = ""  # sole reference in the local: appends happen in place
                 closed = False
                 while True:
-                    m = _STR_SPECIAL.search(s, i)
-                    if m is None:
-                        cur += s[i:]
+                    j = _STR_RUN.match(s, i).end()  # type: ignore[union-attr]
+                    if j > i:
+                        if s.find("\\", i, j) == -1:
+                            cur += s[i:j]
+                        else:
+                            cur += _scanstring(s[i:j] + '"', 0)[0]
+                    if j == n:
                         i = n
                         break
-                    j = m.start()
-                    if j > i:
-                        cur += s[i:j]
                     c = s[j]
                     if c == '"':
                         i = j + 1
@@ -626,7 +669,12 @@ class CompletionScanner:
         Returns:
             True when this fragment closed the top-level value and nothing
             but whitespace followed it in the fragment.
+
+        Raises:
+            UsageError: ``fragment`` is not a ``str``.
         """
+        if type(fragment) is not str and not isinstance(fragment, str):
+            raise _not_text("CompletionScanner", fragment)
         state = self._state
         if state == "scanning":
             i = 0

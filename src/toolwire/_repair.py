@@ -111,9 +111,10 @@ def parse_arguments(text: str, *, at_end: bool) -> tuple[Any, bool]:
         parser.feed(cleaned)
         suffix = parser._closing_suffix()
         if suffix is not None:
+            # The parser vouched for the text up to here, so this parses.
             try:
                 value = loads(cleaned + suffix)
-            except ValueError:
+            except ValueError:  # pragma: no cover - only if the two parsers disagreed
                 pass
             else:
                 return _unwrap_double_encoded(value, repaired=True)
