@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,3 +214,58 @@ def test_problems_finds_what_toolwire_never_writes() -> None:
     assert any("after the run ended" in p for p in ended.problems())
     finished = _log(("run_started", None, None), status="answered")
     assert any("not run_finished" in p for p in finished.problems())
+
+
+def test_opening_retries_while_the_file_is_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attempts: list[int] = []
+    real = SQLiteJournal._connect
+
+    def flaky(self: SQLiteJournal, timeout: float, *, memory: bool) -> sqlite3.Connection:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return real(self, timeout, memory=memory)
+
+    monkeypatch.setattr(SQLiteJournal, "_connect", flaky)
+    journal = SQLiteJournal(tmp_path / "j.sqlite3", timeout=5)
+    journal.close()
+    assert len(attempts) == 3
+
+
+def test_opening_does_not_retry_other_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attempts: list[int] = []
+
+    def broken(self: SQLiteJournal, timeout: float, *, memory: bool) -> sqlite3.Connection:
+        attempts.append(1)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(SQLiteJournal, "_connect", broken)
+    with pytest.raises(JournalError, match="disk I/O error"):
+        SQLiteJournal(tmp_path / "j.sqlite3", timeout=5)
+    assert len(attempts) == 1
+
+
+def _open_when_told(path: str, start: Any) -> None:
+    start.wait()
+    SQLiteJournal(path).close()
+
+
+def test_many_processes_open_a_new_journal_at_once(tmp_path: Path) -> None:
+    """A batch's workers all open the same new file: none may fail."""
+    ctx = multiprocessing.get_context("fork")
+    failures = 0
+    for trial in range(10):
+        path = str(tmp_path / f"j{trial}.sqlite3")
+        start = ctx.Event()
+        workers = [ctx.Process(target=_open_when_told, args=(path, start)) for _ in range(6)]
+        for worker in workers:
+            worker.start()
+        start.set()
+        for worker in workers:
+            worker.join(timeout=60)
+        failures += sum(worker.exitcode != 0 for worker in workers)
+    assert failures == 0

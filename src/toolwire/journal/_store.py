@@ -359,6 +359,20 @@ def _summary_from_row(row: tuple[Any, ...]) -> RunSummary:
     )
 
 
+# SQLite's result codes (stable; the sqlite3 module names them from 3.11 on).
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """The database was locked by another connection (transient)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 class SQLiteJournal:
     """The journal in a SQLite file (or in memory, for tests).
 
@@ -377,32 +391,51 @@ class SQLiteJournal:
         self._lock = threading.Lock()
         self._seq: dict[str, int] = {}
         memory = self.path == ":memory:"
-        try:
-            if not memory:
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            # Autocommit mode: transactions are opened explicitly, one per write.
-            self._db: sqlite3.Connection | None = sqlite3.connect(
-                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+        self._db: sqlite3.Connection | None = None
+        # Several processes opening a new file at once (a batch of workers)
+        # can get SQLITE_BUSY without SQLite's busy handler being called:
+        # switching a fresh file to WAL, or a lock upgrade that would
+        # deadlock. Those are transient: try again, within the timeout.
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            try:
+                if not memory:
+                    Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                self._db = self._connect(timeout, memory=memory)
+                return
+            except sqlite3.OperationalError as exc:
+                self.close()
+                if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                    raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+            except (sqlite3.Error, OSError) as exc:
+                self.close()
+                raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
+            except JournalError:
+                self.close()
+                raise
+
+    def _connect(self, timeout: float, *, memory: bool) -> sqlite3.Connection:
+        # Autocommit mode: transactions are opened explicitly, one per write.
+        db = sqlite3.connect(
+            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+        self._db = db  # so that close() releases it if what follows fails
+        if not memory:
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise JournalError(
+                f"the journal {self.path} was written by a newer toolwire "
+                f"(schema {version}, this one reads {SCHEMA_VERSION})"
             )
-            db = self._db
-            if not memory:
-                db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise JournalError(
-                    f"the journal {self.path} was written by a newer toolwire "
-                    f"(schema {version}, this one reads {SCHEMA_VERSION})"
-                )
-            db.executescript(_SCHEMA)
-            if version < SCHEMA_VERSION:
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except (sqlite3.Error, OSError) as exc:
-            self.close()
-            raise JournalError(f"cannot open the journal {self.path}: {exc}") from exc
-        except JournalError:
-            self.close()
-            raise
+        db.executescript(_SCHEMA)
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return db
 
     @classmethod
     def memory(cls) -> SQLiteJournal:
