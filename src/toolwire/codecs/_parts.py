@@ -34,6 +34,8 @@ __all__ = [
     "as_list",
     "as_obj",
     "as_str",
+    "int_or_none",
+    "meta_part",
 ]
 
 
@@ -210,3 +212,17 @@ def as_int(value: Any, what: str) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     raise RemoteProtocolError(f"{what}: expected an integer, got {type(value).__name__}")
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an integer (not a bool), else ``None``: for
+    optional counts (usage) where a wrong type is ignored, not an error."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def meta_part(model: Any, response_id: Any) -> MetaPart:
+    """The model and response id of a stream, each kept only if a string."""
+    return MetaPart(
+        model=model if isinstance(model, str) else None,
+        response_id=response_id if isinstance(response_id, str) else None,
+    )

@@ -28,7 +28,6 @@ from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
     FinishPart,
-    MetaPart,
     Part,
     ReasoningPart,
     ServerCallPart,
@@ -39,6 +38,8 @@ from toolwire.codecs._parts import (
     as_int,
     as_obj,
     as_str,
+    int_or_none,
+    meta_part,
 )
 from toolwire.errors import RemoteProtocolError
 from toolwire.types import Usage
@@ -62,10 +63,6 @@ _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
 def normalize_stop_reason(raw: str) -> str:
     """Anthropic stop reasons in toolwire's vocabulary (``pause_turn`` kept)."""
     return _STOP.get(raw, raw)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class _Block:
@@ -154,14 +151,7 @@ class AnthropicCodec:
         return index
 
     def _message_start(self, message: dict[str, Any], parts: list[Part]) -> None:
-        model = message.get("model")
-        mid = message.get("id")
-        parts.append(
-            MetaPart(
-                model=model if isinstance(model, str) else None,
-                response_id=mid if isinstance(mid, str) else None,
-            )
-        )
+        parts.append(meta_part(message.get("model"), message.get("id")))
         usage = message.get("usage")
         if usage:
             parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
@@ -269,10 +259,10 @@ class AnthropicCodec:
         # count (and sometimes input again): keep the latest of each field.
         self._usage.update({k: v for k, v in usage.items() if v is not None})
         u = self._usage
-        input_tokens = _int(u.get("input_tokens"))
-        output_tokens = _int(u.get("output_tokens"))
-        cache_read = _int(u.get("cache_read_input_tokens"))
-        cache_write = _int(u.get("cache_creation_input_tokens"))
+        input_tokens = int_or_none(u.get("input_tokens"))
+        output_tokens = int_or_none(u.get("output_tokens"))
+        cache_read = int_or_none(u.get("cache_read_input_tokens"))
+        cache_write = int_or_none(u.get("cache_creation_input_tokens"))
         total_in = None
         if input_tokens is not None:
             total_in = input_tokens + (cache_read or 0) + (cache_write or 0)

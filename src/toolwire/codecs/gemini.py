@@ -31,7 +31,6 @@ from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
     FinishPart,
-    MetaPart,
     Part,
     ReasoningPart,
     StatePart,
@@ -41,6 +40,8 @@ from toolwire.codecs._parts import (
     as_list,
     as_obj,
     as_str,
+    int_or_none,
+    meta_part,
 )
 from toolwire.errors import RemoteProtocolError
 from toolwire.types import Usage
@@ -63,10 +64,6 @@ _FINISH = {
 }
 
 _PATH_TOKEN = re.compile(r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[(?:'([^']*)'|"([^"]*)")\]""")
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _parse_path(path: str) -> list[str | int]:
@@ -160,14 +157,7 @@ class GeminiCodec:
         parts: list[Part] = []
         if not self._meta_seen:
             self._meta_seen = True
-            model = obj.get("modelVersion")
-            rid = obj.get("responseId")
-            parts.append(
-                MetaPart(
-                    model=model if isinstance(model, str) else None,
-                    response_id=rid if isinstance(rid, str) else None,
-                )
-            )
+            parts.append(meta_part(obj.get("modelVersion"), obj.get("responseId")))
         for candidate in as_list(obj.get("candidates"), f"{API}: candidates"):
             self._candidate(as_obj(candidate, f"{API}: candidate"), parts)
         usage = obj.get("usageMetadata")
@@ -175,11 +165,11 @@ class GeminiCodec:
             parts.append(
                 UsagePart(
                     Usage(
-                        input_tokens=_int(usage.get("promptTokenCount")),
-                        output_tokens=_int(usage.get("candidatesTokenCount")),
-                        total_tokens=_int(usage.get("totalTokenCount")),
-                        reasoning_tokens=_int(usage.get("thoughtsTokenCount")),
-                        cached_tokens=_int(usage.get("cachedContentTokenCount")),
+                        input_tokens=int_or_none(usage.get("promptTokenCount")),
+                        output_tokens=int_or_none(usage.get("candidatesTokenCount")),
+                        total_tokens=int_or_none(usage.get("totalTokenCount")),
+                        reasoning_tokens=int_or_none(usage.get("thoughtsTokenCount")),
+                        cached_tokens=int_or_none(usage.get("cachedContentTokenCount")),
                         raw=usage,
                     )
                 )

@@ -8,8 +8,6 @@ Reference: https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-cha
 
 from __future__ import annotations
 
-from typing import Any
-
 from toolwire.codecs._common import error_event, load_payload
 from toolwire.codecs._parts import (
     CallPart,
@@ -24,6 +22,7 @@ from toolwire.codecs._parts import (
     as_list,
     as_obj,
     as_str,
+    int_or_none,
 )
 from toolwire.errors import RemoteProtocolError
 from toolwire.types import Usage
@@ -31,10 +30,6 @@ from toolwire.types import Usage
 __all__ = ["OllamaCodec"]
 
 API = "ollama-ndjson"
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class OllamaCodec:
@@ -86,8 +81,8 @@ class OllamaCodec:
             reason = {"stop": "stop", "length": "length"}.get(raw, raw)
             if reason == "stop" and self._calls:
                 reason = "tool_calls"
-            prompt = _int(obj.get("prompt_eval_count"))
-            output = _int(obj.get("eval_count"))
+            prompt = int_or_none(obj.get("prompt_eval_count"))
+            output = int_or_none(obj.get("eval_count"))
             if prompt is not None or output is not None:
                 total = (prompt or 0) + (output or 0)
                 usage = Usage(

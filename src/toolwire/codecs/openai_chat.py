@@ -22,7 +22,6 @@ from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
     FinishPart,
-    MetaPart,
     Part,
     ReasoningPart,
     StreamEndPart,
@@ -31,6 +30,8 @@ from toolwire.codecs._parts import (
     as_int,
     as_obj,
     as_str,
+    int_or_none,
+    meta_part,
 )
 from toolwire.errors import RemoteProtocolError
 from toolwire.types import Usage
@@ -58,22 +59,18 @@ def normalize_finish_reason(raw: str) -> str:
     return _FINISH.get(raw, raw)
 
 
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def usage_from_openai(raw: dict[str, Any]) -> Usage:
     """Chat Completions usage (``prompt_tokens``...) as a :class:`Usage`."""
     details = raw.get("completion_tokens_details")
     prompt_details = raw.get("prompt_tokens_details")
     return Usage(
-        input_tokens=_int_or_none(raw.get("prompt_tokens")),
-        output_tokens=_int_or_none(raw.get("completion_tokens")),
-        total_tokens=_int_or_none(raw.get("total_tokens")),
-        reasoning_tokens=_int_or_none(details.get("reasoning_tokens"))
+        input_tokens=int_or_none(raw.get("prompt_tokens")),
+        output_tokens=int_or_none(raw.get("completion_tokens")),
+        total_tokens=int_or_none(raw.get("total_tokens")),
+        reasoning_tokens=int_or_none(details.get("reasoning_tokens"))
         if isinstance(details, dict)
         else None,
-        cached_tokens=_int_or_none(prompt_details.get("cached_tokens"))
+        cached_tokens=int_or_none(prompt_details.get("cached_tokens"))
         if isinstance(prompt_details, dict)
         else None,
         raw=raw,
@@ -117,14 +114,7 @@ class OpenAIChatCodec:
         parts: list[Part] = []
         if not self._meta_seen:
             self._meta_seen = True
-            model = obj.get("model")
-            rid = obj.get("id")
-            parts.append(
-                MetaPart(
-                    model=model if isinstance(model, str) else None,
-                    response_id=rid if isinstance(rid, str) else None,
-                )
-            )
+            parts.append(meta_part(obj.get("model"), obj.get("id")))
         choices = obj.get("choices")
         if choices:
             if type(choices) is not list:

@@ -22,7 +22,6 @@ from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
     FinishPart,
-    MetaPart,
     Part,
     ReasoningPart,
     StatePart,
@@ -32,6 +31,8 @@ from toolwire.codecs._parts import (
     as_int,
     as_obj,
     as_str,
+    int_or_none,
+    meta_part,
 )
 from toolwire.errors import RemoteProtocolError
 from toolwire.types import Usage
@@ -46,22 +47,18 @@ _REASONING_DELTAS = {"response.reasoning_text.delta", "response.reasoning_summar
 _REASONING_DONE = {"response.reasoning_text.done", "response.reasoning_summary_text.done"}
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def usage_from_responses(raw: dict[str, Any]) -> Usage:
     """Responses usage (``input_tokens``...) as a :class:`Usage`."""
     out_details = raw.get("output_tokens_details")
     in_details = raw.get("input_tokens_details")
     return Usage(
-        input_tokens=_int(raw.get("input_tokens")),
-        output_tokens=_int(raw.get("output_tokens")),
-        total_tokens=_int(raw.get("total_tokens")),
-        reasoning_tokens=_int(out_details.get("reasoning_tokens"))
+        input_tokens=int_or_none(raw.get("input_tokens")),
+        output_tokens=int_or_none(raw.get("output_tokens")),
+        total_tokens=int_or_none(raw.get("total_tokens")),
+        reasoning_tokens=int_or_none(out_details.get("reasoning_tokens"))
         if isinstance(out_details, dict)
         else None,
-        cached_tokens=_int(in_details.get("cached_tokens"))
+        cached_tokens=int_or_none(in_details.get("cached_tokens"))
         if isinstance(in_details, dict)
         else None,
         raw=raw,
@@ -144,14 +141,7 @@ class OpenAIResponsesCodec:
         elif kind in ("response.created", "response.in_progress"):
             response = obj.get("response")
             if isinstance(response, dict):
-                model = response.get("model")
-                rid = response.get("id")
-                parts.append(
-                    MetaPart(
-                        model=model if isinstance(model, str) else None,
-                        response_id=rid if isinstance(rid, str) else None,
-                    )
-                )
+                parts.append(meta_part(response.get("model"), response.get("id")))
         elif kind in ("response.completed", "response.incomplete"):
             response = as_obj(obj.get("response"), f"{API}: response")
             usage = response.get("usage")

@@ -342,11 +342,6 @@ def broken_result(api: str, what: str, message: str, body: Any) -> StreamResult:
     )
 
 
-def int_or_none(value: Any) -> int | None:
-    """``value`` when it is an integer (not a bool), else ``None``."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def as_dict(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one."""
     return value if isinstance(value, dict) else {}

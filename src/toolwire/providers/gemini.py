@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from toolwire.codecs._parts import int_or_none
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -43,7 +44,6 @@ from toolwire.providers._base import (
     as_list,
     broken_result,
     check_tool_choice,
-    int_or_none,
     make_call,
     merge_extra,
     state_items,

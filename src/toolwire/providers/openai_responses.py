@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolwire.codecs._parts import int_or_none
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -39,7 +40,6 @@ from toolwire.providers._base import (
     as_list,
     broken_result,
     check_tool_choice,
-    int_or_none,
     make_call,
     merge_extra,
     parse_arguments,
