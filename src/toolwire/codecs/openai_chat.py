@@ -165,7 +165,10 @@ class OpenAIChatCodec:
         if reasoning:
             parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
         function_call = delta.get("function_call")
-        if function_call:
+        if function_call and not delta.get("tool_calls"):
+            # The deprecated single call, from servers that predate tool_calls.
+            # Beside tool_calls (llama-cpp-python repeats each piece in both)
+            # it is the same call again, not another one.
             fn = as_obj(function_call, f"{API}: function_call")
             name = as_str(fn.get("name"), f"{API}: tool name")
             args = fn.get("arguments")
