@@ -26,7 +26,9 @@ SAME_CHARGE = [
     '{ "order" : { "id" : "A-1" , "tags" : [ "gift" , "杭州" ] } ,\n "amount_cents" : 500 ,'
     ' "note" : "茶 ☕" }',
 ]
-OTHER_CHARGE = '{"amount_cents": 500, "order": {"id": "A-1", "tags": ["杭州", "gift"]}, "note": "茶 ☕"}'
+OTHER_CHARGE = (
+    '{"amount_cents": 500, "order": {"id": "A-1", "tags": ["杭州", "gift"]}, "note": "茶 ☕"}'
+)
 
 
 @pytest.fixture
