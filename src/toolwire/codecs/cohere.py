@@ -68,8 +68,12 @@ class CohereCodec:
 
     api = API
 
+    def __init__(self) -> None:
+        self.quirks: set[str] = set()
+
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
             return [TrailerPart()]
         obj = load_payload(data, API)
         kind = obj.get("type") or event

@@ -41,9 +41,11 @@ class OllamaCodec:
     def __init__(self) -> None:
         self._calls = 0
         self._meta_seen = False
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
             return [TrailerPart()]
         obj = load_payload(data, API)
         if "error" in obj and "message" not in obj:

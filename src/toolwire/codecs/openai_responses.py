@@ -76,6 +76,7 @@ class OpenAIResponsesCodec:
         # so a later ``.done`` with the whole text is not counted twice.
         self._streamed: set[tuple[Any, Any]] = set()
         self._calls = 0
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         if '"response.function_call_arguments.delta"' in data[:64]:
@@ -86,6 +87,7 @@ class OpenAIResponsesCodec:
             except ValueError:
                 obj = load_payload(data, API)  # raises the descriptive error
         elif is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
             return [TrailerPart()]
         else:
             obj = load_payload(data, API)
