@@ -78,8 +78,9 @@ from toolwire.tools import (
 from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
+    from toolwire.http import Transport
     from toolwire.providers import Provider
-    from toolwire.providers._base import ToolChoice, Transport
+    from toolwire.providers._base import ToolChoice
 
 __all__ = [
     "Agent",
