@@ -21,7 +21,7 @@ from typing import Any
 from toolwire._json import dumps
 from toolwire._json import loads_fast as _loads
 from toolwire._repair import ArgumentsParseError, parse_arguments
-from toolwire.codecs._common import error_event, load_payload
+from toolwire.codecs._common import error_event, is_done_trailer, load_payload
 from toolwire.codecs._parts import (
     ArgsPart,
     CallDone,
@@ -34,6 +34,7 @@ from toolwire.codecs._parts import (
     StatePart,
     StreamEndPart,
     TextPart,
+    TrailerPart,
     UsagePart,
     as_int,
     as_obj,
@@ -87,6 +88,7 @@ class AnthropicCodec:
     def __init__(self) -> None:
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         if data.startswith('{"type":"content_block_delta"'):
@@ -96,6 +98,9 @@ class AnthropicCodec:
                 obj = _loads(data)
             except ValueError:
                 obj = load_payload(data, API)  # raises the descriptive error
+        elif is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
         else:
             obj = load_payload(data, API)
         if type(obj) is not dict:
@@ -159,6 +164,8 @@ class AnthropicCodec:
         if not isinstance(content, list):
             raise RemoteProtocolError(f"{API}: message content is not an array")
         # Complete blocks already inside message_start: start and stop each.
+        if content:
+            self.quirks.add("complete blocks inside message_start")
         for block in content:
             index = -1 - len(self._blocks)  # never collides with streamed indexes
             self._start(index, as_obj(block, f"{API}: content block"), parts, whole=True)
