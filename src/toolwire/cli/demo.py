@@ -18,9 +18,10 @@ import anyio
 import click
 from rich.console import Console
 
-from toolwire.agent import Agent, RunFinished, RunResult
+from toolwire.agent import Agent
 from toolwire.cli._render import Renderer, usage_table
 from toolwire.errors import ToolwireError
+from toolwire.run import RunFinished, RunResult
 
 __all__ = ["chat", "demo"]
 
