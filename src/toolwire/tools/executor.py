@@ -25,8 +25,9 @@ the default :class:`LocalRunner` does what stage 3 describes, and
 ``toolwire.ray.RayExecutor`` runs it as a Ray task. Everything else above is
 decided here, whatever the runner.
 
-What goes back to the model is a short, actionable string. What the developer
-needs (the traceback) goes to the ``toolwire.tools`` logger. Exception messages
+What goes back to the model is a short, actionable string. A failure the
+model is told about is logged on ``toolwire.tools`` at INFO, in one line; its
+traceback only at DEBUG, when the application asks for it. Exception messages
 that do reach the model are scrubbed of file paths, URLs' paths and queries,
 and anything that looks like a credential.
 """
@@ -53,6 +54,7 @@ import anyio.to_thread
 import pydantic_core
 
 from toolwire import _json
+from toolwire._log import log_failure
 from toolwire.errors import (
     ModelRetry,
     ProviderError,
@@ -372,7 +374,7 @@ _POSIX_PATH = re.compile(r"(?<![\w:/.~-])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?")
 _WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"<>]*")
 
 
-def scrub(text: str, *, limit: int = 240) -> str:
+def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
     """Remove what must never reach a model from an exception message.
 
     URLs keep their scheme and host (their path and query may hold tokens),
@@ -383,6 +385,8 @@ def scrub(text: str, *, limit: int = 240) -> str:
     Args:
         text: the message.
         limit: the maximum length of the result.
+        keep_paths: keep file and URL-less paths (``POST /v1/messages``): for
+            the user's own records, where they help and reveal nothing.
     """
     text = _URL.sub(lambda m: m.group(1) + "/...", text)
     for pattern in _SECRETS:
@@ -392,8 +396,9 @@ def scrub(text: str, *, limit: int = 240) -> str:
             text = pattern.sub(lambda m: f"{m.group(1)} <redacted>", text)
         else:
             text = pattern.sub("<redacted>", text)
-    text = _WINDOWS_PATH.sub("<path>", text)
-    text = _POSIX_PATH.sub("<path>", text)
+    if not keep_paths:
+        text = _WINDOWS_PATH.sub("<path>", text)
+        text = _POSIX_PATH.sub("<path>", text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -920,11 +925,14 @@ class Toolbox:
                 )
             except Exception as exc:
                 error = exc
-                logger.warning(
-                    "tool %r call %s attempt %d raised", t.name, call.id, attempt, exc_info=exc
+                log_failure(
+                    logger,
+                    f"tool {t.name!r} call {call.id} attempt {attempt}",
+                    exc,
+                    _describe_exception(exc),
                 )
             else:
-                logger.warning(
+                logger.info(
                     "tool %r call %s attempt %d timed out after %g s",
                     t.name,
                     call.id,
@@ -1120,7 +1128,9 @@ class Toolbox:
                 model_retry=True,
             )
         except Exception as exc:
-            logger.warning("fallback of tool %r call %s raised", t.name, call.id, exc_info=exc)
+            log_failure(
+                logger, f"fallback of tool {t.name!r} call {call.id}", exc, _describe_exception(exc)
+            )
             return self._failure(
                 call,
                 t,
