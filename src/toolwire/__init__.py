@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         BatchSummary,
         run_batch,
     )
+    from toolwire.http import HttpRequest, HttpResponse, Transport  # noqa: F401 - re-exported lazily
     from toolwire.journal import (  # noqa: F401 - re-exported lazily
         Journal,
         JournalError,
@@ -60,12 +61,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
-        HttpRequest,
-        HttpResponse,
         OpenAIChat,
         OpenAIResponses,
         Provider,
-        Transport,
     )
     from toolwire.ray import RayExecutor  # noqa: F401 - re-exported lazily
     from toolwire.tools import (  # noqa: F401 - re-exported lazily
@@ -114,8 +112,8 @@ _LAZY: dict[str, str] = {
     "BatchRecord": "toolwire.batch",
     "BatchSummary": "toolwire.batch",
     "Gemini": "toolwire.providers",
-    "HttpRequest": "toolwire.providers",
-    "HttpResponse": "toolwire.providers",
+    "HttpRequest": "toolwire.http",
+    "HttpResponse": "toolwire.http",
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
     "LocalRunner": "toolwire.tools",
@@ -140,7 +138,7 @@ _LAZY: dict[str, str] = {
     "ToolResult": "toolwire.tools",
     "ToolRunner": "toolwire.tools",
     "Toolbox": "toolwire.tools",
-    "Transport": "toolwire.providers",
+    "Transport": "toolwire.http",
     "run_batch": "toolwire.batch",
     "tool": "toolwire.tools",
 }

@@ -186,6 +186,12 @@ class StreamDecoder:
         return self._acc.result(self.api or self._requested)
 
     @property
+    def quirks(self) -> tuple[str, ...]:
+        """What the stream did that its dialect's reference does not, as the
+        codec noticed it so far (sorted; see :attr:`toolwire.codecs.Codec.quirks`)."""
+        return tuple(sorted(self._codec.quirks)) if self._codec is not None else ()
+
+    @property
     def error(self) -> ToolwireError | None:
         """Why the stream failed, if it did."""
         return self._acc.error

@@ -50,7 +50,7 @@ from toolwire.errors import (
     TransportTimeout,
     UsageError,
 )
-from toolwire.providers._base import (
+from toolwire.http import (
     ErrorParser,
     HttpRequest,
     HttpResponse,

@@ -9,7 +9,8 @@ import sys
 import mcp_types
 import pytest
 
-from toolwire.mcp import MCPToolError, _error_message, _first_error, result_content, tool_name
+from toolwire.mcp import MCPToolError, result_content, tool_name
+from toolwire.mcp._results import _error_message, _first_error
 
 if sys.version_info >= (3, 11):
     from builtins import BaseExceptionGroup

@@ -142,6 +142,8 @@ def _print_human(decoder: StreamDecoder, frames: list[DecodedFrame], result: Str
     if result.usage is not None:
         u = result.usage
         echo(f"usage: input={u.input_tokens} output={u.output_tokens} total={u.total_tokens}")
+    if decoder.quirks:
+        echo(f"quirks: {'; '.join(decoder.quirks)}")
     if result.error is not None:
         echo(f"error: {result.error.type_name}: {result.error.message}")
 

@@ -1,7 +1,9 @@
 """Provider codecs: one module per wire dialect, sans-I/O.
 
 Each codec has ``api`` and ``decode(event, data) -> list[Part]``: one framed
-payload in, provider-neutral parts out. Quirks of a provider live in its
+payload in, provider-neutral parts out; ``quirks`` names the departures from
+the dialect's reference it noticed on the way (only on paths that handle them
+anyway, so noticing costs nothing on the hot path). Quirks of a provider live in its
 codec and nowhere else.
 """
 
@@ -35,6 +37,10 @@ class Codec(Protocol):
     """Turns one framed payload into parts."""
 
     api: str
+    quirks: set[str]
+    """What this stream did that its dialect's reference does not, noticed in
+    passing (``"empty-string id on continuations"``): short phrases for people,
+    as ``toolwire inspect`` and ``toolwire proxy`` show them."""
 
     def decode(self, event: str, data: str) -> list[Part]:
         """``event`` is the SSE event name (``"message"`` when absent)."""

@@ -87,6 +87,7 @@ class AnthropicCodec:
     def __init__(self) -> None:
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         if data.startswith('{"type":"content_block_delta"'):
@@ -159,6 +160,8 @@ class AnthropicCodec:
         if not isinstance(content, list):
             raise RemoteProtocolError(f"{API}: message content is not an array")
         # Complete blocks already inside message_start: start and stop each.
+        if content:
+            self.quirks.add("complete blocks inside message_start")
         for block in content:
             index = -1 - len(self._blocks)  # never collides with streamed indexes
             self._start(index, as_obj(block, f"{API}: content block"), parts, whole=True)

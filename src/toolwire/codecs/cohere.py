@@ -67,6 +67,9 @@ class CohereCodec:
 
     api = API
 
+    def __init__(self) -> None:
+        self.quirks: set[str] = set()
+
     def decode(self, event: str, data: str) -> list[Part]:
         obj = load_payload(data, API)
         kind = obj.get("type") or event

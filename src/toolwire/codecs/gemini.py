@@ -149,6 +149,7 @@ class GeminiCodec:
         self._open: dict[int, _Streamed] = {}
         self._calls: dict[int, int] = {}
         self._meta_seen = False
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         obj = load_payload(data, API)
@@ -209,6 +210,7 @@ class GeminiCodec:
                         )
                     )
                 if fc.get("willContinue"):
+                    self.quirks.add("arguments as Vertex partialArgs")
                     self._open[c] = _Streamed(c)
                     parts.append(CallPart(choice=c, id=call_id, name=name, new=True))
                     self._partial_args(fc, c, parts)

@@ -40,6 +40,7 @@ class OllamaCodec:
     def __init__(self) -> None:
         self._calls = 0
         self._meta_seen = False
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         obj = load_payload(data, API)

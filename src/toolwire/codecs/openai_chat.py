@@ -89,6 +89,7 @@ class OpenAIChatCodec:
 
     def __init__(self) -> None:
         self._meta_seen = False
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         """One SSE event's data (its ``event:`` name in ``event``) to parts."""
@@ -140,21 +141,22 @@ class OpenAIChatCodec:
                 delta = as_obj(delta, f"{API}: delta")
             tool_calls = delta.get("tool_calls")
             if tool_calls is None or len(delta) > 1:
-                self._content(delta, c, parts)
+                self._content(delta, c, parts, tool_calls is not None)
             if tool_calls:
                 if type(tool_calls) is not list:
                     tool_calls = [tool_calls]
                 for tc in tool_calls:
                     if type(tc) is not dict:
                         tc = as_obj(tc, f"{API}: tool call")
-                    parts.append(_tool_call(tc, c, exact))
+                    parts.append(_tool_call(tc, c, exact, self.quirks))
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
             parts.append(FinishPart(normalize_finish_reason(raw), raw, c))
 
-    @staticmethod
-    def _content(delta: dict[str, Any], c: int, parts: list[Part]) -> None:
+    def _content(
+        self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
+    ) -> None:
         content = delta.get("content")
         if content:
             parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
@@ -166,6 +168,8 @@ class OpenAIChatCodec:
             parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
         function_call = delta.get("function_call")
         if function_call:
+            if with_tool_calls:
+                self.quirks.add("legacy function_call beside tool_calls")
             fn = as_obj(function_call, f"{API}: function_call")
             name = as_str(fn.get("name"), f"{API}: tool name")
             args = fn.get("arguments")
@@ -179,7 +183,7 @@ class _ExactNeeded(Exception):
     """Internal: this chunk must be parsed again with the exact parser."""
 
 
-def _tool_call(tc: dict[str, Any], c: int, exact: bool) -> CallPart | ArgsPart:
+def _tool_call(tc: dict[str, Any], c: int, exact: bool, quirks: set[str]) -> CallPart | ArgsPart:
     call_id = tc.get("id")
     if call_id is not None and type(call_id) is not str:
         call_id = as_str(call_id, f"{API}: tool call id")
@@ -197,6 +201,11 @@ def _tool_call(tc: dict[str, Any], c: int, exact: bool) -> CallPart | ArgsPart:
     args = fn.get("arguments")
     if type(args) is str and call_id is None and name is None:
         return ArgsPart(c, index, args)
+    # Past the common continuation: note what this server does differently.
+    if call_id == "":
+        quirks.add("empty-string id on continuations")
+    if index is None:
+        quirks.add("tool call without an index")
     if args is None or type(args) is str:
         return CallPart(c, call_id, index, name, args)
     part = CallPart(c, call_id, index, name)
@@ -205,6 +214,7 @@ def _tool_call(tc: dict[str, Any], c: int, exact: bool) -> CallPart | ArgsPart:
         # exact, which the fast parser does not promise for big integers.
         if not exact:
             raise _ExactNeeded
+        quirks.add("arguments as a JSON object")
         part.args_value = args
         return part
     raise RemoteProtocolError(

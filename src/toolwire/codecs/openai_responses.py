@@ -75,6 +75,7 @@ class OpenAIResponsesCodec:
         # so a later ``.done`` with the whole text is not counted twice.
         self._streamed: set[tuple[Any, Any]] = set()
         self._calls = 0
+        self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         if '"response.function_call_arguments.delta"' in data[:64]:

@@ -11,29 +11,21 @@ event) and to the bytes (a cut, slow chunks). The server keeps no conversation
 state; the only state is the attempt counter per request body, which makes a
 client's retry of the same request its next attempt.
 
-:class:`EmulationServer` runs uvicorn in a background thread on a socket it
-binds itself (so the port is known before the thread starts), and returns from
-``start()`` only once uvicorn reports that it is serving: no sleeps.
+:class:`EmulationServer` is a :class:`~toolwire.testing._serving.LoopbackServer`:
+uvicorn in a background thread on a socket it binds itself, returning from
+``start()`` only once uvicorn reports that it is serving (no sleeps).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
-import ipaddress
-import logging
-import socket
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import anyio
-import anyio.to_thread
-import uvicorn
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -42,8 +34,9 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from toolwire import _json
-from toolwire.errors import ToolwireError, UsageError
+from toolwire.errors import UsageError
 from toolwire.testing._parse import API_NAMES, BadRequest, ParsedRequest, parse_request
+from toolwire.testing._serving import LoopbackServer, is_loopback
 from toolwire.testing.encoders import (
     ENCODERS,
     Encoder,
@@ -67,21 +60,6 @@ __all__ = ["FAULT_HEADER", "EmulationServer", "build_app", "is_loopback", "load_
 FAULT_HEADER = "x-toolwire-fault"
 """Request header forcing a fault (a :class:`Fault` as JSON) on that one request."""
 
-_INCOMPLETE_MESSAGE = "ASGI callable returned without completing response."
-
-
-class _DeliberateCutFilter(logging.Filter):
-    """Silence uvicorn's complaint about the responses we cut on purpose."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != _INCOMPLETE_MESSAGE
-
-
-def _install_log_filter() -> None:
-    logger = logging.getLogger("uvicorn.error")
-    if not any(isinstance(f, _DeliberateCutFilter) for f in logger.filters):
-        logger.addFilter(_DeliberateCutFilter())
-
 
 def load_scenario(scenario: Scenario | str | Path | dict[str, Any]) -> Scenario:
     """A scenario from an object, a built-in name, a file path (JSON or YAML) or
@@ -102,16 +80,6 @@ def load_scenario(scenario: Scenario | str | Path | dict[str, Any]) -> Scenario:
             f"(built-in: {', '.join(builtin_names())})"
         )
     return Scenario.from_file(scenario)
-
-
-def is_loopback(host: str) -> bool:
-    """True when ``host`` names the loopback interface only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class _WireResponse(Response):
@@ -192,6 +160,8 @@ def _render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
 
 class _Handler:
     """The request handling shared by every route; holds the per-server state."""
+
+    label = "emulation server"
 
     def __init__(
         self,
@@ -444,53 +414,6 @@ def build_app(
     )
 
 
-class _UvicornServer(uvicorn.Server):
-    """uvicorn, telling us when it is serving (or has given up)."""
-
-    def __init__(
-        self,
-        config: uvicorn.Config,
-        ready: threading.Event,
-        on_started: Callable[[], None] | None = None,
-    ) -> None:
-        super().__init__(config)
-        self.ready = ready
-        self.on_started = on_started
-
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake: asyncio.Event | None = None
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        # Made before `ready` is set, so that stop() can always reach them.
-        self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
-        try:
-            await super().startup(sockets=sockets)
-        finally:
-            self.ready.set()
-        if self.started and self.on_started is not None:
-            self.on_started()
-
-    async def main_loop(self) -> None:
-        # uvicorn's loop polls should_exit every 0.1 s; this one also wakes up
-        # at once when stop() is called from another thread.
-        assert self._wake is not None
-        counter = 0
-        should_exit = await self.on_tick(counter)
-        while not should_exit:
-            counter = (counter + 1) % 864_000
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), 0.1)
-            should_exit = await self.on_tick(counter)
-
-    def request_stop(self) -> None:
-        """Ask the server to shut down; safe from any thread."""
-        self.should_exit = True
-        if self._loop is not None and self._wake is not None:
-            with contextlib.suppress(RuntimeError):  # the loop has already closed
-                self._loop.call_soon_threadsafe(self._wake.set)
-
-
 _API_ALIASES = {
     "openai": "openai-chat",
     "openai-chat": "openai-chat",
@@ -501,7 +424,7 @@ _API_ALIASES = {
 }
 
 
-class EmulationServer:
+class EmulationServer(LoopbackServer):
     """A real HTTP server on loopback answering as OpenAI, Anthropic and Gemini do.
 
     Use it as a context manager (sync or async)::
@@ -523,6 +446,8 @@ class EmulationServer:
         ScenarioError: the scenario cannot be loaded.
     """
 
+    label = "emulation server"
+
     def __init__(
         self,
         scenario: Scenario | str | Path | dict[str, Any],
@@ -532,37 +457,15 @@ class EmulationServer:
         allow_remote: bool = False,
         log: Callable[[str], None] | None = None,
     ) -> None:
-        if not allow_remote and not is_loopback(host):
-            raise UsageError(
-                f"refusing to listen on {host!r}: the emulation server listens on "
-                "loopback only unless remote access is explicitly allowed"
-            )
         self.scenario = load_scenario(scenario)
-        self.host = host
         self.requests: list[Any] = []
         """Every request body received (parsed JSON), in arrival order."""
-        self.app = build_app(self.scenario, requests=self.requests, log=log)
-        self._requested_port = port
-        self._socket: socket.socket | None = None
-        self._server: _UvicornServer | None = None
-        self._thread: threading.Thread | None = None
+        app = build_app(self.scenario, requests=self.requests, log=log)
+        super().__init__(app, host=host, port=port, allow_remote=allow_remote)
 
     def __repr__(self) -> str:
         state = self.base_url if self._socket is not None else "stopped"
         return f"<EmulationServer {self.scenario.name!r} {state}>"
-
-    @property
-    def port(self) -> int:
-        """The port listened on (known once started)."""
-        if self._socket is None:
-            raise UsageError("the emulation server is not started")
-        return int(self._socket.getsockname()[1])
-
-    @property
-    def base_url(self) -> str:
-        """``http://host:port``, without a trailing slash."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
 
     def url_for(self, api: str) -> str:
         """The base URL an SDK of ``api`` wants.
@@ -583,106 +486,3 @@ class EmulationServer:
         if name == "gemini":
             return self.base_url + "/v1beta"
         return self.base_url
-
-    def _bind(self) -> socket.socket:
-        family, kind, proto, _, address = socket.getaddrinfo(
-            self.host, self._requested_port, type=socket.SOCK_STREAM
-        )[0]
-        sock = socket.socket(family, kind, proto)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(address)
-            sock.listen(2048)
-        except OSError:
-            sock.close()
-            raise
-        return sock
-
-    def _make_server(
-        self, ready: threading.Event, on_started: Callable[[], None] | None = None
-    ) -> _UvicornServer:
-        _install_log_filter()
-        config = uvicorn.Config(
-            self.app,
-            log_level="warning",
-            access_log=False,  # an access log would print Gemini's ?key= query
-            lifespan="off",
-            loop="asyncio",
-            http="h11",
-            ws="none",
-            timeout_graceful_shutdown=1,
-        )
-        return _UvicornServer(config, ready, on_started)
-
-    def start(self) -> EmulationServer:
-        """Start serving in a background thread; return once it is serving.
-
-        Raises:
-            UsageError: already started.
-            ToolwireError: the server could not start.
-        """
-        if self._thread is not None:
-            raise UsageError("the emulation server is already started")
-        self._socket = self._bind()
-        ready = threading.Event()
-        self._server = self._make_server(ready)
-        self._thread = threading.Thread(
-            target=self._server.run,
-            kwargs={"sockets": [self._socket]},
-            name=f"toolwire-emulation-server-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        # uvicorn sets the event when startup is over, successful or not; the
-        # timeout only guards against a thread that died before reaching it.
-        ready.wait(timeout=30)
-        if not self._server.started:
-            self.stop()
-            raise ToolwireError("the emulation server failed to start")
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and wait for the thread to finish. Idempotent."""
-        if self._server is not None:
-            self._server.request_stop()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-        if self._socket is not None:
-            self._socket.close()
-        self._thread = None
-        self._server = None
-
-    def serve_forever(self, *, on_ready: Callable[[EmulationServer], None] | None = None) -> None:
-        """Serve in the current thread until interrupted (Ctrl-C or SIGTERM)."""
-        if self._thread is not None:
-            raise UsageError("the emulation server is already started")
-        self._socket = self._bind()
-        callback = (lambda: on_ready(self)) if on_ready is not None else None
-        server = self._make_server(threading.Event(), callback)
-        try:
-            server.run(sockets=[self._socket])
-        finally:
-            self._socket.close()
-            self._socket = None
-
-    def __enter__(self) -> EmulationServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    async def __aenter__(self) -> EmulationServer:
-        return await anyio.to_thread.run_sync(self.start)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await anyio.to_thread.run_sync(self.stop)

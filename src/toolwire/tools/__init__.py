@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from toolwire.tools.executor import (
     Approval,
+    ApprovalCallback,
     ApprovalRequest,
     Dialect,
     LocalRunner,
+    ResultHook,
     RetryPolicy,
     Toolbox,
     ToolErrorKind,
     ToolInvocation,
     ToolResult,
     ToolRunner,
+    ask_approval,
     idempotency_key,
     is_transient,
     scrub,
@@ -28,9 +31,11 @@ from toolwire.tools.registry import RetryOn, Tool, ToolContext, tool
 
 __all__ = [
     "Approval",
+    "ApprovalCallback",
     "ApprovalRequest",
     "Dialect",
     "LocalRunner",
+    "ResultHook",
     "RetryOn",
     "RetryPolicy",
     "Tool",
@@ -40,6 +45,7 @@ __all__ = [
     "ToolResult",
     "ToolRunner",
     "Toolbox",
+    "ask_approval",
     "idempotency_key",
     "is_transient",
     "scrub",

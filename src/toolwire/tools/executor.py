@@ -69,15 +69,18 @@ from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [
     "Approval",
+    "ApprovalCallback",
     "ApprovalRequest",
     "Dialect",
     "LocalRunner",
+    "ResultHook",
     "RetryPolicy",
     "ToolErrorKind",
     "ToolInvocation",
     "ToolResult",
     "ToolRunner",
     "Toolbox",
+    "ask_approval",
     "idempotency_key",
     "is_transient",
     "scrub",
@@ -204,6 +207,39 @@ class Approval:
 ApprovalCallback: TypeAlias = Callable[
     [ApprovalRequest], "Approval | bool | Awaitable[Approval | bool]"
 ]
+"""Decides on a ``requires_approval`` call: sync or async, an :class:`Approval`
+or a bool."""
+
+ResultHook: TypeAlias = Callable[["ToolCall | InvalidToolCall", ToolResult], Awaitable[None]]
+"""Told of each call's result as soon as it is final (``execute(on_result=...)``)."""
+
+
+async def ask_approval(approve: ApprovalCallback, request: ApprovalRequest) -> Approval:
+    """Ask ``approve`` about ``request`` and make its answer an :class:`Approval`.
+
+    ``True`` allows, ``False``/``None`` deny, an :class:`Approval` is kept; a
+    callback that raises or answers anything else denies the call (and is
+    logged), so a broken approver never lets a call through.
+    """
+    try:
+        decision: Any = approve(request)
+        if inspect.isawaitable(decision):
+            decision = await decision
+    except Exception:
+        logger.exception(
+            "approval callback failed for tool %r call %s", request.tool_name, request.call_id
+        )
+        return Approval.deny("the approval step failed, so the call was not run")
+    if decision is True:
+        return Approval.allow()
+    if decision is False or decision is None:
+        return Approval.deny()
+    if not isinstance(decision, Approval):
+        logger.error(
+            "approval callback returned %r, not an Approval; denying", type(decision).__name__
+        )
+        return Approval.deny("the approval step gave no decision, so the call was not run")
+    return decision
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -471,6 +507,16 @@ class _Batch:
     limiter: anyio.CapacityLimiter
     approval_lock: anyio.Lock
     results: list[ToolResult | None]
+    approve: ApprovalCallback | None
+    on_result: ResultHook | None
+
+    async def settle(
+        self, index: int, call: ToolCall | InvalidToolCall, result: ToolResult
+    ) -> None:
+        """Store a call's final result and tell the ``on_result`` hook."""
+        self.results[index] = result
+        if self.on_result is not None:
+            await self.on_result(call, result)
 
 
 def idempotency_key(run_id: str, call_id: str) -> str:
@@ -650,8 +696,14 @@ class Toolbox:
         run_id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         idempotency_keys: Mapping[str, str] | None = None,
+        approve: ApprovalCallback | None = None,
+        on_result: ResultHook | None = None,
     ) -> list[ToolResult]:
         """Run a batch of tool calls; one result per call, in call order.
+
+        The batch is the unit of de-duplication: identical calls (same tool,
+        same validated arguments, whatever the key order or spacing of the
+        model's JSON) run once, and the others get a copy of that result.
 
         Args:
             calls: the complete calls of one model turn (``InvalidToolCall``
@@ -662,6 +714,11 @@ class Toolbox:
                 the approval callback.
             idempotency_keys: explicit keys by call id (a journal passes the
                 keys it recorded, so a resumed tool can detect a duplicate).
+            approve: the approval callback for this batch, instead of the
+                toolbox's own (an agent passes one that records each decision).
+            on_result: awaited with each call and its result as soon as the
+                result is final, before ``execute`` returns (an agent records
+                outcomes and streams events through it).
 
         Returns:
             A list of :class:`ToolResult`, ``results[i]`` answering ``calls[i]``.
@@ -684,21 +741,23 @@ class Toolbox:
             limiter=anyio.CapacityLimiter(self.max_concurrency),
             approval_lock=anyio.Lock(),
             results=[None] * len(calls),
+            approve=approve if approve is not None else self.approve,
+            on_result=on_result,
         )
         jobs: list[_Job] = []
         first_of: dict[tuple[str, str], int] = {}
         duplicate_of: dict[int, int] = {}
         for index, call in enumerate(calls):
             if isinstance(call, InvalidToolCall):
-                batch.results[index] = self._invalid_json(call)
+                await batch.settle(index, call, self._invalid_json(call))
                 continue
             t = self._tools.get(call.name)
             if t is None:
-                batch.results[index] = self._unknown(call)
+                await batch.settle(index, call, self._unknown(call))
                 continue
             prepared, errors = t._prepare(call.arguments)
             if prepared is None:
-                batch.results[index] = self._invalid(call, t, errors, call.arguments)
+                await batch.settle(index, call, self._invalid(call, t, errors, call.arguments))
                 continue
             if t.dedupe:
                 key = (t.name, _canonical(prepared.arguments))
@@ -721,13 +780,14 @@ class Toolbox:
         for index, original in duplicate_of.items():
             source = batch.results[original]
             assert source is not None
-            batch.results[index] = replace(
+            copy = replace(
                 source,
                 call_id=calls[index].id,
                 attempts=0,
                 elapsed=0.0,
                 deduplicated_from=calls[original].id,
             )
+            await batch.settle(index, calls[index], copy)
         results = [r for r in batch.results if r is not None]
         assert len(results) == len(calls)
         return results
@@ -808,7 +868,7 @@ class Toolbox:
         return idempotency_key(batch.nonce, call.id)
 
     async def _ask_approval(self, job: _Job, batch: _Batch) -> Approval:
-        if self.approve is None:
+        if batch.approve is None:
             return Approval.deny("tools that require approval are denied: no approver is set up")
         request = ApprovalRequest(
             call_id=job.call.id,
@@ -820,25 +880,7 @@ class Toolbox:
         # One prompt at a time: an interactive approver must not see two
         # questions interleaved.
         async with batch.approval_lock:
-            try:
-                decision: Any = self.approve(request)
-                if inspect.isawaitable(decision):
-                    decision = await decision
-            except Exception:
-                logger.exception(
-                    "approval callback failed for tool %r call %s", job.tool.name, job.call.id
-                )
-                return Approval.deny("the approval step failed, so the call was not run")
-        if decision is True:
-            return Approval.allow()
-        if decision is False or decision is None:
-            return Approval.deny()
-        if not isinstance(decision, Approval):
-            logger.error(
-                "approval callback returned %r, not an Approval; denying", type(decision).__name__
-            )
-            return Approval.deny("the approval step gave no decision, so the call was not run")
-        return decision
+            return await ask_approval(batch.approve, request)
 
     async def _run_job(self, job: _Job, batch: _Batch) -> None:
         start = time.perf_counter()
@@ -859,7 +901,7 @@ class Toolbox:
                 arguments=job.prepared.arguments,
                 elapsed=time.perf_counter() - start,
             )
-        batch.results[job.index] = result
+        await batch.settle(job.index, job.call, result)
 
     async def _process(self, job: _Job, batch: _Batch, start: float) -> ToolResult:
         call, t, prepared = job.call, job.tool, job.prepared

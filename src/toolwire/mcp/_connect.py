@@ -1,0 +1,185 @@
+"""Opening connections to MCP servers: a subprocess over stdio, or streamable HTTP."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+
+from toolwire.errors import ConnectError, UsageError
+from toolwire.mcp._connection import MCPConnection
+from toolwire.mcp._results import _first_error
+from toolwire.tools import scrub
+
+if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real in _sdk()
+    from mcp import Client
+
+_INSTALL_HINT = "toolwire.mcp needs the MCP SDK: pip install 'toolwire[mcp]'"
+
+
+def _sdk() -> None:
+    """Import the SDK's modules, or raise the UsageError that says what to install."""
+    try:
+        importlib.import_module("mcp")
+        importlib.import_module("mcp_types")
+    except ImportError as exc:
+        raise UsageError(_INSTALL_HINT) from exc
+
+
+@asynccontextmanager
+async def _open(
+    make_client: Callable[[AsyncExitStack], Client],
+    *,
+    transport: Literal["stdio", "http"],
+    label: str,
+    what: str,
+    connect_timeout: float | None,
+) -> AsyncIterator[MCPConnection]:
+    deadline = math.inf if connect_timeout is None else anyio.current_time() + connect_timeout
+    connection: MCPConnection | None = None
+    # The scope spans the whole connection because the SDK's task groups are
+    # entered during the handshake and must be exited inside the scope they
+    # were entered in; the deadline is lifted once the handshake is done.
+    with anyio.CancelScope(deadline=deadline) as scope:
+        async with AsyncExitStack() as stack:
+            client = make_client(stack)
+            try:
+                await stack.enter_async_context(client)
+            except Exception as exc:
+                cause = _first_error(exc)
+                detail = scrub(str(cause)) or type(cause).__name__
+                raise ConnectError(f"could not connect to {what}: {detail}") from exc
+            scope.deadline = math.inf
+            connection = MCPConnection(client, transport=transport, label=label)
+            try:
+                yield connection
+            finally:
+                connection._closed = True
+    if connection is None:
+        # Only the handshake deadline (so a finite connect_timeout) ends the
+        # block without an exception.
+        raise ConnectError(f"could not connect to {what}: no answer within {connect_timeout} s")
+
+
+def connect_stdio(
+    command: str,
+    args: Sequence[str] = (),
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    name: str | None = None,
+    connect_timeout: float | None = 30.0,
+) -> AbstractAsyncContextManager[MCPConnection]:
+    """Start an MCP server as a subprocess and talk to it over stdio.
+
+    Usage::
+
+        async with toolwire.mcp.connect_stdio("npx", ["-y", "some-mcp-server"]) as server:
+            agent = Agent(provider, model=..., tools=[*await server.tools(), my_tool])
+            result = await agent.run("...")
+
+    The process is stopped when the block ends (stdin closed, then
+    terminated if it lingers).
+
+    Args:
+        command: the executable.
+        args: its arguments.
+        env: variables for the server, on top of a minimal safe set (``PATH``,
+            ``HOME``...): the rest of this process's environment is not passed.
+        cwd: the server's working directory.
+        name: how errors and reprs name the server (default: the name the
+            server gives itself).
+        connect_timeout: seconds for the process to start and complete the
+            handshake.
+
+    Returns:
+        An async context manager that yields an :class:`MCPConnection`.
+
+    Raises:
+        UsageError: the MCP SDK is not installed.
+        ConnectError: (on entering) the server could not be started or did
+            not complete the handshake in time.
+    """
+    _sdk()
+    from mcp import Client, StdioServerParameters
+
+    if connect_timeout is not None and not connect_timeout > 0:
+        raise UsageError("connect_timeout must be a positive number of seconds or None")
+    params = StdioServerParameters(
+        command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
+    )
+    return _open(
+        lambda _stack: Client(params, cache=None),
+        transport="stdio",
+        label=name or "",
+        what=f"MCP server {name or Path(command).name!r} (stdio)",
+        connect_timeout=connect_timeout,
+    )
+
+
+def connect_http(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    name: str | None = None,
+    connect_timeout: float | None = 30.0,
+    read_timeout: float = 300.0,
+) -> AbstractAsyncContextManager[MCPConnection]:
+    """Connect to an MCP server over streamable HTTP.
+
+    Usage::
+
+        headers = {"Authorization": f"Bearer {token}"}
+        async with toolwire.mcp.connect_http("https://example.com/mcp", headers=headers) as s:
+            tools = await s.tools(prefix="docs_")
+
+    Args:
+        url: the server's MCP endpoint (often ending in ``/mcp``).
+        headers: sent with every request (authentication...); never logged
+            and never part of an error message or repr.
+        name: how errors and reprs name the server (default: the name the
+            server gives itself).
+        connect_timeout: seconds for the handshake.
+        read_timeout: seconds the server may stay silent on a response
+            stream (tool calls are limited by the toolbox's timeouts).
+
+    Returns:
+        An async context manager that yields an :class:`MCPConnection`.
+
+    Raises:
+        UsageError: the MCP SDK is not installed, or an option is invalid.
+        ConnectError: (on entering) the server could not be reached, refused
+            the client, or did not complete the handshake in time.
+    """
+    _sdk()
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    if not url.startswith(("http://", "https://")):
+        raise UsageError("connect_http() needs an http:// or https:// URL")
+    if connect_timeout is not None and not connect_timeout > 0:
+        raise UsageError("connect_timeout must be a positive number of seconds or None")
+    sent_headers = dict(headers or {})
+    timeouts = httpx2.Timeout(connect_timeout or 30.0, read=read_timeout)
+
+    def make_client(stack: AsyncExitStack) -> Client:
+        http_client = httpx2.AsyncClient(headers=sent_headers, timeout=timeouts)
+        # Closed by the stack after the SDK's transport, entered later, is done with it.
+        stack.push_async_callback(http_client.aclose)
+        return Client(streamable_http_client(url, http_client=http_client), cache=None)
+
+    host = re.sub(r"^https?://([^/?#@]*@)?([^/?#]*).*$", r"\2", url)
+    return _open(
+        make_client,
+        transport="http",
+        label=name or "",
+        what=f"MCP server {name or host!r} (HTTP)",
+        connect_timeout=connect_timeout,
+    )

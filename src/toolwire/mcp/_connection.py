@@ -1,0 +1,275 @@
+"""The live connection to one MCP server, and its tools as toolwire tools."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import anyio
+
+from toolwire.errors import RemoteProtocolError, UsageError
+from toolwire.mcp._results import MCPToolError, _error_message, result_content, tool_name
+from toolwire.tools import Tool, scrub
+
+if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real on connect
+    import mcp_types
+    from mcp import Client
+
+# tools/list pages followed before giving up on a server that never stops.
+_MAX_PAGES = 100
+
+
+class MCPConnection:
+    """A live connection to one MCP server.
+
+    Get one from :func:`connect_stdio` or :func:`connect_http`; it is usable
+    inside their ``async with`` block only. Tools made by :meth:`tools` call
+    the server through this connection, so run them inside the block too.
+
+    Attributes:
+        client: the SDK's :class:`mcp.Client`, for what toolwire does not wrap
+            (resources, prompts...).
+        transport: ``"stdio"`` or ``"http"``.
+    """
+
+    def __init__(self, client: Client, *, transport: Literal["stdio", "http"], label: str) -> None:
+        self.client = client
+        self.transport = transport
+        info = client.server_info
+        self._name = label or (info.name if info is not None and info.name else "mcp-server")
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        """The server's name, as it introduced itself (or as given to connect)."""
+        return self._name
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's usage instructions, if it gave any."""
+        return None if self._closed else self.client.instructions
+
+    @property
+    def closed(self) -> bool:
+        """True once the ``async with`` block that opened the connection ended."""
+        return self._closed
+
+    def __repr__(self) -> str:
+        # No command line, URL or header: any of them may carry a credential.
+        state = "closed" if self._closed else "open"
+        return f"MCPConnection(name={self.name!r}, transport={self.transport!r}, {state})"
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise UsageError(
+                f"the connection to MCP server {self.name!r} is closed: use its tools inside "
+                "the `async with toolwire.mcp.connect_...()` block"
+            )
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        """Every tool the server lists (all pages), as the SDK's ``Tool`` models.
+
+        Raises:
+            UsageError: the connection is closed.
+            RemoteProtocolError: the server's listing fails or never ends.
+        """
+        self._check_open()
+        from mcp import MCPError
+
+        tools: list[mcp_types.Tool] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            try:
+                page = await self.client.list_tools(cursor=cursor, cache_mode="bypass")
+            except MCPError as exc:
+                raise RemoteProtocolError(
+                    f"MCP server {self.name!r} failed to list its tools: {exc.message}"
+                ) from exc
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return tools
+            if cursor in seen:
+                break
+            seen.add(cursor)
+        raise RemoteProtocolError(
+            f"MCP server {self.name!r} kept paginating tools/list (a repeated cursor or more "
+            f"than {_MAX_PAGES} pages)"
+        )
+
+    async def tools(
+        self,
+        *,
+        prefix: str = "",
+        include: Collection[str] | None = None,
+        exclude: Collection[str] = (),
+        timeout: float | None = None,  # noqa: ASYNC109 - each later call's, not this listing's
+        read_only: bool | None = None,
+        requires_approval: bool | None = None,
+        max_result_chars: int | None = None,
+        strict: bool | None = False,
+    ) -> list[Tool]:
+        """The server's tools as toolwire tools, ready for a Toolbox or an Agent.
+
+        Args:
+            prefix: prepended to every name (``"fs_"``), so tools of two
+                servers, or a server's and your own, cannot clash.
+            include: the server's names of the tools to keep (default: all).
+            exclude: the server's names of tools to leave out.
+            timeout: seconds each call may take before it is cancelled
+                (default: the toolbox's ``default_timeout``).
+            read_only: override ``readOnlyHint`` for every tool.
+            requires_approval: override the approval rule for every tool
+                (default: ask only for tools the server marks destructive).
+            max_result_chars: result size budget of every tool.
+            strict: OpenAI strict-mode schemas. Off by default: strict mode
+                makes every optional property required and nullable, so the
+                model would send ``null`` for arguments the server's schema
+                only allows to be left out. ``None`` sends a strict schema
+                where one can be made; ``True`` requires it.
+
+        Returns:
+            One :class:`~toolwire.Tool` per listed tool, in the server's order.
+
+        Raises:
+            UsageError: a name in ``include`` is not listed, two tools end up
+                with the same name, or a tool's input schema is not an object
+                schema (leave it out with ``exclude``).
+            RemoteProtocolError: the listing failed.
+        """
+        listed = await self.list_tools()
+        names = [t.name for t in listed]
+        if include is not None:
+            missing = sorted(set(include) - set(names))
+            if missing:
+                raise UsageError(
+                    f"MCP server {self.name!r} has no tool named {', '.join(map(repr, missing))}; "
+                    f"it lists {', '.join(names) or 'no tools'}"
+                )
+        out: list[Tool] = []
+        origin: dict[str, str] = {}
+        for spec in listed:
+            if (include is not None and spec.name not in include) or spec.name in exclude:
+                continue
+            name = tool_name(spec.name, prefix=prefix)
+            if name in origin:
+                raise UsageError(
+                    f"MCP tools {origin[name]!r} and {spec.name!r} of server {self.name!r} both "
+                    f"become {name!r}; leave one out with exclude="
+                )
+            origin[name] = spec.name
+            out.append(
+                self._make_tool(
+                    spec,
+                    name=name,
+                    timeout=timeout,
+                    read_only=read_only,
+                    requires_approval=requires_approval,
+                    max_result_chars=max_result_chars,
+                    strict=strict,
+                )
+            )
+        return out
+
+    def _make_tool(
+        self,
+        spec: mcp_types.Tool,
+        *,
+        name: str,
+        timeout: float | None,
+        read_only: bool | None,
+        requires_approval: bool | None,
+        max_result_chars: int | None,
+        strict: bool | None,
+    ) -> Tool:
+        schema = spec.input_schema
+        if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+            raise UsageError(
+                f"MCP tool {spec.name!r} of server {self.name!r} has an input schema that is not "
+                "a JSON object schema; leave it out with exclude="
+            )
+        hints = spec.annotations
+        is_read_only = read_only if read_only is not None else bool(hints and hints.read_only_hint)
+        idempotent = is_read_only or bool(hints and hints.idempotent_hint)
+        gated = (
+            requires_approval
+            if requires_approval is not None
+            else bool(hints and hints.destructive_hint and not is_read_only)
+        )
+        description = (
+            spec.description or spec.title or (hints.title if hints else None) or ""
+        ).strip()
+        mcp_name = spec.name
+        connection = self
+
+        async def call_mcp_tool(**arguments: Any) -> str:
+            return await connection._call_for_model(mcp_name, arguments)
+
+        call_mcp_tool.__name__ = name
+        call_mcp_tool.__qualname__ = f"MCPConnection.tool[{mcp_name}]"
+        return Tool.from_schema(
+            call_mcp_tool,
+            name=name,
+            parameters=dict(schema),
+            description=description,
+            timeout=timeout,
+            read_only=is_read_only,
+            idempotent=idempotent,
+            requires_approval=gated,
+            max_result_chars=max_result_chars,
+            strict=strict,
+        )
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> mcp_types.CallToolResult:
+        """Call a tool by its name on the server and return the SDK's raw result.
+
+        A result flagged ``isError`` is returned as is; protocol errors raise.
+
+        Args:
+            name: the tool's name on the server (not the prefixed one).
+            arguments: the arguments, sent unvalidated.
+
+        Raises:
+            UsageError: the connection is closed.
+            MCPToolError: the server answered with a protocol error, or with
+                a result that does not match the protocol or the tool's
+                output schema, or the connection broke.
+        """
+        self._check_open()
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
+        from pydantic import ValidationError
+
+        try:
+            return await self.client.call_tool(
+                name, dict(arguments) if arguments is not None else None
+            )
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED:
+                message = f"the connection to MCP server {self.name!r} closed during the call"
+            else:
+                message = f"MCP server {self.name!r} rejected the call (error {exc.code})"
+            raise MCPToolError(
+                f"{message} to {name!r}: {exc.message}", tool=name, code=exc.code
+            ) from exc
+        except ValidationError as exc:
+            raise MCPToolError(
+                f"MCP server {self.name!r} sent an invalid result for {name!r}", tool=name
+            ) from exc
+        except (RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            # RuntimeError: structured content that does not match the tool's
+            # output schema, or an unexpected input-required result.
+            raise MCPToolError(
+                f"calling {name!r} on MCP server {self.name!r} failed: "
+                f"{scrub(str(exc)) or type(exc).__name__}",
+                tool=name,
+            ) from exc
+
+    async def _call_for_model(self, name: str, arguments: dict[str, Any]) -> str:
+        result = await self.call(name, arguments)
+        if result.is_error:
+            raise MCPToolError(_error_message(result), tool=name)
+        return result_content(result)
