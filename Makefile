@@ -2,6 +2,7 @@
 #   make test   create .venv if needed, install toolwire with its test deps, lint, type-check, test
 #   make demo   the offline demo: an agent against the local emulation server
 #   make bench  the benchmarks against the libraries you would otherwise use
+#   make test-llamacpp  the agent against two real llama.cpp servers (not part of make test)
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -9,7 +10,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit demo bench clean
+.PHONY: test lint typecheck unit demo bench clean test-llamacpp
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +43,14 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_stream.py $(BENCH_ARGS)
+
+# Real servers: llama-cpp-python's server and llama.cpp's llama-server, built
+# from the llama-cpp-python source package on PyPI and cached in
+# $$TOOLWIRE_LLAMACPP_CACHE (default .cache/llamacpp), then a test session
+# that starts both on 127.0.0.1. The first run compiles llama.cpp twice.
+test-llamacpp: $(STAMP)
+	$(BIN)/python -m tests.realservers.build
+	$(BIN)/python -m pytest -q --realservers tests/realservers
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
