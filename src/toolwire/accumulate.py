@@ -21,9 +21,11 @@ an empty string never overwrites them (DashScope sends ``"id": ""``).
 
 Completion. A call is handed on as ``ToolCallReady`` only when it is provably
 complete — its own end marker, the end of its arguments' top-level JSON value
-(tracked by a cheap scanner on every fragment), the start of the next call
-when its text cannot still be growing, the choice's finish reason, or the end
-of the stream — *and* its arguments parse to a JSON object. Text that does
+(tracked by a cheap scanner on every fragment), the choice's finish reason,
+or the clean end of the stream — *and* its arguments parse to a JSON object.
+The start of another call never completes one: parallel calls may interleave
+their fragments (call 0, call 1, call 0...), and any interleaving gives the
+same calls as the same fragments sent one call after another. Text that does
 not parse is repaired only where that is unambiguous; otherwise the call is
 reported as ``ToolCallInvalid`` with the parse error, never turned into
 ``{}``. Calls still open when a stream is cut are reported as incomplete and
@@ -59,6 +61,7 @@ from toolwire.codecs._parts import (
     StatePart,
     StreamEndPart,
     TextPart,
+    TrailerPart,
     UsagePart,
 )
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
@@ -331,9 +334,13 @@ class Accumulator:
             self.model = part.model or self.model
             self.response_id = part.response_id or self.response_id
         elif isinstance(part, StreamEndPart):
+            if self.ended:
+                return  # a second end marker ends nothing more
             self.ended = True
             self._finalize_all(out, allow_close=True)
             out.append(StreamEnded())
+        elif isinstance(part, TrailerPart):
+            self.trailer(out)
         elif isinstance(part, ErrorPart):
             self.fail(part.error, out)
 
@@ -359,19 +366,30 @@ class Accumulator:
         if self.ended or self._all_choices_finished():
             self._finalize_all(out, allow_close=True)
             return
+        tail = " in the middle of a payload" if self.cut_tail is not None else ""
+        error = self._truncated(f"the stream ended{tail} before the provider's end marker")
+        error.raw = self.cut_tail[:500] if self.cut_tail is not None else None
+        self.fail(error, out)
+
+    def trailer(self, out: list[Event]) -> None:
+        """A ``data: [DONE]`` line in a dialect whose own end is another event
+        (Cohere v2 and OpenRouter's Responses endpoint send one after it).
+
+        After the provider's end event it ends nothing more: a clean end. Before
+        it, the stream stopped early: the calls still open are incomplete.
+        """
+        if self.error is not None or self.ended or self._all_choices_finished():
+            return
+        self.fail(self._truncated("a [DONE] line arrived before the provider's end event"), out)
+
+    def _truncated(self, what: str) -> StreamTruncated:
         incomplete = self._open_calls()
-        what = (
+        calls = (
             f"{len(incomplete)} tool call(s) were still being streamed"
             if incomplete
             else "no tool call was in progress"
         )
-        tail = " in the middle of a payload" if self.cut_tail is not None else ""
-        error = StreamTruncated(
-            f"the stream ended{tail} before the provider's end marker; {what}",
-            incomplete_tool_calls=incomplete,
-        )
-        error.raw = self.cut_tail[:500] if self.cut_tail is not None else None
-        self.fail(error, out)
+        return StreamTruncated(f"{what}; {calls}", incomplete_tool_calls=incomplete)
 
     # -- tool calls --------------------------------------------------------------
 
@@ -466,12 +484,9 @@ class Accumulator:
     def _open(
         self, choice: _Choice, part: CallPart, call_id: str | None, out: list[Event]
     ) -> _Call:
-        # The start of a new call completes the previous ones whose text
-        # cannot still be growing (calls stream one after the other; a call
-        # whose JSON is still open is left alone, in case calls interleave).
-        for previous in choice.calls:
-            if previous.state == _OPEN and not previous.growing() and previous.name:
-                self._finalize(choice, part.choice, previous, out, allow_close=False)
+        # The start of a new call proves nothing about the others: parallel
+        # calls may interleave their fragments, so each one waits for its own
+        # end marker, the choice's finish or the end of the stream.
         call = _Call(len(choice.calls), part.index)
         choice.calls.append(call)
         if part.index is not None:
