@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TurnFinished,
         TurnStarted,
     )
+    from toolwire.backoff import Backoff  # noqa: F401 - re-exported lazily
     from toolwire.batch import (  # noqa: F401 - re-exported lazily
         BatchProgress,
         BatchRecord,
@@ -69,7 +70,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Approval,
         ApprovalRequest,
         LocalRunner,
-        RetryPolicy,
         Tool,
         Toolbox,
         ToolContext,
@@ -104,6 +104,7 @@ _LAZY: dict[str, str] = {
     "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",
+    "Backoff": "toolwire.backoff",
     "BatchProgress": "toolwire.batch",
     "BatchRecord": "toolwire.batch",
     "BatchSummary": "toolwire.batch",
@@ -123,7 +124,6 @@ _LAZY: dict[str, str] = {
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
     "RayExecutor": "toolwire.ray",
-    "RetryPolicy": "toolwire.tools",
     "RunLog": "toolwire.journal",
     "RunSummary": "toolwire.journal",
     "SQLiteJournal": "toolwire.journal",

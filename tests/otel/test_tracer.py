@@ -14,7 +14,15 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
-from toolwire import Agent, HttpRetryPolicy, HttpxTransport, ProviderError, RunResult, ToolwireError
+from toolwire import (
+    Agent,
+    Backoff,
+    HttpRetryPolicy,
+    HttpxTransport,
+    ProviderError,
+    RunResult,
+    ToolwireError,
+)
 from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.examples import get_current_time, get_weather
 from toolwire.messages import UserMessage
@@ -78,7 +86,9 @@ def agent_for(server: EmulationServer, name: str, tracer: Tracer, **options: Any
 
 def fast_transport(max_attempts: int) -> HttpxTransport:
     return HttpxTransport(
-        retry=HttpRetryPolicy(max_attempts=max_attempts, initial_backoff=0.0, jitter=0.0)
+        retry=HttpRetryPolicy(
+            retries=max_attempts - 1, backoff=Backoff(initial_delay=0.0, jitter=0.0)
+        )
     )
 
 
