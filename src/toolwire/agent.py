@@ -36,10 +36,11 @@ recorded is requested again.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -239,7 +240,7 @@ class Agent:
 
     async def stream(
         self, prompt: str | Sequence[Message], *, run_id: str | None = None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Run, yielding every event of every turn as it happens: the model's
         text and tool-call deltas, tools starting and finishing, turn and run
         ends. The last event is :class:`RunFinished`.
@@ -255,10 +256,13 @@ class Agent:
         ) -> None:
             emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
 
-        async for event in self._events(runner):
-            yield event
+        # Closed in this task when the caller closes us: left to the garbage
+        # collector, its task group would be exited from another task.
+        async with contextlib.aclosing(self._events(runner)) as events:
+            async for event in events:
+                yield event
 
-    async def _events(self, runner: Runner) -> AsyncIterator[AgentEvent]:
+    async def _events(self, runner: Runner) -> AsyncGenerator[AgentEvent, None]:
         # The events of one network read travel as one list: one hop between
         # the tasks per read, not per event.
         send, receive = anyio.create_memory_object_stream[AgentEvent | list[Event]](math.inf)
@@ -271,16 +275,24 @@ class Agent:
                 except Exception as exc:  # handed to the consumer below
                     failure.append(exc)
 
+        closed = False
         async with anyio.create_task_group() as tg:
             tg.start_soon(produce)
             async with receive:
-                async for item in receive:
-                    if type(item) is list:
-                        for event in item:
-                            yield event
-                    else:
-                        yield item  # type: ignore[misc]
-        if failure:
+                try:
+                    async for item in receive:
+                        if type(item) is list:
+                            for event in item:
+                                yield event
+                        else:
+                            yield item  # type: ignore[misc]
+                except GeneratorExit:
+                    # The caller closed us early: cancel the run here, and
+                    # end normally, so that the task group does not report
+                    # the GeneratorExit as one of its errors.
+                    closed = True
+                    tg.cancel_scope.cancel()
+        if failure and not closed:
             raise failure[0]
 
     async def resume(self, run_id: str) -> RunResult:
@@ -303,7 +315,7 @@ class Agent:
             return _recorded_result(plan, finished)
         return await self._run(list(plan.messages), run_id, _drop, _drop, plan=plan)
 
-    async def resume_stream(self, run_id: str) -> AsyncIterator[AgentEvent]:
+    async def resume_stream(self, run_id: str) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
         plan, finished = self._plan(run_id)
@@ -317,8 +329,11 @@ class Agent:
                 result = await self._run(list(plan.messages), run_id, emit, emit_many, plan=plan)
             emit(RunFinished(result=result))
 
-        async for event in self._events(runner):
-            yield event
+        # Closed in this task when the caller closes us: left to the garbage
+        # collector, its task group would be exited from another task.
+        async with contextlib.aclosing(self._events(runner)) as events:
+            async for event in events:
+                yield event
 
     @property
     def journal(self) -> Journal | None:
