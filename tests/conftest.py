@@ -41,13 +41,41 @@ def load_traces() -> list[Trace]:
 TRACES = load_traces()
 
 
+# The providers read these as the official SDKs do; a developer's own settings
+# must not point the suite at a real server.
+_BASE_URL_VARS = (
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+)
+
+
 @pytest.fixture(autouse=True)
 def _hermetic_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Agents record to a journal in the test's own directory, never to the
-    user's state directory."""
+    user's state directory, and providers ignore the developer's base URLs."""
     from toolwire.journal import close_journals
 
+    for var in _BASE_URL_VARS:
+        monkeypatch.delenv(var, raising=False)
     path = tmp_path / "journal.sqlite3"
     monkeypatch.setenv("TOOLWIRE_JOURNAL", str(path))
     yield path
     close_journals()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--realservers",
+        action="store_true",
+        help="run tests/realservers against real llama.cpp servers (make test-llamacpp)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/realservers needs servers built by make test-llamacpp: only with --realservers."""
+    here = Path(__file__).parent
+    if collection_path == here / "realservers" and not config.getoption("--realservers"):
+        return True
+    return None

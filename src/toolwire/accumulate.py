@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from toolwire._json import dumps
-from toolwire._jsonstream import CompletionScanner, PartialJSONParser
+from toolwire._jsonstream import CompletionScanner, LazyPartial
 from toolwire._repair import ArgumentsParseError, parse_arguments
 from toolwire.codecs._parts import (
     MISSING,
@@ -103,37 +103,6 @@ def mint_call_id() -> str:
     return "call_" + uuid.uuid4().hex[:24]
 
 
-class _TextPartial:
-    """Partial values of one call's argument text, parsed lazily and forward only."""
-
-    __slots__ = ("_fragments", "_parser", "_pos")
-
-    def __init__(self, fragments: list[str]) -> None:
-        self._fragments = fragments
-        self._parser: PartialJSONParser | None = None
-        self._pos = 0
-
-    def partial_at(self, mark: int) -> Any:
-        parser = self._parser
-        pos = self._pos
-        if parser is not None and mark == pos + 1:
-            # Reading every delta in order: one new fragment since last time.
-            parser.feed(self._fragments[pos])
-            self._pos = mark
-            value = parser.value()
-            return {} if value is None else value
-        if parser is None or mark < pos:
-            # First read, or an older delta read after a newer one: start over.
-            parser = self._parser = PartialJSONParser()
-            self._pos = 0
-        fragments = self._fragments
-        while self._pos < mark:
-            parser.feed(fragments[self._pos])
-            self._pos += 1
-        value = parser.value()
-        return {} if value is None else value
-
-
 class _StaticPartial:
     """A structured partial value, already built by the codec (Vertex)."""
 
@@ -171,7 +140,7 @@ class _Call:
         self.args_value: Any = MISSING
         self.args_final: str | None = None
         self.args_default: Any = MISSING
-        self.source: _TextPartial | _StaticPartial | None = None
+        self.source: LazyPartial | _StaticPartial | None = None
         self.state = _OPEN
 
     def raw_text(self) -> str:
@@ -441,7 +410,7 @@ class Accumulator:
             scanner = call.scanner
             if scanner is None:
                 scanner = call.scanner = CompletionScanner()
-                call.source = _TextPartial(call.fragments)
+                call.source = LazyPartial(call.fragments)
             completed = scanner.feed(args)
             out.append(
                 new_tool_call_delta(

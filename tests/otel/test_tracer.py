@@ -235,7 +235,10 @@ async def test_an_invalid_arguments_result_is_an_error_span(spans: Spans) -> Non
     # Without content capture the description is the category, not the
     # message (which may quote the arguments).
     assert bad.status.description == "invalid_arguments"
-    assert "123" not in repr(attrs(bad))
+    # (Ids and keys are random hex, which may hold "123" by chance: not content.)
+    assert not any(
+        "123" in str(v) for k, v in attrs(bad).items() if not k.endswith((".id", "idempotency_key"))
+    )
     assert good.status.status_code is StatusCode.UNSET and "error.type" not in attrs(good)
     # The run recovered: it is not an error.
     root = spans.one("invoke_agent")

@@ -6,27 +6,30 @@ from pathlib import Path
 
 import click
 
-from toolwire.errors import ToolwireError
-from toolwire.testing import EmulationServer, Scenario
-from toolwire.testing.server import is_loopback, load_scenario
-
 __all__ = ["serve"]
 
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8765, show_default=True, type=int, help="Port (0: any free port).")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0: any free port).",
+)
 @click.option(
     "--scenario",
     "scenario_ref",
     default=None,
-    help="A scenario JSON file or a built-in scenario name (default: weather).",
+    help="A built-in scenario's name, or a scenario file in JSON or YAML (told apart by "
+    "content); default: weather.",
 )
 @click.option(
     "--replay",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="A recorded response body (.sse) sent verbatim to every request.",
+    help="A recorded response body (.sse, JSON...) sent verbatim to every request.",
 )
 @click.option(
     "--allow-remote",
@@ -38,8 +41,15 @@ def serve(
 ) -> None:
     """Run the emulation server: OpenAI, Anthropic and Gemini wire formats on loopback.
 
-    Any API key is accepted and none is ever logged.
+    Any API key is accepted and none is ever logged. The built-in scenarios
+    are weather (the demo's: toolwire's sample tools, in parallel) and
+    quickstart (the README's: get_weather, then an answer from its city and
+    condition).
     """
+    from toolwire.errors import ToolwireError
+    from toolwire.testing import EmulationServer, Scenario
+    from toolwire.testing.server import is_loopback, load_scenario
+
     if scenario_ref is not None and replay is not None:
         raise click.UsageError("give --scenario or --replay, not both")
     if not allow_remote and not is_loopback(host):

@@ -3,29 +3,52 @@
 Everything here runs offline, on loopback: integration tests, the offline demo
 and users' own agent tests talk real HTTP to :class:`EmulationServer`, which
 plays a :class:`Scenario` in the OpenAI Chat Completions, OpenAI Responses,
-Anthropic Messages or Gemini format, faults included. The pytest fixture
-``toolwire_server`` (a factory) comes with the package's pytest plugin.
+Anthropic Messages or Gemini format, faults included. The pytest fixtures
+``toolwire_server`` (a factory) and ``toolwire_journal`` come with the
+package's pytest plugin.
+
+The names are imported on first use, so that loading the pytest plugin (a
+submodule) loads neither the server's web stack nor pydantic.
 """
 
 from __future__ import annotations
 
-from toolwire.testing.scenario import (
-    Fault,
-    Scenario,
-    ScenarioError,
-    ScriptedToolCall,
-    Turn,
-    builtin_names,
-)
-from toolwire.testing.server import FAULT_HEADER, EmulationServer
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "FAULT_HEADER",
-    "EmulationServer",
-    "Fault",
-    "Scenario",
-    "ScenarioError",
-    "ScriptedToolCall",
-    "Turn",
-    "builtin_names",
-]
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.testing.scenario import Fault as Fault
+    from toolwire.testing.scenario import Scenario as Scenario
+    from toolwire.testing.scenario import ScenarioError as ScenarioError
+    from toolwire.testing.scenario import ScriptedToolCall as ScriptedToolCall
+    from toolwire.testing.scenario import Turn as Turn
+    from toolwire.testing.scenario import builtin_names as builtin_names
+    from toolwire.testing.server import FAULT_HEADER as FAULT_HEADER
+    from toolwire.testing.server import EmulationServer as EmulationServer
+
+# name -> module, imported on first attribute access (PEP 562).
+_LAZY: dict[str, str] = {
+    "FAULT_HEADER": "toolwire.testing.server",
+    "EmulationServer": "toolwire.testing.server",
+    "Fault": "toolwire.testing.scenario",
+    "Scenario": "toolwire.testing.scenario",
+    "ScenarioError": "toolwire.testing.scenario",
+    "ScriptedToolCall": "toolwire.testing.scenario",
+    "Turn": "toolwire.testing.scenario",
+    "builtin_names": "toolwire.testing.scenario",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolwire.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,9 +12,10 @@ and the call is reported as timed out then. Only transient errors are
 retried (:func:`is_transient`), after the toolbox's :class:`~toolwire.Backoff`;
 the fallback runs when the attempts are spent.
 
-What goes back to the model is a short, actionable string; the traceback goes
-to the ``toolwire.tools`` logger. Exception messages that do reach the model
-are scrubbed (:func:`~toolwire.tools.scrub`).
+What goes back to the model is a short, actionable string. A failure the model
+is told about is logged on ``toolwire.tools`` at INFO, in one line; its
+traceback only at DEBUG, when the application asks for it. Exception messages
+that do reach the model are scrubbed (:func:`~toolwire.tools.scrub`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from toolwire._log import log_failure
 from toolwire.errors import (
     ModelRetry,
     ProviderError,
@@ -307,12 +309,11 @@ class CallRun:
                 )
             except Exception as exc:
                 error = exc
-                logger.warning(
-                    "tool %r call %s attempt %d raised",
-                    self.tool.name,
-                    self.call.id,
-                    attempt,
-                    exc_info=exc,
+                log_failure(
+                    logger,
+                    f"tool {self.tool.name!r} call {self.call.id} attempt {attempt}",
+                    exc,
+                    describe_exception(exc),
                 )
             else:
                 return self.success(value)
@@ -409,8 +410,11 @@ class CallRun:
         except ToolTimeout as exc:
             return self.failure(error, fallback_error=exc.message)
         except Exception as exc:
-            logger.warning(
-                "fallback of tool %r call %s raised", self.tool.name, self.call.id, exc_info=exc
+            log_failure(
+                logger,
+                f"fallback of tool {self.tool.name!r} call {self.call.id}",
+                exc,
+                describe_exception(exc),
             )
             return self.failure(error, fallback_error=describe_exception(exc))
         return self.success(value, fallback_used=True)
