@@ -19,6 +19,7 @@ _COMMANDS: dict[str, str] = {
     "chat": "toolwire.cli.demo:chat",
     "demo": "toolwire.cli.demo:demo",
     "inspect": "toolwire.cli.inspect:inspect",
+    "proxy": "toolwire.cli.proxy:proxy",
     "runs": "toolwire.cli.runs:runs",
     "serve": "toolwire.cli.serve:serve",
 }
