@@ -1,7 +1,9 @@
 # toolwire's one entry point for people and CI.
 #   make test   create .venv if needed, install toolwire with its test deps, lint, type-check, test
 #   make demo   the offline demo: an agent against the local emulation server
-#   make bench  the benchmarks against the libraries you would otherwise use
+#   make bench  the streaming benchmark against the libraries you would otherwise use
+#   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
+#   make soak   2,000 concurrent journaled runs in one process, the server in another
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -9,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit demo bench clean
+.PHONY: test lint typecheck unit demo bench bench-agent soak clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +36,8 @@ test: lint typecheck unit
 demo: $(STAMP)
 	$(BIN)/toolwire demo
 
-# The peers (openai, anthropic, langchain-core, litellm, jiter) are dev-only:
+# The peers (openai, anthropic, langchain-core, litellm, jiter, openai-agents,
+# pydantic-ai) are dev-only:
 # `make bench` installs the bench extra, `make test` never needs it.
 $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
@@ -42,6 +45,12 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_stream.py $(BENCH_ARGS)
+
+bench-agent: $(BENCH_STAMP)
+	$(BIN)/python bench/bench_agent.py $(BENCH_ARGS)
+
+soak: $(STAMP)
+	$(BIN)/python bench/soak.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

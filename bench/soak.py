@@ -31,7 +31,7 @@ from typing import Any
 
 import anyio
 
-from toolwire import Agent, HttpRetryPolicy, HttpxTransport, OpenAIChat, tool
+from toolwire import Agent, Backoff, HttpRetryPolicy, HttpxTransport, OpenAIChat, tool
 from toolwire.examples import PaymentLedger, payment_tool
 from toolwire.journal import JournalObserver, SQLiteJournal
 from toolwire.testing import EmulationServer, Scenario
@@ -149,7 +149,7 @@ async def batch(
     the runs' latencies, the journal events written and the seconds spent in
     journal writes."""
     transport = HttpxTransport(
-        retry=HttpRetryPolicy(max_attempts=3, initial_backoff=0.01),
+        retry=HttpRetryPolicy(retries=2, backoff=Backoff(initial_delay=0.01)),
         max_connections=min(runs, 256),
     )
     ledger = PaymentLedger()

@@ -82,7 +82,7 @@ def test_corpus_is_present_and_uses_all_three_readers() -> None:
 def test_trace_whole_equals_one_byte_at_a_time(trace: Trace) -> None:
     whole, error = run(trace.reader, [trace.body])
     assert error is None
-    assert whole, "every trace has frames"
+    assert whole or not trace.body, "every trace with a body has frames"
     bytewise = run(trace.reader, [trace.body[i : i + 1] for i in range(len(trace.body))])
     assert bytewise == (whole, None)
 

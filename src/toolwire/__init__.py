@@ -40,12 +40,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TurnFinished,
         TurnStarted,
     )
+    from toolwire.backoff import Backoff  # noqa: F401 - re-exported lazily
     from toolwire.batch import (  # noqa: F401 - re-exported lazily
         BatchProgress,
         BatchRecord,
         BatchSummary,
         run_batch,
     )
+    from toolwire.http import HttpRequest, HttpResponse, Transport  # noqa: F401 - re-exported lazily
     from toolwire.journal import (  # noqa: F401 - re-exported lazily
         Journal,
         JournalError,
@@ -59,19 +61,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
-        HttpRequest,
-        HttpResponse,
         OpenAIChat,
         OpenAIResponses,
         Provider,
-        Transport,
     )
     from toolwire.ray import RayExecutor  # noqa: F401 - re-exported lazily
     from toolwire.tools import (  # noqa: F401 - re-exported lazily
         Approval,
         ApprovalRequest,
         LocalRunner,
-        RetryPolicy,
         Tool,
         Toolbox,
         ToolContext,
@@ -106,12 +104,13 @@ _LAZY: dict[str, str] = {
     "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",
+    "Backoff": "toolwire.backoff",
     "BatchProgress": "toolwire.batch",
     "BatchRecord": "toolwire.batch",
     "BatchSummary": "toolwire.batch",
     "Gemini": "toolwire.providers",
-    "HttpRequest": "toolwire.providers",
-    "HttpResponse": "toolwire.providers",
+    "HttpRequest": "toolwire.http",
+    "HttpResponse": "toolwire.http",
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
     "LocalRunner": "toolwire.tools",
@@ -125,7 +124,6 @@ _LAZY: dict[str, str] = {
     "OpenAIResponses": "toolwire.providers",
     "Provider": "toolwire.providers",
     "RayExecutor": "toolwire.ray",
-    "RetryPolicy": "toolwire.tools",
     "RunLog": "toolwire.journal",
     "RunSummary": "toolwire.journal",
     "SQLiteJournal": "toolwire.journal",
@@ -136,7 +134,7 @@ _LAZY: dict[str, str] = {
     "ToolResult": "toolwire.tools",
     "ToolRunner": "toolwire.tools",
     "Toolbox": "toolwire.tools",
-    "Transport": "toolwire.providers",
+    "Transport": "toolwire.http",
     "run_batch": "toolwire.batch",
     "tool": "toolwire.tools",
 }

@@ -21,9 +21,11 @@ an empty string never overwrites them (DashScope sends ``"id": ""``).
 
 Completion. A call is handed on as ``ToolCallReady`` only when it is provably
 complete — its own end marker, the end of its arguments' top-level JSON value
-(tracked by a cheap scanner on every fragment), the start of the next call
-when its text cannot still be growing, the choice's finish reason, or the end
-of the stream — *and* its arguments parse to a JSON object. Text that does
+(tracked by a cheap scanner on every fragment), the choice's finish reason,
+or the clean end of the stream — *and* its arguments parse to a JSON object.
+The start of another call never completes one: parallel calls may interleave
+their fragments (call 0, call 1, call 0...), and any interleaving gives the
+same calls as the same fragments sent one call after another. Text that does
 not parse is repaired only where that is unambiguous; otherwise the call is
 reported as ``ToolCallInvalid`` with the parse error, never turned into
 ``{}``. Calls still open when a stream is cut are reported as incomplete and
@@ -43,7 +45,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from toolwire._json import dumps
-from toolwire._jsonstream import CompletionScanner, PartialJSONParser
+from toolwire._jsonstream import CompletionScanner, LazyPartial
 from toolwire._repair import ArgumentsParseError, parse_arguments
 from toolwire.codecs._parts import (
     MISSING,
@@ -59,6 +61,7 @@ from toolwire.codecs._parts import (
     StatePart,
     StreamEndPart,
     TextPart,
+    TrailerPart,
     UsagePart,
 )
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
@@ -100,37 +103,6 @@ def mint_call_id() -> str:
     return "call_" + uuid.uuid4().hex[:24]
 
 
-class _TextPartial:
-    """Partial values of one call's argument text, parsed lazily and forward only."""
-
-    __slots__ = ("_fragments", "_parser", "_pos")
-
-    def __init__(self, fragments: list[str]) -> None:
-        self._fragments = fragments
-        self._parser: PartialJSONParser | None = None
-        self._pos = 0
-
-    def partial_at(self, mark: int) -> Any:
-        parser = self._parser
-        pos = self._pos
-        if parser is not None and mark == pos + 1:
-            # Reading every delta in order: one new fragment since last time.
-            parser.feed(self._fragments[pos])
-            self._pos = mark
-            value = parser.value()
-            return {} if value is None else value
-        if parser is None or mark < pos:
-            # First read, or an older delta read after a newer one: start over.
-            parser = self._parser = PartialJSONParser()
-            self._pos = 0
-        fragments = self._fragments
-        while self._pos < mark:
-            parser.feed(fragments[self._pos])
-            self._pos += 1
-        value = parser.value()
-        return {} if value is None else value
-
-
 class _StaticPartial:
     """A structured partial value, already built by the codec (Vertex)."""
 
@@ -168,7 +140,7 @@ class _Call:
         self.args_value: Any = MISSING
         self.args_final: str | None = None
         self.args_default: Any = MISSING
-        self.source: _TextPartial | _StaticPartial | None = None
+        self.source: LazyPartial | _StaticPartial | None = None
         self.state = _OPEN
 
     def raw_text(self) -> str:
@@ -331,9 +303,13 @@ class Accumulator:
             self.model = part.model or self.model
             self.response_id = part.response_id or self.response_id
         elif isinstance(part, StreamEndPart):
+            if self.ended:
+                return  # a second end marker ends nothing more
             self.ended = True
             self._finalize_all(out, allow_close=True)
             out.append(StreamEnded())
+        elif isinstance(part, TrailerPart):
+            self.trailer(out)
         elif isinstance(part, ErrorPart):
             self.fail(part.error, out)
 
@@ -359,19 +335,30 @@ class Accumulator:
         if self.ended or self._all_choices_finished():
             self._finalize_all(out, allow_close=True)
             return
+        tail = " in the middle of a payload" if self.cut_tail is not None else ""
+        error = self._truncated(f"the stream ended{tail} before the provider's end marker")
+        error.raw = self.cut_tail[:500] if self.cut_tail is not None else None
+        self.fail(error, out)
+
+    def trailer(self, out: list[Event]) -> None:
+        """A ``data: [DONE]`` line in a dialect whose own end is another event
+        (Cohere v2 and OpenRouter's Responses endpoint send one after it).
+
+        After the provider's end event it ends nothing more: a clean end. Before
+        it, the stream stopped early: the calls still open are incomplete.
+        """
+        if self.error is not None or self.ended or self._all_choices_finished():
+            return
+        self.fail(self._truncated("a [DONE] line arrived before the provider's end event"), out)
+
+    def _truncated(self, what: str) -> StreamTruncated:
         incomplete = self._open_calls()
-        what = (
+        calls = (
             f"{len(incomplete)} tool call(s) were still being streamed"
             if incomplete
             else "no tool call was in progress"
         )
-        tail = " in the middle of a payload" if self.cut_tail is not None else ""
-        error = StreamTruncated(
-            f"the stream ended{tail} before the provider's end marker; {what}",
-            incomplete_tool_calls=incomplete,
-        )
-        error.raw = self.cut_tail[:500] if self.cut_tail is not None else None
-        self.fail(error, out)
+        return StreamTruncated(f"{what}; {calls}", incomplete_tool_calls=incomplete)
 
     # -- tool calls --------------------------------------------------------------
 
@@ -423,7 +410,7 @@ class Accumulator:
             scanner = call.scanner
             if scanner is None:
                 scanner = call.scanner = CompletionScanner()
-                call.source = _TextPartial(call.fragments)
+                call.source = LazyPartial(call.fragments)
             completed = scanner.feed(args)
             out.append(
                 new_tool_call_delta(
@@ -466,12 +453,9 @@ class Accumulator:
     def _open(
         self, choice: _Choice, part: CallPart, call_id: str | None, out: list[Event]
     ) -> _Call:
-        # The start of a new call completes the previous ones whose text
-        # cannot still be growing (calls stream one after the other; a call
-        # whose JSON is still open is left alone, in case calls interleave).
-        for previous in choice.calls:
-            if previous.state == _OPEN and not previous.growing() and previous.name:
-                self._finalize(choice, part.choice, previous, out, allow_close=False)
+        # The start of a new call proves nothing about the others: parallel
+        # calls may interleave their fragments, so each one waits for its own
+        # end marker, the choice's finish or the end of the stream.
         call = _Call(len(choice.calls), part.index)
         choice.calls.append(call)
         if part.index is not None:

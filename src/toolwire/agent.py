@@ -33,8 +33,6 @@ recorded is requested again.
 
 from __future__ import annotations
 
-import contextvars
-import inspect
 import math
 import os
 import time
@@ -67,12 +65,22 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.observe import RunInfo, RunObserver
-from toolwire.tools import Approval, ApprovalRequest, Tool, Toolbox, ToolResult, idempotency_key
+from toolwire.tools import (
+    Approval,
+    ApprovalCallback,
+    ApprovalRequest,
+    Tool,
+    Toolbox,
+    ToolResult,
+    ask_approval,
+    idempotency_key,
+)
 from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
+    from toolwire.http import Transport
     from toolwire.providers import Provider
-    from toolwire.providers._base import ToolChoice, Transport
+    from toolwire.providers._base import ToolChoice
 
 __all__ = [
     "Agent",
@@ -546,29 +554,21 @@ class Agent:
             messages=tuple(messages),
             resumed=plan is not None,
         )
-        if self.toolbox.approve is not None and not isinstance(
-            self.toolbox.approve, _RecordingApprover
-        ):
-            self.toolbox.approve = _RecordingApprover(self.toolbox.approve)
-        token = _RUN_NOTIFY.set(self._notify)
+        await self._notify("run_started", info)
+        if plan is not None and self._journal_observer is not None:
+            self._journal_observer.resumed_from(
+                run_id,
+                usage=plan.usage,
+                tool_calls=len(plan.records),
+                turns=plan.turn,
+            )
         try:
-            await self._notify("run_started", info)
-            if plan is not None and self._journal_observer is not None:
-                self._journal_observer.resumed_from(
-                    run_id,
-                    usage=plan.usage,
-                    tool_calls=len(plan.records),
-                    turns=plan.turn,
-                )
-            try:
-                final = await self._loop(messages, run_id, emit, plan=plan)
-            except BaseException as exc:
-                with anyio.CancelScope(shield=True):
-                    await self._notify("run_failed", run_id, exc)
-                raise
-            await self._notify("run_finished", run_id, final)
-        finally:
-            _RUN_NOTIFY.reset(token)
+            final = await self._loop(messages, run_id, emit, plan=plan)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await self._notify("run_failed", run_id, exc)
+            raise
+        await self._notify("run_finished", run_id, final)
         emit(RunFinished(result=final))
 
     def _recorded_result(self, plan: ResumePlan, outcome: str) -> RunResult:
@@ -735,7 +735,8 @@ class Agent:
         failed: ToolwireError | None = None
 
         async def run_early(call: ToolCall) -> None:
-            early[call.id] = await self._execute_one(call, turn, run_id, emit, eager=True)
+            ran = await self._execute([call], turn, run_id, emit, eager=True)
+            early[call.id] = ran[call.id]
 
         def handle(events: list[Event], tg: anyio.abc.TaskGroup) -> ToolwireError | None:
             for event in events:
@@ -835,68 +836,61 @@ class Agent:
         emit: Callable[[AgentEvent], None],
     ) -> dict[str, tuple[ToolResult, bool]]:
         """Run the calls that have no result yet (run eagerly, or recorded by
-        an earlier process), concurrently; results by id with their eager flag."""
+        an earlier process) as one batch; results by id with their eager flag."""
         results: dict[str, tuple[ToolResult, bool]] = dict(done)
         pending = [call for call in calls if call.id not in done]
-        if not pending:
-            return results
-
-        async def run_one(call: ToolCall | InvalidToolCall) -> None:
-            results[call.id] = (await self._execute_one(call, turn, run_id, emit), False)
-
-        if self._needs_batch(pending):
-            # Sequential tools and de-duplication need the whole batch at once.
-            keys = {call.id: idempotency_key(run_id, call.id) for call in pending}
-            for call in pending:
-                await self._notify("tool_started", run_id, turn, call, keys[call.id])
-                emit(ToolStarted(turn=turn, call=call))
-            batch = await self.toolbox.execute(
-                pending, run_id=run_id, metadata=self._metadata(turn), idempotency_keys=keys
-            )
-            for call, result in zip(pending, batch, strict=True):
-                results[call.id] = (result, False)
-                await self._notify("tool_finished", run_id, turn, call, result)
-                emit(ToolFinished(turn=turn, call=call, result=result))
-            return results
-        async with anyio.create_task_group() as tg:
-            for call in pending:
-                tg.start_soon(run_one, call)
+        if pending:
+            ran = await self._execute(pending, turn, run_id, emit)
+            results.update((call_id, (result, False)) for call_id, result in ran.items())
         return results
 
-    async def _execute_one(
+    async def _execute(
         self,
-        call: ToolCall | InvalidToolCall,
+        calls: Sequence[ToolCall | InvalidToolCall],
         turn: int,
         run_id: str,
         emit: Callable[[AgentEvent], None],
         *,
         eager: bool = False,
-    ) -> ToolResult:
-        """Run one call, telling observers before (intent) and after (outcome)."""
-        key = idempotency_key(run_id, call.id)
-        await self._notify("tool_started", run_id, turn, call, key, eager=eager)
-        emit(ToolStarted(turn=turn, call=call, eager=eager))
-        (result,) = await self.toolbox.execute(
-            [call], run_id=run_id, metadata=self._metadata(turn), idempotency_keys={call.id: key}
-        )
-        await self._notify("tool_finished", run_id, turn, call, result, eager=eager)
-        emit(ToolFinished(turn=turn, call=call, result=result, eager=eager))
-        return result
-
-    def _needs_batch(self, calls: Sequence[ToolCall | InvalidToolCall]) -> bool:
-        """True when the batch semantics matter: a sequential tool, or two
-        identical calls to de-duplicate."""
-        seen: set[tuple[str, str]] = set()
+    ) -> dict[str, ToolResult]:
+        """Run calls through the toolbox, which alone decides what is a
+        duplicate and asks for approval: every intent is told to the observers
+        before anything runs (so a duplicate folded onto another call is never
+        run again on resume), and each outcome as soon as it is known."""
+        keys = {call.id: idempotency_key(run_id, call.id) for call in calls}
         for call in calls:
-            tool = self.toolbox.get(call.name)
-            if tool is not None and tool.sequential:
-                return True
-            if isinstance(call, ToolCall):
-                key = (call.name, call.raw_arguments or repr(sorted(call.arguments.items())))
-                if key in seen:
-                    return True
-                seen.add(key)
-        return len(calls) > self.toolbox.max_concurrency
+            await self._notify("tool_started", run_id, turn, call, keys[call.id], eager=eager)
+            emit(ToolStarted(turn=turn, call=call, eager=eager))
+
+        async def finished(call: ToolCall | InvalidToolCall, result: ToolResult) -> None:
+            await self._notify("tool_finished", run_id, turn, call, result, eager=eager)
+            emit(ToolFinished(turn=turn, call=call, result=result, eager=eager))
+
+        results = await self.toolbox.execute(
+            calls,
+            run_id=run_id,
+            metadata=self._metadata(turn),
+            idempotency_keys=keys,
+            approve=self._approver(run_id, turn),
+            on_result=finished,
+        )
+        return {call.id: result for call, result in zip(calls, results, strict=True)}
+
+    def _approver(self, run_id: str, turn: int) -> ApprovalCallback | None:
+        """The toolbox's approval callback, with each decision told to the
+        observers (the journal records it) before the toolbox acts on it."""
+        inner = self.toolbox.approve
+        if inner is None:
+            return None
+
+        async def approve(request: ApprovalRequest) -> Approval:
+            decision = await ask_approval(inner, request)
+            await self._notify(
+                "approval_decided", run_id, turn, request.call_id, request.tool_name, decision
+            )
+            return decision
+
+        return approve
 
 
 # -- resume and approvals -------------------------------------------------------------
@@ -933,45 +927,3 @@ def _denied(call: ToolCall | InvalidToolCall, reason: str) -> ToolResult:
         error="denied",
         arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
     )
-
-
-_RUN_NOTIFY: contextvars.ContextVar[Callable[..., Awaitable[None]] | None] = contextvars.ContextVar(
-    "toolwire_run_notify", default=None
-)
-"""How to tell the observers of the run the current task belongs to (approvals)."""
-
-
-class _RecordingApprover:
-    """A toolbox's approval callback, with each decision told to the observers
-    of the run asking (through :data:`_RUN_NOTIFY`) before the toolbox acts on
-    it. Outside a run it is the callback itself."""
-
-    def __init__(self, inner: Callable[[ApprovalRequest], Any]) -> None:
-        self.inner = inner
-
-    async def __call__(self, request: ApprovalRequest) -> Approval | bool:
-        decision: Any = self.inner(request)
-        if inspect.isawaitable(decision):
-            decision = await decision
-        if isinstance(decision, Approval):
-            normalized = decision
-        elif decision is True:
-            normalized = Approval.allow()
-        elif decision is False or decision is None:
-            normalized = Approval.deny()
-        else:
-            normalized = Approval.deny(
-                "the approval step gave no decision, so the call was not run"
-            )
-        notify = _RUN_NOTIFY.get()
-        if notify is not None and request.run_id is not None:
-            turn = request.metadata.get("turn")
-            await notify(
-                "approval_decided",
-                request.run_id,
-                turn if isinstance(turn, int) else None,
-                request.call_id,
-                request.tool_name,
-                normalized,
-            )
-        return normalized

@@ -75,8 +75,7 @@ import anyio
 import anyio.to_thread
 
 from toolwire.errors import ToolFailed, UsageError
-from toolwire.tools.executor import ToolInvocation, is_transient, scrub
-from toolwire.tools.registry import ToolContext
+from toolwire.tools import ToolContext, ToolInvocation, is_transient, scrub
 
 __all__ = ["RayExecutor", "RayTaskFailed", "RemoteToolError", "await_ref", "import_ray"]
 

@@ -31,7 +31,6 @@ is imported, so the sans-I/O core stays free of the network stack.
 from __future__ import annotations
 
 import logging
-import math
 import random as _random_module
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -39,6 +38,7 @@ from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolwire.backoff import Backoff
 from toolwire.errors import (
     ConnectError,
     LocalProtocolError,
@@ -50,7 +50,7 @@ from toolwire.errors import (
     TransportTimeout,
     UsageError,
 )
-from toolwire.providers._base import (
+from toolwire.http import (
     ErrorParser,
     HttpRequest,
     HttpResponse,
@@ -107,19 +107,11 @@ class Timeouts:
 class HttpRetryPolicy:
     """When and how long to wait before sending a request again."""
 
-    max_attempts: int = 3
-    """Attempts in all, the first included (1 disables retries)."""
-    initial_backoff: float = 0.5
-    """Delay before the second attempt when the server gives no Retry-After."""
-    multiplier: float = 2.0
-    """Each further delay is this many times the previous one."""
-    max_backoff: float = 20.0
-    """Upper bound of a computed delay."""
-    jitter: float = 0.25
-    """Fraction of a computed delay taken off at random, so that clients that
-    failed together do not come back together."""
-    max_retry_after: float = 60.0
-    """Upper bound of a server-requested delay (``Retry-After``)."""
+    retries: int = 2
+    """How many times a failed request is sent again (0 disables retries)."""
+    backoff: Backoff = field(default_factory=Backoff)
+    """The wait before each retry; a server's ``Retry-After`` is honoured up
+    to ``backoff.max_retry_after``."""
     retry_statuses: frozenset[int] = field(
         default_factory=lambda: frozenset({408, 429, 500, 502, 503, 504, 529})
     )
@@ -129,27 +121,18 @@ class HttpRetryPolicy:
     default: a slow model would then cost several full timeouts."""
 
     def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise UsageError("max_attempts must be at least 1")
-        numbers = (self.initial_backoff, self.multiplier, self.max_backoff, self.max_retry_after)
-        if any(not math.isfinite(n) or n < 0 for n in numbers):
-            raise UsageError("backoff settings must be finite and non-negative")
-        if not 0.0 <= self.jitter <= 1.0:
-            raise UsageError("jitter must be between 0 and 1")
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise UsageError("retries must be an integer >= 0")
 
     def delay(self, attempt: int, *, retry_after: float | None, rand: float) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based).
 
         Args:
             attempt: the attempt that just failed.
-            retry_after: the server's requested delay, if any: honoured,
-                capped by :attr:`max_retry_after`.
+            retry_after: the server's requested delay, if any.
             rand: a number in ``[0, 1)`` for the jitter.
         """
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_retry_after)
-        base = min(self.initial_backoff * self.multiplier ** (attempt - 1), self.max_backoff)
-        return base * (1.0 - self.jitter * rand)
+        return self.backoff.delay(attempt, rand=rand, retry_after=retry_after)
 
 
 def _generic_error(status_code: int, headers: Mapping[str, str], body: Any) -> ProviderError:
@@ -337,7 +320,7 @@ class HttpxTransport:
         retry_after: float | None,
     ) -> bool:
         """Wait before the next attempt; False when no attempt is left."""
-        if attempt >= self.retry.max_attempts:
+        if attempt > self.retry.retries:
             return False
         delay = self.retry.delay(attempt, retry_after=retry_after, rand=self._random())
         if deadline is not None and time.monotonic() + delay >= deadline:
@@ -349,7 +332,7 @@ class HttpxTransport:
             reason,
             delay,
             attempt + 1,
-            self.retry.max_attempts,
+            self.retry.retries + 1,
         )
         await self._sleep(delay)
         return True

@@ -14,6 +14,7 @@ import pytest
 
 from toolwire import (
     Agent,
+    Backoff,
     ChoiceFinished,
     HttpRetryPolicy,
     HttpxTransport,
@@ -81,7 +82,9 @@ def agent_for(server: EmulationServer, name: str, tools: list[Any], **options: A
 
 def fast_transport(max_attempts: int = 3) -> HttpxTransport:
     return HttpxTransport(
-        retry=HttpRetryPolicy(max_attempts=max_attempts, initial_backoff=0.0, jitter=0.0)
+        retry=HttpRetryPolicy(
+            retries=max_attempts - 1, backoff=Backoff(initial_delay=0.0, jitter=0.0)
+        )
     )
 
 

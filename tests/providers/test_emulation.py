@@ -137,6 +137,28 @@ async def test_two_turns_with_parallel_calls(
     assert second.choices[0].finish_reason == "stop"
 
 
+async def test_openai_chat_sends_calls_back_with_empty_content() -> None:
+    # What every server accepts: llama-cpp-python's answers HTTP 500 to a null
+    # content beside tool_calls, OpenAI and the others take "".
+    async with HttpxTransport() as transport:
+        with EmulationServer(Scenario.from_dict(SCENARIO)) as server:
+            provider = make_provider("openai-chat", server)
+            history: list[Message] = [UserMessage("杭州天气怎么样?现在几点?")]
+            first = await run_turn(provider, transport, history, stream=True)
+            calls = AssistantMessage.from_choice(first.choices[0]).tool_calls
+            history += [
+                AssistantMessage(tool_calls=calls),
+                *[ToolResultMessage(c.id, c.name, RESULTS[c.name]) for c in calls],
+            ]
+            second = await run_turn(provider, transport, history, stream=True)
+            sent = server.requests[-1]["messages"]
+    assert second.text == "天气:晴 28°C;时间:14:05。"
+    assert sent[1]["role"] == "assistant"
+    assert sent[1]["content"] == ""
+    assert [c["id"] for c in sent[1]["tool_calls"]] == [c.id for c in calls]
+    assert [m["tool_call_id"] for m in sent[2:]] == [c.id for c in calls]
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

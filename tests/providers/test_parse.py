@@ -178,7 +178,7 @@ def test_openai_chat_deepseek_reasoning_round_trip() -> None:
     sent = next_request_body(provider, result)["messages"]
     assert sent[1] == {
         "role": "assistant",
-        "content": None,
+        "content": "",
         "tool_calls": [
             {
                 "id": "call_0",

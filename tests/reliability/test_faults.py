@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from toolwire import (
+    Backoff,
     HttpRetryPolicy,
     HttpxTransport,
     ProtocolError,
@@ -61,7 +62,7 @@ def notify_then_answer(**turn: Any) -> Scenario:
 def transport(attempts: int = 3, read: float | None = None) -> HttpxTransport:
     timeouts = Timeouts(read=read) if read is not None else None
     return HttpxTransport(
-        retry=HttpRetryPolicy(max_attempts=attempts, initial_backoff=0.0, jitter=0.0),
+        retry=HttpRetryPolicy(retries=attempts - 1, backoff=Backoff(initial_delay=0.0, jitter=0.0)),
         timeouts=timeouts,
     )
 

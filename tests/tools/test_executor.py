@@ -17,9 +17,9 @@ import pytest
 from toolwire import (
     Approval,
     ApprovalRequest,
+    Backoff,
     InvalidToolCall,
     ModelRetry,
-    RetryPolicy,
     Toolbox,
     ToolCall,
     ToolContext,
@@ -273,7 +273,7 @@ async def test_a_flaky_tool_succeeds_on_its_third_attempt() -> None:
         [flaky],
         sleep=sleep,
         random=lambda: 0.0,
-        retry_policy=RetryPolicy(base_delay=0.1, multiplier=3, jitter=0.5),
+        backoff=Backoff(initial_delay=0.1, multiplier=3, jitter=0.5),
     )
     [result] = await run(box, [call("flaky")])
     assert (result.ok, result.content, result.attempts) == (True, "ok", 3)
@@ -283,16 +283,12 @@ async def test_a_flaky_tool_succeeds_on_its_third_attempt() -> None:
 
 
 def test_backoff_grows_exponentially_with_bounded_jitter() -> None:
-    policy = RetryPolicy(base_delay=1, multiplier=2, max_delay=5, jitter=0.5)
+    policy = Backoff(initial_delay=1, multiplier=2, max_delay=5, jitter=0.5, max_retry_after=5)
     assert [policy.delay(n, rand=0.0) for n in (1, 2, 3, 4)] == [1, 2, 4, 5]
     assert [policy.delay(n, rand=0.999999) for n in (1, 2)] == pytest.approx([0.5, 1.0], 1e-5)
 
-    class Limited(Exception):
-        retry_after = 3.0
-
-    assert policy.delay(1, rand=0.0, error=Limited()) == 3.0
-    Limited.retry_after = 60.0
-    assert policy.delay(1, rand=0.0, error=Limited()) == 5  # capped
+    assert policy.delay(1, rand=0.0, retry_after=3.0) == 3.0
+    assert policy.delay(1, rand=0.0, retry_after=60.0) == 5  # capped
 
 
 @dataclass

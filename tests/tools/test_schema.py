@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 import toolwire
 from toolwire import Tool, Toolbox, ToolContext, UsageError, tool
 from toolwire.examples import SAMPLE_TOOLS, PaymentLedger, payment_tool
-from toolwire.tools._schema import to_openai_strict, validate_instance
+from toolwire.tools._schema import to_openai_strict
+from toolwire.tools._validation import validate_instance
 
 
 class Unit(str, enum.Enum):

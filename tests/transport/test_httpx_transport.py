@@ -10,6 +10,7 @@ import pytest
 
 from toolwire import (
     Anthropic,
+    Backoff,
     ConnectError,
     Event,
     HttpRequest,
@@ -91,7 +92,7 @@ async def test_429_with_retry_after_then_success(
 async def test_retry_after_is_capped(server: LoopbackServer) -> None:
     path = server.path("rate-limited")
     sleep = SleepRecorder()
-    policy = HttpRetryPolicy(max_retry_after=5.0)
+    policy = HttpRetryPolicy(backoff=Backoff(max_retry_after=5.0))
     async with HttpxTransport(sleep=sleep, retry=policy) as transport:
         await transport.send(post(server.url + path + "?after=3600"))
     assert sleep.delays == [5.0]
@@ -100,7 +101,9 @@ async def test_retry_after_is_capped(server: LoopbackServer) -> None:
 async def test_500_storm_ends_in_a_typed_error_after_n_attempts(server: LoopbackServer) -> None:
     path = server.path("storm")
     sleep = SleepRecorder()
-    policy = HttpRetryPolicy(max_attempts=4, initial_backoff=0.5, multiplier=2.0, jitter=0.5)
+    policy = HttpRetryPolicy(
+        retries=3, backoff=Backoff(initial_delay=0.5, multiplier=2.0, jitter=0.5)
+    )
     provider = OpenAIChat(api_key="k", base_url=server.url)
     async with HttpxTransport(sleep=sleep, retry=policy, random=lambda: 0.5) as transport:
         with pytest.raises(ProviderError) as caught:
@@ -149,7 +152,7 @@ async def test_read_timeout_is_a_transport_timeout_and_not_retried(
 async def test_read_timeouts_can_be_retried_when_asked(server: LoopbackServer) -> None:
     path = server.path("slow")
     sleep = SleepRecorder()
-    policy = HttpRetryPolicy(max_attempts=2, retry_read_timeouts=True)
+    policy = HttpRetryPolicy(retries=1, retry_read_timeouts=True)
     async with HttpxTransport(timeouts=Timeouts(read=0.1), sleep=sleep, retry=policy) as t:
         with pytest.raises(TransportTimeout):
             await t.send(post(server.url + path))
@@ -258,7 +261,7 @@ async def test_stream_http_errors_go_through_the_provider_mapping(
 ) -> None:
     path = server.path("storm")
     provider = Anthropic(api_key="k", base_url=server.url)
-    async with HttpxTransport(retry=HttpRetryPolicy(max_attempts=1)) as transport:
+    async with HttpxTransport(retry=HttpRetryPolicy(retries=0)) as transport:
         with pytest.raises(ProviderError) as caught:
             async with transport.stream(
                 post(server.url + path, stream=True), parse_error=provider.parse_error
@@ -315,7 +318,7 @@ async def test_provider_complete_over_loopback(server: LoopbackServer) -> None:
 async def test_provider_rate_limit_surfaces_typed(server: LoopbackServer) -> None:
     path = server.path("rate-limited")
     provider = OpenAIChat(api_key="k", base_url=server.url)
-    async with HttpxTransport(retry=HttpRetryPolicy(max_attempts=1)) as transport:
+    async with HttpxTransport(retry=HttpRetryPolicy(retries=0)) as transport:
         with pytest.raises(RateLimited) as caught:
             await transport.send(post(server.url + path), parse_error=provider.parse_error)
     assert caught.value.retry_after == 1.0 and "slow down" in caught.value.message
@@ -343,19 +346,17 @@ async def test_provider_creates_and_closes_its_own_transport(server: LoopbackSer
 
 
 def test_retry_policy_delays_and_validation() -> None:
-    policy = HttpRetryPolicy(initial_backoff=1.0, multiplier=3.0, max_backoff=5.0, jitter=0.2)
+    backoff = Backoff(initial_delay=1.0, multiplier=3.0, max_delay=5.0, jitter=0.2)
+    policy = HttpRetryPolicy(backoff=backoff)
     assert [policy.delay(n, retry_after=None, rand=0.0) for n in (1, 2, 3)] == [1.0, 3.0, 5.0]
     assert policy.delay(1, retry_after=None, rand=1.0) == pytest.approx(0.8)
     assert policy.delay(3, retry_after=2.5, rand=0.9) == 2.5
     assert policy.delay(1, retry_after=-4, rand=0.0) == 0.0
-    for bad in (
-        {"max_attempts": 0},
-        {"jitter": 1.5},
-        {"initial_backoff": -1.0},
-        {"max_backoff": float("inf")},
-    ):
+    with pytest.raises(UsageError):
+        HttpRetryPolicy(retries=-1)
+    for bad in ({"jitter": 1.5}, {"initial_delay": -1.0}, {"max_delay": float("inf")}):
         with pytest.raises(UsageError):
-            HttpRetryPolicy(**bad)  # type: ignore[arg-type]
+            Backoff(**bad)
 
 
 def test_timeouts_coercion() -> None:

@@ -7,7 +7,14 @@ from typing import Any
 from toolwire._json import JSONDecodeError, loads
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent
 
-__all__ = ["error_event", "load_payload"]
+__all__ = ["error_event", "is_done_trailer", "load_payload"]
+
+
+def is_done_trailer(data: str) -> bool:
+    """Whether a payload is OpenAI's ``[DONE]`` line, which servers of other
+    dialects (Cohere v2, OpenRouter's Responses endpoint) send after their own
+    end event."""
+    return data[:1] == "[" and data.strip() == "[DONE]"
 
 
 def load_payload(data: str, api: str) -> dict[str, Any]:

@@ -29,6 +29,7 @@ __all__ = [
     "StatePart",
     "StreamEndPart",
     "TextPart",
+    "TrailerPart",
     "UsagePart",
     "as_int",
     "as_list",
@@ -159,6 +160,12 @@ class StreamEndPart:
 
 
 @dataclass(slots=True)
+class TrailerPart:
+    """A ``data: [DONE]`` line in a dialect whose own end marker is another
+    event: a clean end after that event, a cut stream before it."""
+
+
+@dataclass(slots=True)
 class ErrorPart:
     error: ToolwireError
 
@@ -175,6 +182,7 @@ Part = (
     | MetaPart
     | StatePart
     | StreamEndPart
+    | TrailerPart
     | ErrorPart
 )
 

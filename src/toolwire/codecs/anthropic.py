@@ -21,7 +21,7 @@ from typing import Any
 from toolwire._json import dumps
 from toolwire._json import loads_fast as _loads
 from toolwire._repair import ArgumentsParseError, parse_arguments
-from toolwire.codecs._common import error_event, load_payload
+from toolwire.codecs._common import error_event, is_done_trailer, load_payload
 from toolwire.codecs._parts import (
     ArgsPart,
     CallDone,
@@ -34,6 +34,7 @@ from toolwire.codecs._parts import (
     StatePart,
     StreamEndPart,
     TextPart,
+    TrailerPart,
     UsagePart,
     as_int,
     as_obj,
@@ -97,6 +98,9 @@ class AnthropicCodec:
                 obj = _loads(data)
             except ValueError:
                 obj = load_payload(data, API)  # raises the descriptive error
+        elif is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
         else:
             obj = load_payload(data, API)
         if type(obj) is not dict:

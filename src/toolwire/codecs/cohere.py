@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.codecs._common import error_event, load_payload
+from toolwire.codecs._common import error_event, is_done_trailer, load_payload
 from toolwire.codecs._parts import (
     CallDone,
     CallPart,
@@ -23,6 +23,7 @@ from toolwire.codecs._parts import (
     ReasoningPart,
     StreamEndPart,
     TextPart,
+    TrailerPart,
     UsagePart,
     as_int,
     as_obj,
@@ -71,6 +72,9 @@ class CohereCodec:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
+        if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
         obj = load_payload(data, API)
         kind = obj.get("type") or event
         parts: list[Part] = []

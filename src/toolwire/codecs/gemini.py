@@ -26,7 +26,7 @@ import itertools
 import re
 from typing import Any
 
-from toolwire.codecs._common import error_event, load_payload
+from toolwire.codecs._common import error_event, is_done_trailer, load_payload
 from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
@@ -35,6 +35,7 @@ from toolwire.codecs._parts import (
     ReasoningPart,
     StatePart,
     TextPart,
+    TrailerPart,
     UsagePart,
     as_int,
     as_list,
@@ -152,6 +153,9 @@ class GeminiCodec:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
+        if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
         obj = load_payload(data, API)
         if "error" in obj and "candidates" not in obj:
             return [ErrorPart(error_event(obj, API))]

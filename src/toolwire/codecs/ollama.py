@@ -8,7 +8,7 @@ Reference: https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-cha
 
 from __future__ import annotations
 
-from toolwire.codecs._common import error_event, load_payload
+from toolwire.codecs._common import error_event, is_done_trailer, load_payload
 from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
@@ -18,6 +18,7 @@ from toolwire.codecs._parts import (
     ReasoningPart,
     StreamEndPart,
     TextPart,
+    TrailerPart,
     UsagePart,
     as_list,
     as_obj,
@@ -43,6 +44,9 @@ class OllamaCodec:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
+        if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
         obj = load_payload(data, API)
         if "error" in obj and "message" not in obj:
             return [ErrorPart(error_event(obj, API))]

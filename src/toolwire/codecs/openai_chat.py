@@ -167,9 +167,12 @@ class OpenAIChatCodec:
         if reasoning:
             parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
         function_call = delta.get("function_call")
-        if function_call:
-            if with_tool_calls:
-                self.quirks.add("legacy function_call beside tool_calls")
+        if function_call and with_tool_calls and delta.get("tool_calls"):
+            # llama-cpp-python repeats each tool_calls piece as the deprecated
+            # function_call in the same delta: the same call, not another one.
+            self.quirks.add("legacy function_call beside tool_calls")
+        elif function_call:
+            # The deprecated single call, from servers that predate tool_calls.
             fn = as_obj(function_call, f"{API}: function_call")
             name = as_str(fn.get("name"), f"{API}: tool name")
             args = fn.get("arguments")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire._json import loads_fast as _loads
-from toolwire.codecs._common import error_event, load_payload
+from toolwire.codecs._common import error_event, is_done_trailer, load_payload
 from toolwire.codecs._parts import (
     CallPart,
     ErrorPart,
@@ -27,6 +27,7 @@ from toolwire.codecs._parts import (
     StatePart,
     StreamEndPart,
     TextPart,
+    TrailerPart,
     UsagePart,
     as_int,
     as_obj,
@@ -85,6 +86,9 @@ class OpenAIResponsesCodec:
                 obj = _loads(data)
             except ValueError:
                 obj = load_payload(data, API)  # raises the descriptive error
+        elif is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
         else:
             obj = load_payload(data, API)
         kind = obj.get("type") or event

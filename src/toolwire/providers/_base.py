@@ -16,29 +16,29 @@ case a server echoes it back.
 
 from __future__ import annotations
 
-import math
 import os
-import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolwire import _json
 from toolwire._repair import ArgumentsParseError
 from toolwire._repair import parse_arguments as _repair_arguments
 from toolwire.accumulate import mint_call_id
 from toolwire.decoder import StreamDecoder
-from toolwire.errors import (
-    Overloaded,
-    ProviderError,
-    RateLimited,
-    RemoteProtocolError,
-    UsageError,
-)
+from toolwire.errors import ProviderError, RemoteProtocolError, UsageError
 from toolwire.events import Event
+from toolwire.http import (
+    REDACTED,
+    ErrorParser,
+    HttpRequest,
+    HttpResponse,
+    StreamResponse,
+    Transport,
+    decode_error_body,
+    error_class_for,
+    retry_after_seconds,
+)
 from toolwire.messages import AssistantMessage, Message
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 
@@ -58,15 +58,6 @@ __all__ = [
 
 ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, str]"
 """``"auto"``, ``"required"``, ``"none"`` or ``{"name": "tool_name"}``."""
-
-ErrorParser: TypeAlias = Callable[[int, Mapping[str, str], Any], ProviderError]
-"""``(status_code, headers, body) -> ProviderError``: a provider's error mapping."""
-
-# Header names whose values are credentials: redacted wherever a request is shown.
-_SECRET_HEADERS = frozenset(
-    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"}
-)
-_REDACTED = "<redacted>"
 
 POSITION_KEY = "after_tool_calls"
 """Key toolwire adds to a provider_state item that came *after* some tool
@@ -92,174 +83,6 @@ class _Secret:
     def __reduce__(self) -> Any:
         # Pickling would write the key to disk or a queue: refuse.
         raise TypeError("a secret cannot be pickled")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HttpRequest:
-    """An HTTP request ready to send: what ``build_request()`` returns.
-
-    ``repr()`` redacts credential headers, so a request can be logged or shown
-    in a failing test without leaking the API key.
-    """
-
-    method: str
-    """``"POST"`` for every model call."""
-    url: str
-    """The full URL (no credentials in it: keys travel in headers)."""
-    headers: Mapping[str, str] = field(default_factory=dict[str, str])
-    """Request headers, including the credential header."""
-    json: dict[str, Any] = field(default_factory=dict[str, Any])
-    """The JSON body."""
-    stream: bool = False
-    """Whether the response is a stream (SSE) rather than one JSON document."""
-    api: str = ""
-    """The wire dialect (``"openai-chat"``...), for decoding and messages."""
-
-    def content(self) -> bytes:
-        """The body as compact UTF-8 JSON bytes."""
-        return _json.dumps_bytes(self.json)
-
-    def redacted_headers(self) -> dict[str, str]:
-        """The headers with credential values replaced by ``<redacted>``."""
-        return {
-            k: (_REDACTED if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()
-        }
-
-    def __repr__(self) -> str:
-        return (
-            f"HttpRequest(method={self.method!r}, url={self.url!r}, "
-            f"headers={self.redacted_headers()!r}, json={self.json!r}, "
-            f"stream={self.stream!r}, api={self.api!r})"
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HttpResponse:
-    """A complete (non-streaming) HTTP response."""
-
-    status_code: int
-    headers: Mapping[str, str] = field(default_factory=dict[str, str])
-    """Header names are lower-case."""
-    content: bytes = b""
-
-    def json(self) -> Any:
-        """The body parsed as JSON.
-
-        Raises:
-            RemoteProtocolError: the body is not JSON.
-        """
-        try:
-            return _json.loads(self.content)
-        except ValueError as exc:
-            raise RemoteProtocolError(
-                f"response body is not JSON: {exc}", raw=self.content[:500]
-            ) from exc
-
-
-class StreamResponse(Protocol):
-    """A response whose body is read as it arrives."""
-
-    @property
-    def status_code(self) -> int:
-        """The HTTP status (always a success: errors are raised before)."""
-        ...
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        """Response headers, lower-case names."""
-        ...
-
-    def aiter_bytes(self) -> AsyncIterator[bytes]:
-        """The body, piece by piece as the network delivers it."""
-        ...
-
-
-class Transport(Protocol):
-    """The one seam where bytes cross the network (see ``toolwire.transport``)."""
-
-    async def send(
-        self, request: HttpRequest, *, parse_error: ErrorParser | None = None
-    ) -> HttpResponse:
-        """Send a request and read its whole response."""
-        ...
-
-    def stream(
-        self, request: HttpRequest, *, parse_error: ErrorParser | None = None
-    ) -> AbstractAsyncContextManager[StreamResponse]:
-        """Send a request; the context yields a response whose body is streamed."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release connections."""
-        ...
-
-
-def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """How long the server asked us to wait, from its response headers.
-
-    Reads ``retry-after-ms`` (OpenAI, Anthropic) first, then ``Retry-After``
-    as delta-seconds or an HTTP date (RFC 9110 section 10.2.3). Garbage is
-    ignored rather than trusted.
-
-    Args:
-        headers: response headers (any case).
-        now: the current Unix time, for HTTP dates (defaults to the clock).
-
-    Returns:
-        Seconds to wait (never negative), or ``None`` when the headers say nothing.
-    """
-    lower = {k.lower(): v for k, v in headers.items()}
-    ms = lower.get("retry-after-ms")
-    if ms is not None:
-        try:
-            value = float(ms) / 1000.0
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value) and value >= 0:
-            return value
-    raw = lower.get("retry-after")
-    if raw is None:
-        return None
-    raw = raw.strip()
-    try:
-        value = float(raw)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(raw)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            return None
-        current = time.time() if now is None else now
-        return max(0.0, when.timestamp() - current)
-    if not math.isfinite(value) or value < 0:
-        return None
-    return value
-
-
-def error_class_for(status_code: int, *, overloaded: bool = False) -> type[ProviderError]:
-    """The toolwire error class for an HTTP status (429 -> RateLimited...)."""
-    if status_code == 429:
-        return RateLimited
-    if status_code in (503, 529) or overloaded:
-        return Overloaded
-    return ProviderError
-
-
-def decode_error_body(body: Any) -> Any:
-    """An error body as JSON when it is JSON, else as text (never raises)."""
-    if isinstance(body, (bytes, bytearray, memoryview)):
-        data = bytes(body)
-        try:
-            return _json.loads(data)
-        except ValueError:
-            return data.decode("utf-8", "replace")
-    if isinstance(body, str):
-        try:
-            return _json.loads(body)
-        except ValueError:
-            return body
-    return body
 
 
 def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str, bool, str | None]:
@@ -541,7 +364,7 @@ class Provider(ABC):
             secret = self._api_key.reveal()
             if secret in error.message or secret in _json.dumps(error.body):
                 error = type(error)(
-                    error.message.replace(secret, _REDACTED),
+                    error.message.replace(secret, REDACTED),
                     provider=error.provider,
                     status_code=error.status_code,
                     retry_after=error.retry_after,
@@ -685,7 +508,7 @@ class Provider(ABC):
 
 def _scrub(value: Any, secret: str) -> Any:
     if isinstance(value, str):
-        return value.replace(secret, _REDACTED)
+        return value.replace(secret, REDACTED)
     if isinstance(value, dict):
         return {k: _scrub(v, secret) for k, v in value.items()}
     if isinstance(value, list):

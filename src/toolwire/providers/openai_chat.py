@@ -191,10 +191,9 @@ class OpenAIChat(Provider):
     # -- requests --------------------------------------------------------
 
     def _assistant(self, message: AssistantMessage) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "role": "assistant",
-            "content": message.text if (message.text or not message.tool_calls) else None,
-        }
+        # Calls without text go with "content": "" rather than null: OpenAI
+        # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
+        out: dict[str, Any] = {"role": "assistant", "content": message.text}
         if message.tool_calls:
             out["tool_calls"] = [
                 {

@@ -1,38 +1,38 @@
-"""The tool layer: typed tools, provider schemas, validation and a safe executor.
+"""The tool layer: typed tools, provider schemas, validation and a safe toolbox.
 
 ``@toolwire.tool`` turns a type-hinted function into a :class:`Tool`;
 :class:`Toolbox` exports a set of tools in each provider's schema dialect and
 runs batches of tool calls (validated, concurrent, with timeouts that cancel,
 retries, fallbacks, approval and a result budget), answering every call with a
 :class:`ToolResult`.
+
+The modules, one idea each: ``_tool`` (the :class:`Tool` and ``@tool``),
+``_signature`` (reading a function), ``_arguments`` and ``_validation``
+(checking a call's arguments), ``_schema`` (JSON Schema cleaning and
+shaping), ``_toolbox`` (the :class:`Toolbox`: schemas, triage, scheduling),
+``_call`` (one call's approval, attempts and fallback), ``_approval``,
+``_runners`` (where a function runs), ``_results`` and ``_redaction``.
 """
 
 from __future__ import annotations
 
-from toolwire.tools.executor import (
-    Approval,
-    ApprovalRequest,
-    Dialect,
-    LocalRunner,
-    RetryPolicy,
-    Toolbox,
-    ToolErrorKind,
-    ToolInvocation,
-    ToolResult,
-    ToolRunner,
-    idempotency_key,
-    is_transient,
-    scrub,
-)
-from toolwire.tools.registry import RetryOn, Tool, ToolContext, tool
+from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest, ask_approval
+from toolwire.tools._call import ResultHook, is_transient
+from toolwire.tools._context import ToolContext, idempotency_key
+from toolwire.tools._redaction import scrub
+from toolwire.tools._results import ToolErrorKind, ToolResult
+from toolwire.tools._runners import LocalRunner, ToolInvocation, ToolRunner
+from toolwire.tools._tool import RetryOn, Tool, tool
+from toolwire.tools._toolbox import Dialect, Toolbox
 
 __all__ = [
     "Approval",
+    "ApprovalCallback",
     "ApprovalRequest",
     "Dialect",
     "LocalRunner",
+    "ResultHook",
     "RetryOn",
-    "RetryPolicy",
     "Tool",
     "ToolContext",
     "ToolErrorKind",
@@ -40,6 +40,7 @@ __all__ = [
     "ToolResult",
     "ToolRunner",
     "Toolbox",
+    "ask_approval",
     "idempotency_key",
     "is_transient",
     "scrub",

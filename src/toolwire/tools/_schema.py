@@ -1,4 +1,4 @@
-"""JSON Schema for tool parameters: building, cleaning, dialects, validation.
+"""JSON Schema for tool parameters: building, cleaning, dialects.
 
 Theory of operation: a function's signature becomes a Pydantic model (one field
 per parameter, aliased so that parameter names such as ``json`` or
@@ -23,31 +23,22 @@ Each provider then gets a view of that canonical schema:
 Because strict mode makes optional arguments nullable, a model may send
 ``null`` for an argument whose default is not ``None``. :func:`drop_null_defaults`
 removes such nulls before validation so the Python default applies.
-
-Tools built from an explicit JSON Schema have no Pydantic model;
-:func:`validate_instance` checks arguments against the schema's common
-keywords and reports errors in the same ``path: message`` shape.
 """
 
 from __future__ import annotations
 
 import copy
-import math
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
-
-from pydantic import ValidationError
 
 __all__ = [
     "NotStrictCompatible",
     "allows_null",
     "clean_schema",
     "drop_null_defaults",
-    "format_pydantic_errors",
+    "resolve_ref",
     "to_gemini",
     "to_openai_strict",
-    "validate_instance",
 ]
 
 JSONSchema = dict[str, Any]
@@ -77,7 +68,7 @@ def _map_subschemas(node: JSONSchema, fn: Callable[[Any], Any]) -> JSONSchema:
     return out
 
 
-def _resolve(ref: str, root: JSONSchema) -> JSONSchema:
+def resolve_ref(ref: str, root: JSONSchema) -> JSONSchema:
     if not ref.startswith("#/"):
         raise ValueError(f"only local $ref are supported, got {ref!r}")
     node: Any = root
@@ -131,7 +122,7 @@ def _inline_refs(root: JSONSchema, *, max_depth: int | None = None) -> JSONSchem
             if max_depth is not None and depth > max_depth:
                 target: JSONSchema = {"type": "object"}
             else:
-                target = go(_resolve(ref, root), depth + 1)
+                target = go(resolve_ref(ref, root), depth + 1)
             siblings = {k: v for k, v in node.items() if k != "$ref"}
             merged = {**target, **_map_subschemas(siblings, lambda s: go(s, depth))}
             return merged
@@ -191,7 +182,7 @@ def allows_null(schema: JSONSchema, root: JSONSchema | None = None) -> bool:
     ref = schema.get("$ref")
     if isinstance(ref, str):
         try:
-            return allows_null(_resolve(ref, root), root)
+            return allows_null(resolve_ref(ref, root), root)
         except ValueError:
             return False
     typ = schema.get("type")
@@ -217,7 +208,7 @@ def _object_branch(schema: JSONSchema, root: JSONSchema) -> JSONSchema | None:
     ref = schema.get("$ref")
     if isinstance(ref, str):
         try:
-            return _object_branch(_resolve(ref, root), root)
+            return _object_branch(resolve_ref(ref, root), root)
         except ValueError:
             return None
     if "properties" in schema:
@@ -536,192 +527,3 @@ def to_gemini(schema: JSONSchema) -> JSONSchema:
         return {k: v for k, v in node.items() if k in _GEMINI_KEYS}
 
     return go(flat)
-
-
-# --------------------------------------------------------------------------
-# error messages
-
-
-def _path(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(arguments)"
-
-
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def format_pydantic_errors(
-    error: ValidationError, *, allowed: Sequence[str] = ()
-) -> list[tuple[str, str]]:
-    """Turn a Pydantic error into ``(path, message)`` pairs a model can act on.
-
-    Args:
-        error: the validation error.
-        allowed: the tool's parameter names, listed for unexpected arguments.
-    """
-    out: list[tuple[str, str]] = []
-    for item in error.errors(include_url=False):
-        loc = tuple(item.get("loc", ()))
-        kind = item.get("type", "")
-        msg = str(item.get("msg", "invalid value"))
-        if kind == "missing":
-            message = "required argument is missing"
-        elif kind == "extra_forbidden":
-            message = "unexpected argument"
-            if len(loc) == 1 and allowed:
-                message += f" (this tool accepts: {', '.join(allowed)})"
-        else:
-            message = f"{msg} (got {_short(item.get('input'))})"
-        out.append((_path(loc), message))
-    return out
-
-
-# --------------------------------------------------------------------------
-# validation of explicit schemas
-
-_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "integer": lambda v: (
-        (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer())
-    ),
-    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-}
-
-
-def validate_instance(value: Any, schema: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Check ``value`` against ``schema`` and list what is wrong.
-
-    Covers the keywords tool schemas use: ``type``, ``enum``, ``const``,
-    ``properties``, ``required``, ``additionalProperties``, ``items``,
-    ``prefixItems``, length, size and range limits, ``pattern``,
-    ``multipleOf``, ``anyOf``/``oneOf``/``allOf``/``not`` and local ``$ref``.
-    ``format`` is an annotation and is not checked.
-
-    Args:
-        value: the instance (the parsed arguments).
-        schema: the JSON Schema.
-
-    Returns:
-        ``(path, message)`` pairs; empty when ``value`` is valid.
-    """
-    root = dict(schema)
-
-    def collect(v: Any, s: Any, loc: tuple[int | str, ...]) -> list[tuple[str, str]]:
-        found: list[tuple[str, str]] = []
-        _check(v, s, loc, root, found, collect)
-        return found
-
-    return collect(value, root, ())
-
-
-def _check(
-    v: Any,
-    s: Any,
-    loc: tuple[int | str, ...],
-    root: JSONSchema,
-    errors: list[tuple[str, str]],
-    collect: Callable[[Any, Any, tuple[int | str, ...]], list[tuple[str, str]]],
-) -> None:
-    def err(where: tuple[int | str, ...], message: str) -> None:
-        errors.append((_path(where), message))
-
-    if s is True or s == {}:
-        return
-    if s is False:
-        err(loc, "no value is allowed here")
-        return
-    if not isinstance(s, dict):
-        return
-    ref = s.get("$ref")
-    if isinstance(ref, str):
-        try:
-            errors.extend(collect(v, _resolve(ref, root), loc))
-        except ValueError as exc:
-            err(loc, str(exc))
-    typ = s.get("type")
-    if typ is not None:
-        types = typ if isinstance(typ, list) else [typ]
-        if not any(_JSON_TYPES.get(t, lambda _: True)(v) for t in types):
-            err(loc, f"expected {' or '.join(types)} (got {_short(v)})")
-            return
-    if "enum" in s and v not in s["enum"]:
-        err(loc, f"expected one of {', '.join(_short(e) for e in s['enum'])} (got {_short(v)})")
-    if "const" in s and v != s["const"]:
-        err(loc, f"expected {_short(s['const'])} (got {_short(v)})")
-    if isinstance(v, dict):
-        props = s.get("properties", {})
-        for name in s.get("required", []):
-            if name not in v:
-                err((*loc, name), "required argument is missing")
-        extra = s.get("additionalProperties", True)
-        for key, item in v.items():
-            if key in props:
-                errors.extend(collect(item, props[key], (*loc, key)))
-            elif extra is False:
-                hint = f" (allowed: {', '.join(props)})" if props else ""
-                err((*loc, key), "unexpected argument" + hint)
-            elif isinstance(extra, dict):
-                errors.extend(collect(item, extra, (*loc, key)))
-    if isinstance(v, list):
-        prefix = s.get("prefixItems", [])
-        for i, item in enumerate(v):
-            if i < len(prefix):
-                errors.extend(collect(item, prefix[i], (*loc, i)))
-            elif "items" in s:
-                errors.extend(collect(item, s["items"], (*loc, i)))
-        if "minItems" in s and len(v) < s["minItems"]:
-            err(loc, f"expected at least {s['minItems']} items (got {len(v)})")
-        if "maxItems" in s and len(v) > s["maxItems"]:
-            err(loc, f"expected at most {s['maxItems']} items (got {len(v)})")
-    if isinstance(v, str):
-        if "minLength" in s and len(v) < s["minLength"]:
-            err(loc, f"expected at least {s['minLength']} characters (got {len(v)})")
-        if "maxLength" in s and len(v) > s["maxLength"]:
-            err(loc, f"expected at most {s['maxLength']} characters (got {len(v)})")
-        pattern = s.get("pattern")
-        if isinstance(pattern, str) and re.search(pattern, v) is None:
-            err(loc, f"must match the pattern {pattern!r} (got {_short(v)})")
-    if isinstance(v, (int, float)) and not isinstance(v, bool):
-        _check_number(v, s, loc, err)
-    for key in ("anyOf", "oneOf"):
-        variants = s.get(key)
-        if isinstance(variants, list):
-            matches = sum(1 for sub in variants if not collect(v, sub, loc))
-            if matches == 0:
-                err(loc, f"does not match any of the allowed forms (got {_short(v)})")
-            elif key == "oneOf" and matches > 1:
-                err(loc, f"matches more than one of the allowed forms (got {_short(v)})")
-    for sub in s.get("allOf", []):
-        errors.extend(collect(v, sub, loc))
-    if "not" in s and not collect(v, s["not"], loc):
-        err(loc, f"value is not allowed (got {_short(v)})")
-
-
-def _check_number(
-    v: float, s: Mapping[str, Any], loc: tuple[int | str, ...], err: Callable[..., None]
-) -> None:
-    if "minimum" in s and v < s["minimum"]:
-        err(loc, f"must be >= {s['minimum']} (got {v})")
-    if "maximum" in s and v > s["maximum"]:
-        err(loc, f"must be <= {s['maximum']} (got {v})")
-    if "exclusiveMinimum" in s and v <= s["exclusiveMinimum"]:
-        err(loc, f"must be > {s['exclusiveMinimum']} (got {v})")
-    if "exclusiveMaximum" in s and v >= s["exclusiveMaximum"]:
-        err(loc, f"must be < {s['exclusiveMaximum']} (got {v})")
-    step = s.get("multipleOf")
-    if isinstance(step, (int, float)) and step > 0:
-        quotient = v / step
-        if not math.isclose(quotient, round(quotient), rel_tol=0, abs_tol=1e-9):
-            err(loc, f"must be a multiple of {step} (got {v})")

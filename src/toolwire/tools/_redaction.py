@@ -1,0 +1,65 @@
+"""Redaction: what must never reach a model, a log or a journal.
+
+:func:`scrub` cleans free text (an exception message) of anything shaped like
+a credential, of file paths and of URLs' paths and queries, because such text
+goes back to the model.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["describe_exception", "scrub"]
+
+_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#'\"<>]+)[^\s'\"<>]*")
+_SECRETS = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"\b(?:ghp|gho|ghs|xox[abprs])[-_][A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*"),  # JWT
+    re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=\-]{6,}"),
+    re.compile(
+        r"(?i)\b(api[_-]?key|apikey|access[_-]?token|secret|password|passwd|pwd|token|"
+        r"authorization|auth)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
+    ),
+    re.compile(r"\b[0-9a-fA-F]{32,}\b"),
+    # Long base64-like runs that mix letters and digits (plain long words stay).
+    re.compile(
+        r"(?<![A-Za-z0-9+/_\-])(?=[A-Za-z0-9+/_\-]*\d)(?=[A-Za-z0-9+/_\-]*[A-Za-z])"
+        r"[A-Za-z0-9+/_\-]{32,}={0,2}"
+    ),
+)
+_POSIX_PATH = re.compile(r"(?<![\w:/.~-])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?")
+_WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"<>]*")
+
+
+def scrub(text: str, *, limit: int = 240) -> str:
+    """Remove what must never reach a model from an exception message.
+
+    URLs keep their scheme and host (their path and query may hold tokens),
+    file paths become ``<path>``, and anything shaped like a credential
+    (``sk-...``, ``Bearer ...``, ``password=...``, JWTs, long hex or base64
+    strings) becomes ``<redacted>``. The result is cut to ``limit`` characters.
+
+    Args:
+        text: the message.
+        limit: the maximum length of the result.
+    """
+    text = _URL.sub(lambda m: m.group(1) + "/...", text)
+    for pattern in _SECRETS:
+        if pattern.groups >= 3:
+            text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
+        elif pattern.groups == 1:
+            text = pattern.sub(lambda m: f"{m.group(1)} <redacted>", text)
+        else:
+            text = pattern.sub("<redacted>", text)
+    text = _WINDOWS_PATH.sub("<path>", text)
+    text = _POSIX_PATH.sub("<path>", text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def describe_exception(exc: BaseException) -> str:
+    message = scrub(str(exc))
+    name = type(exc).__name__
+    return f"{name}: {message}" if message else name

@@ -1,0 +1,357 @@
+"""Tools: a typed description of a Python function that a model may call.
+
+Theory of operation: :func:`tool` reads a function once, at decoration time
+(:mod:`toolwire.tools._signature`), and keeps everything the rest of toolwire
+needs: the name, the description and per-parameter descriptions from the
+docstring, the argument validator, and the JSON Schema sent to providers.
+Nothing is inferred again per call.
+
+A parameter annotated :class:`ToolContext` is not part of the schema: the
+toolbox fills it with the call id, an idempotency key stable across retries of
+that call, the attempt number and the run's metadata. A tool that takes it is
+*idempotent-capable*, which is why :attr:`Tool.idempotent` is true for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, overload
+
+from toolwire.errors import ToolArgumentsInvalid, UsageError
+from toolwire.tools._arguments import Arguments, describe_errors
+from toolwire.tools._schema import JSONSchema, NotStrictCompatible, clean_schema, to_openai_strict
+from toolwire.tools._signature import context_param, is_async, read_signature
+
+__all__ = ["RetryOn", "Tool", "tool"]
+
+logger = logging.getLogger("toolwire.tools")
+
+# The intersection of what OpenAI, Anthropic and Gemini accept as a tool name.
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+
+RetryOn = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
+"""Which exceptions a tool retries: exception classes, or a predicate."""
+
+
+def _check_options(
+    name: str, timeout: float | None, retries: int | None, max_result_chars: int | None
+) -> None:
+    if not _NAME_RE.fullmatch(name):
+        raise UsageError(
+            f"invalid tool name {name!r}: use 1-64 letters, digits, '_' or '-', "
+            "starting with a letter or '_'"
+        )
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"tool {name!r}: timeout must be a positive number of seconds")
+    if retries is not None and retries < 0:
+        raise UsageError(f"tool {name!r}: retries must be >= 0")
+    if max_result_chars is not None and max_result_chars < 1:
+        raise UsageError(f"tool {name!r}: max_result_chars must be >= 1")
+
+
+class Tool:
+    """A function a model can call, with its schema and execution options.
+
+    Build one with :func:`tool` (from type hints and a docstring) or
+    :meth:`Tool.from_schema` (from an explicit JSON Schema). Calling the tool
+    object calls the underlying function directly, unvalidated.
+
+    Attributes:
+        name: the name the model calls the tool by.
+        description: what the tool does and when to use it.
+        parameters: the JSON Schema of the arguments (canonical form).
+        function: the Python callable.
+        arguments: the argument validator.
+        timeout: seconds an attempt may take; ``None`` uses the toolbox default.
+        retries: how many times a transient failure is retried.
+        retry_on: which exceptions count as transient; ``None`` uses
+            :func:`toolwire.tools.is_transient`.
+        fallback: called with the same arguments when all attempts failed.
+        read_only: the tool changes nothing (safe to repeat or run early).
+        requires_approval: the toolbox asks its approval callback first.
+        sequential: the tool runs alone: calls before it finish first, calls
+            after it wait for it.
+        strict: ``True`` requires an OpenAI strict-mode schema, ``False``
+            never sends one, ``None`` sends one when the schema allows it.
+        max_result_chars: result size budget; ``None`` uses the toolbox's.
+        idempotent: repeating a call with the same idempotency key is safe.
+        dedupe: identical calls in one batch run once.
+    """
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        arguments: Arguments,
+        context_param: str | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+        retry_on: RetryOn | None = None,
+        fallback: Callable[..., Any] | None = None,
+        read_only: bool = False,
+        requires_approval: bool = False,
+        sequential: bool = False,
+        strict: bool | None = None,
+        max_result_chars: int | None = None,
+        idempotent: bool | None = None,
+        dedupe: bool = True,
+    ) -> None:
+        _check_options(name, timeout, retries, max_result_chars)
+        self.function = function
+        self.name = name
+        self.description = description
+        self.arguments = arguments
+        self.parameters = arguments.parameters
+        self.timeout = timeout
+        self.read_only = read_only
+        self.requires_approval = requires_approval
+        self.sequential = sequential
+        self.max_result_chars = max_result_chars
+        self.context_param = context_param
+        self.idempotent = bool(idempotent) if idempotent is not None else context_param is not None
+        # Repeating is safe for tools that change nothing or that can
+        # deduplicate by key, so those retry transient errors by default.
+        default_retries = 2 if read_only or self.idempotent else 0
+        self.retries = retries if retries is not None else default_retries
+        self.retry_on = retry_on
+        self.fallback = fallback
+        self.fallback_context_param = context_param_of(fallback)
+        self.dedupe = dedupe
+        self.is_async = is_async(function)
+        self.strict = strict
+        self._strict_parameters, self._strict_problem = self._strict_form()
+        if not description:
+            logger.warning(
+                "tool %r has no description: models choose tools by their description", name
+            )
+
+    def _strict_form(self) -> tuple[JSONSchema | None, str | None]:
+        if self.strict is False:
+            return None, None
+        try:
+            return to_openai_strict(self.parameters), None
+        except NotStrictCompatible as exc:
+            if self.strict:
+                raise UsageError(
+                    f"tool {self.name!r} cannot have an OpenAI strict-mode schema: {exc}"
+                ) from exc
+            return None, str(exc)
+
+    # -- construction -------------------------------------------------------
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        **options: Any,
+    ) -> Tool:
+        """Build a tool from a type-hinted function (what :func:`tool` does).
+
+        Args:
+            function: a sync or async callable.
+            name: the tool name; defaults to the function's ``__name__``.
+            description: overrides the docstring's description.
+            **options: any option of :func:`tool`.
+
+        Raises:
+            UsageError: the function cannot be described (``*args``, a type
+                Pydantic cannot build a schema for, an unresolvable hint...).
+        """
+        sig = read_signature(function, name=name)
+        return cls(
+            function,
+            name=sig.name,
+            description=description if description is not None else sig.description,
+            arguments=Arguments(sig.parameters, model=sig.model, params=sig.params),
+            context_param=sig.context_param,
+            **options,
+        )
+
+    @classmethod
+    def from_schema(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str,
+        parameters: Mapping[str, Any],
+        description: str = "",
+        **options: Any,
+    ) -> Tool:
+        """Build a tool from an explicit JSON Schema.
+
+        The function receives the validated arguments as keyword arguments
+        (plus a :class:`ToolContext` if it declares one).
+
+        Args:
+            function: a sync or async callable.
+            name: the tool name.
+            parameters: a JSON Schema describing an object.
+            description: what the tool does and when to use it.
+            **options: any option of :func:`tool`.
+
+        Raises:
+            UsageError: the schema does not describe an object.
+        """
+        if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
+            raise UsageError(f"tool {name!r}: parameters must be a JSON Schema of type object")
+        return cls(
+            function,
+            name=name,
+            description=description,
+            arguments=Arguments(clean_schema(dict(parameters))),
+            context_param=context_param(function),
+            **options,
+        )
+
+    # -- use ----------------------------------------------------------------
+
+    @property
+    def strict_parameters(self) -> JSONSchema | None:
+        """The OpenAI strict-mode form of :attr:`parameters`, or ``None``.
+
+        ``None`` when :attr:`strict` is ``False`` or when the schema needs a
+        feature strict mode lacks (see :attr:`strict_problem`).
+        """
+        return self._strict_parameters
+
+    @property
+    def strict_problem(self) -> str | None:
+        """Why the schema has no strict-mode form, when it has none."""
+        return self._strict_problem
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """The names of the arguments, in declaration order."""
+        return self.arguments.names
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate arguments as the toolbox does, without running the tool.
+
+        Args:
+            arguments: the parsed arguments of a call.
+
+        Returns:
+            The validated arguments in JSON form (defaults not included).
+
+        Raises:
+            ToolArgumentsInvalid: with a message naming each bad field.
+        """
+        prepared, errors = self.arguments.prepare(arguments)
+        if prepared is None:
+            raise ToolArgumentsInvalid(describe_errors(self.name, errors))
+        return prepared.arguments
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (no validation, no timeout)."""
+        return self.function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r}, read_only={self.read_only}, sequential={self.sequential})"
+
+
+def context_param_of(function: Callable[..., Any] | None) -> str | None:
+    """The parameter of ``function`` that receives a ToolContext (``None`` for none)."""
+    return context_param(function) if function is not None else None
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
+    retry_on: RetryOn | None = None,
+    fallback: Callable[..., Any] | None = None,
+    read_only: bool = False,
+    requires_approval: bool = False,
+    sequential: bool = False,
+    strict: bool | None = None,
+    max_result_chars: int | None = None,
+    idempotent: bool | None = None,
+    dedupe: bool = True,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    **options: Any,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a tool from a sync or async function: ``@tool`` or ``@tool(...)``.
+
+    The name, description and argument descriptions come from the function and
+    its docstring (Google, NumPy or Sphinx style); the JSON Schema and the
+    validator come from the type hints through Pydantic (``Literal`` and
+    ``Enum`` become ``enum``, ``Annotated[int, Field(ge=1)]`` constraints,
+    defaults, ``Optional``, nested models and lists all carry over). A
+    parameter annotated :class:`ToolContext` is filled by the toolbox.
+
+    Args:
+        func: the function (when used as ``@tool`` without parentheses).
+        name: the tool name; defaults to the function name.
+        description: overrides the docstring description.
+        **options: ``timeout`` (seconds each attempt may take before it is
+            cancelled); ``retries`` (extra attempts for transient errors;
+            defaults to 2 for read-only or idempotent tools and 0 for the
+            others); ``retry_on`` (exception classes, or a predicate, that
+            count as transient); ``fallback`` (called with the same arguments
+            when every attempt failed); ``read_only`` (no side effects);
+            ``requires_approval`` (ask the toolbox's approval callback
+            first); ``sequential`` (run alone, as a barrier between the
+            calls before and after); ``strict`` (OpenAI strict-mode schema:
+            required ``True``, never ``False`` or when possible ``None``);
+            ``max_result_chars`` (cut results longer than this);
+            ``idempotent`` (repeating a call with the same idempotency key is
+            safe; defaults to whether the function takes a ``ToolContext``);
+            ``dedupe`` (run identical calls of one batch once; default True).
+
+    Returns:
+        A :class:`Tool`, or a decorator that makes one.
+
+    Raises:
+        UsageError: an unknown option, or a function that cannot be described.
+    """
+    unknown = set(options) - _OPTIONS
+    if unknown:
+        raise UsageError(f"unknown tool option(s): {', '.join(sorted(unknown))}")
+
+    def decorate(function: Callable[..., Any]) -> Tool:
+        if isinstance(function, Tool):
+            raise UsageError(f"{function.name!r} is already a tool")
+        return Tool.from_function(function, name=name, description=description, **options)
+
+    if func is not None:
+        return decorate(func)
+    return decorate
+
+
+_OPTIONS = frozenset(
+    {
+        "timeout",
+        "retries",
+        "retry_on",
+        "fallback",
+        "read_only",
+        "requires_approval",
+        "sequential",
+        "strict",
+        "max_result_chars",
+        "idempotent",
+        "dedupe",
+    }
+)
