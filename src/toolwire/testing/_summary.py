@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.decoder import StreamDecoder
+from toolwire.http import decode_error_body
 from toolwire.providers import Anthropic, Gemini, OpenAIChat, OpenAIResponses
-from toolwire.providers._base import Provider, decode_error_body
+from toolwire.providers._base import Provider
 from toolwire.testing.cassette import Exchange
 from toolwire.types import StreamResult
 
