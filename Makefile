@@ -4,6 +4,7 @@
 #   make bench  the streaming benchmark against the libraries you would otherwise use
 #   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
 #   make soak   2,000 concurrent journaled runs in one process, the server in another
+#   make test-llamacpp  the agent against two real llama.cpp servers (not part of make test)
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -11,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit demo bench bench-agent soak clean
+.PHONY: test lint typecheck unit demo bench bench-agent soak clean test-llamacpp
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +46,14 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_stream.py $(BENCH_ARGS)
+
+# Real servers: llama-cpp-python's server and llama.cpp's llama-server, built
+# from the llama-cpp-python source package on PyPI and cached in
+# $$TOOLWIRE_LLAMACPP_CACHE (default .cache/llamacpp), then a test session
+# that starts both on 127.0.0.1. The first run compiles llama.cpp twice.
+test-llamacpp: $(STAMP)
+	$(BIN)/python -m tests.realservers.build
+	$(BIN)/python -m pytest -q --realservers tests/realservers
 
 bench-agent: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_agent.py $(BENCH_ARGS)

@@ -53,3 +53,19 @@ def _hermetic_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     monkeypatch.setenv("TOOLWIRE_JOURNAL", str(path))
     yield path
     close_journals()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--realservers",
+        action="store_true",
+        help="run tests/realservers against real llama.cpp servers (make test-llamacpp)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/realservers needs servers built by make test-llamacpp: only with --realservers."""
+    here = Path(__file__).parent
+    if collection_path == here / "realservers" and not config.getoption("--realservers"):
+        return True
+    return None
