@@ -1,6 +1,6 @@
 # toolwire's one entry point for people and CI.
 #   make test   create .venv if needed, install toolwire with its test deps, lint, type-check, test
-#   make demo   the offline demo: an agent against the local emulation server
+#   make demo   the offline demo: an agent against the local emulation server (core install only)
 #   make bench  the streaming benchmark against the libraries you would otherwise use
 #   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
 #   make soak   2,000 concurrent journaled runs in one process, the server in another
@@ -10,6 +10,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
+CORE_STAMP := $(VENV)/.installed-core
 BENCH_STAMP := $(VENV)/.installed-bench
 
 .PHONY: test lint typecheck unit demo bench bench-agent soak clean test-llamacpp
@@ -17,6 +18,11 @@ BENCH_STAMP := $(VENV)/.installed-bench
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The demo needs toolwire alone: no dev tools, extras or provider SDKs.
+$(CORE_STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
+	touch $(CORE_STAMP)
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,mcp,otel,ray]'
@@ -34,7 +40,7 @@ unit: $(STAMP)
 
 test: lint typecheck unit
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(BIN)/toolwire demo
 
 # The peers (openai, anthropic, langchain-core, litellm, jiter, openai-agents,

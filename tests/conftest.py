@@ -43,12 +43,24 @@ def load_traces() -> list[Trace]:
 TRACES = load_traces()
 
 
+# The providers read these as the official SDKs do; a developer's own settings
+# must not point the suite at a real server.
+_BASE_URL_VARS = (
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_BASE_URL",
+    "GOOGLE_GEMINI_BASE_URL",
+)
+
+
 @pytest.fixture(autouse=True)
 def _hermetic_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Agents record to a journal in the test's own directory, never to the
-    user's state directory."""
+    user's state directory, and providers ignore the developer's base URLs."""
     from toolwire.journal import close_journals
 
+    for var in _BASE_URL_VARS:
+        monkeypatch.delenv(var, raising=False)
     path = tmp_path / "journal.sqlite3"
     monkeypatch.setenv("TOOLWIRE_JOURNAL", str(path))
     yield path

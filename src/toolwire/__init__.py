@@ -9,6 +9,7 @@ light and a sans-I/O user never loads httpx, anyio or pydantic.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from toolwire.codecs import APIS as APIS
@@ -86,6 +87,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 
 __version__ = "0.1.0"
 
+# A library prints nothing unless the application configures logging.
+logging.getLogger("toolwire").addHandler(logging.NullHandler())
+
 # Public names whose modules do I/O or pull heavier dependencies:
 # name -> module, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
@@ -153,7 +157,29 @@ __all__ = sorted(
 )
 
 
+# Subpackages reachable as attributes without importing them first, as the
+# README writes them (`toolwire.adapters.openai_chat(...)`, `toolwire.mcp...`).
+_SUBMODULES = frozenset(
+    {
+        "adapters",
+        "agent",
+        "batch",
+        "journal",
+        "mcp",
+        "observe",
+        "otel",
+        "providers",
+        "ray",
+        "testing",
+        "tools",
+        "transport",
+    }
+)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"toolwire.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'toolwire' has no attribute {name!r}")

@@ -1,3 +1,3 @@
 from toolwire.cli import main
 
-main()
+main(prog_name="toolwire")

@@ -33,11 +33,19 @@ recorded is requested again.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -401,7 +409,7 @@ class Agent:
 
     async def stream(
         self, prompt: str | Sequence[Message], *, run_id: str | None = None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         """Run, yielding every event of every turn as it happens: the model's
         text and tool-call deltas, tools starting and finishing, turn and run
         ends. The last event is :class:`RunFinished`.
@@ -415,12 +423,15 @@ class Agent:
         async def runner(emit: Callable[[AgentEvent], None]) -> None:
             await self._run(messages, chosen, emit)
 
-        async for event in self._events(runner):
-            yield event
+        # Closed in this task when the caller closes us: left to the garbage
+        # collector, its task group would be exited from another task.
+        async with contextlib.aclosing(self._events(runner)) as events:
+            async for event in events:
+                yield event
 
     async def _events(
         self, runner: Callable[[Callable[[AgentEvent], None]], Awaitable[None]]
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncGenerator[AgentEvent, None]:
         send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
         failure: list[BaseException] = []
 
@@ -431,12 +442,20 @@ class Agent:
                 except Exception as exc:  # handed to the consumer below
                     failure.append(exc)
 
+        closed = False
         async with anyio.create_task_group() as tg:
             tg.start_soon(produce)
             async with receive:
-                async for event in receive:
-                    yield event
-        if failure:
+                try:
+                    async for event in receive:
+                        yield event
+                except GeneratorExit:
+                    # The caller closed us early: cancel the run here, and
+                    # end normally, so that the task group does not report
+                    # the GeneratorExit as one of its errors.
+                    closed = True
+                    tg.cancel_scope.cancel()
+        if failure and not closed:
             raise failure[0]
 
     async def resume(self, run_id: str) -> RunResult:
@@ -461,7 +480,7 @@ class Agent:
         assert result is not None
         return result
 
-    async def resume_stream(self, run_id: str) -> AsyncIterator[AgentEvent]:
+    async def resume_stream(self, run_id: str) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
         journal = self.journal
@@ -477,8 +496,11 @@ class Agent:
                 return
             await self._run(list(plan.messages), run_id, emit, plan=plan)
 
-        async for event in self._events(runner):
-            yield event
+        # Closed in this task when the caller closes us: left to the garbage
+        # collector, its task group would be exited from another task.
+        async with contextlib.aclosing(self._events(runner)) as events:
+            async for event in events:
+                yield event
 
     @property
     def journal(self) -> Journal | None:

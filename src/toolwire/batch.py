@@ -41,6 +41,7 @@ import inspect
 import logging
 import os
 import time
+import traceback
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -51,6 +52,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal, TypeAlias
 import anyio
 
 from toolwire import _json
+from toolwire._log import log_failure
 from toolwire.errors import ToolwireError, UsageError
 
 if TYPE_CHECKING:
@@ -87,7 +89,8 @@ class BatchRecord:
     usage: dict[str, Any] = field(default_factory=dict[str, Any])
     """Token usage summed over the run's turns (see :class:`~toolwire.Usage`)."""
     error: dict[str, Any] | None = None
-    """``{"type", "message"}`` when the run failed."""
+    """``{"type", "message", "traceback"}`` when the run failed; ``traceback``
+    lists where it was raised, ``file:line in function``, innermost last."""
     turns: int = 0
     tool_calls: int = 0
     elapsed: float = 0.0
@@ -189,13 +192,23 @@ class BatchSummary:
 # -- one run (the same code in the driver and in a Ray worker) ------------------
 
 
+_FRAMES_KEPT = 20
+
+
 def _error_dict(exc: BaseException) -> dict[str, Any]:
+    """The error of a failed run: its type, its message and where it was
+    raised (``file:line in function``, innermost last; no source, no locals)."""
+    frames = [
+        f"{frame.filename}:{frame.lineno} in {frame.name}"
+        for frame in traceback.extract_tb(exc.__traceback__)[-_FRAMES_KEPT:]
+    ]
     if isinstance(exc, ToolwireError):
         # ToolwireError messages never carry credentials (see toolwire.errors).
-        return {"type": exc.type_name, "message": exc.message}
+        return {"type": exc.type_name, "message": exc.message, "traceback": frames}
     from toolwire.tools import scrub
 
-    return {"type": type(exc).__name__, "message": scrub(str(exc), limit=500)}
+    message = scrub(str(exc), limit=500, keep_paths=True)
+    return {"type": type(exc).__name__, "message": message, "traceback": frames}
 
 
 async def _run_one(factory: Any, prompt: str, index: int, run_id: str) -> dict[str, Any]:
@@ -221,13 +234,14 @@ async def _run_one(factory: Any, prompt: str, index: int, run_id: str) -> dict[s
             elapsed=time.perf_counter() - started,
         )
     except Exception as exc:
-        logger.warning("batch run %d (%s) failed", index, run_id, exc_info=exc)
+        error = _error_dict(exc)
+        log_failure(logger, f"batch run {index} ({run_id})", exc, error["message"])
         record = BatchRecord(
             index=index,
             prompt=prompt,
             run_id=run_id,
             outcome="error",
-            error=_error_dict(exc),
+            error=error,
             elapsed=time.perf_counter() - started,
         )
     finally:
@@ -247,9 +261,26 @@ async def _close(agent: Any) -> None:
             logger.debug("closing %r failed", resource, exc_info=True)
 
 
-def _run_in_worker(factory: Any, prompt: str, index: int, run_id: str) -> dict[str, Any]:
-    """The Ray task: one run on its own event loop in the worker."""
+def _run_in_worker(
+    factory: Any, prompt: str, index: int, run_id: str, journal: str
+) -> dict[str, Any]:
+    """The Ray task: one run on its own event loop in the worker.
+
+    ``journal`` is the driver's journal setting: workers are started with the
+    environment of whoever started Ray, and must record where the driver does.
+    """
+    from toolwire.journal._open import ENV_VAR
+
+    os.environ[ENV_VAR] = journal
     return anyio.run(_run_one, factory, prompt, index, run_id)
+
+
+def _journal_setting() -> str:
+    """The driver's journal, as a ``TOOLWIRE_JOURNAL`` value."""
+    from toolwire.journal import default_journal_path
+
+    path = default_journal_path()
+    return "off" if path is None else str(path.resolve())
 
 
 _REMOTE: dict[str, Any] = {}
@@ -494,13 +525,14 @@ def _ray_runner(
 
     async def run(index: int, prompt: str, run_id: str) -> dict[str, Any]:
         started = time.perf_counter()
-        ref = task.remote(factory_ref, prompt, index, run_id)
+        ref = task.remote(factory_ref, prompt, index, run_id, _journal_setting())
         try:
             data: dict[str, Any] = await await_ref(ref)
         except ray.exceptions.RayError as exc:
-            logger.warning("batch run %d (%s) was lost by Ray", index, run_id, exc_info=exc)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             from toolwire.tools import scrub
+
+            log_failure(logger, f"batch run {index} ({run_id}) on Ray", exc, scrub(first))
 
             return BatchRecord(
                 index=index,

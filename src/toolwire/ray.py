@@ -382,7 +382,8 @@ class RayExecutor:
         try:
             return bytes(_cloudpickle().dumps(payload))
         except Exception as exc:
-            logger.warning("tool %r cannot be pickled for Ray", invocation.tool.name, exc_info=exc)
+            # The model is told; the toolbox logs the failure (see toolwire._log).
+            logger.debug("tool %r cannot be pickled for Ray", invocation.tool.name, exc_info=exc)
             raise RayTaskFailed(
                 f"the tool {invocation.tool.name!r} cannot be sent to a Ray worker: its "
                 f"function, arguments or context metadata cannot be pickled "
@@ -411,7 +412,7 @@ class RayExecutor:
             for cls in (getattr(self._ray.exceptions, n, None) for n in _TRANSIENT_RAY_ERRORS)
             if isinstance(cls, type)
         )
-        logger.warning("Ray could not run tool %r", name, exc_info=exc)
+        logger.debug("Ray could not run tool %r", name, exc_info=exc)
         # The first line only: a RayTaskError's text carries the worker's
         # whole traceback and sys.path.
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

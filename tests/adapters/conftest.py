@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from tests.conftest import CORPUS, TRACES, Trace
-from toolwire.testing import EmulationServer
+from toolwire.testing import EmulationServer, Scenario
 
 SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages")
 SDK_TRACES = [t for t in TRACES if t.api in SDK_APIS]
@@ -27,7 +27,8 @@ def replay_servers() -> Iterator[dict[str, EmulationServer]]:
     servers: dict[str, EmulationServer] = {}
     try:
         for trace in SDK_TRACES:
-            servers[trace.name] = EmulationServer(CORPUS / f"{trace.name}.sse").start()
+            replay = Scenario.replay_file(CORPUS / f"{trace.name}.sse")
+            servers[trace.name] = EmulationServer(replay).start()
         yield servers
     finally:
         with ThreadPoolExecutor(max_workers=len(servers) or 1) as pool:

@@ -41,8 +41,11 @@ def test_demo_renders_without_a_terminal() -> None:
     assert "turn 1: asking the model" in out and "turn 2: asking the model" in out
     assert 'tool call get_weather({"city": "杭州"})' in out
     assert "✓ get_weather" in out and "✓ get_current_time" in out
-    assert "answer" in out and "杭州现在小雨" in out
-    assert "total tokens" in out
+    # The answer streams once; nothing animated, no table, no second copy.
+    assert out.count("杭州现在小雨") == 1
+    assert out.rstrip().splitlines()[-1] == "usage: 2 turns, 2 tool calls, tokens 1203 in / 36 out"
+    assert "\x1b[" not in out and "waiting for the model" not in out
+    assert proc.stderr == ""
 
 
 def test_chat_talks_to_any_openai_compatible_server(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -109,3 +109,23 @@ def test_the_default_journal_and_journaling_off(
     monkeypatch.setenv("TOOLWIRE_JOURNAL", "off")
     result = CliRunner().invoke(main, ["runs", "list"])
     assert result.exit_code == 2 and "journaling is off" in result.output
+
+
+def test_a_failed_run_shows_no_none_and_keeps_the_endpoint(tmp_path: Path) -> None:
+    from toolwire import Agent, ProviderError
+    from toolwire.providers import OpenAIChat
+    from toolwire.testing import EmulationServer, Scenario
+
+    journal = tmp_path / "failed.sqlite3"
+    with EmulationServer(Scenario.from_dict({"turns": [{"text": "x"}]})) as server:
+        wrong = OpenAIChat(base_url=server.base_url + "/wrong/v2", api_key="test-key-long")
+        agent = Agent(wrong, model="m", journal=journal)
+        with pytest.raises(ProviderError):
+            agent.run_sync("hi")
+    listed = CliRunner().invoke(main, ["runs", "list", "--journal", str(journal)])
+    assert listed.exit_code == 0
+    row = listed.output.splitlines()[1]
+    assert "failed" in row and "None" not in row and row.rstrip().endswith("-/-")
+    shown = invoke(journal, "show", "last")
+    # The endpoint that answered 404 is named, not scrubbed to "<path>".
+    assert "POST /wrong/v2/chat/completions" in shown.output and "<path>" not in shown.output

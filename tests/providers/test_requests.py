@@ -555,6 +555,37 @@ def test_official_endpoint_without_key_is_a_usage_error(
     assert cls(base_url="http://127.0.0.1:9/v1").base_url == "http://127.0.0.1:9/v1"
 
 
+@pytest.mark.parametrize(
+    ("cls", "var", "value", "expected"),
+    [
+        (OpenAIChat, "OPENAI_BASE_URL", "http://127.0.0.1:9/v1/", "http://127.0.0.1:9/v1"),
+        (OpenAIResponses, "OPENAI_BASE_URL", "http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"),
+        (Anthropic, "ANTHROPIC_BASE_URL", "http://127.0.0.1:9", "http://127.0.0.1:9"),
+        (Gemini, "GEMINI_BASE_URL", "http://127.0.0.1:9/v1beta", "http://127.0.0.1:9/v1beta"),
+        # google-genai's variable names the host; the SDK adds the version
+        (Gemini, "GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9", "http://127.0.0.1:9/v1beta"),
+        (Gemini, "GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"),
+    ],
+)
+def test_base_url_from_environment(
+    monkeypatch: pytest.MonkeyPatch, cls: type[Provider], var: str, value: str, expected: str
+) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(var, value)
+    # a server of one's own needs no key, as with base_url=
+    assert cls().base_url == expected
+    # an explicit base_url wins over the environment
+    assert cls(base_url="http://127.0.0.1:7/x").base_url == "http://127.0.0.1:7/x"
+
+
+def test_blank_base_url_variable_means_the_official_endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "  ")
+    assert OpenAIChat(api_key=KEY).base_url == "https://api.openai.com/v1"
+
+
 def test_extra_fields_are_merged_last() -> None:
     provider = OpenAIChat(api_key=KEY)
     body = provider.build_request(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire import BatchProgress, run_batch
+from toolwire import BatchProgress, SQLiteJournal, run_batch
 from toolwire.batch import load_results
 from toolwire.testing import EmulationServer, Scenario
 
@@ -72,6 +72,37 @@ async def test_batch_on_ray_then_resume(tmp_path: Path) -> None:
     records = load_results(results)
     assert len(records) == 12 and all(r.ok for r in records)
     assert {r.prompt for r in records[10:]} == set(prompts(12)[10:])
+
+
+async def test_workers_record_to_the_drivers_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ray was started before this test set its journal: the workers' own
+    # environment names another one (or the user's), and must not be used.
+    journal = tmp_path / "driver" / "journal.sqlite3"
+    monkeypatch.setenv("TOOLWIRE_JOURNAL", str(journal))
+    async with EmulationServer(SCENARIO) as server:
+        summary = await run_batch(
+            prompts(2), AgentFactory(server.url_for("openai-chat")), progress=False
+        )
+    assert summary.answered == 2
+    store = SQLiteJournal(journal)
+    try:
+        recorded = {run.run_id for run in store.list_runs()}
+    finally:
+        store.close()
+    assert recorded == {record.run_id for record in summary.records}
+
+    monkeypatch.setenv("TOOLWIRE_JOURNAL", "off")
+    async with EmulationServer(SCENARIO) as server:
+        factory = AgentFactory(server.url_for("openai-chat"))
+        off = await run_batch(prompts(1), factory, progress=False)
+    assert off.answered == 1
+    store = SQLiteJournal(journal)
+    try:
+        assert {run.run_id for run in store.list_runs()} == recorded
+    finally:
+        store.close()
 
 
 async def test_lost_worker_is_an_error_line(tmp_path: Path) -> None:

@@ -30,3 +30,16 @@ def test_make_test_installs_the_ray_extra() -> None:
     makefile = (PYPROJECT.parent / "Makefile").read_text(encoding="utf-8")
     extras = re.search(r"-e '\.\[([^\]]+)\]'", makefile)
     assert extras is not None and "ray" in extras.group(1).split(",")
+
+
+def test_make_demo_installs_the_core_alone() -> None:
+    makefile = (PYPROJECT.parent / "Makefile").read_text(encoding="utf-8")
+    demo = re.search(r"^demo: (\S+)$", makefile, re.MULTILINE)
+    assert demo is not None
+    stamp = demo.group(1).replace("$(VENV)", ".venv")
+    recipe = re.search(
+        r"^\$\(CORE_STAMP\):.*\n((?:\t.*\n)+)", makefile.replace(".venv", "$(VENV)"), re.MULTILINE
+    )
+    assert stamp == "$(CORE_STAMP)" and recipe is not None
+    installs = [line for line in recipe.group(1).splitlines() if "pip install" in line]
+    assert installs and all(line.rstrip().endswith("-e .") for line in installs)

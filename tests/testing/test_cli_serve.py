@@ -98,3 +98,62 @@ def test_serve_refusals(tmp_path: Path) -> None:
     assert invalid.exit_code == 1 and "invalid scenario" in invalid.output
     unknown = runner.invoke(main, ["serve", "--scenario", "no-such-scenario"])
     assert unknown.exit_code == 1 and "no-such-scenario" in unknown.output
+    assert "built-in: quickstart, weather" in unknown.output
+    recorded = runner.invoke(main, ["serve", "--scenario", str(CONFORMANCE / "README.md")])
+    assert recorded.exit_code == 1 and "neither JSON nor YAML" in recorded.output
+    body = runner.invoke(
+        main, ["serve", "--scenario", str(CONFORMANCE / "openai" / "chat_single_call_usage.sse")]
+    )
+    assert body.exit_code == 1 and "--replay" in body.output
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536", "http"])
+def test_serve_refuses_a_port_out_of_range(port: str) -> None:
+    result = CliRunner().invoke(main, ["serve", "--port", port])
+    assert result.exit_code == 2 and "Invalid value for '--port'" in result.output
+
+
+@pytest.mark.parametrize(
+    "serve_process", [["--scenario", "quickstart"]], indirect=True, ids=["quickstart"]
+)
+def test_serve_builtin_by_name(serve_process: tuple[subprocess.Popen[str], str]) -> None:
+    _, base_url = serve_process
+    body = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "?"}]}
+    response = httpx.post(base_url + "/v1/chat/completions", json=body)
+    assert response.status_code == 200
+    [call] = response.json()["choices"][0]["message"]["tool_calls"]
+    assert call["function"]["name"] == "get_weather"
+
+
+YAML = "turns:\n  - text: 你好, from a YAML scenario\n"
+
+
+@pytest.fixture
+def yaml_scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "scenario.txt"  # the content decides, not the name
+    path.write_text(YAML, encoding="utf-8")
+    return path
+
+
+def test_serve_yaml_scenario(yaml_scenario: Path) -> None:
+    args = [sys.executable, "-m", "toolwire", "serve", "--port", "0"]
+    process = subprocess.Popen(
+        [*args, "--scenario", str(yaml_scenario)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert "(scenario) listening on" in first, first
+        base_url = first.rsplit(" ", 1)[1].strip()
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        response = httpx.post(base_url + "/v1/chat/completions", json=body)
+        assert response.json()["choices"][0]["message"]["content"] == "你好, from a YAML scenario"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()

@@ -66,8 +66,11 @@ def test_from_file_and_replay(tmp_path: Path) -> None:
     assert scenario.turns[0].faults == [Fault(status=429, retry_after=1)]
 
     trace = CONFORMANCE / "openai" / "chat_single_call_usage.sse"
-    replay = Scenario.from_file(trace)
+    replay = Scenario.replay_file(trace)
     assert replay.replay == trace and replay.turns == []
+    # A recorded body is never taken for a scenario, whatever its name
+    with pytest.raises(ScenarioError, match=r"recorded response body.*--replay"):
+        Scenario.from_file(trace)
 
     relative = tmp_path / "r.json"
     (tmp_path / "body.sse").write_bytes(b"data: [DONE]\n\n")
@@ -97,7 +100,70 @@ def test_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="cannot read"):
         Scenario.from_file(tmp_path / "absent.json")
     with pytest.raises(ScenarioError, match="not found"):
-        Scenario.from_file(tmp_path / "absent.sse")
+        Scenario.replay_file(tmp_path / "absent.sse")
+
+
+YAML_SCENARIO = """\
+# The same conversation as a JSON scenario, in YAML.
+turns:
+  - tool_calls:
+      - name: get_weather
+        arguments: {city: 杭州}
+    faults:
+      - status: 429
+        retry_after: 0.5
+  - text: "天气:{result:get_weather}"
+"""
+
+
+@pytest.mark.parametrize("name", ["s.yaml", "s.yml", "s.txt", "scenario"])
+def test_yaml_by_content_whatever_the_name(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text(YAML_SCENARIO, encoding="utf-8")
+    scenario = Scenario.from_file(path)
+    assert scenario.turns[0].tool_calls[0].arguments == {"city": "杭州"}
+    assert scenario.turns[0].faults == [Fault(status=429, retry_after=0.5)]
+    assert scenario.turns[1].text == "天气:{result:get_weather}"
+
+
+def test_json_by_content_whatever_the_name(tmp_path: Path) -> None:
+    path = tmp_path / "scenario.yaml"
+    path.write_text(json.dumps({"name": "j", "turns": [{"text": "hi"}]}), encoding="utf-8")
+    assert Scenario.from_file(path).turns[0].text == "hi"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "is empty"),
+        (b"  \n", "is empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "binary file"),
+        (b'data: {"choices": []}\n\ndata: [DONE]\n\n', "recorded response body"),
+        (b"event: message_start\ndata: {}\n\n", "recorded response body"),
+        (b'[{"candidates": []}]', "recorded response body"),
+        (b"turns: [unclosed", "neither JSON nor YAML"),
+        (b"- just\n- a list\n", "not a mapping"),
+        (b"plain words", "not a mapping"),
+    ],
+)
+def test_files_that_are_not_scenarios(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "input.json"
+    path.write_bytes(content)
+    with pytest.raises(ScenarioError, match=message):
+        Scenario.from_file(path)
+
+
+def test_a_fault_written_on_the_turn_says_where_it_goes() -> None:
+    with pytest.raises(ScenarioError, match=r"'status' belongs to a fault.*\"faults\": \["):
+        Scenario.from_dict({"turns": [{"text": "x", "status": 429, "retry_after": 1}]})
+
+
+def test_unknown_name_lists_the_builtins(tmp_path: Path) -> None:
+    from toolwire.testing.server import load_scenario
+
+    with pytest.raises(ScenarioError, match=r"no scenario 'wether'.*built-in: quickstart, weather"):
+        load_scenario("wether")
+    assert load_scenario("quickstart").name == "quickstart"
 
 
 def test_turn_selection_and_if_error() -> None:

@@ -80,7 +80,9 @@ def test_replay_sends_the_recorded_bytes(toolwire_server: ServerFactory) -> None
         response = httpx.post(server.base_url + path, json=CHAT)
         assert response.content == trace.read_bytes()
     assert response.headers["content-type"].startswith("application/json")
-    sse = toolwire_server(CONFORMANCE / "anthropic" / "text_then_tool_use.sse")
+    sse = toolwire_server(
+        Scenario.replay_file(CONFORMANCE / "anthropic" / "text_then_tool_use.sse")
+    )
     response = httpx.post(sse.base_url + "/v1/messages", json=CHAT)
     assert response.headers["content-type"].startswith("text/event-stream")
     assert len(sse.requests) == 1

@@ -655,7 +655,7 @@ async def test_no_traceback_secret_or_path_reaches_the_model(
             "https://internal.example.com/v1/keys?token=hunter2 password=hunter2"
         )
 
-    with caplog.at_level(logging.WARNING, logger="toolwire.tools"):
+    with caplog.at_level(logging.DEBUG, logger="toolwire.tools"):
         [result] = await run(Toolbox([leaky]), [call("leaky")])
     assert result.error == "failed"
     content = result.message
@@ -673,8 +673,10 @@ async def test_no_traceback_secret_or_path_reaches_the_model(
     ):
         assert secret not in content, secret
     assert "https://internal.example.com/..." in content
+    # The developer gets the traceback, at DEBUG, when they ask for it.
     records = [r for r in caplog.records if r.exc_info]
     assert records and records[0].exc_info is not None
+    assert records[0].levelno == logging.DEBUG
     assert isinstance(records[0].exc_info[1], RuntimeError)
 
 

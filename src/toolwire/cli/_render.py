@@ -13,10 +13,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
 from rich.markup import escape
 from rich.panel import Panel
+from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
@@ -40,7 +41,7 @@ from toolwire.events import (
     ToolCallStarted,
 )
 
-__all__ = ["Renderer", "usage_table"]
+__all__ = ["Renderer", "usage_line", "usage_table"]
 
 _ARGS_SHOWN = 400
 
@@ -57,9 +58,25 @@ class _Call:
     eager: bool = False
 
 
+class _Waiting:
+    """A spinner and the seconds spent waiting for the model, computed each
+    time the live view is drawn (so it moves while nothing arrives)."""
+
+    def __init__(self) -> None:
+        self.since = time.monotonic()
+        self._spinner = Spinner("dots", style="cyan")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        elapsed = time.monotonic() - self.since
+        self._spinner.text = Text(f"waiting for the model… {elapsed:.0f} s", style="dim")
+        yield self._spinner
+
+
 @dataclass
 class _Turn:
     number: int
+    waiting: _Waiting | None = field(default_factory=_Waiting)
+    """Set until the model's first event of the turn arrives."""
     text: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _Call] = field(default_factory=dict)
@@ -85,6 +102,19 @@ def usage_table(result: RunResult) -> Table:
         str(u.total_tokens if u.total_tokens is not None else "-"),
     )
     return table
+
+
+def usage_line(result: RunResult) -> str:
+    """:func:`usage_table` as one line, for output that is not a terminal."""
+    u = result.usage
+
+    def shown(value: int | None) -> str:
+        return "-" if value is None else str(value)
+
+    return (
+        f"usage: {result.turns} turns, {len(result.tool_calls)} tool calls, tokens "
+        f"{shown(u.input_tokens)} in / {shown(u.output_tokens)} out"
+    )
 
 
 class Renderer:
@@ -124,6 +154,10 @@ class Renderer:
         elif not self.turns:
             return
         turn = self.turns[-1]
+        if isinstance(event, ModelRetrying):
+            turn.waiting = _Waiting()
+        elif not isinstance(event, TurnStarted):
+            turn.waiting = None
         if isinstance(event, TextDelta):
             turn.text.append(event.text)
             self._stream_text(event.text)
@@ -232,5 +266,7 @@ class Renderer:
                 body.append(Text("".join(turn.text)))
             if turn.note:
                 body.append(Text(turn.note, style="yellow"))
+            if turn.waiting is not None:
+                body.append(turn.waiting)
             parts.append(Panel(Group(*body), title=f"turn {turn.number}", title_align="left"))
         return Group(*parts)

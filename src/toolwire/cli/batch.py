@@ -8,7 +8,9 @@ pickled to the workers, which must be able to import its module too.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ import click
 
 from toolwire.errors import ToolwireError
 
-__all__ = ["batch", "read_prompts"]
+__all__ = ["batch", "load_factory", "read_prompts"]
 
 
 def read_prompts(text: str, *, jsonl: bool) -> list[str]:
@@ -51,18 +53,48 @@ def read_prompts(text: str, *, jsonl: bool) -> list[str]:
     return prompts
 
 
-def _load_factory(reference: str) -> Any:
+def load_factory(reference: str) -> Any:
+    """The agent factory that ``module:attribute`` names.
+
+    The current directory is on the import path, as with ``python -m``. The
+    attribute may be a function (or any callable) returning an Agent, or a
+    class: an Agent subclass is called as is, and any other class is
+    instantiated once with no arguments, its instance being the factory.
+
+    Raises:
+        click.BadParameter: the reference cannot be imported or used.
+    """
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
-        raise click.BadParameter("use module:attribute, e.g. myproject.agents:make_agent")
+        raise click.BadParameter(
+            "use module:attribute, e.g. myproject.agents:make_agent", param_hint="'--agent'"
+        )
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         target: Any = importlib.import_module(module_name)
         for part in attribute.split("."):
             target = getattr(target, part)
     except (ImportError, AttributeError) as exc:
-        raise click.BadParameter(f"cannot import {reference!r}: {exc}") from None
+        raise click.BadParameter(
+            f"cannot import {reference!r}: {exc}", param_hint="'--agent'"
+        ) from None
+    if inspect.isclass(target):
+        from toolwire.agent import Agent
+
+        if not issubclass(target, Agent):
+            try:
+                target = target()
+            except Exception as exc:
+                raise click.BadParameter(
+                    f"{reference}() failed: {type(exc).__name__}: {exc}", param_hint="'--agent'"
+                ) from None
     if not callable(target):
-        raise click.BadParameter(f"{reference!r} is not callable")
+        raise click.BadParameter(
+            f"{reference!r} is not callable: give a function returning an Agent, or a "
+            "class whose instances return one when called",
+            param_hint="'--agent'",
+        )
     return target
 
 
@@ -72,7 +104,8 @@ def _load_factory(reference: str) -> Any:
     "--agent",
     "factory_ref",
     required=True,
-    help="The agent factory, as module:attribute (a callable returning an Agent).",
+    help="The agent factory, as module:attribute: a function returning an Agent, or a "
+    "class whose instances do (the current directory is importable).",
 )
 @click.option(
     "--results",
@@ -81,7 +114,13 @@ def _load_factory(reference: str) -> Any:
     required=True,
     help="The JSON Lines results file; running again on it resumes the batch.",
 )
-@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="The most runs in flight at once.",
+)
 @click.option("--local", is_flag=True, help="Run in this process instead of on Ray.")
 @click.option(
     "--address",
@@ -94,7 +133,12 @@ def _load_factory(reference: str) -> Any:
     show_default=True,
     help="On resume, run again the prompts whose last line is an error.",
 )
-@click.option("--progress/--no-progress", default=True, show_default=True)
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    show_default=True,
+    help="Draw a progress bar on stderr.",
+)
 def batch(
     prompts_file: Path,
     factory_ref: str,
@@ -118,7 +162,14 @@ def batch(
         except OSError as exc:
             raise click.BadParameter(str(exc), param_hint="PROMPTS_FILE") from None
     prompts = read_prompts(text, jsonl=prompts_file.suffix in (".jsonl", ".ndjson"))
-    factory = _load_factory(factory_ref)
+    factory = load_factory(factory_ref)
+    try:  # before any run: a results file that cannot be written is a usage error
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        results_path.open("ab").close()
+    except OSError as exc:
+        raise click.BadParameter(
+            f"cannot write {results_path}: {exc.strerror or exc}", param_hint="'--results'"
+        ) from None
 
     async def main() -> Any:
         return await run_batch(
@@ -142,5 +193,13 @@ def batch(
         f"{ran - summary.answered - summary.errors} hit the turn limit; "
         f"{summary.skipped} skipped (already in {results_path})"
     )
-    if summary.errors:
+    failed = [record for record in summary.records if record.outcome == "error"]
+    if failed:
+        first = failed[0]
+        error = first.error or {}
+        click.echo(
+            f"first failure (prompt {first.index}): {error.get('type')}: "
+            f"{error.get('message')}; where it was raised: in {results_path}",
+            err=True,
+        )
         sys.exit(1)

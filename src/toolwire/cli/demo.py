@@ -10,6 +10,7 @@ against a real provider, with the key from the environment.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import Any
@@ -19,8 +20,9 @@ import click
 from rich.console import Console
 
 from toolwire.agent import Agent, RunFinished, RunResult
-from toolwire.cli._render import Renderer, usage_table
-from toolwire.errors import ToolwireError
+from toolwire.cli._console import PipeConsole
+from toolwire.cli._render import Renderer, usage_line, usage_table
+from toolwire.errors import ToolwireError, TransportTimeout
 
 __all__ = ["chat", "demo"]
 
@@ -36,13 +38,15 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def make_provider(name: str, *, base_url: str | None, api_key: str | None) -> Any:
+def make_provider(
+    name: str, *, base_url: str | None, api_key: str | None, timeout: Any = None
+) -> Any:
     """A provider instance by its ``--provider`` name."""
     import toolwire.providers as providers
 
     cls_name, _, _ = PROVIDERS[name]
     cls = getattr(providers, cls_name)
-    return cls(api_key=api_key, base_url=base_url)
+    return cls(api_key=api_key, base_url=base_url, timeout=timeout)
 
 
 def sample_tools() -> list[Any]:
@@ -54,11 +58,14 @@ def sample_tools() -> list[Any]:
 
 async def _drive(agent: Agent, prompt: str, renderer: Renderer | None) -> RunResult:
     result: RunResult | None = None
-    async for event in agent.stream(prompt):
-        if renderer is not None:
-            renderer.handle(event)
-        if isinstance(event, RunFinished):
-            result = event.result
+    # Closed here, in this task, whatever happens (a reader gone from the
+    # pipe included): the run and its tools are cancelled cleanly.
+    async with contextlib.aclosing(agent.stream(prompt)) as events:
+        async for event in events:
+            if renderer is not None:
+                renderer.handle(event)
+            if isinstance(event, RunFinished):
+                result = event.result
     assert result is not None
     return result
 
@@ -79,10 +86,16 @@ def run_and_show(agent: Agent, prompt: str, *, as_json: bool, console: Console) 
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
         return result
-    console.print()
-    console.rule("answer")
-    console.print(result.output or f"(no answer: {result.outcome})", highlight=False)
-    console.print(usage_table(result))
+    if console.is_terminal:
+        console.print()
+        console.rule("answer")
+        console.print(result.output or f"(no answer: {result.outcome})", highlight=False)
+        console.print(usage_table(result))
+    else:
+        # The answer has streamed already, line by line: only what is new.
+        if not result.output:
+            console.print(f"(no answer: {result.outcome})", highlight=False)
+        console.print(usage_line(result), highlight=False)
     return result
 
 
@@ -106,7 +119,7 @@ def demo(provider: str, prompt: str, as_json: bool, eager: bool) -> None:
     """Run an agent with the sample tools against the local emulation server."""
     from toolwire.testing import EmulationServer, Scenario
 
-    console = Console(stderr=False, soft_wrap=True)
+    console = PipeConsole(soft_wrap=True)
     _, api, model = PROVIDERS[provider]
     with EmulationServer(Scenario.builtin("weather")) as server:
         agent = Agent(
@@ -133,12 +146,27 @@ def demo(provider: str, prompt: str, as_json: bool, eager: bool) -> None:
 
 
 @click.command("chat")
-@click.option("--provider", type=click.Choice(sorted(PROVIDERS)), required=True)
+@click.option(
+    "--provider",
+    type=click.Choice(sorted(PROVIDERS)),
+    required=True,
+    help="The provider's API (its wire format).",
+)
 @click.option("--model", required=True, help="The provider's model id.")
 @click.option(
-    "--base-url", default=None, help="For OpenAI-compatible servers (DashScope, vLLM...)."
+    "--base-url",
+    default=None,
+    help="The server's base URL (default: the provider's *_BASE_URL variable, else its "
+    "official one); for OpenAI-compatible servers (DashScope, vLLM...).",
 )
 @click.option("--system", default=None, help="The system prompt.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for each answer of the model, retries included.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run's record as JSON.")
 @click.argument("prompt", required=False)
 def chat(
@@ -146,21 +174,46 @@ def chat(
     model: str,
     base_url: str | None,
     system: str | None,
+    timeout: float,
     as_json: bool,
     prompt: str | None,
 ) -> None:
-    """Ask a real provider, with the sample tools (key from the environment)."""
-    console = Console(soft_wrap=True)
+    """Ask a real provider, with the sample tools (key from the environment).
+
+    PROMPT is the question; without it, it is asked for on a terminal, or
+    read from stdin.
+    """
+    from toolwire.transport import Timeouts
+
+    question = prompt if prompt is not None else _ask()
+    if not question.strip():
+        raise click.UsageError("the prompt is empty")
+    limits = Timeouts(
+        connect=min(10.0, timeout), read=timeout, write=min(60.0, timeout), total=timeout
+    )
+    console = PipeConsole(soft_wrap=True)
     try:
         agent = Agent(
-            make_provider(provider, base_url=base_url, api_key=None),
+            make_provider(provider, base_url=base_url, api_key=None, timeout=limits),
             model=model,
             tools=sample_tools(),
             system=system,
         )
-        question = prompt if prompt is not None else click.prompt("you")
         result = run_and_show(agent, question, as_json=as_json, console=console)
+    except TransportTimeout as exc:
+        raise click.ClickException(
+            f"{exc.type_name}: {exc.message}; --timeout {timeout:g} to wait longer"
+        ) from None
     except ToolwireError as exc:
         raise click.ClickException(f"{exc.type_name}: {exc.message}") from None
     if not result.ok:
         sys.exit(1)
+
+
+def _ask() -> str:
+    stdin = sys.stdin
+    if stdin.isatty():
+        # On stderr: stdout is the answer's (or the JSON record's) alone.
+        answer: str = click.prompt("you", err=True)
+        return answer
+    return stdin.read()

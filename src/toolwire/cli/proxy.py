@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from toolwire.cli.serve import serve_until_interrupted
-from toolwire.errors import ToolwireError
-from toolwire.testing import RecordingProxy
-from toolwire.testing._serving import is_loopback
-from toolwire.transport import Timeouts
+
+if TYPE_CHECKING:
+    from toolwire.testing import RecordingProxy
 
 __all__ = ["proxy"]
 
@@ -60,6 +60,11 @@ def proxy(
     --record, each exchange is written to a cassette (credentials removed)
     that `toolwire serve --cassette` replays.
     """
+    from toolwire.errors import ToolwireError
+    from toolwire.testing import RecordingProxy
+    from toolwire.testing._serving import is_loopback
+    from toolwire.transport import Timeouts
+
     if not allow_remote and not is_loopback(host):
         raise click.UsageError(
             f"refusing to listen on {host!r}: not a loopback address (use --allow-remote)"

@@ -11,7 +11,6 @@ of one, or ``last``. Every command reads the journal agents write by default
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from toolwire.cli._console import PipeConsole
 from toolwire.journal import (
     JournalError,
     JournalEvent,
@@ -50,9 +50,12 @@ def _journal_option(function: F) -> F:
     return decorated
 
 
+class _RunsError(click.ClickException):
+    exit_code = 2
+
+
 def _fail(message: str) -> NoReturn:
-    click.echo(f"toolwire runs: {message}", err=True)
-    sys.exit(2)
+    raise _RunsError(message)
 
 
 def _open(path: Path | None) -> SQLiteJournal | None:
@@ -100,6 +103,10 @@ def _tokens(usage: dict[str, Any] | None) -> str:
         if isinstance(usage.get(k), int)
     ]
     return " / ".join(parts) if parts else "-"
+
+
+def _count(value: Any) -> str:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else "-"
 
 
 def _usage_sum(log: RunLog) -> dict[str, Any]:
@@ -356,7 +363,7 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({"runs": [s.to_dict() for s in summaries]}, ensure_ascii=False))
         return
-    console = Console(soft_wrap=True)
+    console = PipeConsole(soft_wrap=True)
     if not summaries:
         console.print("no runs recorded yet", highlight=False)
         return
@@ -372,7 +379,7 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
             escape(s.model),
             "-" if s.turns is None else str(s.turns),
             "-" if s.tool_calls is None else str(s.tool_calls),
-            f"{usage.get('input_tokens', '-')}/{usage.get('output_tokens', '-')}",
+            "/".join(_count(usage.get(key)) for key in ("input_tokens", "output_tokens")),
         )
     console.print(table)
 
@@ -387,7 +394,7 @@ def show_command(run_ref: str, journal_path: Path | None, as_json: bool) -> None
     if as_json:
         click.echo(json.dumps(timeline(log), ensure_ascii=False))
         return
-    render(log, Console(soft_wrap=True))
+    render(log, PipeConsole(soft_wrap=True))
 
 
 @runs.command("export")

@@ -1,21 +1,19 @@
-"""``toolwire serve``: run the emulation server in the foreground."""
+"""``toolwire serve``: run the emulation server, or replay a cassette, in the foreground."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from toolwire.errors import ToolwireError
-from toolwire.testing import CassetteServer, EmulationServer, Scenario
-from toolwire.testing._serving import LoopbackServer
-from toolwire.testing.server import is_loopback, load_scenario
+if TYPE_CHECKING:
+    from toolwire.testing._serving import LoopbackServer
 
 __all__ = ["serve", "serve_until_interrupted"]
 
-S = TypeVar("S", bound=LoopbackServer)
+S = TypeVar("S", bound="LoopbackServer")
 
 
 def serve_until_interrupted(server: S, ready: Callable[[S], None], host: str, port: int) -> None:
@@ -28,18 +26,25 @@ def serve_until_interrupted(server: S, ready: Callable[[S], None], host: str, po
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8765, show_default=True, type=int, help="Port (0: any free port).")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port (0: any free port).",
+)
 @click.option(
     "--scenario",
     "scenario_ref",
     default=None,
-    help="A scenario JSON file or a built-in scenario name (default: weather).",
+    help="A built-in scenario's name, or a scenario file in JSON or YAML (told apart by "
+    "content); default: weather.",
 )
 @click.option(
     "--replay",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="A recorded response body (.sse) sent verbatim to every request.",
+    help="A recorded response body (.sse, JSON...) sent verbatim to every request.",
 )
 @click.option(
     "--cassette",
@@ -73,8 +78,16 @@ def serve(
 ) -> None:
     """Run the emulation server: OpenAI, Anthropic and Gemini wire formats on loopback.
 
-    Any API key is accepted and none is ever logged.
+    Any API key is accepted and none is ever logged. The built-in scenarios
+    are weather (the demo's: toolwire's sample tools, in parallel) and
+    quickstart (the README's: get_weather, then an answer from its city and
+    condition). With --cassette, it answers each request from a recording of
+    `toolwire proxy` instead.
     """
+    from toolwire.errors import ToolwireError
+    from toolwire.testing import EmulationServer, Scenario
+    from toolwire.testing.server import is_loopback, load_scenario
+
     if sum(x is not None for x in (scenario_ref, replay, cassette)) > 1:
         raise click.UsageError("give one of --scenario, --replay and --cassette")
     if (realtime or ignore) and cassette is None:
@@ -114,6 +127,9 @@ def _serve_cassette(
     port: int,
     allow_remote: bool,
 ) -> None:
+    from toolwire.errors import ToolwireError
+    from toolwire.testing import CassetteServer
+
     try:
         server = CassetteServer(
             directory,

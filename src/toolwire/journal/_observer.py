@@ -92,13 +92,16 @@ def _error_record(error: BaseException) -> dict[str, Any]:
     if isinstance(error, ToolwireError):
         record: dict[str, Any] = {
             "type": error.type_name,
-            "message": scrub(error.message, limit=2000),
+            "message": scrub(error.message, limit=2000, keep_paths=True),
         }
         status = getattr(error, "status_code", None)
         if isinstance(status, int):
             record["status_code"] = status
         return record
-    return {"type": type(error).__name__, "message": scrub(str(error), limit=2000)}
+    return {
+        "type": type(error).__name__,
+        "message": scrub(str(error), limit=2000, keep_paths=True),
+    }
 
 
 def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:

@@ -253,6 +253,9 @@ class Provider(ABC):
     default_base_url: str = ""
     env_vars: tuple[str, ...] = ()
     """Environment variables read, in order, when no key is given."""
+    base_url_env_vars: tuple[str, ...] = ()
+    """Environment variables read, in order, when no ``base_url`` is given (the
+    official SDKs' own: ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``...)."""
     requires_key_for_default_url: bool = True
 
     def __init__(
@@ -269,7 +272,8 @@ class Provider(ABC):
 
         Args:
             api_key: the key; when ``None``, read from :attr:`env_vars`.
-            base_url: the server's base URL (defaults to the official one).
+            base_url: the server's base URL; when ``None``, read from
+                :attr:`base_url_env_vars`, else the official one.
             name: how this provider is called in errors and logs.
             headers: extra request headers (never logged).
             transport: the transport used when ``stream``/``complete`` get none.
@@ -284,7 +288,7 @@ class Provider(ABC):
                 if os.environ.get(var):
                     key = os.environ[var]
                     break
-        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.base_url = (base_url or self._env_base_url() or self.default_base_url).rstrip("/")
         self.name = name or self.default_name
         if not key and self.requires_key_for_default_url and self.base_url == self.default_base_url:
             raise UsageError(
@@ -298,6 +302,17 @@ class Provider(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, base_url={self.base_url!r})"
+
+    def _env_base_url(self) -> str | None:
+        for var in self.base_url_env_vars:
+            value = os.environ.get(var, "").strip()
+            if value:
+                return self._base_url_from_env(var, value)
+        return None
+
+    def _base_url_from_env(self, var: str, value: str) -> str:
+        """The base URL an environment variable names (subclasses adapt an SDK's form)."""
+        return value
 
     # -- pure translation -------------------------------------------------
 

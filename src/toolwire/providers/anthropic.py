@@ -83,6 +83,7 @@ class Anthropic(Provider):
     default_name = "anthropic"
     default_base_url = _OFFICIAL
     env_vars = ("ANTHROPIC_API_KEY",)
+    base_url_env_vars = ("ANTHROPIC_BASE_URL",)
 
     def __init__(
         self,
@@ -103,7 +104,8 @@ class Anthropic(Provider):
 
         Args:
             api_key: the key (else ``ANTHROPIC_API_KEY``).
-            base_url: the server's base URL; defaults to Anthropic's.
+            base_url: the server's base URL; else ``ANTHROPIC_BASE_URL``, else
+                Anthropic's.
             name: the provider's name in errors.
             headers: extra request headers.
             transport: default transport for ``stream``/``complete``.

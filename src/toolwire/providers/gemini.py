@@ -22,9 +22,10 @@ sends no call ids (toolwire mints them), so a minted id is never sent back.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from toolwire.codecs._parts import int_or_none
 from toolwire.errors import ProviderError, UsageError
@@ -57,6 +58,8 @@ __all__ = ["Gemini"]
 
 _API = "gemini"
 _OFFICIAL = "https://generativelanguage.googleapis.com/v1beta"
+# A path that already names the API version (".../v1", ".../v1beta").
+_VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
 _MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
 _FINISH = {
     "STOP": "stop",
@@ -89,6 +92,7 @@ class Gemini(Provider):
     default_name = "gemini"
     default_base_url = _OFFICIAL
     env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    base_url_env_vars = ("GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL")
 
     def __init__(
         self,
@@ -107,7 +111,10 @@ class Gemini(Provider):
         Args:
             api_key: the key (else ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``);
                 sent in the ``x-goog-api-key`` header, never in the URL.
-            base_url: the API root including the version; defaults to
+            base_url: the API root including the version; else
+                ``GEMINI_BASE_URL`` (the same form), else ``GOOGLE_GEMINI_BASE_URL``
+                (the ``google-genai`` SDK's host root, to which ``/v1beta`` is
+                added when it names no version), else
                 ``https://generativelanguage.googleapis.com/v1beta``.
             name: the provider's name in errors.
             headers: extra request headers.
@@ -126,6 +133,11 @@ class Gemini(Provider):
         )
         self.gemini_thinking_budget = gemini_thinking_budget
         self.gemini_include_thoughts = gemini_include_thoughts
+
+    def _base_url_from_env(self, var: str, value: str) -> str:
+        if var == "GOOGLE_GEMINI_BASE_URL" and not _VERSIONED.search(urlsplit(value).path):
+            return value.rstrip("/") + "/v1beta"
+        return value
 
     def _auth_headers(self) -> dict[str, str]:
         if self._api_key is None:

@@ -109,6 +109,7 @@ class OpenAIChat(Provider):
     default_name = "openai"
     default_base_url = _OFFICIAL
     env_vars = ("OPENAI_API_KEY",)
+    base_url_env_vars = ("OPENAI_BASE_URL",)
 
     def __init__(
         self,
@@ -132,7 +133,8 @@ class OpenAIChat(Provider):
             api_key: the key (else ``OPENAI_API_KEY``). Optional for a custom
                 ``base_url``: local servers (vLLM, Ollama) need none.
             base_url: e.g. ``https://api.deepseek.com/v1`` or
-                ``http://127.0.0.1:11434/v1``; defaults to OpenAI's.
+                ``http://127.0.0.1:11434/v1``; else ``OPENAI_BASE_URL``, else
+                OpenAI's.
             name: the provider's name in errors (``"deepseek"``...).
             headers: extra request headers.
             transport: default transport for ``stream``/``complete``.

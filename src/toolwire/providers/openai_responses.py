@@ -74,6 +74,7 @@ class OpenAIResponses(Provider):
     default_name = "openai-responses"
     default_base_url = _OFFICIAL
     env_vars = ("OPENAI_API_KEY",)
+    base_url_env_vars = ("OPENAI_BASE_URL",)
 
     def __init__(
         self,
@@ -94,7 +95,7 @@ class OpenAIResponses(Provider):
 
         Args:
             api_key: the key (else ``OPENAI_API_KEY``).
-            base_url: the server's base URL; defaults to OpenAI's.
+            base_url: the server's base URL; else ``OPENAI_BASE_URL``, else OpenAI's.
             name: the provider's name in errors.
             headers: extra request headers.
             transport: default transport for ``stream``/``complete``.

@@ -1,4 +1,5 @@
-"""The pytest plugin of toolwire: the ``toolwire_server`` and ``toolwire_cassette`` fixtures.
+"""The pytest plugin of toolwire: the ``toolwire_server``, ``toolwire_cassette`` and
+``toolwire_journal`` fixtures.
 
 Installed as a ``pytest11`` entry point, so any project that installs toolwire
 gets the fixtures::
@@ -14,12 +15,19 @@ gets the fixtures::
 ``toolwire_cassette`` replays the test's cassette by default; with
 ``TOOLWIRE_RECORD=1`` in the environment (and a real key) it records it anew
 through ``toolwire proxy``.
+
+Loading the plugin imports neither the emulation server nor its web stack
+(nor pydantic): every pytest run of a project that installs toolwire loads
+this module, and only the tests that use a fixture pay for what it needs.
+Agents of a test that uses any of them record to a journal of its own in
+pytest's temporary directory, never to the user's.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +35,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from toolwire.testing.scenario import Scenario
-from toolwire.testing.server import EmulationServer
-
 if TYPE_CHECKING:
     from toolwire.testing._serving import LoopbackServer
+    from toolwire.testing.scenario import Scenario
+    from toolwire.testing.server import EmulationServer
 
 __all__ = [
     "RECORD_ENV",
@@ -39,37 +46,68 @@ __all__ = [
     "CassetteSession",
     "ServerFactory",
     "toolwire_cassette",
+    "toolwire_journal",
     "toolwire_server",
 ]
 
-ServerFactory = Callable[..., EmulationServer]
-"""``factory(scenario, **options) -> EmulationServer``, started on a free port."""
 
+class ServerFactory:
+    """``factory(scenario, **options) -> EmulationServer``, started on a free port.
 
-@pytest.fixture
-def toolwire_server() -> Iterator[ServerFactory]:
-    """A factory of started emulation servers, all stopped at teardown.
-
-    Call it with a :class:`~toolwire.testing.Scenario` (or a built-in name, a
-    file path, or the scenario's JSON shape) and any keyword option of
+    ``scenario`` is a :class:`~toolwire.testing.Scenario`, a built-in name, a
+    file path or the scenario's JSON shape; ``options`` are keyword options of
     :class:`~toolwire.testing.EmulationServer`.
     """
-    servers: list[EmulationServer] = []
 
-    def factory(
-        scenario: Scenario | str | Path | dict[str, Any], **options: Any
+    def __init__(self, journal: Path) -> None:
+        self.journal = journal
+        """The test's journal file (see the ``toolwire_journal`` fixture)."""
+        self.servers: list[EmulationServer] = []
+        """The servers started so far, oldest first."""
+
+    def __call__(
+        self, scenario: Scenario | str | Path | dict[str, Any], **options: Any
     ) -> EmulationServer:
+        from toolwire.testing.server import EmulationServer
+
         options.setdefault("port", 0)
         server = EmulationServer(scenario, **options)
         server.start()
-        servers.append(server)
+        self.servers.append(server)
         return server
 
+    def stop_all(self) -> None:
+        """Stop every server this factory started, newest first."""
+        while self.servers:
+            self.servers.pop().stop()
+
+
+@pytest.fixture
+def toolwire_journal(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """The journal file the test's agents record to: ``TOOLWIRE_JOURNAL`` points
+    at a new file in pytest's temporary directory (created on first use). Read it
+    with :class:`~toolwire.SQLiteJournal` or ``toolwire runs --journal``."""
+    path = tmp_path_factory.mktemp("toolwire") / "journal.sqlite3"
+    monkeypatch.setenv("TOOLWIRE_JOURNAL", str(path))
+    try:
+        yield path
+    finally:
+        journal = sys.modules.get("toolwire.journal")
+        if journal is not None:  # opened by the test: release the file
+            journal.close_journals()
+
+
+@pytest.fixture
+def toolwire_server(toolwire_journal: Path) -> Iterator[ServerFactory]:
+    """A factory of started emulation servers, all stopped at teardown; its
+    ``journal`` is the test's journal file."""
+    factory = ServerFactory(toolwire_journal)
     try:
         yield factory
     finally:
-        for server in reversed(servers):
-            server.stop()
+        factory.stop_all()
 
 
 RECORD_ENV = "TOOLWIRE_RECORD"
@@ -119,7 +157,9 @@ def _cassette_dir(request: pytest.FixtureRequest, name: str) -> Path:
 
 
 @pytest.fixture
-def toolwire_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteFactory]:
+def toolwire_cassette(
+    request: pytest.FixtureRequest, toolwire_journal: Path
+) -> Iterator[CassetteFactory]:
     """Replay (or, with ``TOOLWIRE_RECORD=1``, record) a cassette of real traffic.
 
     Call it with the provider's base URL; give the returned session's

@@ -14,9 +14,9 @@ is an error, which scripts "the model corrects its arguments" conversations.
 A turn's ``faults`` are consumed by successive attempts of the same request
 (same body), so a client retrying a request sees the next fault, then success.
 
-Scenarios load from JSON (``Scenario.from_file``), from the bundled set
-(``Scenario.builtin("weather")``), or replay one recorded body to every request
-(``Scenario.replay_file(path)``). The JSON shape::
+Scenarios load from a JSON or YAML file (``Scenario.from_file``), from the
+bundled set (``Scenario.builtin("weather")``), or replay one recorded body to
+every request (``Scenario.replay_file(path)``). The JSON shape::
 
     {"turns": [
         {"tool_calls": [{"name": "get_weather", "arguments": {"city": "杭州"}}],
@@ -161,7 +161,7 @@ class Scenario(_Model):
         try:
             scenario = cls.model_validate(data)
         except ValidationError as exc:
-            raise ScenarioError(f"invalid scenario: {exc}") from exc
+            raise ScenarioError(f"invalid scenario: {exc}{_fault_hint(exc)}") from exc
         if scenario.replay is not None and base_dir is not None:
             if not scenario.replay.is_absolute():
                 scenario = scenario.model_copy(update={"replay": base_dir / scenario.replay})
@@ -171,21 +171,19 @@ class Scenario(_Model):
 
     @classmethod
     def from_file(cls, path: str | Path) -> Scenario:
-        """Load a scenario from a JSON file, or a recorded ``.sse`` body to replay.
+        """Load a scenario from a JSON or YAML file, told apart by its content
+        (not its name). A recorded body to replay is :meth:`replay_file`'s.
 
         Raises:
-            ScenarioError: the file is missing, not JSON, or not a valid scenario.
+            ScenarioError: the file is missing, not JSON or YAML, or not a
+                valid scenario.
         """
         path = Path(path)
-        if path.suffix != ".json":
-            return cls.replay_file(path)
         try:
-            data = _json.loads(path.read_bytes())
+            content = path.read_bytes()
         except OSError as exc:
             raise ScenarioError(f"cannot read scenario {path}: {exc.strerror}") from exc
-        except _json.JSONDecodeError as exc:
-            raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from exc
-        scenario = cls.from_dict(data, base_dir=path.parent)
+        scenario = cls.from_dict(_parse_document(content, path), base_dir=path.parent)
         if scenario.name == "scenario":
             scenario = scenario.model_copy(update={"name": path.stem})
         return scenario
@@ -247,6 +245,57 @@ class Scenario(_Model):
         if last_results_have_error and turn.if_error is not None:
             return turn.if_error
         return turn
+
+
+def _fault_hint(error: ValidationError) -> str:
+    """A hint when a fault's field was written on a turn itself."""
+    for detail in error.errors():
+        key = detail["loc"][-1] if detail["loc"] else None
+        if detail["type"] == "extra_forbidden" and key in Fault.model_fields:
+            return (
+                f"\n{key!r} belongs to a fault: list the turn's faults, one per attempt of "
+                f'its request, as in {{"text": "...", "faults": [{{"{key}": ...}}]}}'
+            )
+    return ""
+
+
+def _parse_document(content: bytes, path: Path) -> Any:
+    """A scenario file's data: JSON when it opens with ``{``, YAML otherwise.
+
+    Raises:
+        ScenarioError: the content is empty, binary, a recorded stream, or
+            neither JSON nor YAML.
+    """
+    stripped = content.lstrip()
+    if not stripped:
+        raise ScenarioError(f"scenario {path} is empty")
+    if stripped.startswith((b"data:", b"event:", b"[{", b'{"id"', b'{"candidates"')):
+        raise ScenarioError(
+            f"{path} looks like a recorded response body, not a scenario: replay it with "
+            "--replay (Scenario.replay_file)"
+        )
+    if stripped.startswith(b"{"):
+        try:
+            return _json.loads(content)
+        except _json.JSONDecodeError as exc:
+            raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from exc
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path} is a binary file, not a JSON or YAML scenario") from None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ScenarioError(f"scenario {path} is neither JSON nor YAML ({first})") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(
+            f"scenario {path} is not a mapping with 'turns' (it reads as "
+            f"{type(data).__name__}): a scenario is JSON or YAML"
+        )
+    return data
 
 
 def builtin_names() -> list[str]:

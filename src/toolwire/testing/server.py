@@ -62,7 +62,8 @@ FAULT_HEADER = "x-toolwire-fault"
 
 
 def load_scenario(scenario: Scenario | str | Path | dict[str, Any]) -> Scenario:
-    """A scenario from an object, a built-in name, a file path or its JSON shape.
+    """A scenario from an object, a built-in name, a file path (JSON or YAML) or
+    its JSON shape. A file of the name wins over a built-in scenario.
 
     Raises:
         ScenarioError: the scenario cannot be found or is invalid.
@@ -71,8 +72,13 @@ def load_scenario(scenario: Scenario | str | Path | dict[str, Any]) -> Scenario:
         return scenario
     if isinstance(scenario, dict):
         return Scenario.from_dict(scenario)
-    if isinstance(scenario, str) and scenario in builtin_names() and not Path(scenario).exists():
-        return Scenario.builtin(scenario)
+    if isinstance(scenario, str) and not Path(scenario).exists():
+        if scenario in builtin_names():
+            return Scenario.builtin(scenario)
+        raise ScenarioError(
+            f"no scenario {scenario!r}: neither a file nor a built-in scenario "
+            f"(built-in: {', '.join(builtin_names())})"
+        )
     return Scenario.from_file(scenario)
 
 

@@ -12,9 +12,10 @@ and the call is reported as timed out then. Only transient errors are
 retried (:func:`is_transient`), after the toolbox's :class:`~toolwire.Backoff`;
 the fallback runs when the attempts are spent.
 
-What goes back to the model is a short, actionable string; the traceback goes
-to the ``toolwire.tools`` logger. Exception messages that do reach the model
-are scrubbed (:func:`~toolwire.tools.scrub`).
+What goes back to the model is a short, actionable string. A failure the model
+is told about is logged on ``toolwire.tools`` at INFO, in one line; its
+traceback only at DEBUG, when the application asks for it. Exception messages
+that do reach the model are scrubbed (:func:`~toolwire.tools.scrub`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from toolwire._log import log_failure
 from toolwire.errors import (
     ModelRetry,
     ProviderError,
@@ -303,18 +305,17 @@ class CallRun:
                 )
             except Exception as exc:
                 error = exc
-                logger.warning(
-                    "tool %r call %s attempt %d raised",
-                    self.tool.name,
-                    self.call.id,
-                    attempt,
-                    exc_info=exc,
+                log_failure(
+                    logger,
+                    f"tool {self.tool.name!r} call {self.call.id} attempt {attempt}",
+                    exc,
+                    describe_exception(exc),
                 )
             else:
                 if not timed_out:
                     return self.success(value)
                 error = ToolTimeout(f"tool {self.tool.name!r} timed out after {self.timeout:g} s")
-                logger.warning(
+                logger.info(
                     "tool %r call %s attempt %d timed out after %g s",
                     self.tool.name,
                     self.call.id,
@@ -401,8 +402,11 @@ class CallRun:
                 model_retry=True,
             )
         except Exception as exc:
-            logger.warning(
-                "fallback of tool %r call %s raised", self.tool.name, self.call.id, exc_info=exc
+            log_failure(
+                logger,
+                f"fallback of tool {self.tool.name!r} call {self.call.id}",
+                exc,
+                describe_exception(exc),
             )
             return self.failure(error, fallback_error=describe_exception(exc))
         if timed_out:

@@ -33,7 +33,7 @@ _POSIX_PATH = re.compile(r"(?<![\w:/.~-])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?")
 _WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"<>]*")
 
 
-def scrub(text: str, *, limit: int = 240) -> str:
+def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
     """Remove what must never reach a model from an exception message.
 
     URLs keep their scheme and host (their path and query may hold tokens),
@@ -44,6 +44,8 @@ def scrub(text: str, *, limit: int = 240) -> str:
     Args:
         text: the message.
         limit: the maximum length of the result.
+        keep_paths: keep file and URL-less paths (``POST /v1/messages``): for
+            the user's own records, where they help and reveal nothing.
     """
     text = _URL.sub(lambda m: m.group(1) + "/...", text)
     for pattern in _SECRETS:
@@ -53,8 +55,9 @@ def scrub(text: str, *, limit: int = 240) -> str:
             text = pattern.sub(lambda m: f"{m.group(1)} <redacted>", text)
         else:
             text = pattern.sub("<redacted>", text)
-    text = _WINDOWS_PATH.sub("<path>", text)
-    text = _POSIX_PATH.sub("<path>", text)
+    if not keep_paths:
+        text = _WINDOWS_PATH.sub("<path>", text)
+        text = _POSIX_PATH.sub("<path>", text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
