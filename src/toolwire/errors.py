@@ -242,9 +242,21 @@ class ToolArgumentsInvalid(ToolError):
 
 
 class ToolTimeout(ToolError):
-    """The tool did not finish within its timeout."""
+    """The tool did not finish within its timeout.
+
+    Attributes:
+        stopped: whether its work was stopped at the deadline. A synchronous
+            function in a thread cannot be stopped, only abandoned: such a
+            timeout is not worth a retry (``transient`` is false), since the
+            first attempt may still be running.
+    """
 
     type_name = "timeout"
+
+    def __init__(self, message: str, *, stopped: bool = True) -> None:
+        super().__init__(message)
+        self.stopped = stopped
+        self.transient = stopped
 
 
 class ToolFailed(ToolError):
