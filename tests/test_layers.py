@@ -20,6 +20,7 @@ import toolwire
 SRC = Path(toolwire.__file__).resolve().parent
 CORE = {
     "toolwire._calls",
+    "toolwire._choice",
     "toolwire._json",
     "toolwire._jsonstream",
     "toolwire._parts",

@@ -47,7 +47,7 @@ No I/O, no clocks: this module is fed parts and returns events.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from toolwire import _calls
 from toolwire._calls import (
@@ -58,6 +58,7 @@ from toolwire._calls import (
     replace_undecodable,
     settle,
 )
+from toolwire._choice import Choice, clean_id, has_content, late_problems
 from toolwire._jsonstream import CompletionScanner, LazyPartial
 from toolwire._parts import (
     MISSING,
@@ -95,86 +96,13 @@ from toolwire.events import (
 from toolwire.limits import MAX_TEXT_CHARS, MAX_TOOL_CALLS
 from toolwire.types import (
     ChoiceResult,
-    FinishReason,
-    IncompleteToolCall,
     InvalidToolCall,
     ServerToolCall,
     StreamResult,
-    ToolCall,
     Usage,
 )
 
 __all__ = ["Accumulator", "mint_call_id"]
-
-
-class _Choice:
-    __slots__ = (
-        "by_id",
-        "by_index",
-        "calls",
-        "finish_reason",
-        "invalid",
-        "raw_finish_reason",
-        "ready",
-        "reasoning",
-        "reasoning_size",
-        "server_calls",
-        "state",
-        "text",
-        "text_size",
-    )
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.text_size = 0
-        self.reasoning: list[str] = []
-        self.reasoning_size = 0
-        self.calls: list[OpenCall] = []
-        self.by_id: dict[str, OpenCall] = {}
-        self.by_index: dict[int, OpenCall] = {}
-        self.ready: list[ToolCall] = []
-        self.invalid: list[InvalidToolCall] = []
-        self.server_calls: list[ServerToolCall] = []
-        self.state: list[dict[str, Any]] = []
-        self.finish_reason: FinishReason | None = None
-        self.raw_finish_reason: str | None = None
-
-    def find(self, call_id: str | None, index: int | None) -> OpenCall | None:
-        """The call a piece with this id and raw index belongs to, if any."""
-        if call_id is not None:
-            call = self.by_id.get(call_id)
-            if call is not None:
-                return call
-            # A new id: its own call, unless the call it would otherwise
-            # attach to has no id yet.
-            candidate = self.by_position(index)
-            return candidate if candidate is not None and candidate.id is None else None
-        return self.by_position(index)
-
-    def by_position(self, index: int | None) -> OpenCall | None:
-        if index is not None:
-            return self.by_index.get(index)
-        return self.calls[-1] if self.calls else None
-
-    def incomplete(self) -> tuple[IncompleteToolCall, ...]:
-        return tuple(
-            IncompleteToolCall(
-                id=call.id,
-                name=call.name or None,
-                raw_arguments=call.raw_text(),
-                index=call.position,
-            )
-            for call in self.calls
-            if call.state in (OPEN, INCOMPLETE)
-        )
-
-
-def _clean_id(value: str | None) -> str | None:
-    """An id or a name as sent, or ``None`` for the placeholders some
-    providers send on continuations (``""``, the string ``"null"``)."""
-    if not value or value == "null":
-        return None
-    return value
 
 
 class Accumulator:
@@ -186,7 +114,7 @@ class Accumulator:
 
     def __init__(self, *, id_factory: Callable[[], str] | None = None) -> None:
         self._id_factory = id_factory or mint_call_id
-        self._choices: dict[int, _Choice] = {}
+        self._choices: dict[int, Choice] = {}
         self.usage: Usage | None = None
         self.model: str | None = None
         self.response_id: str | None = None
@@ -370,19 +298,19 @@ class Accumulator:
 
     # -- tool calls --------------------------------------------------------------
 
-    def _choice(self, index: int) -> _Choice:
+    def _choice(self, index: int) -> Choice:
         choice = self._choices.get(index)
         if choice is None:
-            choice = self._choices[index] = _Choice()
+            choice = self._choices[index] = Choice()
         return choice
 
     def _call_part(self, part: CallPart, out: list[Event]) -> None:
         choice = self._choice(part.choice)
-        call_id = _clean_id(part.id)
-        name = _clean_id(part.name) or ""
+        call_id = clean_id(part.id)
+        name = clean_id(part.name) or ""
         call = None if part.new else choice.find(call_id, part.index)
         if call is None:
-            if not (part.new or call_id or name or _has_content(part)):
+            if not (part.new or call_id or name or has_content(part)):
                 return  # an empty delta that belongs to nothing: nothing to do
             call = self._open(choice, part, call_id, out)
         elif call.state != OPEN:
@@ -407,7 +335,7 @@ class Accumulator:
             # The name arrived after complete arguments.
             self._finalize(choice, part.choice, call, out, allow_close=False)
 
-    def _add_text(self, choice: _Choice, call: OpenCall, part: CallPart, out: list[Event]) -> bool:
+    def _add_text(self, choice: Choice, call: OpenCall, part: CallPart, out: list[Event]) -> bool:
         """Append a fragment of argument text; say whether that completed the call."""
         args = part.args or ""
         if call.over_size(len(args)):
@@ -465,7 +393,7 @@ class Accumulator:
             )
 
     def _open(
-        self, choice: _Choice, part: CallPart, call_id: str | None, out: list[Event]
+        self, choice: Choice, part: CallPart, call_id: str | None, out: list[Event]
     ) -> OpenCall:
         # The start of a new call proves nothing about the others: parallel
         # calls may interleave their fragments, so each one waits for its own
@@ -479,7 +407,7 @@ class Accumulator:
         if call_id is not None:
             call.id = call_id
             choice.by_id[call_id] = call
-        name = _clean_id(part.name) or ""
+        name = clean_id(part.name) or ""
         call.name = call.check_text(name) if self.check_utf8 else name
         out.append(
             ToolCallStarted(choice=part.choice, index=call.position, id=call.id, name=call.name)
@@ -491,19 +419,9 @@ class Accumulator:
 
     def _late_part(self, call: OpenCall, part: CallPart, name: str, out: list[Event]) -> None:
         """A part for a call that is already complete: harmless repeats are
-        ignored (trailing empty deltas, the same name again); anything that
-        would change the call is a protocol error, never a silent drop."""
-        if call.problem is not None:
-            return  # an invalid call (too long, not UTF-8): the rest changes nothing
-        problems = []
-        if part.args and part.args.strip():
-            problems.append("more argument text")
-        if name and name != call.name:
-            problems.append(f"a different name {name!r}")
-        if part.args_final is not None and part.args_final.strip() != call.raw_text().strip():
-            problems.append("different final arguments")
-        if part.args_value is not MISSING and call.args_value is MISSING:
-            problems.append("an arguments object")
+        ignored; anything that would change the call is a protocol error,
+        never a silent drop."""
+        problems = late_problems(call, part, name)
         if problems:
             label = call.id or f"#{call.position}"
             self.fail(
@@ -516,7 +434,7 @@ class Accumulator:
             )
 
     def _finalize(
-        self, choice: _Choice, c: int, call: OpenCall, out: list[Event], *, allow_close: bool
+        self, choice: Choice, c: int, call: OpenCall, out: list[Event], *, allow_close: bool
     ) -> None:
         settled = settle(call, allow_close=allow_close, id_factory=self._id_factory)
         if isinstance(settled, InvalidToolCall):
@@ -560,37 +478,13 @@ class Accumulator:
 
     def result(self, api: str) -> StreamResult:
         """The reading of the stream so far (final once the input is closed)."""
-        choices = [
-            ChoiceResult(
-                index=c,
-                text="".join(ch.text),
-                reasoning="".join(ch.reasoning),
-                finish_reason=ch.finish_reason,
-                raw_finish_reason=ch.raw_finish_reason,
-                tool_calls=tuple(sorted(ch.ready, key=lambda t: t.index)),
-                invalid_tool_calls=tuple(ch.invalid),
-                incomplete_tool_calls=ch.incomplete(),
-                server_tool_calls=tuple(ch.server_calls),
-                provider_state=tuple(ch.state),
-            )
-            for c, ch in sorted(self._choices.items())
-        ]
+        choices = tuple(ch.result(c) for c, ch in sorted(self._choices.items()))
         return StreamResult(
             api=api,
-            choices=tuple(choices) or (ChoiceResult(index=0),),
+            choices=choices or (ChoiceResult(index=0),),
             usage=self.usage,
             error=self.error,
             complete=self.error is None and (self.ended or self._all_choices_finished()),
             model=self.model,
             response_id=self.response_id,
         )
-
-
-def _has_content(part: CallPart) -> bool:
-    return bool(
-        (part.args and part.args.strip())
-        or part.args_value is not MISSING
-        or part.args_final
-        or part.partial is not None
-        or part.done
-    )
