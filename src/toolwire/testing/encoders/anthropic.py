@@ -1,0 +1,167 @@
+"""The emulation server's Anthropic Messages encoder.
+
+Key orders follow ``anthropic/text_then_tool_use.sse`` (``ping`` after the first
+``content_block_start``, written with a space: ``{"type": "ping"}``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolwire.testing.encoders._base import Encoder, Frame, Reply, fragments, merge_error
+from toolwire.testing.scenario import token
+
+__all__ = ["AnthropicEncoder"]
+
+
+_ANTHROPIC_ERRORS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+class AnthropicEncoder(Encoder):
+    """``POST /v1/messages``."""
+
+    api = "anthropic-messages"
+
+    @staticmethod
+    def message_id(reply: Reply) -> str:
+        """``msg_01`` + 22 characters."""
+        return "msg_01" + token(reply.seed + ":msg", 22)
+
+    @staticmethod
+    def call_id(reply: Reply, index: int) -> str:
+        """``toolu_01`` + 22 characters."""
+        return "toolu_01" + token(f"{reply.seed}:call:{index}", 22)
+
+    @staticmethod
+    def _signature(reply: Reply) -> str:
+        return token(reply.seed + ":signature", 88) + "=="
+
+    def _usage(self, reply: Reply, output_tokens: int) -> dict[str, Any]:
+        return {
+            "input_tokens": reply.input_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": output_tokens,
+            "service_tier": "standard",
+        }
+
+    def _message(self, reply: Reply, content: list[Any], *, done: bool) -> dict[str, Any]:
+        stop = ("tool_use" if reply.calls else "end_turn") if done else None
+        return {
+            "id": self.message_id(reply),
+            "type": "message",
+            "role": "assistant",
+            "model": reply.request.model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": self._usage(reply, reply.output_tokens if done else 1),
+        }
+
+    def stream(self, reply: Reply) -> list[Frame]:
+        """``message_start``, blocks (start, deltas, stop), ``message_delta``, ``message_stop``."""
+        frames: list[Frame] = []
+
+        def emit(kind: str, **fields: Any) -> None:
+            frames.append(Frame({"type": kind, **fields}, event=kind))
+
+        ping = Frame(None, event="ping", raw='{"type": "ping"}')
+        emit("message_start", message=self._message(reply, [], done=False))
+        index = 0
+
+        def block(start: dict[str, Any], deltas: list[dict[str, Any]]) -> None:
+            nonlocal index
+            emit("content_block_start", index=index, content_block=start)
+            if index == 0:
+                frames.append(ping)
+            for delta in deltas:
+                emit("content_block_delta", index=index, delta=delta)
+            emit("content_block_stop", index=index)
+            index += 1
+
+        size = reply.chunk_size
+        if reply.reasoning:
+            deltas = [
+                {"type": "thinking_delta", "thinking": p} for p in fragments(reply.reasoning, size)
+            ]
+            deltas.append({"type": "signature_delta", "signature": self._signature(reply)})
+            block({"type": "thinking", "thinking": "", "signature": ""}, deltas)
+        if reply.text:
+            block(
+                {"type": "text", "text": ""},
+                [{"type": "text_delta", "text": p} for p in fragments(reply.text, size)],
+            )
+        for call in reply.calls:
+            # The first input_json_delta is always empty, as Anthropic sends it.
+            pieces = ["", *fragments(call.raw_arguments, size)]
+            block(
+                {
+                    "type": "tool_use",
+                    "id": self.call_id(reply, call.index),
+                    "name": call.name,
+                    "caller": {"type": "direct"},
+                    "input": {},
+                },
+                [{"type": "input_json_delta", "partial_json": p} for p in pieces],
+            )
+        if index == 0:
+            frames.append(ping)
+        emit(
+            "message_delta",
+            delta={"stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None},
+            usage={"output_tokens": reply.output_tokens},
+        )
+        emit("message_stop")
+        return frames
+
+    def body(self, reply: Reply) -> dict[str, Any]:
+        """A ``message`` object.
+
+        Raises:
+            ValueError: a tool call's raw arguments are not a JSON object, which
+                this format cannot carry (the server answers HTTP 500).
+        """
+        content: list[Any] = []
+        if reply.reasoning:
+            content.append(
+                {
+                    "type": "thinking",
+                    "thinking": reply.reasoning,
+                    "signature": self._signature(reply),
+                }
+            )
+        if reply.text:
+            content.append({"type": "text", "text": reply.text})
+        for call in reply.calls:
+            if call.arguments is None:
+                raise ValueError(
+                    f"tool call {call.name!r} has arguments that are not a JSON object; "
+                    "a non-streaming Anthropic message cannot carry them"
+                )
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": self.call_id(reply, call.index),
+                    "name": call.name,
+                    "input": call.arguments,
+                }
+            )
+        return self._message(reply, content, done=True)
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """``{"type": "error", "error": {"type", "message"}}``."""
+        kind = _ANTHROPIC_ERRORS.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def error_frame(self, error: dict[str, Any], sequence_number: int) -> Frame:
+        """``event: error`` with ``{"type": "error", "error": {...}}``."""
+        inner = merge_error({"type": "overloaded_error", "message": "Overloaded"}, error)
+        return Frame({"type": "error", "error": inner}, event="error")

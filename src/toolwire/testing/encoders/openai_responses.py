@@ -1,0 +1,249 @@
+"""The emulation server's OpenAI Responses encoder.
+
+Key orders follow ``openai/responses_single_call_numbers.sse`` (``type`` first,
+the other keys sorted; ``sequence_number`` on every event); reasoning text as
+in ``deepseek/responses_api_reasoning_then_call.sse``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolwire.testing.encoders._base import (
+    Encoder,
+    Frame,
+    Reply,
+    fragments,
+    merge_error,
+    openai_error,
+)
+from toolwire.testing.scenario import hex_token, token
+
+__all__ = ["OpenAIResponsesEncoder"]
+
+
+class OpenAIResponsesEncoder(Encoder):
+    """``POST /v1/responses``."""
+
+    api = "openai-responses"
+
+    @staticmethod
+    def ids(reply: Reply) -> dict[str, str]:
+        """The response, reasoning and message item ids of ``reply``."""
+        seed = reply.seed
+        return {
+            "response": "resp_" + hex_token(seed + ":resp", 50),
+            "reasoning": "rs_" + hex_token(seed + ":rs", 50),
+            "message": "msg_" + hex_token(seed + ":msg", 50),
+        }
+
+    @staticmethod
+    def call_ids(reply: Reply, index: int) -> tuple[str, str]:
+        """``(item id, call_id)`` of tool call ``index``: ``fc_...`` and ``call_...``."""
+        seed = f"{reply.seed}:call:{index}"
+        return "fc_" + hex_token(seed, 50), "call_" + token(seed, 24)
+
+    def _response(
+        self, reply: Reply, status: str, output: list[Any], *, done: bool
+    ) -> dict[str, Any]:
+        request = reply.request
+        return {
+            "id": self.ids(reply)["response"],
+            "object": "response",
+            "created_at": reply.created,
+            "status": status,
+            "background": False,
+            "completed_at": reply.created if done else None,
+            "error": None,
+            "frequency_penalty": 0.0,
+            "incomplete_details": None,
+            "instructions": request.instructions,
+            "max_output_tokens": None,
+            "max_tool_calls": None,
+            "model": request.model,
+            "output": output,
+            "parallel_tool_calls": True,
+            "presence_penalty": 0.0,
+            "previous_response_id": None,
+            "prompt_cache_key": None,
+            "prompt_cache_retention": None,
+            "reasoning": {"effort": None, "summary": None},
+            "safety_identifier": None,
+            "service_tier": "default" if done else "auto",
+            "store": True,
+            "temperature": 1.0,
+            "text": {"format": {"type": "text"}, "verbosity": "medium"},
+            "tool_choice": "auto",
+            "tools": request.tools,
+            "top_logprobs": 0,
+            "top_p": 1.0,
+            "truncation": "disabled",
+            "usage": self._usage(reply) if done else None,
+            "user": None,
+            "metadata": {},
+        }
+
+    @staticmethod
+    def _usage(reply: Reply) -> dict[str, Any]:
+        return {
+            "input_tokens": reply.input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": reply.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        }
+
+    def _items(self, reply: Reply) -> list[dict[str, Any]]:
+        """The completed output items, in output order."""
+        ids = self.ids(reply)
+        items: list[dict[str, Any]] = []
+        if reply.reasoning:
+            items.append(
+                {
+                    "id": ids["reasoning"],
+                    "type": "reasoning",
+                    "status": "completed",
+                    "content": [{"type": "reasoning_text", "text": reply.reasoning}],
+                    "summary": [],
+                }
+            )
+        if reply.text:
+            items.append(
+                {
+                    "id": ids["message"],
+                    "type": "message",
+                    "status": "completed",
+                    "content": [self._text_part(reply.text)],
+                    "role": "assistant",
+                }
+            )
+        for call in reply.calls:
+            item_id, call_id = self.call_ids(reply, call.index)
+            items.append(
+                {
+                    "id": item_id,
+                    "type": "function_call",
+                    "status": "completed",
+                    "arguments": call.raw_arguments,
+                    "call_id": call_id,
+                    "name": call.name,
+                }
+            )
+        return items
+
+    @staticmethod
+    def _text_part(text: str) -> dict[str, Any]:
+        return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+
+    def stream(self, reply: Reply) -> list[Frame]:
+        """``response.created`` ... ``response.completed``, one item after another."""
+        out = _Events(reply)
+        out.emit("response.created", response=self._response(reply, "in_progress", [], done=False))
+        out.emit(
+            "response.in_progress", response=self._response(reply, "in_progress", [], done=False)
+        )
+        done_items = self._items(reply)
+        for output_index, item in enumerate(done_items):
+            kind = item["type"]
+            if kind == "function_call":
+                opened = dict(item, status="in_progress", arguments="")
+            else:
+                opened = dict(item, status="in_progress", content=[])
+            out.emit("response.output_item.added", item=opened, output_index=output_index)
+            where = {"item_id": item["id"], "output_index": output_index}
+            if kind == "reasoning":
+                out.reasoning(item, where)
+            elif kind == "message":
+                out.message(item, where, self._text_part(""))
+            else:
+                out.arguments(item, where)
+            out.emit("response.output_item.done", item=item, output_index=output_index)
+        out.emit(
+            "response.completed",
+            response=self._response(reply, "completed", done_items, done=True),
+        )
+        return out.frames
+
+    def body(self, reply: Reply) -> dict[str, Any]:
+        """A ``response`` object with status ``completed``."""
+        return self._response(reply, "completed", self._items(reply), done=True)
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """``{"error": {"message", "type", "param", "code"}}``."""
+        return openai_error(status, message)
+
+    def error_frame(self, error: dict[str, Any], sequence_number: int) -> Frame:
+        """``event: error`` with ``{"type": "error", "code", "message", "param", ...}``."""
+        payload = merge_error(
+            {
+                "type": "error",
+                "code": "server_error",
+                "message": "The server had an error while processing your request.",
+                "param": None,
+            },
+            {k: v for k, v in error.items() if k != "type"},
+        )
+        # The event's own "type" is "error"; an error kind given by the fault
+        # has no field of its own here, so it stands in for a missing code.
+        if error.get("type") and "code" not in error:
+            payload["code"] = error["type"]
+        payload["sequence_number"] = sequence_number
+        return Frame(payload, event="error")
+
+
+class _Events:
+    """The events of one streamed response, numbered as they are emitted."""
+
+    def __init__(self, reply: Reply) -> None:
+        self.reply = reply
+        self.frames: list[Frame] = []
+
+    def emit(self, kind: str, **fields: Any) -> None:
+        # OpenAI sends "type" first and the other keys sorted.
+        payload: dict[str, Any] = {"type": kind}
+        fields["sequence_number"] = len(self.frames)
+        for key in sorted(fields):
+            payload[key] = fields[key]
+        self.frames.append(Frame(payload, event=kind))
+
+    def pad(self) -> str:
+        """An ``obfuscation`` value, as OpenAI pads its deltas."""
+        seed = f"{self.reply.seed}:pad:{len(self.frames)}"
+        return token(seed, 6 + int(hex_token(seed, 1), 16) % 10)
+
+    def reasoning(self, item: dict[str, Any], where: dict[str, Any]) -> None:
+        part = {"type": "reasoning_text", "text": ""}
+        self.emit("response.content_part.added", content_index=0, part=part, **where)
+        for piece in fragments(self.reply.reasoning, self.reply.chunk_size):
+            self.emit("response.reasoning_text.delta", content_index=0, delta=piece, **where)
+        text = self.reply.reasoning
+        self.emit("response.reasoning_text.done", content_index=0, text=text, **where)
+        done = item["content"][0]
+        self.emit("response.content_part.done", content_index=0, part=done, **where)
+
+    def message(self, item: dict[str, Any], where: dict[str, Any], empty: dict[str, Any]) -> None:
+        self.emit("response.content_part.added", content_index=0, part=empty, **where)
+        for piece in fragments(self.reply.text, self.reply.chunk_size):
+            self.emit(
+                "response.output_text.delta",
+                content_index=0,
+                delta=piece,
+                logprobs=[],
+                obfuscation=self.pad(),
+                **where,
+            )
+        text = self.reply.text
+        self.emit("response.output_text.done", content_index=0, logprobs=[], text=text, **where)
+        done = item["content"][0]
+        self.emit("response.content_part.done", content_index=0, part=done, **where)
+
+    def arguments(self, item: dict[str, Any], where: dict[str, Any]) -> None:
+        for piece in fragments(item["arguments"], self.reply.chunk_size):
+            self.emit(
+                "response.function_call_arguments.delta",
+                delta=piece,
+                obfuscation=self.pad(),
+                **where,
+            )
+        arguments = item["arguments"]
+        self.emit("response.function_call_arguments.done", arguments=arguments, **where)
