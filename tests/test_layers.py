@@ -22,6 +22,7 @@ CORE = {
     "toolwire._calls",
     "toolwire._choice",
     "toolwire._json",
+    "toolwire._jsonschema",
     "toolwire._jsonstream",
     "toolwire._parts",
     "toolwire._repair",

@@ -51,7 +51,7 @@ from toolwire.errors import RemoteProtocolError
 from toolwire.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["FINISH_REASONS", "AnthropicCodec", "usage_from_anthropic"]
+__all__ = ["FINISH_REASONS", "AnthropicCodec", "tool_schema", "usage_from_anthropic"]
 
 API = "anthropic-messages"
 
@@ -310,3 +310,12 @@ class AnthropicCodec:
         # count (and sometimes input again): keep the latest of each field.
         self._usage.update({k: v for k, v in usage.items() if v is not None})
         return UsagePart(usage_from_anthropic(dict(self._usage)))
+
+
+def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """One entry of a request's ``tools``: ``{"name", "description", "input_schema"}``."""
+    tool: dict[str, Any] = {"name": name}
+    if description:
+        tool["description"] = description
+    tool["input_schema"] = parameters
+    return tool

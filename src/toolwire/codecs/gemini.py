@@ -20,6 +20,7 @@ https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-callin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire._parts import (
@@ -47,11 +48,12 @@ from toolwire.codecs._common import (
     meta_part,
 )
 from toolwire.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
+from toolwire.codecs.gemini_schema import to_gemini
 from toolwire.errors import RemoteProtocolError
 from toolwire.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["FINISH_REASONS", "GeminiCodec", "usage_from_gemini"]
+__all__ = ["FINISH_REASONS", "GeminiCodec", "tool_schemas", "usage_from_gemini"]
 
 API = "gemini"
 
@@ -246,3 +248,18 @@ def _piece(item: dict[str, Any]) -> Piece:
     if "nullValue" in item:
         return keys, None, False
     raise RemoteProtocolError(f"{API}: partialArgs item at {path[:80]} carries no value")
+
+
+def tool_schemas(tools: Sequence[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A request's ``tools``: one ``Tool`` holding a function declaration per
+    ``(name, description, parameters)``, parameters shaped by :func:`to_gemini`
+    (none at all for a function without parameters)."""
+    declarations: list[dict[str, Any]] = []
+    for name, description, parameters in tools:
+        declaration: dict[str, Any] = {"name": name}
+        if description:
+            declaration["description"] = description
+        if parameters.get("properties"):
+            declaration["parameters"] = to_gemini(parameters)
+        declarations.append(declaration)
+    return [{"functionDeclarations": declarations}] if declarations else []

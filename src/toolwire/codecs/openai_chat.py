@@ -42,7 +42,13 @@ from toolwire.errors import RemoteProtocolError
 from toolwire.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["ECHOED_FIELDS", "FINISH_REASONS", "OpenAIChatCodec", "usage_from_openai"]
+__all__ = [
+    "ECHOED_FIELDS",
+    "FINISH_REASONS",
+    "OpenAIChatCodec",
+    "tool_schema",
+    "usage_from_openai",
+]
 
 API = "openai-chat"
 
@@ -311,3 +317,15 @@ def _tool_call(tc: dict[str, Any], c: int, exact: bool, quirks: set[str]) -> Cal
     raise RemoteProtocolError(
         f"{API}: tool call arguments are {type(args).__name__}, expected a string"
     )
+
+
+def tool_schema(
+    name: str, description: str, parameters: dict[str, Any], *, strict: bool
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: ``{"type": "function", "function": {...}}``."""
+    function: dict[str, Any] = {"name": name}
+    if description:
+        function["description"] = description
+    function["parameters"] = parameters
+    function["strict"] = strict
+    return {"type": "function", "function": function}

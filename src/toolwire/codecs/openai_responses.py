@@ -51,7 +51,13 @@ from toolwire.errors import RemoteProtocolError
 from toolwire.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["INCOMPLETE_REASONS", "SERVER_ITEMS", "OpenAIResponsesCodec", "usage_from_responses"]
+__all__ = [
+    "INCOMPLETE_REASONS",
+    "SERVER_ITEMS",
+    "OpenAIResponsesCodec",
+    "tool_schema",
+    "usage_from_responses",
+]
 
 API = "openai-responses"
 
@@ -300,3 +306,16 @@ class OpenAIResponsesCodec:
         if index is None:
             raise RemoteProtocolError(f"{API}: {obj.get('type')} has no output_index")
         return index
+
+
+def tool_schema(
+    name: str, description: str, parameters: dict[str, Any], *, strict: bool
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: flat, ``{"type": "function", "name": ...}``.
+    ``strict`` is always sent: the Responses API reads a missing one as true."""
+    tool: dict[str, Any] = {"type": "function", "name": name}
+    if description:
+        tool["description"] = description
+    tool["parameters"] = parameters
+    tool["strict"] = strict
+    return tool

@@ -35,6 +35,7 @@ import anyio
 
 from toolwire import _json
 from toolwire.backoff import Backoff
+from toolwire.codecs import anthropic, gemini, openai_chat, openai_responses
 from toolwire.errors import UnknownTool, UsageError
 from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
@@ -192,42 +193,17 @@ class Toolbox:
                 f"unknown schema dialect {dialect!r}; use one of {', '.join(_DIALECTS)}"
             )
         if dialect == "gemini":
-            return self._gemini_schemas()
-        out: list[dict[str, Any]] = []
+            return gemini.tool_schemas([(t.name, t.description, t.parameters) for t in self])
+        if dialect == "anthropic-messages":
+            return [anthropic.tool_schema(t.name, t.description, t.parameters) for t in self]
+        shape = (
+            openai_chat.tool_schema if dialect == "openai-chat" else openai_responses.tool_schema
+        )
+        out = []
         for t in self:
-            if dialect == "anthropic-messages":
-                entry: dict[str, Any] = {"name": t.name}
-                if t.description:
-                    entry["description"] = t.description
-                entry["input_schema"] = t.parameters
-                out.append(entry)
-                continue
-            params, is_strict = self._openai_parameters(t, strict)
-            fn: dict[str, Any] = {"name": t.name}
-            if t.description:
-                fn["description"] = t.description
-            fn["parameters"] = params
-            # The Responses API treats a missing ``strict`` as true, so it is
-            # always sent explicitly.
-            fn["strict"] = is_strict
-            if dialect == "openai-chat":
-                out.append({"type": "function", "function": fn})
-            else:
-                out.append({"type": "function", **fn})
+            parameters, is_strict = self._openai_parameters(t, strict)
+            out.append(shape(t.name, t.description, parameters, strict=is_strict))
         return out
-
-    def _gemini_schemas(self) -> list[dict[str, Any]]:
-        from toolwire.tools._schema import to_gemini
-
-        declarations: list[dict[str, Any]] = []
-        for t in self:
-            decl: dict[str, Any] = {"name": t.name}
-            if t.description:
-                decl["description"] = t.description
-            if t.parameters.get("properties"):
-                decl["parameters"] = to_gemini(t.parameters)
-            declarations.append(decl)
-        return [{"functionDeclarations": declarations}] if declarations else []
 
     @staticmethod
     def _openai_parameters(t: Tool, strict: bool | None) -> tuple[dict[str, Any], bool]:
