@@ -33,6 +33,7 @@ CORE = {
     "toolwire.events",
     "toolwire.framing",
     "toolwire.limits",
+    "toolwire.messages",
     "toolwire.sse",
     "toolwire.types",
 }

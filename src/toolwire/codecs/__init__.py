@@ -1,10 +1,20 @@
-"""Provider codecs: one module per wire dialect, sans-I/O.
+"""Wire dialects: one module per dialect, owning its whole format, sans-I/O.
 
-Each codec has ``api`` and ``decode(event, data) -> list[Part]``: one framed
-payload in, provider-neutral parts out; ``quirks`` names the departures from
-the dialect's reference it noticed on the way (only on paths that handle them
-anyway, so noticing costs nothing on the hot path). Quirks of a provider live in its
-codec and nowhere else.
+Each dialect's module reads and writes its format:
+
+* streamed chunks: a codec class with ``decode(event, data) -> list[Part]``,
+  one framed payload in, provider-neutral parts out (``framings`` says how
+  its stream is framed; ``quirks`` names the departures from the dialect's
+  reference it noticed on the way, at no cost on the hot path);
+* whole (non-streamed) responses: ``decode_response(body)``, the parts the
+  same response's stream would give, read by the same accumulator
+  (:func:`toolwire.decoder.decode_response`);
+* its finish-reason and usage tables (``FINISH_REASONS``, ``usage_from_...``);
+* requests: ``encode_request(...)`` and its tool entries (``tool_schema``),
+  with the schema shaping of ``openai_schema`` and ``gemini_schema``.
+
+Quirks of a provider live in its dialect's module and nowhere else;
+``providers/`` adds only HTTP (URLs, credentials, headers, error bodies).
 """
 
 from __future__ import annotations

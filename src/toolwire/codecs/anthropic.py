@@ -16,6 +16,7 @@ Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from toolwire._json import dumps
@@ -47,11 +48,33 @@ from toolwire.codecs._common import (
     load_payload,
     meta_part,
 )
-from toolwire.errors import RemoteProtocolError
+from toolwire.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    dict_or_empty,
+    placed,
+    state_items,
+    tool_names,
+)
+from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.framing import FramingKind
-from toolwire.types import FinishReason, Usage
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.types import FinishReason, ToolCall, Usage
 
-__all__ = ["FINISH_REASONS", "AnthropicCodec", "tool_schema", "usage_from_anthropic"]
+__all__ = [
+    "FINISH_REASONS",
+    "AnthropicCodec",
+    "encode_messages",
+    "encode_request",
+    "tool_schema",
+    "usage_from_anthropic",
+]
 
 API = "anthropic-messages"
 
@@ -319,3 +342,143 @@ def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict
         tool["description"] = description
     tool["input_schema"] = parameters
     return tool
+
+
+# -- requests ---------------------------------------------------------------------
+
+_STATE_BLOCKS = ("thinking", "redacted_thinking")
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    by_position = placed(state_items(message, _STATE_BLOCKS))
+    blocks = list(by_position.pop(0, []))
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    for position, call in enumerate(message.tool_calls, start=1):
+        arguments = call.arguments if isinstance(call, ToolCall) else {}
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
+        blocks.extend(by_position.pop(position, []))
+    for position in sorted(by_position):
+        blocks.extend(by_position[position])
+    return blocks
+
+
+def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(system, messages)`` for a conversation."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+
+    def user_blocks() -> list[dict[str, Any]]:
+        # Consecutive user-side content (tool results, then user text) is
+        # one user message: results of one turn must share a message.
+        if out and out[-1]["role"] == "user":
+            content: list[dict[str, Any]] = out[-1]["content"]
+            return content
+        out.append({"role": "user", "content": []})
+        return out[-1]["content"]  # type: ignore[no-any-return]
+
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append(message.text)
+        elif isinstance(message, UserMessage):
+            user_blocks().append({"type": "text", "text": message.text})
+        elif isinstance(message, ToolResultMessage):
+            blocks = user_blocks()
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.call_id,
+                "content": message.content,
+                "is_error": message.is_error,
+            }
+            # tool_result blocks must precede any text in the message.
+            first_text = next(
+                (i for i, b in enumerate(blocks) if b.get("type") != "tool_result"), None
+            )
+            if first_text is None:
+                blocks.append(result)
+            else:
+                blocks.insert(first_text, result)
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message)
+            if not blocks:
+                continue  # an empty turn carries nothing and the API rejects it
+            if out and out[-1]["role"] == "assistant":
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": "assistant", "content": blocks})
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return ("\n\n".join(system) if system else None), out
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    default_max_tokens: int = 4096,
+    thinking: Mapping[str, Any] | None = None,
+    disable_parallel_tool_use: bool | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/v1/messages`` request.
+
+    Args:
+        default_max_tokens: ``max_tokens`` when none is given (the API
+            requires one); raised above a thinking budget.
+        thinking: the ``thinking`` object, if enabled.
+        disable_parallel_tool_use: sent in ``tool_choice`` when set.
+
+    Raises:
+        UsageError: forcing a tool while thinking is enabled (the API refuses
+            it), an invalid ``tool_choice``, or a message it cannot express.
+    """
+    system, wire = encode_messages(messages)
+    if max_tokens is None:
+        max_tokens = default_max_tokens
+        budget = int_or_none(dict_or_empty(thinking).get("budget_tokens"))
+        if budget is not None and max_tokens <= budget:
+            max_tokens = budget + default_max_tokens
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": wire}
+    if system is not None:
+        body["system"] = system
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        choice = _tool_choice(tools, tool_choice, disable_parallel_tool_use)
+        if choice is not None:
+            if thinking and choice["type"] in ("any", "tool"):
+                raise UsageError(
+                    "Anthropic does not allow forcing a tool while thinking is enabled"
+                )
+            body["tool_choice"] = choice
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if temperature is not None:
+        body["temperature"] = temperature
+    if thinking is not None:
+        body["thinking"] = dict(thinking)
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def _tool_choice(
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: ToolChoice | None,
+    disable_parallel_tool_use: bool | None,
+) -> dict[str, Any] | None:
+    forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
+    choice: dict[str, Any] | None = None
+    if forced is not None:
+        choice = {"type": "tool", "name": forced}
+    elif tool_choice == "required":
+        choice = {"type": "any"}
+    elif tool_choice in ("auto", "none"):
+        choice = {"type": tool_choice}
+    if disable_parallel_tool_use is not None and (choice is None or choice["type"] != "none"):
+        choice = choice or {"type": "auto"}
+        choice["disable_parallel_tool_use"] = disable_parallel_tool_use
+    return choice

@@ -12,8 +12,10 @@ Reference: https://platform.openai.com/docs/api-reference/chat-streaming
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from toolwire._json import dumps
 from toolwire._json import loads as _exact_loads
 from toolwire._json import loads_fast as _loads
 from toolwire._parts import (
@@ -38,14 +40,31 @@ from toolwire.codecs._common import (
     int_or_none,
     meta_part,
 )
-from toolwire.errors import RemoteProtocolError
+from toolwire.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    dict_or_empty,
+    state_items,
+    tool_names,
+)
+from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.framing import FramingKind
-from toolwire.types import FinishReason, Usage
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
     "ECHOED_FIELDS",
     "FINISH_REASONS",
     "OpenAIChatCodec",
+    "call_arguments_text",
+    "encode_messages",
+    "encode_request",
     "tool_schema",
     "usage_from_openai",
 ]
@@ -329,3 +348,117 @@ def tool_schema(
     function["parameters"] = parameters
     function["strict"] = strict
     return {"type": "function", "function": function}
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
+    """The arguments string to send back for a call the model made.
+
+    The model's own text is sent when it parsed as is (byte-identical history
+    keeps prompt caches warm); repaired calls are sent re-serialized so the
+    history holds valid JSON; invalid calls keep what the model wrote, since
+    the error result that follows explains what was wrong with it.
+    """
+    if isinstance(call, InvalidToolCall):
+        return call.raw_arguments
+    if call.raw_arguments.strip() and not call.repaired:
+        return call.raw_arguments
+    return dumps(call.arguments)
+
+
+def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
+    # Calls without text go with "content": "" rather than null: OpenAI
+    # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
+    out: dict[str, Any] = {"role": "assistant", "content": message.text}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call_arguments_text(call)},
+            }
+            for call in message.tool_calls
+        ]
+    for item in state_items(message, ("message_fields",)):
+        for key, value in dict_or_empty(item.get("fields")).items():
+            if key not in ("role", "content", "tool_calls"):
+                out[key] = value
+    if reasoning_field and message.reasoning and message.tool_calls and reasoning_field not in out:
+        out[reasoning_field] = message.reasoning
+    return out
+
+
+def encode_messages(
+    messages: Sequence[Message], *, reasoning_field: str | None = None
+) -> list[dict[str, Any]]:
+    """The ``messages`` array for a conversation.
+
+    Args:
+        messages: the conversation.
+        reasoning_field: the assistant-message field that carries a
+            tool-calling turn's reasoning back (DeepSeek: ``reasoning_content``).
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.text})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            out.append(_assistant(message, reasoning_field))
+        elif isinstance(message, ToolResultMessage):
+            out.append(
+                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+            )
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return out
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    max_tokens_field: str = "max_tokens",
+    stream_usage: bool = True,
+    parallel_tool_calls: bool | None = None,
+    reasoning_field: str | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/chat/completions`` request.
+
+    Raises:
+        UsageError: an invalid ``tool_choice``, or a message this dialect
+            cannot express.
+    """
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": encode_messages(messages, reasoning_field=reasoning_field),
+    }
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        names = tool_names(tools, lambda t: dict_or_empty(t.get("function")).get("name"))
+        forced = check_tool_choice(tool_choice, names)
+        if forced is not None:
+            body["tool_choice"] = {"type": "function", "function": {"name": forced}}
+        elif tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        if parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = parallel_tool_calls
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if max_tokens is not None:
+        body[max_tokens_field] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    if stream:
+        body["stream"] = True
+        if stream_usage:
+            body["stream_options"] = {"include_usage": True}
+    return body

@@ -17,7 +17,7 @@ Reference: https://platform.openai.com/docs/api-reference/responses-streaming
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from toolwire._json import loads_fast as _loads
@@ -47,14 +47,31 @@ from toolwire.codecs._common import (
     load_payload,
     meta_part,
 )
-from toolwire.errors import RemoteProtocolError
+from toolwire.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    placed,
+    state_items,
+    tool_names,
+)
+from toolwire.codecs.openai_chat import call_arguments_text
+from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.framing import FramingKind
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = [
     "INCOMPLETE_REASONS",
     "SERVER_ITEMS",
     "OpenAIResponsesCodec",
+    "encode_input",
+    "encode_request",
     "tool_schema",
     "usage_from_responses",
 ]
@@ -319,3 +336,102 @@ def tool_schema(
     tool["parameters"] = parameters
     tool["strict"] = strict
     return tool
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+    by_position = placed(state_items(message, ("reasoning",)))
+    out = list(by_position.pop(0, []))
+    if message.text:
+        out.append({"role": "assistant", "content": message.text})
+    for position, call in enumerate(message.tool_calls, start=1):
+        out.append(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call_arguments_text(call),
+            }
+        )
+        out.extend(by_position.pop(position, []))
+    for position in sorted(by_position):  # positions past the last call
+        out.extend(by_position[position])
+    return out
+
+
+def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)`` for a conversation."""
+    instructions: list[str] = []
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            if items:  # a later system message stays where it was said
+                items.append({"role": "system", "content": message.text})
+            else:
+                instructions.append(message.text)
+        elif isinstance(message, UserMessage):
+            items.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(message))
+        elif isinstance(message, ToolResultMessage):
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.call_id,
+                    "output": message.content,
+                }
+            )
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return ("\n\n".join(instructions) if instructions else None), items
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    reasoning: Mapping[str, Any] | None = None,
+    store: bool | None = None,
+    parallel_tool_calls: bool | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/responses`` request.
+
+    Raises:
+        UsageError: an invalid ``tool_choice``, or a message this dialect
+            cannot express.
+    """
+    instructions, items = encode_input(messages)
+    body: dict[str, Any] = {"model": model, "input": items}
+    if instructions is not None:
+        body["instructions"] = instructions
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
+        if forced is not None:
+            body["tool_choice"] = {"type": "function", "name": forced}
+        elif tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        if parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = parallel_tool_calls
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    if reasoning is not None:
+        body["reasoning"] = dict(reasoning)
+    if store is not None:
+        body["store"] = store
+        if not store:
+            body["include"] = ["reasoning.encrypted_content"]
+    if stream:
+        body["stream"] = True
+    return body

@@ -1,6 +1,10 @@
 """Anthropic Messages API (``POST {base_url}/v1/messages``).
 
-Theory of operation: system text is the top-level ``system`` field and the
+The wire format itself (request bodies, streams, whole responses, tool schemas)
+is :mod:`toolwire.codecs.anthropic`; the provider adds what is HTTP: the URL, the
+credential headers, the options it passes on, and the error bodies.
+
+Theory of operation (of the format the codec writes): system text is the top-level ``system`` field and the
 conversation alternates ``user`` and ``assistant`` messages of content
 blocks. A call is a ``tool_use`` block (``id``, ``name``, ``input`` object);
 its result a ``tool_result`` block (``tool_use_id``, ``content``,
@@ -22,34 +26,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolwire.codecs._common import (
-    int_or_none,
-)
+from toolwire.codecs._request import dict_or_empty, merge_extra
+from toolwire.codecs.anthropic import encode_request
 from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
-from toolwire.providers._base import (
-    HttpRequest,
-    Provider,
-    ToolChoice,
-    Transport,
-    as_dict,
-    check_tool_choice,
-    merge_extra,
-    placed,
-    state_items,
-    tool_names,
-)
-from toolwire.types import (
-    StreamResult,
-    ToolCall,
-)
+from toolwire.messages import Message
+from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
     from toolwire.transport import Timeouts
@@ -59,7 +42,6 @@ __all__ = ["Anthropic"]
 _API = "anthropic-messages"
 _OFFICIAL = "https://api.anthropic.com"
 _DEFAULT_MAX_TOKENS = 4096
-_STATE_BLOCKS = ("thinking", "redacted_thinking")
 
 
 class Anthropic(Provider):
@@ -138,68 +120,6 @@ class Anthropic(Provider):
 
     # -- requests --------------------------------------------------------
 
-    def _assistant_blocks(self, message: AssistantMessage) -> list[dict[str, Any]]:
-        by_position = placed(state_items(message, _STATE_BLOCKS))
-        blocks = list(by_position.pop(0, []))
-        if message.text:
-            blocks.append({"type": "text", "text": message.text})
-        for position, call in enumerate(message.tool_calls, start=1):
-            arguments = call.arguments if isinstance(call, ToolCall) else {}
-            blocks.append(
-                {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
-            )
-            blocks.extend(by_position.pop(position, []))
-        for position in sorted(by_position):
-            blocks.extend(by_position[position])
-        return blocks
-
-    def wire_messages(self, messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-        """``(system, messages)`` for a conversation."""
-        system: list[str] = []
-        out: list[dict[str, Any]] = []
-
-        def user_blocks() -> list[dict[str, Any]]:
-            # Consecutive user-side content (tool results, then user text) is
-            # one user message: results of one turn must share a message.
-            if out and out[-1]["role"] == "user":
-                content: list[dict[str, Any]] = out[-1]["content"]
-                return content
-            out.append({"role": "user", "content": []})
-            return out[-1]["content"]  # type: ignore[no-any-return]
-
-        for message in messages:
-            if isinstance(message, SystemMessage):
-                system.append(message.text)
-            elif isinstance(message, UserMessage):
-                user_blocks().append({"type": "text", "text": message.text})
-            elif isinstance(message, ToolResultMessage):
-                blocks = user_blocks()
-                result = {
-                    "type": "tool_result",
-                    "tool_use_id": message.call_id,
-                    "content": message.content,
-                    "is_error": message.is_error,
-                }
-                # tool_result blocks must precede any text in the message.
-                first_text = next(
-                    (i for i, b in enumerate(blocks) if b.get("type") != "tool_result"), None
-                )
-                if first_text is None:
-                    blocks.append(result)
-                else:
-                    blocks.insert(first_text, result)
-            elif isinstance(message, AssistantMessage):
-                blocks = self._assistant_blocks(message)
-                if not blocks:
-                    continue  # an empty turn carries nothing and the API rejects it
-                if out and out[-1]["role"] == "assistant":
-                    out[-1]["content"].extend(blocks)
-                else:
-                    out.append({"role": "assistant", "content": blocks})
-            else:
-                raise UsageError(f"not a toolwire message: {type(message).__name__}")
-        return ("\n\n".join(system) if system else None), out
-
     def build_request(
         self,
         *,
@@ -218,44 +138,18 @@ class Anthropic(Provider):
             UsageError: forcing a tool while thinking is enabled (the API
                 refuses it), or an invalid ``tool_choice``.
         """
-        system, wire = self.wire_messages(messages)
-        if max_tokens is None:
-            max_tokens = self.anthropic_max_tokens
-            budget = int_or_none(as_dict(self.anthropic_thinking).get("budget_tokens"))
-            if budget is not None and max_tokens <= budget:
-                max_tokens = budget + self.anthropic_max_tokens
-        body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": wire}
-        if system is not None:
-            body["system"] = system
-        if tools:
-            body["tools"] = [dict(t) for t in tools]
-            forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
-            choice: dict[str, Any] | None = None
-            if forced is not None:
-                choice = {"type": "tool", "name": forced}
-            elif tool_choice == "required":
-                choice = {"type": "any"}
-            elif tool_choice in ("auto", "none"):
-                choice = {"type": tool_choice}
-            if self.anthropic_disable_parallel_tool_use is not None and (
-                choice is None or choice["type"] != "none"
-            ):
-                choice = choice or {"type": "auto"}
-                choice["disable_parallel_tool_use"] = self.anthropic_disable_parallel_tool_use
-            if choice is not None:
-                if self.anthropic_thinking and choice["type"] in ("any", "tool"):
-                    raise UsageError(
-                        "Anthropic does not allow forcing a tool while thinking is enabled"
-                    )
-                body["tool_choice"] = choice
-        elif tool_choice not in (None, "none", "auto"):
-            raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
-        if temperature is not None:
-            body["temperature"] = temperature
-        if self.anthropic_thinking is not None:
-            body["thinking"] = dict(self.anthropic_thinking)
-        if stream:
-            body["stream"] = True
+        body = encode_request(
+            model=model,
+            messages=messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            default_max_tokens=self.anthropic_max_tokens,
+            thinking=self.anthropic_thinking,
+            disable_parallel_tool_use=self.anthropic_disable_parallel_tool_use,
+        )
         merge_extra(body, extra)
         return self._post(f"{self.base_url}/v1/messages", body, stream=stream)
 
@@ -270,7 +164,7 @@ class Anthropic(Provider):
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
     ) -> ProviderError:
-        error = as_dict(as_dict(body).get("error"))
+        error = dict_or_empty(dict_or_empty(body).get("error"))
         message = error.get("message")
         error_type = error.get("type")
         return self._build_error(

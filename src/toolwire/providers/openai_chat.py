@@ -1,6 +1,10 @@
 """OpenAI Chat Completions, and every server that speaks it.
 
-Theory of operation: requests are ``POST {base_url}/chat/completions`` with a
+The wire format itself (request bodies, streams, whole responses, tool schemas)
+is :mod:`toolwire.codecs.openai_chat`; the provider adds what is HTTP: the URL, the
+credential headers, the options it passes on, and the error bodies.
+
+Theory of operation (of the format the codec writes): requests are ``POST {base_url}/chat/completions`` with a
 ``messages`` array. An assistant turn's calls go in ``tool_calls`` with
 ``function.arguments`` as a JSON *string*; each result is its own
 ``{"role": "tool", "tool_call_id": ...}`` message. The same code serves
@@ -24,27 +28,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolwire import _json
+from toolwire.codecs._request import dict_or_empty, merge_extra
+from toolwire.codecs.openai_chat import encode_request
 from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
-from toolwire.providers._base import (
-    HttpRequest,
-    Provider,
-    ToolChoice,
-    Transport,
-    as_dict,
-    check_tool_choice,
-    merge_extra,
-    state_items,
-    tool_names,
-)
-from toolwire.types import InvalidToolCall, StreamResult, ToolCall
+from toolwire.messages import Message
+from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
     from toolwire.transport import Timeouts
@@ -53,21 +43,6 @@ __all__ = ["OpenAIChat"]
 
 _API = "openai-chat"
 _OFFICIAL = "https://api.openai.com/v1"
-
-
-def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
-    """The arguments string to send back for a call the model made.
-
-    The model's own text is sent when it parsed as is (byte-identical history
-    keeps prompt caches warm); repaired calls are sent re-serialized so the
-    history holds valid JSON; invalid calls keep what the model wrote, since
-    the error result that follows explains what was wrong with it.
-    """
-    if isinstance(call, InvalidToolCall):
-        return call.raw_arguments
-    if call.raw_arguments.strip() and not call.repaired:
-        return call.raw_arguments
-    return _json.dumps(call.arguments)
 
 
 class OpenAIChat(Provider):
@@ -166,46 +141,6 @@ class OpenAIChat(Provider):
 
     # -- requests --------------------------------------------------------
 
-    def _assistant(self, message: AssistantMessage) -> dict[str, Any]:
-        # Calls without text go with "content": "" rather than null: OpenAI
-        # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
-        out: dict[str, Any] = {"role": "assistant", "content": message.text}
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call_arguments_text(call)},
-                }
-                for call in message.tool_calls
-            ]
-        for item in state_items(message, ("message_fields",)):
-            for key, value in as_dict(item.get("fields")).items():
-                if key not in ("role", "content", "tool_calls"):
-                    out[key] = value
-        field = self.openai_reasoning_field
-        if field and message.reasoning and message.tool_calls and field not in out:
-            out[field] = message.reasoning
-        return out
-
-    def wire_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
-        """The ``messages`` array for a conversation."""
-        out: list[dict[str, Any]] = []
-        for message in messages:
-            if isinstance(message, SystemMessage):
-                out.append({"role": "system", "content": message.text})
-            elif isinstance(message, UserMessage):
-                out.append({"role": "user", "content": message.text})
-            elif isinstance(message, AssistantMessage):
-                out.append(self._assistant(message))
-            elif isinstance(message, ToolResultMessage):
-                out.append(
-                    {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
-                )
-            else:
-                raise UsageError(f"not a toolwire message: {type(message).__name__}")
-        return out
-
     def build_request(
         self,
         *,
@@ -219,27 +154,19 @@ class OpenAIChat(Provider):
         extra: Mapping[str, Any] | None = None,
     ) -> HttpRequest:
         """Build a ``/chat/completions`` request (see :meth:`Provider.build_request`)."""
-        body: dict[str, Any] = {"model": model, "messages": self.wire_messages(messages)}
-        if tools:
-            body["tools"] = [dict(t) for t in tools]
-            names = tool_names(tools, lambda t: as_dict(t.get("function")).get("name"))
-            forced = check_tool_choice(tool_choice, names)
-            if forced is not None:
-                body["tool_choice"] = {"type": "function", "function": {"name": forced}}
-            elif tool_choice is not None:
-                body["tool_choice"] = tool_choice
-            if self.openai_parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = self.openai_parallel_tool_calls
-        elif tool_choice not in (None, "none", "auto"):
-            raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
-        if max_tokens is not None:
-            body[self.openai_max_tokens_field] = max_tokens
-        if temperature is not None:
-            body["temperature"] = temperature
-        if stream:
-            body["stream"] = True
-            if self.openai_stream_usage:
-                body["stream_options"] = {"include_usage": True}
+        body = encode_request(
+            model=model,
+            messages=messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            max_tokens_field=self.openai_max_tokens_field,
+            stream_usage=self.openai_stream_usage,
+            parallel_tool_calls=self.openai_parallel_tool_calls,
+            reasoning_field=self.openai_reasoning_field,
+        )
         merge_extra(body, extra)
         return self._post(f"{self.base_url}/chat/completions", body, stream=stream)
 
@@ -272,7 +199,7 @@ def openai_style_error(
     if isinstance(body, list) and body and isinstance(body[0], dict):
         body_obj: dict[str, Any] = body[0]
     else:
-        body_obj = as_dict(body)
+        body_obj = dict_or_empty(body)
     error = body_obj.get("error")
     if isinstance(error, dict):
         message = error.get("message")

@@ -1,6 +1,10 @@
 """OpenAI Responses API (``POST {base_url}/responses``).
 
-Theory of operation: the conversation is an ``input`` list of items rather
+The wire format itself (request bodies, streams, whole responses, tool schemas)
+is :mod:`toolwire.codecs.openai_responses`; the provider adds what is HTTP: the URL, the
+credential headers, the options it passes on, and the error bodies.
+
+Theory of operation (of the format the codec writes): the conversation is an ``input`` list of items rather
 than messages. A call the model made is a ``function_call`` item
 (``call_id``, ``name``, ``arguments`` as a JSON string) and its result a
 ``function_call_output`` item with the same ``call_id``; leading system
@@ -21,30 +25,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolwire.codecs._request import merge_extra
+from toolwire.codecs.openai_responses import encode_request
 from toolwire.decoder import decode_response
-from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
-from toolwire.providers._base import (
-    HttpRequest,
-    Provider,
-    ToolChoice,
-    Transport,
-    check_tool_choice,
-    merge_extra,
-    placed,
-    state_items,
-    tool_names,
-)
-from toolwire.providers.openai_chat import call_arguments_text, openai_style_error
-from toolwire.types import (
-    StreamResult,
-)
+from toolwire.errors import ProviderError
+from toolwire.messages import Message
+from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.providers.openai_chat import openai_style_error
+from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
     from toolwire.transport import Timeouts
@@ -122,51 +110,6 @@ class OpenAIResponses(Provider):
 
     # -- requests --------------------------------------------------------
 
-    def _assistant_items(self, message: AssistantMessage) -> list[dict[str, Any]]:
-        by_position = placed(state_items(message, ("reasoning",)))
-        out = list(by_position.pop(0, []))
-        if message.text:
-            out.append({"role": "assistant", "content": message.text})
-        for position, call in enumerate(message.tool_calls, start=1):
-            out.append(
-                {
-                    "type": "function_call",
-                    "call_id": call.id,
-                    "name": call.name,
-                    "arguments": call_arguments_text(call),
-                }
-            )
-            out.extend(by_position.pop(position, []))
-        for position in sorted(by_position):  # positions past the last call
-            out.extend(by_position[position])
-        return out
-
-    def wire_input(self, messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-        """``(instructions, input)`` for a conversation."""
-        instructions: list[str] = []
-        items: list[dict[str, Any]] = []
-        for message in messages:
-            if isinstance(message, SystemMessage):
-                if items:  # a later system message stays where it was said
-                    items.append({"role": "system", "content": message.text})
-                else:
-                    instructions.append(message.text)
-            elif isinstance(message, UserMessage):
-                items.append({"role": "user", "content": message.text})
-            elif isinstance(message, AssistantMessage):
-                items.extend(self._assistant_items(message))
-            elif isinstance(message, ToolResultMessage):
-                items.append(
-                    {
-                        "type": "function_call_output",
-                        "call_id": message.call_id,
-                        "output": message.content,
-                    }
-                )
-            else:
-                raise UsageError(f"not a toolwire message: {type(message).__name__}")
-        return ("\n\n".join(instructions) if instructions else None), items
-
     def build_request(
         self,
         *,
@@ -180,33 +123,18 @@ class OpenAIResponses(Provider):
         extra: Mapping[str, Any] | None = None,
     ) -> HttpRequest:
         """Build a ``/responses`` request (see :meth:`Provider.build_request`)."""
-        instructions, items = self.wire_input(messages)
-        body: dict[str, Any] = {"model": model, "input": items}
-        if instructions is not None:
-            body["instructions"] = instructions
-        if tools:
-            body["tools"] = [dict(t) for t in tools]
-            forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
-            if forced is not None:
-                body["tool_choice"] = {"type": "function", "name": forced}
-            elif tool_choice is not None:
-                body["tool_choice"] = tool_choice
-            if self.openai_parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = self.openai_parallel_tool_calls
-        elif tool_choice not in (None, "none", "auto"):
-            raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
-        if max_tokens is not None:
-            body["max_output_tokens"] = max_tokens
-        if temperature is not None:
-            body["temperature"] = temperature
-        if self.openai_reasoning is not None:
-            body["reasoning"] = dict(self.openai_reasoning)
-        if self.openai_store is not None:
-            body["store"] = self.openai_store
-            if not self.openai_store:
-                body["include"] = ["reasoning.encrypted_content"]
-        if stream:
-            body["stream"] = True
+        body = encode_request(
+            model=model,
+            messages=messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            stream=stream,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            reasoning=self.openai_reasoning,
+            store=self.openai_store,
+            parallel_tool_calls=self.openai_parallel_tool_calls,
+        )
         merge_extra(body, extra)
         return self._post(f"{self.base_url}/responses", body, stream=stream)
 
