@@ -35,7 +35,7 @@ async def main() -> None:
         async for event in agent.stream("杭州天气怎么样?现在几点?"):
             if isinstance(event, toolwire.TextDelta):
                 print(event.text, end="", flush=True)
-            elif isinstance(event, toolwire.ToolFinished):
+            elif isinstance(event, toolwire.ToolExecutionFinished):
                 status = "ok" if event.result.ok else event.result.error
                 print(f"[{event.call.name}: {status} in {event.result.elapsed * 1000:.0f} ms]")
             elif isinstance(event, toolwire.RunFinished):

@@ -31,3 +31,30 @@ def test_subpackages_are_attributes_without_an_import() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     ).stdout
     assert out.split() == ["openai_chat", "Scenario"]
+
+
+def test_every_exported_class_and_function_is_documented() -> None:
+    import inspect
+
+    undocumented = []
+    for name in toolwire.__all__:
+        obj = getattr(toolwire, name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        doc = inspect.getdoc(obj) or ""
+        # A dataclass without a docstring gets its signature as one.
+        if not doc.strip() or doc.startswith(f"{obj.__name__}("):
+            undocumented.append(name)
+    assert undocumented == []
+
+
+def test_the_agent_face_is_honest() -> None:
+    # Named in the README, so exported; never raised, so not exported.
+    for name in ("RunInfo", "RunObserver", "ToolExecutionStarted", "ToolExecutionFinished"):
+        assert name in toolwire.__all__
+    for name in ("AgentError", "MaxTurnsExceeded", "RetryBudgetExhausted"):
+        assert name not in toolwire.__all__ and not hasattr(toolwire, name)
+    # The older names of the agent's tool events still resolve, unexported.
+    assert toolwire.ToolStarted is toolwire.ToolExecutionStarted
+    assert toolwire.ToolFinished is toolwire.ToolExecutionFinished
+    assert "ToolStarted" not in toolwire.__all__

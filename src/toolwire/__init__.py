@@ -29,18 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         AdaptedStream,
         AsyncAdaptedStream,
     )
-    from toolwire.agent import (  # noqa: F401 - re-exported lazily
-        Agent,
-        AgentEvent,
-        ModelRetrying,
-        RunFinished,
-        RunResult,
-        ToolCallRecord,
-        ToolFinished,
-        ToolStarted,
-        TurnFinished,
-        TurnStarted,
-    )
+    from toolwire.agent import Agent  # noqa: F401 - re-exported lazily
     from toolwire.backoff import Backoff  # noqa: F401 - re-exported lazily
     from toolwire.batch import (  # noqa: F401 - re-exported lazily
         BatchProgress,
@@ -59,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SQLiteJournal,
     )
     from toolwire.mcp import MCPConnection, MCPToolError  # noqa: F401 - re-exported lazily
+    from toolwire.observe import RunObserver  # noqa: F401 - re-exported lazily
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
         Gemini,
@@ -67,10 +57,23 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Provider,
     )
     from toolwire.ray import RayExecutor  # noqa: F401 - re-exported lazily
+    from toolwire.run import (  # noqa: F401 - re-exported lazily
+        AgentEvent,
+        ModelRetrying,
+        RunFinished,
+        RunInfo,
+        RunResult,
+        ToolCallRecord,
+        ToolExecutionFinished,
+        ToolExecutionStarted,
+        TurnFinished,
+        TurnStarted,
+    )
     from toolwire.tools import (  # noqa: F401 - re-exported lazily
         Approval,
         ApprovalRequest,
         LocalRunner,
+        ProcessRunner,
         Tool,
         Toolbox,
         ToolContext,
@@ -96,15 +99,17 @@ _LAZY: dict[str, str] = {
     "AdaptedStream": "toolwire.adapters",
     "AsyncAdaptedStream": "toolwire.adapters",
     "Agent": "toolwire.agent",
-    "AgentEvent": "toolwire.agent",
-    "ModelRetrying": "toolwire.agent",
-    "RunFinished": "toolwire.agent",
-    "RunResult": "toolwire.agent",
-    "ToolCallRecord": "toolwire.agent",
-    "ToolFinished": "toolwire.agent",
-    "ToolStarted": "toolwire.agent",
-    "TurnFinished": "toolwire.agent",
-    "TurnStarted": "toolwire.agent",
+    "AgentEvent": "toolwire.run",
+    "ModelRetrying": "toolwire.run",
+    "RunFinished": "toolwire.run",
+    "RunInfo": "toolwire.run",
+    "RunObserver": "toolwire.observe",
+    "RunResult": "toolwire.run",
+    "ToolCallRecord": "toolwire.run",
+    "ToolExecutionFinished": "toolwire.run",
+    "ToolExecutionStarted": "toolwire.run",
+    "TurnFinished": "toolwire.run",
+    "TurnStarted": "toolwire.run",
     "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",
@@ -118,6 +123,7 @@ _LAZY: dict[str, str] = {
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
     "LocalRunner": "toolwire.tools",
+    "ProcessRunner": "toolwire.tools",
     "MCPConnection": "toolwire.mcp",
     "MCPToolError": "toolwire.mcp",
     "Journal": "toolwire.journal",
@@ -157,6 +163,12 @@ __all__ = sorted(
 )
 
 
+# Older names, still importable but no longer exported: name -> module.
+_ALIASES: dict[str, str] = {
+    "ToolFinished": "toolwire.run",  # ToolExecutionFinished
+    "ToolStarted": "toolwire.run",  # ToolExecutionStarted
+}
+
 # Subpackages reachable as attributes without importing them first, as the
 # README writes them (`toolwire.adapters.openai_chat(...)`, `toolwire.mcp...`).
 _SUBMODULES = frozenset(
@@ -180,7 +192,7 @@ _SUBMODULES = frozenset(
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"toolwire.{name}")
-    module = _LAZY.get(name)
+    module = _LAZY.get(name) or _ALIASES.get(name)
     if module is None:
         raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)

@@ -22,13 +22,14 @@ provider data. The tree::
         ToolArgumentsInvalid
         ToolTimeout
         ToolFailed
-      AgentError
-        MaxTurnsExceeded
-        RetryBudgetExhausted
       UsageError                    the caller's mistake (bad option, bad call)
 
     ModelRetry(Exception)           raised *by tools*: its message goes back to
                                     the model, which may try again
+
+The agent raises these as they come (a broken stream whose retries ran out
+raises the stream's own error); reaching the turn limit is not an error but
+a run outcome, ``RunResult.outcome == "max_turns"``.
 
 Messages never contain API keys: provider bodies are stored as received, and
 request headers are never part of an error.
@@ -42,10 +43,8 @@ if TYPE_CHECKING:
     from toolwire.types import IncompleteToolCall
 
 __all__ = [
-    "AgentError",
     "ConnectError",
     "LocalProtocolError",
-    "MaxTurnsExceeded",
     "ModelRetry",
     "Overloaded",
     "ProtocolError",
@@ -53,7 +52,6 @@ __all__ = [
     "RateLimited",
     "ReadError",
     "RemoteProtocolError",
-    "RetryBudgetExhausted",
     "StreamErrorEvent",
     "StreamTruncated",
     "ToolArgumentsInvalid",
@@ -244,33 +242,27 @@ class ToolArgumentsInvalid(ToolError):
 
 
 class ToolTimeout(ToolError):
-    """The tool did not finish within its timeout."""
+    """The tool did not finish within its timeout.
+
+    Attributes:
+        stopped: whether its work was stopped at the deadline. A synchronous
+            function in a thread cannot be stopped, only abandoned: such a
+            timeout is not worth a retry (``transient`` is false), since the
+            first attempt may still be running.
+    """
 
     type_name = "timeout"
+
+    def __init__(self, message: str, *, stopped: bool = True) -> None:
+        super().__init__(message)
+        self.stopped = stopped
+        self.transient = stopped
 
 
 class ToolFailed(ToolError):
     """The tool raised, and retries and fallbacks did not save it."""
 
     type_name = "failed"
-
-
-class AgentError(ToolwireError):
-    """The agent loop could not reach an answer."""
-
-    type_name = "agent_error"
-
-
-class MaxTurnsExceeded(AgentError):
-    """The run reached its turn limit before the model answered."""
-
-    type_name = "max_turns_exceeded"
-
-
-class RetryBudgetExhausted(AgentError):
-    """Retries of a model request or of invalid tool calls ran out."""
-
-    type_name = "retry_budget_exhausted"
 
 
 class UsageError(ToolwireError):

@@ -7,47 +7,30 @@ that raises stops the run before the step it was told about. Observers see
 normalized types only, never a provider's wire format, and never secrets
 (settings carry no API key).
 
-Subclass :class:`RunObserver` and override what you need; every method
-defaults to doing nothing.
+:class:`RunObserver` is a typed protocol: implement its methods, or subclass
+it and override only what you need (every method defaults to doing nothing).
+The agent calls the methods directly, through :class:`Observers`, which binds
+each hook once per run to the observers that implement it: a hook nobody
+overrides costs nothing on the hot path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolwire.errors import ToolwireError
+from toolwire.run import RunInfo, RunResult
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 
 if TYPE_CHECKING:
-    from toolwire.agent import RunResult
     from toolwire.messages import Message
     from toolwire.tools import Approval, ToolResult
 
-__all__ = ["RunInfo", "RunObserver"]
+__all__ = ["HOOKS", "Observers", "RunInfo", "RunObserver"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunInfo:
-    """What a run is: recorded when it starts."""
-
-    run_id: str
-    model: str
-    provider: str
-    """The provider's name (``openai``, ``anthropic``...)."""
-    api: str
-    """The wire dialect (``openai-chat``...)."""
-    tools: tuple[str, ...]
-    settings: Mapping[str, Any] = field(default_factory=dict[str, Any])
-    """max_turns, tool_choice, eager... (never a key or a header)."""
-    messages: tuple[Message, ...] = ()
-    """The conversation the run starts from."""
-    resumed: bool = False
-    """True when the run continues an interrupted one."""
-
-
-class RunObserver:
+class RunObserver(Protocol):
     """Called at each step of a run; every method is a no-op by default."""
 
     async def run_started(self, info: RunInfo) -> None:
@@ -108,3 +91,59 @@ class RunObserver:
 
     async def run_failed(self, run_id: str, error: BaseException) -> None:
         """The run ended with an error, or was cancelled."""
+
+
+HOOKS = (
+    "run_started",
+    "model_request",
+    "model_response",
+    "model_failed",
+    "tool_started",
+    "approval_decided",
+    "tool_finished",
+    "tool_interrupted",
+    "run_finished",
+    "run_failed",
+)
+"""The methods of :class:`RunObserver`, in the order a run may call them."""
+
+Hook = Callable[..., Awaitable[None]]
+
+
+def _implements(observer: object, hook: str) -> bool:
+    """Whether ``observer`` does something in ``hook`` (not the protocol's no-op)."""
+    method = getattr(type(observer), hook, None)
+    if method is None:
+        return False
+    if method is getattr(RunObserver, hook):
+        # tool_interrupted's default forwards to tool_finished.
+        return hook == "tool_interrupted" and _implements(observer, "tool_finished")
+    return True
+
+
+class Observers:
+    """A run's observers, each hook bound to those that implement it, in order.
+
+    ``observers.tool_started`` is a tuple of bound methods: the agent awaits
+    each in turn, and skips the whole step (building its arguments included)
+    when it is empty.
+    """
+
+    __slots__ = HOOKS
+
+    run_started: tuple[Hook, ...]
+    model_request: tuple[Hook, ...]
+    model_response: tuple[Hook, ...]
+    model_failed: tuple[Hook, ...]
+    tool_started: tuple[Hook, ...]
+    approval_decided: tuple[Hook, ...]
+    tool_finished: tuple[Hook, ...]
+    tool_interrupted: tuple[Hook, ...]
+    run_finished: tuple[Hook, ...]
+    run_failed: tuple[Hook, ...]
+
+    def __init__(self, observers: Sequence[RunObserver | Any]) -> None:
+        """Bind every hook to the observers that implement it."""
+        for hook in HOOKS:
+            bound = tuple(getattr(o, hook) for o in observers if _implements(o, hook))
+            setattr(self, hook, bound)

@@ -55,7 +55,8 @@ import anyio
 from toolwire import __version__, _json
 from toolwire.errors import ProviderError, ToolwireError, UsageError
 from toolwire.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
-from toolwire.observe import RunInfo, RunObserver
+from toolwire.observe import RunObserver
+from toolwire.run import RunInfo, RunResult
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 
 try:
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
     from opentelemetry.util.types import AttributeValue
 
-    from toolwire.agent import RunResult
     from toolwire.messages import Message
     from toolwire.tools import ToolResult
 

@@ -62,20 +62,18 @@ without that starts a local instance. For a cluster:
 from __future__ import annotations
 
 import asyncio
-import functools
 import importlib
-import inspect
 import logging
 import traceback
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from toolwire.errors import ToolFailed, UsageError
-from toolwire.tools import ToolContext, ToolInvocation, is_transient, scrub
+from toolwire.tools import ToolInvocation, is_transient, scrub
+from toolwire.tools._runners import call_function, plain_context
 
 __all__ = ["RayExecutor", "RayTaskFailed", "RemoteToolError", "await_ref", "import_ray"]
 
@@ -229,19 +227,6 @@ async def await_ref(ref: Any, *, force_cancel: bool = True) -> Any:
 # -- the worker side ---------------------------------------------------------------
 
 
-def _call(function: Any, args: tuple[Any, ...], kwargs: dict[str, Any], is_async: bool) -> Any:
-    if is_async:
-        return anyio.run(functools.partial(function, *args, **kwargs))
-    value = function(*args, **kwargs)
-    if inspect.isawaitable(value):  # a sync callable that returned a coroutine
-
-        async def wait() -> Any:
-            return await value
-
-        return anyio.run(wait)
-    return value
-
-
 def _portable_exception(exc: Exception) -> Exception:
     """``exc`` if it survives a pickle round trip, else a stand-in."""
     pickle = _cloudpickle()
@@ -265,7 +250,7 @@ def _execute(blob: bytes) -> bytes:
     pickle = _cloudpickle()
     try:
         function, args, kwargs, is_async = pickle.loads(blob)
-        value = _call(function, args, kwargs, is_async)
+        value = call_function(function, args, kwargs, is_async)
     except Exception as exc:
         error = _portable_exception(exc)
         return bytes(pickle.dumps(("error", error, traceback.format_exc())))
@@ -345,6 +330,10 @@ class RayExecutor:
             self._ray.init(address=self.address, **self.init_options)
         return self
 
+    def can_stop(self, invocation: ToolInvocation) -> bool:
+        """A cancelled task's worker is killed (``force_cancel``): the work stops."""
+        return self.force_cancel or invocation.is_async
+
     def task_options(self, tool_name: str) -> dict[str, Any]:
         """The Ray task options a call of ``tool_name`` is submitted with."""
         return {
@@ -374,10 +363,7 @@ class RayExecutor:
         return self._unpack(name, packed)
 
     def _pack(self, invocation: ToolInvocation) -> bytes:
-        kwargs = {
-            key: _plain_context(value) if isinstance(value, ToolContext) else value
-            for key, value in invocation.kwargs.items()
-        }
+        kwargs = plain_context(invocation.kwargs)
         payload = (invocation.function, invocation.args, kwargs, invocation.is_async)
         try:
             return bytes(_cloudpickle().dumps(payload))
@@ -420,9 +406,3 @@ class RayExecutor:
             f"Ray could not run the tool {name!r} ({kind}: {scrub(first, limit=160)})",
             transient=transient,
         )
-
-
-def _plain_context(ctx: ToolContext) -> ToolContext:
-    # The toolbox hands metadata as a read-only mapping proxy; a plain dict
-    # pickles everywhere.
-    return replace(ctx, metadata=dict(ctx.metadata))

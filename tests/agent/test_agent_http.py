@@ -21,17 +21,17 @@ from toolwire import (
     ModelRetrying,
     ProviderError,
     RunFinished,
-    ToolFinished,
-    ToolStarted,
+    ToolExecutionFinished,
+    ToolExecutionStarted,
     ToolwireError,
     TurnStarted,
     tool,
 )
-from toolwire.agent import AgentEvent, RunResult
 from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.examples import get_current_time as sample_time
 from toolwire.examples import get_weather as sample_weather
 from toolwire.messages import UserMessage
+from toolwire.run import AgentEvent, RunResult
 from toolwire.testing import EmulationServer, Scenario
 
 pytestmark = pytest.mark.anyio
@@ -151,7 +151,7 @@ async def test_multi_turn_run_with_parallel_calls(name: str) -> None:
     assert all(p >= 0 for p in positions) and positions == sorted(positions)
     assert "小雨" in second and "10:30" in second
     kinds = [type(e).__name__ for e in events]
-    assert kinds.count("TurnStarted") == 2 and kinds.count("ToolFinished") == 2
+    assert kinds.count("TurnStarted") == 2 and kinds.count("ToolExecutionFinished") == 2
     assert result.usage.total_tokens is not None and result.usage.total_tokens > 0
 
 
@@ -228,7 +228,7 @@ async def test_a_stream_cut_mid_arguments_runs_no_tool(name: str) -> None:
                 events.append(event)
         await close(agent)
     assert recorder.ran == []
-    assert not any(isinstance(e, ToolStarted) for e in events)
+    assert not any(isinstance(e, ToolExecutionStarted) for e in events)
     assert caught.value.type_name in ("read_error", "stream_truncated")
 
 
@@ -273,7 +273,7 @@ async def test_eager_read_only_tools_start_before_the_stream_ends(name: str) -> 
     eager_starts = [
         i
         for i, e in enumerate(events)
-        if isinstance(e, ToolStarted) and e.eager and i < first_finish
+        if isinstance(e, ToolExecutionStarted) and e.eager and i < first_finish
     ]
     assert eager_starts, "a read-only tool started while the model was still streaming"
     assert all(r.eager for r in result.tool_calls)
@@ -335,7 +335,7 @@ async def test_cancelling_a_run_leaves_no_tool_running(name: str) -> None:
         leftover = asyncio.all_tasks() - before
     assert state == {"杭州": "cancelled"}, "the tool was cancelled with the run"
     assert leftover == set(), "no task of the run is left behind"
-    assert not any(isinstance(e, ToolFinished) for e in seen)
+    assert not any(isinstance(e, ToolExecutionFinished) for e in seen)
 
 
 def test_run_sync_with_the_sample_tools() -> None:

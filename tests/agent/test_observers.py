@@ -139,3 +139,45 @@ async def test_a_failing_run_is_reported_to_observers() -> None:
             await agent.run("hi")
         await agent.aclose()
     assert log.lines[-2:] == ["model_failed 1.1 provider_error", "run_failed ProviderError"]
+
+
+class OnlyOutcomes(RunObserver):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def tool_finished(self, run_id: str, turn: int, call: Any, result: Any, **_: Any) -> None:
+        self.seen.append(call.name)
+
+
+class Duck:
+    """Implements the protocol without subclassing it."""
+
+    async def run_finished(self, run_id: str, result: Any) -> None:
+        pass
+
+
+def test_each_hook_is_bound_only_to_the_observers_that_implement_it() -> None:
+    from toolwire.observe import HOOKS, Observers
+
+    log, outcomes, duck = Log(), OnlyOutcomes(), Duck()
+    bound = Observers([log, outcomes, duck])
+    assert [h.__self__ for h in bound.tool_finished] == [log, outcomes]  # type: ignore[attr-defined]
+    assert [h.__self__ for h in bound.run_finished] == [log, duck]  # type: ignore[attr-defined]
+    # tool_interrupted defaults to tool_finished, so whoever implements that is told.
+    assert len(bound.tool_interrupted) == 2
+    nothing = Observers([RunObserver.__new__(OnlyOutcomes)])
+    assert [hook for hook in HOOKS if getattr(nothing, hook)] == [
+        "tool_finished",
+        "tool_interrupted",
+    ]
+    assert all(getattr(Observers([]), hook) == () for hook in HOOKS)
+
+
+def test_approve_with_a_ready_toolbox_is_an_error_not_ignored() -> None:
+    from toolwire import Toolbox, UsageError
+
+    provider = make_provider("openai-chat", base_url="http://127.0.0.1:9/v1", api_key="k")
+    with pytest.raises(UsageError, match="approve"):
+        Agent(provider, model="m", tools=Toolbox([]), approve=lambda request: True, journal=False)
+    agent = Agent(provider, model="m", tools=[], approve=lambda request: True, journal=False)
+    assert agent.toolbox.approve is not None

@@ -63,7 +63,7 @@ def pid_exited(pid: int, within: float = 15.0) -> bool:
 
 
 CALLS = [
-    ToolCall(id="ok", name="add", arguments={"a": 2, "b": "3"}),
+    ToolCall(id="ok", name="add", arguments={"a": 2, "b": 3}),
     ToolCall(id="async", name="async_add", arguments={"a": 20, "b": 22}),
     ToolCall(id="invalid", name="add", arguments={"a": "two", "b": 1}),
     ToolCall(id="unknown", name="ad", arguments={}),

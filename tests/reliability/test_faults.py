@@ -211,7 +211,6 @@ UNICODE = [
     "\u202eRTL override\u202c",
     "zero\u200bwidth",
     "line\u2028separator\u2029",
-    "nul \u0000 byte",
     "𝕌𝕟𝕚𝕔𝕠𝕕𝕖 astral",
     '"quotes" \\ backslash',
 ]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import time
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -82,14 +83,51 @@ def test_calculator_arithmetic(expression: str, value: float) -> None:
         ("1 +", "Cannot parse"),
         ("True + 1", "True is not a number"),
         ("", "empty"),
+        ("1 << 10**8", "more than 4096 bits"),
+        ("1 << -1", "a shift count cannot be negative"),
+        ("factorial(10**6)", "factorial(1000000) has more than 4096 bits"),
+        ("factorial(-1)", "factorial takes a non-negative integer"),
+        ("round(1, 10**6)", "round() takes a precision between -400 and 400"),
     ],
 )
 def test_calculator_refuses_with_a_clear_error(expression: str, message: str) -> None:
-    start = time.perf_counter()
     with pytest.raises(ModelRetry) as info:
         evaluate(expression)
     assert message in info.value.message
-    assert time.perf_counter() - start < 0.5  # refused before doing the work
+
+
+def test_calculator_refuses_by_cost_what_would_hold_the_interpreter() -> None:
+    # round(1, -10**8) is 0, but computing it takes 10**(10**8): minutes with
+    # the GIL held, which no timeout can interrupt. It must be refused before
+    # any work; a child process keeps this test from hanging if it is not.
+    code = (
+        "from toolwire.examples.calculator import evaluate\n"
+        "from toolwire import ModelRetry\n"
+        "for e in ('round(1, -10**8)', '7 << 10**9', 'factorial(10**9)'):\n"
+        "    try:\n"
+        "        print(evaluate(e))\n"
+        "    except ModelRetry as exc:\n"
+        "        print(exc.message)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    lines = done.stdout.splitlines()
+    assert lines == [
+        "Cannot evaluate 'round(1, -10**8)': round() takes a precision between -400 and 400.",
+        "Cannot evaluate '7 << 10**9': the result has more than 4096 bits and is too large.",
+        "Cannot evaluate 'factorial(10**9)': factorial(1000000000) has more than 4096 bits "
+        "and is too large.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [("1 << 10", 1024), ("-5 >> 1", -3), ("5 >> 10**9", 0), ("factorial(20)", 2432902008176640000),
+     ("round(1234, -2)", 1200), ("round(2.675, 2)", 2.67)],
+)  # fmt: skip
+def test_calculator_shifts_factorial_and_round(expression: str, value: float) -> None:
+    assert evaluate(expression) == value
 
 
 @pytest.mark.anyio

@@ -417,8 +417,8 @@ async def test_invalid_arguments_name_the_field_and_never_call_the_tool() -> Non
     assert result.arguments == {"days": "many", "color": "red"}
 
 
-async def test_lenient_coercion_and_null_for_default() -> None:
-    @tool
+async def test_lenient_coercion_when_asked_and_null_for_default() -> None:
+    @tool(coerce=True)
     def forecast(city: str, days: int = 3) -> str:
         """Forecast."""
         return f"{city}/{days}"
@@ -428,9 +428,10 @@ async def test_lenient_coercion_and_null_for_default() -> None:
         [
             call("forecast", "1", city="Oslo", days="5"),
             call("forecast", "2", city="Rome", days=None),
+            call("forecast", "3", city="Pisa", days=4.0),
         ],
     )
-    assert [r.content for r in results] == ["Oslo/5", "Rome/3"]
+    assert [r.content for r in results] == ["Oslo/5", "Rome/3", "Pisa/4"]
     assert results[1].arguments == {"city": "Rome", "days": 3}
 
 
@@ -505,7 +506,7 @@ async def test_a_denial_is_a_result_not_an_exception() -> None:
         return Approval.deny("amount above the daily limit")
 
     box, sent = _money_box(approve)
-    [result] = await run(box, [call("transfer", to="bob", amount="500")], metadata={"user": "u1"})
+    [result] = await run(box, [call("transfer", to="bob", amount=500)], metadata={"user": "u1"})
     assert sent == []
     assert (result.ok, result.error, result.attempts) == (False, "denied", 0)
     assert "amount above the daily limit" in result.content

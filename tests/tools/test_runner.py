@@ -69,7 +69,7 @@ async def test_runner_gets_validated_arguments_and_context() -> None:
     runner = Recording()
     box = Toolbox([scale], runner=runner)
     (result,) = await box.execute(
-        [ToolCall(id="c1", name="scale", arguments={"value": "3"})],
+        [ToolCall(id="c1", name="scale", arguments={"value": 3})],
         run_id="run-1",
         metadata={"user": "u1"},
     )

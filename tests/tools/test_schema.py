@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 import toolwire
-from toolwire import Tool, Toolbox, ToolContext, UsageError, tool
+from toolwire import Tool, ToolArgumentsInvalid, Toolbox, ToolContext, UsageError, tool
 from toolwire.examples import SAMPLE_TOOLS, PaymentLedger, payment_tool
 from toolwire.tools._schema import to_openai_strict
 from toolwire.tools._validation import validate_instance
@@ -229,7 +229,7 @@ def test_parameter_names_that_clash_with_pydantic() -> None:
 
     t = tool(clash)
     assert list(t.parameters["properties"]) == ["json", "model_config", "schema"]
-    assert t.validate({"json": "a", "model_config": "2"}) == {
+    assert t.validate({"json": "a", "model_config": 2}) == {
         "json": "a",
         "model_config": 2,
         "schema": "x",
@@ -527,3 +527,31 @@ def test_explicit_schema_tool() -> None:
 )  # fmt: skip
 def test_validate_instance(value: Any, schema: dict[str, Any], expected: list[Any]) -> None:
     assert validate_instance(value, schema) == expected
+
+
+def test_explicit_schema_tools_are_strict_about_json_types_unless_they_coerce() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "flag": {"type": "boolean"}},
+        "required": ["n"],
+    }
+    strict = Tool.from_schema(lambda **kw: kw, name="strict", parameters=schema)
+    lax = Tool.from_schema(lambda **kw: kw, name="lax", parameters=schema, coerce=True)
+    assert strict.validate({"n": 5, "flag": True}) == {"n": 5, "flag": True}
+    for bad in ({"n": 5.0}, {"n": True}, {"n": "5"}, {"n": 5, "flag": 1}):
+        with pytest.raises(ToolArgumentsInvalid):
+            strict.validate(bad)
+    assert lax.validate({"n": 5.0}) == {"n": 5.0}
+
+
+def test_deeply_nested_arguments_are_refused_not_a_recursion_error() -> None:
+    def takes(data: dict[str, Any]) -> None:
+        """Anything."""
+
+    nested: dict[str, Any] = {}
+    inner = nested
+    for _ in range(5_000):
+        inner["x"] = {}
+        inner = inner["x"]
+    with pytest.raises(ToolArgumentsInvalid, match="nested more than 100 levels deep"):
+        tool(takes).validate({"data": nested})

@@ -21,16 +21,6 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from toolwire.agent import (
-    AgentEvent,
-    ModelRetrying,
-    RunFinished,
-    RunResult,
-    ToolFinished,
-    ToolStarted,
-    TurnFinished,
-    TurnStarted,
-)
 from toolwire.events import (
     ReasoningDelta,
     StreamFailed,
@@ -39,6 +29,16 @@ from toolwire.events import (
     ToolCallInvalid,
     ToolCallReady,
     ToolCallStarted,
+)
+from toolwire.run import (
+    AgentEvent,
+    ModelRetrying,
+    RunFinished,
+    RunResult,
+    ToolExecutionFinished,
+    ToolExecutionStarted,
+    TurnFinished,
+    TurnStarted,
 )
 
 __all__ = ["Renderer", "usage_line", "usage_table"]
@@ -183,13 +183,13 @@ class Renderer:
             self._say(
                 f"  [red]invalid tool call[/red] {event.call.name}: {escape(event.call.error)}"
             )
-        elif isinstance(event, ToolStarted):
+        elif isinstance(event, ToolExecutionStarted):
             running = turn.by_id.get(event.call.id)
             if running is not None:
                 running.status = "running"
                 running.started = time.monotonic()
                 running.eager = event.eager
-        elif isinstance(event, ToolFinished):
+        elif isinstance(event, ToolExecutionFinished):
             done = turn.by_id.get(event.call.id)
             result = event.result
             if done is not None:

@@ -19,10 +19,11 @@ import anyio
 import click
 from rich.console import Console
 
-from toolwire.agent import Agent, RunFinished, RunResult
+from toolwire.agent import Agent
 from toolwire.cli._console import PipeConsole
 from toolwire.cli._render import Renderer, usage_line, usage_table
 from toolwire.errors import ToolwireError, TransportTimeout
+from toolwire.run import RunFinished, RunResult
 
 __all__ = ["chat", "demo"]
 

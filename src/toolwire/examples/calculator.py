@@ -4,10 +4,15 @@ Theory of operation: the expression is parsed with :mod:`ast` and walked by a
 tiny interpreter that knows numbers, ``+ - * / // % **``, unary signs,
 parentheses, a few :mod:`math` functions and constants. Anything else (names,
 attributes, calls to other functions, comprehensions, strings) is refused with
-a message the model can act on. Sizes are bounded before any work is done: the
-expression's length, its number of nodes, the exponent of ``**`` and the size
-in bits of integer results, so ``9**9**9`` is refused in microseconds instead
-of running for hours.
+a message the model can act on.
+
+Every operation is refused by its *cost*, estimated before any work is done,
+not only by the size of what it returns: the expression's length and number
+of nodes, the exponent of ``**``, the size in bits of an integer result, the
+shift of ``<<`` and ``>>``, the argument of ``factorial`` and the precision of
+``round``. So ``9**9**9``, ``1 << 10**8``, ``factorial(10**6)`` and
+``round(1, -10**8)`` (which would hold the interpreter for minutes computing
+``10**(10**8)``, however small its answer) are refused in microseconds.
 """
 
 from __future__ import annotations
@@ -23,7 +28,14 @@ from pydantic import Field
 from toolwire.errors import ModelRetry
 from toolwire.tools import tool
 
-__all__ = ["MAX_EXPONENT", "MAX_EXPRESSION_CHARS", "MAX_INT_BITS", "calculator", "evaluate"]
+__all__ = [
+    "MAX_EXPONENT",
+    "MAX_EXPRESSION_CHARS",
+    "MAX_INT_BITS",
+    "MAX_ROUND_DIGITS",
+    "calculator",
+    "evaluate",
+]
 
 MAX_EXPRESSION_CHARS = 500
 """Longest expression accepted."""
@@ -31,6 +43,9 @@ MAX_EXPONENT = 1000
 """Largest absolute exponent accepted by ``**``."""
 MAX_INT_BITS = 4096
 """Largest integer result, in bits (about 1233 decimal digits)."""
+MAX_ROUND_DIGITS = 400
+"""Largest absolute precision accepted by ``round`` (floats have ~17 digits,
+integers at most ~1,233)."""
 _MAX_NODES = 200
 _MAX_DEPTH = 40
 
@@ -44,6 +59,8 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
 }
 _SYMBOL = {
     ast.Add: "+",
@@ -53,6 +70,8 @@ _SYMBOL = {
     ast.FloorDiv: "//",
     ast.Mod: "%",
     ast.Pow: "**",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
 }
 _FUNCTIONS: dict[str, Callable[..., Number]] = {
     "abs": abs,
@@ -69,10 +88,11 @@ _FUNCTIONS: dict[str, Callable[..., Number]] = {
     "tan": math.tan,
     "floor": math.floor,
     "ceil": math.ceil,
+    "factorial": math.factorial,
 }
 _CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau}
 _ALLOWED = (
-    "numbers, + - * / // % ** and parentheses, the constants "
+    "numbers, + - * / // % ** << >> and parentheses, the constants "
     + ", ".join(_CONSTANTS)
     + ", and the functions "
     + ", ".join(_FUNCTIONS)
@@ -102,6 +122,36 @@ def _power(base: Number, exponent: Number) -> Number:
     return result
 
 
+def _shift(left: Number, right: Number, *, to_left: bool) -> Number:
+    if not isinstance(left, int) or not isinstance(right, int):
+        raise _Refused("shifts take integers")
+    if right < 0:
+        raise _Refused("a shift count cannot be negative")
+    if to_left and left and left.bit_length() + right > MAX_INT_BITS:
+        raise _Refused(f"the result has more than {MAX_INT_BITS} bits and is too large")
+    if not to_left and right > MAX_INT_BITS:
+        return -1 if left < 0 else 0  # every bit is shifted out
+    return left << right if to_left else left >> right
+
+
+def _call_function(name: str, args: list[Number]) -> Number:
+    """Call an allowed function after checking what it would cost."""
+    if name == "factorial" and args:
+        n = args[0]
+        if not isinstance(n, int) or n < 0:
+            raise _Refused("factorial takes a non-negative integer")
+        # log2(n!) from lgamma, before computing anything.
+        if n > 1 and math.lgamma(n + 1) / math.log(2) > MAX_INT_BITS:
+            raise _Refused(f"factorial({n}) has more than {MAX_INT_BITS} bits and is too large")
+    if name == "round" and len(args) == 2:
+        digits = args[1]
+        if isinstance(digits, int) and abs(digits) > MAX_ROUND_DIGITS:
+            raise _Refused(
+                f"round() takes a precision between -{MAX_ROUND_DIGITS} and {MAX_ROUND_DIGITS}"
+            )
+    return _check_int(_FUNCTIONS[name](*args))
+
+
 def _eval(node: ast.AST, depth: int) -> Number:
     if depth > _MAX_DEPTH:
         raise _Refused("the expression is nested too deeply")
@@ -119,6 +169,8 @@ def _eval(node: ast.AST, depth: int) -> Number:
         right = _eval(node.right, depth + 1)
         if isinstance(node.op, ast.Pow):
             return _check_int(_power(left, right))
+        if isinstance(node.op, (ast.LShift, ast.RShift)):
+            return _shift(left, right, to_left=isinstance(node.op, ast.LShift))
         if (
             isinstance(node.op, ast.Mult)
             and isinstance(left, int)
@@ -141,8 +193,7 @@ def _eval(node: ast.AST, depth: int) -> Number:
             raise _Refused(f"the function {shown!r} is not allowed; use {_ALLOWED}")
         if node.keywords:
             raise _Refused(f"{func}() takes no keyword arguments here")
-        args = [_eval(arg, depth + 1) for arg in node.args]
-        return _check_int(_FUNCTIONS[func](*args))
+        return _call_function(func, [_eval(arg, depth + 1) for arg in node.args])
     raise _Refused(f"{type(node).__name__} is not allowed in an expression; use {_ALLOWED}")
 
 
@@ -197,9 +248,9 @@ def calculator(
 ) -> dict[str, Any]:
     """Evaluate an arithmetic expression exactly, instead of computing it in your head.
 
-    Supports numbers, + - * / // % ** (or ^), parentheses, pi, e, and the
-    functions sqrt, log, log10, log2, exp, sin, cos, tan, abs, round, floor,
-    ceil, min and max.
+    Supports numbers, + - * / // % ** (or ^) << >>, parentheses, pi, e, and
+    the functions sqrt, log, log10, log2, exp, sin, cos, tan, abs, round,
+    floor, ceil, min, max and factorial.
 
     Args:
         expression: The expression, e.g. "(12 + 8) * 3" or "sqrt(2) * 10".

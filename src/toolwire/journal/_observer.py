@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
@@ -28,12 +28,10 @@ from toolwire import _json
 from toolwire.errors import ToolwireError
 from toolwire.journal._store import Journal
 from toolwire.messages import AssistantMessage, Message
-from toolwire.observe import RunInfo, RunObserver
+from toolwire.observe import RunObserver
+from toolwire.run import RunInfo, RunResult
 from toolwire.tools import Approval, ToolResult, scrub
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
-
-if TYPE_CHECKING:
-    from toolwire.agent import RunResult
 
 __all__ = ["JournalObserver", "encode_record"]
 

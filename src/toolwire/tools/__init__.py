@@ -11,7 +11,8 @@ The modules, one idea each: ``_tool`` (the :class:`Tool` and ``@tool``),
 (checking a call's arguments), ``_schema`` (JSON Schema cleaning and
 shaping), ``_toolbox`` (the :class:`Toolbox`: schemas, triage, scheduling),
 ``_call`` (one call's approval, attempts and fallback), ``_approval``,
-``_runners`` (where a function runs), ``_results`` and ``_redaction``.
+``_runners`` (where a function runs), ``_process`` (a runner that runs it in a
+child process it can kill), ``_results`` and ``_redaction``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest, ask_approval
 from toolwire.tools._call import ResultHook, is_transient
 from toolwire.tools._context import ToolContext, idempotency_key
+from toolwire.tools._process import ProcessRunner
 from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolErrorKind, ToolResult
 from toolwire.tools._runners import LocalRunner, ToolInvocation, ToolRunner
@@ -31,6 +33,7 @@ __all__ = [
     "ApprovalRequest",
     "Dialect",
     "LocalRunner",
+    "ProcessRunner",
     "ResultHook",
     "RetryOn",
     "Tool",

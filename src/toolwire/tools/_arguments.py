@@ -5,10 +5,29 @@ explicit JSON Schema) and turns the model's parsed arguments into the
 function's ``args``/``kwargs`` (:class:`Prepared`), or into ``(path,
 message)`` errors described to the model by :func:`describe_errors`, so a bad
 argument never reaches the function.
+
+The model's input is held to JSON as written, strictly, by default:
+
+* no conversions between JSON types: ``true`` is not ``1``, ``"500"`` and
+  ``500.0`` are not the integer ``500`` (a payment tool must not pay what the
+  model did not say); conversions *from* JSON that JSON has no type for stay
+  (an ISO date string to a ``date``, a string to its ``Enum`` member, an array
+  to a ``tuple``, an integer to a ``float``);
+* no ``NaN`` or ``Infinity`` (nor a number too large to be finite): they are
+  not JSON numbers;
+* no key twice in one object (which value would the model have meant?);
+* no NUL character in a string, unless the tool opts in (``allow_nul``);
+* no nesting deeper than :data:`MAX_DEPTH`.
+
+A tool that wants lax conversions says so (``@tool(coerce=True)``): Pydantic's
+lax mode then decides, as it documents.
 """
 
 from __future__ import annotations
 
+import copy
+import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -17,11 +36,64 @@ from pydantic import BaseModel, ValidationError
 
 from toolwire.tools._schema import JSONSchema, drop_null_defaults
 from toolwire.tools._signature import Param
-from toolwire.tools._validation import format_pydantic_errors, validate_instance
+from toolwire.tools._validation import format_pydantic_errors, path_of, validate_instance
 
-__all__ = ["Arguments", "Prepared", "describe_errors"]
+__all__ = ["MAX_DEPTH", "Arguments", "Prepared", "describe_errors", "json_problems"]
 
 Errors = list[tuple[str, str]]
+
+MAX_DEPTH = 100
+"""How deeply a call's arguments may nest (objects and arrays)."""
+
+
+def json_problems(value: Any, raw: str | None = None, *, allow_nul: bool = False) -> Errors:
+    """What makes ``value`` (parsed from ``raw``, the model's text) not strict JSON:
+    NaN or infinite numbers, NUL characters, nesting beyond :data:`MAX_DEPTH`,
+    and keys written twice in one object (only ``raw`` shows those)."""
+    errors: Errors = []
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
+    while stack:
+        item, loc = stack.pop()
+        if len(loc) > MAX_DEPTH:
+            return [(path_of(loc[:3]) + "...", f"nested more than {MAX_DEPTH} levels deep")]
+        if isinstance(item, float) and not math.isfinite(item):
+            errors.append((path_of(loc), "NaN and Infinity are not JSON numbers"))
+        elif isinstance(item, str):
+            if "\x00" in item and not allow_nul:
+                errors.append((path_of(loc), "NUL characters (\\u0000) are not accepted"))
+        elif isinstance(item, Mapping):
+            for key in reversed(list(item)):
+                if "\x00" in key and not allow_nul:
+                    errors.append(
+                        (path_of(loc), "NUL characters (\\u0000) are not accepted in keys")
+                    )
+                stack.append((item[key], (*loc, key)))
+        elif isinstance(item, list):
+            stack.extend((item[i], (*loc, i)) for i in reversed(range(len(item))))
+    if raw and not errors:
+        errors = _duplicate_keys(raw)
+    return errors
+
+
+def _duplicate_keys(raw: str) -> Errors:
+    repeated: list[str] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                repeated.append(key)
+            seen.add(key)
+        return dict(pairs)
+
+    try:
+        json.loads(raw, object_pairs_hook=pairs_hook)
+    except (ValueError, RecursionError):  # text that needed repair: the parsed value decides
+        return []
+    return [
+        ("(arguments)", f"the key {key!r} is written more than once in one object; send it once")
+        for key in dict.fromkeys(repeated)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +114,9 @@ class Arguments:
         model: the Pydantic model of a tool built from a function (``None``
             for a tool built from an explicit schema).
         params: how the model's fields map to the function's parameters.
+        coerce: accept lax conversions (``"500"`` or ``500.0`` for an integer,
+            ``true`` for ``1``...); strict by default.
+        allow_nul: accept NUL characters in strings.
     """
 
     def __init__(
@@ -50,13 +125,25 @@ class Arguments:
         *,
         model: type[BaseModel] | None = None,
         params: tuple[Param, ...] = (),
+        coerce: bool = False,
+        allow_nul: bool = False,
     ) -> None:
         self.parameters = parameters
         self.model = model
         self.params = params
+        self.coerce = coerce
+        self.allow_nul = allow_nul
         self._raw_schema: JSONSchema = (
             model.model_json_schema(by_alias=True) if model is not None else parameters
         )
+
+    def with_options(self, *, coerce: bool, allow_nul: bool) -> Arguments:
+        """This validator with other strictness options."""
+        if (coerce, allow_nul) == (self.coerce, self.allow_nul):
+            return self
+        other = copy.copy(self)
+        other.coerce, other.allow_nul = coerce, allow_nul
+        return other
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -66,22 +153,40 @@ class Arguments:
         props = self.parameters.get("properties", {})
         return tuple(props) if isinstance(props, dict) else ()
 
-    def prepare(self, arguments: Any) -> tuple[Prepared | None, Errors]:
-        """Validate arguments; return the call's pieces or the errors."""
+    def prepare(self, arguments: Any, *, raw: str | None = None) -> tuple[Prepared | None, Errors]:
+        """Validate arguments; return the call's pieces or the errors.
+
+        Args:
+            arguments: the parsed arguments.
+            raw: the model's text they were parsed from, when there is one
+                (only the text shows a key written twice).
+        """
         if not isinstance(arguments, Mapping):
             return None, [
                 ("(arguments)", f"expected a JSON object (got {type(arguments).__name__})")
             ]
+        problems = json_problems(arguments, raw, allow_nul=self.allow_nul)
+        if problems:
+            return None, problems
         cleaned = drop_null_defaults(dict(arguments), self._raw_schema)
         if self.model is None:
-            errors = validate_instance(cleaned, self.parameters)
+            errors = validate_instance(cleaned, self.parameters, strict=not self.coerce)
             if errors:
                 return None, errors
             return Prepared(cleaned, (), dict(cleaned)), []
+        # JSON types strictly (unless the tool coerces), then Pydantic, which
+        # converts within them; every problem is reported at once.
+        strict_errors = (
+            [] if self.coerce else validate_instance(cleaned, self._raw_schema, types_only=True)
+        )
         try:
             instance = self.model.model_validate(cleaned)
         except ValidationError as exc:
-            return None, format_pydantic_errors(exc, allowed=self.names)
+            errors = format_pydantic_errors(exc, allowed=self.names)
+            flagged = {where for where, _ in errors}
+            return None, errors + [e for e in strict_errors if e[0] not in flagged]
+        if strict_errors:
+            return None, strict_errors
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for param in self.params:

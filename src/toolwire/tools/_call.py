@@ -43,7 +43,7 @@ from toolwire.tools._arguments import Prepared, describe_errors
 from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._redaction import describe_exception
 from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content
-from toolwire.tools._runners import ToolInvocation
+from toolwire.tools._runners import ToolInvocation, can_stop
 from toolwire.types import InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:
@@ -196,9 +196,8 @@ class CallRun:
         if self.attempts > 1:
             tries = f" after {self.attempts} attempts"
         kind: ToolErrorKind = "timeout" if isinstance(error, ToolTimeout) else "failed"
-        if kind == "timeout":
-            head = f"Error: the tool {name!r} timed out{tries} ({error}); "
-            head += "the operation was cancelled."
+        if isinstance(error, ToolTimeout):
+            head = f"Error: the tool {name!r} timed out{tries} ({error})."
         else:
             head = f"Error: the tool {name!r} failed{tries} ({describe_exception(error)})."
         if fallback_error is not None:
@@ -295,13 +294,18 @@ class CallRun:
         for attempt in range(1, self.tool.retries + 2):
             self.attempts = attempt
             try:
-                value, timed_out = await self._invoke(self.tool.function, self.tool.is_async)
+                value = await self._invoke(self.tool.function, self.tool.is_async)
             except (ModelRetry, ToolArgumentsInvalid) as exc:
                 return self.result(
                     exc.message,
                     ok=False,
                     error="invalid_arguments",
                     model_retry=isinstance(exc, ModelRetry),
+                )
+            except ToolTimeout as exc:
+                error = exc
+                logger.info(
+                    "tool %r call %s attempt %d: %s", self.tool.name, self.call.id, attempt, exc
                 )
             except Exception as exc:
                 error = exc
@@ -312,16 +316,7 @@ class CallRun:
                     describe_exception(exc),
                 )
             else:
-                if not timed_out:
-                    return self.success(value)
-                error = ToolTimeout(f"tool {self.tool.name!r} timed out after {self.timeout:g} s")
-                logger.info(
-                    "tool %r call %s attempt %d timed out after %g s",
-                    self.tool.name,
-                    self.call.id,
-                    attempt,
-                    self.timeout,
-                )
+                return self.success(value)
             if attempt > self.tool.retries or not self._retryable(error):
                 break
             await self._backoff(attempt, error)
@@ -350,14 +345,18 @@ class CallRun:
 
     async def _invoke(
         self, function: Callable[..., Any], is_async: bool, *, fallback: bool = False
-    ) -> tuple[Any, bool]:
-        """Run ``function`` once under the deadline: ``(value, timed_out)``."""
+    ) -> Any:
+        """Run ``function`` once under the deadline.
+
+        Raises:
+            ToolTimeout: the deadline passed; ``stopped`` says whether the
+                runner could stop the work (a sync function's thread cannot).
+        """
         context_param = self.tool.fallback_context_param if fallback else self.tool.context_param
-        attempt = self.attempts + 1 if fallback else self.attempts
         ctx = ToolContext(
             call_id=self.call.id,
             idempotency_key=self.key,
-            attempt=attempt,
+            attempt=self.attempts + 1 if fallback else self.attempts,
             metadata=self.batch.metadata,
             tool_name=self.tool.name,
             run_id=self.batch.run_id,
@@ -378,7 +377,14 @@ class CallRun:
         async with self.batch.limiter:
             with anyio.move_on_after(self.timeout) as scope:
                 value = await self.toolbox.runner.run(invocation)
-        return value, scope.cancelled_caught
+        if scope.cancelled_caught:
+            stopped = can_stop(self.toolbox.runner, invocation)
+            what = "was cancelled" if stopped else "could not be stopped and may still finish"
+            raise ToolTimeout(
+                f"tool {self.tool.name!r} timed out after {self.timeout:g} s; it {what}",
+                stopped=stopped,
+            )
+        return value
 
     async def _fallback(self, error: BaseException) -> ToolResult:
         fallback = self.tool.fallback
@@ -390,7 +396,7 @@ class CallRun:
             self.attempts,
         )
         try:
-            value, timed_out = await self._invoke(
+            value = await self._invoke(
                 fallback, inspect.iscoroutinefunction(fallback), fallback=True
             )
         except ModelRetry as exc:
@@ -401,6 +407,8 @@ class CallRun:
                 fallback_used=True,
                 model_retry=True,
             )
+        except ToolTimeout as exc:
+            return self.failure(error, fallback_error=exc.message)
         except Exception as exc:
             log_failure(
                 logger,
@@ -409,6 +417,4 @@ class CallRun:
                 describe_exception(exc),
             )
             return self.failure(error, fallback_error=describe_exception(exc))
-        if timed_out:
-            return self.failure(error, fallback_error=f"timed out after {self.timeout:g} s")
         return self.success(value, fallback_used=True)

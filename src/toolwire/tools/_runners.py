@@ -3,7 +3,17 @@
 The toolbox decides everything about a call (validation, approval, the
 attempt, its deadline); a runner only calls the function somewhere and hands
 back what it returned. :class:`LocalRunner` runs it in this process;
-``toolwire.ray.RayExecutor`` runs it as a Ray task.
+:class:`~toolwire.tools.ProcessRunner` in a child process it can kill;
+``toolwire.ray.RayExecutor`` as a Ray task.
+
+What a timeout can stop depends on the runner. An async function is
+cancelled at its next ``await``. A sync function in a thread cannot be
+stopped (CPython has no way to kill a thread): the toolbox reports the call as
+timed out at the deadline and does not retry it, but the thread runs on, and
+a function that holds the GIL (a long computation in C) slows the whole
+process until it ends. A process can be killed: CPU-bound tools belong in a
+:class:`~toolwire.tools.ProcessRunner`. A runner says which it is with an
+optional ``can_stop(invocation)`` method (see :func:`can_stop`).
 """
 
 from __future__ import annotations
@@ -11,7 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import anyio
@@ -22,7 +32,14 @@ from toolwire.tools._context import ToolContext
 if TYPE_CHECKING:
     from toolwire.tools._tool import Tool
 
-__all__ = ["LocalRunner", "ToolInvocation", "ToolRunner"]
+__all__ = [
+    "LocalRunner",
+    "ToolInvocation",
+    "ToolRunner",
+    "call_function",
+    "can_stop",
+    "plain_context",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,5 +103,53 @@ class LocalRunner:
             value = await value
         return value
 
+    def can_stop(self, invocation: ToolInvocation) -> bool:
+        """An async function is cancelled; a sync function's thread is not."""
+        return invocation.is_async
+
     def __repr__(self) -> str:
         return "LocalRunner()"
+
+
+def can_stop(runner: ToolRunner, invocation: ToolInvocation) -> bool:
+    """Whether cancelling ``runner.run(invocation)`` stops the function's work.
+
+    A runner answers through an optional ``can_stop(invocation)`` method;
+    without one, an async function is taken to stop and a sync one not.
+    """
+    method = getattr(runner, "can_stop", None)
+    if callable(method):
+        try:
+            return bool(method(invocation))
+        except Exception:
+            return False
+    return invocation.is_async
+
+
+def call_function(
+    function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], is_async: bool
+) -> Any:
+    """Call a tool function where no event loop runs (a worker process):
+    a coroutine function, or a sync one that returns an awaitable, is run to
+    its end on a loop of its own."""
+    if is_async:
+        return anyio.run(functools.partial(function, *args, **kwargs))
+    value = function(*args, **kwargs)
+    if inspect.isawaitable(value):
+
+        async def wait() -> Any:
+            return await value
+
+        return anyio.run(wait)
+    return value
+
+
+def plain_context(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with any :class:`ToolContext`'s metadata as a plain dict (the
+    toolbox hands a read-only mapping proxy, which cannot be pickled)."""
+    return {
+        key: replace(value, metadata=dict(value.metadata))
+        if isinstance(value, ToolContext)
+        else value
+        for key, value in kwargs.items()
+    }

@@ -78,6 +78,9 @@ class Tool:
         max_result_chars: result size budget; ``None`` uses the toolbox's.
         idempotent: repeating a call with the same idempotency key is safe.
         dedupe: identical calls in one batch run once.
+        coerce: accept lax conversions of the model's arguments (``"500"``,
+            ``500.0`` or ``true`` for an integer...); strict by default.
+        allow_nul: accept NUL characters in string arguments.
     """
 
     def __init__(
@@ -99,12 +102,14 @@ class Tool:
         max_result_chars: int | None = None,
         idempotent: bool | None = None,
         dedupe: bool = True,
+        coerce: bool = False,
+        allow_nul: bool = False,
     ) -> None:
         _check_options(name, timeout, retries, max_result_chars)
         self.function = function
         self.name = name
         self.description = description
-        self.arguments = arguments
+        self.arguments = arguments.with_options(coerce=coerce, allow_nul=allow_nul)
         self.parameters = arguments.parameters
         self.timeout = timeout
         self.read_only = read_only
@@ -281,6 +286,8 @@ def tool(
     max_result_chars: int | None = None,
     idempotent: bool | None = None,
     dedupe: bool = True,
+    coerce: bool = False,
+    allow_nul: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -318,7 +325,10 @@ def tool(
             ``max_result_chars`` (cut results longer than this);
             ``idempotent`` (repeating a call with the same idempotency key is
             safe; defaults to whether the function takes a ``ToolContext``);
-            ``dedupe`` (run identical calls of one batch once; default True).
+            ``dedupe`` (run identical calls of one batch once; default True);
+            ``coerce`` (accept lax conversions of the arguments: ``"500"``,
+            ``500.0`` or ``true`` for an integer; default False, strict);
+            ``allow_nul`` (accept NUL characters in strings; default False).
 
     Returns:
         A :class:`Tool`, or a decorator that makes one.
@@ -353,5 +363,7 @@ _OPTIONS = frozenset(
         "max_result_chars",
         "idempotent",
         "dedupe",
+        "coerce",
+        "allow_nul",
     }
 )

@@ -331,7 +331,8 @@ class Toolbox:
             if t is None:
                 await batch.settle(index, call, self._unknown(call))
                 continue
-            prepared, errors = t.arguments.prepare(call.arguments)
+            raw = None if call.repaired else call.raw_arguments
+            prepared, errors = t.arguments.prepare(call.arguments, raw=raw)
             if prepared is None:
                 await batch.settle(index, call, self._invalid(call, t, errors))
                 continue

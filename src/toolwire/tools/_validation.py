@@ -17,10 +17,10 @@ from pydantic import ValidationError
 
 from toolwire.tools._schema import JSONSchema, resolve_ref
 
-__all__ = ["format_pydantic_errors", "validate_instance"]
+__all__ = ["format_pydantic_errors", "path_of", "validate_instance"]
 
 
-def _path(loc: Sequence[int | str]) -> str:
+def path_of(loc: Sequence[int | str]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -57,7 +57,7 @@ def format_pydantic_errors(
                 message += f" (this tool accepts: {', '.join(allowed)})"
         else:
             message = f"{msg} (got {_short(item.get('input'))})"
-        out.append((_path(loc), message))
+        out.append((path_of(loc), message))
     return out
 
 
@@ -73,9 +73,15 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     ),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
 }
+_STRICT_TYPES: dict[str, Callable[[Any], bool]] = {
+    **_JSON_TYPES,
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+}
 
 
-def validate_instance(value: Any, schema: Mapping[str, Any]) -> list[tuple[str, str]]:
+def validate_instance(
+    value: Any, schema: Mapping[str, Any], *, strict: bool = True, types_only: bool = False
+) -> list[tuple[str, str]]:
     """Check ``value`` against ``schema`` and list what is wrong.
 
     Covers the keywords tool schemas use: ``type``, ``enum``, ``const``,
@@ -87,12 +93,16 @@ def validate_instance(value: Any, schema: Mapping[str, Any]) -> list[tuple[str, 
     Args:
         value: the instance (the parsed arguments).
         schema: the JSON Schema.
+        strict: an ``integer`` must be written as one (``500.0`` is refused);
+            ``False`` accepts a float with no fractional part.
+        types_only: check the ``type`` of every value the schema reaches, and
+            nothing else (an exclusive ``oneOf`` is read as ``anyOf``).
 
     Returns:
         ``(path, message)`` pairs; empty when ``value`` is valid.
     """
     root = dict(schema)
-    return _Checker(root).collect(value, root, ())
+    return _Checker(root, strict=strict, types_only=types_only).collect(value, root, ())
 
 
 Loc = tuple[int | str, ...]
@@ -101,8 +111,10 @@ Loc = tuple[int | str, ...]
 class _Checker:
     """One validation: each keyword family in its own method, errors collected."""
 
-    def __init__(self, root: JSONSchema) -> None:
+    def __init__(self, root: JSONSchema, *, strict: bool, types_only: bool) -> None:
         self.root = root
+        self.types = _STRICT_TYPES if strict else _JSON_TYPES
+        self.types_only = types_only
 
     def collect(self, v: Any, s: Any, loc: Loc) -> list[tuple[str, str]]:
         errors: list[tuple[str, str]] = []
@@ -111,7 +123,7 @@ class _Checker:
 
     def _check(self, v: Any, s: Any, loc: Loc, errors: list[tuple[str, str]]) -> None:
         def err(where: Loc, message: str) -> None:
-            errors.append((_path(where), message))
+            errors.append((path_of(where), message))
 
         if s is True or s == {}:
             return
@@ -129,22 +141,24 @@ class _Checker:
         typ = s.get("type")
         if typ is not None:
             types = typ if isinstance(typ, list) else [typ]
-            if not any(_JSON_TYPES.get(t, lambda _: True)(v) for t in types):
+            if not any(self.types.get(t, lambda _: True)(v) for t in types):
                 err(loc, f"expected {' or '.join(types)} (got {_short(v)})")
                 return
-        if "enum" in s and v not in s["enum"]:
-            err(loc, f"expected one of {', '.join(_short(e) for e in s['enum'])} (got {_short(v)})")
-        if "const" in s and v != s["const"]:
-            err(loc, f"expected {_short(s['const'])} (got {_short(v)})")
         if isinstance(v, dict):
             self._object(v, s, loc, errors, err)
         elif isinstance(v, list):
             self._array(v, s, loc, errors, err)
-        elif isinstance(v, str):
+        self._combinators(v, s, loc, errors, err)
+        if self.types_only:
+            return
+        if "enum" in s and v not in s["enum"]:
+            err(loc, f"expected one of {', '.join(_short(e) for e in s['enum'])} (got {_short(v)})")
+        if "const" in s and v != s["const"]:
+            err(loc, f"expected {_short(s['const'])} (got {_short(v)})")
+        if isinstance(v, str):
             _check_string(v, s, loc, err)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             _check_number(v, s, loc, err)
-        self._combinators(v, s, loc, errors, err)
 
     def _object(
         self,
@@ -155,14 +169,14 @@ class _Checker:
         err: Callable[[Loc, str], None],
     ) -> None:
         props = s.get("properties", {})
-        for name in s.get("required", []):
+        for name in () if self.types_only else s.get("required", []):
             if name not in v:
                 err((*loc, name), "required argument is missing")
         extra = s.get("additionalProperties", True)
         for key, item in v.items():
             if key in props:
                 errors.extend(self.collect(item, props[key], (*loc, key)))
-            elif extra is False:
+            elif extra is False and not self.types_only:
                 hint = f" (allowed: {', '.join(props)})" if props else ""
                 err((*loc, key), "unexpected argument" + hint)
             elif isinstance(extra, dict):
@@ -182,6 +196,8 @@ class _Checker:
                 errors.extend(self.collect(item, prefix[i], (*loc, i)))
             elif "items" in s:
                 errors.extend(self.collect(item, s["items"], (*loc, i)))
+        if self.types_only:
+            return
         if "minItems" in s and len(v) < s["minItems"]:
             err(loc, f"expected at least {s['minItems']} items (got {len(v)})")
         if "maxItems" in s and len(v) > s["maxItems"]:
@@ -201,11 +217,11 @@ class _Checker:
                 matches = sum(1 for sub in variants if not self.collect(v, sub, loc))
                 if matches == 0:
                     err(loc, f"does not match any of the allowed forms (got {_short(v)})")
-                elif key == "oneOf" and matches > 1:
+                elif key == "oneOf" and matches > 1 and not self.types_only:
                     err(loc, f"matches more than one of the allowed forms (got {_short(v)})")
         for sub in s.get("allOf", []):
             errors.extend(self.collect(v, sub, loc))
-        if "not" in s and not self.collect(v, s["not"], loc):
+        if "not" in s and not self.types_only and not self.collect(v, s["not"], loc):
             err(loc, f"value is not allowed (got {_short(v)})")
 
 

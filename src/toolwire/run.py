@@ -1,0 +1,203 @@
+"""What an agent run is and what it reports: its description, its records, its events.
+
+These are value types, below the loop that produces them: the agent, the
+journal, the observers and the CLI all import them from here, and this module
+imports nothing above the stream's own types.
+
+Naming: the stream reports a tool *call* as it is streamed
+(``ToolCallStarted``, ``ToolCallDelta``, ``ToolCallReady``); the agent reports
+the *execution* of a ready call (:class:`ToolExecutionStarted`,
+:class:`ToolExecutionFinished`). ``ToolStarted`` and ``ToolFinished`` are the
+older names of the latter two, kept as aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolwire.errors import ToolwireError
+from toolwire.events import Event
+from toolwire.messages import Message
+from toolwire.types import InvalidToolCall, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from toolwire.tools import ToolResult
+
+__all__ = [
+    "AgentEvent",
+    "ModelRetrying",
+    "Outcome",
+    "RunFinished",
+    "RunInfo",
+    "RunResult",
+    "ToolCallRecord",
+    "ToolExecutionFinished",
+    "ToolExecutionStarted",
+    "TurnFinished",
+    "TurnStarted",
+]
+
+Outcome = Literal["answered", "max_turns"]
+"""How a run ended with a result: the model answered, or the turn limit came first."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunInfo:
+    """What a run is: recorded when it starts."""
+
+    run_id: str
+    model: str
+    provider: str
+    """The provider's name (``openai``, ``anthropic``...)."""
+    api: str
+    """The wire dialect (``openai-chat``...)."""
+    tools: tuple[str, ...]
+    settings: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    """max_turns, tool_choice, eager... (never a key or a header)."""
+    messages: tuple[Message, ...] = ()
+    """The conversation the run starts from."""
+    resumed: bool = False
+    """True when the run continues an interrupted one."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallRecord:
+    """One tool call of a run and what came of it."""
+
+    turn: int
+    call: ToolCall | InvalidToolCall
+    result: ToolResult
+    eager: bool = False
+    """Started while the model was still streaming."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data."""
+        call: dict[str, Any] = {"id": self.call.id, "name": self.call.name}
+        if isinstance(self.call, ToolCall):
+            call["arguments"] = self.call.arguments
+        else:
+            call["raw_arguments"] = self.call.raw_arguments
+            call["error"] = self.call.error
+        return {
+            "turn": self.turn,
+            "call": call,
+            "result": self.result.to_dict(),
+            "eager": self.eager,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """What a run produced."""
+
+    output: str
+    """The final answer text (empty when the run ended without one)."""
+    outcome: Outcome
+    """``answered``, or ``max_turns`` when the turn limit ended the run."""
+    messages: tuple[Message, ...]
+    """The whole conversation, system prompt first."""
+    usage: Usage
+    """Token usage summed over the turns."""
+    tool_calls: tuple[ToolCallRecord, ...]
+    """Every tool call with its result, attempts and time, in order."""
+    turns: int
+    """How many model requests the run made (retried turns count once)."""
+    run_id: str
+
+    @property
+    def ok(self) -> bool:
+        """True when the model answered."""
+        return self.outcome == "answered"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data."""
+        return {
+            "run_id": self.run_id,
+            "outcome": self.outcome,
+            "output": self.output,
+            "turns": self.turns,
+            "usage": self.usage.to_dict(),
+            "tool_calls": [record.to_dict() for record in self.tool_calls],
+            "messages": [m.to_dict() for m in self.messages],
+        }
+
+
+# -- events ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted:
+    """A model request is about to be sent."""
+
+    kind: Literal["turn_started"] = "turn_started"
+    turn: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRetrying:
+    """A turn's stream failed and the whole turn is being sent again."""
+
+    kind: Literal["model_retrying"] = "model_retrying"
+    turn: int
+    attempt: int
+    error: ToolwireError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolExecutionStarted:
+    """A ready tool call began executing."""
+
+    kind: Literal["tool_started"] = "tool_started"
+    turn: int
+    call: ToolCall | InvalidToolCall
+    eager: bool = False
+    """Started while the model was still streaming."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolExecutionFinished:
+    """A tool call finished executing (successfully or not: see ``result.ok``)."""
+
+    kind: Literal["tool_finished"] = "tool_finished"
+    turn: int
+    call: ToolCall | InvalidToolCall
+    result: ToolResult
+    eager: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnFinished:
+    """A model turn ended (its tools, if any, have run)."""
+
+    kind: Literal["turn_finished"] = "turn_finished"
+    turn: int
+    finish_reason: str | None
+    usage: Usage | None
+    tool_calls: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinished:
+    """The run is over."""
+
+    kind: Literal["run_finished"] = "run_finished"
+    result: RunResult
+
+
+AgentEvent = (
+    Event
+    | TurnStarted
+    | ModelRetrying
+    | ToolExecutionStarted
+    | ToolExecutionFinished
+    | TurnFinished
+    | RunFinished
+)
+"""Everything :meth:`toolwire.Agent.stream` yields: the stream's events and the run's."""
+
+ToolStarted = ToolExecutionStarted
+"""The older name of :class:`ToolExecutionStarted`."""
+ToolFinished = ToolExecutionFinished
+"""The older name of :class:`ToolExecutionFinished`."""
