@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 CORPUS = Path(__file__).parent / "fixtures" / "conformance"
 
 _HOME_KEY = pytest.StashKey[Path]()
