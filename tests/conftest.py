@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ["pytester"]
+
 CORPUS = Path(__file__).parent / "fixtures" / "conformance"
 
 

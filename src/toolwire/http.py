@@ -22,6 +22,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeAlias
 
 from toolwire import _json
+from toolwire._credentials import REDACTED, is_credential_name
 from toolwire.errors import Overloaded, ProviderError, RateLimited, RemoteProtocolError
 
 __all__ = [
@@ -38,12 +39,6 @@ __all__ = [
 
 ErrorParser: TypeAlias = Callable[[int, Mapping[str, str], Any], ProviderError]
 """``(status_code, headers, body) -> ProviderError``: a provider's error mapping."""
-
-# Header names whose values are credentials: redacted wherever a request is shown.
-SECRET_HEADERS = frozenset(
-    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"}
-)
-REDACTED = "<redacted>"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,9 +68,7 @@ class HttpRequest:
 
     def redacted_headers(self) -> dict[str, str]:
         """The headers with credential values replaced by ``<redacted>``."""
-        return {
-            k: (REDACTED if k.lower() in SECRET_HEADERS else v) for k, v in self.headers.items()
-        }
+        return {k: (REDACTED if is_credential_name(k) else v) for k, v in self.headers.items()}
 
     def __repr__(self) -> str:
         return (

@@ -37,7 +37,9 @@ def imported_by(args: list[str]) -> list[str]:
     return last
 
 
-@pytest.mark.parametrize("args", [["--help"], ["inspect", "--help"], ["serve", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["inspect", "--help"], ["serve", "--help"], ["proxy", "--help"]]
+)
 def test_help_imports_nothing_heavy(args: list[str]) -> None:
     modules = imported_by(args)
     assert "toolwire" in modules and "click" in modules

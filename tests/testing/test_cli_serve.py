@@ -91,7 +91,7 @@ def test_serve_refusals(tmp_path: Path) -> None:
     both = runner.invoke(
         main, ["serve", "--scenario", "weather", "--replay", str(CONFORMANCE / "README.md")]
     )
-    assert both.exit_code == 2 and "not both" in both.output
+    assert both.exit_code == 2 and "give one of --scenario, --replay and --cassette" in both.output
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"turns": [{"nope": 1}]}))
     invalid = runner.invoke(main, ["serve", "--scenario", str(bad)])

@@ -32,9 +32,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "chat": ("toolwire.cli.demo:chat", "Ask a real provider, with the sample tools."),
     "demo": ("toolwire.cli.demo:demo", "The offline demo: an agent against the emulation server."),
-    "inspect": ("toolwire.cli.inspect:inspect", "Show what is in a recorded provider stream."),
+    "inspect": (
+        "toolwire.cli.inspect:inspect",
+        "Show what is in a recorded provider stream, or in a cassette.",
+    ),
+    "proxy": (
+        "toolwire.cli.proxy:proxy",
+        "Relay a provider's traffic; show and record each exchange.",
+    ),
     "runs": ("toolwire.cli.runs:runs", "What agents did: list, show and export recorded runs."),
-    "serve": ("toolwire.cli.serve:serve", "Run the emulation server on loopback."),
+    "serve": (
+        "toolwire.cli.serve:serve",
+        "Run the emulation server, or replay a cassette, on loopback.",
+    ),
 }
 
 

@@ -11,7 +11,9 @@ Exit status: 0 for a complete stream, 1 for a cut stream or an error event,
 from __future__ import annotations
 
 import json
+import os
 import sys
+from pathlib import Path
 
 import click
 from typing_extensions import assert_never
@@ -57,6 +59,58 @@ def _decode(
         frames.extend(decoder.feed_frames(body[start : start + step]))
     frames.extend(decoder.close_frames())
     return decoder, frames
+
+
+def _decode_chunks(chunks: list[bytes], api: str) -> tuple[StreamDecoder, list[DecodedFrame]]:
+    decoder = StreamDecoder(api)
+    frames: list[DecodedFrame] = []
+    for chunk in chunks:
+        frames.extend(decoder.feed_frames(chunk))
+    frames.extend(decoder.close_frames())
+    return decoder, frames
+
+
+def _recorded_body(path: str) -> tuple[str | None, list[bytes]] | None:
+    """A cassette sidecar's dialect and body chunks, or ``None`` for another
+    file. A body that is not a stream is summed up in one line, and that is all."""
+    from toolwire.testing._summary import is_streamed, summarize
+    from toolwire.testing.cassette import CassetteError, is_sidecar, load_exchange
+
+    if not is_sidecar(path):
+        return None
+    try:
+        exchange = load_exchange(Path(path))
+        if not is_streamed(exchange):
+            click.echo(summarize(exchange))
+            sys.exit(0 if exchange.response.status < 300 else 1)
+        return exchange.api, [chunk for chunk, _ in exchange.response.iter_chunks()]
+    except CassetteError as exc:
+        raise click.UsageError(exc.message) from None
+
+
+def _inspect_cassette(directory: str, as_json: bool) -> None:
+    """One summary line per exchange (``--json``: one object per line)."""
+    from toolwire.testing._summary import summarize
+    from toolwire.testing.cassette import Cassette, CassetteError
+
+    try:
+        cassette = Cassette.load(directory)
+        for exchange in cassette:
+            line = summarize(exchange)
+            if as_json:
+                line = json.dumps(
+                    {
+                        "exchange": exchange.number,
+                        "sidecar": exchange.sidecar.name,
+                        "api": exchange.api,
+                        "status": exchange.response.status,
+                        "summary": line,
+                    },
+                    ensure_ascii=False,
+                )
+            click.echo(line)
+    except CassetteError as exc:
+        raise click.UsageError(exc.message) from None
 
 
 def _short(text: str, limit: int = 120) -> str:
@@ -165,9 +219,25 @@ def _print_human(decoder: StreamDecoder, frames: list[DecodedFrame], result: Str
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
 def inspect(file: str, api: str, chunk_size: int | None, as_json: bool) -> None:
-    """Decode a recorded provider stream and show what is in it."""
-    body = _read(file)
-    decoder, frames = _decode(body, api, chunk_size)
+    """Decode a recorded provider stream and show what is in it.
+
+    FILE may also be a cassette directory (one line per exchange) or one of
+    its sidecars (NNNN.json: its body, in its recorded chunks and dialect).
+    """
+    chunks: list[bytes] | None = None
+    if file != "-" and os.path.isdir(file):
+        _inspect_cassette(file, as_json)
+        return
+    if file != "-" and file.endswith(".json") and os.path.isfile(file):
+        recorded = _recorded_body(file)
+        if recorded is not None:
+            recorded_api, chunks = recorded
+            api = recorded_api if api == "auto" and recorded_api else api
+    body = b"".join(chunks) if chunks is not None else _read(file)
+    if chunks is not None and chunk_size is None:
+        decoder, frames = _decode_chunks(chunks, api)
+    else:
+        decoder, frames = _decode(body, api, chunk_size)
     result = decoder.result()
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))

@@ -1,12 +1,27 @@
-"""``toolwire serve``: run the emulation server in the foreground."""
+"""``toolwire serve``: run the emulation server, or replay a cassette, in the foreground."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-__all__ = ["serve"]
+if TYPE_CHECKING:
+    from toolwire.testing._serving import LoopbackServer
+
+__all__ = ["serve", "serve_until_interrupted"]
+
+S = TypeVar("S", bound="LoopbackServer")
+
+
+def serve_until_interrupted(server: S, ready: Callable[[S], None], host: str, port: int) -> None:
+    """Serve in the foreground until Ctrl-C or SIGTERM; ``ready`` says where."""
+    try:
+        server.serve_forever(on_ready=ready)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
 
 
 @click.command()
@@ -32,30 +47,58 @@ __all__ = ["serve"]
     help="A recorded response body (.sse, JSON...) sent verbatim to every request.",
 )
 @click.option(
+    "--cassette",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A cassette recorded by `toolwire proxy --record`: each request gets its recorded answer.",
+)
+@click.option(
+    "--realtime", is_flag=True, help="With --cassette: send each chunk at its recorded time."
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="FIELD",
+    help="With --cassette: a request body field left out of matching (repeatable).",
+)
+@click.option(
     "--allow-remote",
     is_flag=True,
     help="Allow listening on a non-loopback interface.",
 )
 def serve(
-    host: str, port: int, scenario_ref: str | None, replay: Path | None, allow_remote: bool
+    host: str,
+    port: int,
+    scenario_ref: str | None,
+    replay: Path | None,
+    cassette: Path | None,
+    realtime: bool,
+    ignore: tuple[str, ...],
+    allow_remote: bool,
 ) -> None:
     """Run the emulation server: OpenAI, Anthropic and Gemini wire formats on loopback.
 
     Any API key is accepted and none is ever logged. The built-in scenarios
     are weather (the demo's: toolwire's sample tools, in parallel) and
     quickstart (the README's: get_weather, then an answer from its city and
-    condition).
+    condition). With --cassette, it answers each request from a recording of
+    `toolwire proxy` instead.
     """
     from toolwire.errors import ToolwireError
     from toolwire.testing import EmulationServer, Scenario
     from toolwire.testing.server import is_loopback, load_scenario
 
-    if scenario_ref is not None and replay is not None:
-        raise click.UsageError("give --scenario or --replay, not both")
+    if sum(x is not None for x in (scenario_ref, replay, cassette)) > 1:
+        raise click.UsageError("give one of --scenario, --replay and --cassette")
+    if (realtime or ignore) and cassette is None:
+        raise click.UsageError("--realtime and --ignore go with --cassette")
     if not allow_remote and not is_loopback(host):
         raise click.UsageError(
             f"refusing to listen on {host!r}: not a loopback address (use --allow-remote)"
         )
+    if cassette is not None:
+        _serve_cassette(cassette, realtime, ignore, host, port, allow_remote)
+        return
     try:
         if replay is not None:
             scenario = Scenario.replay_file(replay)
@@ -73,7 +116,38 @@ def serve(
         click.echo(f"  Anthropic:                {running.url_for('anthropic-messages')}")
         click.echo(f"  Gemini:                   {running.url_for('gemini')}")
 
+    serve_until_interrupted(server, ready, host, port)
+
+
+def _serve_cassette(
+    directory: Path,
+    realtime: bool,
+    ignore: tuple[str, ...],
+    host: str,
+    port: int,
+    allow_remote: bool,
+) -> None:
+    from toolwire.errors import ToolwireError
+    from toolwire.testing import CassetteServer
+
     try:
-        server.serve_forever(on_ready=ready)
-    except OSError as exc:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        server = CassetteServer(
+            directory,
+            realtime=realtime,
+            ignore=ignore,
+            log=click.echo,
+            host=host,
+            port=port,
+            allow_remote=allow_remote,
+        )
+    except ToolwireError as exc:
+        raise click.ClickException(exc.message) from exc
+
+    def ready(running: CassetteServer) -> None:
+        count = len(running.replay.cassette)
+        click.echo(
+            f"toolwire cassette server ({directory}, {count} exchanges) "
+            f"listening on {running.base_url}"
+        )
+
+    serve_until_interrupted(server, ready, host, port)

@@ -1,4 +1,5 @@
-"""Testing tools: a local emulation server that speaks the providers' wire formats.
+"""Testing tools: a local emulation server that speaks the providers' wire formats,
+and record-and-replay of real traffic at the wire.
 
 Everything here runs offline, on loopback: integration tests, the offline demo
 and users' own agent tests talk real HTTP to :class:`EmulationServer`, which
@@ -6,6 +7,11 @@ plays a :class:`Scenario` in the OpenAI Chat Completions, OpenAI Responses,
 Anthropic Messages or Gemini format, faults included. The pytest fixtures
 ``toolwire_server`` (a factory) and ``toolwire_journal`` come with the
 package's pytest plugin.
+
+:class:`RecordingProxy` (``toolwire proxy``) sits between a client and a real
+provider and records each exchange byte for byte into a :class:`Cassette`;
+:class:`CassetteServer` (``toolwire serve --cassette``) plays it back, the
+same bytes in the same chunks. The ``toolwire_cassette`` fixture does either.
 
 The names are imported on first use, so that loading the pytest plugin (a
 submodule) loads neither the server's web stack nor pydantic.
@@ -17,6 +23,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.testing._match import VOLATILE_FIELDS as VOLATILE_FIELDS
+    from toolwire.testing.cassette import Cassette as Cassette
+    from toolwire.testing.cassette import CassetteError as CassetteError
+    from toolwire.testing.cassette import Exchange as Exchange
+    from toolwire.testing.proxy import RecordingProxy as RecordingProxy
+    from toolwire.testing.replay import CassetteServer as CassetteServer
     from toolwire.testing.scenario import Fault as Fault
     from toolwire.testing.scenario import Scenario as Scenario
     from toolwire.testing.scenario import ScenarioError as ScenarioError
@@ -28,6 +40,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 
 # name -> module, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
+    "VOLATILE_FIELDS": "toolwire.testing._match",
+    "Cassette": "toolwire.testing.cassette",
+    "CassetteError": "toolwire.testing.cassette",
+    "CassetteServer": "toolwire.testing.replay",
+    "Exchange": "toolwire.testing.cassette",
+    "RecordingProxy": "toolwire.testing.proxy",
     "FAULT_HEADER": "toolwire.testing.server",
     "EmulationServer": "toolwire.testing.server",
     "Fault": "toolwire.testing.scenario",

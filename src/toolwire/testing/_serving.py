@@ -17,8 +17,9 @@ import ipaddress
 import logging
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import TracebackType
+from typing import Any, ClassVar
 
 import anyio.to_thread
 import uvicorn
@@ -117,6 +118,8 @@ class LoopbackServer:
 
     label = "server"
     """How the server names itself in errors and its thread's name."""
+    uvicorn_options: ClassVar[Mapping[str, Any]] = {}
+    """uvicorn settings of this kind of server, over the defaults below."""
 
     def __init__(
         self, app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, allow_remote: bool = False
@@ -168,16 +171,16 @@ class LoopbackServer:
         self, ready: threading.Event, on_started: Callable[[], None] | None = None
     ) -> _UvicornServer:
         _install_log_filter()
-        config = uvicorn.Config(
-            self.app,
-            log_level="warning",
-            access_log=False,  # an access log would print Gemini's ?key= query
-            lifespan="off",
-            loop="asyncio",
-            http="h11",
-            ws="none",
-            timeout_graceful_shutdown=1,
-        )
+        options: dict[str, Any] = {
+            "log_level": "warning",
+            "access_log": False,  # an access log would print Gemini's ?key= query
+            "lifespan": "off",
+            "loop": "asyncio",
+            "http": "h11",
+            "ws": "none",
+            "timeout_graceful_shutdown": 1,
+        }
+        config = uvicorn.Config(self.app, **{**options, **self.uvicorn_options})
         return _UvicornServer(config, ready, on_started)
 
     def start(self) -> Self:

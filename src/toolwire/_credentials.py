@@ -1,0 +1,192 @@
+"""Credentials in HTTP traffic: where they travel, and removing them.
+
+Theory of operation: a key travels in a header (``Authorization``,
+``x-api-key``, ``x-goog-api-key``, Azure's ``api-key``, a gateway's own
+``x-portkey-api-key``...), in the query (Gemini's ``?key=``), in a URL's
+userinfo, and now and then back in a body (a gateway echoing the request, an
+error quoting the header). Names are judged by their words, not by a list of
+providers: a header or parameter is a credential when one of the words of its
+name (split at ``-``, ``_`` and ``.``) is one of :data:`CREDENTIAL_WORDS`, so
+``x-goog-api-key`` and ``access_token`` are, and
+``x-ratelimit-remaining-tokens`` is not.
+
+The values of such headers and parameters are the secrets; they are then
+removed wherever else they occur by :class:`Scrubber`, which works on a stream
+of chunks without buffering it. A value shorter than :data:`MIN_SECRET_LENGTH`
+(a dummy key such as ``"x"`` that local servers accept) cannot be told apart
+from ordinary text, so it is replaced where it is a credential's value and
+nowhere else.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable, Sequence
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+__all__ = [
+    "CREDENTIAL_WORDS",
+    "MIN_SECRET_LENGTH",
+    "REDACTED",
+    "Scrubber",
+    "is_credential_name",
+    "redact_headers",
+    "redact_query",
+    "strip_userinfo",
+]
+
+REDACTED = "<redacted>"
+"""What a removed credential is replaced with."""
+
+CREDENTIAL_WORDS = frozenset(
+    {
+        "apikey",
+        "auth",
+        "authorization",
+        "cookie",
+        "credential",
+        "credentials",
+        "key",
+        "password",
+        "passwd",
+        "secret",
+        "session",
+        "sig",
+        "signature",
+        "token",
+    }
+)
+"""A name holding one of these words (whole, any case) carries a credential."""
+
+MIN_SECRET_LENGTH = 8
+"""Shorter values are replaced only where they are a credential's value."""
+
+_SPLIT = re.compile(r"[-_.]")
+
+
+def is_credential_name(name: str) -> bool:
+    """True when a header or query parameter named ``name`` carries a credential."""
+    return any(word in CREDENTIAL_WORDS for word in _SPLIT.split(name.lower()))
+
+
+def _secrets_of(value: str) -> list[str]:
+    """The secret strings in a credential's value: the whole value, each word
+    of it (``Bearer sk-...``), and the password of HTTP Basic credentials."""
+    found = [value, *value.split()]
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() == "basic" and token:
+        try:
+            decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            decoded = ""
+        if decoded:
+            found += [decoded, decoded.partition(":")[2]]
+    return [s for s in found if s]
+
+
+def redact_headers(
+    headers: Iterable[tuple[str, str]],
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """The headers with credential values replaced, and the secrets they held."""
+    kept: list[tuple[str, str]] = []
+    secrets: list[str] = []
+    for name, value in headers:
+        if is_credential_name(name):
+            secrets += _secrets_of(value)
+            kept.append((name, REDACTED))
+        else:
+            kept.append((name, value))
+    return kept, secrets
+
+
+def redact_query(query: str) -> tuple[str, list[str]]:
+    """A raw query string with credential parameters' values replaced (the
+    rest is kept byte for byte), and the secrets they held."""
+    if not query:
+        return "", []
+    pieces: list[str] = []
+    secrets: list[str] = []
+    for piece in query.split("&"):
+        name, sep, value = piece.partition("=")
+        if sep and is_credential_name(unquote(name)):
+            secrets += [value, unquote(value)]
+            piece = f"{name}={REDACTED}"
+        pieces.append(piece)
+    return "&".join(pieces), [s for s in secrets if s]
+
+
+def strip_userinfo(url: str) -> tuple[str, list[str]]:
+    """``url`` without ``user:password@``, and the secrets it held."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, []
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    secrets = [s for s in (userinfo, unquote(userinfo), password, unquote(password)) if s]
+    if not password:
+        secrets += [user, unquote(user)]
+    return urlunsplit(parts._replace(netloc=host)), secrets
+
+
+class Scrubber:
+    """Replaces secrets in a stream of byte chunks.
+
+    :meth:`feed` returns each chunk with the secrets replaced. Only when a
+    chunk ends with the beginning of a secret is that tail held back until the
+    next chunk tells (so chunk boundaries move only around a possible
+    secret); :meth:`finish` returns what is still held.
+
+    Args:
+        secrets: the secret strings; those shorter than
+            :data:`MIN_SECRET_LENGTH` are ignored (see the module's docstring).
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms = {s.encode() for s in secrets if len(s) >= MIN_SECRET_LENGTH}
+        # JSON bodies escape "/" as "\/" in some servers; quoting covers URLs.
+        forms |= {f.replace(b"/", b"\\/") for f in forms}
+        forms |= {quote(f, safe="").encode() for f in forms}
+        self._secrets: Sequence[bytes] = sorted(
+            (f for f in forms if len(f) >= MIN_SECRET_LENGTH), key=len, reverse=True
+        )
+        self._held = b""
+        self._replacement = REDACTED.encode()
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    def scrub(self, data: bytes) -> bytes:
+        """``data`` with every secret replaced (a whole body, nothing held)."""
+        for secret in self._secrets:
+            if secret in data:
+                data = data.replace(secret, self._replacement)
+        return data
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The next chunk, scrubbed, minus a tail that may begin a secret."""
+        if not self._secrets:
+            return chunk
+        data = self.scrub(self._held + chunk) if self._held else self.scrub(chunk)
+        keep = self._open_tail(data)
+        self._held = data[len(data) - keep :] if keep else b""
+        return data[: len(data) - keep] if keep else data
+
+    def finish(self) -> bytes:
+        """What is still held back: the stream ended without completing a secret."""
+        held, self._held = self._held, b""
+        return held
+
+    def _open_tail(self, data: bytes) -> int:
+        """The length of the longest tail of ``data`` that begins a secret."""
+        longest = 0
+        for secret in self._secrets:
+            start = max(0, len(data) - len(secret) + 1)
+            at = data.find(secret[:1], start)
+            while at != -1:
+                if secret.startswith(data[at:]):
+                    longest = max(longest, len(data) - at)
+                    break
+                at = data.find(secret[:1], at + 1)
+        return longest

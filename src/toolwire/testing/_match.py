@@ -1,0 +1,198 @@
+"""Which recorded exchange answers a request, and how a request differs from one.
+
+Theory of operation: a request is matched by its method, its path, its query
+(credentials removed, as recorded) and the *canonical form* of its body: the
+JSON value with :data:`VOLATILE_FIELDS` (and any field the user adds) taken
+out, compared as values, so key order and whitespace never matter. A body that
+is not JSON is compared as bytes.
+
+Among the recorded exchanges that match, the first not yet replayed answers,
+so a conversation whose requests repeat (a retry after a 429, the same
+question twice) replays in its recorded order; when all have been replayed,
+the last one answers again. An unmatched request gets a description of the
+nearest recorded request: the same method and path first, then the fewest
+differing fields, each named by its path in the body (``messages[2].content``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire._credentials import redact_query
+from toolwire.testing.cassette import Exchange
+
+__all__ = ["VOLATILE_FIELDS", "Matcher", "Mismatch", "RequestKey", "canonical_body"]
+
+VOLATILE_FIELDS: tuple[str, ...] = (
+    "metadata",
+    "prompt_cache_key",
+    "safety_identifier",
+    "stream_options",
+    "user",
+)
+"""Body fields that change between runs of the same code (user and request
+ids, cache keys, usage options), left out when matching. A dotted name
+(``"generationConfig.seed"``) reaches into objects."""
+
+_MISSING = object()
+_SHOWN = 3  # differences named in a mismatch message
+
+
+def _drop(value: Any, path: list[str]) -> None:
+    if not isinstance(value, dict) or not path:
+        return
+    head, *rest = path
+    if rest:
+        _drop(value.get(head), rest)
+    else:
+        value.pop(head, None)
+
+
+def canonical_body(body: bytes, ignore: Iterable[str] = VOLATILE_FIELDS) -> Any:
+    """The body's JSON value without the ``ignore`` fields, or the bytes when
+    the body is not JSON."""
+    if not body.strip():
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return body
+    for name in ignore:
+        _drop(value, name.split("."))
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class RequestKey:
+    """What a request is matched on."""
+
+    method: str
+    path: str
+    query: str
+    text: str | bytes
+    """The canonical body, serialized with sorted keys: equal texts are equal
+    values of equal types (``1``, ``1.0`` and ``true`` differ)."""
+    body: Any = field(compare=False)
+
+    @classmethod
+    def of(
+        cls, method: str, path: str, query: str, body: bytes, ignore: Iterable[str]
+    ) -> RequestKey:
+        value = canonical_body(body, ignore)
+        text = (
+            value
+            if isinstance(value, bytes)
+            else json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        )
+        return cls(method.upper(), path, redact_query(query)[0], text, value)
+
+    def differences(self, other: RequestKey) -> list[tuple[str, Any, Any]]:
+        """``(where, recorded, received)`` for each difference, ``self`` being
+        the recorded request."""
+        found: list[tuple[str, Any, Any]] = []
+        for name in ("method", "path", "query"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                found.append((name, mine, theirs))
+        _diff(self.body, other.body, "body", found)
+        return found
+
+
+def _diff(a: Any, b: Any, where: str, found: list[tuple[str, Any, Any]]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(a.keys() | b.keys()):
+            _diff(a.get(key, _MISSING), b.get(key, _MISSING), f"{where}.{key}", found)
+    elif isinstance(a, list) and isinstance(b, list):
+        for i in range(max(len(a), len(b))):
+            left = a[i] if i < len(a) else _MISSING
+            right = b[i] if i < len(b) else _MISSING
+            _diff(left, right, f"{where}[{i}]", found)
+    elif type(a) is not type(b) or a != b:
+        found.append((where, a, b))
+
+
+def _show(value: Any) -> str:
+    if value is _MISSING:
+        return "absent"
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 80 else text[:76] + "...(cut)"
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """A request no recorded exchange answers, and the nearest one."""
+
+    method: str
+    path: str
+    nearest: Exchange | None
+    differences: tuple[tuple[str, Any, Any], ...]
+
+    def message(self, cassette: str) -> str:
+        """The explanation sent to the client and shown by the pytest fixture."""
+        head = f"no recorded exchange in the cassette {cassette} matches {self.method} {self.path}"
+        if self.nearest is None:
+            return head + " (the cassette is empty)."
+        n = self.nearest
+        lines = [
+            f"{head}. The nearest is #{n.number} ({n.sidecar.name}) "
+            f"{n.request.method} {n.request.path}, which differs at:"
+        ]
+        for where, recorded, received in self.differences[:_SHOWN]:
+            lines.append(f"  {where}: recorded {_show(recorded)}, received {_show(received)}")
+        if len(self.differences) > _SHOWN:
+            lines.append(f"  ...and {len(self.differences) - _SHOWN} more")
+        lines.append(
+            "Record the cassette again (TOOLWIRE_RECORD=1), or leave a field "
+            "that changes from run to run out of matching (ignore=...)."
+        )
+        return "\n".join(lines)
+
+
+class Matcher:
+    """Picks the recorded exchange that answers each request, in order.
+
+    Args:
+        exchanges: the cassette's exchanges, in recording order.
+        ignore: body fields left out of matching.
+    """
+
+    def __init__(self, exchanges: Sequence[Exchange], ignore: Iterable[str]) -> None:
+        self.ignore = tuple(ignore)
+        self._exchanges = list(exchanges)
+        self._keys = [
+            RequestKey.of(
+                e.request.method, e.request.path, e.request.query, e.request.body, self.ignore
+            )
+            for e in self._exchanges
+        ]
+        self._replayed: set[int] = set()
+
+    def key(self, method: str, path: str, query: str, body: bytes) -> RequestKey:
+        return RequestKey.of(method, path, query, body, self.ignore)
+
+    def match(self, key: RequestKey) -> Exchange | Mismatch:
+        """The exchange answering ``key``, or why there is none."""
+        hits = [i for i, k in enumerate(self._keys) if k == key]
+        if hits:
+            fresh = [i for i in hits if i not in self._replayed]
+            chosen = fresh[0] if fresh else hits[-1]
+            self._replayed.add(chosen)
+            return self._exchanges[chosen]
+        return self._nearest(key)
+
+    def _nearest(self, key: RequestKey) -> Mismatch:
+        best: tuple[tuple[int, int, int], int, list[tuple[str, Any, Any]]] | None = None
+        for i, recorded in enumerate(self._keys):
+            found = recorded.differences(key)
+            place = (recorded.method != key.method) + (recorded.path != key.path)
+            score = (place, len(found), i in self._replayed)
+            if best is None or score < best[0]:
+                best = (score, i, found)
+        if best is None:
+            return Mismatch(key.method, key.path, None, ())
+        return Mismatch(key.method, key.path, self._exchanges[best[1]], tuple(best[2]))

@@ -1,0 +1,402 @@
+"""Cassettes: HTTP exchanges recorded at the wire, as files people can read.
+
+A cassette is a directory. Each exchange is a JSON *sidecar*,
+``0001.json``, beside the response body exactly as the upstream sent it,
+``0001.response.sse`` (``.json``, ``.ndjson``, ``.txt`` or ``.bin`` after the
+content type), so that ``toolwire inspect 0001.response.sse`` reads it like
+any recorded stream and a diff of two recordings shows what changed. The
+sidecar holds the request (method, path, query, headers, body), the response
+status and headers, and the size and arrival time of every chunk, so a
+replay can send the same bytes in the same chunks, at the same pace if asked.
+docs/cassettes.md describes the format field by field.
+
+No credential is ever written: credential headers and query parameters are
+replaced by ``<redacted>``, userinfo is taken out of URLs, and the values they
+held are replaced wherever else they occur, bodies included
+(:mod:`toolwire._credentials`). Files are created readable by their owner only.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from toolwire.errors import UsageError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Cassette",
+    "CassetteError",
+    "CassetteWriter",
+    "Exchange",
+    "RecordedRequest",
+    "RecordedResponse",
+    "body_extension",
+    "is_sidecar",
+    "load_exchange",
+]
+
+FORMAT_VERSION = 1
+"""The ``toolwire_cassette`` value of sidecars this version writes and reads."""
+
+_SIDECAR = re.compile(r"^(\d{4,})\.json$")
+_BODY = re.compile(r"^(\d{4,})\.response\.[a-z]+$")
+
+
+class CassetteError(UsageError):
+    """A cassette cannot be read or written."""
+
+    type_name = "cassette_error"
+
+
+def body_extension(content_type: str) -> str:
+    """The body file's extension for a response ``content_type``."""
+    media = content_type.split(";")[0].strip().lower()
+    if media == "text/event-stream":
+        return "sse"
+    if media in ("application/x-ndjson", "application/ndjson", "application/jsonl"):
+        return "ndjson"
+    if media == "application/json" or media.endswith("+json"):
+        return "json"
+    if media.startswith("text/"):
+        return "txt"
+    return "bin"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedRequest:
+    """A request as recorded, credentials removed."""
+
+    method: str
+    path: str
+    """The path the client asked the proxy for (relative to the upstream's URL)."""
+    query: str
+    """The raw query string, without ``?``."""
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    """The body (as recorded: JSON bodies are re-serialized from the sidecar)."""
+
+    def json(self) -> Any:
+        """The body parsed as JSON, or ``None`` when it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedResponse:
+    """A response as received: status, headers, and the body file's chunks."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body_file: Path
+    chunks: tuple[tuple[int, float], ...]
+    """``(size, milliseconds after the request was sent)`` of each chunk."""
+    headers_ms: float
+    """When the status line and headers arrived."""
+    complete: bool
+    """False when the body was cut (see ``error``)."""
+    error: str | None
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (any case), if any."""
+        wanted = name.lower()
+        return next((v for k, v in self.headers if k.lower() == wanted), None)
+
+    def body(self) -> bytes:
+        """The whole body file."""
+        return self.body_file.read_bytes()
+
+    def iter_chunks(self) -> Iterator[tuple[bytes, float]]:
+        """The body as recorded, chunk by chunk, with each one's arrival time.
+
+        A body file edited by hand since the recording is still sent whole:
+        the recorded sizes cut it while they fit, and the last chunk takes
+        the rest.
+        """
+        try:
+            with self.body_file.open("rb") as f:
+                for n, (size, at) in enumerate(self.chunks):
+                    last = n == len(self.chunks) - 1
+                    data = f.read() if last else f.read(size)
+                    if not data:
+                        return
+                    yield data, at
+                if not self.chunks and (rest := f.read()):
+                    yield rest, self.headers_ms
+        except OSError as exc:
+            raise CassetteError(f"cannot read {self.body_file}: {exc.strerror or exc}") from exc
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exchange:
+    """One recorded request and its response."""
+
+    number: int
+    api: str | None
+    """The wire dialect, told from the path (``None`` for other endpoints)."""
+    upstream: str
+    """The upstream's base URL, without userinfo."""
+    recorded_at: str
+    request: RecordedRequest
+    response: RecordedResponse
+    sidecar: Path
+
+    @property
+    def ttfb_ms(self) -> float | None:
+        """When the first body byte arrived, after the request was sent."""
+        return self.response.chunks[0][1] if self.response.chunks else None
+
+    @property
+    def duration_ms(self) -> float:
+        """When the last body byte arrived (or the headers, for no body)."""
+        return self.response.chunks[-1][1] if self.response.chunks else self.response.headers_ms
+
+
+class Cassette:
+    """The exchanges of a cassette directory, in recording order."""
+
+    def __init__(self, directory: Path, exchanges: list[Exchange]) -> None:
+        self.directory = directory
+        self.exchanges = exchanges
+
+    def __repr__(self) -> str:
+        return f"<Cassette {str(self.directory)!r}, {len(self.exchanges)} exchanges>"
+
+    def __len__(self) -> int:
+        return len(self.exchanges)
+
+    def __iter__(self) -> Iterator[Exchange]:
+        return iter(self.exchanges)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> Cassette:
+        """Read every sidecar of ``directory``.
+
+        Raises:
+            CassetteError: no such directory, or a sidecar or body that
+                cannot be read.
+        """
+        path = Path(directory)
+        if not path.is_dir():
+            raise CassetteError(f"no cassette at {path}: not a directory")
+        sidecars = sorted(
+            (int(m.group(1)), p) for p in path.iterdir() if (m := _SIDECAR.match(p.name))
+        )
+        return cls(path, [load_exchange(p) for _, p in sidecars])
+
+
+def is_sidecar(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is a cassette's sidecar (by name and content)."""
+    p = Path(path)
+    if not _SIDECAR.match(p.name) or not p.is_file():
+        return False
+    try:
+        with p.open("rb") as f:
+            return b'"toolwire_cassette"' in f.read(200)
+    except OSError:
+        return False
+
+
+def load_exchange(sidecar: Path) -> Exchange:
+    """Read one sidecar.
+
+    Raises:
+        CassetteError: the file cannot be read or is not a sidecar of this version.
+    """
+    try:
+        meta = json.loads(sidecar.read_bytes())
+    except OSError as exc:
+        raise CassetteError(f"cannot read {sidecar}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise CassetteError(f"{sidecar} is not valid JSON: {exc}") from exc
+    if not isinstance(meta, dict) or meta.get("toolwire_cassette") != FORMAT_VERSION:
+        raise CassetteError(
+            f"{sidecar} is not a toolwire cassette sidecar of version {FORMAT_VERSION}"
+        )
+    try:
+        return _exchange(meta, sidecar)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CassetteError(f"{sidecar}: missing or invalid field ({exc!r})") from exc
+
+
+def _exchange(meta: dict[str, Any], sidecar: Path) -> Exchange:
+    req, res = meta["request"], meta["response"]
+    body_file = sidecar.parent / str(res["body_file"])
+    if Path(res["body_file"]).name != res["body_file"]:
+        raise ValueError("body_file must name a file beside the sidecar")
+    if not body_file.is_file():
+        raise CassetteError(f"{sidecar}: its body file {body_file.name} is missing")
+    return Exchange(
+        number=int(meta["exchange"]),
+        api=meta.get("api"),
+        upstream=str(meta.get("upstream", "")),
+        recorded_at=str(meta.get("recorded_at", "")),
+        request=RecordedRequest(
+            method=str(req["method"]),
+            path=str(req["path"]),
+            query=str(req.get("query", "")),
+            headers=tuple((str(k), str(v)) for k, v in req.get("headers", [])),
+            body=_request_body(req),
+        ),
+        response=RecordedResponse(
+            status=int(res["status"]),
+            headers=tuple((str(k), str(v)) for k, v in res.get("headers", [])),
+            body_file=body_file,
+            chunks=tuple((int(size), float(at)) for size, at in res.get("chunks", [])),
+            headers_ms=float(res.get("headers_ms", 0.0)),
+            complete=bool(res.get("complete", True)),
+            error=res.get("error"),
+        ),
+        sidecar=sidecar,
+    )
+
+
+def _request_body(req: dict[str, Any]) -> bytes:
+    if "body" in req:
+        return json.dumps(req["body"], ensure_ascii=False).encode()
+    if "body_text" in req:
+        return str(req["body_text"]).encode()
+    if "body_base64" in req:
+        return base64.b64decode(req["body_base64"])
+    return b""
+
+
+def _request_fields(body: bytes) -> dict[str, Any]:
+    """The request body as sidecar fields: JSON when it is a JSON object or
+    array (readable in a diff), else text, else base64."""
+    if not body:
+        return {}
+    if body.lstrip()[:1] in (b"{", b"["):
+        try:
+            return {"body": json.loads(body)}
+        except ValueError:
+            pass
+    try:
+        return {"body_text": body.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"body_base64": base64.b64encode(body).decode("ascii")}
+
+
+_PAIR = re.compile(r"\[\n\s+(-?[\d.eE+-]+),\n\s+(-?[\d.eE+-]+)\n\s+\]")
+_HEADER = re.compile(r'\[\n\s+("(?:[^"\\]|\\.)*"),\n\s+("(?:[^"\\]|\\.)*")\n\s+\]')
+
+
+def _dumps(meta: dict[str, Any]) -> bytes:
+    """Indented JSON with each chunk and header pair on one line (diff-friendly)."""
+    text = json.dumps(meta, indent=2, ensure_ascii=False)
+    text = _PAIR.sub(r"[\1, \2]", text)
+    return (_HEADER.sub(r"[\1, \2]", text) + "\n").encode()
+
+
+def _private_file(path: Path) -> BinaryIO:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    return os.fdopen(fd, "wb")
+
+
+class CassetteWriter:
+    """Writes exchanges into a cassette directory, numbered after those present.
+
+    Args:
+        directory: created (readable by its owner only) if missing.
+        upstream: the upstream's base URL, already without userinfo.
+        fresh: delete the cassette files already there first (other files
+            are left alone).
+
+    Raises:
+        CassetteError: the directory cannot be created or cleared.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str], *, upstream: str, fresh: bool = False):
+        self.directory = Path(directory)
+        self.upstream = upstream
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            names = [
+                p for p in self.directory.iterdir() if _SIDECAR.match(p.name) or _BODY.match(p.name)
+            ]
+            if fresh:
+                for p in names:
+                    p.unlink()
+                names = []
+        except OSError as exc:
+            raise CassetteError(
+                f"cannot use {self.directory} for a cassette: {exc.strerror or exc}"
+            ) from exc
+        numbers = [int(p.name.split(".")[0]) for p in names]
+        self._next = max(numbers, default=0) + 1
+
+    def __repr__(self) -> str:
+        return f"<CassetteWriter {str(self.directory)!r}, next exchange {self._next}>"
+
+    def next_number(self) -> int:
+        """Reserve the number of the next exchange."""
+        number = self._next
+        self._next += 1
+        return number
+
+    def open_body(self, number: int, content_type: str) -> tuple[str, BinaryIO]:
+        """Create the body file of exchange ``number``: its name and the open file."""
+        name = f"{number:04d}.response.{body_extension(content_type)}"
+        try:
+            return name, _private_file(self.directory / name)
+        except OSError as exc:
+            raise CassetteError(f"cannot write {name}: {exc.strerror or exc}") from exc
+
+    def write_sidecar(
+        self,
+        number: int,
+        *,
+        api: str | None,
+        request: RecordedRequest,
+        status: int,
+        headers: list[tuple[str, str]],
+        body_file: str,
+        chunks: list[tuple[int, float]],
+        headers_ms: float,
+        error: str | None,
+    ) -> Path:
+        """Write exchange ``number``'s sidecar (atomically: a reader never
+        sees half of it). ``request`` and ``headers`` must be free of
+        credentials already."""
+        meta: dict[str, Any] = {
+            "toolwire_cassette": FORMAT_VERSION,
+            "exchange": number,
+            "api": api,
+            "upstream": self.upstream,
+            "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "request": {
+                "method": request.method,
+                "path": request.path,
+                "query": request.query,
+                "headers": [list(h) for h in request.headers],
+                **_request_fields(request.body),
+            },
+            "response": {
+                "status": status,
+                "headers": [list(h) for h in headers],
+                "body_file": body_file,
+                "size": sum(size for size, _ in chunks),
+                "headers_ms": round(headers_ms, 3),
+                "chunks": [[size, round(at, 3)] for size, at in chunks],
+                "complete": error is None,
+                "error": error,
+            },
+        }
+        path = self.directory / f"{number:04d}.json"
+        temporary = self.directory / f".{number:04d}.json.tmp"
+        try:
+            with _private_file(temporary) as f:
+                f.write(_dumps(meta))
+            os.replace(temporary, path)
+        except OSError as exc:
+            raise CassetteError(f"cannot write {path.name}: {exc.strerror or exc}") from exc
+        return path
