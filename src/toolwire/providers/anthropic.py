@@ -4,7 +4,8 @@ The wire format itself (request bodies, streams, whole responses, tool schemas)
 is :mod:`toolwire.codecs.anthropic`; the provider adds what is HTTP: the URL, the
 credential headers, the options it passes on, and the error bodies.
 
-Theory of operation (of the format the codec writes): system text is the top-level ``system`` field and the
+Theory of operation (of the format the codec writes):
+system text is the top-level ``system`` field and the
 conversation alternates ``user`` and ``assistant`` messages of content
 blocks. A call is a ``tool_use`` block (``id``, ``name``, ``input`` object);
 its result a ``tool_result`` block (``tool_use_id``, ``content``,

@@ -4,7 +4,8 @@ The wire format itself (request bodies, streams, whole responses, tool schemas)
 is :mod:`toolwire.codecs.gemini`; the provider adds what is HTTP: the URL, the
 credential headers, the options it passes on, and the error bodies.
 
-Theory of operation (of the format the codec writes): the conversation is ``contents``, a list of
+Theory of operation (of the format the codec writes):
+the conversation is ``contents``, a list of
 ``{"role": "user" | "model", "parts": [...]}``; system text is
 ``systemInstruction``. A call is a ``functionCall`` part (``name``, ``args``
 object, and an ``id`` on servers that send one); its result a

@@ -4,7 +4,8 @@ The wire format itself (request bodies, streams, whole responses, tool schemas)
 is :mod:`toolwire.codecs.openai_chat`; the provider adds what is HTTP: the URL, the
 credential headers, the options it passes on, and the error bodies.
 
-Theory of operation (of the format the codec writes): requests are ``POST {base_url}/chat/completions`` with a
+Theory of operation (of the format the codec writes):
+requests are ``POST {base_url}/chat/completions`` with a
 ``messages`` array. An assistant turn's calls go in ``tool_calls`` with
 ``function.arguments`` as a JSON *string*; each result is its own
 ``{"role": "tool", "tool_call_id": ...}`` message. The same code serves

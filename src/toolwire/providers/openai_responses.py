@@ -4,7 +4,8 @@ The wire format itself (request bodies, streams, whole responses, tool schemas)
 is :mod:`toolwire.codecs.openai_responses`; the provider adds what is HTTP: the URL, the
 credential headers, the options it passes on, and the error bodies.
 
-Theory of operation (of the format the codec writes): the conversation is an ``input`` list of items rather
+Theory of operation (of the format the codec writes):
+the conversation is an ``input`` list of items rather
 than messages. A call the model made is a ``function_call`` item
 (``call_id``, ``name``, ``arguments`` as a JSON string) and its result a
 ``function_call_output`` item with the same ``call_id``; leading system
