@@ -121,13 +121,13 @@ def naive_anthropic(body: bytes) -> list[Any]:
 # -- toolwire -------------------------------------------------------------------------
 
 
-def _toolwire(api: str, *, partial: bool) -> RunFn:
+def _toolwire(dialect: str, *, partial: bool) -> RunFn:
     import toolwire
 
     delta_type = toolwire.ToolCallDelta
 
     def run(body: bytes) -> list[Any]:
-        decoder = toolwire.StreamDecoder(api)
+        decoder = toolwire.StreamDecoder(dialect)
         feed = decoder.feed
         value: Any = None
         for i in range(0, len(body), PIECE):
@@ -148,13 +148,13 @@ def _toolwire(api: str, *, partial: bool) -> RunFn:
     return run
 
 
-def toolwire_partials(body: bytes, api: str) -> list[tuple[int, Any]]:
+def toolwire_partials(body: bytes, dialect: str) -> list[tuple[int, Any]]:
     """Every ``(index, partial)`` the decoder reports, each value copied (for tests)."""
     import copy
 
     import toolwire
 
-    decoder = toolwire.StreamDecoder(api)
+    decoder = toolwire.StreamDecoder(dialect)
     out: list[tuple[int, Any]] = []
     for piece in [*_pieces(body), b""]:
         events = decoder.feed(piece) if piece else decoder.close()

@@ -91,18 +91,18 @@ def anthropic_payloads(n_bytes: int) -> list[dict[str, Any]]:
     return out
 
 
-def sse_body(api: str, payloads: list[dict[str, Any]]) -> bytes:
+def sse_body(dialect: str, payloads: list[dict[str, Any]]) -> bytes:
     frames = []
     for p in payloads:
-        head = f"event: {p['type']}\n" if api == "anthropic-messages" else ""
+        head = f"event: {p['type']}\n" if dialect == "anthropic-messages" else ""
         frames.append(f"{head}data: {dumps(p)}\n\n")
-    if api == "openai-chat":
+    if dialect == "openai-chat":
         frames.append("data: [DONE]\n\n")
     return "".join(frames).encode()
 
 
-def models(api: str, payloads: list[dict[str, Any]]) -> list[Any]:
-    if api == "openai-chat":
+def models(dialect: str, payloads: list[dict[str, Any]]) -> list[Any]:
+    if dialect == "openai-chat":
         from openai.types.chat import ChatCompletionChunk
 
         return [ChatCompletionChunk.model_construct(**p) for p in payloads]
@@ -128,32 +128,34 @@ def best(fn: Callable[[], Any], repeat: int) -> float:
     return min(times)
 
 
-def run(api: str, size: int, repeat: int) -> None:
-    payloads = chat_payloads(size) if api == "openai-chat" else anthropic_payloads(size)
-    body = sse_body(api, payloads)
-    objs = models(api, payloads)
+def run(dialect: str, size: int, repeat: int) -> None:
+    payloads = chat_payloads(size) if dialect == "openai-chat" else anthropic_payloads(size)
+    body = sse_body(dialect, payloads)
+    objs = models(dialect, payloads)
     dumped = [o.model_dump(mode="json", by_alias=True, exclude_unset=True) for o in objs]
     assert dumped == payloads, "model_dump does not give the payload back"
     # As the adapter feeds them: "type" first where the wire has it.
-    framed = [adapters._type_first(p) if api != "openai-chat" else ("message", p) for p in dumped]
+    framed = [
+        adapters._type_first(p) if dialect != "openai-chat" else ("message", p) for p in dumped
+    ]
     texts = [dumps(p) for _, p in framed]
     event_names = [event for event, _ in framed]
     n = len(payloads)
 
     def decoder() -> None:
-        d = StreamDecoder(api)
+        d = StreamDecoder(dialect)
         d.feed(body)
         d.close()
         assert d.result().complete
 
     def adapter() -> None:
-        events = adapters.AdaptedStream(objs, api)
+        events = adapters.AdaptedStream(objs, dialect)
         for _ in events:
             pass
         assert events.result().tool_calls
 
     def construct() -> None:
-        models(api, payloads)
+        models(dialect, payloads)
 
     def model_dump() -> None:
         for o in objs:
@@ -164,14 +166,14 @@ def run(api: str, size: int, repeat: int) -> None:
             dumps(p)
 
     def codec_and_accumulator() -> None:
-        codec = codec_for(api)
+        codec = codec_for(dialect)
         acc = Accumulator()
         out: list[Any] = []
         for event, text in zip(event_names, texts, strict=True):
             acc.apply(codec.decode(event, text), out)
         acc.close(out)
 
-    print(f"\n{api}: {n:_} chunks, {len(body):_} bytes of SSE")
+    print(f"\n{dialect}: {n:_} chunks, {len(body):_} bytes of SSE")
     rows = [
         ("StreamDecoder on the raw bytes", decoder),
         ("SDK builds its models (model_construct)", construct),
@@ -193,8 +195,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=300_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    for api in ("openai-chat", "anthropic-messages"):
-        run(api, args.size, args.repeat)
+    for dialect in ("openai-chat", "anthropic-messages"):
+        run(dialect, args.size, args.repeat)
 
 
 if __name__ == "__main__":

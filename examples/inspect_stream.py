@@ -31,7 +31,7 @@ def main() -> int:
                 print(f"ready: {event.name}({event.call.arguments}) id={event.id}")
     decoder.close()
     result = decoder.result()
-    print(f"{result.api}: {len(result.tool_calls)} call(s), error={result.error}")
+    print(f"{result.dialect}: {len(result.tool_calls)} call(s), error={result.error}")
     return 1 if result.error else 0
 
 

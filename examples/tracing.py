@@ -72,10 +72,10 @@ async def main(args: argparse.Namespace) -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = Tracer(provider, capture_content=args.capture_content, agent_name="weather-agent")
 
-    _, api, model = PROVIDERS[args.provider]
+    _, dialect, model = PROVIDERS[args.provider]
     with EmulationServer(Scenario.builtin("weather")) as server:
         agent = Agent(
-            make_provider(args.provider, base_url=server.url_for(api), api_key="offline"),
+            make_provider(args.provider, base_url=server.url_for(dialect), api_key="offline"),
             model=model,
             tools=sample_tools(),
             system=DEMO_SYSTEM,

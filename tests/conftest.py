@@ -56,12 +56,12 @@ class Trace:
 
     name: str
     body: bytes
-    api: str
+    dialect: str
     expected: dict[str, Any]
 
     @property
     def decoder_api(self) -> str:
-        return "cohere-v2" if self.api == "other" else self.api
+        return "cohere-v2" if self.dialect == "other" else self.dialect
 
 
 def load_traces() -> list[Trace]:

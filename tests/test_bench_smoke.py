@@ -71,8 +71,8 @@ def test_runner_returns_the_ground_truth(fmt: str, runner: _peers.Runner) -> Non
 @pytest.mark.parametrize("fmt", _peers.FORMATS)
 def test_toolwire_partials_grow_to_the_final_arguments(fmt: str) -> None:
     body, calls = BUILTIN.stream(fmt, 1000, 2)
-    api = {"openai": "openai-chat", "anthropic": "anthropic-messages"}[fmt]
-    partials = _peers.toolwire_partials(body, api)
+    dialect = {"openai": "openai-chat", "anthropic": "anthropic-messages"}[fmt]
+    partials = _peers.toolwire_partials(body, dialect)
     for index, final in enumerate(_truth(calls)):
         values = [value for i, value in partials if i == index]
         assert len(values) > 100  # one per 4-8 character fragment

@@ -33,10 +33,10 @@ class Trace:
 
     @property
     def reader(self) -> type[Decoder]:
-        api = self.sidecar["api"]
-        if api == "ollama-ndjson":
+        dialect = self.sidecar["api"]
+        if dialect == "ollama-ndjson":
             return NDJSONDecoder
-        if api == "gemini" and self.body.lstrip().startswith(b"["):
+        if dialect == "gemini" and self.body.lstrip().startswith(b"["):
             return JSONArrayDecoder
         return SSEDecoder
 

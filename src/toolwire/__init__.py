@@ -12,7 +12,6 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from toolwire.codecs import APIS as APIS
 from toolwire.decoder import DecodedFrame as DecodedFrame
 from toolwire.decoder import StreamDecoder as StreamDecoder
 from toolwire.errors import *  # noqa: F403
@@ -156,7 +155,6 @@ __all__ = sorted(
         *_types_all,
         *_messages_all,
         *_LAZY,
-        "APIS",
         "DecodedFrame",
         "StreamDecoder",
     ]

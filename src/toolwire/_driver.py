@@ -193,7 +193,7 @@ class RunDriver:
 
     async def _stream_once(self, request: Any) -> tuple[StreamResult, dict[str, ToolResult]]:
         agent = self.agent
-        decoder = StreamDecoder(agent.provider.api)
+        decoder = StreamDecoder(agent.provider.dialect)
         early: dict[str, ToolResult] = {}
         transport = agent.transport or agent.provider.transport
         failed: ToolwireError | None = None

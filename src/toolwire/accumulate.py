@@ -476,11 +476,11 @@ class Accumulator:
 
     # -- result --------------------------------------------------------------------
 
-    def result(self, api: str) -> StreamResult:
+    def result(self, dialect: str) -> StreamResult:
         """The reading of the stream so far (final once the input is closed)."""
         choices = tuple(ch.result(c) for c, ch in sorted(self._choices.items()))
         return StreamResult(
-            api=api,
+            dialect=dialect,
             choices=choices or (ChoiceResult(index=0),),
             usage=self.usage,
             error=self.error,

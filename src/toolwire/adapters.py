@@ -143,10 +143,10 @@ def _type_first(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return kind, payload
 
 
-class _Dialect:
+class _Shape:
     """How one SDK's stream objects map back to the dialect's payloads."""
 
-    api = ""
+    dialect = ""
     watches_done = False
     """The SDK swallows an end marker that the adapter must watch for itself."""
     expects = ""
@@ -158,7 +158,7 @@ class _Dialect:
 
     def unknown(self, obj: object) -> UsageError:
         return UsageError(
-            f"{self.api} adapter: expected {self.expects} or a dict, got {type(obj).__name__}"
+            f"{self.dialect} adapter: expected {self.expects} or a dict, got {type(obj).__name__}"
         )
 
 
@@ -178,8 +178,8 @@ _CHAT_DERIVED = frozenset(
 )
 
 
-class _OpenAIChat(_Dialect):
-    api = "openai-chat"
+class _OpenAIChat(_Shape):
+    dialect = "openai-chat"
     watches_done = True
     expects = "ChatCompletionChunk objects"
 
@@ -198,8 +198,8 @@ class _OpenAIChat(_Dialect):
         return "message", payload
 
 
-class _OpenAIResponses(_Dialect):
-    api = "openai-responses"
+class _OpenAIResponses(_Shape):
+    dialect = "openai-responses"
     expects = "Responses stream events"
     _EXCLUDE = frozenset({"snapshot"})  # added by the responses.stream() helper
 
@@ -219,8 +219,8 @@ _ANTHROPIC_EXTRAS = {
 }
 
 
-class _AnthropicMessages(_Dialect):
-    api = "anthropic-messages"
+class _AnthropicMessages(_Shape):
+    dialect = "anthropic-messages"
     expects = "Messages stream events"
 
     def payload(self, obj: object) -> tuple[str, dict[str, Any]] | None:
@@ -236,8 +236,8 @@ class _AnthropicMessages(_Dialect):
         return _type_first(payload)
 
 
-_DIALECTS: dict[str, _Dialect] = {
-    d.api: d for d in (_OpenAIChat(), _OpenAIResponses(), _AnthropicMessages())
+_SHAPES: dict[str, _Shape] = {
+    d.dialect: d for d in (_OpenAIChat(), _OpenAIResponses(), _AnthropicMessages())
 }
 
 
@@ -329,14 +329,14 @@ def _classify(exc: Exception) -> str | None:
 
 
 class _Core:
-    __slots__ = ("acc", "api", "codec", "dialect", "tap")
+    __slots__ = ("acc", "codec", "dialect", "shape", "tap")
 
-    def __init__(self, dialect: _Dialect, source: object, id_factory: IdFactory | None) -> None:
-        self.dialect = dialect
-        self.api = dialect.api
-        self.codec: Codec = codec_for(dialect.api)
+    def __init__(self, shape: _Shape, source: object, id_factory: IdFactory | None) -> None:
+        self.shape = shape
+        self.dialect = shape.dialect
+        self.codec: Codec = codec_for(shape.dialect)
         self.acc = Accumulator(id_factory=id_factory)
-        self.tap = _install_done_tap(source) if dialect.watches_done else None
+        self.tap = _install_done_tap(source) if shape.watches_done else None
 
     @property
     def failed(self) -> bool:
@@ -350,7 +350,7 @@ class _Core:
         if isinstance(obj, str):
             event, data = "message", obj  # already the text of an SSE data field
         else:
-            found = self.dialect.payload(obj)
+            found = self.shape.payload(obj)
             if found is None:
                 return out
             event, payload = found
@@ -358,7 +358,7 @@ class _Core:
                 data = dumps(payload)
             except (TypeError, ValueError) as exc:
                 raise UsageError(
-                    f"{self.api} adapter: a payload is not JSON-serializable ({exc})"
+                    f"{self.dialect} adapter: a payload is not JSON-serializable ({exc})"
                 ) from exc
         try:
             parts = self.codec.decode(event, data)
@@ -369,7 +369,7 @@ class _Core:
             # A gap in a codec's checks: still a typed error, never a crash.
             acc.fail(
                 RemoteProtocolError(
-                    f"{self.api}: unexpected payload ({type(exc).__name__}: {exc})", raw=data
+                    f"{self.dialect}: unexpected payload ({type(exc).__name__}: {exc})", raw=data
                 ),
                 out,
             )
@@ -396,11 +396,11 @@ class _Core:
             return []
         error: ToolwireError
         if kind == _CUT:
-            if (self.tap is not None and self.tap.seen) or self.acc.result(self.api).complete:
+            if (self.tap is not None and self.tap.seen) or self.acc.result(self.dialect).complete:
                 return self.end()  # everything had arrived; only the goodbye was lost
             incomplete = [
                 call
-                for choice in self.acc.result(self.api).choices
+                for choice in self.acc.result(self.dialect).choices
                 for call in choice.incomplete_tool_calls
             ]
             what = (
@@ -415,11 +415,11 @@ class _Core:
             )
         elif kind == _ERROR_EVENT:
             body = getattr(exc, "body", None)
-            error = error_event(body if body is not None else str(exc), self.api)
+            error = error_event(body if body is not None else str(exc), self.dialect)
         else:
             doc = exc.doc if isinstance(exc, json.JSONDecodeError) else None
             error = RemoteProtocolError(
-                f"{self.api}: the SDK could not parse a stream payload ({exc})", raw=doc
+                f"{self.dialect}: the SDK could not parse a stream payload ({exc})", raw=doc
             )
         error.__cause__ = exc
         out: list[Event] = []
@@ -428,23 +428,25 @@ class _Core:
         return out
 
     def result(self) -> StreamResult:
-        return self.acc.result(self.api)
+        return self.acc.result(self.dialect)
 
 
-def _dialect(api: str) -> _Dialect:
-    dialect = _DIALECTS.get(api)
-    if dialect is None:
-        raise UsageError(f"no SDK adapter for api {api!r}; expected one of: {', '.join(_DIALECTS)}")
-    return dialect
+def _shape(dialect: str) -> _Shape:
+    shape = _SHAPES.get(dialect)
+    if shape is None:
+        raise UsageError(
+            f"no SDK adapter for dialect {dialect!r}; expected one of: {', '.join(_SHAPES)}"
+        )
+    return shape
 
 
-def _check_iterable(stream: object, api: str, *, asynchronous: bool) -> None:
+def _check_iterable(stream: object, dialect: str, *, asynchronous: bool) -> None:
     if asynchronous and not isinstance(stream, AsyncIterable):
         hint = " (use the adapter without the a- prefix)" if isinstance(stream, Iterable) else ""
-        raise UsageError(f"{api} adapter: {type(stream).__name__} is not async-iterable{hint}")
+        raise UsageError(f"{dialect} adapter: {type(stream).__name__} is not async-iterable{hint}")
     if not asynchronous and not isinstance(stream, Iterable):
         hint = " (use the a-prefixed adapter)" if isinstance(stream, AsyncIterable) else ""
-        raise UsageError(f"{api} adapter: {type(stream).__name__} is not iterable{hint}")
+        raise UsageError(f"{dialect} adapter: {type(stream).__name__} is not iterable{hint}")
 
 
 # -- the public streams ---------------------------------------------------------------
@@ -473,22 +475,22 @@ class AdaptedStream:
     """
 
     def __init__(
-        self, stream: Iterable[object], api: str, *, id_factory: IdFactory | None = None
+        self, stream: Iterable[object], dialect: str, *, id_factory: IdFactory | None = None
     ) -> None:
-        dialect = _dialect(api)
-        _check_iterable(stream, api, asynchronous=False)
+        shape = _shape(dialect)
+        _check_iterable(stream, dialect, asynchronous=False)
         # The tap goes in before the SDK's iteration starts: iter() below
         # only creates its generator.
-        self._core = _Core(dialect, stream, id_factory)
+        self._core = _Core(shape, stream, id_factory)
         self._source: object = stream
         self._it: Iterator[object] = iter(stream)
         self._pending: deque[Event] = deque()
         self._done = False
 
     @property
-    def api(self) -> str:
+    def dialect(self) -> str:
         """The wire dialect being decoded."""
-        return self._core.api
+        return self._core.dialect
 
     @property
     def finished(self) -> bool:
@@ -561,7 +563,7 @@ class AdaptedStream:
 
     def __repr__(self) -> str:
         state = "finished" if self._done else "open"
-        return f"<AdaptedStream {self.api} {state}>"
+        return f"<AdaptedStream {self.dialect} {state}>"
 
 
 class AsyncAdaptedStream:
@@ -583,20 +585,20 @@ class AsyncAdaptedStream:
     """
 
     def __init__(
-        self, stream: AsyncIterable[object], api: str, *, id_factory: IdFactory | None = None
+        self, stream: AsyncIterable[object], dialect: str, *, id_factory: IdFactory | None = None
     ) -> None:
-        dialect = _dialect(api)
-        _check_iterable(stream, api, asynchronous=True)
-        self._core = _Core(dialect, stream, id_factory)
+        shape = _shape(dialect)
+        _check_iterable(stream, dialect, asynchronous=True)
+        self._core = _Core(shape, stream, id_factory)
         self._source: object = stream
         self._it: AsyncIterator[object] = stream.__aiter__()
         self._pending: deque[Event] = deque()
         self._done = False
 
     @property
-    def api(self) -> str:
+    def dialect(self) -> str:
         """The wire dialect being decoded."""
-        return self._core.api
+        return self._core.dialect
 
     @property
     def finished(self) -> bool:
@@ -671,7 +673,7 @@ class AsyncAdaptedStream:
 
     def __repr__(self) -> str:
         state = "finished" if self._done else "open"
-        return f"<AsyncAdaptedStream {self.api} {state}>"
+        return f"<AsyncAdaptedStream {self.dialect} {state}>"
 
 
 # -- one entry point per SDK stream --------------------------------------------------

@@ -379,7 +379,7 @@ class Agent:
         return self.provider.build_request(
             model=self.model,
             messages=messages,
-            tools=self.toolbox.schemas(self.provider.api) if has_tools else (),
+            tools=self.toolbox.schemas(self.provider.dialect) if has_tools else (),
             tool_choice=tool_choice if has_tools else None,
             stream=True,
             max_tokens=self.max_tokens,
@@ -446,7 +446,7 @@ class Agent:
                 run_id=run_id,
                 model=self.model,
                 provider=self.provider.name,
-                api=self.provider.api,
+                dialect=self.provider.dialect,
                 tools=self.toolbox.names,
                 settings=self.settings(),
                 messages=tuple(messages),

@@ -34,12 +34,12 @@ from toolwire._parts import (
     StreamEndPart,
 )
 from toolwire.accumulate import Accumulator
-from toolwire.codecs import APIS, Codec, codec_for
+from toolwire.codecs import Codec, codec_for
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.framing import END_OF_BODY, FrameReader, FramingKind, SniffingReader, reader_for
 from toolwire.limits import MAX_FRAME_BYTES
-from toolwire.types import StreamResult
+from toolwire.types import DIALECTS, StreamResult
 
 __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
 
@@ -124,10 +124,10 @@ class StreamDecoder:
     """Decodes one streamed response into events and a final result.
 
     Args:
-        api: ``openai-chat``, ``openai-responses``, ``anthropic-messages``,
-            ``gemini``, ``ollama-ndjson``, ``cohere-v2``, or ``auto`` to tell
-            from the bytes.
+        dialect: a :data:`~toolwire.types.Dialect` (``openai-chat``,
+            ``anthropic-messages``...), or ``auto`` to tell from the bytes.
         id_factory: makes call ids where the provider sends none.
+        api: the former name of ``dialect``, still accepted.
 
     Example::
 
@@ -140,11 +140,23 @@ class StreamDecoder:
         result = decoder.result()
     """
 
-    def __init__(self, api: str = "auto", *, id_factory: Callable[[], str] | None = None) -> None:
-        if api != "auto" and api not in APIS:
-            raise UsageError(f"unknown api {api!r}; expected one of: {', '.join(APIS)} or auto")
-        self._requested = api
-        self.api: str | None = None if api == "auto" else api
+    def __init__(
+        self,
+        dialect: str = "auto",
+        *,
+        id_factory: Callable[[], str] | None = None,
+        api: str | None = None,
+    ) -> None:
+        if api is not None:
+            if dialect not in ("auto", api):
+                raise UsageError(f"dialect={dialect!r} and api={api!r} disagree: pass one")
+            dialect = api
+        if dialect != "auto" and dialect not in DIALECTS:
+            raise UsageError(
+                f"unknown dialect {dialect!r}; expected one of: {', '.join(DIALECTS)} or auto"
+            )
+        self._requested = dialect
+        self.dialect: str | None = None if dialect == "auto" else dialect
         """The dialect being decoded (``None`` until ``auto`` has told)."""
         self._acc = Accumulator(id_factory=id_factory)
         self._codec: Codec | None = None
@@ -153,10 +165,10 @@ class StreamDecoder:
         self._closed = False
         self._reader: FrameReader
         self._sniffer: SniffingReader | None = None
-        if self.api is None:
+        if self.dialect is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
-            self._codec = codec_for(self.api)
+            self._codec = codec_for(self.dialect)
             framings = self._codec.framings
             if len(framings) == 1:
                 (kind,) = framings
@@ -196,7 +208,7 @@ class StreamDecoder:
 
     def result(self) -> StreamResult:
         """The reading so far; final after :meth:`close`."""
-        return self._acc.result(self.api or self._requested)
+        return self._acc.result(self.dialect or self._requested)
 
     @property
     def quirks(self) -> tuple[str, ...]:
@@ -238,7 +250,7 @@ class StreamDecoder:
             if self._acc.error is None and self._codec is None and self._held:
                 self._acc.fail(
                     RemoteProtocolError(
-                        "could not tell which API this stream speaks; pass api=...",
+                        "could not tell which API this stream speaks; pass dialect=...",
                         raw=self._held[0][1],
                     ),
                     out,
@@ -255,9 +267,9 @@ class StreamDecoder:
         if self._reader.undecodable:
             self._acc.check_utf8 = True
 
-    def _set_api(self, api: str) -> None:
-        self.api = api
-        self._codec = codec_for(api)
+    def _set_api(self, dialect: str) -> None:
+        self.dialect = dialect
+        self._codec = codec_for(dialect)
 
     def _decode(
         self,
@@ -297,7 +309,7 @@ class StreamDecoder:
                 acc.fail(exc, out)
                 return
             except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                acc.fail(_codec_bug(codec.api, exc, data), out)
+                acc.fail(_codec_bug(codec.dialect, exc, data), out)
                 return
             apply(decoded, out)
 
@@ -331,7 +343,7 @@ class StreamDecoder:
                     acc.fail(exc, out)
                     parts = []
                 except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                    acc.fail(_codec_bug(codec.api, exc, data), out)
+                    acc.fail(_codec_bug(codec.dialect, exc, data), out)
                     parts = []
             if parts:
                 acc.apply(parts, out)
@@ -343,23 +355,23 @@ class StreamDecoder:
         Each frame is looked at once, and what is held is capped."""
         self._held.extend(payloads)
         for event, data in payloads:
-            api = sniff_api(event, data)
-            if api is not None:
-                self._set_api(api)
+            dialect = sniff_api(event, data)
+            if dialect is not None:
+                self._set_api(dialect)
                 held, self._held = self._held, []
                 return held
             self._held_size += len(data)
             if self._held_size > MAX_FRAME_BYTES:
                 raise RemoteProtocolError(
                     f"could not tell which API this stream speaks from its first "
-                    f"{MAX_FRAME_BYTES} bytes; pass api=...",
+                    f"{MAX_FRAME_BYTES} bytes; pass dialect=...",
                     raw=self._held[0][1],
                 )
         return []
 
 
 def decode_response(
-    api: str, body: Any, *, id_factory: Callable[[], str] | None = None
+    dialect: str, body: Any, *, id_factory: Callable[[], str] | None = None
 ) -> StreamResult:
     """Read a whole (non-streamed) response body of a dialect.
 
@@ -375,32 +387,36 @@ def decode_response(
         body: the parsed JSON body.
         id_factory: makes call ids where the provider sends none.
     """
-    codec = codec_for(api)
+    codec = codec_for(dialect)
     read = getattr(codec, "decode_response", None)
     if read is None:
-        raise UsageError(f"{api}: no reader for whole responses")
+        raise UsageError(f"{dialect}: no reader for whole responses")
     try:
         if not isinstance(body, dict):
             raise RemoteProtocolError(f"expected a JSON object, got {type(body).__name__}")
         parts = read(body)
     except (ToolwireError, KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-        return StreamResult(api=api, choices=(), error=_malformed(api, exc, body), complete=False)
+        return StreamResult(
+            dialect=dialect, choices=(), error=_malformed(dialect, exc, body), complete=False
+        )
     acc = Accumulator(id_factory=id_factory)
     out: list[Event] = []
     acc.apply(parts, out)
     acc.close(out)
-    return acc.result(api)
+    return acc.result(dialect)
 
 
-def _malformed(api: str, exc: Exception, body: Any) -> RemoteProtocolError:
+def _malformed(dialect: str, exc: Exception, body: Any) -> RemoteProtocolError:
     message = exc.message if isinstance(exc, ToolwireError) else f"{type(exc).__name__}: {exc}"
     try:
         raw = dumps(body)[:500]
     except (TypeError, ValueError):
         raw = None
-    return RemoteProtocolError(f"malformed {api} response: {message}", raw=raw)
+    return RemoteProtocolError(f"malformed {dialect} response: {message}", raw=raw)
 
 
-def _codec_bug(api: str, exc: Exception, data: str) -> RemoteProtocolError:
+def _codec_bug(dialect: str, exc: Exception, data: str) -> RemoteProtocolError:
     """A gap in a codec's checks: still a typed error, never a crash."""
-    return RemoteProtocolError(f"{api}: unexpected payload ({type(exc).__name__}: {exc})", raw=data)
+    return RemoteProtocolError(
+        f"{dialect}: unexpected payload ({type(exc).__name__}: {exc})", raw=data
+    )

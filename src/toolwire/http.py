@@ -59,7 +59,7 @@ class HttpRequest:
     """The JSON body."""
     stream: bool = False
     """Whether the response is a stream (SSE) rather than one JSON document."""
-    api: str = ""
+    dialect: str = ""
     """The wire dialect (``"openai-chat"``...), for decoding and messages."""
 
     def content(self) -> bytes:
@@ -74,7 +74,7 @@ class HttpRequest:
         return (
             f"HttpRequest(method={self.method!r}, url={self.url!r}, "
             f"headers={self.redacted_headers()!r}, json={self.json!r}, "
-            f"stream={self.stream!r}, api={self.api!r})"
+            f"stream={self.stream!r}, api={self.dialect!r})"
         )
 
 

@@ -125,7 +125,7 @@ _BY_API = {
 }
 
 
-def provider_name(name: str, api: str, base_url: str | None = None) -> str:
+def provider_name(name: str, dialect: str, base_url: str | None = None) -> str:
     """The ``gen_ai.provider.name`` for a toolwire provider.
 
     A provider named after a well-known value (``deepseek``, ``groq``...)
@@ -149,7 +149,7 @@ def provider_name(name: str, api: str, base_url: str | None = None) -> str:
         return "azure.ai.openai"
     if lowered in _ALIASES:
         return _ALIASES[lowered]
-    return _BY_API.get(api, lowered or "_OTHER")
+    return _BY_API.get(dialect, lowered or "_OTHER")
 
 
 def _host_port(base_url: str) -> tuple[str | None, int | None]:
@@ -322,7 +322,7 @@ class Tracer(RunObserver):
         base_url = base_url if isinstance(base_url, str) else None
         common: dict[str, AttributeValue] = {
             "gen_ai.provider.name": self.provider
-            or provider_name(info.provider, info.api, base_url),
+            or provider_name(info.provider, info.dialect, base_url),
             "gen_ai.request.model": info.model,
         }
         if base_url:
@@ -341,7 +341,7 @@ class Tracer(RunObserver):
             "gen_ai.operation.name": "invoke_agent",
             **common,
             "toolwire.run.id": info.run_id,
-            "toolwire.api": info.api,
+            "toolwire.api": info.dialect,
             "toolwire.tools": list(info.tools),
         }
         if self.agent_name:

@@ -51,7 +51,7 @@ class RunInfo:
     model: str
     provider: str
     """The provider's name (``openai``, ``anthropic``...)."""
-    api: str
+    dialect: str
     """The wire dialect (``openai-chat``...)."""
     tools: tuple[str, ...]
     settings: Mapping[str, Any] = field(default_factory=dict[str, Any])

@@ -12,11 +12,15 @@ from typing import Any, Literal, TypeAlias
 from toolwire.errors import ToolwireError
 
 __all__ = [
+    "DIALECTS",
     "FINISH_REASONS",
+    "PROVIDER_DIALECTS",
     "ChoiceResult",
+    "Dialect",
     "FinishReason",
     "IncompleteToolCall",
     "InvalidToolCall",
+    "ProviderDialect",
     "ServerToolCall",
     "StreamResult",
     "ToolCall",
@@ -24,6 +28,44 @@ __all__ = [
     "as_finish_reason",
 ]
 
+
+Dialect: TypeAlias = Literal[
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini",
+    "ollama-ndjson",
+    "cohere-v2",
+]
+"""A wire dialect: the format of a provider's requests, streams and responses.
+``openai-chat`` is Chat Completions (OpenAI and every compatible server),
+``openai-responses`` the Responses API, ``anthropic-messages`` Anthropic's
+Messages, ``gemini`` Google's ``generateContent``, ``ollama-ndjson`` Ollama's
+native chat stream, ``cohere-v2`` Cohere's v2 chat stream."""
+
+DIALECTS: tuple[Dialect, ...] = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini",
+    "ollama-ndjson",
+    "cohere-v2",
+)
+"""Every :data:`Dialect`: the streams toolwire decodes."""
+
+ProviderDialect: TypeAlias = Literal[
+    "openai-chat", "openai-responses", "anthropic-messages", "gemini"
+]
+"""The dialects toolwire also writes: requests, tool schemas, whole responses
+(one :mod:`toolwire.providers` class each)."""
+
+PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini",
+)
+"""Every :data:`ProviderDialect`."""
 
 FinishReason: TypeAlias = Literal[
     "stop", "tool_calls", "length", "content_filter", "error", "other"
@@ -219,7 +261,8 @@ class ChoiceResult:
 class StreamResult:
     """The final reading of a stream: one :class:`ChoiceResult` per choice."""
 
-    api: str
+    dialect: str
+    """The :data:`Dialect` the response was read as."""
     choices: tuple[ChoiceResult, ...]
     usage: Usage | None = None
     error: ToolwireError | None = None
@@ -228,6 +271,11 @@ class StreamResult:
     """False when the stream ended before the provider's end marker."""
     model: str | None = None
     response_id: str | None = None
+
+    @property
+    def api(self) -> str:
+        """The former name of :attr:`dialect`."""
+        return self.dialect
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -246,7 +294,7 @@ class StreamResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "api": self.api,
+            "dialect": self.dialect,
             "choices": [c.to_dict() for c in self.choices],
             "usage": self.usage.to_dict() if self.usage is not None else None,
             "error": self.error.to_dict() if self.error is not None else None,

@@ -13,7 +13,7 @@ from tests.conftest import CORPUS, TRACES, Trace
 from toolwire.testing import EmulationServer, Scenario
 
 SDK_APIS = ("openai-chat", "openai-responses", "anthropic-messages")
-SDK_TRACES = [t for t in TRACES if t.api in SDK_APIS]
+SDK_TRACES = [t for t in TRACES if t.dialect in SDK_APIS]
 USER = [{"role": "user", "content": "x"}]
 
 

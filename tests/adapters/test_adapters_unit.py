@@ -54,14 +54,16 @@ ARGS = [
 FINISH = chunk({}, "tool_calls")
 
 
-@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic-messages"], ids=str)
-def test_dict_payloads_of_every_trace(api: str) -> None:
+@pytest.mark.parametrize(
+    "dialect", ["openai-chat", "openai-responses", "anthropic-messages"], ids=str
+)
+def test_dict_payloads_of_every_trace(dialect: str) -> None:
     adapt = {
         "openai-chat": adapters.openai_chat,
         "openai-responses": adapters.openai_responses,
         "anthropic-messages": adapters.anthropic_messages,
-    }[api]
-    traces = [t for t in TRACES if t.api == api]
+    }[dialect]
+    traces = [t for t in TRACES if t.dialect == dialect]
     assert traces
     for trace in traces:
         decoder = SSEDecoder()

@@ -59,16 +59,16 @@ def sdk_stream(
     openai_client: openai.OpenAI,
     anthropic_client: anthropic.Anthropic,
 ) -> adapters.AdaptedStream:
-    if trace.api == "openai-chat":
-        chat = openai_client.with_options(base_url=server.url_for(trace.api))
+    if trace.dialect == "openai-chat":
+        chat = openai_client.with_options(base_url=server.url_for(trace.dialect))
         stream = chat.chat.completions.create(model="m", messages=USER, stream=True)
         return adapters.openai_chat(stream)
-    if trace.api == "openai-responses":
-        responses = openai_client.with_options(base_url=server.url_for(trace.api))
+    if trace.dialect == "openai-responses":
+        responses = openai_client.with_options(base_url=server.url_for(trace.dialect))
         return adapters.openai_responses(
             responses.responses.create(model="m", input="x", stream=True)
         )
-    messages = anthropic_client.with_options(base_url=server.url_for(trace.api))
+    messages = anthropic_client.with_options(base_url=server.url_for(trace.dialect))
     stream = messages.messages.create(model="m", max_tokens=8, messages=USER, stream=True)
     return adapters.anthropic_messages(stream)
 
@@ -109,16 +109,16 @@ async def test_every_trace_through_the_async_sdks(
         anthropic.AsyncAnthropic(base_url="http://127.0.0.1:9", api_key="k", max_retries=0) as an,
     ):
         for trace in SDK_TRACES:
-            url = replay_servers[trace.name].url_for(trace.api)
+            url = replay_servers[trace.name].url_for(trace.dialect)
             events: adapters.AsyncAdaptedStream
-            if trace.api == "openai-chat":
+            if trace.dialect == "openai-chat":
                 chat = await oa.with_options(base_url=url).chat.completions.create(
                     model="m",
                     messages=USER,
                     stream=True,
                 )
                 events = adapters.aopenai_chat(chat)
-            elif trace.api == "openai-responses":
+            elif trace.dialect == "openai-responses":
                 responses = await oa.with_options(base_url=url).responses.create(
                     model="m", input="x", stream=True
                 )
@@ -149,12 +149,12 @@ RESPONSE_EVENTS = _by_type(ResponseStreamEvent)
 ANTHROPIC_EVENTS = _by_type(RawMessageStreamEvent)
 
 
-def construct(api: str, payload: dict[str, Any]) -> object:
+def construct(dialect: str, payload: dict[str, Any]) -> object:
     """An SDK object built as the SDK builds them: leniently (``model_construct``
     recurses into nested models and keeps what it does not know)."""
-    if api == "openai-chat":
+    if dialect == "openai-chat":
         return ChatCompletionChunk.model_construct(**payload)
-    table = RESPONSE_EVENTS if api == "openai-responses" else ANTHROPIC_EVENTS
+    table = RESPONSE_EVENTS if dialect == "openai-responses" else ANTHROPIC_EVENTS
     return table[payload["type"]].model_construct(**payload)
 
 
@@ -164,13 +164,14 @@ def sdk_objects(trace: Trace) -> list[object]:
     for event, data in payloads(trace):
         if data.startswith("[DONE]") or event in ("ping", "error"):
             continue
-        objects.append(construct(trace.api, json.loads(data)))
+        objects.append(construct(trace.dialect, json.loads(data)))
     return objects
 
 
 def _no_end_marker_nor_finish(trace: Trace) -> bool:
-    return trace.api == "openai-chat" and '"finish_reason":"' not in trace.body.decode().replace(
-        " ", ""
+    return (
+        trace.dialect == "openai-chat"
+        and '"finish_reason":"' not in trace.body.decode().replace(" ", "")
     )
 
 
@@ -181,7 +182,7 @@ def test_trace_as_constructed_objects(trace: Trace) -> None:
         "openai-chat": adapters.openai_chat,
         "openai-responses": adapters.openai_responses,
         "anthropic-messages": adapters.anthropic_messages,
-    }[trace.api]
+    }[trace.dialect]
     events = adapt(objects)
     seen = list(events)
     result = events.result()
@@ -231,8 +232,8 @@ def test_done_marker_is_seen_through_the_sdk_stream(
     assert [(c.id, c.name, c.arguments) for c in ready] == [("0", "llm_version", {})]
 
 
-@pytest.mark.parametrize("api", ["openai-chat", "anthropic-messages"])
-def test_strictly_validated_objects_too(api: str) -> None:
+@pytest.mark.parametrize("dialect", ["openai-chat", "anthropic-messages"])
+def test_strictly_validated_objects_too(dialect: str) -> None:
     # model_validate (strict) accepts most traces; its objects dump the same.
     trace = next(
         t
@@ -240,13 +241,13 @@ def test_strictly_validated_objects_too(api: str) -> None:
         if t.name
         == (
             "openai/chat_parallel_2_mixed_args"
-            if api == "openai-chat"
+            if dialect == "openai-chat"
             else "anthropic/text_then_tool_use"
         )
     )
     validate: Any = (
         ChatCompletionChunk.model_validate
-        if api == "openai-chat"
+        if dialect == "openai-chat"
         else pydantic.TypeAdapter(RawMessageStreamEvent).validate_python
     )
     objects = [
@@ -254,7 +255,7 @@ def test_strictly_validated_objects_too(api: str) -> None:
         for event, data in payloads(trace)
         if not data.startswith("[DONE]") and event != "ping"
     ]
-    adapt = adapters.openai_chat if api == "openai-chat" else adapters.anthropic_messages
+    adapt = adapters.openai_chat if dialect == "openai-chat" else adapters.anthropic_messages
     events = adapt(objects)
     list(events)
     check(trace, events.result().to_dict())

@@ -92,11 +92,11 @@ Clients = tuple[openai.OpenAI, anthropic.Anthropic]
 
 
 def sync_stream(
-    api: str, server: EmulationServer, clients: Clients, headers: dict[str, str] | None = None
+    dialect: str, server: EmulationServer, clients: Clients, headers: dict[str, str] | None = None
 ) -> adapters.AdaptedStream:
     """The adapter over a sync SDK stream from ``server``."""
-    url = server.url_for(api)
-    if api == "anthropic-messages":
+    url = server.url_for(dialect)
+    if dialect == "anthropic-messages":
         raw = (
             clients[1]
             .with_options(base_url=url)
@@ -106,7 +106,7 @@ def sync_stream(
         )
         return adapters.anthropic_messages(raw)
     o = clients[0].with_options(base_url=url)
-    if api == "openai-chat":
+    if dialect == "openai-chat":
         chat = o.chat.completions.create(
             model="gpt",
             messages=USER,
@@ -121,20 +121,20 @@ def sync_stream(
 
 
 def run_sync(
-    api: str, server: EmulationServer, clients: Clients, headers: dict[str, str] | None = None
+    dialect: str, server: EmulationServer, clients: Clients, headers: dict[str, str] | None = None
 ) -> tuple[list[Event], StreamResult]:
-    events = sync_stream(api, server, clients, headers)
+    events = sync_stream(dialect, server, clients, headers)
     seen = list(events)
     assert events.finished
     return seen, events.result()
 
 
 async def run_async(
-    api: str, server: EmulationServer, headers: dict[str, str] | None = None
+    dialect: str, server: EmulationServer, headers: dict[str, str] | None = None
 ) -> tuple[list[Event], StreamResult]:
-    url = server.url_for(api)
+    url = server.url_for(dialect)
     events: adapters.AsyncAdaptedStream
-    if api == "anthropic-messages":
+    if dialect == "anthropic-messages":
         async with anthropic.AsyncAnthropic(base_url=url, api_key="k", max_retries=0) as a:
             raw = await a.messages.create(
                 model="claude", max_tokens=64, messages=USER, stream=True, extra_headers=headers
@@ -143,7 +143,7 @@ async def run_async(
             seen = [e async for e in events]
     else:
         async with openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=0) as o:
-            if api == "openai-chat":
+            if dialect == "openai-chat":
                 chat = await o.chat.completions.create(
                     model="gpt",
                     messages=USER,
@@ -162,10 +162,10 @@ async def run_async(
     return seen, events.result()
 
 
-def decoded_raw(api: str, server: EmulationServer) -> StreamResult:
+def decoded_raw(dialect: str, server: EmulationServer) -> StreamResult:
     """What StreamDecoder makes of the same answer, read as raw bytes."""
-    url = server.url_for(api)
-    if api == "openai-chat":
+    url = server.url_for(dialect)
+    if dialect == "openai-chat":
         path, body = (
             "/chat/completions",
             {
@@ -175,14 +175,14 @@ def decoded_raw(api: str, server: EmulationServer) -> StreamResult:
                 "stream_options": {"include_usage": True},
             },
         )
-    elif api == "openai-responses":
+    elif dialect == "openai-responses":
         path, body = "/responses", {"model": "gpt", "input": "x", "stream": True}
     else:
         path = "/v1/messages"
         body = {"model": "claude", "max_tokens": 64, "messages": USER, "stream": True}
     response = httpx.post(url.rstrip("/") + path, json=body)
     assert response.status_code == 200
-    decoder = StreamDecoder(api)
+    decoder = StreamDecoder(dialect)
     decoder.feed(response.content)
     decoder.close()
     return decoder.result()
@@ -200,7 +200,7 @@ def comparable(result: StreamResult) -> dict[str, Any]:
 # -- the happy path ------------------------------------------------------------------
 
 
-def check_parallel_calls(api: str, seen: list[Event], result: StreamResult) -> None:
+def check_parallel_calls(dialect: str, seen: list[Event], result: StreamResult) -> None:
     started = [e for e in seen if isinstance(e, ToolCallStarted)]
     assert [(e.index, e.name) for e in started] == [(0, "get_weather"), (1, "get_current_time")]
     deltas = [e for e in seen if isinstance(e, ToolCallDelta) and e.index == 0]
@@ -226,17 +226,17 @@ def check_parallel_calls(api: str, seen: list[Event], result: StreamResult) -> N
     assert result.tool_calls == tuple(ready)
 
 
-@pytest.mark.parametrize("api", SDK_APIS)
-def test_sync_client(api: str, server: EmulationServer, clients: Clients) -> None:
-    seen, result = run_sync(api, server, clients)
-    check_parallel_calls(api, seen, result)
-    assert comparable(result) == comparable(decoded_raw(api, server))
+@pytest.mark.parametrize("dialect", SDK_APIS)
+def test_sync_client(dialect: str, server: EmulationServer, clients: Clients) -> None:
+    seen, result = run_sync(dialect, server, clients)
+    check_parallel_calls(dialect, seen, result)
+    assert comparable(result) == comparable(decoded_raw(dialect, server))
 
 
-@pytest.mark.parametrize("api", SDK_APIS)
-async def test_async_client(api: str, server: EmulationServer) -> None:
-    seen, result = await run_async(api, server)
-    check_parallel_calls(api, seen, result)
+@pytest.mark.parametrize("dialect", SDK_APIS)
+async def test_async_client(dialect: str, server: EmulationServer) -> None:
+    seen, result = await run_async(dialect, server)
+    check_parallel_calls(dialect, seen, result)
 
 
 def test_chat_completions_stream_helper(server: EmulationServer, clients: Clients) -> None:
@@ -286,16 +286,16 @@ async def test_async_messages_stream_helper(server: EmulationServer) -> None:
 # -- faults ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("api", SDK_APIS)
+@pytest.mark.parametrize("dialect", SDK_APIS)
 def test_cut_connection_is_truncated_never_ready(
-    api: str, server: EmulationServer, clients: Clients
+    dialect: str, server: EmulationServer, clients: Clients
 ) -> None:
     # Cut inside the first call's arguments (after the reasoning and text).
-    first, _ = run_sync(api, server, clients)
-    raw = decoded_raw(api, server)
+    first, _ = run_sync(dialect, server, clients)
+    raw = decoded_raw(dialect, server)
     assert raw.complete
-    cut = _cut_inside_first_call(api, server)
-    seen, result = run_sync(api, server, clients, fault(cut_after_bytes=cut))
+    cut = _cut_inside_first_call(dialect, server)
+    seen, result = run_sync(dialect, server, clients, fault(cut_after_bytes=cut))
     assert isinstance(seen[-1], StreamFailed)
     error = seen[-1].error
     assert isinstance(error, StreamTruncated) and result.error is error
@@ -308,12 +308,12 @@ def test_cut_connection_is_truncated_never_ready(
     assert len(first) > len(seen)
 
 
-def _cut_inside_first_call(api: str, server: EmulationServer) -> int:
+def _cut_inside_first_call(dialect: str, server: EmulationServer) -> int:
     """A byte offset in the middle of the city's name in the raw stream."""
-    url = server.url_for(api)
-    if api == "openai-chat":
+    url = server.url_for(dialect)
+    if dialect == "openai-chat":
         path, body = "/chat/completions", {"model": "gpt", "messages": USER, "stream": True}
-    elif api == "openai-responses":
+    elif dialect == "openai-responses":
         path, body = "/responses", {"model": "gpt", "input": "x", "stream": True}
     else:
         path = "/v1/messages"
@@ -322,24 +322,27 @@ def _cut_inside_first_call(api: str, server: EmulationServer) -> int:
     return content.index("杭州".encode()) + 40
 
 
-@pytest.mark.parametrize("api", SDK_APIS)
-async def test_cut_connection_async(api: str, server: EmulationServer) -> None:
-    seen, result = await run_async(api, server, fault(cut_after_bytes=1500))
+@pytest.mark.parametrize("dialect", SDK_APIS)
+async def test_cut_connection_async(dialect: str, server: EmulationServer) -> None:
+    seen, result = await run_async(dialect, server, fault(cut_after_bytes=1500))
     assert isinstance(seen[-1], StreamFailed)
     assert isinstance(result.error, StreamTruncated)
     assert not any(isinstance(e, ToolCallReady) for e in seen)
 
 
-@pytest.mark.parametrize("api", SDK_APIS)
+@pytest.mark.parametrize("dialect", SDK_APIS)
 def test_error_event_is_a_stream_failed(
-    api: str, server: EmulationServer, clients: Clients
+    dialect: str, server: EmulationServer, clients: Clients
 ) -> None:
     seen, result = run_sync(
-        api, server, clients, fault(error_event={"message": "模型过载", "status": 529}, at_chunk=12)
+        dialect,
+        server,
+        clients,
+        fault(error_event={"message": "模型过载", "status": 529}, at_chunk=12),
     )
     assert isinstance(seen[-1], StreamFailed)
     error = result.error
-    if api == "openai-responses":
+    if dialect == "openai-responses":
         # Responses errors are ordinary events: the codec reads them, no SDK exception.
         assert isinstance(error, StreamErrorEvent) and error.__cause__ is None
     else:
@@ -350,11 +353,11 @@ def test_error_event_is_a_stream_failed(
     assert not result.complete
 
 
-@pytest.mark.parametrize("api", SDK_APIS)
+@pytest.mark.parametrize("dialect", SDK_APIS)
 def test_broken_chunk_is_a_protocol_error(
-    api: str, server: EmulationServer, clients: Clients
+    dialect: str, server: EmulationServer, clients: Clients
 ) -> None:
-    seen, result = run_sync(api, server, clients, fault(malformed_json=True))
+    seen, result = run_sync(dialect, server, clients, fault(malformed_json=True))
     assert isinstance(seen[-1], StreamFailed)
     assert type(result.error) is RemoteProtocolError
     assert result.error.raw  # the payload the SDK could not parse
@@ -365,11 +368,11 @@ def test_broken_chunk_is_a_protocol_error(
 # -- stopping early ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("api", SDK_APIS)
+@pytest.mark.parametrize("dialect", SDK_APIS)
 def test_stopping_early_closes_the_sdk_stream(
-    api: str, server: EmulationServer, clients: Clients
+    dialect: str, server: EmulationServer, clients: Clients
 ) -> None:
-    with sync_stream(api, server, clients) as events:
+    with sync_stream(dialect, server, clients) as events:
         for event in events:
             if isinstance(event, ToolCallDelta):
                 break

@@ -75,8 +75,8 @@ class Recorder:
 
 
 def agent_for(server: EmulationServer, name: str, tools: list[Any], **options: Any) -> Agent:
-    _, api, model = PROVIDERS[name]
-    provider = make_provider(name, base_url=server.url_for(api), api_key="test-key")
+    _, dialect, model = PROVIDERS[name]
+    provider = make_provider(name, base_url=server.url_for(dialect), api_key="test-key")
     return Agent(provider, model=model, tools=tools, **options)
 
 
@@ -202,8 +202,8 @@ async def test_rate_limited_then_success(name: str) -> None:
 
 async def _cut_offset(server: EmulationServer, name: str) -> int:
     """A byte offset inside the first call's arguments of the first turn."""
-    _, api, model = PROVIDERS[name]
-    provider = make_provider(name, base_url=server.url_for(api), api_key="test-key")
+    _, dialect, model = PROVIDERS[name]
+    provider = make_provider(name, base_url=server.url_for(dialect), api_key="test-key")
     request = provider.build_request(
         model=model, messages=[UserMessage("probe")], tools=(), stream=True
     )

@@ -62,8 +62,8 @@ def scenario(raw_arguments: list[str]) -> Scenario:
 
 
 def agent_for(server: EmulationServer, name: str, toolbox: Toolbox, journal: Path) -> Agent:
-    _, api, model = PROVIDERS[name]
-    provider = make_provider(name, base_url=server.url_for(api), api_key="test-key")
+    _, dialect, model = PROVIDERS[name]
+    provider = make_provider(name, base_url=server.url_for(dialect), api_key="test-key")
     return Agent(provider, model=model, tools=toolbox, journal=journal)
 
 

@@ -30,7 +30,7 @@ class Log(RunObserver):
 
     async def run_started(self, info: RunInfo) -> None:
         assert "key" not in repr(info.settings).lower()
-        self.lines.append(f"run_started {info.model} {info.api} {','.join(info.tools)}")
+        self.lines.append(f"run_started {info.model} {info.dialect} {','.join(info.tools)}")
 
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
@@ -100,9 +100,9 @@ async def test_observers_see_every_step_and_intents_come_first() -> None:
         }
     )
     with EmulationServer(scenario) as server:
-        _, api, model = PROVIDERS["anthropic"]
+        _, dialect, model = PROVIDERS["anthropic"]
         agent = Agent(
-            make_provider("anthropic", base_url=server.url_for(api), api_key="k"),
+            make_provider("anthropic", base_url=server.url_for(dialect), api_key="k"),
             model=model,
             tools=[get_weather],
             observers=[log],
@@ -129,9 +129,9 @@ async def test_a_failing_run_is_reported_to_observers() -> None:
         {"name": "down", "turns": [{"text": "x", "faults": [{"status": 400}]}]}
     )
     with EmulationServer(scenario) as server:
-        _, api, model = PROVIDERS["openai-chat"]
+        _, dialect, model = PROVIDERS["openai-chat"]
         agent = Agent(
-            make_provider("openai-chat", base_url=server.url_for(api), api_key="k"),
+            make_provider("openai-chat", base_url=server.url_for(dialect), api_key="k"),
             model=model,
             observers=[log],
         )

@@ -172,9 +172,9 @@ def make_agent(
     provider: str = "openai-chat",
     **options: Any,
 ) -> Agent:
-    _, api, model = PROVIDERS[provider]
+    _, dialect, model = PROVIDERS[provider]
     return Agent(
-        make_provider(provider, base_url=server.url_for(api), api_key=FAKE_KEY),
+        make_provider(provider, base_url=server.url_for(dialect), api_key=FAKE_KEY),
         model=model,
         tools=tools,
         journal=journal,

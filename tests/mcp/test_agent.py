@@ -51,9 +51,9 @@ def scenario() -> Scenario:
 @pytest.mark.parametrize("name", sorted(PROVIDERS))
 async def test_agent_mixes_mcp_and_python_tools(name: str, stdio_server: MCPConnection) -> None:
     mcp_tools = await stdio_server.tools(prefix="mcp_", include=["get_weather", "add"])
-    _, api, model = PROVIDERS[name]
+    _, dialect, model = PROVIDERS[name]
     with EmulationServer(scenario()) as emulation:
-        provider = make_provider(name, base_url=emulation.url_for(api), api_key="test-key")
+        provider = make_provider(name, base_url=emulation.url_for(dialect), api_key="test-key")
         agent = Agent(provider, model=model, tools=[*mcp_tools, get_current_time], eager=True)
         try:
             result = await agent.run("杭州天气怎么样?现在几点?")

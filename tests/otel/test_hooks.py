@@ -37,7 +37,7 @@ def info(run_id: str = RUN, **settings: Any) -> RunInfo:
         run_id=run_id,
         model="gpt-4.1-mini",
         provider="openai",
-        api="openai-chat",
+        dialect="openai-chat",
         tools=("get_weather",),
         settings={"base_url": "https://api.openai.com/v1", **settings},
     )
@@ -65,7 +65,7 @@ def answered(run_id: str = RUN) -> RunResult:
 
 def response(text: str = "ok") -> StreamResult:
     return StreamResult(
-        api="openai-chat",
+        dialect="openai-chat",
         choices=(ChoiceResult(text=text, finish_reason="stop"),),
         usage=Usage(input_tokens=3, output_tokens=4, cached_tokens=2),
         model="gpt-4.1-mini-2025",
@@ -206,7 +206,7 @@ async def test_spans_name_their_scope_and_conventions_version(spans: Spans) -> N
 
 
 @pytest.mark.parametrize(
-    ("name", "api", "base_url", "expected"),
+    ("name", "dialect", "base_url", "expected"),
     [
         ("openai", "openai-chat", None, "openai"),
         ("openai-responses", "openai-responses", None, "openai"),
@@ -221,8 +221,8 @@ async def test_spans_name_their_scope_and_conventions_version(spans: Spans) -> N
         ("local", "ollama-ndjson", "http://[::1", "local"),
     ],
 )
-def test_provider_names(name: str, api: str, base_url: str | None, expected: str) -> None:
-    assert provider_name(name, api, base_url) == expected
+def test_provider_names(name: str, dialect: str, base_url: str | None, expected: str) -> None:
+    assert provider_name(name, dialect, base_url) == expected
 
 
 async def test_an_explicit_provider_name_and_malformed_url(spans: Spans) -> None:

@@ -73,8 +73,8 @@ def weather(**turn_options: Any) -> Scenario:
 
 
 def agent_for(server: EmulationServer, name: str, tracer: Tracer, **options: Any) -> Agent:
-    _, api, model = PROVIDERS[name]
-    provider = make_provider(name, base_url=server.url_for(api), api_key="test-key")
+    _, dialect, model = PROVIDERS[name]
+    provider = make_provider(name, base_url=server.url_for(dialect), api_key="test-key")
     return Agent(
         provider,
         model=model,
@@ -269,8 +269,8 @@ async def test_a_500_storm_marks_the_model_and_run_spans_as_errors(spans: Spans)
 
 async def _cut_offset(server: EmulationServer) -> int:
     """A byte offset inside the first call's arguments of the first turn."""
-    _, api, model = PROVIDERS["openai-chat"]
-    provider = make_provider("openai-chat", base_url=server.url_for(api), api_key="test-key")
+    _, dialect, model = PROVIDERS["openai-chat"]
+    provider = make_provider("openai-chat", base_url=server.url_for(dialect), api_key="test-key")
     request = provider.build_request(
         model=model, messages=[UserMessage("probe")], tools=(), stream=True
     )

@@ -37,8 +37,8 @@ def decode(name: str) -> StreamResult:
     return decoder.result()
 
 
-def decode_bytes(api: str, body: bytes) -> StreamResult:
-    decoder = StreamDecoder(api)
+def decode_bytes(dialect: str, body: bytes) -> StreamResult:
+    decoder = StreamDecoder(dialect)
     decoder.feed(body)
     decoder.close()
     return decoder.result()

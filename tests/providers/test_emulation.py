@@ -80,13 +80,13 @@ def emulation() -> Iterator[EmulationServer]:
         yield server
 
 
-def make_provider(api: str, server: EmulationServer) -> Provider:
-    base = server.url_for(api)
-    if api == "openai-chat":
+def make_provider(dialect: str, server: EmulationServer) -> Provider:
+    base = server.url_for(dialect)
+    if dialect == "openai-chat":
         return OpenAIChat(api_key="sk-test", base_url=base)
-    if api == "openai-responses":
+    if dialect == "openai-responses":
         return OpenAIResponses(api_key="sk-test", base_url=base)
-    if api == "anthropic-messages":
+    if dialect == "anthropic-messages":
         return Anthropic(api_key="sk-test", base_url=base)
     return Gemini(api_key="sk-test", base_url=base)
 
@@ -95,12 +95,12 @@ async def run_turn(
     provider: Provider, transport: HttpxTransport, history: list[Message], *, stream: bool
 ) -> StreamResult:
     request = provider.build_request(
-        model="emulated", messages=history, tools=TOOLS[provider.api], stream=stream
+        model="emulated", messages=history, tools=TOOLS[provider.dialect], stream=stream
     )
     if not stream:
         return await provider.complete(request, transport=transport)
     events = [event async for event in provider.stream(request, transport=transport)]
-    if provider.api != "gemini":  # Gemini streams have no end marker, only EOF
+    if provider.dialect != "gemini":  # Gemini streams have no end marker, only EOF
         assert any(isinstance(e, StreamEnded) for e in events)
     assert not any(isinstance(e, StreamFailed) for e in events)
     ready = [e.call.name for e in events if isinstance(e, ToolCallReady)]
@@ -112,11 +112,13 @@ async def run_turn(
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "json"])
-@pytest.mark.parametrize("api", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"])
+@pytest.mark.parametrize(
+    "dialect", ["openai-chat", "openai-responses", "anthropic-messages", "gemini"]
+)
 async def test_two_turns_with_parallel_calls(
-    emulation: EmulationServer, api: str, stream: bool
+    emulation: EmulationServer, dialect: str, stream: bool
 ) -> None:
-    provider = make_provider(api, emulation)
+    provider = make_provider(dialect, emulation)
     history: list[Message] = [UserMessage("杭州天气怎么样?现在几点?")]
     async with HttpxTransport() as transport:
         first = await run_turn(provider, transport, history, stream=stream)

@@ -75,7 +75,7 @@ CHAT_PARALLEL = {
 
 def test_openai_chat_parallel_calls() -> None:
     result = OpenAIChat(api_key=KEY).parse_response(CHAT_PARALLEL)
-    assert result.api == "openai-chat"
+    assert result.dialect == "openai-chat"
     assert result.error is None and result.complete
     assert (result.model, result.response_id) == ("gpt-4.1-2025-04-14", "chatcmpl-1")
     choice = result.choices[0]

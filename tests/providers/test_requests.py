@@ -123,7 +123,7 @@ def test_openai_chat_golden_request() -> None:
     assert request.method == "POST"
     assert request.url == "https://api.openai.com/v1/chat/completions"
     assert request.stream is True
-    assert request.api == "openai-chat"
+    assert request.dialect == "openai-chat"
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert request.headers["content-type"] == "application/json"
     assert request.json == {

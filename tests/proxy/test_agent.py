@@ -84,12 +84,12 @@ def _converse(name: str, base_url: str, mode: str) -> Any:
 @pytest.mark.parametrize("mode", ["stream", "whole"])
 @pytest.mark.parametrize("name", sorted(PROVIDERS))
 def test_agent_through_the_proxy_and_from_the_replay(name: str, mode: str, tmp_path: Path) -> None:
-    api = PROVIDERS[name][1]
+    dialect = PROVIDERS[name][1]
     with Upstream(weather()) as upstream:
-        direct = _converse(name, upstream.url_for(api), mode)
+        direct = _converse(name, upstream.url_for(dialect), mode)
     cassette_dir = tmp_path / "cassette"
     with Upstream(weather()) as upstream:
-        with RecordingProxy(upstream.url_for(api), record=cassette_dir) as proxy:
+        with RecordingProxy(upstream.url_for(dialect), record=cassette_dir) as proxy:
             proxied = _converse(name, proxy.base_url, mode)
         sent = upstream.sent
 

@@ -19,23 +19,23 @@ from ._support import Upstream, assert_recorded_as_sent, weather
 GEMINI_BODY = {"contents": [{"role": "user", "parts": [{"text": "杭州天气怎么样?现在几点?"}]}]}
 
 
-def _decoded(body: bytes, api: str) -> dict[str, object]:
+def _decoded(body: bytes, dialect: str) -> dict[str, object]:
     numbers = itertools.count()
-    decoder = StreamDecoder(api, id_factory=lambda: f"call_{next(numbers)}")
+    decoder = StreamDecoder(dialect, id_factory=lambda: f"call_{next(numbers)}")
     decoder.feed(body)
     decoder.close()
     return decoder.result().to_dict()
 
 
 @pytest.mark.parametrize(
-    ("recording", "path", "api", "media"),
+    ("recording", "path", "dialect", "media"),
     [
         ("ollama/ndjson_single_call_docs.sse", "/api/chat", "ollama-ndjson", "ndjson"),
         ("cohere/v2_tool_plan_then_two_calls.sse", "/v2/chat", "cohere-v2", "sse"),
     ],
 )
 def test_recorded_dialects_relay_record_and_replay(
-    recording: str, path: str, api: str, media: str, tmp_path: Path
+    recording: str, path: str, dialect: str, media: str, tmp_path: Path
 ) -> None:
     original = (CORPUS / recording).read_bytes()
     lines: list[str] = []
@@ -45,18 +45,18 @@ def test_recorded_dialects_relay_record_and_replay(
         sent = upstream.sent
     assert relayed.content == original
     cassette = assert_recorded_as_sent(tmp_path / "c", sent)
-    assert cassette.exchanges[0].api == api
+    assert cassette.exchanges[0].dialect == dialect
     assert cassette.exchanges[0].response.body_file.name == f"0001.response.{media}"
-    expected = _decoded(original, api)
+    expected = _decoded(original, dialect)
     calls = [c["name"] for choice in expected["choices"] for c in choice["tool_calls"]]  # type: ignore[attr-defined]
     assert calls and all(f"{name}(" in lines[0] for name in calls)
-    assert f" {api} " in lines[0] and " stream " in lines[0]
+    assert f" {dialect} " in lines[0] and " stream " in lines[0]
 
     with CassetteServer(tmp_path / "c") as replay:
         replayed = httpx.post(replay.base_url + path, json={"model": "m", "messages": []})
     assert replayed.content == original
     assert replayed.headers["content-type"] == relayed.headers["content-type"]
-    assert _decoded(replayed.content, api) == expected
+    assert _decoded(replayed.content, dialect) == expected
 
 
 def test_gemini_json_array_and_sse(tmp_path: Path) -> None:

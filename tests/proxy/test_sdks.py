@@ -39,12 +39,12 @@ CLIENTS: dict[str, tuple[str, Callable[[str, bool], list[Any]]]] = {
 def test_sdk_through_the_proxy_and_from_the_replay(
     client: str, stream: bool, tmp_path: Path
 ) -> None:
-    api, converse = CLIENTS[client]
+    dialect, converse = CLIENTS[client]
     with Upstream(weather()) as upstream:
-        direct = converse(upstream.url_for(api), stream)
+        direct = converse(upstream.url_for(dialect), stream)
     cassette_dir = tmp_path / "cassette"
     with Upstream(weather()) as upstream:
-        with RecordingProxy(upstream.url_for(api), record=cassette_dir) as proxy:
+        with RecordingProxy(upstream.url_for(dialect), record=cassette_dir) as proxy:
             proxied = converse(proxy.base_url, stream)
         sent = upstream.sent
 
@@ -53,7 +53,7 @@ def test_sdk_through_the_proxy_and_from_the_replay(
     assert len(proxied) == 2 and "2025-05-01 10:30" in answer and "多云" in answer
     assert without_timestamps(proxied) == without_timestamps(direct)
     cassette = assert_recorded_as_sent(cassette_dir, sent)
-    assert [e.api for e in cassette] == [api, api]
+    assert [e.dialect for e in cassette] == [dialect, dialect]
     expected_type = "text/event-stream" if stream else "application/json"
     assert all(expected_type in (e.response.header("content-type") or "") for e in cassette)
 

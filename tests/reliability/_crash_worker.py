@@ -148,9 +148,9 @@ async def run_child(case: dict[str, Any], plan: dict[str, Any]) -> None:
     if plan.get("mode") == "write":
         journal = KillingJournal(store, plan["nth"], plan["when"])
     name = case["provider"]
-    _, api, model = PROVIDERS[name]
+    _, dialect, model = PROVIDERS[name]
     agent = Agent(
-        make_provider(name, base_url=case["urls"][api], api_key="sk-test-crash-0123456789"),
+        make_provider(name, base_url=case["urls"][dialect], api_key="sk-test-crash-0123456789"),
         model=model,
         tools=make_tools(folder, plan),
         journal=journal,
@@ -221,10 +221,10 @@ def warm_up() -> None:
     from toolwire import StreamDecoder
 
     httpx.AsyncClient()  # builds (and caches nothing of) an SSL context: imports only
-    for name, (_, api, model) in PROVIDERS.items():
+    for name, (_, dialect, model) in PROVIDERS.items():
         provider = make_provider(name, base_url="http://127.0.0.1:9", api_key="x")
         provider.build_request(model=model, messages=[], tools=(), stream=True)
-        StreamDecoder(api)
+        StreamDecoder(dialect)
 
 
 def main() -> None:

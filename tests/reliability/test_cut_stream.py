@@ -23,7 +23,7 @@ from toolwire.testing import EmulationServer, Scenario
 from ..journal._support import Counter, make_agent
 from ..journal._support import scenario as pay_scenario
 
-API_OF = {name: api for name, (_, api, _) in PROVIDERS.items()}
+API_OF = {name: dialect for name, (_, dialect, _) in PROVIDERS.items()}
 
 # Conformance traces with parallel calls or several choices: the hardest to cut.
 CORPUS_CASES = [
@@ -36,9 +36,9 @@ CORPUS_CASES = [
 
 def recorded(name: str) -> bytes:
     """The emulation server's first answer of the payment scenario in one dialect."""
-    _, api, model = PROVIDERS[name]
+    _, dialect, model = PROVIDERS[name]
     with EmulationServer(pay_scenario()) as server:
-        provider = make_provider(name, base_url=server.url_for(api), api_key="k")
+        provider = make_provider(name, base_url=server.url_for(dialect), api_key="k")
         request = provider.build_request(
             model=model, messages=[UserMessage("pay")], tools=(), stream=True
         )
@@ -62,14 +62,14 @@ def calls_by_choice(decoder: StreamDecoder) -> dict[tuple[int, int], tuple[str |
     }
 
 
-def check_every_offset(body: bytes, api: str) -> int:
-    whole = StreamDecoder(api)
+def check_every_offset(body: bytes, dialect: str) -> int:
+    whole = StreamDecoder(dialect)
     whole.feed(body)
     whole.close()
     complete = calls_by_choice(whole)
     assert complete, "the stream has tool calls"
     for cut in range(len(body) + 1):
-        decoder = StreamDecoder(api)
+        decoder = StreamDecoder(dialect)
         # Two pieces, so a cut also splits the prefix somewhere else.
         split = cut // 3
         events = decoder.feed(body[:split]) + decoder.feed(body[split:cut]) + decoder.close()

@@ -165,7 +165,7 @@ def test_kill_9_at_many_points_then_resume(tmp_path: Path) -> None:
         *kill_plans(rng),
     ]  # the first case is the uninterrupted reference
     with EmulationServer(scenario()) as server:
-        urls = {api: server.url_for(api) for api in API_NAMES}
+        urls = {dialect: server.url_for(dialect) for dialect in API_NAMES}
         cases = []
         for number, kills in enumerate(plans):
             folder = tmp_path / f"case{number:03d}"

@@ -60,8 +60,8 @@ def chunk(
 DONE = b"data: [DONE]\n\n"
 
 
-def decode(*pieces: bytes, api: str = "openai-chat") -> tuple[list[Event], StreamResult]:
-    decoder = StreamDecoder(api)
+def decode(*pieces: bytes, dialect: str = "openai-chat") -> tuple[list[Event], StreamResult]:
+    decoder = StreamDecoder(dialect)
     events: list[Event] = []
     for piece in pieces:
         events += decoder.feed(piece)

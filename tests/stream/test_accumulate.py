@@ -257,7 +257,7 @@ def test_ids_are_minted_where_the_provider_sends_none() -> None:
         ).encode()
         + b"\n"
     )
-    _, result = decode(line, end, api="ollama-ndjson")
+    _, result = decode(line, end, dialect="ollama-ndjson")
     got = result.choices[0].tool_calls
     assert [c.name for c in got] == ["a", "b"]
     assert all(c.minted_id and c.id.startswith("call_") for c in got)
@@ -442,5 +442,5 @@ def test_big_integers_in_object_arguments_stay_exact() -> None:
             ]
         }
     )
-    _, result = decode(b"data: " + line.encode() + b"\r\n\r\n", api="gemini")
+    _, result = decode(b"data: " + line.encode() + b"\r\n\r\n", dialect="gemini")
     assert [c.arguments for c in result.choices[0].tool_calls] == [{"id": BIG}]

@@ -17,11 +17,11 @@ from toolwire import RemoteProtocolError, StreamDecoder, StreamErrorEvent, Strea
 from toolwire.decoder import decode_response
 
 
-def decode(api: str, *payloads: Any, end: bytes = b"") -> StreamResult:
-    decoder = StreamDecoder(api)
+def decode(dialect: str, *payloads: Any, end: bytes = b"") -> StreamResult:
+    decoder = StreamDecoder(dialect)
     for payload in payloads:
         data = payload if isinstance(payload, str) else json.dumps(payload)
-        line = (data + "\n") if api == "ollama-ndjson" else f"data: {data}\n\n"
+        line = (data + "\n") if dialect == "ollama-ndjson" else f"data: {data}\n\n"
         decoder.feed(line.encode())
     decoder.feed(end)
     decoder.close()
@@ -240,7 +240,7 @@ def test_error_events_of_every_shape_are_typed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("api", "body", "fragment"),
+    ("dialect", "body", "fragment"),
     [
         (
             "openai-chat",
@@ -276,8 +276,8 @@ def test_error_events_of_every_shape_are_typed() -> None:
         ("openai-chat", [1], "expected a JSON object"),
     ],
 )
-def test_whole_responses_read_or_refuse(api: str, body: Any, fragment: str | None) -> None:
-    result = decode_response(api, body)
+def test_whole_responses_read_or_refuse(dialect: str, body: Any, fragment: str | None) -> None:
+    result = decode_response(dialect, body)
     if fragment is None:
         assert result.error is None and result.complete
         return

@@ -83,8 +83,8 @@ def _responses_pieces(order: list[int], spec: list[tuple[str, str, list[str], An
 _BUILDERS = {"openai-chat": _chat_pieces, "openai-responses": _responses_pieces}
 
 
-def _decode(api: str, pieces: list[bytes]) -> list[tuple[str, str, dict[str, Any]]]:
-    decoder = StreamDecoder(api)
+def _decode(dialect: str, pieces: list[bytes]) -> list[tuple[str, str, dict[str, Any]]]:
+    decoder = StreamDecoder(dialect)
     for piece in pieces:
         decoder.feed(piece)
     decoder.close()
@@ -95,11 +95,11 @@ def _decode(api: str, pieces: list[bytes]) -> list[tuple[str, str, dict[str, Any
     return sorted(calls(result))
 
 
-@pytest.mark.parametrize("api", sorted(_BUILDERS))
+@pytest.mark.parametrize("dialect", sorted(_BUILDERS))
 @settings(max_examples=120, deadline=None)
 @given(spec=parallel_calls(), data=st.data())
 def test_any_interleaving_gives_the_same_calls_as_the_sequential_order(
-    api: str, spec: list[tuple[str, str, list[str], dict[str, Any]]], data: st.DataObject
+    dialect: str, spec: list[tuple[str, str, list[str], dict[str, Any]]], data: st.DataObject
 ) -> None:
     sequential = [
         k for k, (_, _, fragments, _) in enumerate(spec) for _ in range(1 + len(fragments))
@@ -112,10 +112,10 @@ def test_any_interleaving_gives_the_same_calls_as_the_sequential_order(
         remaining[k] -= 1
         if not remaining[k]:
             del remaining[k]
-    build = _BUILDERS[api]
+    build = _BUILDERS[dialect]
     expected = sorted((call_id, name, args) for call_id, name, _, args in spec)
-    assert _decode(api, build(sequential, spec)) == expected
-    assert _decode(api, build(interleaved, spec)) == expected
+    assert _decode(dialect, build(sequential, spec)) == expected
+    assert _decode(dialect, build(interleaved, spec)) == expected
 
 
 def test_a_call_with_no_text_yet_is_not_closed_by_the_next_call() -> None:
@@ -252,18 +252,18 @@ _DIALECTS = {
 }
 
 
-@pytest.mark.parametrize("api", sorted(_DIALECTS))
-def test_done_after_the_dialects_own_end_is_a_clean_end(api: str) -> None:
-    start, end, named = _DIALECTS[api]
-    _, result = decode(_sse(*start, *end, named=named), DONE, api=api)
+@pytest.mark.parametrize("dialect", sorted(_DIALECTS))
+def test_done_after_the_dialects_own_end_is_a_clean_end(dialect: str) -> None:
+    start, end, named = _DIALECTS[dialect]
+    _, result = decode(_sse(*start, *end, named=named), DONE, dialect=dialect)
     assert result.error is None and result.complete
     assert calls(result)[0][1:] == ("f", {"a": 1})
 
 
-@pytest.mark.parametrize("api", sorted(_DIALECTS))
-def test_done_before_the_dialects_own_end_is_a_cut_stream(api: str) -> None:
-    start, _, named = _DIALECTS[api]
-    _, result = decode(_sse(*start, named=named), DONE, api=api)
+@pytest.mark.parametrize("dialect", sorted(_DIALECTS))
+def test_done_before_the_dialects_own_end_is_a_cut_stream(dialect: str) -> None:
+    start, _, named = _DIALECTS[dialect]
+    _, result = decode(_sse(*start, named=named), DONE, dialect=dialect)
     assert isinstance(result.error, StreamTruncated)
     assert "[DONE]" in result.error.message
     assert result.tool_calls == ()
@@ -275,7 +275,7 @@ def test_done_before_the_dialects_own_end_is_a_cut_stream(api: str) -> None:
 def test_done_before_responses_completed_is_a_cut_stream() -> None:
     spec = [("call_0", "f", ['{"a": ', "1"], {"a": 1})]
     pieces = _responses_pieces([0, 0, 0], spec)[:-1]
-    _, result = decode(*pieces, DONE, api="openai-responses")
+    _, result = decode(*pieces, DONE, dialect="openai-responses")
     assert isinstance(result.error, StreamTruncated)
     assert [c.name for c in result.choices[0].incomplete_tool_calls] == ["f"]
 

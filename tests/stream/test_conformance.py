@@ -83,9 +83,9 @@ def run_inspect(trace: Trace, *args: str) -> tuple[int, dict[str, Any]]:
 @pytest.mark.parametrize("trace", TRACES, ids=lambda t: t.name)
 @pytest.mark.parametrize("chunking", [[], ["--chunk-size", "1"]], ids=["whole", "bytewise"])
 def test_inspect_json_gives_expected(trace: Trace, chunking: list[str]) -> None:
-    code, out = run_inspect(trace, "--api", trace.decoder_api, *chunking)
+    code, out = run_inspect(trace, "--dialect", trace.decoder_api, *chunking)
     check(trace, out)
-    assert out["api"] == trace.decoder_api
+    assert out["dialect"] == trace.decoder_api
     assert code == (1 if _fails(trace) else 0)
 
 
@@ -93,7 +93,7 @@ def test_inspect_json_gives_expected(trace: Trace, chunking: list[str]) -> None:
 def test_auto_detects_the_dialect(trace: Trace) -> None:
     _, out = run_inspect(trace, "--chunk-size", "5")
     # An empty body (a server that failed after its headers) tells nothing.
-    assert out["api"] == (trace.decoder_api if trace.body.strip() else "auto")
+    assert out["dialect"] == (trace.decoder_api if trace.body.strip() else "auto")
     check(trace, out)
 
 

@@ -27,8 +27,8 @@ from toolwire.limits import MAX_JSON_DEPTH
 MB = 1024 * 1024
 
 
-def decode(body: bytes, api: str, piece: int = 65536) -> StreamResult:
-    decoder = StreamDecoder(api)
+def decode(body: bytes, dialect: str, piece: int = 65536) -> StreamResult:
+    decoder = StreamDecoder(dialect)
     for start in range(0, len(body), piece):
         decoder.feed(body[start : start + piece])
     decoder.close()
@@ -125,9 +125,9 @@ DEEP_STREAMS: dict[str, Callable[[], tuple[str, bytes]]] = {
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("case", sorted(DEEP_STREAMS))
 def test_deep_nesting_is_refused_with_the_limit_named(case: str) -> None:
-    api, body = DEEP_STREAMS[case]()
+    dialect, body = DEEP_STREAMS[case]()
     for piece in (len(body), 7):
-        result = decode(body, api, piece)
+        result = decode(body, dialect, piece)
         assert result.tool_calls == ()
         invalid = result.choices[0].invalid_tool_calls
         if invalid:  # arguments sent as text: only that call is refused
@@ -327,12 +327,12 @@ def test_text_past_its_cap_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize("api", ["gemini", "auto"])
-def test_leading_whitespace_is_not_buffered(api: str) -> None:
+@pytest.mark.parametrize("dialect", ["gemini", "auto"])
+def test_leading_whitespace_is_not_buffered(dialect: str) -> None:
     blank = (b" " * 1023 + b"\n") * (16 * 1024)  # 16 MiB of blank lines
     body = blank + _gemini_call('{"city": "Paris"}')
     with peak_below(2 * MB):
-        result = decode(body, api, piece=65536)
+        result = decode(body, dialect, piece=65536)
     assert result.tool_calls[0].arguments == {"city": "Paris"}
 
 
@@ -347,7 +347,7 @@ def test_a_whitespace_line_past_the_cap_is_a_typed_error() -> None:
 def test_auto_looks_at_each_held_frame_once() -> None:
     body = b'data: {"x": 1}\n\n' * 40_000 + chunk(content="hi", finish="stop") + DONE
     result = decode(body, "auto", piece=4096)
-    assert (result.api, result.text) == ("openai-chat", "hi")
+    assert (result.dialect, result.text) == ("openai-chat", "hi")
 
 
 def test_auto_holds_a_bounded_amount(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -360,15 +360,15 @@ def test_auto_holds_a_bounded_amount(monkeypatch: pytest.MonkeyPatch) -> None:
 # -- bytes that are not UTF-8 ---------------------------------------------------------------
 
 
-def _bad_arguments(api: str) -> bytes:
-    if api == "openai-chat":
+def _bad_arguments(dialect: str) -> bytes:
+    if dialect == "openai-chat":
         return (
             b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c",'
             b'"function":{"name":"f","arguments":"{\\"a\\": \\"x\xff\xfey\\"}"}}]}}]}\n\n'
             + chunk(content="ok \xe9".encode("latin-1").decode("latin-1"), finish="tool_calls")
             + DONE
         )
-    if api == "ollama-ndjson":
+    if dialect == "ollama-ndjson":
         return (
             b'{"message":{"role":"assistant","tool_calls":[{"function":{"name":"f",'
             b'"arguments":{"a":"x\xffy"}}}]},"done":true}\n'
@@ -377,10 +377,10 @@ def _bad_arguments(api: str) -> bytes:
     return b"[" + element + b"]"
 
 
-@pytest.mark.parametrize("api", ["openai-chat", "ollama-ndjson", "gemini"])
-def test_arguments_that_were_not_utf8_make_an_invalid_call(api: str) -> None:
+@pytest.mark.parametrize("dialect", ["openai-chat", "ollama-ndjson", "gemini"])
+def test_arguments_that_were_not_utf8_make_an_invalid_call(dialect: str) -> None:
     for piece in (65536, 3):
-        result = decode(_bad_arguments(api), api, piece)
+        result = decode(_bad_arguments(dialect), dialect, piece)
         assert result.error is None
         assert result.tool_calls == ()
         (invalid,) = result.choices[0].invalid_tool_calls
@@ -407,9 +407,9 @@ def test_a_huge_integer_in_text_arguments_names_the_digit_limit() -> None:
     assert "not valid JSON" not in invalid.error
 
 
-@pytest.mark.parametrize("api", ["gemini", "ollama-ndjson"])
-def test_a_huge_integer_in_an_arguments_object_names_the_digit_limit(api: str) -> None:
-    if api == "gemini":
+@pytest.mark.parametrize("dialect", ["gemini", "ollama-ndjson"])
+def test_a_huge_integer_in_an_arguments_object_names_the_digit_limit(dialect: str) -> None:
+    if dialect == "gemini":
         body = _gemini_call(f'{{"n": {HUGE}}}')
     else:
         body = (
@@ -417,7 +417,7 @@ def test_a_huge_integer_in_an_arguments_object_names_the_digit_limit(api: str) -
             + (f'{{"n": {HUGE}}}').encode()
             + b'}}]},"done":true}\n'
         )
-    result = decode(body, api)
+    result = decode(body, dialect)
     assert isinstance(result.error, RemoteProtocolError)
     assert "more than 4300 digits" in result.error.message
     assert "not valid JSON" not in result.error.message

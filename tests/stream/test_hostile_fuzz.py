@@ -39,9 +39,9 @@ def _escape(raw: bytes) -> bytes:
     return raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"')
 
 
-def _body(api: str, args: list[bytes]) -> bytes:
+def _body(dialect: str, args: list[bytes]) -> bytes:
     """One response of ``api`` whose calls carry ``args``, as bytes."""
-    if api == "openai-chat":
+    if dialect == "openai-chat":
         chunks = [
             b'data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"c%d",'
             b'"function":{"name":"f","arguments":"%s"}}]}}]}\n\n' % (k, k, _escape(a))
@@ -49,7 +49,7 @@ def _body(api: str, args: list[bytes]) -> bytes:
         ]
         end = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
         return b"".join(chunks) + end + b"data: [DONE]\n\n"
-    if api == "anthropic-messages":
+    if dialect == "anthropic-messages":
         out = [b'event: message_start\ndata: {"type":"message_start","message":{"content":[]}}\n\n']
         for k, a in enumerate(args):
             start = {"type": "tool_use", "id": f"t{k}", "name": "f", "input": {}}
@@ -69,7 +69,7 @@ def _body(api: str, args: list[bytes]) -> bytes:
             )
         out.append(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
         return b"".join(out)
-    if api == "gemini":
+    if dialect == "gemini":
         parts = b",".join(b'{"functionCall":{"name":"f","args":%s}}' % a for a in args)
         return (
             b'data: {"candidates":[{"content":{"parts":[%s]},"finishReason":"STOP"}]}\n\n' % parts
@@ -108,13 +108,15 @@ def _vertex_body(index: int, depth: int) -> bytes:
 
 @st.composite
 def hostile_streams(draw: st.DrawFn) -> tuple[str, bytes]:
-    api = draw(st.sampled_from(["openai-chat", "anthropic-messages", "gemini", "ollama-ndjson"]))
-    if api == "gemini" and draw(st.booleans()):
+    dialect = draw(
+        st.sampled_from(["openai-chat", "anthropic-messages", "gemini", "ollama-ndjson"])
+    )
+    if dialect == "gemini" and draw(st.booleans()):
         index = draw(st.one_of(st.integers(0, 3), st.integers(10**6, 10**40)))
-        return api, _vertex_body(index, draw(st.integers(0, 2 * MAX_JSON_DEPTH)))
+        return dialect, _vertex_body(index, draw(st.integers(0, 2 * MAX_JSON_DEPTH)))
     many = draw(st.integers(1, 3)) if draw(st.integers(0, 9)) else draw(st.integers(200, 2000))
     args = [_text_arguments(draw) for _ in range(many)]
-    return api, _body(api, args)
+    return dialect, _body(dialect, args)
 
 
 def _safe(value: Any) -> bool:
@@ -133,9 +135,9 @@ def _safe(value: Any) -> bool:
 def test_hostile_shapes_end_in_typed_errors_or_safe_calls(
     stream: tuple[str, bytes], data: st.DataObject
 ) -> None:
-    api, body = stream
+    dialect, body = stream
     cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=12), label="cuts"))
-    decoder = StreamDecoder(api)
+    decoder = StreamDecoder(dialect)
     start = 0
     for cut in [*cuts, len(body)]:
         decoder.feed(body[start:cut])

@@ -64,7 +64,7 @@ def test_a_cut_stream_exits_1_and_still_prints_its_reading(tmp_path: Path) -> No
 def test_bad_usage_and_unreadable_files_exit_2_without_a_traceback(tmp_path: Path) -> None:
     code, out = invoke(str(tmp_path / "missing.sse"))
     assert code == 2 and "cannot read" in out and "Traceback" not in out
-    code, out = invoke("--api", "openai-chats", str(QWEN))
+    code, out = invoke("--dialect", "openai-chats", str(QWEN))
     assert code == 2 and "Traceback" not in out
     code, out = invoke("--chunk-size", "0", str(QWEN))
     assert code == 2
@@ -133,3 +133,8 @@ def test_a_server_tools_input_is_the_models_output() -> None:
         == '{"query": "USD EUR exchange rate currency conversion"}'
     )
     assert not any("server tool" in line and "(nothing from the model)" in line for line in lines)
+
+
+def test_the_former_option_name_api_is_still_accepted() -> None:
+    code, out = invoke("--api", "openai-chat", "--json", str(QWEN))
+    assert code == 0 and json.loads(out)["dialect"] == "openai-chat"

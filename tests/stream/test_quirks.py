@@ -25,8 +25,8 @@ NOTICED = {
 }
 
 
-def _quirks(body: bytes, api: str, step: int | None = None) -> tuple[str, ...]:
-    decoder = StreamDecoder(api)
+def _quirks(body: bytes, dialect: str, step: int | None = None) -> tuple[str, ...]:
+    decoder = StreamDecoder(dialect)
     step = step or len(body)
     for start in range(0, len(body), step):
         decoder.feed(body[start : start + step])
@@ -44,7 +44,7 @@ def test_recorded_quirks_are_named_at_any_split(name: str) -> None:
 def test_a_plain_stream_has_no_quirks() -> None:
     # OpenAI's own chat streams (a few Responses recordings under openai/ had
     # their framing reconstructed with a [DONE] line by the project they come from).
-    plain = [t for t in TRACES if t.name.startswith("openai/") and t.api == "openai-chat"]
+    plain = [t for t in TRACES if t.name.startswith("openai/") and t.dialect == "openai-chat"]
     assert plain
     for trace in plain:
         assert _quirks(trace.body, trace.decoder_api) == (), trace.name

@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import TRACES, Trace
-from toolwire import APIS, StreamDecoder, StreamResult, StreamTruncated, ToolwireError
+from toolwire import DIALECTS, StreamDecoder, StreamResult, StreamTruncated, ToolwireError
 from toolwire.events import StreamFailed, ToolCallReady
 
 
-def run(body: bytes, api: str, pieces: list[int] | None = None) -> StreamResult:
+def run(body: bytes, dialect: str, pieces: list[int] | None = None) -> StreamResult:
     """Decode; only toolwire's own errors may escape (none do by design)."""
-    decoder = StreamDecoder(api)
+    decoder = StreamDecoder(dialect)
     start = 0
     for cut in [*sorted(pieces or []), len(body)]:
         decoder.feed(body[start:cut])
@@ -37,9 +37,9 @@ def full_calls(trace: Trace) -> list[tuple[str, str]]:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(body=st.binary(max_size=400), api=st.sampled_from(["auto", *APIS]))
-def test_random_bytes_never_raise(body: bytes, api: str) -> None:
-    result = run(body, api)
+@given(body=st.binary(max_size=400), dialect=st.sampled_from(["auto", *DIALECTS]))
+def test_random_bytes_never_raise(body: bytes, dialect: str) -> None:
+    result = run(body, dialect)
     assert result.error is None or isinstance(result.error, ToolwireError)
 
 
@@ -110,9 +110,18 @@ def test_feed_after_close_is_a_usage_error() -> None:
         decoder.feed(b"data: [DONE]\n\n")
 
 
-def test_unknown_api_is_a_usage_error() -> None:
-    with pytest.raises(ToolwireError, match="unknown api"):
+def test_unknown_dialect_is_a_usage_error() -> None:
+    with pytest.raises(ToolwireError, match="unknown dialect"):
         StreamDecoder("openai-chats")
+    with pytest.raises(ToolwireError, match="disagree"):
+        StreamDecoder("gemini", api="openai-chat")
+
+
+def test_the_former_keyword_api_is_still_accepted() -> None:
+    decoder = StreamDecoder(api="openai-chat")
+    assert decoder.dialect == "openai-chat"
+    decoder.close()
+    assert decoder.result().api == decoder.result().dialect == "openai-chat"
 
 
 def test_the_core_imports_no_io_library() -> None:

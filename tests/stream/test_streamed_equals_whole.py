@@ -89,18 +89,18 @@ def _messages(turn: int) -> list[Any]:
 
 # A whole Anthropic message cannot carry arguments that are not an object.
 CASES = [
-    (name, api)
+    (name, dialect)
     for name in SCENARIOS
-    for api in sorted(PROVIDERS)
-    if not (name == "invalid arguments" and api == "anthropic-messages")
+    for dialect in sorted(PROVIDERS)
+    if not (name == "invalid arguments" and dialect == "anthropic-messages")
 ]
 
 
-@pytest.mark.parametrize(("name", "api"), CASES)
+@pytest.mark.parametrize(("name", "dialect"), CASES)
 async def test_emulated_turn_streamed_equals_whole(
-    api: str, name: str, server: EmulationServer
+    dialect: str, name: str, server: EmulationServer
 ) -> None:
-    provider = PROVIDERS[api](api_key="test", base_url=server.url_for(api))
+    provider = PROVIDERS[dialect](api_key="test", base_url=server.url_for(dialect))
     messages = _messages(list(SCENARIOS).index(name))
     try:
         streamed = await provider.complete(
@@ -130,7 +130,7 @@ async def test_emulated_turn_streamed_equals_whole(
 
 def _whole_form(trace: Trace) -> dict[str, Any] | None:
     """The whole response a recording also holds, if it holds one."""
-    if trace.api == "openai-responses":
+    if trace.dialect == "openai-responses":
         events = SSEDecoder().feed(trace.body)
         for event in events:
             payload = json.loads(event.data) if event.data.startswith("{") else {}
@@ -138,7 +138,7 @@ def _whole_form(trace: Trace) -> dict[str, Any] | None:
             if payload.get("type") == "response.completed" and response.get("output"):
                 return response  # type: ignore[no-any-return]
         return None
-    if trace.api == "gemini":
+    if trace.dialect == "gemini":
         decoder = StreamDecoder("gemini")
         frames = decoder.feed_frames(trace.body) + decoder.close_frames()
         payloads = [f.data for f in frames if f.data]
@@ -151,18 +151,18 @@ BOTH_FORMS = [t for t in TRACES if _whole_form(t) is not None]
 
 
 def test_the_corpus_holds_whole_forms_in_both_dialects() -> None:
-    assert {t.api for t in BOTH_FORMS} == {"openai-responses", "gemini"}
+    assert {t.dialect for t in BOTH_FORMS} == {"openai-responses", "gemini"}
     assert len(BOTH_FORMS) >= 15
 
 
 @pytest.mark.parametrize("trace", BOTH_FORMS, ids=lambda t: t.name)
 def test_recorded_stream_equals_its_whole_form(trace: Trace) -> None:
-    decoder = StreamDecoder(trace.api)
+    decoder = StreamDecoder(trace.dialect)
     decoder.feed(trace.body)
     decoder.close()
     streamed = decoder.result()
     whole_body = _whole_form(trace)
-    whole = decode_response(trace.api, whole_body)
+    whole = decode_response(trace.dialect, whole_body)
     got, want = reading(streamed), reading(whole)
     # Ids minted for calls the provider sent without one differ run to run.
     for key in ("calls", "invalid"):

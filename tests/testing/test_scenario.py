@@ -314,7 +314,7 @@ def test_parse_gemini_function_responses() -> None:
 
 
 @pytest.mark.parametrize(
-    ("api", "body", "message"),
+    ("dialect", "body", "message"),
     [
         ("openai-chat", b"{", "not valid JSON"),
         ("openai-chat", b"[]", "must be a JSON object"),
@@ -338,6 +338,6 @@ def test_parse_gemini_function_responses() -> None:
         ("nope", _body({}), "unknown API"),
     ],
 )
-def test_bad_requests_are_typed_errors(api: str, body: bytes, message: str) -> None:
+def test_bad_requests_are_typed_errors(dialect: str, body: bytes, message: str) -> None:
     with pytest.raises(BadRequest, match=message):
-        parse_request(api, body)
+        parse_request(dialect, body)

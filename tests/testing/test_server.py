@@ -30,7 +30,7 @@ def test_sync_context_manager_lifecycle() -> None:
         assert server.url_for("openai-responses") == server.base_url + "/v1"
         assert server.url_for("anthropic-messages") == server.base_url
         assert server.url_for("gemini") == server.base_url + "/v1beta"
-        with pytest.raises(UsageError, match="unknown API"):
+        with pytest.raises(UsageError, match="unknown dialect"):
             server.url_for("cohere")
         with pytest.raises(UsageError, match="already started"):
             server.start()

@@ -121,10 +121,10 @@ def demo(provider: str, prompt: str, as_json: bool, eager: bool) -> None:
     from toolwire.testing import EmulationServer, Scenario
 
     console = PipeConsole(soft_wrap=True)
-    _, api, model = PROVIDERS[provider]
+    _, dialect, model = PROVIDERS[provider]
     with EmulationServer(Scenario.builtin("weather")) as server:
         agent = Agent(
-            make_provider(provider, base_url=server.url_for(api), api_key="emulated-key"),
+            make_provider(provider, base_url=server.url_for(dialect), api_key="emulated-key"),
             model=model,
             tools=sample_tools(),
             system=DEMO_SYSTEM,

@@ -21,7 +21,6 @@ from pathlib import Path
 import click
 from typing_extensions import assert_never
 
-from toolwire.codecs import APIS
 from toolwire.decoder import DecodedFrame, StreamDecoder
 from toolwire.events import (
     ChoiceFinished,
@@ -37,7 +36,7 @@ from toolwire.events import (
     ToolCallStarted,
     UsageReported,
 )
-from toolwire.types import StreamResult
+from toolwire.types import DIALECTS, StreamResult
 
 __all__ = ["inspect"]
 
@@ -53,9 +52,9 @@ def _read(path: str) -> bytes:
 
 
 def _decode(
-    body: bytes, api: str, chunk_size: int | None
+    body: bytes, dialect: str, chunk_size: int | None
 ) -> tuple[StreamDecoder, list[DecodedFrame]]:
-    decoder = StreamDecoder(api)
+    decoder = StreamDecoder(dialect)
     frames: list[DecodedFrame] = []
     step = chunk_size or len(body) or 1
     for start in range(0, len(body), step):
@@ -64,8 +63,8 @@ def _decode(
     return decoder, frames
 
 
-def _decode_chunks(chunks: list[bytes], api: str) -> tuple[StreamDecoder, list[DecodedFrame]]:
-    decoder = StreamDecoder(api)
+def _decode_chunks(chunks: list[bytes], dialect: str) -> tuple[StreamDecoder, list[DecodedFrame]]:
+    decoder = StreamDecoder(dialect)
     frames: list[DecodedFrame] = []
     for chunk in chunks:
         frames.extend(decoder.feed_frames(chunk))
@@ -86,7 +85,7 @@ def _recorded_body(path: str) -> tuple[str | None, list[bytes]] | None:
         if not is_streamed(exchange):
             click.echo(summarize(exchange))
             sys.exit(0 if exchange.response.status < 300 else 1)
-        return exchange.api, [chunk for chunk, _ in exchange.response.iter_chunks()]
+        return exchange.dialect, [chunk for chunk, _ in exchange.response.iter_chunks()]
     except CassetteError as exc:
         raise click.UsageError(exc.message) from None
 
@@ -105,7 +104,7 @@ def _inspect_cassette(directory: str, as_json: bool) -> None:
                     {
                         "exchange": exchange.number,
                         "sidecar": exchange.sidecar.name,
-                        "api": exchange.api,
+                        "dialect": exchange.dialect,
                         "status": exchange.response.status,
                         "summary": line,
                     },
@@ -219,7 +218,7 @@ def _print_human(
 ) -> None:
     whole = _one_json_body(body)
     echo = click.echo
-    echo(f"api: {result.api}")
+    echo(f"api: {result.dialect}")
     if whole:
         echo("input: one JSON body (a non-streamed response), not a stream")
     if not body.strip():
@@ -267,11 +266,13 @@ def _print_human(
 @click.command("inspect")
 @click.argument("file", metavar="FILE|-")
 @click.option(
+    "--dialect",
     "--api",
-    type=click.Choice(["auto", *APIS]),
+    "dialect",
+    type=click.Choice(["auto", *DIALECTS]),
     default="auto",
     show_default=True,
-    help="The wire dialect; auto tells it from the bytes.",
+    help="The wire dialect (--api is its former name); auto tells it from the bytes.",
 )
 @click.option(
     "--chunk-size",
@@ -280,7 +281,7 @@ def _print_human(
     help="Feed the decoder N bytes at a time (default: all at once).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
-def inspect(file: str, api: str, chunk_size: int | None, as_json: bool) -> None:
+def inspect(file: str, dialect: str, chunk_size: int | None, as_json: bool) -> None:
     """Decode a recorded provider stream and show what is in it.
 
     FILE may also be a cassette directory (one line per exchange) or one of
@@ -294,12 +295,12 @@ def inspect(file: str, api: str, chunk_size: int | None, as_json: bool) -> None:
         recorded = _recorded_body(file)
         if recorded is not None:
             recorded_api, chunks = recorded
-            api = recorded_api if api == "auto" and recorded_api else api
+            dialect = recorded_api if dialect == "auto" and recorded_api else dialect
     body = b"".join(chunks) if chunks is not None else _read(file)
     if chunks is not None and chunk_size is None:
-        decoder, frames = _decode_chunks(chunks, api)
+        decoder, frames = _decode_chunks(chunks, dialect)
     else:
-        decoder, frames = _decode(body, api, chunk_size)
+        decoder, frames = _decode(body, dialect, chunk_size)
     result = decoder.result()
     problem = _not_a_stream(body, frames, result)
     if problem is not None:

@@ -215,7 +215,7 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
     lines = [
         first,
         Text(
-            f"model {run.model} · {run.provider} ({run.api}) · started {_when(run.started_at)}"
+            f"model {run.model} · {run.provider} ({run.dialect}) · started {_when(run.started_at)}"
             f" · {elapsed:.3f} s" + (f" · resumed {run.resumes}×" if run.resumes else ""),
             style="dim",
         ),

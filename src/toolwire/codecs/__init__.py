@@ -32,9 +32,9 @@ from toolwire.codecs.openai_chat import OpenAIChatCodec
 from toolwire.codecs.openai_responses import OpenAIResponsesCodec
 from toolwire.errors import UsageError
 from toolwire.framing import FramingKind
+from toolwire.types import DIALECTS
 
 __all__ = [
-    "APIS",
     "AnthropicCodec",
     "Codec",
     "CohereCodec",
@@ -49,7 +49,7 @@ __all__ = [
 class Codec(Protocol):
     """Turns one framed payload into parts."""
 
-    api: str
+    dialect: str
     framings: frozenset[FramingKind]
     """The framings this dialect streams in (Gemini: SSE or a JSON array)."""
     quirks: set[str]
@@ -71,15 +71,14 @@ _CODECS: dict[str, type[Codec]] = {
     "cohere-v2": CohereCodec,
 }
 
-APIS: tuple[str, ...] = tuple(_CODECS)
-"""The wire dialects toolwire decodes."""
+assert tuple(_CODECS) == DIALECTS, "one codec per dialect, in the order of DIALECTS"
 
 
-def codec_for(api: str) -> Codec:
+def codec_for(dialect: str) -> Codec:
     """A fresh codec for ``api`` (one per stream: codecs keep state)."""
     try:
-        return _CODECS[api]()
+        return _CODECS[dialect]()
     except KeyError:
         raise UsageError(
-            f"unknown api {api!r}; expected one of: {', '.join(APIS)} or auto"
+            f"unknown dialect {dialect!r}; expected one of: {', '.join(DIALECTS)} or auto"
         ) from None

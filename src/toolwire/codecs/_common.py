@@ -32,27 +32,27 @@ def is_done_trailer(data: str) -> bool:
     return data[:1] == "[" and data.strip() == "[DONE]"
 
 
-def load_payload(data: str, api: str) -> dict[str, Any]:
+def load_payload(data: str, dialect: str) -> dict[str, Any]:
     """Parse one frame's JSON; the payload must be an object."""
     try:
         obj = loads(data)
     except (JSONDecodeError, ValueError) as exc:
-        raise bad_json(api, exc, data) from exc
+        raise bad_json(dialect, exc, data) from exc
     if not isinstance(obj, dict):
         raise RemoteProtocolError(
-            f"{api}: a stream chunk is {type(obj).__name__}, expected a JSON object", raw=data
+            f"{dialect}: a stream chunk is {type(obj).__name__}, expected a JSON object", raw=data
         )
     return obj
 
 
-def bad_json(api: str, exc: ValueError, data: str) -> RemoteProtocolError:
+def bad_json(dialect: str, exc: ValueError, data: str) -> RemoteProtocolError:
     """The error for a payload the JSON parser refused, naming the real cause."""
     if isinstance(exc, JSONLimitError):
-        return RemoteProtocolError(f"{api}: a stream chunk goes past a limit: {exc}", raw=data)
-    return RemoteProtocolError(f"{api}: a stream chunk is not valid JSON ({exc})", raw=data)
+        return RemoteProtocolError(f"{dialect}: a stream chunk goes past a limit: {exc}", raw=data)
+    return RemoteProtocolError(f"{dialect}: a stream chunk is not valid JSON ({exc})", raw=data)
 
 
-def error_event(payload: Any, api: str) -> StreamErrorEvent:
+def error_event(payload: Any, dialect: str) -> StreamErrorEvent:
     """A provider's in-stream error payload as a typed error.
 
     Accepts ``{"error": {...}}``, the inner object, or a bare string, as
@@ -62,14 +62,14 @@ def error_event(payload: Any, api: str) -> StreamErrorEvent:
     if isinstance(err, dict) and "error" in err:
         err = err["error"]
     if isinstance(err, str):
-        return StreamErrorEvent(err, provider=api, body=payload)
+        return StreamErrorEvent(err, provider=dialect, body=payload)
     if not isinstance(err, dict):
         return StreamErrorEvent(
-            f"{api}: the provider reported an error", provider=api, body=payload
+            f"{dialect}: the provider reported an error", provider=dialect, body=payload
         )
     message = err.get("message")
     if not isinstance(message, str) or not message:
-        message = f"{api}: the provider reported an error"
+        message = f"{dialect}: the provider reported an error"
     # The HTTP status goes by several names: Groq "status_code", Gemini's
     # integer "code", and "status" where it is a number.
     status = next(
@@ -84,7 +84,7 @@ def error_event(payload: Any, api: str) -> StreamErrorEvent:
     error_type = err.get("type", err.get("status"))
     return StreamErrorEvent(
         message,
-        provider=api,
+        provider=dialect,
         status_code=status if isinstance(status, int) else None,
         code=code if isinstance(code, str) else None,
         error_type=error_type if isinstance(error_type, str) else None,

@@ -135,7 +135,7 @@ class _Block:
 class AnthropicCodec:
     """Decodes Messages stream events into parts."""
 
-    api = API
+    dialect = API
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:

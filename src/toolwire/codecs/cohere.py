@@ -72,7 +72,7 @@ def _message(obj: dict[str, Any]) -> dict[str, Any]:
 class CohereCodec:
     """Decodes Cohere v2 chat stream events into parts."""
 
-    api = API
+    dialect = API
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:

@@ -129,7 +129,7 @@ class _Streamed:
 class GeminiCodec:
     """Decodes GenerateContentResponse chunks (and whole responses) into parts."""
 
-    api = API
+    dialect = API
     framings: frozenset[FramingKind] = frozenset({"sse", "json-array"})
 
     def __init__(self) -> None:

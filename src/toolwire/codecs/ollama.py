@@ -46,7 +46,7 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "len
 class OllamaCodec:
     """Decodes Ollama NDJSON lines into parts."""
 
-    api = API
+    dialect = API
     framings: frozenset[FramingKind] = frozenset({"ndjson"})
 
     def __init__(self) -> None:

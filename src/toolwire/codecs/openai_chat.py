@@ -136,7 +136,7 @@ class OpenAIChatCodec:
     raise their error.
     """
 
-    api = API
+    dialect = API
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:

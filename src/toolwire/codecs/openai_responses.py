@@ -144,7 +144,7 @@ def _server_call(item: dict[str, Any]) -> ServerCallPart:
 class OpenAIResponsesCodec:
     """Decodes Responses stream events (and whole responses) into parts."""
 
-    api = API
+    dialect = API
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:

@@ -165,7 +165,7 @@ class JournalObserver(RunObserver):
             {
                 "model": info.model,
                 "provider": info.provider,
-                "api": info.api,
+                "dialect": info.dialect,
                 "tools": list(info.tools),
                 "settings": clean_settings(info.settings),
             }

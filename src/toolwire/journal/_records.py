@@ -60,7 +60,7 @@ class RunSummary:
     """See :data:`RUN_STATUSES`."""
     model: str = ""
     provider: str = ""
-    api: str = ""
+    dialect: str = ""
     tools: tuple[str, ...] = ()
     settings: dict[str, Any] = field(default_factory=dict[str, Any])
     """The recorded settings (never a key)."""
@@ -91,7 +91,7 @@ class RunSummary:
             "status": self.status,
             "model": self.model,
             "provider": self.provider,
-            "api": self.api,
+            "dialect": self.dialect,
             "tools": list(self.tools),
             "settings": self.settings,
             "resumes": self.resumes,
@@ -212,7 +212,7 @@ def summary_from_row(row: tuple[Any, ...]) -> RunSummary:
         status=status,
         model=str(header.get("model", "")),
         provider=str(header.get("provider", "")),
-        api=str(header.get("api", "")),
+        dialect=str(header.get("dialect", header.get("api", ""))),  # "api" in older journals
         tools=tuple(str(t) for t in tools) if isinstance(tools, list) else (),
         settings=settings if isinstance(settings, dict) else {},
         resumes=resumes,

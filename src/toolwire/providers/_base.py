@@ -84,7 +84,7 @@ class Provider(ABC):
     is never part of an error.
     """
 
-    api: str = ""
+    dialect: str = ""
     """The wire dialect (``"openai-chat"``, ``"anthropic-messages"``...)."""
     default_name: str = ""
     default_base_url: str = ""
@@ -260,7 +260,7 @@ class Provider(ABC):
             headers=self._headers(stream=stream),
             json=body,
             stream=stream,
-            api=self.api,
+            dialect=self.dialect,
         )
 
     def _auth_headers(self) -> dict[str, str]:
@@ -312,7 +312,7 @@ class Provider(ABC):
         """
         if not request.stream:
             raise UsageError("stream() needs a request built with stream=True; use complete()")
-        decoder = StreamDecoder(self.api)
+        decoder = StreamDecoder(self.dialect)
         async with self._transport_for(transport).stream(
             request, parse_error=self.parse_error
         ) as response:
@@ -336,7 +336,7 @@ class Provider(ABC):
         """
         chosen = self._transport_for(transport)
         if request.stream:
-            decoder = StreamDecoder(self.api)
+            decoder = StreamDecoder(self.dialect)
             async with chosen.stream(request, parse_error=self.parse_error) as response:
                 async for chunk in response.aiter_bytes():
                     decoder.feed(chunk)

@@ -48,7 +48,7 @@ _DEFAULT_MAX_TOKENS = 4096
 class Anthropic(Provider):
     """The Anthropic Messages dialect (``api == "anthropic-messages"``)."""
 
-    api = _API
+    dialect = _API
     default_name = "anthropic"
     default_base_url = _OFFICIAL
     env_vars = ("ANTHROPIC_API_KEY",)
@@ -159,7 +159,7 @@ class Anthropic(Provider):
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``message`` object (see :meth:`Provider.parse_response`)."""
         if isinstance(body, dict) and body.get("type") == "error":
-            return StreamResult(api=_API, choices=(), error=self._parse_error(200, {}, body))
+            return StreamResult(dialect=_API, choices=(), error=self._parse_error(200, {}, body))
         return decode_response(_API, body)
 
     def _parse_error(

@@ -54,7 +54,7 @@ _VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
 class Gemini(Provider):
     """The Gemini dialect (``api == "gemini"``)."""
 
-    api = _API
+    dialect = _API
     default_name = "gemini"
     default_base_url = _OFFICIAL
     env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -146,7 +146,7 @@ class Gemini(Provider):
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``GenerateContentResponse`` (see :meth:`Provider.parse_response`)."""
         if isinstance(body, dict) and body.get("error") is not None and "candidates" not in body:
-            return StreamResult(api=_API, choices=(), error=self._parse_error(200, {}, body))
+            return StreamResult(dialect=_API, choices=(), error=self._parse_error(200, {}, body))
         return decode_response(_API, body)
 
     def _parse_error(

@@ -55,7 +55,7 @@ class OpenAIChat(Provider):
                           name="qwen")
     """
 
-    api = _API
+    dialect = _API
     default_name = "openai"
     default_base_url = _OFFICIAL
     env_vars = ("OPENAI_API_KEY",)
@@ -178,7 +178,7 @@ class OpenAIChat(Provider):
         if isinstance(body, dict) and "choices" not in body and body.get("error") is not None:
             # OpenRouter and some gateways answer 200 with an error object.
             return StreamResult(
-                api=_API, choices=(), error=self._parse_error(200, {}, body), complete=True
+                dialect=_API, choices=(), error=self._parse_error(200, {}, body), complete=True
             )
         return decode_response(_API, body)
 

@@ -47,7 +47,7 @@ _OFFICIAL = "https://api.openai.com/v1"
 class OpenAIResponses(Provider):
     """The OpenAI Responses dialect (``api == "openai-responses"``)."""
 
-    api = _API
+    dialect = _API
     default_name = "openai-responses"
     default_base_url = _OFFICIAL
     env_vars = ("OPENAI_API_KEY",)
@@ -144,7 +144,7 @@ class OpenAIResponses(Provider):
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``response`` object (see :meth:`Provider.parse_response`)."""
         if isinstance(body, dict) and "output" not in body and body.get("error") is not None:
-            return StreamResult(api=_API, choices=(), error=self._parse_error(200, {}, body))
+            return StreamResult(dialect=_API, choices=(), error=self._parse_error(200, {}, body))
         return decode_response(_API, body)
 
     def _parse_error(

@@ -18,9 +18,7 @@ from typing import Any
 from toolwire import _json
 from toolwire.errors import ToolwireError
 
-__all__ = ["API_NAMES", "BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
-
-API_NAMES = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
+__all__ = ["BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
 
 
 class BadRequest(ToolwireError):
@@ -43,7 +41,7 @@ class ToolResult:
 class ParsedRequest:
     """What the server reads from one request."""
 
-    api: str
+    dialect: str
     model: str
     stream: bool
     assistant_turns: int
@@ -65,12 +63,12 @@ class ParsedRequest:
 
 
 def parse_request(
-    api: str, body: bytes, *, model: str | None = None, stream: bool | None = None
+    dialect: str, body: bytes, *, model: str | None = None, stream: bool | None = None
 ) -> ParsedRequest:
     """Parse a request body of dialect ``api``.
 
     Args:
-        api: one of :data:`API_NAMES`.
+        api: one of :data:`~toolwire.types.PROVIDER_DIALECTS`.
         body: the raw request body.
         model: the model when the dialect puts it in the URL (Gemini).
         stream: whether the endpoint streams, when the URL says so (Gemini).
@@ -84,15 +82,15 @@ def parse_request(
         raise BadRequest(f"request body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise BadRequest("request body must be a JSON object")
-    if api == "openai-chat":
+    if dialect == "openai-chat":
         return _parse_openai_chat(data)
-    if api == "openai-responses":
+    if dialect == "openai-responses":
         return _parse_openai_responses(data)
-    if api == "anthropic-messages":
+    if dialect == "anthropic-messages":
         return _parse_anthropic(data)
-    if api == "gemini":
+    if dialect == "gemini":
         return _parse_gemini(data, model=model or "gemini", stream=bool(stream))
-    raise BadRequest(f"unknown API {api!r}")
+    raise BadRequest(f"unknown API {dialect!r}")
 
 
 def _conversation_key(opening: list[Any]) -> str:
@@ -215,7 +213,7 @@ def _parse_openai_chat(data: dict[str, Any]) -> ParsedRequest:
     options = options if isinstance(options, dict) else {}
     turns, every, latest = _split_latest(events)
     return ParsedRequest(
-        api="openai-chat",
+        dialect="openai-chat",
         model=_get_model(data),
         stream=_get_bool(data, "stream"),
         assistant_turns=turns,
@@ -283,7 +281,7 @@ def _parse_openai_responses(data: dict[str, Any]) -> ParsedRequest:
     instructions = data.get("instructions")
     turns, every, latest = _split_latest(events)
     return ParsedRequest(
-        api="openai-responses",
+        dialect="openai-responses",
         model=_get_model(data),
         stream=_get_bool(data, "stream"),
         assistant_turns=turns,
@@ -330,7 +328,7 @@ def _parse_anthropic(data: dict[str, Any]) -> ParsedRequest:
             opening.append(message)
     turns, every, latest = _split_latest(events)
     return ParsedRequest(
-        api="anthropic-messages",
+        dialect="anthropic-messages",
         model=_get_model(data),
         stream=_get_bool(data, "stream"),
         assistant_turns=turns,
@@ -390,7 +388,7 @@ def _parse_gemini(data: dict[str, Any], *, model: str, stream: bool) -> ParsedRe
             opening.append(content)
     turns, every, latest = _split_latest(events)
     return ParsedRequest(
-        api="gemini",
+        dialect="gemini",
         model=model,
         stream=stream,
         assistant_turns=turns,

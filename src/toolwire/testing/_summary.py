@@ -61,11 +61,11 @@ def api_for(path: str) -> str | None:
     return None
 
 
-def _is_stream(api: str | None, path: str, content_type: str) -> bool:
+def _is_stream(dialect: str | None, path: str, content_type: str) -> bool:
     media = content_type.split(";")[0].strip().lower()
     if media in ("text/event-stream", "application/x-ndjson", "application/ndjson"):
         return True
-    return api == "ollama-ndjson" or path.endswith(":streamGenerateContent")
+    return dialect == "ollama-ndjson" or path.endswith(":streamGenerateContent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ class BodyReader:
 
     def __init__(
         self,
-        api: str | None,
+        dialect: str | None,
         *,
         path: str,
         status: int,
@@ -103,15 +103,17 @@ class BodyReader:
         content_encoding: str | None = None,
         limit: int = READ_LIMIT,
     ) -> None:
-        self.api = api
+        self.dialect = dialect
         self.status = status
-        self.streamed = status < 300 and _is_stream(api, path, content_type)
+        self.streamed = status < 300 and _is_stream(dialect, path, content_type)
         self._limit = limit
         self._seen = 0
         self._note: str | None = None
         if content_encoding and content_encoding.lower() != "identity":
             self._note = f"{content_encoding}-encoded body, not read"
-        self._decoder = StreamDecoder(api or "auto") if self.streamed and not self._note else None
+        self._decoder = (
+            StreamDecoder(dialect or "auto") if self.streamed and not self._note else None
+        )
         self._whole = bytearray()
 
     def feed(self, chunk: bytes) -> None:
@@ -139,7 +141,7 @@ class BodyReader:
         body = decode_error_body(bytes(self._whole))
         if self.status >= 300:
             return Reading(error=f"HTTP {self.status}: {_error_text(body)}", note=self._note)
-        whole = _WHOLE.get(self.api or "")
+        whole = _WHOLE.get(self.dialect or "")
         if whole is None or not isinstance(body, (dict, list)):
             return Reading(note=self._note or "not a body toolwire reads whole")
         provider = whole(api_key="unused", base_url="http://unused.invalid")
@@ -193,7 +195,7 @@ def exchange_line(
     status: int | None,
     reading: Reading,
     *,
-    api: str | None,
+    dialect: str | None,
     streamed: bool,
     ttfb_ms: float | None,
     duration_ms: float,
@@ -202,8 +204,8 @@ def exchange_line(
 ) -> str:
     """The one line that sums an exchange up (never the query: keys travel there)."""
     head = [f"#{number}", method, path, str(status) if status is not None else "---"]
-    if api is not None:
-        head.append(api)
+    if dialect is not None:
+        head.append(dialect)
     if reading.model:
         head.append(reading.model)
     head.append("stream" if streamed else "whole")
@@ -231,14 +233,16 @@ def is_streamed(exchange: Exchange) -> bool:
     """True when the recorded response body is a stream toolwire decodes."""
     response = exchange.response
     content_type = response.header("content-type") or ""
-    return response.status < 300 and _is_stream(exchange.api, exchange.request.path, content_type)
+    return response.status < 300 and _is_stream(
+        exchange.dialect, exchange.request.path, content_type
+    )
 
 
 def summarize(exchange: Exchange) -> str:
     """The summary line of a recorded exchange, read from its body file."""
     response = exchange.response
     reader = BodyReader(
-        exchange.api,
+        exchange.dialect,
         path=exchange.request.path,
         status=response.status,
         content_type=response.header("content-type") or "",
@@ -254,7 +258,7 @@ def summarize(exchange: Exchange) -> str:
         exchange.request.path,
         response.status,
         reader.finish(),
-        api=exchange.api,
+        dialect=exchange.dialect,
         streamed=reader.streamed,
         ttfb_ms=exchange.ttfb_ms,
         duration_ms=exchange.duration_ms,

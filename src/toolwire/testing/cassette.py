@@ -141,7 +141,7 @@ class Exchange:
     """One recorded request and its response."""
 
     number: int
-    api: str | None
+    dialect: str | None
     """The wire dialect, told from the path (``None`` for other endpoints)."""
     upstream: str
     """The upstream's base URL, without userinfo."""
@@ -237,7 +237,7 @@ def _exchange(meta: dict[str, Any], sidecar: Path) -> Exchange:
         raise CassetteError(f"{sidecar}: its body file {body_file.name} is missing")
     return Exchange(
         number=int(meta["exchange"]),
-        api=meta.get("api"),
+        dialect=meta.get("dialect", meta.get("api")),
         upstream=str(meta.get("upstream", "")),
         recorded_at=str(meta.get("recorded_at", "")),
         request=RecordedRequest(
@@ -355,7 +355,7 @@ class CassetteWriter:
         self,
         number: int,
         *,
-        api: str | None,
+        dialect: str | None,
         request: RecordedRequest,
         status: int,
         headers: list[tuple[str, str]],
@@ -370,7 +370,7 @@ class CassetteWriter:
         meta: dict[str, Any] = {
             "toolwire_cassette": FORMAT_VERSION,
             "exchange": number,
-            "api": api,
+            "dialect": dialect,
             "upstream": self.upstream,
             "recorded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "request": {

@@ -388,7 +388,7 @@ class ProxyApp:
         try:
             self.recorder.write_sidecar(
                 ex.number,
-                api=api_for(ex.path),
+                dialect=api_for(ex.path),
                 request=request,
                 status=ex.status,
                 headers=headers,
@@ -407,7 +407,7 @@ class ProxyApp:
             ex.path,
             ex.status,
             reading,
-            api=api_for(ex.path),
+            dialect=api_for(ex.path),
             streamed=ex.reader.streamed if ex.reader is not None else False,
             ttfb_ms=ex.first_byte_ms,
             duration_ms=ex.ms(time.perf_counter()) if ex.started else 0.0,

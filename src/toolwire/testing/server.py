@@ -35,7 +35,7 @@ from starlette.types import Receive, Scope, Send
 
 from toolwire import _json
 from toolwire.errors import UsageError
-from toolwire.testing._parse import API_NAMES, BadRequest, ParsedRequest, parse_request
+from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing._serving import LoopbackServer, is_loopback
 from toolwire.testing.encoders import (
     ENCODERS,
@@ -54,6 +54,7 @@ from toolwire.testing.scenario import (
     substitute,
     substitute_value,
 )
+from toolwire.types import PROVIDER_DIALECTS
 
 __all__ = ["FAULT_HEADER", "EmulationServer", "build_app", "is_loopback", "load_scenario"]
 
@@ -206,7 +207,7 @@ class _Handler:
     @staticmethod
     def _headers(encoder: Encoder, media_type: str, request_seed: str) -> dict[str, str]:
         rid = hashlib.sha256(request_seed.encode()).hexdigest()[:24]
-        name = "request-id" if encoder.api == "anthropic-messages" else "x-request-id"
+        name = "request-id" if encoder.dialect == "anthropic-messages" else "x-request-id"
         return {"content-type": media_type, name: f"req_{rid}"}
 
     def _error(
@@ -251,7 +252,7 @@ class _Handler:
     async def handle(
         self,
         request: Request,
-        api: str,
+        dialect: str,
         encoder: Encoder,
         *,
         model: str | None = None,
@@ -274,7 +275,7 @@ class _Handler:
                 return self._error(encoder, 400, f"invalid {FAULT_HEADER} header: {exc}")
 
         try:
-            parsed = parse_request(api, body, model=model, stream=stream)
+            parsed = parse_request(dialect, body, model=model, stream=stream)
             turn = self.scenario.turn_for(
                 parsed.assistant_turns, last_results_have_error=parsed.latest_has_error
             )
@@ -485,7 +486,7 @@ class EmulationServer(LoopbackServer):
         state = self.base_url if self._socket is not None else "stopped"
         return f"<EmulationServer {self.scenario.name!r} {state}>"
 
-    def url_for(self, api: str) -> str:
+    def url_for(self, dialect: str) -> str:
         """The base URL an SDK of ``api`` wants.
 
         ``openai-chat``/``openai-responses`` (or ``openai``): ``.../v1``;
@@ -496,9 +497,9 @@ class EmulationServer(LoopbackServer):
         Raises:
             UsageError: unknown API name.
         """
-        name = _API_ALIASES.get(api)
+        name = _API_ALIASES.get(dialect)
         if name is None:
-            raise UsageError(f"unknown API {api!r}; known: {', '.join(API_NAMES)}")
+            raise UsageError(f"unknown dialect {dialect!r}; known: {', '.join(PROVIDER_DIALECTS)}")
         if name.startswith("openai"):
             return self.base_url + "/v1"
         if name == "gemini":

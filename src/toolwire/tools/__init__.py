@@ -25,13 +25,12 @@ from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolErrorKind, ToolResult
 from toolwire.tools._runners import LocalRunner, ToolInvocation, ToolRunner
 from toolwire.tools._tool import RetryOn, Tool, tool
-from toolwire.tools._toolbox import Dialect, Toolbox
+from toolwire.tools._toolbox import Toolbox
 
 __all__ = [
     "Approval",
     "ApprovalCallback",
     "ApprovalRequest",
-    "Dialect",
     "LocalRunner",
     "ProcessRunner",
     "ResultHook",

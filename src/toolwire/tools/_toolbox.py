@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 import anyio
 
@@ -44,14 +44,12 @@ from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolResult, make_result
 from toolwire.tools._runners import LocalRunner, ToolRunner
 from toolwire.tools._tool import Tool, tool
-from toolwire.types import InvalidToolCall, ToolCall
+from toolwire.types import PROVIDER_DIALECTS, InvalidToolCall, ProviderDialect, ToolCall
 
-__all__ = ["Dialect", "Toolbox"]
+__all__ = ["Toolbox"]
 
-Dialect: TypeAlias = Literal["openai-chat", "openai-responses", "anthropic-messages", "gemini"]
 """The provider schema dialects :meth:`Toolbox.schemas` can produce."""
 
-_DIALECTS: tuple[str, ...] = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
 
 TOOL_BACKOFF = Backoff(initial_delay=0.25, max_delay=8.0, jitter=0.5, max_retry_after=8.0)
 """The toolbox's default backoff between attempts of one call."""
@@ -172,7 +170,7 @@ class Toolbox:
     # -- schemas ------------------------------------------------------------
 
     def schemas(
-        self, dialect: Dialect | str, *, strict: bool | None = None
+        self, dialect: ProviderDialect | str, *, strict: bool | None = None
     ) -> list[dict[str, Any]]:
         """The value of a request's ``tools`` field in a provider's dialect.
 
@@ -188,9 +186,9 @@ class Toolbox:
             UsageError: an unknown dialect, or ``strict=True`` with a tool
                 whose schema strict mode cannot express.
         """
-        if dialect not in _DIALECTS:
+        if dialect not in PROVIDER_DIALECTS:
             raise UsageError(
-                f"unknown schema dialect {dialect!r}; use one of {', '.join(_DIALECTS)}"
+                f"unknown schema dialect {dialect!r}; use one of {', '.join(PROVIDER_DIALECTS)}"
             )
         if dialect == "gemini":
             return gemini.tool_schemas([(t.name, t.description, t.parameters) for t in self])

@@ -53,7 +53,7 @@ class Reply:
     @property
     def seed(self) -> str:
         """Seed of this reply's ids: the same conversation and turn give the same ids."""
-        return f"{self.request.api}:{self.request.conversation}:{self.turn}"
+        return f"{self.request.dialect}:{self.request.conversation}:{self.turn}"
 
     @property
     def output_tokens(self) -> int:
@@ -86,7 +86,7 @@ def fragments(text: str, size: int) -> list[str]:
 class Encoder:
     """Base of the dialect encoders."""
 
-    api: ClassVar[str]
+    dialect: ClassVar[str]
     stream_media_type: str = "text/event-stream; charset=utf-8"
     json_media_type: str = "application/json"
 

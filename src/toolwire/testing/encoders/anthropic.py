@@ -28,7 +28,7 @@ _ANTHROPIC_ERRORS = {
 class AnthropicEncoder(Encoder):
     """``POST /v1/messages``."""
 
-    api = "anthropic-messages"
+    dialect = "anthropic-messages"
 
     @staticmethod
     def message_id(reply: Reply) -> str:

@@ -38,7 +38,7 @@ class GeminiEncoder(Encoder):
             streamed JSON array.
     """
 
-    api = "gemini"
+    dialect = "gemini"
     json_media_type = "application/json; charset=UTF-8"
 
     def __init__(self, *, sse: bool = True) -> None:

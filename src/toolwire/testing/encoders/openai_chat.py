@@ -25,7 +25,7 @@ __all__ = ["OpenAIChatEncoder"]
 class OpenAIChatEncoder(Encoder):
     """``POST /v1/chat/completions``."""
 
-    api = "openai-chat"
+    dialect = "openai-chat"
 
     def _base(self, reply: Reply) -> dict[str, Any]:
         return {

@@ -25,7 +25,7 @@ __all__ = ["OpenAIResponsesEncoder"]
 class OpenAIResponsesEncoder(Encoder):
     """``POST /v1/responses``."""
 
-    api = "openai-responses"
+    dialect = "openai-responses"
 
     @staticmethod
     def ids(reply: Reply) -> dict[str, str]:
