@@ -31,8 +31,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,6 +47,7 @@ except ImportError:  # a clone that was not installed: use its sources
     sys.path.insert(0, str(HERE.parent / "src"))
 
 from _agents import CLIENTS, PACKAGES, VARIANTS, Variant, make_client, scenario  # noqa: E402
+from _serve import serve_process  # noqa: E402
 from bench_stream import fmt_ratio, fmt_time, machine  # noqa: E402
 
 CONCURRENCY = (1, 50)
@@ -113,36 +112,9 @@ def worker(args: argparse.Namespace) -> int:
 
 @contextmanager
 def served(variant: Variant) -> Iterator[str]:
-    """``toolwire serve`` on a free loopback port with ``variant``'s script; its
-    OpenAI base URL. Its per-request log is read and dropped by a thread."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "scenario.json"
-        path.write_text(json.dumps(scenario(variant), ensure_ascii=False))
-        command = [sys.executable, "-c", "from toolwire.cli import main; main()"]
-        proc = subprocess.Popen(
-            [*command, "serve", "--port", "0", "--scenario", str(path)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert proc.stdout is not None
-        drain = threading.Thread(target=proc.stdout.read, daemon=True)
-        try:
-            base = ""
-            for line in proc.stdout:
-                if "listening on " in line:
-                    base = line.split("listening on ", 1)[1].strip()
-                    break
-            if not base:
-                raise RuntimeError(f"the emulation server did not start (exit {proc.wait()})")
-            drain.start()
-            yield base + "/v1"
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-            if drain.is_alive():
-                drain.join(timeout=30)
-            proc.stdout.close()
+    """``toolwire serve`` in its own process with ``variant``'s script; its OpenAI base URL."""
+    with serve_process(scenario(variant)) as base:
+        yield base + "/v1"
 
 
 # -- the run -------------------------------------------------------------------------------

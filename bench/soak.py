@@ -1,7 +1,8 @@
-"""Soak: many concurrent journaled agent runs in one process, on loopback.
+"""Soak: many concurrent journaled agent runs in one client process, on loopback.
 
 Runs ``--runs`` agent runs at once (one shared agent and HTTP transport, as a
-server would) against the emulation server in the same process: each run
+server would) against the emulation server, which runs in a process of its
+own (``toolwire serve``; ``--server inline`` puts it in this process): each run
 streams a turn with two parallel tool calls (a read-only weather lookup and
 an idempotent payment), runs them, and streams the answer. Every run must
 answer correctly. Reported, for each journal mode:
@@ -12,10 +13,11 @@ answer correctly. Reported, for each journal mode:
   work), p50 and p99;
 * peak memory per run: the growth of the process's peak RSS over the batch,
   divided by the number of runs (the server's share included);
-* journal writes per run and their cost (inline on the event loop, or
-  offloaded to worker threads).
+* journal writes per run, their mean latency, and their share of the batch
+  (inline on the event loop, or offloaded to worker threads).
 
-    python bench/soak.py [--runs 500] [--delay 0.005] [--mode inline|offload|off|all]
+    python bench/soak.py [--runs 2000] [--delay 0.005] [--mode inline|offload|off|all]
+                         [--server process|inline]
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from __future__ import annotations
 import argparse
 import resource
 import statistics
+import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,29 +44,33 @@ from toolwire.testing import EmulationServer, Scenario
 
 def scenario(delay: float) -> Scenario:
     """Two turns: two parallel calls, then an answer quoting both results."""
-    return Scenario.from_dict(
-        {
-            "name": "soak",
-            "turns": [
-                {
-                    "tool_calls": [
-                        {"name": "get_weather", "arguments": {"city": "杭州"}},
-                        {"name": "send_payment", "arguments": {"to": "alice", "amount_cents": 1}},
-                    ],
-                    "chunk_size": 16,
-                    "delay": delay,
-                },
-                {
-                    "text": "{result:get_weather.condition_zh} {result:send_payment.status}",
-                    "chunk_size": 8,
-                    "delay": delay,
-                },
-            ],
-        }
-    )
+    return Scenario.from_dict(script(delay))
+
+
+def script(delay: float) -> dict[str, Any]:
+    """:func:`scenario` as JSON data, for a server in another process."""
+    return {
+        "name": "soak",
+        "turns": [
+            {
+                "tool_calls": [
+                    {"name": "get_weather", "arguments": {"city": "杭州"}},
+                    {"name": "send_payment", "arguments": {"to": "alice", "amount_cents": 1}},
+                ],
+                "chunk_size": 16,
+                "delay": delay,
+            },
+            {
+                "text": "{result:get_weather.condition_zh} {result:send_payment.status}",
+                "chunk_size": 8,
+                "delay": delay,
+            },
+        ],
+    }
 
 
 EXPECTED = "小雨 sent"
+HERE = str(Path(__file__).resolve().parent)
 
 
 @tool(read_only=True)
@@ -117,6 +126,12 @@ class Report:
     write_seconds: float
 
     @property
+    def write_latency(self) -> float:
+        """Mean seconds per journal write."""
+        writes = self.writes_per_run * self.runs
+        return self.write_seconds / writes if writes else 0.0
+
+    @property
     def runs_per_second(self) -> float:
         return self.runs / self.seconds
 
@@ -131,6 +146,7 @@ class Report:
             f"  p99 {self.percentile(0.99) * 1000:7.1f} ms  "
             f"peak RSS {self.peak_rss_per_run / 1024:6.1f} KiB/run  "
             f"{self.writes_per_run:.0f} journal writes/run, "
+            f"{self.write_latency * 1e6:.0f} µs each, "
             f"{self.write_seconds * 1000:.0f} ms in writes "
             f"({100 * self.write_seconds / self.seconds:.1f}% of the batch)"
         )
@@ -142,7 +158,7 @@ def _peak_rss() -> int:
 
 
 async def batch(
-    server: EmulationServer, runs: int, mode: str, folder: Path, *, limit: float = 120.0
+    base_url: str, runs: int, mode: str, folder: Path, *, limit: float = 120.0
 ) -> tuple[float, list[float], int, float]:
     """``runs`` concurrent runs (``mode``: ``off``, ``inline`` or ``offload``
     journaling); every run must answer correctly. Returns the batch's seconds,
@@ -159,7 +175,7 @@ async def batch(
         journal = TimedJournal(folder / f"journal-{mode}-{runs}.sqlite3")
         observers.append(JournalObserver(journal, offload=mode == "offload"))
     agent = Agent(
-        OpenAIChat(api_key="sk-soak", base_url=server.url_for("openai-chat")),
+        OpenAIChat(api_key="sk-soak", base_url=base_url + "/v1"),
         model="gpt-4.1-mini",
         tools=[get_weather, payment_tool(ledger)],
         transport=transport,
@@ -197,42 +213,66 @@ async def batch(
     return seconds, latencies, events, spent
 
 
-async def soak(runs: int, delay: float, modes: list[str]) -> list[Report]:
-    """Measure each mode; the server runs in this process, on loopback."""
+@asynccontextmanager
+async def serving(delay: float, where: str) -> AsyncIterator[str]:
+    """The emulation server's base URL: in its own process, or in this one."""
+    if where == "inline":
+        async with EmulationServer(scenario(delay)) as server:
+            yield server.base_url
+        return
+    sys.path.insert(0, HERE)
+    from _serve import serve_process
+
+    with serve_process(script(delay)) as base_url:
+        yield base_url
+
+
+async def soak(runs: int, delay: float, modes: list[str], where: str, limit: float) -> list[Report]:
+    """Measure each mode against one server, on loopback."""
     reports = []
-    with tempfile.TemporaryDirectory() as tmp, EmulationServer(scenario(delay)) as server:
-        folder = Path(tmp)
-        # Warm up (imports, first connections), then the solo baseline.
-        await batch(server, 5, "off", folder)
-        solo = statistics.median([(await batch(server, 1, "off", folder))[1][0] for _ in range(5)])
-        for mode in modes:
-            rss_before = _peak_rss()
-            seconds, latencies, events, spent = await batch(server, runs, mode, folder)
-            peak = max(_peak_rss() - rss_before, 0)
-            reports.append(
-                Report(
-                    mode=mode,
-                    runs=runs,
-                    seconds=seconds,
-                    overheads=[latency - solo for latency in latencies],
-                    solo=solo,
-                    peak_rss_per_run=peak / runs,
-                    writes_per_run=events / runs,
-                    write_seconds=spent,
-                )
+    with tempfile.TemporaryDirectory() as tmp:
+        async with serving(delay, where) as url:
+            reports = await _measure(url, runs, modes, Path(tmp), limit)
+    return reports
+
+
+async def _measure(
+    url: str, runs: int, modes: list[str], folder: Path, limit: float
+) -> list[Report]:
+    reports = []
+    # Warm up (imports, first connections), then the solo baseline.
+    await batch(url, 5, "off", folder)
+    solo = statistics.median([(await batch(url, 1, "off", folder))[1][0] for _ in range(5)])
+    for mode in modes:
+        rss_before = _peak_rss()
+        seconds, latencies, events, spent = await batch(url, runs, mode, folder, limit=limit)
+        peak = max(_peak_rss() - rss_before, 0)
+        reports.append(
+            Report(
+                mode=mode,
+                runs=runs,
+                seconds=seconds,
+                overheads=[latency - solo for latency in latencies],
+                solo=solo,
+                peak_rss_per_run=peak / runs,
+                writes_per_run=events / runs,
+                write_seconds=spent,
             )
+        )
     return reports
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--delay", type=float, default=0.005, help="server delay between chunks")
     parser.add_argument("--mode", choices=["inline", "offload", "off", "all"], default="all")
+    parser.add_argument("--server", choices=["process", "inline"], default="process")
+    parser.add_argument("--limit", type=float, default=600.0, help="seconds per batch, at most")
     args = parser.parse_args()
     # Peak RSS only grows: measure the modes in increasing order of expected memory.
     modes = ["off", "inline", "offload"] if args.mode == "all" else [args.mode]
-    for report in anyio.run(soak, args.runs, args.delay, modes):
+    for report in anyio.run(soak, args.runs, args.delay, modes, args.server, args.limit):
         print(report.line(), flush=True)
 
 
