@@ -182,3 +182,19 @@ def _reach(start: str) -> set[str]:
                 seen.add(nxt)
                 todo.append(nxt)
     return seen
+
+
+def test_errors_and_types_do_not_import_each_other_even_for_type_checkers() -> None:
+    # errors.py is the bottom of the house: not even a TYPE_CHECKING import
+    # of the value types above it (StreamTruncated names what it reads of a
+    # call with a protocol instead).
+    tree = ast.parse((SRC / "errors.py").read_text())
+    imported = [
+        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    ] + [
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    assert not [name for name in imported if name.startswith("toolwire")]

@@ -37,10 +37,8 @@ request headers are never part of an error.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from toolwire.types import IncompleteToolCall
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 __all__ = [
     "ConnectError",
@@ -61,6 +59,7 @@ __all__ = [
     "ToolwireError",
     "TransportError",
     "TransportTimeout",
+    "UnfinishedCall",
     "UnknownTool",
     "UsageError",
 ]
@@ -115,6 +114,31 @@ class RemoteProtocolError(ProtocolError):
         return d
 
 
+class UnfinishedCall(Protocol):
+    """What :class:`StreamTruncated` reports of a call that was still being
+    streamed: an :class:`~toolwire.types.IncompleteToolCall` (this module
+    sits below the value types, so it names only what it uses)."""
+
+    @property
+    def id(self) -> str | None:
+        """The provider's id, if it had sent one."""
+        ...
+
+    @property
+    def name(self) -> str | None:
+        """The tool's name, if it had arrived."""
+        ...
+
+    @property
+    def raw_arguments(self) -> str:
+        """The argument text received so far."""
+        ...
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``inspect --json``."""
+        ...
+
+
 class StreamTruncated(RemoteProtocolError):
     """The stream ended before the provider said it was complete.
 
@@ -129,10 +153,10 @@ class StreamTruncated(RemoteProtocolError):
         self,
         message: str,
         *,
-        incomplete_tool_calls: list[IncompleteToolCall] | None = None,
+        incomplete_tool_calls: Sequence[UnfinishedCall] | None = None,
     ) -> None:
         super().__init__(message)
-        self.incomplete_tool_calls = list(incomplete_tool_calls or [])
+        self.incomplete_tool_calls: list[UnfinishedCall] = list(incomplete_tool_calls or [])
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
