@@ -258,7 +258,7 @@ class _Handler:
         model: str | None = None,
         stream: bool | None = None,
     ) -> Response:
-        """Answer one request of dialect ``api``."""
+        """Answer one request of ``dialect``."""
         body = await request.body()
         self._record(body)
         path = request.url.path
@@ -312,28 +312,37 @@ class _Handler:
             headers = self._headers(encoder, encoder.stream_media_type, seed)
             headers["cache-control"] = "no-cache"
         else:
-            if fault is not None and fault.error_event is not None:
-                # A non-streaming answer has no room for an event: the error
-                # becomes the HTTP answer.
-                status = int(fault.error_event.get("status", 500))
-                message = str(fault.error_event.get("message", "Injected server error."))
-                self._log(f"POST {path} {status} fault ({label})")
-                return self._error(encoder, status, message, seed=seed)
-            try:
-                data = encoder.dumps_body(encoder.body(reply))
-            except ValueError as exc:
-                self._log(f"POST {path} 500 {exc}")
-                return self._error(encoder, 500, str(exc), seed=seed)
-            if fault is not None and fault.malformed_json:
-                data = data[: len(data) // 2]
-            chunks = [data]
-            headers = self._headers(encoder, encoder.json_media_type, seed)
-            if cut_after is None:
-                headers["content-length"] = str(len(data))
+            whole = self._whole(encoder, reply, fault, f"POST {path}", label, seed)
+            if isinstance(whole, Response):
+                return whole
+            chunks, headers = whole
         kind = "stream" if parsed.stream else "json"
         faulted = " with fault" if fault is not None else ""
         self._log(f"POST {path} 200 {kind} ({label}){faulted}")
         return _WireResponse(chunks, status=200, headers=headers, delay=delay, cut_after=cut_after)
+
+    def _whole(
+        self, encoder: Encoder, reply: Reply, fault: Fault | None, what: str, label: str, seed: str
+    ) -> Response | tuple[list[bytes], dict[str, str]]:
+        """A non-streaming answer's bytes and headers, or the error it becomes."""
+        if fault is not None and fault.error_event is not None:
+            # A non-streaming answer has no room for an event: the error
+            # becomes the HTTP answer.
+            status = int(fault.error_event.get("status", 500))
+            message = str(fault.error_event.get("message", "Injected server error."))
+            self._log(f"{what} {status} fault ({label})")
+            return self._error(encoder, status, message, seed=seed)
+        try:
+            data = encoder.dumps_body(encoder.body(reply))
+        except ValueError as exc:
+            self._log(f"{what} 500 {exc}")
+            return self._error(encoder, 500, str(exc), seed=seed)
+        if fault is not None and fault.malformed_json:
+            data = data[: len(data) // 2]
+        headers = self._headers(encoder, encoder.json_media_type, seed)
+        if fault is None or fault.cut_after_bytes is None:
+            headers["content-length"] = str(len(data))
+        return [data], headers
 
     @staticmethod
     def _stream_chunks(encoder: Encoder, reply: Reply, fault: Fault | None) -> list[bytes]:
