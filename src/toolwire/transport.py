@@ -56,6 +56,7 @@ from toolwire.http import (
     HttpResponse,
     decode_error_body,
     error_class_for,
+    redact_url,
     retry_after_seconds,
 )
 
@@ -328,7 +329,7 @@ class HttpxTransport:
         logger.info(
             "retrying %s %s after %s in %.3fs (attempt %d of %d)",
             request.method,
-            request.url.split("?", 1)[0],  # a query string may carry a credential
+            redact_url(request.url),  # never userinfo or a credential parameter
             reason,
             delay,
             attempt + 1,
