@@ -18,7 +18,7 @@ from toolwire import (
     ProviderError,
     RateLimited,
 )
-from toolwire.providers import OpenAIChat, Provider, retry_after_seconds
+from toolwire.providers import Provider, retry_after_seconds
 
 KEY = "sk-test-SECRET123"
 
