@@ -467,11 +467,11 @@ class AdaptedStream:
 
     Args:
         stream: the SDK's stream (or any iterable of its objects or of dicts).
-        api: ``openai-chat``, ``openai-responses`` or ``anthropic-messages``.
+        dialect: ``openai-chat``, ``openai-responses`` or ``anthropic-messages``.
         id_factory: makes call ids where the provider sends none.
 
     Raises:
-        UsageError: ``stream`` is not iterable, or ``api`` is unknown.
+        UsageError: ``stream`` is not iterable, or ``dialect`` is unknown.
     """
 
     def __init__(
@@ -577,11 +577,11 @@ class AsyncAdaptedStream:
     Args:
         stream: the SDK's async stream (or any async iterable of its objects
             or of dicts).
-        api: ``openai-chat``, ``openai-responses`` or ``anthropic-messages``.
+        dialect: ``openai-chat``, ``openai-responses`` or ``anthropic-messages``.
         id_factory: makes call ids where the provider sends none.
 
     Raises:
-        UsageError: ``stream`` is not async-iterable, or ``api`` is unknown.
+        UsageError: ``stream`` is not async-iterable, or ``dialect`` is unknown.
     """
 
     def __init__(

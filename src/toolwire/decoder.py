@@ -382,7 +382,7 @@ def decode_response(
     a :class:`~toolwire.errors.RemoteProtocolError`; nothing raises.
 
     Args:
-        api: ``openai-chat``, ``openai-responses``, ``anthropic-messages`` or
+        dialect: ``openai-chat``, ``openai-responses``, ``anthropic-messages`` or
             ``gemini``.
         body: the parsed JSON body.
         id_factory: makes call ids where the provider sends none.

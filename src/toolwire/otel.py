@@ -136,7 +136,7 @@ def provider_name(name: str, dialect: str, base_url: str | None = None) -> str:
 
     Args:
         name: the provider's ``name`` (``openai``, ``anthropic``, ``deepseek``...).
-        api: its wire dialect (``openai-chat``, ``anthropic-messages``...).
+        dialect: its wire dialect (``openai-chat``, ``anthropic-messages``...).
         base_url: its base URL, if known.
     """
     lowered = name.lower()

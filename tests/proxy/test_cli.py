@@ -93,7 +93,7 @@ def test_inspect_reads_a_cassette_and_its_sidecars(tmp_path: Path) -> None:
 
     stream = runner.invoke(main, ["inspect", str(tmp_path / "0001.json")])
     assert stream.exit_code == 0, stream.output
-    assert "api: openai-chat" in stream.output
+    assert "dialect: openai-chat" in stream.output
     assert "tool call #0 get_weather id=call_" in stream.output
     same = runner.invoke(main, ["inspect", str(tmp_path / "0001.response.sse")])
     assert same.output == stream.output

@@ -218,7 +218,7 @@ def _print_human(
 ) -> None:
     whole = _one_json_body(body)
     echo = click.echo
-    echo(f"api: {result.dialect}")
+    echo(f"dialect: {result.dialect}")
     if whole:
         echo("input: one JSON body (a non-streamed response), not a stream")
     if not body.strip():

@@ -75,7 +75,7 @@ assert tuple(_CODECS) == DIALECTS, "one codec per dialect, in the order of DIALE
 
 
 def codec_for(dialect: str) -> Codec:
-    """A fresh codec for ``api`` (one per stream: codecs keep state)."""
+    """A fresh codec for ``dialect`` (one per stream: codecs keep state)."""
     try:
         return _CODECS[dialect]()
     except KeyError:

@@ -65,10 +65,10 @@ class ParsedRequest:
 def parse_request(
     dialect: str, body: bytes, *, model: str | None = None, stream: bool | None = None
 ) -> ParsedRequest:
-    """Parse a request body of dialect ``api``.
+    """Parse a request body of ``dialect``.
 
     Args:
-        api: one of :data:`~toolwire.types.PROVIDER_DIALECTS`.
+        dialect: one of :data:`~toolwire.types.PROVIDER_DIALECTS`.
         body: the raw request body.
         model: the model when the dialect puts it in the URL (Gemini).
         stream: whether the endpoint streams, when the URL says so (Gemini).

@@ -496,7 +496,7 @@ class EmulationServer(LoopbackServer):
         return f"<EmulationServer {self.scenario.name!r} {state}>"
 
     def url_for(self, dialect: str) -> str:
-        """The base URL an SDK of ``api`` wants.
+        """The base URL an SDK of ``dialect`` wants.
 
         ``openai-chat``/``openai-responses`` (or ``openai``): ``.../v1``;
         ``anthropic-messages`` (or ``anthropic``): the root; ``gemini``:
