@@ -31,6 +31,7 @@ is imported, so the sans-I/O core stays free of the network stack.
 from __future__ import annotations
 
 import logging
+import math
 import random as _random_module
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -65,6 +66,10 @@ if TYPE_CHECKING:
 __all__ = ["HttpRetryPolicy", "HttpxTransport", "Timeouts"]
 
 logger = logging.getLogger("toolwire.transport")
+
+POOL_SHARD = 16
+"""Connections per httpx pool: a larger ``max_connections`` is split in pools
+of at most this many (see :class:`HttpxTransport`)."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -242,7 +247,7 @@ class HttpxTransport:
             sleep: the coroutine that waits between attempts
                 (``anyio.sleep``); tests inject a recorder.
             random: ``[0, 1)`` numbers for the jitter (``random.random``).
-            max_connections: size of the connection pool.
+            max_connections: size of the connection pool, in all.
         """
         import httpx
 
@@ -251,16 +256,28 @@ class HttpxTransport:
         self._sleep: Sleep = sleep or _anyio_sleep
         self._random = random or _random_module.random
         self._owns_client = client is None
-        if client is None:
+        if client is not None:
+            clients = [client]
+        else:
+            # httpcore looks at every connection of its pool each time a
+            # request starts or ends, which costs more than the rest of a
+            # request once a pool holds dozens: several small pools instead,
+            # each request to the least busy one.
+            shards = max(1, math.ceil(max_connections / POOL_SHARD))
+            size = math.ceil(max_connections / shards)
             t = self.timeouts
-            client = httpx.AsyncClient(
-                timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
-                limits=httpx.Limits(
-                    max_connections=max_connections, max_keepalive_connections=max_connections
-                ),
-                follow_redirects=False,
-            )
-        self._client = client
+            clients = [
+                httpx.AsyncClient(
+                    timeout=httpx.Timeout(
+                        connect=t.connect, read=t.read, write=t.write, pool=t.pool
+                    ),
+                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                    follow_redirects=False,
+                )
+                for _ in range(shards)
+            ]
+        self._clients = clients
+        self._busy = [0] * len(clients)  # requests in flight, per pool
         self._closed = False
 
     def __repr__(self) -> str:
@@ -278,7 +295,8 @@ class HttpxTransport:
             return
         self._closed = True
         if self._owns_client:
-            await self._client.aclose()
+            for client in self._clients:
+                await client.aclose()
 
     # -- deadline helpers -----------------------------------------------
 
@@ -344,59 +362,91 @@ class HttpxTransport:
         *,
         stream: bool,
         deadline: float | None,
-    ) -> httpx.Response:
-        """Send until a success status, retrying what may be retried."""
-        import httpx
-
+    ) -> tuple[httpx.Response, int]:
+        """Send until a success status, retrying what may be retried; the
+        response and the pool it holds a connection of (see :meth:`_done`)."""
         if self._closed:
             raise UsageError("the transport is closed")
-        parser = parse_error or _generic_error
         content = request.content()
         attempt = 0
         while True:
             attempt += 1
+            busy = self._busy
+            pool = busy.index(min(busy))
+            busy[pool] += 1
+            kept = False
             try:
-                with self._deadline_scope(deadline):
-                    response = await self._client.send(
-                        self._client.build_request(
-                            request.method,
-                            request.url,
-                            headers=dict(request.headers),
-                            content=content,
-                        ),
-                        stream=stream,
-                    )
-                    if stream and response.status_code >= 400:
-                        try:
-                            await response.aread()  # the error body is small; read it all
-                        finally:
-                            await response.aclose()
-            except TimeoutError as exc:
-                raise self._total_timeout_error() from exc
-            except httpx.HTTPError as exc:
-                error = _map_httpx_error(exc, self.timeouts)
-                if self._retryable_exception(exc) and await self._backoff(
-                    request,
-                    attempt=attempt,
-                    deadline=deadline,
-                    reason=type(error).__name__,
-                    retry_after=None,
-                ):
-                    continue
-                raise error from exc
-            if response.status_code < 400:
-                return response
-            headers = {k.lower(): v for k, v in response.headers.items()}
-            provider_error = parser(response.status_code, headers, response.content)
-            if response.status_code in self.retry.retry_statuses and await self._backoff(
+                response = await self._attempt(
+                    request, content, parse_error, pool, attempt, stream, deadline
+                )
+                kept = response is not None
+            finally:
+                if not kept:
+                    busy[pool] -= 1
+            if response is not None:
+                return response, pool
+
+    def _done(self, pool: int) -> None:
+        """A response of ``pool`` is closed: its request is no longer in flight."""
+        self._busy[pool] -= 1
+
+    async def _attempt(
+        self,
+        request: HttpRequest,
+        content: bytes,
+        parse_error: ErrorParser | None,
+        pool: int,
+        attempt: int,
+        stream: bool,
+        deadline: float | None,
+    ) -> httpx.Response | None:
+        """One attempt: the response, or ``None`` to try again (after the backoff)."""
+        import httpx
+
+        client = self._clients[pool]
+        try:
+            with self._deadline_scope(deadline):
+                response = await client.send(
+                    client.build_request(
+                        request.method,
+                        request.url,
+                        headers=dict(request.headers),
+                        content=content,
+                    ),
+                    stream=stream,
+                )
+                if stream and response.status_code >= 400:
+                    try:
+                        await response.aread()  # the error body is small; read it all
+                    finally:
+                        await response.aclose()
+        except TimeoutError as exc:
+            raise self._total_timeout_error() from exc
+        except httpx.HTTPError as exc:
+            error = _map_httpx_error(exc, self.timeouts)
+            if self._retryable_exception(exc) and await self._backoff(
                 request,
                 attempt=attempt,
                 deadline=deadline,
-                reason=f"HTTP {response.status_code}",
-                retry_after=provider_error.retry_after,
+                reason=type(error).__name__,
+                retry_after=None,
             ):
-                continue
-            raise provider_error
+                return None
+            raise error from exc
+        if response.status_code < 400:
+            return response
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        parser = parse_error or _generic_error
+        provider_error = parser(response.status_code, headers, response.content)
+        if response.status_code in self.retry.retry_statuses and await self._backoff(
+            request,
+            attempt=attempt,
+            deadline=deadline,
+            reason=f"HTTP {response.status_code}",
+            retry_after=provider_error.retry_after,
+        ):
+            return None
+        raise provider_error
 
     # -- public API ------------------------------------------------------
 
@@ -416,7 +466,8 @@ class HttpxTransport:
             ProviderError: an HTTP error status (after retries for 429/5xx).
         """
         deadline = self._new_deadline()
-        response = await self._open(request, parse_error, stream=False, deadline=deadline)
+        response, pool = await self._open(request, parse_error, stream=False, deadline=deadline)
+        self._done(pool)
         return HttpResponse(
             status_code=response.status_code,
             headers={k.lower(): v for k, v in response.headers.items()},
@@ -437,8 +488,11 @@ class HttpxTransport:
                 :meth:`send`, while opening or while reading the body.
         """
         deadline = self._new_deadline()
-        response = await self._open(request, parse_error, stream=True, deadline=deadline)
+        response, pool = await self._open(request, parse_error, stream=True, deadline=deadline)
         try:
             yield _HttpxStreamResponse(response, self, deadline)
         finally:
-            await response.aclose()
+            try:
+                await response.aclose()
+            finally:
+                self._done(pool)
