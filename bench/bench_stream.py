@@ -23,7 +23,9 @@ A runner whose time at the next size is projected (from its last two
 measured sizes, see :func:`project`) to exceed ``--cap`` seconds (30 by
 default) is not run there nor at larger sizes: the table shows the
 projection, marked ``~``. A run that overshoots twice the cap anyway is
-stopped by an alarm. The whole run takes about five minutes on two cores.
+stopped by an alarm. A last table decodes streams of 1,000 to 100,000
+distinct calls (``_many_calls.py``): the cost of opening a call must not grow
+with the calls before it. The whole run takes about five minutes on two cores.
 
     python bench/bench_stream.py                     # full run, a few minutes
     python bench/bench_stream.py --quick             # sizes up to 100 KB
@@ -56,6 +58,13 @@ try:
 except ImportError:  # a clone that was not installed: use its sources
     sys.path.insert(0, str(HERE.parent / "src"))
 
+from _many_calls import (  # noqa: E402
+    FULL_SIZES,
+    QUICK_SIZES,
+    ManyCalls,
+    bench_many_calls,
+    render_many_calls,
+)
 from _peers import FORMATS, Runner, available_runners, missing_runners  # noqa: E402
 from _streams import Generator, load_generator  # noqa: E402
 
@@ -709,7 +718,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.render:
-        text = report(*_from_json(json.loads(args.render.read_text())))
+        saved = json.loads(args.render.read_text())
+        text = report(*_from_json(saved))
+        if saved.get("many_calls"):
+            rows = [ManyCalls(row["calls"], row["cpu"]) for row in saved["many_calls"]]
+            text += "\n\n" + render_many_calls(rows)
         print(text)
         if args.readme:
             update_readme(args.readme, text)
@@ -742,13 +755,16 @@ def main(argv: list[str] | None = None) -> int:
     results = {}
     for fmt in formats:
         results[fmt] = bench_format(fmt, gen, runners[fmt], settings, log)
+    many = bench_many_calls(QUICK_SIZES if args.quick else FULL_SIZES, log)
     meta["load_after"] = _load()
     meta["elapsed_s"] = round(time.perf_counter() - started, 1)
     text = report(results, settings, gen.description, command, meta)
+    text += "\n\n" + render_many_calls(many)
     print(text)
     log(f"total {meta['elapsed_s']} s")
     if args.json:
         raw = _to_json(results, settings, gen.description, command, meta)
+        raw["many_calls"] = [{"calls": row.calls, "cpu": row.cpu} for row in many]
         args.json.write_text(json.dumps(raw, indent=2, ensure_ascii=False) + "\n")
     if args.readme:
         update_readme(args.readme, text)

@@ -263,3 +263,14 @@ def test_fast_runners_are_repeated_slow_ones_are_not() -> None:
     assert bench_stream._repeats(1.5, settings) == 2
     assert bench_stream._repeats(3.9, settings) == 2
     assert bench_stream._repeats(10.0, settings) == 1
+
+
+def test_many_calls_bench_checks_every_run_and_renders_its_growth() -> None:
+    import _many_calls
+
+    rows = _many_calls.bench_many_calls((50, 200), lambda line: None)
+    assert [row.calls for row in rows] == [50, 200]
+    text = _many_calls.render_many_calls(rows)
+    assert "| 200 |" in text and "grows as n^" in text
+    with pytest.raises(AssertionError, match="decoded"):
+        _many_calls._decode(_many_calls._body(10), 11)

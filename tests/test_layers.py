@@ -19,8 +19,10 @@ import toolwire
 
 SRC = Path(toolwire.__file__).resolve().parent
 CORE = {
+    "toolwire._calls",
     "toolwire._json",
     "toolwire._jsonstream",
+    "toolwire._parts",
     "toolwire._repair",
     "toolwire.accumulate",
     "toolwire.codecs",
@@ -28,6 +30,7 @@ CORE = {
     "toolwire.errors",
     "toolwire.events",
     "toolwire.framing",
+    "toolwire.limits",
     "toolwire.sse",
     "toolwire.types",
 }

@@ -21,11 +21,10 @@ the text was cut, and guessing its end would invent data).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-from toolwire._json import loads
+from toolwire._json import JSONLimitError, loads
 from toolwire._jsonstream import PartialJSONParser
 from toolwire.errors import ToolwireError
 
@@ -42,15 +41,20 @@ class ArgumentsParseError(ToolwireError, ValueError):
         position: the character offset of the problem in the raw text.
         line: its 1-based line.
         column: its 1-based column.
+        over_limit: the text may well be JSON, but it goes past a limit of
+            :mod:`toolwire.limits` (nesting depth, digits of an integer).
     """
 
     type_name = "arguments_parse_error"
 
-    def __init__(self, message: str, *, position: int, line: int, column: int) -> None:
+    def __init__(
+        self, message: str, *, position: int, line: int, column: int, over_limit: bool = False
+    ) -> None:
         super().__init__(message)
         self.position = position
         self.line = line
         self.column = column
+        self.over_limit = over_limit
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
@@ -89,6 +93,12 @@ def parse_arguments(text: str, *, at_end: bool) -> tuple[Any, bool]:
         return {}, False
     try:
         value = loads(text)
+    except JSONLimitError:
+        # Valid JSON, or not, past a limit (nesting, a huge integer): no repair
+        # applies; the incremental parser says what and where.
+        error = _explain(text, text, 0)
+        error.over_limit = True
+        raise error from None
     except ValueError:
         pass
     else:
@@ -190,7 +200,7 @@ def _explain(text: str, body: str, body_start: int) -> ArgumentsParseError:
     # Both parsers implement RFC 8259, so this is not expected; should they ever
     # disagree, the JSON library's own account is the best we have.
     try:  # pragma: no cover
-        json.loads(body)
+        loads(body)
     except ValueError as exc:  # pragma: no cover
         return _error(text, str(exc).split(":")[0], body_start)
     return _error(text, "invalid JSON", body_start)  # pragma: no cover

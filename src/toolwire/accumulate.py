@@ -2,9 +2,9 @@
 
 Theory of operation
 -------------------
-Codecs hand over provider-neutral parts (see ``codecs/_parts.py``); the
-accumulator owns every rule that decides *which call a fragment belongs to*
-and *when a call is complete*, so all dialects share one tested behaviour.
+Codecs hand over provider-neutral parts (see ``_parts.py``); the accumulator
+owns every rule that decides *which call a fragment belongs to* and *when a
+call is complete*, so all dialects share one tested behaviour.
 
 Identity. Within a choice, a fragment belongs to:
 
@@ -15,9 +15,11 @@ Identity. Within a choice, a fragment belongs to:
    or start at 1: they are keys, never positions);
 3. otherwise, with neither id nor index, the latest call.
 
-Ids and names are assigned once and never appended (OpenRouter/Kimi repeat
-both whole on every delta; concatenating yields ``read_fileread_file``), and
-an empty string never overwrites them (DashScope sends ``"id": ""``).
+Each lookup is a dictionary access, so a new call is opened in constant time
+however many came before it. Ids and names are assigned once and never
+appended (OpenRouter/Kimi repeat both whole on every delta; concatenating
+yields ``read_fileread_file``), and an empty string never overwrites them
+(DashScope sends ``"id": ""``).
 
 Completion. A call is handed on as ``ToolCallReady`` only when it is provably
 complete — its own end marker, the end of its arguments' top-level JSON value
@@ -35,19 +37,29 @@ Partial values. Each call keeps its fragments; ``ToolCallDelta.partial``
 runs an incremental parser lazily, moving forward only, so reading the
 partial value of every delta costs time linear in the argument size.
 
+Bounds. A choice holds at most ``MAX_TEXT_CHARS`` of text (and of reasoning)
+and ``MAX_TOOL_CALLS`` calls; a call at most ``MAX_ARGUMENTS_CHARS`` of
+arguments (see :mod:`toolwire.limits`).
+
 No I/O, no clocks: this module is fed parts and returns events.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
-from toolwire._json import dumps
+from toolwire import _calls
+from toolwire._calls import (
+    INCOMPLETE,
+    OPEN,
+    OpenCall,
+    mint_call_id,
+    replace_undecodable,
+    settle,
+)
 from toolwire._jsonstream import CompletionScanner, LazyPartial
-from toolwire._repair import ArgumentsParseError, parse_arguments
-from toolwire.codecs._parts import (
+from toolwire._parts import (
     MISSING,
     ArgsPart,
     CallDone,
@@ -80,8 +92,10 @@ from toolwire.events import (
     new_text_delta,
     new_tool_call_delta,
 )
+from toolwire.limits import MAX_TEXT_CHARS, MAX_TOOL_CALLS
 from toolwire.types import (
     ChoiceResult,
+    FinishReason,
     IncompleteToolCall,
     InvalidToolCall,
     ServerToolCall,
@@ -91,72 +105,6 @@ from toolwire.types import (
 )
 
 __all__ = ["Accumulator", "mint_call_id"]
-
-_OPEN = 0
-_READY = 1
-_INVALID = 2
-_INCOMPLETE = 3
-
-
-def mint_call_id() -> str:
-    """A fresh call id for providers that send none (Gemini, Ollama)."""
-    return "call_" + uuid.uuid4().hex[:24]
-
-
-class _StaticPartial:
-    """A structured partial value, already built by the codec (Vertex)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: Any) -> None:
-        self._value = value
-
-    def partial_at(self, mark: int) -> Any:
-        return self._value
-
-
-class _Call:
-    __slots__ = (
-        "args_default",
-        "args_final",
-        "args_value",
-        "fragments",
-        "id",
-        "name",
-        "position",
-        "raw_index",
-        "scanner",
-        "source",
-        "state",
-    )
-
-    def __init__(self, position: int, raw_index: int | None) -> None:
-        self.position = position
-        self.raw_index = raw_index
-        self.id: str | None = None
-        self.name = ""
-        self.fragments: list[str] = []
-        self.scanner: CompletionScanner | None = None
-        self.args_value: Any = MISSING
-        self.args_final: str | None = None
-        self.args_default: Any = MISSING
-        self.source: LazyPartial | _StaticPartial | None = None
-        self.state = _OPEN
-
-    def raw_text(self) -> str:
-        if self.args_final is not None:
-            return self.args_final
-        return "".join(self.fragments)
-
-    def growing(self) -> bool:
-        """True while the argument text may legitimately still grow."""
-        scanner = self.scanner
-        return (
-            self.args_value is MISSING
-            and self.args_final is None
-            and scanner is not None
-            and scanner.state == "scanning"
-        )
 
 
 class _Choice:
@@ -169,23 +117,56 @@ class _Choice:
         "raw_finish_reason",
         "ready",
         "reasoning",
+        "reasoning_size",
         "server_calls",
         "state",
         "text",
+        "text_size",
     )
 
     def __init__(self) -> None:
         self.text: list[str] = []
+        self.text_size = 0
         self.reasoning: list[str] = []
-        self.calls: list[_Call] = []
-        self.by_id: dict[str, _Call] = {}
-        self.by_index: dict[int, _Call] = {}
+        self.reasoning_size = 0
+        self.calls: list[OpenCall] = []
+        self.by_id: dict[str, OpenCall] = {}
+        self.by_index: dict[int, OpenCall] = {}
         self.ready: list[ToolCall] = []
         self.invalid: list[InvalidToolCall] = []
         self.server_calls: list[ServerToolCall] = []
         self.state: list[dict[str, Any]] = []
-        self.finish_reason: str | None = None
+        self.finish_reason: FinishReason | None = None
         self.raw_finish_reason: str | None = None
+
+    def find(self, call_id: str | None, index: int | None) -> OpenCall | None:
+        """The call a piece with this id and raw index belongs to, if any."""
+        if call_id is not None:
+            call = self.by_id.get(call_id)
+            if call is not None:
+                return call
+            # A new id: its own call, unless the call it would otherwise
+            # attach to has no id yet.
+            candidate = self.by_position(index)
+            return candidate if candidate is not None and candidate.id is None else None
+        return self.by_position(index)
+
+    def by_position(self, index: int | None) -> OpenCall | None:
+        if index is not None:
+            return self.by_index.get(index)
+        return self.calls[-1] if self.calls else None
+
+    def incomplete(self) -> tuple[IncompleteToolCall, ...]:
+        return tuple(
+            IncompleteToolCall(
+                id=call.id,
+                name=call.name or None,
+                raw_arguments=call.raw_text(),
+                index=call.position,
+            )
+            for call in self.calls
+            if call.state in (OPEN, INCOMPLETE)
+        )
 
 
 def _clean_id(value: str | None) -> str | None:
@@ -215,25 +196,33 @@ class Accumulator:
         self.closed = False
         self.cut_tail: str | None = None
         """The last payload, when the body stopped in the middle of it."""
+        self.check_utf8 = False
+        """Set when the framing met bytes that were not UTF-8 (kept as lone
+        surrogates): text shows them as U+FFFD, and a call whose arguments
+        or name held them is invalid."""
 
     # -- feeding ---------------------------------------------------------------
 
     def apply(self, parts: Iterable[Part], out: list[Event]) -> None:
         """Apply parts in order, appending the events they cause to ``out``."""
-        for part in parts:
-            if self.error is not None:
-                return
-            kind = type(part)
-            if kind is ArgsPart:
-                self._args_part(part, out)  # type: ignore[arg-type]
-            elif kind is CallPart:
-                self._call_part(part, out)  # type: ignore[arg-type]
-            elif kind is TextPart or kind is ReasoningPart:
-                self._text_part(part, out)  # type: ignore[arg-type]
-            else:
-                self._other_part(part, out)
+        try:
+            for part in parts:
+                if self.error is not None:
+                    return
+                kind = type(part)
+                if kind is ArgsPart:
+                    self._args_part(part, out)  # type: ignore[arg-type]
+                elif kind is CallPart:
+                    self._call_part(part, out)  # type: ignore[arg-type]
+                elif kind is TextPart or kind is ReasoningPart:
+                    self._text_part(part, out)  # type: ignore[arg-type]
+                else:
+                    self._other_part(part, out)
+        except ToolwireError as exc:  # a limit of toolwire.limits was passed
+            self.fail(exc, out)
 
     def _args_part(self, part: ArgsPart, out: list[Event]) -> None:
+        """The common case, kept short: more text for an open call."""
         choice = self._choices.get(part.choice)
         call = None
         if choice is not None:
@@ -242,13 +231,19 @@ class Accumulator:
             elif choice.calls:
                 call = choice.calls[-1]
         scanner = call.scanner if call is not None else None
-        if call is None or scanner is None or call.state != _OPEN:
-            # Anything unusual takes the general path, with all its rules.
-            self._call_part(CallPart(part.choice, None, part.index, None, part.args), out)
-            return
         args = part.args
+        if call is None or scanner is None or call.state != OPEN or self.check_utf8:
+            # Anything unusual takes the general path, with all its rules.
+            self._call_part(CallPart(part.choice, None, part.index, None, args), out)
+            return
         if not args:
             return
+        size = call.size + len(args)
+        if size > _calls.MAX_ARGUMENTS_CHARS:
+            call.over_size(len(args))
+            self._finalize(choice, part.choice, call, out, allow_close=False)  # type: ignore[arg-type]
+            return
+        call.size = size
         fragments = call.fragments
         fragments.append(args)
         completed = scanner.feed(args)
@@ -264,23 +259,30 @@ class Accumulator:
         text = part.text
         if not text:
             return
+        if self.check_utf8:
+            text = replace_undecodable(text)
         choice = self._choice(part.choice)
         if type(part) is TextPart:
+            choice.text_size += len(text)
+            if choice.text_size > MAX_TEXT_CHARS:
+                self._too_much("text")
             choice.text.append(text)
             out.append(new_text_delta(part.choice, text))
         else:
+            choice.reasoning_size += len(text)
+            if choice.reasoning_size > MAX_TEXT_CHARS:
+                self._too_much("reasoning")
             choice.reasoning.append(text)
             out.append(new_reasoning_delta(part.choice, text))
+
+    def _too_much(self, what: str) -> NoReturn:
+        raise RemoteProtocolError(f"the response's {what} exceeds {MAX_TEXT_CHARS} characters")
 
     def _other_part(self, part: Part, out: list[Event]) -> None:
         if isinstance(part, CallDone):
             choice = self._choice(part.choice)
-            call = (
-                choice.by_index.get(part.index)
-                if part.index is not None
-                else (choice.calls[-1] if choice.calls else None)
-            )
-            if call is not None and call.state == _OPEN:
+            call = choice.by_position(part.index)
+            if call is not None and call.state == OPEN:
                 self._finalize(choice, part.choice, call, out, allow_close=False)
         elif isinstance(part, FinishPart):
             self._finish(part, out)
@@ -288,15 +290,7 @@ class Accumulator:
             self.usage = part.usage
             out.append(UsageReported(usage=part.usage))
         elif isinstance(part, ServerCallPart):
-            server = ServerToolCall(
-                id=part.id,
-                name=part.name,
-                type=part.type,
-                arguments=part.arguments,
-                raw_arguments=part.raw_arguments,
-            )
-            self._choice(part.choice).server_calls.append(server)
-            out.append(ServerToolCallReady(choice=part.choice, call=server))
+            self._server_call(part, out)
         elif isinstance(part, StatePart):
             self._choice(part.choice).state.append(part.item)
         elif isinstance(part, MetaPart):
@@ -313,6 +307,20 @@ class Accumulator:
         elif isinstance(part, ErrorPart):
             self.fail(part.error, out)
 
+    def _server_call(self, part: ServerCallPart, out: list[Event]) -> None:
+        server = ServerToolCall(
+            id=part.id,
+            name=part.name,
+            type=part.type,
+            arguments=part.arguments,
+            raw_arguments=part.raw_arguments,
+        )
+        choice = self._choice(part.choice)
+        if len(choice.server_calls) + len(choice.calls) >= MAX_TOOL_CALLS:
+            self._too_many()
+        choice.server_calls.append(server)
+        out.append(ServerToolCallReady(choice=part.choice, call=server))
+
     def fail(self, error: ToolwireError, out: list[Event]) -> None:
         """Stop decoding: calls still open become incomplete, never ready."""
         if self.error is not None:
@@ -320,8 +328,8 @@ class Accumulator:
         self.error = error
         for choice in self._choices.values():
             for call in choice.calls:
-                if call.state == _OPEN:
-                    call.state = _INCOMPLETE
+                if call.state == OPEN:
+                    call.state = INCOMPLETE
         out.append(StreamFailed(error=error))
 
     def close(self, out: list[Event]) -> None:
@@ -352,7 +360,7 @@ class Accumulator:
         self.fail(self._truncated("a [DONE] line arrived before the provider's end event"), out)
 
     def _truncated(self, what: str) -> StreamTruncated:
-        incomplete = self._open_calls()
+        incomplete = [call for choice in self._choices.values() for call in choice.incomplete()]
         calls = (
             f"{len(incomplete)} tool call(s) were still being streamed"
             if incomplete
@@ -372,75 +380,24 @@ class Accumulator:
         choice = self._choice(part.choice)
         call_id = _clean_id(part.id)
         name = _clean_id(part.name) or ""
-        call: _Call | None = None
-        if not part.new:
-            if call_id is not None:
-                call = choice.by_id.get(call_id)
-                if call is None:
-                    # A new id: its own call, unless the call it would
-                    # otherwise attach to has no id yet.
-                    candidate = (
-                        choice.by_index.get(part.index)
-                        if part.index is not None
-                        else (choice.calls[-1] if choice.calls else None)
-                    )
-                    if candidate is not None and candidate.id is None:
-                        call = candidate
-            elif part.index is not None:
-                call = choice.by_index.get(part.index)
-            elif choice.calls:
-                call = choice.calls[-1]
+        call = None if part.new else choice.find(call_id, part.index)
         if call is None:
             if not (part.new or call_id or name or _has_content(part)):
                 return  # an empty delta that belongs to nothing: nothing to do
             call = self._open(choice, part, call_id, out)
-        elif call.state != _OPEN:
-            self._late_part(call, part, call_id, name, out)
+        elif call.state != OPEN:
+            self._late_part(call, part, name, out)
             return
         if call_id is not None and call.id is None:
             call.id = call_id
             choice.by_id[call_id] = call
         if name:
-            call.name = name  # assigned, never appended
-        c = part.choice
-
-        args = part.args
-        if args:
-            call.fragments.append(args)
-            scanner = call.scanner
-            if scanner is None:
-                scanner = call.scanner = CompletionScanner()
-                call.source = LazyPartial(call.fragments)
-            completed = scanner.feed(args)
-            out.append(
-                new_tool_call_delta(
-                    c, call.position, call.id, call.name, args, call.source, len(call.fragments)
-                )
-            )
-            if completed and call.name and not part.done:
-                self._finalize(choice, c, call, out, allow_close=False)
-                return
-        if part.args_value is not MISSING:
-            call.args_value = part.args_value
-        if part.args_final is not None:
-            call.args_final = part.args_final
-        if part.args_default is not MISSING and call.args_default is MISSING:
-            call.args_default = part.args_default
-        if part.partial is not MISSING:
-            call.source = _StaticPartial(part.partial)
-            out.append(
-                ToolCallDelta(
-                    choice=c,
-                    index=call.position,
-                    id=call.id,
-                    name=call.name,
-                    delta="",
-                    source=call.source,
-                    mark=0,
-                )
-            )
+            call.name = call.check_text(name) if self.check_utf8 else name  # never appended
+        if part.args and self._add_text(choice, call, part, out):
+            return
+        self._add_values(call, part, out)
         if part.done:
-            self._finalize(choice, c, call, out, allow_close=False)
+            self._finalize(choice, part.choice, call, out, allow_close=False)
         elif (
             name
             and call.scanner is not None
@@ -448,41 +405,103 @@ class Accumulator:
             and call.args_value is MISSING
         ):
             # The name arrived after complete arguments.
-            self._finalize(choice, c, call, out, allow_close=False)
+            self._finalize(choice, part.choice, call, out, allow_close=False)
+
+    def _add_text(self, choice: _Choice, call: OpenCall, part: CallPart, out: list[Event]) -> bool:
+        """Append a fragment of argument text; say whether that completed the call."""
+        args = part.args or ""
+        if call.over_size(len(args)):
+            self._finalize(choice, part.choice, call, out, allow_close=False)
+            return True
+        if self.check_utf8:
+            args = call.check_text(args)
+        call.fragments.append(args)
+        scanner = call.scanner
+        if scanner is None:
+            scanner = call.scanner = CompletionScanner()
+            call.source = LazyPartial(call.fragments)
+        completed = scanner.feed(args)
+        out.append(
+            new_tool_call_delta(
+                part.choice,
+                call.position,
+                call.id,
+                call.name,
+                args,
+                call.source,
+                len(call.fragments),
+            )
+        )
+        if completed and call.name and not part.done:
+            self._finalize(choice, part.choice, call, out, allow_close=False)
+            return True
+        return False
+
+    def _add_values(self, call: OpenCall, part: CallPart, out: list[Event]) -> None:
+        """Arguments as values: a whole object, the final text, a default, a
+        structured partial value."""
+        if part.args_value is not MISSING:
+            call.args_value = part.args_value
+            if self.check_utf8:
+                call.check_value(part.args_value)
+        if part.args_final is not None:
+            call.args_final = (
+                call.check_text(part.args_final) if self.check_utf8 else part.args_final
+            )
+        if part.args_default is not MISSING and call.args_default is MISSING:
+            call.args_default = part.args_default
+        if part.partial is not None:
+            call.source = part.partial
+            out.append(
+                ToolCallDelta(
+                    choice=part.choice,
+                    index=call.position,
+                    id=call.id,
+                    name=call.name,
+                    delta="",
+                    source=call.source,
+                    mark=part.mark,
+                )
+            )
 
     def _open(
         self, choice: _Choice, part: CallPart, call_id: str | None, out: list[Event]
-    ) -> _Call:
+    ) -> OpenCall:
         # The start of a new call proves nothing about the others: parallel
         # calls may interleave their fragments, so each one waits for its own
         # end marker, the choice's finish or the end of the stream.
-        call = _Call(len(choice.calls), part.index)
+        if len(choice.calls) + len(choice.server_calls) >= MAX_TOOL_CALLS:
+            self._too_many()
+        call = OpenCall(len(choice.calls), part.index)
         choice.calls.append(call)
         if part.index is not None:
             choice.by_index[part.index] = call
         if call_id is not None:
             call.id = call_id
             choice.by_id[call_id] = call
-        call.name = _clean_id(part.name) or ""
+        name = _clean_id(part.name) or ""
+        call.name = call.check_text(name) if self.check_utf8 else name
         out.append(
             ToolCallStarted(choice=part.choice, index=call.position, id=call.id, name=call.name)
         )
         return call
 
-    def _late_part(
-        self, call: _Call, part: CallPart, call_id: str | None, name: str, out: list[Event]
-    ) -> None:
+    def _too_many(self) -> NoReturn:
+        raise RemoteProtocolError(f"a choice has more than {MAX_TOOL_CALLS} tool calls")
+
+    def _late_part(self, call: OpenCall, part: CallPart, name: str, out: list[Event]) -> None:
         """A part for a call that is already complete: harmless repeats are
         ignored (trailing empty deltas, the same name again); anything that
         would change the call is a protocol error, never a silent drop."""
+        if call.problem is not None:
+            return  # an invalid call (too long, not UTF-8): the rest changes nothing
         problems = []
         if part.args and part.args.strip():
             problems.append("more argument text")
         if name and name != call.name:
             problems.append(f"a different name {name!r}")
-        if part.args_final is not None and part.args_final != call.raw_text():
-            if part.args_final.strip() != call.raw_text().strip():
-                problems.append("different final arguments")
+        if part.args_final is not None and part.args_final.strip() != call.raw_text().strip():
+            problems.append("different final arguments")
         if part.args_value is not MISSING and call.args_value is MISSING:
             problems.append("an arguments object")
         if problems:
@@ -497,79 +516,39 @@ class Accumulator:
             )
 
     def _finalize(
-        self, choice: _Choice, c: int, call: _Call, out: list[Event], *, allow_close: bool
+        self, choice: _Choice, c: int, call: OpenCall, out: list[Event], *, allow_close: bool
     ) -> None:
-        raw = call.raw_text()
-        repaired = False
-        error: str | None = None
-        value: Any = None
-        if call.args_value is not MISSING:
-            value = call.args_value
-            if value is None:
-                value = {}
-            if not raw:
-                raw = dumps(value)
-        elif not raw.strip() and call.args_default is not MISSING:
-            value = call.args_default
+        settled = settle(call, allow_close=allow_close, id_factory=self._id_factory)
+        if isinstance(settled, InvalidToolCall):
+            choice.invalid.append(settled)
+            out.append(ToolCallInvalid(choice=c, call=settled))
         else:
-            try:
-                value, repaired = parse_arguments(raw, at_end=allow_close)
-            except ArgumentsParseError as exc:
-                error = f"the arguments are not valid JSON: {exc}"
-        if error is None and not isinstance(value, dict):
-            error = f"the arguments must be a JSON object, got {_json_type(value)}"
-        if error is None and not call.name:
-            error = "the tool call has no name"
-        minted = call.id is None
-        call_id = call.id or self._id_factory()
-        call.id = call_id
-        if error is not None:
-            call.state = _INVALID
-            invalid = InvalidToolCall(
-                id=call_id,
-                name=call.name,
-                raw_arguments=raw,
-                error=error,
-                index=call.position,
-                minted_id=minted,
-            )
-            choice.invalid.append(invalid)
-            out.append(ToolCallInvalid(choice=c, call=invalid))
-            return
-        call.state = _READY
-        ready = ToolCall(
-            id=call_id,
-            name=call.name,
-            arguments=value,
-            raw_arguments=raw,
-            repaired=repaired,
-            index=call.position,
-            minted_id=minted,
-        )
-        choice.ready.append(ready)
-        out.append(ToolCallReady(choice=c, call=ready))
+            choice.ready.append(settled)
+            out.append(ToolCallReady(choice=c, call=settled))
 
     def _finish(self, part: FinishPart, out: list[Event]) -> None:
         choice = self._choice(part.choice)
-        choice.finish_reason = part.reason
+        reason = part.reason
+        if reason == "stop" and choice.calls:
+            # Several servers say "stop" after calls; the calls are what matters.
+            reason = "tool_calls"
+        choice.finish_reason = reason
         choice.raw_finish_reason = part.raw_reason
-        truncated = part.reason == "length"
+        truncated = reason == "length"
         for call in choice.calls:
-            if call.state != _OPEN:
+            if call.state != OPEN:
                 continue
             if truncated and call.growing():
                 # Cut by the token limit: a prefix, never to be repaired or run.
-                call.state = _INCOMPLETE
+                call.state = INCOMPLETE
                 continue
             self._finalize(choice, part.choice, call, out, allow_close=not truncated)
-        out.append(
-            ChoiceFinished(choice=part.choice, reason=part.reason, raw_reason=part.raw_reason)
-        )
+        out.append(ChoiceFinished(choice=part.choice, reason=reason, raw_reason=part.raw_reason))
 
     def _finalize_all(self, out: list[Event], *, allow_close: bool) -> None:
         for c, choice in self._choices.items():
             for call in choice.calls:
-                if call.state == _OPEN:
+                if call.state == OPEN:
                     self._finalize(choice, c, call, out, allow_close=allow_close)
 
     def _all_choices_finished(self) -> bool:
@@ -577,55 +556,28 @@ class Accumulator:
             ch.finish_reason is not None for ch in self._choices.values()
         )
 
-    def _open_calls(self) -> list[IncompleteToolCall]:
-        return [
-            IncompleteToolCall(
-                id=call.id,
-                name=call.name or None,
-                raw_arguments=call.raw_text(),
-                index=call.position,
-            )
-            for choice in self._choices.values()
-            for call in choice.calls
-            if call.state in (_OPEN, _INCOMPLETE)
-        ]
-
     # -- result --------------------------------------------------------------------
 
     def result(self, api: str) -> StreamResult:
         """The reading of the stream so far (final once the input is closed)."""
-        choices = []
-        for c in sorted(self._choices):
-            ch = self._choices[c]
-            incomplete = tuple(
-                IncompleteToolCall(
-                    id=call.id,
-                    name=call.name or None,
-                    raw_arguments=call.raw_text(),
-                    index=call.position,
-                )
-                for call in ch.calls
-                if call.state in (_OPEN, _INCOMPLETE)
+        choices = [
+            ChoiceResult(
+                index=c,
+                text="".join(ch.text),
+                reasoning="".join(ch.reasoning),
+                finish_reason=ch.finish_reason,
+                raw_finish_reason=ch.raw_finish_reason,
+                tool_calls=tuple(sorted(ch.ready, key=lambda t: t.index)),
+                invalid_tool_calls=tuple(ch.invalid),
+                incomplete_tool_calls=ch.incomplete(),
+                server_tool_calls=tuple(ch.server_calls),
+                provider_state=tuple(ch.state),
             )
-            choices.append(
-                ChoiceResult(
-                    index=c,
-                    text="".join(ch.text),
-                    reasoning="".join(ch.reasoning),
-                    finish_reason=ch.finish_reason,
-                    raw_finish_reason=ch.raw_finish_reason,
-                    tool_calls=tuple(sorted(ch.ready, key=lambda t: t.index)),
-                    invalid_tool_calls=tuple(ch.invalid),
-                    incomplete_tool_calls=incomplete,
-                    server_tool_calls=tuple(ch.server_calls),
-                    provider_state=tuple(ch.state),
-                )
-            )
-        if not choices:
-            choices.append(ChoiceResult(index=0))
+            for c, ch in sorted(self._choices.items())
+        ]
         return StreamResult(
             api=api,
-            choices=tuple(choices),
+            choices=tuple(choices) or (ChoiceResult(index=0),),
             usage=self.usage,
             error=self.error,
             complete=self.error is None and (self.ended or self._all_choices_finished()),
@@ -639,20 +591,6 @@ def _has_content(part: CallPart) -> bool:
         (part.args and part.args.strip())
         or part.args_value is not MISSING
         or part.args_final
-        or part.partial is not MISSING
+        or part.partial is not None
         or part.done
     )
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if value is None:
-        return "null"
-    return type(value).__name__

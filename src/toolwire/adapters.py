@@ -78,10 +78,12 @@ from types import TracebackType
 from typing import Any
 
 from toolwire._json import dumps
+from toolwire._parts import (
+    StreamEndPart,
+)
 from toolwire.accumulate import Accumulator
 from toolwire.codecs import Codec, codec_for
 from toolwire.codecs._common import error_event
-from toolwire.codecs._parts import StreamEndPart
 from toolwire.errors import (
     RemoteProtocolError,
     StreamTruncated,

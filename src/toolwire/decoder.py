@@ -26,17 +26,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from toolwire._json import JSONDecodeError, loads
+from toolwire._json import JSONDecodeError, JSONLimitError, dumps, loads
+from toolwire._parts import (
+    Part,
+    StreamEndPart,
+)
 from toolwire.accumulate import Accumulator
 from toolwire.codecs import APIS, Codec, codec_for
-from toolwire.codecs._parts import Part, StreamEndPart
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
-from toolwire.sse import JSONArrayDecoder, NDJSONDecoder, SSEDecoder
+from toolwire.framing import END_OF_BODY, FrameReader, FramingKind, SniffingReader, reader_for
+from toolwire.limits import MAX_FRAME_BYTES
 from toolwire.types import StreamResult
 
-__all__ = ["DecodedFrame", "StreamDecoder", "sniff_api"]
+__all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
+
+FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
 
 _ANTHROPIC_EVENTS = frozenset(
     {
@@ -90,6 +97,8 @@ def sniff_api(event: str, data: str) -> str | None:
         return "openai-chat"
     try:
         obj = loads(stripped)
+    except JSONLimitError as exc:
+        raise RemoteProtocolError(f"a stream chunk goes past a limit: {exc}", raw=data) from None
     except (JSONDecodeError, ValueError):
         return None
     if not isinstance(obj, dict):
@@ -139,17 +148,21 @@ class StreamDecoder:
         """The dialect being decoded (``None`` until ``auto`` has told)."""
         self._acc = Accumulator(id_factory=id_factory)
         self._codec: Codec | None = None
-        self._framer: SSEDecoder | NDJSONDecoder | JSONArrayDecoder | None = None
-        self._head = b""  # bytes held until the framing is known
         self._held: list[tuple[str, str]] = []  # frames held until the dialect is known
-        self._array_ended = False
+        self._held_size = 0
         self._closed = False
-        if api in ("openai-chat", "openai-responses", "anthropic-messages", "cohere-v2"):
-            self._framer = SSEDecoder()
-        elif api == "ollama-ndjson":
-            self._framer = NDJSONDecoder()
-        if self.api is not None:
+        self._reader: FrameReader
+        self._sniffer: SniffingReader | None = None
+        if self.api is None:
+            self._reader = self._sniffer = SniffingReader(FRAMINGS)
+        else:
             self._codec = codec_for(self.api)
+            framings = self._codec.framings
+            if len(framings) == 1:
+                (kind,) = framings
+                self._reader = reader_for(kind)
+            else:
+                self._reader = self._sniffer = SniffingReader(framings)
 
     # -- public API ---------------------------------------------------------------
 
@@ -204,10 +217,11 @@ class StreamDecoder:
         if self._acc.error is not None or not data:
             return
         try:
-            payloads = self._frame(data)
+            payloads = self._reader.feed_pairs(data)
         except ToolwireError as exc:
             self._acc.fail(exc, out)
             return
+        self._after_framing()
         self._decode(payloads, out, frames)
 
     def _close(self, out: list[Event], frames: list[DecodedFrame] | None) -> None:
@@ -215,74 +229,35 @@ class StreamDecoder:
             return
         if self._acc.error is None:
             try:
-                payloads = self._frame_close()
+                payloads = self._reader.close_pairs()
             except ToolwireError as exc:
                 self._acc.fail(exc, out)
                 payloads = []
+            self._after_framing()
             self._decode(payloads, out, frames, final=True)
-            if (
-                self._acc.error is None
-                and self._codec is None
-                and (self._held or self._head.strip())
-            ):
+            if self._acc.error is None and self._codec is None and self._held:
                 self._acc.fail(
                     RemoteProtocolError(
                         "could not tell which API this stream speaks; pass api=...",
-                        raw=self._head or (self._held[0][1] if self._held else None),
+                        raw=self._held[0][1],
                     ),
                     out,
                 )
         self._closed = True
         self._acc.close(out)
 
-    def _frame(self, data: bytes) -> list[tuple[str, str]]:
-        framer = self._framer
-        if framer is None:
-            self._head += data
-            stripped = self._head.lstrip(b" \t\r\n\xef\xbb\xbf")
-            if not stripped:
-                return []
-            framer = self._framer = self._pick_framer(stripped[:1])
-            data, self._head = self._head, b""
-        if isinstance(framer, SSEDecoder):
-            return framer.feed_pairs(data)
-        if isinstance(framer, JSONArrayDecoder):
-            payloads = [("message", text) for text in framer.feed(data)]
-            if framer.finished and not self._array_ended:
-                self._array_ended = True
-                payloads.append(("", ""))  # the closing bracket: end of stream
-            return payloads
-        return [("message", line) for line in framer.feed(data)]
-
-    def _frame_close(self) -> list[tuple[str, str]]:
-        framer = self._framer
-        if framer is None:
-            return []
-        if isinstance(framer, SSEDecoder):
-            return framer.close_pairs()
-        if isinstance(framer, JSONArrayDecoder):
-            payloads = [("message", text) for text in framer.close()]
-            if framer.finished and not self._array_ended:
-                self._array_ended = True
-                payloads.append(("", ""))
-            return payloads
-        return [("message", line) for line in framer.close()]
-
-    def _pick_framer(self, first: bytes) -> SSEDecoder | NDJSONDecoder | JSONArrayDecoder:
-        if first == b"[":
-            if self.api not in (None, "gemini"):
-                raise RemoteProtocolError(f"{self.api}: the body is a JSON array, not SSE")
+    def _after_framing(self) -> None:
+        """What the framing told: a JSON array is Gemini's; bytes that were
+        not UTF-8 make the accumulator check text and arguments for them."""
+        sniffer = self._sniffer
+        if sniffer is not None and sniffer.kind == "json-array" and self._codec is None:
             self._set_api("gemini")
-            return JSONArrayDecoder()
-        if first == b"{" and self.api in (None, "ollama-ndjson"):
-            return NDJSONDecoder()
-        return SSEDecoder()
+        if self._reader.undecodable:
+            self._acc.check_utf8 = True
 
     def _set_api(self, api: str) -> None:
-        if self.api is None:
-            self.api = api
-        if self._codec is None:
-            self._codec = codec_for(self.api)
+        self.api = api
+        self._codec = codec_for(api)
 
     def _decode(
         self,
@@ -292,39 +267,57 @@ class StreamDecoder:
         *,
         final: bool = False,
     ) -> None:
-        acc = self._acc
-        codec = self._codec
-        if codec is None:
-            payloads = self._sniff(payloads)
-            codec = self._codec
-            if codec is None:
+        if self._codec is None:
+            try:
+                payloads = self._sniff(payloads)
+            except ToolwireError as exc:
+                self._acc.fail(exc, out)
+                return
+            if self._codec is None:
                 return
         if frames is None and not final:
-            # The hot path: no per-payload bookkeeping.
-            apply = acc.apply
-            decode = codec.decode
-            for event, data in payloads:
-                if acc.error is not None:
-                    return
-                if not data and not event:
-                    apply([StreamEndPart()], out)
-                    continue
-                try:
-                    decoded = decode(event, data)
-                except ToolwireError as exc:
-                    acc.fail(exc, out)
-                    return
-                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                    acc.fail(_codec_bug(codec.api, exc, data), out)
-                    return
-                apply(decoded, out)
-            return
+            self._decode_fast(self._codec, payloads, out)
+        else:
+            self._decode_frames(self._codec, payloads, out, frames, final)
+
+    def _decode_fast(self, codec: Codec, payloads: list[tuple[str, str]], out: list[Event]) -> None:
+        """The hot path: no per-payload bookkeeping."""
+        acc = self._acc
+        apply = acc.apply
+        decode = codec.decode
+        for event, data in payloads:
+            if acc.error is not None:
+                return
+            if not data and not event:  # END_OF_BODY
+                apply([StreamEndPart()], out)
+                continue
+            try:
+                decoded = decode(event, data)
+            except ToolwireError as exc:
+                acc.fail(exc, out)
+                return
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                acc.fail(_codec_bug(codec.api, exc, data), out)
+                return
+            apply(decoded, out)
+
+    def _decode_frames(
+        self,
+        codec: Codec,
+        payloads: list[tuple[str, str]],
+        out: list[Event],
+        frames: list[DecodedFrame] | None,
+        final: bool,
+    ) -> None:
+        """Payload by payload, noting what each caused (``inspect``), and the
+        last payloads of a body, which may have been cut."""
+        acc = self._acc
         for event, data in payloads:
             if acc.error is not None:
                 return
             start = len(out)
             parts: list[Part]
-            if not event and not data:
+            if (event, data) == END_OF_BODY:
                 parts = [StreamEndPart()]
             else:
                 try:
@@ -346,19 +339,66 @@ class StreamDecoder:
                 frames.append(DecodedFrame(event=event, data=data, events=tuple(out[start:])))
 
     def _sniff(self, payloads: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Hold frames until one tells the dialect; then all of them go on.
+        Each frame is looked at once, and what is held is capped."""
         self._held.extend(payloads)
-        if self.api is None:
-            for event, data in self._held:
-                api = sniff_api(event, data)
-                if api is not None:
-                    self._set_api(api)
-                    break
-        else:
-            self._set_api(self.api)
-        if self._codec is None:
-            return []
-        held, self._held = self._held, []
-        return held
+        for event, data in payloads:
+            api = sniff_api(event, data)
+            if api is not None:
+                self._set_api(api)
+                held, self._held = self._held, []
+                return held
+            self._held_size += len(data)
+            if self._held_size > MAX_FRAME_BYTES:
+                raise RemoteProtocolError(
+                    f"could not tell which API this stream speaks from its first "
+                    f"{MAX_FRAME_BYTES} bytes; pass api=...",
+                    raw=self._held[0][1],
+                )
+        return []
+
+
+def decode_response(
+    api: str, body: Any, *, id_factory: Callable[[], str] | None = None
+) -> StreamResult:
+    """Read a whole (non-streamed) response body of a dialect.
+
+    The dialect's codec turns the body into the parts its stream would have
+    given, and the same accumulator reads them: a response and the stream of
+    the same response give the same text, calls, finish reason and usage.
+    A body that is not the dialect's shape gives a result whose ``error`` is
+    a :class:`~toolwire.errors.RemoteProtocolError`; nothing raises.
+
+    Args:
+        api: ``openai-chat``, ``openai-responses``, ``anthropic-messages`` or
+            ``gemini``.
+        body: the parsed JSON body.
+        id_factory: makes call ids where the provider sends none.
+    """
+    codec = codec_for(api)
+    read = getattr(codec, "decode_response", None)
+    if read is None:
+        raise UsageError(f"{api}: no reader for whole responses")
+    try:
+        if not isinstance(body, dict):
+            raise RemoteProtocolError(f"expected a JSON object, got {type(body).__name__}")
+        parts = read(body)
+    except (ToolwireError, KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        return StreamResult(api=api, choices=(), error=_malformed(api, exc, body), complete=False)
+    acc = Accumulator(id_factory=id_factory)
+    out: list[Event] = []
+    acc.apply(parts, out)
+    acc.close(out)
+    return acc.result(api)
+
+
+def _malformed(api: str, exc: Exception, body: Any) -> RemoteProtocolError:
+    message = exc.message if isinstance(exc, ToolwireError) else f"{type(exc).__name__}: {exc}"
+    try:
+        raw = dumps(body)[:500]
+    except (TypeError, ValueError):
+        raw = None
+    return RemoteProtocolError(f"malformed {api} response: {message}", raw=raw)
 
 
 def _codec_bug(api: str, exc: Exception, data: str) -> RemoteProtocolError:

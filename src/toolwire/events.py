@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from toolwire.errors import ToolwireError
-from toolwire.types import InvalidToolCall, ServerToolCall, ToolCall, Usage
+from toolwire.types import FinishReason, InvalidToolCall, ServerToolCall, ToolCall, Usage
 
 __all__ = [
     "ChoiceFinished",
@@ -152,8 +152,9 @@ class ChoiceFinished:
 
     kind: Literal["finish"] = "finish"
     choice: int = 0
-    reason: str
+    reason: FinishReason
     raw_reason: str | None = None
+    """The provider's own word for it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

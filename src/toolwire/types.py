@@ -7,19 +7,60 @@ Plain frozen records, no I/O. ``to_dict()`` gives the JSON shape used by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from toolwire.errors import ToolwireError
 
 __all__ = [
+    "FINISH_REASONS",
     "ChoiceResult",
+    "FinishReason",
     "IncompleteToolCall",
     "InvalidToolCall",
     "ServerToolCall",
     "StreamResult",
     "ToolCall",
     "Usage",
+    "as_finish_reason",
 ]
+
+
+FinishReason: TypeAlias = Literal[
+    "stop", "tool_calls", "length", "content_filter", "error", "other"
+]
+"""Why a choice ended, in one vocabulary for every dialect; the provider's own
+word is kept beside it (``raw_finish_reason``, ``ChoiceFinished.raw_reason``):
+
+- ``stop``: the model finished its answer (``stop``, ``end_turn``, ``STOP``,
+  vLLM's ``eos``, Cohere's ``COMPLETE``...);
+- ``tool_calls``: the model called tools (also when the provider said ``stop``);
+- ``length``: a token limit cut the output (``length``, ``max_tokens``...);
+- ``content_filter``: a safety filter or a refusal stopped it;
+- ``error``: the provider failed to produce a valid turn (Gemini's
+  ``MALFORMED_FUNCTION_CALL``, Cohere's ``ERROR``, a failed response);
+- ``other``: anything else, such as Anthropic's ``pause_turn``: read the raw value.
+"""
+
+FINISH_REASONS: tuple[FinishReason, ...] = (
+    "stop",
+    "tool_calls",
+    "length",
+    "content_filter",
+    "error",
+    "other",
+)
+"""Every :data:`FinishReason`."""
+
+
+def as_finish_reason(value: object) -> FinishReason | None:
+    """``value`` as a :data:`FinishReason` (a stored word toolwire no longer
+    uses is ``"other"``); ``None`` for no reason at all."""
+    if not isinstance(value, str) or not value:
+        return None
+    for reason in FINISH_REASONS:
+        if value == reason:
+            return reason
+    return "other"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,10 +190,10 @@ class ChoiceResult:
     index: int = 0
     text: str = ""
     reasoning: str = ""
-    finish_reason: str | None = None
-    """Normalized: ``stop``, ``tool_calls``, ``length``, ``content_filter``,
-    ``error``, or the provider's own word when it has no equivalent."""
+    finish_reason: FinishReason | None = None
+    """Why the choice ended (``None`` when the provider did not say)."""
     raw_finish_reason: str | None = None
+    """The provider's own word for it."""
     tool_calls: tuple[ToolCall, ...] = ()
     invalid_tool_calls: tuple[InvalidToolCall, ...] = ()
     incomplete_tool_calls: tuple[IncompleteToolCall, ...] = ()

@@ -24,7 +24,7 @@ from toolwire import (
     ToolCallReady,
     UsageError,
 )
-from toolwire.sse import SSEDecoder
+from toolwire.framing import SSEDecoder
 
 pytestmark = pytest.mark.anyio
 

@@ -43,7 +43,7 @@ def test_demo_renders_without_a_terminal() -> None:
     assert "✓ get_weather" in out and "✓ get_current_time" in out
     # The answer streams once; nothing animated, no table, no second copy.
     assert out.count("杭州现在小雨") == 1
-    assert out.rstrip().splitlines()[-1] == "usage: 2 turns, 2 tool calls, tokens 1211 in / 36 out"
+    assert out.rstrip().splitlines()[-1] == "usage: 2 turns, 2 tool calls, tokens 1185 in / 36 out"
     assert "\x1b[" not in out and "waiting for the model" not in out
     assert proc.stderr == ""
 

@@ -395,7 +395,7 @@ def test_anthropic_stop_reasons_server_tools_and_errors() -> None:
     refusal = provider.parse_response(message("refusal", text)).choices[0]
     assert refusal.finish_reason == "content_filter"
     pause = provider.parse_response(message("pause_turn", text)).choices[0]
-    assert pause.finish_reason == "pause_turn"
+    assert (pause.finish_reason, pause.raw_finish_reason) == ("other", "pause_turn")
     search = message(
         "end_turn",
         {
@@ -510,10 +510,7 @@ def test_gemini_text_signature_and_finish_reasons() -> None:
     )
     assert provider.parse_response(body("SAFETY")).choices[0].finish_reason == "content_filter"
     odd = provider.parse_response(body("MALFORMED_FUNCTION_CALL")).choices[0]
-    assert (odd.finish_reason, odd.raw_finish_reason) == (
-        "malformed_function_call",
-        "MALFORMED_FUNCTION_CALL",
-    )
+    assert (odd.finish_reason, odd.raw_finish_reason) == ("error", "MALFORMED_FUNCTION_CALL")
     blocked = provider.parse_response({"promptFeedback": {"blockReason": "SAFETY"}})
     assert blocked.choices[0].finish_reason == "content_filter"
     assert isinstance(provider.parse_response({"candidates": []}).error, RemoteProtocolError)

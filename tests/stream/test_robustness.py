@@ -118,8 +118,8 @@ def test_unknown_api_is_a_usage_error() -> None:
 def test_the_core_imports_no_io_library() -> None:
     code = (
         "import sys\n"
-        "import toolwire, toolwire.decoder, toolwire.accumulate, toolwire.sse, toolwire.codecs\n"
-        "import toolwire._jsonstream, toolwire._repair\n"
+        "import toolwire, toolwire.decoder, toolwire.accumulate, toolwire.framing\n"
+        "import toolwire.codecs, toolwire._jsonstream, toolwire._repair\n"
         "bad = [m for m in ('httpx', 'anyio', 'asyncio', 'socket', 'trio', 'starlette',"
         " 'uvicorn', 'ssl', 'pydantic') if m in sys.modules]\n"
         "print(','.join(bad))\n"

@@ -56,9 +56,11 @@ from toolwire._jsonstream._text import (
     decode_run,
     found,
     not_text,
+    number_problem,
     read_escape,
     to_number,
 )
+from toolwire.limits import MAX_JSON_DEPTH
 
 __all__ = ["PartialJSONParser"]
 
@@ -346,6 +348,8 @@ class PartialJSONParser:
         if c == '"':
             self._begin_string(is_key=False, at=base + j)
             return j + 1
+        if (c == "{" or c == "[") and len(self._stack) >= MAX_JSON_DEPTH:
+            return self._fail(f"nesting deeper than {MAX_JSON_DEPTH} levels", base + j)
         if c == "{":
             self._open({})
             self._state = K_FIRST
@@ -446,7 +450,7 @@ class PartialJSONParser:
         self._num = []
         number = to_number(token)
         if number is INVALID:
-            self._fail(f"invalid number {token[:40]!r}", self._num_start)
+            self._fail(number_problem(token), self._num_start)
             return False
         self._place(number)
         return True

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolwire.errors import ToolwireError, UsageError
+from toolwire.limits import MAX_INT_DIGITS
 
 __all__ = [
     "AFTER",
@@ -48,6 +49,7 @@ __all__ = [
     "decode_run",
     "found",
     "not_text",
+    "number_problem",
     "read_escape",
     "to_number",
 ]
@@ -218,6 +220,15 @@ def to_number(token: str) -> Any:
         except ValueError:  # more digits than sys.get_int_max_str_digits() allows
             return INVALID
     return float(token)
+
+
+def number_problem(token: str) -> str:
+    """Why a number token was refused: an integer longer than Python converts
+    is valid JSON, and is refused for what it is."""
+    digits = len(token.lstrip("-"))
+    if token.lstrip("-").isdigit() and digits > MAX_INT_DIGITS > 0:
+        return f"an integer of {digits} digits (more than the {MAX_INT_DIGITS}-digit limit)"
+    return f"invalid number {token[:40]!r}"
 
 
 def not_text(owner: str, fragment: object) -> UsageError:

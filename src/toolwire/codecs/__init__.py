@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from toolwire.codecs._parts import Part
+from toolwire._parts import (
+    Part,
+)
 from toolwire.codecs.anthropic import AnthropicCodec
 from toolwire.codecs.cohere import CohereCodec
 from toolwire.codecs.gemini import GeminiCodec
@@ -19,6 +21,7 @@ from toolwire.codecs.ollama import OllamaCodec
 from toolwire.codecs.openai_chat import OpenAIChatCodec
 from toolwire.codecs.openai_responses import OpenAIResponsesCodec
 from toolwire.errors import UsageError
+from toolwire.framing import FramingKind
 
 __all__ = [
     "APIS",
@@ -37,6 +40,8 @@ class Codec(Protocol):
     """Turns one framed payload into parts."""
 
     api: str
+    framings: frozenset[FramingKind]
+    """The framings this dialect streams in (Gemini: SSE or a JSON array)."""
     quirks: set[str]
     """What this stream did that its dialect's reference does not, noticed in
     passing (``"empty-string id on continuations"``): short phrases for people,

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from toolwire._json import JSONDecodeError, loads
+from toolwire._json import JSONDecodeError, JSONLimitError, loads
+from toolwire._parts import FinishPart, MetaPart
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent
+from toolwire.types import FinishReason
 
-__all__ = ["error_event", "is_done_trailer", "load_payload"]
+__all__ = [
+    "as_int",
+    "as_list",
+    "as_obj",
+    "as_str",
+    "bad_json",
+    "error_event",
+    "finish_part",
+    "int_or_none",
+    "is_done_trailer",
+    "load_payload",
+    "meta_part",
+]
 
 
 def is_done_trailer(data: str) -> bool:
@@ -22,14 +37,19 @@ def load_payload(data: str, api: str) -> dict[str, Any]:
     try:
         obj = loads(data)
     except (JSONDecodeError, ValueError) as exc:
-        raise RemoteProtocolError(
-            f"{api}: a stream chunk is not valid JSON ({exc})", raw=data
-        ) from exc
+        raise bad_json(api, exc, data) from exc
     if not isinstance(obj, dict):
         raise RemoteProtocolError(
             f"{api}: a stream chunk is {type(obj).__name__}, expected a JSON object", raw=data
         )
     return obj
+
+
+def bad_json(api: str, exc: ValueError, data: str) -> RemoteProtocolError:
+    """The error for a payload the JSON parser refused, naming the real cause."""
+    if isinstance(exc, JSONLimitError):
+        return RemoteProtocolError(f"{api}: a stream chunk goes past a limit: {exc}", raw=data)
+    return RemoteProtocolError(f"{api}: a stream chunk is not valid JSON ({exc})", raw=data)
 
 
 def error_event(payload: Any, api: str) -> StreamErrorEvent:
@@ -70,3 +90,58 @@ def error_event(payload: Any, api: str) -> StreamErrorEvent:
         error_type=error_type if isinstance(error_type, str) else None,
         body=err,
     )
+
+
+# -- defensive accessors: provider JSON is never trusted -----------------------
+
+
+def as_obj(value: Any, what: str) -> dict[str, Any]:
+    """``value`` as a JSON object, or a typed error naming ``what``."""
+    if isinstance(value, dict):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a JSON object, got {type(value).__name__}")
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    """``value`` as a list; ``None`` counts as empty."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a JSON array, got {type(value).__name__}")
+
+
+def as_str(value: Any, what: str) -> str | None:
+    """``value`` as a string; ``None`` stays ``None``."""
+    if value is None or isinstance(value, str):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a string, got {type(value).__name__}")
+
+
+def as_int(value: Any, what: str) -> int | None:
+    """``value`` as an integer; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise RemoteProtocolError(f"{what}: expected an integer, got {type(value).__name__}")
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an integer (not a bool), else ``None``: for
+    optional counts (usage) where a wrong type is ignored, not an error."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def meta_part(model: Any, response_id: Any) -> MetaPart:
+    """The model and response id of a stream, each kept only if a string."""
+    return MetaPart(
+        model=model if isinstance(model, str) else None,
+        response_id=response_id if isinstance(response_id, str) else None,
+    )
+
+
+def finish_part(table: Mapping[str, FinishReason], raw: str, choice: int = 0) -> FinishPart:
+    """The finish part for a provider's raw reason: its word in the dialect's
+    table, ``"other"`` for a word the table does not know."""
+    return FinishPart(table.get(raw, "other"), raw, choice)

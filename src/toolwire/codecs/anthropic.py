@@ -16,18 +16,16 @@ Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from toolwire._json import dumps
 from toolwire._json import loads_fast as _loads
-from toolwire._repair import ArgumentsParseError, parse_arguments
-from toolwire.codecs._common import error_event, is_done_trailer, load_payload
-from toolwire.codecs._parts import (
+from toolwire._parts import (
+    POSITION_KEY,
     ArgsPart,
     CallDone,
     CallPart,
     ErrorPart,
-    FinishPart,
     Part,
     ReasoningPart,
     ServerCallPart,
@@ -36,20 +34,28 @@ from toolwire.codecs._parts import (
     TextPart,
     TrailerPart,
     UsagePart,
+)
+from toolwire._repair import ArgumentsParseError, parse_arguments
+from toolwire.codecs._common import (
     as_int,
     as_obj,
     as_str,
+    error_event,
+    finish_part,
     int_or_none,
+    is_done_trailer,
+    load_payload,
     meta_part,
 )
 from toolwire.errors import RemoteProtocolError
-from toolwire.types import Usage
+from toolwire.framing import FramingKind
+from toolwire.types import FinishReason, Usage
 
-__all__ = ["AnthropicCodec", "normalize_stop_reason"]
+__all__ = ["FINISH_REASONS", "AnthropicCodec", "usage_from_anthropic"]
 
 API = "anthropic-messages"
 
-_STOP = {
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "tool_use": "tool_calls",
@@ -57,17 +63,40 @@ _STOP = {
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
+"""Anthropic's ``stop_reason`` values in toolwire's vocabulary (``pause_turn``
+is ``"other"``: read the raw value)."""
 
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
 
 
-def normalize_stop_reason(raw: str) -> str:
-    """Anthropic stop reasons in toolwire's vocabulary (``pause_turn`` kept)."""
-    return _STOP.get(raw, raw)
+def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
+    """An Anthropic ``usage`` object as a :class:`Usage`.
+
+    ``input_tokens`` is normalized to *all* input tokens (Anthropic reports
+    cache reads and writes apart), so it compares with other providers'.
+    """
+    fresh = int_or_none(raw.get("input_tokens"))
+    cache_read = int_or_none(raw.get("cache_read_input_tokens"))
+    cache_write = int_or_none(raw.get("cache_creation_input_tokens"))
+    counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
+    input_tokens = sum(counted) if counted else None
+    output_tokens = int_or_none(raw.get("output_tokens"))
+    total = None
+    if input_tokens is not None or output_tokens is not None:
+        total = (input_tokens or 0) + (output_tokens or 0)
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=total,
+        cached_tokens=cache_read,
+        raw=raw,
+    )
 
 
 class _Block:
     __slots__ = ("data", "fragments", "id", "input", "name", "signature", "text", "type")
+
+    signature: list[str]
 
     def __init__(self, block: dict[str, Any]) -> None:
         self.type = str(block.get("type"))
@@ -76,7 +105,7 @@ class _Block:
         self.input: Any = block.get("input")
         self.fragments: list[str] = []
         self.text: list[str] = []
-        self.signature = as_str(block.get("signature"), f"{API}: signature") or ""
+        self.signature = [as_str(block.get("signature"), f"{API}: signature") or ""]
         self.data = block.get("data")
 
 
@@ -84,10 +113,12 @@ class AnthropicCodec:
     """Decodes Messages stream events into parts."""
 
     api = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
+        self._calls = 0  # tool_use blocks so far: where thinking goes back
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
@@ -140,7 +171,7 @@ class AnthropicCodec:
                 stop = as_obj(delta, f"{API}: message delta").get("stop_reason")
                 if stop:
                     raw = as_str(stop, f"{API}: stop_reason") or ""
-                    parts.append(FinishPart(normalize_stop_reason(raw), raw))
+                    parts.append(finish_part(FINISH_REASONS, raw))
         elif kind == "message_stop":
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
@@ -155,7 +186,18 @@ class AnthropicCodec:
             raise RemoteProtocolError(f"{API}: a content block event has no index")
         return index
 
-    def _message_start(self, message: dict[str, Any], parts: list[Part]) -> None:
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``message`` object: what its stream would give."""
+        if not isinstance(body.get("content"), list):
+            raise RemoteProtocolError("the message has no 'content' array")
+        parts: list[Part] = []
+        self._message_start(body, parts, whole=True)
+        parts.append(StreamEndPart())
+        return parts
+
+    def _message_start(
+        self, message: dict[str, Any], parts: list[Part], *, whole: bool = False
+    ) -> None:
         parts.append(meta_part(message.get("model"), message.get("id")))
         usage = message.get("usage")
         if usage:
@@ -164,7 +206,7 @@ class AnthropicCodec:
         if not isinstance(content, list):
             raise RemoteProtocolError(f"{API}: message content is not an array")
         # Complete blocks already inside message_start: start and stop each.
-        if content:
+        if content and not whole:
             self.quirks.add("complete blocks inside message_start")
         for block in content:
             index = -1 - len(self._blocks)  # never collides with streamed indexes
@@ -173,7 +215,7 @@ class AnthropicCodec:
         stop = message.get("stop_reason")
         if stop:
             raw = as_str(stop, f"{API}: stop_reason") or ""
-            parts.append(FinishPart(normalize_stop_reason(raw), raw))
+            parts.append(finish_part(FINISH_REASONS, raw))
 
     def _start(
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
@@ -189,6 +231,7 @@ class AnthropicCodec:
                 b.text.append(as_str(thinking, f"{API}: thinking") or "")
                 parts.append(ReasoningPart(b.text[-1]))
         elif b.type == "tool_use":
+            self._calls += 1
             part = CallPart(id=b.id, index=index, name=b.name, new=True)
             if isinstance(b.input, dict):
                 if whole:
@@ -224,7 +267,7 @@ class AnthropicCodec:
                 parts.append(ReasoningPart(text))
         elif kind == "signature_delta":
             if block is not None:
-                block.signature += as_str(delta.get("signature"), f"{API}: signature") or ""
+                block.signature.append(as_str(delta.get("signature"), f"{API}: signature") or "")
         # citations_delta and future delta types carry nothing we need.
 
     def _stop(self, index: int, parts: list[Part]) -> None:
@@ -249,39 +292,21 @@ class AnthropicCodec:
                 raise RemoteProtocolError(f"{API}: server tool {block.name} input is not an object")
             parts.append(ServerCallPart(block.id, block.name, block.type, value, raw))
         elif block.type == "thinking":
-            parts.append(
-                StatePart(
-                    {
-                        "type": "thinking",
-                        "thinking": "".join(block.text),
-                        "signature": block.signature,
-                    }
-                )
-            )
+            thinking = {
+                "type": "thinking",
+                "thinking": "".join(block.text),
+                "signature": "".join(block.signature),
+            }
+            parts.append(StatePart(self._placed(thinking)))
         elif block.type == "redacted_thinking":
-            parts.append(StatePart({"type": "redacted_thinking", "data": block.data}))
+            parts.append(StatePart(self._placed({"type": "redacted_thinking", "data": block.data})))
+
+    def _placed(self, item: dict[str, Any]) -> dict[str, Any]:
+        # Thinking after some calls (interleaved thinking) goes back after them.
+        return {**item, POSITION_KEY: self._calls} if self._calls else item
 
     def _merge_usage(self, usage: dict[str, Any]) -> UsagePart:
         # message_start carries input usage; message_delta the running output
         # count (and sometimes input again): keep the latest of each field.
         self._usage.update({k: v for k, v in usage.items() if v is not None})
-        u = self._usage
-        input_tokens = int_or_none(u.get("input_tokens"))
-        output_tokens = int_or_none(u.get("output_tokens"))
-        cache_read = int_or_none(u.get("cache_read_input_tokens"))
-        cache_write = int_or_none(u.get("cache_creation_input_tokens"))
-        total_in = None
-        if input_tokens is not None:
-            total_in = input_tokens + (cache_read or 0) + (cache_write or 0)
-        total = None
-        if total_in is not None or output_tokens is not None:
-            total = (total_in or 0) + (output_tokens or 0)
-        return UsagePart(
-            Usage(
-                input_tokens=total_in,
-                output_tokens=output_tokens,
-                total_tokens=total,
-                cached_tokens=cache_read,
-                raw=dict(u),
-            )
-        )
+        return UsagePart(usage_from_anthropic(dict(self._usage)))

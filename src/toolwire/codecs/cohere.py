@@ -10,14 +10,12 @@ Reference: https://docs.cohere.com/reference/chat-stream
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from toolwire.codecs._common import error_event, is_done_trailer, load_payload
-from toolwire.codecs._parts import (
+from toolwire._parts import (
     CallDone,
     CallPart,
     ErrorPart,
-    FinishPart,
     MetaPart,
     Part,
     ReasoningPart,
@@ -25,17 +23,24 @@ from toolwire.codecs._parts import (
     TextPart,
     TrailerPart,
     UsagePart,
+)
+from toolwire.codecs._common import (
     as_int,
     as_obj,
     as_str,
+    error_event,
+    finish_part,
+    is_done_trailer,
+    load_payload,
 )
-from toolwire.types import Usage
+from toolwire.framing import FramingKind
+from toolwire.types import FinishReason, Usage
 
-__all__ = ["CohereCodec"]
+__all__ = ["FINISH_REASONS", "CohereCodec"]
 
 API = "cohere-v2"
 
-_FINISH = {
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "COMPLETE": "stop",
     "STOP_SEQUENCE": "stop",
     "TOOL_CALL": "tool_calls",
@@ -43,6 +48,7 @@ _FINISH = {
     "ERROR": "error",
     "TIMEOUT": "error",
 }
+"""Cohere's ``finish_reason`` values in toolwire's vocabulary."""
 
 
 def _int(value: Any) -> int | None:
@@ -67,6 +73,7 @@ class CohereCodec:
     """Decodes Cohere v2 chat stream events into parts."""
 
     api = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
         self.quirks: set[str] = set()
@@ -128,7 +135,7 @@ class CohereCodec:
                         )
                     )
             raw = as_str(delta.get("finish_reason"), f"{API}: finish_reason") or "COMPLETE"
-            parts.append(FinishPart(_FINISH.get(raw, raw.lower()), raw))
+            parts.append(finish_part(FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
             parts.append(ErrorPart(error_event(obj, API)))

@@ -1,57 +1,61 @@
-"""Gemini ``streamGenerateContent`` (Google AI and Vertex AI).
+"""Gemini ``generateContent`` / ``streamGenerateContent`` (Google AI and Vertex AI).
 
 Each chunk is a ``GenerateContentResponse``: ``candidates[i].content.parts``
 holding text (``thought: true`` for reasoning) and ``functionCall`` parts,
 whole, with ``args`` as an object and usually no id (toolwire mints one).
 Several calls, even to the same function, may share one chunk: each part is
-its own call.
+its own call. A whole (non-streamed) response is one such object, read by
+the same code: streamed and whole give the same result.
 
 Vertex AI can also stream arguments (``streamFunctionCallArguments``): a part
 ``{name, willContinue: true}`` opens a call, then parts with ``partialArgs``
-set values by JSONPath (``$.a.b[0].c``): ``stringValue`` pieces are
-concatenated (an empty one ends the string), ``numberValue``/``boolValue``/
-``nullValue`` are assigned. The call ends with an empty ``functionCall: {}``,
-with a ``partialArgs`` part lacking ``willContinue``, with the next
-name-bearing part, or with the candidate's ``finishReason``.
-``thoughtSignature`` on a part must be sent back with that part: it is kept as
-provider state. References:
+set values by JSONPath (``$.a.b[0].c``, see ``_vertex.py``). The call ends
+with an empty ``functionCall: {}``, with a ``partialArgs`` part lacking
+``willContinue``, with the next name-bearing part, or with the candidate's
+``finishReason``. ``thoughtSignature`` on a part must be sent back with that
+part: it is kept as provider state. References:
 https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
 https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling
 """
 
 from __future__ import annotations
 
-import copy
-import itertools
-import re
-from typing import Any
+from typing import Any, Final
 
-from toolwire.codecs._common import error_event, is_done_trailer, load_payload
-from toolwire.codecs._parts import (
+from toolwire._parts import (
     CallPart,
     ErrorPart,
     FinishPart,
     Part,
     ReasoningPart,
     StatePart,
+    StreamEndPart,
     TextPart,
     TrailerPart,
     UsagePart,
+)
+from toolwire.codecs._common import (
     as_int,
     as_list,
     as_obj,
     as_str,
+    error_event,
+    finish_part,
     int_or_none,
+    is_done_trailer,
+    load_payload,
     meta_part,
 )
+from toolwire.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
 from toolwire.errors import RemoteProtocolError
-from toolwire.types import Usage
+from toolwire.framing import FramingKind
+from toolwire.types import FinishReason, Usage
 
-__all__ = ["GeminiCodec", "set_json_path"]
+__all__ = ["FINISH_REASONS", "GeminiCodec", "usage_from_gemini"]
 
 API = "gemini"
 
-_FINISH = {
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
     "SAFETY": "content_filter",
@@ -60,91 +64,49 @@ _FINISH = {
     "PROHIBITED_CONTENT": "content_filter",
     "SPII": "content_filter",
     "IMAGE_SAFETY": "content_filter",
+    "LANGUAGE": "content_filter",
     "MALFORMED_FUNCTION_CALL": "error",
     "UNEXPECTED_TOOL_CALL": "error",
 }
-
-_PATH_TOKEN = re.compile(r"""\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\[(?:'([^']*)'|"([^"]*)")\]""")
-
-
-def _parse_path(path: str) -> list[str | int]:
-    if not path.startswith("$"):
-        raise RemoteProtocolError(f"{API}: partialArgs jsonPath {path!r} does not start with '$'")
-    keys: list[str | int] = []
-    pos = 1
-    while pos < len(path):
-        m = _PATH_TOKEN.match(path, pos)
-        if m is None:
-            raise RemoteProtocolError(f"{API}: cannot read jsonPath {path!r} at {pos}")
-        name, number, quoted1, quoted2 = m.groups()
-        if number is not None:
-            keys.append(int(number))
-        else:
-            keys.append(name if name is not None else (quoted1 if quoted1 is not None else quoted2))
-        pos = m.end()
-    return keys
+"""Gemini's ``finishReason`` values in toolwire's vocabulary."""
 
 
-def set_json_path(root: dict[str, Any], path: str, value: Any, *, append: bool) -> None:
-    """Set (or, for strings with ``append``, extend) the value at a JSONPath,
-    creating objects and arrays on the way."""
-    keys = _parse_path(path)
-    if not keys:
-        raise RemoteProtocolError(f"{API}: partialArgs cannot replace the whole arguments object")
-    node: Any = root
-    for key, nxt in itertools.pairwise(keys):
-        child_default: Any = [] if isinstance(nxt, int) else {}
-        node = _child(node, key, child_default, path)
-    last = keys[-1]
-    if isinstance(last, int):
-        if not isinstance(node, list):
-            raise RemoteProtocolError(f"{API}: jsonPath {path!r} indexes a non-array")
-        while len(node) <= last:
-            node.append(None)
-        if append and isinstance(node[last], str):
-            node[last] += value
-        else:
-            node[last] = value
-    else:
-        if not isinstance(node, dict):
-            raise RemoteProtocolError(f"{API}: jsonPath {path!r} names a key of a non-object")
-        if append and isinstance(node.get(last), str):
-            node[last] += value
-        else:
-            node[last] = value
+def usage_from_gemini(raw: dict[str, Any]) -> Usage:
+    """``usageMetadata`` as a :class:`Usage`.
 
-
-def _child(node: Any, key: str | int, default: Any, path: str) -> Any:
-    if isinstance(key, int):
-        if not isinstance(node, list):
-            raise RemoteProtocolError(f"{API}: jsonPath {path!r} indexes a non-array")
-        while len(node) <= key:
-            node.append(None)
-        if node[key] is None:
-            node[key] = default
-        return node[key]
-    if not isinstance(node, dict):
-        raise RemoteProtocolError(f"{API}: jsonPath {path!r} names a key of a non-object")
-    child = node.get(key)
-    if child is None:
-        child = node[key] = default
-    return child
+    ``output_tokens`` counts thinking tokens too (``candidatesTokenCount`` +
+    ``thoughtsTokenCount``), as OpenAI's ``completion_tokens`` does.
+    """
+    candidates = int_or_none(raw.get("candidatesTokenCount"))
+    thoughts = int_or_none(raw.get("thoughtsTokenCount"))
+    output = None
+    if candidates is not None or thoughts is not None:
+        output = (candidates or 0) + (thoughts or 0)
+    return Usage(
+        input_tokens=int_or_none(raw.get("promptTokenCount")),
+        output_tokens=output,
+        total_tokens=int_or_none(raw.get("totalTokenCount")),
+        reasoning_tokens=thoughts,
+        cached_tokens=int_or_none(raw.get("cachedContentTokenCount")),
+        raw=raw,
+    )
 
 
 class _Streamed:
     """A Vertex call whose arguments arrive as partialArgs."""
 
-    __slots__ = ("args", "choice")
+    __slots__ = ("builder", "partial")
 
-    def __init__(self, choice: int) -> None:
-        self.choice = choice
-        self.args: dict[str, Any] = {}
+    def __init__(self) -> None:
+        self.builder = ArgsBuilder()
+        self.partial = PartialArgs()
 
 
 class GeminiCodec:
-    """Decodes GenerateContentResponse chunks into parts."""
+    """Decodes GenerateContentResponse chunks (and whole responses) into parts."""
 
     api = API
+    framings: frozenset[FramingKind] = frozenset({"sse", "json-array"})
 
     def __init__(self) -> None:
         self._open: dict[int, _Streamed] = {}
@@ -156,29 +118,33 @@ class GeminiCodec:
         if is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
             return [TrailerPart()]
-        obj = load_payload(data, API)
+        return self._response(load_payload(data, API))
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``generateContent`` response: what its stream would give."""
+        feedback = body.get("promptFeedback")
+        blocked = isinstance(feedback, dict) and feedback.get("blockReason")
+        if not body.get("candidates") and not blocked and "error" not in body:
+            raise RemoteProtocolError("the response has no candidates")
+        return [*self._response(body), StreamEndPart()]
+
+    def _response(self, obj: dict[str, Any]) -> list[Part]:
         if "error" in obj and "candidates" not in obj:
             return [ErrorPart(error_event(obj, API))]
         parts: list[Part] = []
         if not self._meta_seen:
             self._meta_seen = True
             parts.append(meta_part(obj.get("modelVersion"), obj.get("responseId")))
-        for candidate in as_list(obj.get("candidates"), f"{API}: candidates"):
+        candidates = as_list(obj.get("candidates"), f"{API}: candidates")
+        for candidate in candidates:
             self._candidate(as_obj(candidate, f"{API}: candidate"), parts)
+        feedback = obj.get("promptFeedback")
+        if not candidates and isinstance(feedback, dict) and feedback.get("blockReason"):
+            # A prompt blocked before generation: no candidate, a block reason.
+            parts.append(FinishPart("content_filter", str(feedback["blockReason"])))
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict) and any(k.endswith("TokenCount") for k in usage):
-            parts.append(
-                UsagePart(
-                    Usage(
-                        input_tokens=int_or_none(usage.get("promptTokenCount")),
-                        output_tokens=int_or_none(usage.get("candidatesTokenCount")),
-                        total_tokens=int_or_none(usage.get("totalTokenCount")),
-                        reasoning_tokens=int_or_none(usage.get("thoughtsTokenCount")),
-                        cached_tokens=int_or_none(usage.get("cachedContentTokenCount")),
-                        raw=usage,
-                    )
-                )
-            )
+            parts.append(UsagePart(usage_from_gemini(usage)))
         return parts
 
     def _candidate(self, candidate: dict[str, Any], parts: list[Part]) -> None:
@@ -191,44 +157,18 @@ class GeminiCodec:
         if finish:
             raw = as_str(finish, f"{API}: finishReason") or ""
             self._close_streamed(c, parts)
-            reason = _FINISH.get(raw, raw.lower())
-            if reason == "stop" and self._calls.get(c):
-                reason = "tool_calls"
-            parts.append(FinishPart(reason, raw, c))
+            parts.append(finish_part(FINISH_REASONS, raw, c))
 
     def _part(self, part: dict[str, Any], c: int, parts: list[Part]) -> None:
         signature = part.get("thoughtSignature")
         if "functionCall" in part:
-            fc = as_obj(part["functionCall"], f"{API}: functionCall")
-            name = as_str(fc.get("name"), f"{API}: functionCall name")
-            if name:
-                self._close_streamed(c, parts)
-                call_id = as_str(fc.get("id"), f"{API}: functionCall id")
-                position = self._calls.get(c, 0)
-                self._calls[c] = position + 1
-                if signature:
-                    parts.append(
-                        StatePart(
-                            {"type": "thought_signature", "call": position, "signature": signature},
-                            c,
-                        )
-                    )
-                if fc.get("willContinue"):
-                    self.quirks.add("arguments as Vertex partialArgs")
-                    self._open[c] = _Streamed(c)
-                    parts.append(CallPart(choice=c, id=call_id, name=name, new=True))
-                    self._partial_args(fc, c, parts)
-                    return
-                args = fc.get("args")
-                if args is not None and not isinstance(args, dict):
-                    raise RemoteProtocolError(f"{API}: functionCall args is not an object")
-                parts.append(
-                    CallPart(
-                        choice=c, id=call_id, name=name, args_value=args or {}, new=True, done=True
-                    )
-                )
-                return
-            self._partial_args(fc, c, parts)
+            opened = self._function_call(
+                as_obj(part["functionCall"], f"{API}: functionCall"), c, parts
+            )
+            if signature and opened:
+                position = self._calls.get(c, 0) - 1
+                state = {"type": "thought_signature", "call": position, "signature": signature}
+                parts.append(StatePart(state, c))
             return
         text = part.get("text")
         if isinstance(text, str):
@@ -239,44 +179,70 @@ class GeminiCodec:
         elif text is not None:
             raise RemoteProtocolError(f"{API}: text part is not a string")
 
+    def _function_call(self, fc: dict[str, Any], c: int, parts: list[Part]) -> bool:
+        """Read a ``functionCall`` part; say whether it opened a call."""
+        name = as_str(fc.get("name"), f"{API}: functionCall name")
+        if not name:
+            self._partial_args(fc, c, parts)
+            return False
+        self._close_streamed(c, parts)
+        call_id = as_str(fc.get("id"), f"{API}: functionCall id")
+        self._calls[c] = self._calls.get(c, 0) + 1
+        if fc.get("willContinue"):
+            self.quirks.add("arguments as Vertex partialArgs")
+            self._open[c] = _Streamed()
+            parts.append(CallPart(choice=c, id=call_id, name=name, new=True))
+            self._partial_args(fc, c, parts)
+            return True
+        args = fc.get("args")
+        if args is not None and not isinstance(args, dict):
+            raise RemoteProtocolError(f"{API}: functionCall args is not an object")
+        parts.append(
+            CallPart(choice=c, id=call_id, name=name, args_value=args or {}, new=True, done=True)
+        )
+        return True
+
     def _partial_args(self, fc: dict[str, Any], c: int, parts: list[Part]) -> None:
         streamed = self._open.get(c)
         pieces = fc.get("partialArgs")
         if pieces:
             if streamed is None:
                 raise RemoteProtocolError(f"{API}: partialArgs with no function call open")
-            for piece in as_list(pieces, f"{API}: partialArgs"):
-                self._apply(streamed, as_obj(piece, f"{API}: partialArgs item"))
-            parts.append(CallPart(choice=c, partial=copy.deepcopy(streamed.args)))
+            for item in as_list(pieces, f"{API}: partialArgs"):
+                piece = _piece(as_obj(item, f"{API}: partialArgs item"))
+                streamed.builder.apply(piece)
+                streamed.partial.pieces.append(piece)
+            mark = len(streamed.partial.pieces)
+            parts.append(CallPart(choice=c, partial=streamed.partial, mark=mark))
         if streamed is not None and not fc.get("willContinue"):
             # An empty functionCall, or a partialArgs part without
             # willContinue, ends the call.
             self._close_streamed(c, parts)
 
-    @staticmethod
-    def _apply(streamed: _Streamed, piece: dict[str, Any]) -> None:
-        path = as_str(piece.get("jsonPath"), f"{API}: jsonPath")
-        if not path:
-            raise RemoteProtocolError(f"{API}: partialArgs item has no jsonPath")
-        if "stringValue" in piece:
-            value = as_str(piece["stringValue"], f"{API}: stringValue") or ""
-            set_json_path(streamed.args, path, value, append=True)
-        elif "numberValue" in piece:
-            number = piece["numberValue"]
-            if not isinstance(number, (int, float)) or isinstance(number, bool):
-                raise RemoteProtocolError(f"{API}: numberValue is not a number")
-            set_json_path(streamed.args, path, number, append=False)
-        elif "boolValue" in piece:
-            flag = piece["boolValue"]
-            if not isinstance(flag, bool):
-                raise RemoteProtocolError(f"{API}: boolValue is not a boolean")
-            set_json_path(streamed.args, path, flag, append=False)
-        elif "nullValue" in piece:
-            set_json_path(streamed.args, path, None, append=False)
-        else:
-            raise RemoteProtocolError(f"{API}: partialArgs item at {path} carries no value")
-
     def _close_streamed(self, c: int, parts: list[Part]) -> None:
         streamed = self._open.pop(c, None)
         if streamed is not None:
-            parts.append(CallPart(choice=c, args_value=streamed.args, done=True))
+            parts.append(CallPart(choice=c, args_value=streamed.builder.value(), done=True))
+
+
+def _piece(item: dict[str, Any]) -> Piece:
+    """One ``partialArgs`` item, checked: ``(path, value, append)``."""
+    path = as_str(item.get("jsonPath"), f"{API}: jsonPath")
+    if not path:
+        raise RemoteProtocolError(f"{API}: partialArgs item has no jsonPath")
+    keys = parse_path(path)
+    if "stringValue" in item:
+        return keys, as_str(item["stringValue"], f"{API}: stringValue") or "", True
+    if "numberValue" in item:
+        number = item["numberValue"]
+        if not isinstance(number, (int, float)) or isinstance(number, bool):
+            raise RemoteProtocolError(f"{API}: numberValue is not a number")
+        return keys, number, False
+    if "boolValue" in item:
+        flag = item["boolValue"]
+        if not isinstance(flag, bool):
+            raise RemoteProtocolError(f"{API}: boolValue is not a boolean")
+        return keys, flag, False
+    if "nullValue" in item:
+        return keys, None, False
+    raise RemoteProtocolError(f"{API}: partialArgs item at {path[:80]} carries no value")

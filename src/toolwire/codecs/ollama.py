@@ -8,11 +8,11 @@ Reference: https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-cha
 
 from __future__ import annotations
 
-from toolwire.codecs._common import error_event, is_done_trailer, load_payload
-from toolwire.codecs._parts import (
+from typing import Final
+
+from toolwire._parts import (
     CallPart,
     ErrorPart,
-    FinishPart,
     MetaPart,
     Part,
     ReasoningPart,
@@ -20,26 +20,36 @@ from toolwire.codecs._parts import (
     TextPart,
     TrailerPart,
     UsagePart,
+)
+from toolwire.codecs._common import (
     as_list,
     as_obj,
     as_str,
+    error_event,
+    finish_part,
     int_or_none,
+    is_done_trailer,
+    load_payload,
 )
 from toolwire.errors import RemoteProtocolError
-from toolwire.types import Usage
+from toolwire.framing import FramingKind
+from toolwire.types import FinishReason, Usage
 
-__all__ = ["OllamaCodec"]
+__all__ = ["FINISH_REASONS", "OllamaCodec"]
 
 API = "ollama-ndjson"
+
+FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
+"""Ollama's ``done_reason`` values in toolwire's vocabulary."""
 
 
 class OllamaCodec:
     """Decodes Ollama NDJSON lines into parts."""
 
     api = API
+    framings: frozenset[FramingKind] = frozenset({"ndjson"})
 
     def __init__(self) -> None:
-        self._calls = 0
         self._meta_seen = False
         self.quirks: set[str] = set()
 
@@ -66,7 +76,6 @@ class OllamaCodec:
                 parts.append(TextPart(as_str(content, f"{API}: content") or ""))
             for tc in as_list(message.get("tool_calls"), f"{API}: tool_calls"):
                 fn = as_obj(as_obj(tc, f"{API}: tool call").get("function"), f"{API}: function")
-                self._calls += 1
                 part = CallPart(
                     id=as_str(tc.get("id"), f"{API}: tool call id"),
                     name=as_str(fn.get("name"), f"{API}: tool name"),
@@ -83,9 +92,6 @@ class OllamaCodec:
                 parts.append(part)
         if obj.get("done") is True:
             raw = as_str(obj.get("done_reason"), f"{API}: done_reason") or "stop"
-            reason = {"stop": "stop", "length": "length"}.get(raw, raw)
-            if reason == "stop" and self._calls:
-                reason = "tool_calls"
             prompt = int_or_none(obj.get("prompt_eval_count"))
             output = int_or_none(obj.get("eval_count"))
             if prompt is not None or output is not None:
@@ -97,6 +103,6 @@ class OllamaCodec:
                     raw={k: v for k, v in obj.items() if k.endswith(("_count", "_duration"))},
                 )
                 parts.append(UsagePart(usage))
-            parts.append(FinishPart(reason, raw))
+            parts.append(finish_part(FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         return parts

@@ -12,57 +12,73 @@ Reference: https://platform.openai.com/docs/api-reference/chat-streaming
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from toolwire._json import loads as _exact_loads
 from toolwire._json import loads_fast as _loads
-from toolwire.codecs._common import error_event
-from toolwire.codecs._parts import (
+from toolwire._parts import (
     ArgsPart,
     CallPart,
     ErrorPart,
-    FinishPart,
     Part,
     ReasoningPart,
+    StatePart,
     StreamEndPart,
     TextPart,
     UsagePart,
+)
+from toolwire.codecs._common import (
     as_int,
+    as_list,
     as_obj,
     as_str,
+    bad_json,
+    error_event,
+    finish_part,
     int_or_none,
     meta_part,
 )
 from toolwire.errors import RemoteProtocolError
-from toolwire.types import Usage
+from toolwire.framing import FramingKind
+from toolwire.types import FinishReason, Usage
 
-__all__ = ["OpenAIChatCodec", "normalize_finish_reason", "usage_from_openai"]
+__all__ = ["ECHOED_FIELDS", "FINISH_REASONS", "OpenAIChatCodec", "usage_from_openai"]
 
 API = "openai-chat"
 
-_FINISH = {
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
     "length": "length",
     "content_filter": "content_filter",
-    "eos": "stop",
-    "tool_use": "tool_calls",
+    "eos": "stop",  # vLLM
+    "tool_use": "tool_calls",  # Claude behind compatible gateways
+    "max_tokens": "length",
+    "error": "error",
 }
+"""Chat Completions ``finish_reason`` values, with the variants compatible
+servers send, in toolwire's vocabulary."""
+
+# Reasoning fields some compatible servers return on the assistant message and
+# expect to see again (DeepSeek: reasoning_content; OpenRouter: reasoning_details).
+ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
 
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
-
-
-def normalize_finish_reason(raw: str) -> str:
-    """OpenAI's finish reasons, with the variants compatible servers send."""
-    return _FINISH.get(raw, raw)
 
 
 def usage_from_openai(raw: dict[str, Any]) -> Usage:
     """Chat Completions usage (``prompt_tokens``...) as a :class:`Usage`."""
     details = raw.get("completion_tokens_details")
     prompt_details = raw.get("prompt_tokens_details")
+    cached = (
+        int_or_none(prompt_details.get("cached_tokens"))
+        if isinstance(prompt_details, dict)
+        else None
+    )
+    if cached is None:  # DeepSeek reports its context cache on its own
+        cached = int_or_none(raw.get("prompt_cache_hit_tokens"))
     return Usage(
         input_tokens=int_or_none(raw.get("prompt_tokens")),
         output_tokens=int_or_none(raw.get("completion_tokens")),
@@ -70,11 +86,21 @@ def usage_from_openai(raw: dict[str, Any]) -> Usage:
         reasoning_tokens=int_or_none(details.get("reasoning_tokens"))
         if isinstance(details, dict)
         else None,
-        cached_tokens=int_or_none(prompt_details.get("cached_tokens"))
-        if isinstance(prompt_details, dict)
-        else None,
+        cached_tokens=cached,
         raw=raw,
     )
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # some servers return content parts
+        return "".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
 
 
 class OpenAIChatCodec:
@@ -86,6 +112,7 @@ class OpenAIChatCodec:
     """
 
     api = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
         self._meta_seen = False
@@ -98,9 +125,7 @@ class OpenAIChatCodec:
         try:
             obj = _loads(data)
         except ValueError as exc:
-            raise RemoteProtocolError(
-                f"{API}: a stream chunk is not valid JSON ({exc})", raw=data
-            ) from exc
+            raise bad_json(API, exc, data) from exc
         if type(obj) is not dict:
             obj = as_obj(obj, f"{API}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
@@ -109,7 +134,50 @@ class OpenAIChatCodec:
             return self._parts(obj, data, exact=False)
         except _ExactNeeded:
             # Arguments sent as an object: parse again, keeping big integers.
-            return self._parts(_exact_loads(data), data, exact=True)
+            try:
+                exact = _exact_loads(data)
+            except ValueError as exc:
+                raise bad_json(API, exc, data) from exc
+            return self._parts(exact, data, exact=True)
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``chat.completion`` object: what its stream would give."""
+        choices = body.get("choices")
+        if not isinstance(choices, list):
+            raise RemoteProtocolError("the response has no 'choices' array")
+        parts: list[Part] = [meta_part(body.get("model"), body.get("id"))]
+        self._meta_seen = True
+        for position, choice in enumerate(choices):
+            self._message(as_obj(choice, f"{API}: choice"), position, parts)
+        usage = body.get("usage")
+        if isinstance(usage, dict):
+            parts.append(UsagePart(usage_from_openai(usage)))
+        parts.append(StreamEndPart())
+        return parts
+
+    def _message(self, choice: dict[str, Any], position: int, parts: list[Part]) -> None:
+        c = int_or_none(choice.get("index"))
+        c = position if c is None else c
+        message = choice.get("message")
+        message = message if isinstance(message, dict) else {}
+        text = _text_of(message.get("content"))
+        if text:
+            parts.append(TextPart(text, c))
+        for key in ("reasoning_content", "reasoning"):
+            if isinstance(message.get(key), str) and message[key]:
+                parts.append(ReasoningPart(message[key], c))
+                break
+        fields = {k: message[k] for k in ECHOED_FIELDS if message.get(k) not in (None, "", [])}
+        if fields:
+            parts.append(StatePart({"type": "message_fields", "fields": fields}, c))
+        calls = as_list(message.get("tool_calls"), f"{API}: tool_calls")
+        if not calls and isinstance(message.get("function_call"), dict):
+            calls = [{"function": message["function_call"]}]
+        for index, call in enumerate(calls):
+            parts.append(_whole_call(as_obj(call, f"{API}: tool call"), c, index))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            parts.append(finish_part(FINISH_REASONS, finish, c))
 
     def _parts(self, obj: dict[str, Any], data: str, *, exact: bool) -> list[Part]:
         parts: list[Part] = []
@@ -152,7 +220,7 @@ class OpenAIChatCodec:
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
-            parts.append(FinishPart(normalize_finish_reason(raw), raw, c))
+            parts.append(finish_part(FINISH_REASONS, raw, c))
 
     def _content(
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
@@ -180,6 +248,26 @@ class OpenAIChatCodec:
                 parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
             else:
                 raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
+
+
+def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
+    """A call of a whole message: a new call at its position, complete."""
+    fn = as_obj(call.get("function") or {}, f"{API}: tool call function")
+    part = CallPart(
+        c,
+        as_str(call.get("id"), f"{API}: tool call id"),
+        index,
+        as_str(fn.get("name"), f"{API}: tool name"),
+        new=True,
+    )
+    args = fn.get("arguments")
+    if args is None or isinstance(args, str):
+        part.args = args
+    elif isinstance(args, dict):
+        part.args_value = args
+    else:
+        raise RemoteProtocolError(f"{API}: tool call arguments are {type(args).__name__}")
+    return part
 
 
 class _ExactNeeded(Exception):

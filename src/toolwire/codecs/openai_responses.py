@@ -1,5 +1,5 @@
-"""OpenAI Responses API streams (also Azure, Bedrock "mantle", LM Studio,
-DeepSeek's and others' Responses-compatible endpoints).
+"""OpenAI Responses API streams and responses (also Azure, Bedrock "mantle",
+LM Studio, xAI, OpenRouter and others' Responses-compatible endpoints).
 
 Every event's payload has a ``type`` (Bedrock puts the ``data:`` line before
 the ``event:`` line, so the payload, not the SSE event name, is what counts).
@@ -8,39 +8,70 @@ A function call is an output item: ``response.output_item.added`` opens it
 streams its arguments keyed by ``output_index``, ``...arguments.done`` carries
 the complete text (some servers send only that), ``response.output_item.done``
 ends it. Reasoning items come first, so a call's ``output_index`` is often not
-0; encrypted reasoning items are kept as provider state to be sent back.
+0; reasoning items are kept as provider state to be sent back (with their
+place among the calls). Items of hosted tools (web search, MCP...) are
+server-side calls. A whole (non-streamed) ``response`` object holds the same
+items, read by the same code.
 Reference: https://platform.openai.com/docs/api-reference/responses-streaming
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 from toolwire._json import loads_fast as _loads
-from toolwire.codecs._common import error_event, is_done_trailer, load_payload
-from toolwire.codecs._parts import (
+from toolwire._parts import (
+    POSITION_KEY,
     CallPart,
     ErrorPart,
     FinishPart,
     Part,
     ReasoningPart,
+    ServerCallPart,
     StatePart,
     StreamEndPart,
     TextPart,
     TrailerPart,
     UsagePart,
+)
+from toolwire._repair import ArgumentsParseError, parse_arguments
+from toolwire.codecs._common import (
     as_int,
+    as_list,
     as_obj,
     as_str,
+    error_event,
     int_or_none,
+    is_done_trailer,
+    load_payload,
     meta_part,
 )
 from toolwire.errors import RemoteProtocolError
-from toolwire.types import Usage
+from toolwire.framing import FramingKind
+from toolwire.types import FinishReason, Usage
 
-__all__ = ["OpenAIResponsesCodec", "usage_from_responses"]
+__all__ = ["INCOMPLETE_REASONS", "SERVER_ITEMS", "OpenAIResponsesCodec", "usage_from_responses"]
 
 API = "openai-responses"
+
+INCOMPLETE_REASONS: Final[dict[str, FinishReason]] = {
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+}
+"""``incomplete_details.reason`` values in toolwire's vocabulary (a response
+that is ``completed`` ends in ``stop``, or ``tool_calls`` after calls)."""
+
+SERVER_ITEMS: Final = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+    }
+)
+"""Output items of tools the provider runs itself."""
 
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 _TEXT_DONE = {"response.output_text.done", "response.refusal.done"}
@@ -66,17 +97,51 @@ def usage_from_responses(raw: dict[str, Any]) -> Usage:
     )
 
 
+def _server_call(item: dict[str, Any]) -> ServerCallPart:
+    kind = str(item.get("type"))
+    raw = item.get("arguments", item.get("action", item.get("input")))
+    if isinstance(raw, str):
+        try:
+            value, _ = parse_arguments(raw, at_end=True)
+        except ArgumentsParseError:
+            value = {"value": raw}
+        text = raw
+    else:
+        value = raw if raw is not None else {}
+        text = "" if raw is None else str(raw)
+    return ServerCallPart(
+        id=str(item.get("id") or item.get("call_id") or ""),
+        name=str(item.get("name") or kind),
+        type=kind,
+        arguments=value if isinstance(value, dict) else {"value": value},
+        raw_arguments=text,
+    )
+
+
 class OpenAIResponsesCodec:
-    """Decodes Responses stream events into parts."""
+    """Decodes Responses stream events (and whole responses) into parts."""
 
     api = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
         # (item_id, content_index) of text/reasoning that arrived as deltas,
         # so a later ``.done`` with the whole text is not counted twice.
         self._streamed: set[tuple[Any, Any]] = set()
         self._calls = 0
+        self._refused = False
         self.quirks: set[str] = set()
+        self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
+            "response.function_call_arguments.done": self._arguments_done,
+            "response.output_item.added": self._item_added,
+            "response.output_item.done": self._item_done,
+            "response.created": self._created,
+            "response.in_progress": self._created,
+            "response.completed": self._ended,
+            "response.incomplete": self._ended,
+            "response.failed": self._failed,
+            "error": lambda obj, parts: parts.append(ErrorPart(error_event(obj, API))),
+        }
 
     def decode(self, event: str, data: str) -> list[Part]:
         if '"response.function_call_arguments.delta"' in data[:64]:
@@ -97,77 +162,137 @@ class OpenAIResponsesCodec:
             delta = as_str(obj.get("delta"), f"{API}: delta") or ""
             parts.append(CallPart(index=self._index(obj), args=delta))
         elif kind in _TEXT_DELTAS or kind in _REASONING_DELTAS:
-            self._streamed.add(
-                (obj.get("item_id"), obj.get("content_index", obj.get("summary_index")))
-            )
-            text = as_str(obj.get("delta"), f"{API}: delta") or ""
-            if text:
-                parts.append(TextPart(text) if kind in _TEXT_DELTAS else ReasoningPart(text))
+            self._text_delta(kind, obj, parts)
         elif kind in _TEXT_DONE or kind in _REASONING_DONE:
-            key = (obj.get("item_id"), obj.get("content_index", obj.get("summary_index")))
-            if key not in self._streamed:
-                field = "refusal" if kind == "response.refusal.done" else "text"
-                text = as_str(obj.get(field), f"{API}: {field}") or ""
-                if text:
-                    parts.append(TextPart(text) if kind in _TEXT_DONE else ReasoningPart(text))
-        elif kind == "response.function_call_arguments.done":
-            final = as_str(obj.get("arguments"), f"{API}: arguments")
-            if final is not None:
-                parts.append(CallPart(index=self._index(obj), args_final=final))
-        elif kind == "response.output_item.added":
-            item = as_obj(obj.get("item"), f"{API}: item")
-            if item.get("type") == "function_call":
-                self._calls += 1
-                args = as_str(item.get("arguments"), f"{API}: arguments")
-                parts.append(
-                    CallPart(
-                        index=self._index(obj),
-                        id=as_str(item.get("call_id"), f"{API}: call_id"),
-                        name=as_str(item.get("name"), f"{API}: name"),
-                        args=args or None,
-                        new=True,
-                    )
-                )
-        elif kind == "response.output_item.done":
-            item = as_obj(obj.get("item"), f"{API}: item")
-            item_type = item.get("type")
-            if item_type == "function_call":
-                parts.append(
-                    CallPart(
-                        index=self._index(obj),
-                        id=as_str(item.get("call_id"), f"{API}: call_id"),
-                        name=as_str(item.get("name"), f"{API}: name"),
-                        args_final=as_str(item.get("arguments"), f"{API}: arguments"),
-                        done=True,
-                    )
-                )
-            elif item_type == "reasoning":
-                parts.append(StatePart(item))
-        elif kind in ("response.created", "response.in_progress"):
-            response = obj.get("response")
-            if isinstance(response, dict):
-                parts.append(meta_part(response.get("model"), response.get("id")))
-        elif kind in ("response.completed", "response.incomplete"):
-            response = as_obj(obj.get("response"), f"{API}: response")
-            usage = response.get("usage")
-            if usage:
-                parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{API}: usage"))))
-            if kind == "response.completed":
-                reason = "tool_calls" if self._calls else "stop"
-                parts.append(FinishPart(reason, str(response.get("status") or "completed")))
-            else:
-                details = response.get("incomplete_details")
-                raw = details.get("reason") if isinstance(details, dict) else None
-                reason = "content_filter" if raw == "content_filter" else "length"
-                parts.append(FinishPart(reason, raw if isinstance(raw, str) else "incomplete"))
-            parts.append(StreamEndPart())
-        elif kind == "response.failed":
-            response = obj.get("response")
-            err = response.get("error") if isinstance(response, dict) else None
-            parts.append(ErrorPart(error_event(err or obj, API)))
-        elif kind == "error":
-            parts.append(ErrorPart(error_event(obj, API)))
+            self._text_done(kind, obj, parts)
+        else:
+            handler = self._handlers.get(kind)
+            if handler is not None:
+                handler(obj, parts)
         return parts
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``response`` object: what its stream would give."""
+        parts: list[Part] = []
+        output = body.get("output")
+        if not isinstance(output, list):
+            raise RemoteProtocolError("the response has no 'output' array")
+        self._created({"response": body}, parts)
+        reasoning = 0
+        for index, item in enumerate(output):
+            item = as_obj(item, f"{API}: output item")
+            kind = item.get("type")
+            if kind == "message":
+                for part in as_list(item.get("content"), f"{API}: content"):
+                    self._content_part(as_obj(part, f"{API}: content part"), parts)
+            elif kind == "reasoning":
+                summary = as_list(item.get("summary"), f"{API}: summary")
+                for part in [*summary, *as_list(item.get("content"), f"{API}: content")]:
+                    text = part.get("text") if isinstance(part, dict) else None
+                    if isinstance(text, str):
+                        parts.append(ReasoningPart("\n\n" + text if reasoning else text))
+                        reasoning += 1
+            elif kind == "function_call":
+                self._item_added({"output_index": index, "item": {**item, "arguments": ""}}, parts)
+            self._item_done({"output_index": index, "item": item}, parts)
+        status = body.get("status")
+        if status == "failed":
+            self._failed({"response": body}, parts)
+        elif status == "incomplete":
+            self._ended({"type": "response.incomplete", "response": body}, parts)
+        else:
+            self._ended({"type": "response.completed", "response": body}, parts)
+        return parts
+
+    def _content_part(self, part: dict[str, Any], parts: list[Part]) -> None:
+        if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+            parts.append(TextPart(part["text"]))
+        elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+            self._refused = True
+            parts.append(TextPart(part["refusal"]))
+
+    def _text_delta(self, kind: str, obj: dict[str, Any], parts: list[Part]) -> None:
+        self._streamed.add((obj.get("item_id"), obj.get("content_index", obj.get("summary_index"))))
+        text = as_str(obj.get("delta"), f"{API}: delta") or ""
+        if kind == "response.refusal.delta":
+            self._refused = True
+        if text:
+            parts.append(TextPart(text) if kind in _TEXT_DELTAS else ReasoningPart(text))
+
+    def _text_done(self, kind: str, obj: dict[str, Any], parts: list[Part]) -> None:
+        key = (obj.get("item_id"), obj.get("content_index", obj.get("summary_index")))
+        if kind == "response.refusal.done":
+            self._refused = True
+        if key not in self._streamed:
+            field = "refusal" if kind == "response.refusal.done" else "text"
+            text = as_str(obj.get(field), f"{API}: {field}") or ""
+            if text:
+                parts.append(TextPart(text) if kind in _TEXT_DONE else ReasoningPart(text))
+
+    def _arguments_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        final = as_str(obj.get("arguments"), f"{API}: arguments")
+        if final is not None:
+            parts.append(CallPart(index=self._index(obj), args_final=final))
+
+    def _item_added(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        item = as_obj(obj.get("item"), f"{API}: item")
+        if item.get("type") == "function_call":
+            self._calls += 1
+            args = as_str(item.get("arguments"), f"{API}: arguments")
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    name=as_str(item.get("name"), f"{API}: name"),
+                    args=args or None,
+                    new=True,
+                )
+            )
+
+    def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        item = as_obj(obj.get("item"), f"{API}: item")
+        item_type = item.get("type")
+        if item_type == "function_call":
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    name=as_str(item.get("name"), f"{API}: name"),
+                    args_final=as_str(item.get("arguments"), f"{API}: arguments"),
+                    done=True,
+                )
+            )
+        elif item_type == "reasoning":
+            # After some calls, it goes back after them.
+            parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
+        elif item_type in SERVER_ITEMS:
+            parts.append(_server_call(item))
+
+    def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        response = obj.get("response")
+        if isinstance(response, dict):
+            parts.append(meta_part(response.get("model"), response.get("id")))
+
+    def _ended(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        response = as_obj(obj.get("response"), f"{API}: response")
+        usage = response.get("usage")
+        if usage:
+            parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{API}: usage"))))
+        if obj.get("type") == "response.incomplete":
+            details = response.get("incomplete_details")
+            raw = details.get("reason") if isinstance(details, dict) else None
+            raw = raw if isinstance(raw, str) else "incomplete"
+            parts.append(FinishPart(INCOMPLETE_REASONS.get(raw, "length"), raw))
+        else:
+            raw = str(response.get("status") or "completed")
+            parts.append(FinishPart("content_filter" if self._refused else "stop", raw))
+        parts.append(StreamEndPart())
+
+    def _failed(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        response = obj.get("response")
+        err = response.get("error") if isinstance(response, dict) else None
+        parts.append(FinishPart("error", "failed"))
+        parts.append(ErrorPart(error_event(err or obj, API)))
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:

@@ -28,7 +28,14 @@ from toolwire.errors import UsageError
 from toolwire.journal._store import JournalError, RunLog
 from toolwire.messages import AssistantMessage, Message, message_from_dict
 from toolwire.tools import ToolResult
-from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall, Usage
+from toolwire.types import (
+    ChoiceResult,
+    FinishReason,
+    InvalidToolCall,
+    ToolCall,
+    Usage,
+    as_finish_reason,
+)
 
 __all__ = ["RecordedCall", "RecordedTurn", "ResumePlan", "plan_resume", "tool_result_from_dict"]
 
@@ -88,7 +95,7 @@ class RecordedTurn:
     """The recorded answer of the turn a run resumes in, and its calls' state."""
 
     assistant: AssistantMessage
-    finish_reason: str | None
+    finish_reason: FinishReason | None
     usage: Usage | None
     outcomes: dict[str, tuple[ToolResult, bool]] = field(
         default_factory=dict[str, tuple[ToolResult, bool]]
@@ -217,7 +224,7 @@ def plan_resume(log: RunLog) -> ResumePlan:
         finish = state.response.get("finish_reason")
         response = RecordedTurn(
             assistant=_assistant(state.response, last),
-            finish_reason=finish if isinstance(finish, str) else None,
+            finish_reason=as_finish_reason(finish),
             usage=_usage_from_dict(state.response.get("usage")),
             outcomes=dict(state.outcomes),
             started=frozenset(state.intents - set(state.outcomes)),

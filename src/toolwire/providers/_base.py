@@ -22,11 +22,9 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mappi
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolwire import _json
-from toolwire._repair import ArgumentsParseError
-from toolwire._repair import parse_arguments as _repair_arguments
-from toolwire.accumulate import mint_call_id
+from toolwire._parts import POSITION_KEY
 from toolwire.decoder import StreamDecoder
-from toolwire.errors import ProviderError, RemoteProtocolError, UsageError
+from toolwire.errors import ProviderError, UsageError
 from toolwire.events import Event
 from toolwire.http import (
     REDACTED,
@@ -40,7 +38,7 @@ from toolwire.http import (
     retry_after_seconds,
 )
 from toolwire.messages import AssistantMessage, Message
-from toolwire.types import InvalidToolCall, StreamResult, ToolCall
+from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
     from toolwire.transport import Timeouts
@@ -58,10 +56,6 @@ __all__ = [
 
 ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, str]"
 """``"auto"``, ``"required"``, ``"none"`` or ``{"name": "tool_name"}``."""
-
-POSITION_KEY = "after_tool_calls"
-"""Key toolwire adds to a provider_state item that came *after* some tool
-calls (interleaved thinking), so it is sent back in the same place."""
 
 
 class _Secret:
@@ -83,86 +77,6 @@ class _Secret:
     def __reduce__(self) -> Any:
         # Pickling would write the key to disk or a queue: refuse.
         raise TypeError("a secret cannot be pickled")
-
-
-def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str, bool, str | None]:
-    """Parse a complete tool call's arguments as a provider delivered them.
-
-    Strings go through the same parser (and the same unambiguous repairs) as
-    streamed arguments, so a non-streaming response and a stream of the same
-    call give the same result.
-
-    Returns:
-        ``(arguments, raw_text, repaired, error)``: the arguments object
-        (``{}`` for empty, ``null`` or absent arguments) and ``None``, or
-        ``None`` and what is wrong, worded as the stream decoder words it.
-    """
-    if raw is None:
-        return {}, "", False, None
-    if isinstance(raw, dict):
-        return raw, _json.dumps(raw), False, None
-    if not isinstance(raw, str):
-        return None, _json.dumps(raw), False, _not_an_object(raw)
-    try:
-        value, repaired = _repair_arguments(raw, at_end=True)
-    except ArgumentsParseError as exc:
-        return None, raw, False, f"the arguments are not valid JSON: {exc}"
-    if not isinstance(value, dict):
-        return None, raw, False, _not_an_object(value)
-    return value, raw, repaired, None
-
-
-def _not_an_object(value: Any) -> str:
-    kinds = {
-        list: "an array",
-        str: "a string",
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-    }
-    kind = "null" if value is None else kinds.get(type(value), type(value).__name__)
-    return f"the arguments must be a JSON object, got {kind}"
-
-
-def make_call(
-    *, call_id: Any, name: Any, raw_arguments: Any, index: int
-) -> ToolCall | InvalidToolCall:
-    """Build a :class:`ToolCall`, or an :class:`InvalidToolCall` when the name or
-    arguments are unusable, minting an id when the provider sent none."""
-    minted = not (isinstance(call_id, str) and call_id)
-    cid = mint_call_id() if minted else str(call_id)
-    arguments, raw_text, repaired, error = parse_arguments(raw_arguments)
-    if error is None and not (isinstance(name, str) and name):
-        error = "the tool call has no name"
-    if error is not None or arguments is None:
-        return InvalidToolCall(
-            id=cid,
-            name=name if isinstance(name, str) else "",
-            raw_arguments=raw_text,
-            error=error or "unusable arguments",
-            index=index,
-            minted_id=minted,
-        )
-    return ToolCall(
-        id=cid,
-        name=name,
-        arguments=arguments,
-        raw_arguments=raw_text,
-        repaired=repaired,
-        index=index,
-        minted_id=minted,
-    )
-
-
-def broken_result(api: str, what: str, message: str, body: Any) -> StreamResult:
-    """The result of a non-streaming body that is not the shape ``what`` names:
-    no choices, and a :class:`~toolwire.errors.RemoteProtocolError` with the body."""
-    return StreamResult(
-        api=api,
-        choices=(),
-        error=RemoteProtocolError(f"malformed {what}: {message}", raw=_json.dumps(body)),
-        complete=False,
-    )
 
 
 def as_dict(value: Any) -> dict[str, Any]:

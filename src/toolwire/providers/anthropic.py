@@ -22,7 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolwire.codecs._parts import int_or_none
+from toolwire.codecs._common import (
+    int_or_none,
+)
+from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -32,28 +35,20 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.providers._base import (
-    POSITION_KEY,
     HttpRequest,
     Provider,
     ToolChoice,
     Transport,
     as_dict,
-    broken_result,
     check_tool_choice,
-    make_call,
     merge_extra,
-    parse_arguments,
     placed,
     state_items,
     tool_names,
 )
 from toolwire.types import (
-    ChoiceResult,
-    InvalidToolCall,
-    ServerToolCall,
     StreamResult,
     ToolCall,
-    Usage,
 )
 
 if TYPE_CHECKING:
@@ -64,15 +59,6 @@ __all__ = ["Anthropic"]
 _API = "anthropic-messages"
 _OFFICIAL = "https://api.anthropic.com"
 _DEFAULT_MAX_TOKENS = 4096
-_STOP = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
-}
-_SERVER_CALL_BLOCKS = ("server_tool_use", "mcp_tool_use")
 _STATE_BLOCKS = ("thinking", "redacted_thinking")
 
 
@@ -277,77 +263,9 @@ class Anthropic(Provider):
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``message`` object (see :meth:`Provider.parse_response`)."""
-        if not isinstance(body, dict):
-            return _broken(f"expected a JSON object, got {type(body).__name__}", body)
-        if body.get("type") == "error":
+        if isinstance(body, dict) and body.get("type") == "error":
             return StreamResult(api=_API, choices=(), error=self._parse_error(200, {}, body))
-        content = body.get("content")
-        if not isinstance(content, list):
-            return _broken("the message has no 'content' array", body)
-        text: list[str] = []
-        reasoning: list[str] = []
-        calls: list[ToolCall] = []
-        invalid: list[InvalidToolCall] = []
-        server: list[ServerToolCall] = []
-        state: list[dict[str, Any]] = []
-        for block in content:
-            if not isinstance(block, dict):
-                return _broken("a content block is not a JSON object", body)
-            kind = block.get("type")
-            position = len(calls) + len(invalid)
-            if kind == "text":
-                if isinstance(block.get("text"), str):
-                    text.append(block["text"])
-            elif kind == "tool_use":
-                call = make_call(
-                    call_id=block.get("id"),
-                    name=block.get("name"),
-                    raw_arguments=block.get("input"),
-                    index=position,
-                )
-                if isinstance(call, InvalidToolCall):
-                    invalid.append(call)
-                else:
-                    calls.append(call)
-            elif kind in _STATE_BLOCKS:
-                if kind == "thinking" and isinstance(block.get("thinking"), str):
-                    reasoning.append(block["thinking"])
-                state.append({**block, POSITION_KEY: position} if position else block)
-            elif kind in _SERVER_CALL_BLOCKS:
-                arguments, raw_text, _repaired, _error = parse_arguments(block.get("input"))
-                server.append(
-                    ServerToolCall(
-                        id=str(block.get("id") or ""),
-                        name=str(block.get("name") or kind),
-                        type=str(kind),
-                        arguments=arguments if arguments is not None else {},
-                        raw_arguments=raw_text,
-                    )
-                )
-        raw_stop = body.get("stop_reason")
-        has_calls = bool(calls or invalid)
-        if raw_stop is None:
-            finish: str | None = "tool_calls" if has_calls else None
-        else:
-            finish = _STOP.get(str(raw_stop), str(raw_stop))
-        choice = ChoiceResult(
-            index=0,
-            text="".join(text),
-            reasoning="".join(reasoning),
-            finish_reason=finish,
-            raw_finish_reason=str(raw_stop) if raw_stop is not None else None,
-            tool_calls=tuple(calls),
-            invalid_tool_calls=tuple(invalid),
-            server_tool_calls=tuple(server),
-            provider_state=tuple(state),
-        )
-        return StreamResult(
-            api=_API,
-            choices=(choice,),
-            usage=parse_usage(body.get("usage")),
-            model=body.get("model") if isinstance(body.get("model"), str) else None,
-            response_id=body.get("id") if isinstance(body.get("id"), str) else None,
-        )
+        return decode_response(_API, body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
@@ -363,33 +281,3 @@ class Anthropic(Provider):
             error_type=error_type,
             overloaded=error_type == "overloaded_error",
         )
-
-
-def parse_usage(raw: Any) -> Usage | None:
-    """Read an Anthropic ``usage`` object.
-
-    ``input_tokens`` is normalized to *all* input tokens (Anthropic reports
-    cache reads and writes apart), so it compares with other providers'.
-    """
-    if not isinstance(raw, dict):
-        return None
-    fresh = int_or_none(raw.get("input_tokens"))
-    cache_read = int_or_none(raw.get("cache_read_input_tokens"))
-    cache_write = int_or_none(raw.get("cache_creation_input_tokens"))
-    parts = [v for v in (fresh, cache_read, cache_write) if v is not None]
-    input_tokens = sum(parts) if parts else None
-    output_tokens = int_or_none(raw.get("output_tokens"))
-    total = None
-    if input_tokens is not None or output_tokens is not None:
-        total = (input_tokens or 0) + (output_tokens or 0)
-    return Usage(
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        total_tokens=total,
-        cached_tokens=cache_read,
-        raw=raw,
-    )
-
-
-def _broken(message: str, body: Any) -> StreamResult:
-    return broken_result(_API, "message object", message, body)

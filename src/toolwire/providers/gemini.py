@@ -27,7 +27,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from toolwire.codecs._parts import int_or_none
+from toolwire.codecs._common import (
+    int_or_none,
+)
+from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -43,13 +46,11 @@ from toolwire.providers._base import (
     Transport,
     as_dict,
     as_list,
-    broken_result,
     check_tool_choice,
-    make_call,
     merge_extra,
     state_items,
 )
-from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
+from toolwire.types import StreamResult, ToolCall
 
 if TYPE_CHECKING:
     from toolwire.transport import Timeouts
@@ -61,17 +62,6 @@ _OFFICIAL = "https://generativelanguage.googleapis.com/v1beta"
 # A path that already names the API version (".../v1", ".../v1beta").
 _VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
 _MODES = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
-_FINISH = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
-    "BLOCKLIST": "content_filter",
-    "PROHIBITED_CONTENT": "content_filter",
-    "SPII": "content_filter",
-    "IMAGE_SAFETY": "content_filter",
-    "LANGUAGE": "content_filter",
-}
 # Keys of a Gemini ``Tool`` object: a list of these is already in wire shape.
 _TOOL_KEYS = frozenset(
     {
@@ -300,33 +290,9 @@ class Gemini(Provider):
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``GenerateContentResponse`` (see :meth:`Provider.parse_response`)."""
-        if not isinstance(body, dict):
-            return _broken(f"expected a JSON object, got {type(body).__name__}", body)
-        if body.get("error") is not None and "candidates" not in body:
+        if isinstance(body, dict) and body.get("error") is not None and "candidates" not in body:
             return StreamResult(api=_API, choices=(), error=self._parse_error(200, {}, body))
-        candidates = body.get("candidates", [])
-        if not isinstance(candidates, list):
-            return _broken("'candidates' is not an array", body)
-        choices = []
-        for position, candidate in enumerate(candidates):
-            if not isinstance(candidate, dict):
-                return _broken("a candidate is not a JSON object", body)
-            choices.append(_parse_candidate(candidate, position))
-        if not choices:
-            # A prompt blocked before generation: no candidate, a block reason.
-            block = as_dict(body.get("promptFeedback")).get("blockReason")
-            if block is None:
-                return _broken("the response has no candidates", body)
-            choices.append(
-                ChoiceResult(index=0, finish_reason="content_filter", raw_finish_reason=str(block))
-            )
-        return StreamResult(
-            api=_API,
-            choices=tuple(choices),
-            usage=parse_usage(body.get("usageMetadata")),
-            model=body.get("modelVersion") if isinstance(body.get("modelVersion"), str) else None,
-            response_id=body.get("responseId") if isinstance(body.get("responseId"), str) else None,
-        )
+        return decode_response(_API, body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
@@ -353,83 +319,3 @@ class Gemini(Provider):
             overloaded=status == "UNAVAILABLE",
             retry_after=retry_after,
         )
-
-
-def _parse_candidate(candidate: dict[str, Any], position: int) -> ChoiceResult:
-    parts = as_list(as_dict(candidate.get("content")).get("parts"))
-    text: list[str] = []
-    reasoning: list[str] = []
-    calls: list[ToolCall] = []
-    invalid: list[InvalidToolCall] = []
-    state: list[dict[str, Any]] = []
-    for raw_part in parts:
-        part = as_dict(raw_part)
-        signature = part.get("thoughtSignature")
-        if "functionCall" in part:
-            function = as_dict(part.get("functionCall"))
-            index = len(calls) + len(invalid)
-            if isinstance(signature, str) and signature:
-                state.append({"type": "thought_signature", "call": index, "signature": signature})
-            call = make_call(
-                call_id=function.get("id"),
-                name=function.get("name"),
-                raw_arguments=function.get("args"),
-                index=index,
-            )
-            if isinstance(call, InvalidToolCall):
-                invalid.append(call)
-            else:
-                calls.append(call)
-            continue
-        part_text = part.get("text")
-        if isinstance(part_text, str):
-            (reasoning if part.get("thought") is True else text).append(part_text)
-        if isinstance(signature, str) and signature:
-            state.append({"type": "thought_signature", "signature": signature})
-    raw_finish = candidate.get("finishReason")
-    has_calls = bool(calls or invalid)
-    if raw_finish is None:
-        finish: str | None = "tool_calls" if has_calls else None
-    else:
-        # Gemini says STOP after calls; the calls are what matters.
-        finish = _FINISH.get(str(raw_finish), str(raw_finish).lower())
-        if finish == "stop" and has_calls:
-            finish = "tool_calls"
-    choice_index = int_or_none(candidate.get("index"))
-    return ChoiceResult(
-        index=choice_index if choice_index is not None else position,
-        text="".join(text),
-        reasoning="".join(reasoning),
-        finish_reason=finish,
-        raw_finish_reason=str(raw_finish) if raw_finish is not None else None,
-        tool_calls=tuple(calls),
-        invalid_tool_calls=tuple(invalid),
-        provider_state=tuple(state),
-    )
-
-
-def parse_usage(raw: Any) -> Usage | None:
-    """Read ``usageMetadata``.
-
-    ``output_tokens`` counts thinking tokens too (``candidatesTokenCount`` +
-    ``thoughtsTokenCount``), as OpenAI's ``completion_tokens`` does.
-    """
-    if not isinstance(raw, dict):
-        return None
-    candidates = int_or_none(raw.get("candidatesTokenCount"))
-    thoughts = int_or_none(raw.get("thoughtsTokenCount"))
-    output = None
-    if candidates is not None or thoughts is not None:
-        output = (candidates or 0) + (thoughts or 0)
-    return Usage(
-        input_tokens=int_or_none(raw.get("promptTokenCount")),
-        output_tokens=output,
-        total_tokens=int_or_none(raw.get("totalTokenCount")),
-        reasoning_tokens=thoughts,
-        cached_tokens=int_or_none(raw.get("cachedContentTokenCount")),
-        raw=raw,
-    )
-
-
-def _broken(message: str, body: Any) -> StreamResult:
-    return broken_result(_API, "Gemini response", message, body)

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolwire import _json
-from toolwire.codecs._parts import int_or_none
+from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -39,15 +39,12 @@ from toolwire.providers._base import (
     ToolChoice,
     Transport,
     as_dict,
-    as_list,
-    broken_result,
     check_tool_choice,
-    make_call,
     merge_extra,
     state_items,
     tool_names,
 )
-from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
+from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 
 if TYPE_CHECKING:
     from toolwire.transport import Timeouts
@@ -56,18 +53,6 @@ __all__ = ["OpenAIChat"]
 
 _API = "openai-chat"
 _OFFICIAL = "https://api.openai.com/v1"
-
-# Reasoning fields some compatible servers return on the assistant message and
-# expect to see again (DeepSeek: reasoning_content; OpenRouter: reasoning_details).
-_ECHOED_FIELDS = ("reasoning_content", "reasoning_details")
-
-_FINISH = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "length",
-    "content_filter": "content_filter",
-}
 
 
 def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
@@ -83,17 +68,6 @@ def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
     if call.raw_arguments.strip() and not call.repaired:
         return call.raw_arguments
     return _json.dumps(call.arguments)
-
-
-def finish_reason(raw: Any, has_calls: bool) -> str | None:
-    """Normalize a finish reason; a call-bearing ``stop`` becomes ``tool_calls``
-    (several compatible servers never say ``tool_calls``)."""
-    if raw is None:
-        return "tool_calls" if has_calls else None
-    reason = _FINISH.get(str(raw), str(raw))
-    if has_calls and reason == "stop":
-        return "tool_calls"
-    return reason
 
 
 class OpenAIChat(Provider):
@@ -273,28 +247,12 @@ class OpenAIChat(Provider):
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``chat.completion`` object (see :meth:`Provider.parse_response`)."""
-        if not isinstance(body, dict):
-            return _broken(f"expected a JSON object, got {type(body).__name__}", body)
-        if "choices" not in body and body.get("error") is not None:
+        if isinstance(body, dict) and "choices" not in body and body.get("error") is not None:
             # OpenRouter and some gateways answer 200 with an error object.
             return StreamResult(
                 api=_API, choices=(), error=self._parse_error(200, {}, body), complete=True
             )
-        raw_choices = body.get("choices")
-        if not isinstance(raw_choices, list):
-            return _broken("the response has no 'choices' array", body)
-        choices = []
-        for position, raw in enumerate(raw_choices):
-            if not isinstance(raw, dict):
-                return _broken("a choice is not a JSON object", body)
-            choices.append(_parse_choice(raw, position))
-        return StreamResult(
-            api=_API,
-            choices=tuple(choices),
-            usage=parse_usage(body.get("usage")),
-            model=body.get("model") if isinstance(body.get("model"), str) else None,
-            response_id=body.get("id") if isinstance(body.get("id"), str) else None,
-        )
+        return decode_response(_API, body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
@@ -331,80 +289,3 @@ def openai_style_error(
     return provider._build_error(
         status_code, headers, body, message=message, code=code, error_type=error_type
     )
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # some servers return content parts
-        return "".join(
-            p.get("text", "")
-            for p in content
-            if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return ""
-
-
-def _parse_choice(raw: dict[str, Any], position: int) -> ChoiceResult:
-    message = as_dict(raw.get("message"))
-    calls: list[ToolCall] = []
-    invalid: list[InvalidToolCall] = []
-    raw_calls = as_list(message.get("tool_calls"))
-    legacy = message.get("function_call")
-    if not raw_calls and isinstance(legacy, dict):
-        raw_calls = [{"function": legacy}]
-    for index, raw_call in enumerate(raw_calls):
-        call_obj = as_dict(raw_call)
-        function = as_dict(call_obj.get("function"))
-        call = make_call(
-            call_id=call_obj.get("id"),
-            name=function.get("name"),
-            raw_arguments=function.get("arguments"),
-            index=index,
-        )
-        if isinstance(call, InvalidToolCall):
-            invalid.append(call)
-        else:
-            calls.append(call)
-    reasoning = ""
-    for key in ("reasoning_content", "reasoning"):
-        if isinstance(message.get(key), str):
-            reasoning = message[key]
-            break
-    fields = {k: message[k] for k in _ECHOED_FIELDS if message.get(k) not in (None, "", [])}
-    state = ({"type": "message_fields", "fields": fields},) if fields else ()
-    raw_finish = raw.get("finish_reason")
-    choice_index = int_or_none(raw.get("index"))
-    return ChoiceResult(
-        index=choice_index if choice_index is not None else position,
-        text=_text_of(message.get("content")),
-        reasoning=reasoning,
-        finish_reason=finish_reason(raw_finish, bool(raw_calls)),
-        raw_finish_reason=str(raw_finish) if raw_finish is not None else None,
-        tool_calls=tuple(calls),
-        invalid_tool_calls=tuple(invalid),
-        provider_state=state,
-    )
-
-
-def parse_usage(raw: Any) -> Usage | None:
-    """Read a chat completions ``usage`` object."""
-    if not isinstance(raw, dict):
-        return None
-    completion_details = as_dict(raw.get("completion_tokens_details"))
-    prompt_details = as_dict(raw.get("prompt_tokens_details"))
-    cached = int_or_none(prompt_details.get("cached_tokens"))
-    if cached is None:  # DeepSeek reports its context cache separately
-        cached = int_or_none(raw.get("prompt_cache_hit_tokens"))
-    return Usage(
-        input_tokens=int_or_none(raw.get("prompt_tokens")),
-        output_tokens=int_or_none(raw.get("completion_tokens")),
-        total_tokens=int_or_none(raw.get("total_tokens")),
-        reasoning_tokens=int_or_none(completion_details.get("reasoning_tokens")),
-        cached_tokens=cached,
-        raw=raw,
-    )
-
-
-def _broken(message: str, body: Any) -> StreamResult:
-    return broken_result(_API, "chat completion", message, body)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolwire.codecs._parts import int_or_none
+from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -31,30 +31,19 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.providers._base import (
-    POSITION_KEY,
     HttpRequest,
     Provider,
     ToolChoice,
     Transport,
-    as_dict,
-    as_list,
-    broken_result,
     check_tool_choice,
-    make_call,
     merge_extra,
-    parse_arguments,
     placed,
     state_items,
     tool_names,
 )
 from toolwire.providers.openai_chat import call_arguments_text, openai_style_error
 from toolwire.types import (
-    ChoiceResult,
-    InvalidToolCall,
-    ServerToolCall,
     StreamResult,
-    ToolCall,
-    Usage,
 )
 
 if TYPE_CHECKING:
@@ -64,7 +53,6 @@ __all__ = ["OpenAIResponses"]
 
 _API = "openai-responses"
 _OFFICIAL = "https://api.openai.com/v1"
-_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
 class OpenAIResponses(Provider):
@@ -226,121 +214,11 @@ class OpenAIResponses(Provider):
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``response`` object (see :meth:`Provider.parse_response`)."""
-        if not isinstance(body, dict):
-            return _broken(f"expected a JSON object, got {type(body).__name__}", body)
-        output = body.get("output")
-        if not isinstance(output, list):
-            if body.get("error") is not None:
-                return StreamResult(api=_API, choices=(), error=self._parse_error(200, {}, body))
-            return _broken("the response has no 'output' array", body)
-        text: list[str] = []
-        reasoning: list[str] = []
-        calls: list[ToolCall] = []
-        invalid: list[InvalidToolCall] = []
-        server: list[ServerToolCall] = []
-        state: list[dict[str, Any]] = []
-        refused = False
-        for item in output:
-            if not isinstance(item, dict):
-                return _broken("an output item is not a JSON object", body)
-            kind = item.get("type")
-            position = len(calls) + len(invalid)
-            if kind == "message":
-                for part in as_list(item.get("content")):
-                    part = as_dict(part)
-                    if part.get("type") == "output_text" and isinstance(part.get("text"), str):
-                        text.append(part["text"])
-                    elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                        text.append(part["refusal"])
-                        refused = True
-            elif kind == "function_call":
-                call = make_call(
-                    call_id=item.get("call_id"),
-                    name=item.get("name"),
-                    raw_arguments=item.get("arguments"),
-                    index=position,
-                )
-                if isinstance(call, InvalidToolCall):
-                    invalid.append(call)
-                else:
-                    calls.append(call)
-            elif kind == "reasoning":
-                for part in [*as_list(item.get("summary")), *as_list(item.get("content"))]:
-                    part_text = as_dict(part).get("text")
-                    if isinstance(part_text, str):
-                        reasoning.append(part_text)
-                state.append({**item, POSITION_KEY: position} if position else item)
-            else:
-                server.append(_server_call(item))
-        status = body.get("status")
-        error: ProviderError | None = None
-        has_calls = bool(calls or invalid)
-        if status == "failed":
-            finish: str | None = "error"
-            error = self._parse_error(200, {}, body)
-        elif status == "incomplete":
-            reason = as_dict(body.get("incomplete_details")).get("reason")
-            finish = _INCOMPLETE.get(str(reason), str(reason))
-        elif refused:
-            finish = "content_filter"
-        elif status in (None, "completed"):
-            finish = "tool_calls" if has_calls else "stop"
-        else:
-            finish = str(status)
-        choice = ChoiceResult(
-            index=0,
-            text="".join(text),
-            reasoning="\n\n".join(reasoning),
-            finish_reason=finish,
-            raw_finish_reason=str(status) if status is not None else None,
-            tool_calls=tuple(calls),
-            invalid_tool_calls=tuple(invalid),
-            server_tool_calls=tuple(server),
-            provider_state=tuple(state),
-        )
-        return StreamResult(
-            api=_API,
-            choices=(choice,),
-            usage=parse_usage(body.get("usage")),
-            error=error,
-            model=body.get("model") if isinstance(body.get("model"), str) else None,
-            response_id=body.get("id") if isinstance(body.get("id"), str) else None,
-        )
+        if isinstance(body, dict) and "output" not in body and body.get("error") is not None:
+            return StreamResult(api=_API, choices=(), error=self._parse_error(200, {}, body))
+        return decode_response(_API, body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
     ) -> ProviderError:
         return openai_style_error(self, status_code, headers, body)
-
-
-def _server_call(item: dict[str, Any]) -> ServerToolCall:
-    kind = str(item.get("type"))
-    raw = item.get("arguments", item.get("action", item.get("input")))
-    arguments, raw_text, _repaired, _error = parse_arguments(raw)
-    return ServerToolCall(
-        id=str(item.get("id") or item.get("call_id") or ""),
-        name=str(item.get("name") or kind),
-        type=kind,
-        arguments=arguments if arguments is not None else {"value": raw},
-        raw_arguments=raw_text,
-    )
-
-
-def parse_usage(raw: Any) -> Usage | None:
-    """Read a Responses ``usage`` object."""
-    if not isinstance(raw, dict):
-        return None
-    return Usage(
-        input_tokens=int_or_none(raw.get("input_tokens")),
-        output_tokens=int_or_none(raw.get("output_tokens")),
-        total_tokens=int_or_none(raw.get("total_tokens")),
-        reasoning_tokens=int_or_none(
-            as_dict(raw.get("output_tokens_details")).get("reasoning_tokens")
-        ),
-        cached_tokens=int_or_none(as_dict(raw.get("input_tokens_details")).get("cached_tokens")),
-        raw=raw,
-    )
-
-
-def _broken(message: str, body: Any) -> StreamResult:
-    return broken_result(_API, "response object", message, body)

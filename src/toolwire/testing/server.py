@@ -123,6 +123,21 @@ class _WireResponse(Response):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def _prompt_size(body: bytes) -> int:
+    """The size of a request's prompt, for its token count: the body without
+    the fields that say how to answer, not what (``stream``), so that the
+    same turn asked streamed or whole counts the same tokens."""
+    try:
+        data = _json.loads(body)
+    except (_json.JSONDecodeError, ValueError):
+        return len(body)
+    if not isinstance(data, dict):
+        return len(body)
+    for key in ("stream", "stream_options"):
+        data.pop(key, None)
+    return len(_json.dumps(data).encode())
+
+
 def _render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
     """Substitute templates and serialize arguments.
 
@@ -263,7 +278,7 @@ class _Handler:
             turn = self.scenario.turn_for(
                 parsed.assistant_turns, last_results_have_error=parsed.latest_has_error
             )
-            reply = _render(turn, parsed, input_tokens=len(body) // 4)
+            reply = _render(turn, parsed, input_tokens=_prompt_size(body) // 4)
         except (BadRequest, ScenarioError) as exc:
             self._log(f"POST {path} 400 {exc.message}")
             return self._error(encoder, 400, exc.message, seed=seed)

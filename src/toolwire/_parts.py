@@ -1,5 +1,8 @@
 """What codecs hand to the accumulator: provider-neutral pieces of a stream.
 
+This module sits below both (and below the SDK adapters, which feed the
+accumulator too): it imports nothing but the value types.
+
 A codec turns one provider frame (an SSE event, an NDJSON line, a JSON array
 element) into a list of parts. Parts are internal and mutable-free by
 convention; the accumulator turns them into public events. Identity hints
@@ -12,11 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire.errors import RemoteProtocolError, ToolwireError
-from toolwire.types import Usage
+from toolwire.errors import ToolwireError
+from toolwire.events import PartialSource
+from toolwire.types import FinishReason, Usage
 
 __all__ = [
     "MISSING",
+    "POSITION_KEY",
     "ArgsPart",
     "CallDone",
     "CallPart",
@@ -31,13 +36,13 @@ __all__ = [
     "TextPart",
     "TrailerPart",
     "UsagePart",
-    "as_int",
-    "as_list",
-    "as_obj",
-    "as_str",
-    "int_or_none",
-    "meta_part",
 ]
+
+
+POSITION_KEY = "after_tool_calls"
+"""Key toolwire adds to a provider_state item that came *after* some tool
+calls (interleaved thinking, reasoning items), so that it is sent back in the
+same place: its value is how many calls came before it."""
 
 
 class _Missing:
@@ -79,7 +84,8 @@ class CallPart:
             authoritative over the fragments seen so far.
         args_default: the value to use when no argument text arrives at all
             (Anthropic ``content_block_start.input``).
-        partial: a structured partial value (Vertex ``partialArgs``).
+        partial: a structured partial value built by the codec (Vertex
+            ``partialArgs``), read at ``mark`` by the delta this part causes.
         new: this piece opens a new call, whatever its id or index.
         done: this piece is the call's own end marker.
     """
@@ -92,7 +98,8 @@ class CallPart:
     args_value: Any = MISSING
     args_final: str | None = None
     args_default: Any = MISSING
-    partial: Any = MISSING
+    partial: PartialSource | None = None
+    mark: int = 0
     new: bool = False
     done: bool = False
 
@@ -130,7 +137,7 @@ class ServerCallPart:
 
 @dataclass(slots=True)
 class FinishPart:
-    reason: str
+    reason: FinishReason
     raw_reason: str | None
     choice: int = 0
 
@@ -185,52 +192,3 @@ Part = (
     | TrailerPart
     | ErrorPart
 )
-
-
-# -- defensive accessors: provider JSON is never trusted -----------------------
-
-
-def as_obj(value: Any, what: str) -> dict[str, Any]:
-    """``value`` as a JSON object, or a typed error naming ``what``."""
-    if isinstance(value, dict):
-        return value
-    raise RemoteProtocolError(f"{what}: expected a JSON object, got {type(value).__name__}")
-
-
-def as_list(value: Any, what: str) -> list[Any]:
-    """``value`` as a list; ``None`` counts as empty."""
-    if value is None:
-        return []
-    if isinstance(value, list):
-        return value
-    raise RemoteProtocolError(f"{what}: expected a JSON array, got {type(value).__name__}")
-
-
-def as_str(value: Any, what: str) -> str | None:
-    """``value`` as a string; ``None`` stays ``None``."""
-    if value is None or isinstance(value, str):
-        return value
-    raise RemoteProtocolError(f"{what}: expected a string, got {type(value).__name__}")
-
-
-def as_int(value: Any, what: str) -> int | None:
-    """``value`` as an integer; ``None`` stays ``None``."""
-    if value is None:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise RemoteProtocolError(f"{what}: expected an integer, got {type(value).__name__}")
-
-
-def int_or_none(value: Any) -> int | None:
-    """``value`` when it is an integer (not a bool), else ``None``: for
-    optional counts (usage) where a wrong type is ignored, not an error."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def meta_part(model: Any, response_id: Any) -> MetaPart:
-    """The model and response id of a stream, each kept only if a string."""
-    return MetaPart(
-        model=model if isinstance(model, str) else None,
-        response_id=response_id if isinstance(response_id, str) else None,
-    )

@@ -1,0 +1,64 @@
+"""The bounds on what one provider response can make toolwire hold or do.
+
+A stream is never trusted, and neither is its size or its shape. Each limit
+below is checked where the data arrives; past it, decoding ends in a typed
+error that names the limit (a :class:`~toolwire.errors.RemoteProtocolError`,
+or an invalid tool call when only one call is at fault), never in a
+``MemoryError``, a ``RecursionError`` or a stall. They are far above what a
+real model produces, and each is a constant here so that one page says what
+toolwire will hold for one response:
+
+=====================  ==========  ==========================================
+limit                  value       what it bounds
+=====================  ==========  ==========================================
+MAX_FRAME_BYTES        64 MiB      one SSE line or event, one NDJSON line, one
+                                   JSON array element, and the bytes held
+                                   before ``auto`` knows the framing
+MAX_JSON_DEPTH         256         the nesting of a payload and of a tool
+                                   call's arguments (decoder, repair, tools)
+MAX_ARGUMENTS_CHARS    64 Mi       the argument text of one tool call
+MAX_TEXT_CHARS         64 Mi       the text, and the reasoning, of one choice
+MAX_TOOL_CALLS         100,000     the tool calls of one choice
+MAX_INT_DIGITS         4,300       the digits of an integer in JSON (Python's
+                                   own limit, ``sys.get_int_max_str_digits``)
+=====================  ==========  ==========================================
+
+The framing readers take their cap as an argument (``max_event_bytes``...)
+for callers who use them alone; the stream decoder uses the values here.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Final
+
+__all__ = [
+    "MAX_ARGUMENTS_CHARS",
+    "MAX_FRAME_BYTES",
+    "MAX_INT_DIGITS",
+    "MAX_JSON_DEPTH",
+    "MAX_TEXT_CHARS",
+    "MAX_TOOL_CALLS",
+]
+
+MAX_FRAME_BYTES: Final = 64 * 1024 * 1024
+"""Bytes buffered for one frame, or held before the framing is known."""
+
+MAX_JSON_DEPTH: Final = 256
+"""Nesting levels of a JSON payload or of a tool call's arguments. Deeper JSON
+is refused before any recursive code (the JSON library, validation, copies)
+sees it."""
+
+MAX_ARGUMENTS_CHARS: Final = 64 * 1024 * 1024
+"""Characters of one tool call's argument text; past it the call is invalid."""
+
+MAX_TEXT_CHARS: Final = 64 * 1024 * 1024
+"""Characters of one choice's text, and of its reasoning."""
+
+MAX_TOOL_CALLS: Final = 100_000
+"""Tool calls (client and server side) in one choice."""
+
+MAX_INT_DIGITS: Final = sys.get_int_max_str_digits()
+"""Digits of a JSON integer (0: no limit): Python refuses to convert longer
+ones (a defence against its quadratic conversion), so toolwire refuses such a
+number with that reason instead of calling the JSON invalid."""
