@@ -221,7 +221,9 @@ class Agent:
             ProtocolError: a turn's stream failed and ``stream_retries`` ran out.
         """
         messages = self._initial_messages(prompt)
-        return await self._run(messages, run_id or uuid.uuid4().hex, _drop, _drop)
+        chosen = run_id or uuid.uuid4().hex
+        with self._lease(chosen):
+            return await self._run(messages, chosen, _drop, _drop)
 
     def run_sync(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
         """:meth:`run` for synchronous code.
@@ -254,7 +256,8 @@ class Agent:
         async def runner(
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
-            emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
+            with self._lease(chosen):
+                emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
 
         # Closed in this task when the caller closes us: left to the garbage
         # collector, its task group would be exited from another task.
@@ -305,28 +308,35 @@ class Agent:
         was not recorded is requested again. A finished run returns its
         recorded result without any request.
 
+        One process at a time may run or resume a given run: the run's lease
+        is taken before its journal is read, and held to the end.
+
         Raises:
             UsageError: the agent has no journal.
+            RunLeased: another live process (or task) is running this run.
             JournalError: the journal has no such run, or cannot be read.
             ProviderError, TransportError, ProtocolError: as for :meth:`run`.
         """
-        plan, finished = self._plan(run_id)
-        if finished is not None:
-            return _recorded_result(plan, finished)
-        return await self._run(list(plan.messages), run_id, _drop, _drop, plan=plan)
+        with self._lease(run_id):
+            plan, finished = self._plan(run_id)
+            if finished is not None:
+                return _recorded_result(plan, finished)
+            return await self._run(list(plan.messages), run_id, _drop, _drop, plan=plan)
 
     async def resume_stream(self, run_id: str) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
-        plan, finished = self._plan(run_id)
 
         async def runner(
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
-            if finished is not None:
-                result = _recorded_result(plan, finished)
-            else:
-                result = await self._run(list(plan.messages), run_id, emit, emit_many, plan=plan)
+            with self._lease(run_id):
+                plan, finished = self._plan(run_id)
+                if finished is not None:
+                    result = _recorded_result(plan, finished)
+                else:
+                    messages = list(plan.messages)
+                    result = await self._run(messages, run_id, emit, emit_many, plan=plan)
             emit(RunFinished(result=result))
 
         # Closed in this task when the caller closes us: left to the garbage
@@ -391,6 +401,11 @@ class Agent:
                 messages = []
             messages.extend(given)
         return messages
+
+    def _lease(self, run_id: str) -> contextlib.AbstractContextManager[None]:
+        """The run's lease in the journal (nothing to hold without one)."""
+        journal = self.journal
+        return journal.lease(run_id) if journal is not None else contextlib.nullcontext()
 
     def _plan(self, run_id: str) -> tuple[ResumePlan, str | None]:
         journal = self.journal

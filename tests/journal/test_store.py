@@ -18,6 +18,7 @@ from toolwire.journal import (
     RunLog,
     RunSummary,
     SQLiteJournal,
+    _files,
     encode_record,
 )
 
@@ -135,7 +136,7 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 def test_a_file_that_is_not_a_database_is_a_typed_error(tmp_path: Path) -> None:
     path = tmp_path / "j.sqlite3"
     path.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(JournalError, match="cannot open"):
+    with pytest.raises(JournalError, match="is not a toolwire journal, or it is corrupt"):
         SQLiteJournal(path)
 
 
@@ -220,15 +221,15 @@ def test_opening_retries_while_the_file_is_busy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     attempts: list[int] = []
-    real = SQLiteJournal._connect
+    real = _files._open_writable
 
-    def flaky(self: SQLiteJournal, timeout: float, *, memory: bool) -> sqlite3.Connection:
+    def flaky(path: str, timeout: float) -> sqlite3.Connection:
         attempts.append(1)
         if len(attempts) < 3:
             raise sqlite3.OperationalError("database is locked")
-        return real(self, timeout, memory=memory)
+        return real(path, timeout)
 
-    monkeypatch.setattr(SQLiteJournal, "_connect", flaky)
+    monkeypatch.setattr(_files, "_open_writable", flaky)
     journal = SQLiteJournal(tmp_path / "j.sqlite3", timeout=5)
     journal.close()
     assert len(attempts) == 3
@@ -239,11 +240,11 @@ def test_opening_does_not_retry_other_errors(
 ) -> None:
     attempts: list[int] = []
 
-    def broken(self: SQLiteJournal, timeout: float, *, memory: bool) -> sqlite3.Connection:
+    def broken(path: str, timeout: float) -> sqlite3.Connection:
         attempts.append(1)
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(SQLiteJournal, "_connect", broken)
+    monkeypatch.setattr(_files, "_open_writable", broken)
     with pytest.raises(JournalError, match="disk I/O error"):
         SQLiteJournal(tmp_path / "j.sqlite3", timeout=5)
     assert len(attempts) == 1

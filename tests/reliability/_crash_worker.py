@@ -21,6 +21,7 @@ import signal
 import sys
 import time
 import traceback
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,9 @@ class KillingJournal:
 
     def find_run(self, ref: str) -> str:
         return self.inner.find_run(ref)
+
+    def lease(self, run_id: str) -> AbstractContextManager[None]:
+        return self.inner.lease(run_id)
 
     def close(self) -> None:
         self.inner.close()

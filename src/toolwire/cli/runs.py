@@ -67,7 +67,7 @@ def _open(path: Path | None) -> SQLiteJournal | None:
     if not chosen.exists():
         return None
     try:
-        return SQLiteJournal(chosen)
+        return SQLiteJournal(chosen, read_only=True)
     except JournalError as exc:
         _fail(exc.message)
 

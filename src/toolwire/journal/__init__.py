@@ -10,7 +10,9 @@ continues an interrupted run from its last recorded step without running a
 side-effecting tool twice.
 
 :class:`Journal` is the storage interface; :class:`SQLiteJournal` implements
-it in a file (WAL mode) or in memory. :class:`JournalObserver` is the run
+it in a file (WAL mode, private to the user) or in memory. One process at a
+time may run or resume a given run: :meth:`Journal.lease` holds it, and a
+second process gets :class:`RunLeased`. :class:`JournalObserver` is the run
 observer that writes it; :func:`plan_resume` reads where a run stands.
 """
 
@@ -18,6 +20,15 @@ from __future__ import annotations
 
 from toolwire.journal._observer import JournalObserver, encode_record
 from toolwire.journal._open import close_journals, default_journal_path, open_journal
+from toolwire.journal._protocol import Journal
+from toolwire.journal._records import (
+    RUN_STATUSES,
+    JournalError,
+    JournalEvent,
+    RunLeased,
+    RunLog,
+    RunSummary,
+)
 from toolwire.journal._resume import (
     RecordedCall,
     RecordedTurn,
@@ -25,15 +36,7 @@ from toolwire.journal._resume import (
     plan_resume,
     tool_result_from_dict,
 )
-from toolwire.journal._store import (
-    RUN_STATUSES,
-    Journal,
-    JournalError,
-    JournalEvent,
-    RunLog,
-    RunSummary,
-    SQLiteJournal,
-)
+from toolwire.journal._store import SQLiteJournal
 
 __all__ = [
     "RUN_STATUSES",
@@ -44,6 +47,7 @@ __all__ = [
     "RecordedCall",
     "RecordedTurn",
     "ResumePlan",
+    "RunLeased",
     "RunLog",
     "RunSummary",
     "SQLiteJournal",

@@ -26,7 +26,7 @@ import anyio.to_thread
 
 from toolwire import _json
 from toolwire.errors import ToolwireError
-from toolwire.journal._store import Journal
+from toolwire.journal._protocol import Journal
 from toolwire.messages import AssistantMessage, Message
 from toolwire.observe import RunObserver
 from toolwire.run import RunInfo, RunResult

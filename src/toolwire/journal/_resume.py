@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.errors import UsageError
-from toolwire.journal._store import JournalError, RunLog
+from toolwire.journal._records import JournalError, RunLog
 from toolwire.messages import AssistantMessage, Message, message_from_dict
 from toolwire.tools import ToolResult
 from toolwire.types import (

@@ -1,0 +1,194 @@
+"""Opening a journal file: private from the first byte, read-only for readers,
+and a clear error for a file that is not a journal.
+
+Theory of operation: a journal holds whole conversations, tool arguments and
+results, so nobody but its user may read it. The directories toolwire creates
+on the way to it are made 0700 and the database file is created 0600 *before*
+SQLite opens it (``O_CREAT | O_EXCL``); SQLite gives its ``-wal`` and ``-shm``
+files the database file's mode, so they are never readable by others either,
+not even for a moment, and nothing is ``chmod``-ed afterwards. An existing
+file or directory keeps the mode its owner gave it.
+
+Read-only opening (``mode=ro`` in SQLite's URI) never changes the file. When
+no writer has the file open (no ``-wal`` file), it is also opened
+``immutable``, so that reading creates no ``-wal`` or ``-shm`` file either.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from toolwire.journal._records import JournalError
+
+__all__ = ["SCHEMA_VERSION", "connect", "create_private", "unreadable"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY,
+    started_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    header TEXT NOT NULL,
+    summary TEXT,
+    resumes INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at);
+CREATE TABLE IF NOT EXISTS events (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    at REAL NOT NULL,
+    kind TEXT NOT NULL,
+    turn INTEGER,
+    attempt INTEGER,
+    call_id TEXT,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages (
+    run_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, position)
+) WITHOUT ROWID;
+"""
+
+# SQLite's result codes (stable; the sqlite3 module names them from 3.11 on).
+_SQLITE_BUSY = 5
+_SQLITE_LOCKED = 6
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    """The database was locked by another connection (transient)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (_SQLITE_BUSY, _SQLITE_LOCKED)
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+_OFF_HINT = (
+    "set TOOLWIRE_JOURNAL to another file, or TOOLWIRE_JOURNAL=off (Agent(journal=False)) "
+    "to run without a journal"
+)
+
+
+def unreadable(path: str, exc: BaseException, *, writing: bool = False) -> JournalError:
+    """The error for a journal SQLite cannot use, with what to do about it."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "corrupt" in text
+    ):
+        return JournalError(
+            f"the journal {path} is not a toolwire journal, or it is corrupt ({text}): "
+            f"move it aside, or {_OFF_HINT}"
+        )
+    verb = "write to" if writing else "read"
+    return JournalError(f"cannot {verb} the journal {path}: {text}")
+
+
+def create_private(path: str) -> None:
+    """Create the missing directories of ``path`` (0700) and the file (0600).
+
+    Raises:
+        OSError: a directory or the file cannot be created.
+    """
+    target = Path(path)
+    missing: list[Path] = []
+    parent = target.parent
+    while not parent.exists():
+        missing.append(parent)
+        parent = parent.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:  # another process made it meanwhile
+            pass
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+def connect(path: str, *, timeout: float, read_only: bool) -> sqlite3.Connection:
+    """A connection to the journal at ``path`` (``":memory:"`` for none).
+
+    Several processes opening a new file at once (a batch of workers) can get
+    SQLITE_BUSY without SQLite's busy handler being called (switching a fresh
+    file to WAL, or a lock upgrade that would deadlock): those are retried
+    within ``timeout``.
+
+    Raises:
+        JournalError: the file cannot be opened, is not a journal, or was
+            written by a newer toolwire.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.005
+    while True:
+        try:
+            if read_only:
+                return _open_read_only(path, timeout)
+            if path != ":memory:":
+                create_private(path)
+            return _open_writable(path, timeout)
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                raise _cannot_open(path, exc) from exc
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+        except (sqlite3.Error, OSError) as exc:
+            raise _cannot_open(path, exc) from exc
+
+
+def _cannot_open(path: str, exc: BaseException) -> JournalError:
+    error = unreadable(path, exc)
+    if error.message.startswith("cannot read"):
+        return JournalError(f"cannot open the journal {path}: {exc}; {_OFF_HINT}")
+    return error
+
+
+def _open_writable(path: str, timeout: float) -> sqlite3.Connection:
+    # Autocommit mode: transactions are opened explicitly, one per write.
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        if path != ":memory:":
+            db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        version = _version(db, path)
+        db.executescript(_SCHEMA)
+        if version < SCHEMA_VERSION:
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:
+    if not os.path.exists(path):
+        raise JournalError(f"there is no journal at {path}")
+    immutable = "" if os.path.exists(path + "-wal") else "&immutable=1"
+    uri = f"file:{quote(os.path.abspath(path))}?mode=ro{immutable}"
+    db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False)
+    try:
+        _version(db, path)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _version(db: sqlite3.Connection, path: str) -> int:
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise JournalError(
+            f"the journal {path} was written by a newer toolwire "
+            f"(schema {version}, this one reads {SCHEMA_VERSION})"
+        )
+    return version

@@ -1,0 +1,224 @@
+"""What a journal holds, as values: runs, their steps, and their errors.
+
+:class:`RunSummary` is one run as ``toolwire runs list`` shows it,
+:class:`JournalEvent` one recorded step, :class:`RunLog` everything about one
+run (with :meth:`RunLog.problems` to check it is consistent). A journal's
+errors are :class:`JournalError`; :class:`RunLeased` is the one a second
+process gets when it tries to run or resume a run that a live process holds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolwire.errors import ToolwireError
+
+__all__ = [
+    "RUN_STATUSES",
+    "JournalError",
+    "JournalEvent",
+    "RunLeased",
+    "RunLog",
+    "RunSummary",
+    "loads_record",
+    "summary_from_row",
+]
+
+RUN_STATUSES = ("running", "answered", "max_turns", "failed", "cancelled")
+"""``running`` (or interrupted: a crashed run stays ``running``), the two
+outcomes of a finished run, and the two ways a run ends without one."""
+
+
+class JournalError(ToolwireError):
+    """The journal cannot be read or written (unknown run, unreadable file,
+    a record that is not what toolwire wrote)."""
+
+    type_name = "journal_error"
+
+
+class RunLeased(JournalError):
+    """Another live process (or another task of this one) is running or
+    resuming this run: one process at a time may. A process that died (even
+    of ``kill -9``) holds nothing, so its successor can resume."""
+
+    type_name = "run_leased"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSummary:
+    """One run as ``toolwire runs list`` shows it."""
+
+    run_id: str
+    started_at: float
+    """Unix time of the first start."""
+    updated_at: float
+    """Unix time of the last write to the run's row (start, resume, end)."""
+    status: str
+    """See :data:`RUN_STATUSES`."""
+    model: str = ""
+    provider: str = ""
+    api: str = ""
+    tools: tuple[str, ...] = ()
+    settings: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The recorded settings (never a key)."""
+    resumes: int = 0
+    """How many times the run was resumed."""
+    turns: int | None = None
+    """Model turns, once the run has ended."""
+    tool_calls: int | None = None
+    """Tool calls answered, once the run has ended."""
+    usage: dict[str, Any] | None = None
+    """Token usage summed over the turns, once the run has ended."""
+    output: str | None = None
+    """The final answer of an answered run."""
+    error: dict[str, Any] | None = None
+    """``{"type", "message"}`` of a failed run."""
+
+    @property
+    def finished(self) -> bool:
+        """True when the run ended with an outcome (answered or turn limit)."""
+        return self.status in ("answered", "max_turns")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "run_id": self.run_id,
+            "started_at": self.started_at,
+            "updated_at": self.updated_at,
+            "status": self.status,
+            "model": self.model,
+            "provider": self.provider,
+            "api": self.api,
+            "tools": list(self.tools),
+            "settings": self.settings,
+            "resumes": self.resumes,
+            "turns": self.turns,
+            "tool_calls": self.tool_calls,
+            "usage": self.usage,
+            "output": self.output,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JournalEvent:
+    """One recorded step of a run."""
+
+    seq: int
+    """1, 2, 3... within the run, in the order the steps happened."""
+    at: float
+    """Unix time of the write."""
+    kind: str
+    turn: int | None = None
+    attempt: int | None = None
+    call_id: str | None = None
+    data: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "seq": self.seq,
+            "at": self.at,
+            "kind": self.kind,
+            "turn": self.turn,
+            "attempt": self.attempt,
+            "call_id": self.call_id,
+            "data": self.data,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunLog:
+    """Everything recorded about one run."""
+
+    run: RunSummary
+    events: tuple[JournalEvent, ...]
+    """In ``seq`` order."""
+    messages: tuple[dict[str, Any], ...]
+    """The conversation as of the last model request, as ``Message.to_dict()``."""
+
+    def problems(self) -> list[str]:
+        """What is inconsistent in the log (empty for a sound one).
+
+        Checked: ``seq`` numbers 1..n without gaps; a run start first; every
+        response or failure after a request of the same turn; every tool
+        outcome after an intent for the same call; nothing after the run's
+        end but a resume; a finished status has its end event.
+        """
+        found: list[str] = []
+        requested: set[tuple[int | None, int | None]] = set()
+        intents: set[tuple[int | None, str | None]] = set()
+        ended = False
+        for number, event in enumerate(self.events, start=1):
+            where = f"event {event.seq} ({event.kind})"
+            if event.seq != number:
+                found.append(f"{where}: expected seq {number}")
+            if number == 1 and event.kind != "run_started":
+                found.append(f"{where}: a run must start with run_started")
+            if ended and event.kind != "run_resumed":
+                found.append(f"{where}: recorded after the run ended")
+            ended = event.kind in ("run_finished", "run_failed")
+            if event.kind == "model_request":
+                requested.add((event.turn, event.attempt))
+            elif event.kind in ("model_response", "model_failed"):
+                if (event.turn, event.attempt) not in requested:
+                    found.append(f"{where}: no request for turn {event.turn}")
+            elif event.kind == "tool_intent":
+                intents.add((event.turn, event.call_id))
+            elif event.kind == "tool_outcome" and (event.turn, event.call_id) not in intents:
+                found.append(f"{where}: outcome of call {event.call_id} without an intent")
+        if self.run.finished and not (self.events and self.events[-1].kind == "run_finished"):
+            found.append(f"status {self.run.status!r} but the last event is not run_finished")
+        if self.run.status == "failed" and not (
+            self.events and self.events[-1].kind == "run_failed"
+        ):
+            found.append("status 'failed' but the last event is not run_failed")
+        return found
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """The log as JSON-ready records, one per line of ``toolwire runs export``:
+        the run, each message of the conversation, then each event."""
+        yield {"type": "run", **self.run.to_dict()}
+        for position, message in enumerate(self.messages):
+            yield {"type": "message", "position": position, "message": message}
+        for event in self.events:
+            yield {"type": "event", **event.to_dict()}
+
+
+def loads_record(text: str | None, what: str) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise JournalError(f"the journal holds a {what} that is not JSON: {exc}") from exc
+
+
+def summary_from_row(row: tuple[Any, ...]) -> RunSummary:
+    run_id, started_at, updated_at, status, header_text, summary_text, resumes = row
+    header = loads_record(header_text, "run header")
+    summary = loads_record(summary_text, "run summary") or {}
+    if not isinstance(header, dict) or not isinstance(summary, dict):
+        raise JournalError(f"run {run_id}: its header or summary is not a JSON object")
+    tools = header.get("tools", [])
+    settings = header.get("settings", {})
+    return RunSummary(
+        run_id=run_id,
+        started_at=started_at,
+        updated_at=updated_at,
+        status=status,
+        model=str(header.get("model", "")),
+        provider=str(header.get("provider", "")),
+        api=str(header.get("api", "")),
+        tools=tuple(str(t) for t in tools) if isinstance(tools, list) else (),
+        settings=settings if isinstance(settings, dict) else {},
+        resumes=resumes,
+        turns=summary.get("turns"),
+        tool_calls=summary.get("tool_calls"),
+        usage=summary.get("usage"),
+        output=summary.get("output"),
+        error=summary.get("error"),
+    )

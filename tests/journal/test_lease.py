@@ -1,0 +1,168 @@
+"""One process at a time per run. The lease is taken before a run's journal is
+read and held to its end; a second process (or task) is refused with
+``RunLeased``; a process that died holds nothing, so its successor resumes.
+Two real processes racing to resume the same runs never run a non-idempotent
+tool twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolwire.journal import RunLeased, SQLiteJournal
+from toolwire.testing import EmulationServer, Scenario
+
+from ._support import CrashAt, crashing_agent, expect_crash
+
+pytestmark = pytest.mark.anyio
+
+ROUNDS = 50
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def test_a_second_lease_in_the_same_process_is_refused(tmp_path: Path) -> None:
+    journal = SQLiteJournal(tmp_path / "j.sqlite3")
+    other = SQLiteJournal(tmp_path / "j.sqlite3")  # another object on the same file
+    with journal.lease("run-1"), journal.lease("run-2"):
+        with pytest.raises(RunLeased, match="already running in this process"):
+            with other.lease("run-1"):
+                pass
+    with other.lease("run-1"):  # released at the end of the block
+        pass
+    other.close()  # closing one journal keeps the other's leases
+    with journal.lease("run-1"):
+        pass
+    journal.close()
+
+
+def _holder(journal: Path, run_id: str) -> subprocess.Popen[str]:
+    code = (
+        "import sys\n"
+        "from toolwire.journal import SQLiteJournal\n"
+        f"journal = SQLiteJournal({str(journal)!r})\n"
+        f"with journal.lease({run_id!r}):\n"
+        "    print('held', flush=True)\n"
+        "    sys.stdin.read()\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "held"
+    return child
+
+
+def test_a_live_process_holds_the_lease_and_a_killed_one_does_not(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite3"
+    journal = SQLiteJournal(path)
+    child = _holder(path, "run-1")
+    try:
+        with pytest.raises(RunLeased, match="running in another process"):
+            with journal.lease("run-1"):
+                pass
+        with journal.lease("run-2"):  # other runs are free
+            pass
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.communicate()
+    with journal.lease("run-1"):  # the successor of a killed process takes over
+        pass
+    journal.close()
+
+
+def race_scenario() -> Scenario:
+    return Scenario.from_dict(
+        {
+            "name": "race",
+            "turns": [
+                {"tool_calls": [{"name": "notify", "arguments": {"text": "hello"}}]},
+                {"text": "done: {result:notify}"},
+            ],
+        }
+    )
+
+
+async def interrupted_runs(server: EmulationServer, journal_path: Path, count: int) -> list[str]:
+    """Runs that died with a notify call decided but not yet started."""
+    from ._race_worker import make_notify
+
+    journal = SQLiteJournal(journal_path)
+    run_ids = [f"race-{n:03d}" for n in range(count)]
+    notify: Any = make_notify(str(journal_path.parent / "unused.sqlite3"))
+    for run_id in run_ids:
+        crash = CrashAt("tool_started", name="notify")
+        agent = crashing_agent(server, [notify], journal, crash, before_journal=True)
+        try:
+            await expect_crash(agent.run("notify", run_id=run_id))
+        finally:
+            await agent.aclose()
+    journal.close()
+    return run_ids
+
+
+def _worker(url: str, journal: Path, ledger: Path) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.journal._race_worker", url, str(journal), str(ledger)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert child.stdout is not None
+    assert "ready" in json.loads(child.stdout.readline())
+    return child
+
+
+async def test_two_processes_racing_to_resume_never_run_a_tool_twice(tmp_path: Path) -> None:
+    journal_path = tmp_path / "journal.sqlite3"
+    ledger = tmp_path / "ledger.sqlite3"
+    with sqlite3.connect(ledger) as db:
+        db.execute("CREATE TABLE notes (run_id TEXT, pid INTEGER)")
+    with EmulationServer(race_scenario()) as server:
+        run_ids = await interrupted_runs(server, journal_path, ROUNDS)
+        url = server.url_for("openai-chat")
+        workers = [_worker(url, journal_path, ledger) for _ in range(2)]
+        outcomes: list[list[str]] = []
+        try:
+            for run_id in run_ids:
+                for worker in workers:  # both start the same resume at once
+                    assert worker.stdin is not None
+                    worker.stdin.write(run_id + "\n")
+                    worker.stdin.flush()
+                replies = [json.loads(w.stdout.readline()) for w in workers]  # type: ignore[union-attr]
+                assert all(r["run_id"] == run_id for r in replies)
+                outcomes.append(sorted(r["outcome"] for r in replies))
+        finally:
+            for worker in workers:
+                worker.communicate(timeout=60)
+
+    with sqlite3.connect(ledger) as db:
+        notes = db.execute("SELECT run_id, count(*) FROM notes GROUP BY run_id").fetchall()
+    assert dict(notes) == dict.fromkeys(run_ids, 1), "every run notified exactly once"
+    for outcome in outcomes:
+        # One resumed the run; the other was refused while it ran, or found
+        # it finished (a finished run resumes to its recorded result).
+        assert outcome in (["leased", "ran"], ["ran", "ran"]), outcome
+    journal = SQLiteJournal(journal_path, read_only=True)
+    try:
+        for run_id in run_ids:
+            log = journal.load_run(run_id)
+            assert log.problems() == [], (run_id, log.problems())
+            assert log.run.status == "answered"
+            assert [e.kind for e in log.events].count("tool_intent") == 1
+    finally:
+        journal.close()
+    print(f"rounds where the second resumer was refused: {sum('leased' in o for o in outcomes)}")
