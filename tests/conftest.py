@@ -1,9 +1,19 @@
 """Shared test helpers: the conformance corpus of recorded provider streams,
-and a journal of its own for every test."""
+a journal of its own for every test, and a home folder of the suite's own.
+
+The whole suite runs with ``HOME`` and ``XDG_STATE_HOME`` pointed at one
+empty temporary folder, and fails if anything is left in it at the end:
+nothing the tests run (agents, the CLI, Ray, the examples) may write where
+the user did not ask.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +24,30 @@ import pytest
 pytest_plugins = ["pytester"]
 
 CORPUS = Path(__file__).parent / "fixtures" / "conformance"
+
+_HOME_KEY = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    home = Path(tempfile.mkdtemp(prefix="toolwire-test-home-"))
+    config.stash[_HOME_KEY] = home
+    os.environ["HOME"] = os.environ["XDG_STATE_HOME"] = str(home)
+    # Ray writes a generated token to ~/.ray/auth_token unless it is given one.
+    os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    home = session.config.stash.get(_HOME_KEY, None)
+    if home is None:
+        return
+    left = sorted(str(p.relative_to(home)) for p in home.rglob("*"))
+    shutil.rmtree(home, ignore_errors=True)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            shown = ", ".join(left[:20])
+            reporter.write_line(f"FAILED: the suite wrote in HOME: {shown}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @dataclass(frozen=True)

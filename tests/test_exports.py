@@ -18,6 +18,21 @@ def test_error_tree_roots() -> None:
     assert not issubclass(toolwire.ModelRetry, toolwire.ToolwireError)
 
 
+def test_subpackages_are_attributes_without_an_import() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import toolwire, sys; "
+        "assert 'toolwire.adapters' not in sys.modules; "
+        "print(toolwire.adapters.openai_chat.__name__, toolwire.testing.Scenario.__name__)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    assert out.split() == ["openai_chat", "Scenario"]
+
+
 def test_every_exported_class_and_function_is_documented() -> None:
     import inspect
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.conftest import CORPUS
@@ -67,3 +68,68 @@ def test_bad_usage_and_unreadable_files_exit_2_without_a_traceback(tmp_path: Pat
     assert code == 2 and "Traceback" not in out
     code, out = invoke("--chunk-size", "0", str(QWEN))
     assert code == 2
+
+
+NOT_STREAMS = [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\xfd" * 8, "is binary"),
+    (b"hello, just some text\n", "holds no stream payload"),
+    (
+        b'{"id":"msg_1","type":"message","role":"assistant","content":[]}',
+        "is one JSON body (a non-streamed response?), not a stream",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), NOT_STREAMS)
+@pytest.mark.parametrize("as_json", [[], ["--json"]], ids=["human", "json"])
+def test_an_input_that_is_no_stream_is_named(
+    tmp_path: Path, body: bytes, message: str, as_json: list[str]
+) -> None:
+    path = tmp_path / "input.sse"
+    path.write_bytes(body)
+    code, out = invoke(*as_json, str(path))
+    assert code == 2
+    assert out.splitlines() == [out.rstrip("\n")] and out.startswith(f"Error: {path} {message}")
+    assert "stream_truncated" not in out
+
+
+@pytest.mark.parametrize("body", [b"", b" \n\n"])
+def test_an_empty_input_is_a_stream_cut_before_its_first_byte(tmp_path: Path, body: bytes) -> None:
+    path = tmp_path / "empty.sse"
+    path.write_bytes(body)
+    code, out = invoke(str(path))
+    assert code == 1
+    assert (
+        out.splitlines()[1]
+        == f"input: empty ({len(body)} bytes): a stream cut before its first byte"
+    )
+
+
+def test_a_non_streamed_body_it_can_read_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "completion.json"
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": "hi"}, "finish_reason": "stop"}
+        ],
+    }
+    path.write_text(json.dumps(body), encoding="utf-8")
+    code, out = invoke(str(path))
+    assert code == 0
+    assert out.splitlines()[1] == "input: one JSON body (a non-streamed response), not a stream"
+
+
+def test_a_server_tools_input_is_the_models_output() -> None:
+    trace = CORPUS / "anthropic" / "server_tool_then_client_tool_use.sse"
+    code, out = invoke(str(trace))
+    assert code == 0
+    lines = out.splitlines()
+    model = [line for line in lines if " model " in line]
+    assert any("server tool call name tool_search_tool_bm25 (server_tool_use)" in m for m in model)
+    inputs = [line.split("+= ", 1)[1] for line in model if "server tool input +=" in line]
+    assert (
+        "".join(json.loads(part) for part in inputs)
+        == '{"query": "USD EUR exchange rate currency conversion"}'
+    )
+    assert not any("server tool" in line and "(nothing from the model)" in line for line in lines)

@@ -5,7 +5,10 @@ Without ``--json`` it prints, payload by payload, what the model produced
 protocol added (ids, indexes, finish reasons, usage, end markers), then the
 final tool calls. With ``--json`` it prints exactly one JSON object.
 Exit status: 0 for a complete stream, 1 for a cut stream or an error event,
-2 for bad usage or an unreadable file.
+2 for bad usage, an unreadable file, or an input that is no stream at all
+(binary, plain text, or one JSON body it cannot read). An empty input is a
+stream cut before its first byte (status 1), and a single JSON body it can
+read (a non-streamed response) is shown; both are named as such.
 """
 
 from __future__ import annotations
@@ -113,6 +116,57 @@ def _inspect_cassette(directory: str, as_json: bool) -> None:
         raise click.UsageError(exc.message) from None
 
 
+def _not_a_stream(body: bytes, frames: list[DecodedFrame], result: StreamResult) -> str | None:
+    """Why the input is no recorded stream, or ``None`` when it is one (an
+    empty input is one: a response body cut before its first byte)."""
+    if not body.strip():
+        return None
+    sample = body[:4096]
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(sample) - 3:  # not just a character cut at the sample's end
+            return "is binary, not a recorded stream (SSE, NDJSON or a JSON array)"
+    if _one_json_body(body) and (result.error is not None or not any(f.data for f in frames)):
+        return (
+            "is one JSON body (a non-streamed response?), not a stream, and not one that "
+            "toolwire reads whole: inspect reads streamed responses"
+        )
+    if not any(frame.data for frame in frames):
+        return "holds no stream payload: it is not SSE, NDJSON or a JSON array"
+    return None
+
+
+def _one_json_body(body: bytes) -> bool:
+    """True when the input is a single JSON object (a non-streamed response)."""
+    if not body.lstrip().startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(body), dict)
+    except ValueError:
+        return False
+
+
+def _silent_model_output(frame: DecodedFrame) -> str | None:
+    """What the model wrote in a payload that makes no event: the name and the
+    input of an Anthropic server tool (run by the provider, never by toolwire),
+    which the decoder keeps whole until the block ends."""
+    try:
+        payload = json.loads(frame.data)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    block, delta = payload.get("content_block"), payload.get("delta")
+    if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use"):
+        return f"server tool call name {block.get('name')} ({block.get('type')})"
+    if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+        partial = delta.get("partial_json")
+        if isinstance(partial, str) and partial:
+            return f"server tool input += {_short(partial)}"
+    return None
+
+
 def _short(text: str, limit: int = 120) -> str:
     shown = json.dumps(text, ensure_ascii=False)
     return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
@@ -144,7 +198,8 @@ def _describe(event: Event) -> list[tuple[str, str]]:
         return [("protocol", f"{c}tool call #{event.call.index} INVALID: {event.call.error}")]
     if isinstance(event, ServerToolCallReady):
         call = event.call
-        return [("protocol", f"{c}server tool call {call.name} ({call.type}), run by the provider")]
+        done = f"{c}server tool call {call.name} ({call.type}) complete, run by the provider"
+        return [("protocol", done)]
     if isinstance(event, UsageReported):
         u = event.usage
         usage = f"usage in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}"
@@ -159,16 +214,23 @@ def _describe(event: Event) -> list[tuple[str, str]]:
     assert_never(event)
 
 
-def _print_human(decoder: StreamDecoder, frames: list[DecodedFrame], result: StreamResult) -> None:
+def _print_human(
+    body: bytes, decoder: StreamDecoder, frames: list[DecodedFrame], result: StreamResult
+) -> None:
+    whole = _one_json_body(body)
     echo = click.echo
     echo(f"api: {result.api}")
+    if whole:
+        echo("input: one JSON body (a non-streamed response), not a stream")
+    if not body.strip():
+        echo(f"input: empty ({len(body)} bytes): a stream cut before its first byte")
     for number, frame in enumerate(frames, 1):
         label = f"[{number}]" if frame.data or frame.event else "[end of input]"
         name = f" event={frame.event}" if frame.event and frame.event != "message" else ""
         lines = [line for event in frame.events for line in _describe(event)]
         if not lines:
-            echo(f"{label}{name} protocol  (nothing from the model)")
-            continue
+            silent = _silent_model_output(frame) if frame.data else None
+            lines = [("model", silent)] if silent else [("protocol", "(nothing from the model)")]
         for who, what in lines:
             tag = click.style("model   ", fg="green") if who == "model" else "protocol"
             echo(f"{label}{name} {tag}  {what}")
@@ -239,9 +301,12 @@ def inspect(file: str, api: str, chunk_size: int | None, as_json: bool) -> None:
     else:
         decoder, frames = _decode(body, api, chunk_size)
     result = decoder.result()
+    problem = _not_a_stream(body, frames, result)
+    if problem is not None:
+        raise click.UsageError(f"{'stdin' if file == '-' else file} {problem}")
     if as_json:
         click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
     else:
-        _print_human(decoder, frames, result)
+        _print_human(body, decoder, frames, result)
     if result.error is not None:
         sys.exit(1)

@@ -280,8 +280,11 @@ class _Handler:
             )
             reply = _render(turn, parsed, input_tokens=_prompt_size(body) // 4)
         except (BadRequest, ScenarioError) as exc:
-            self._log(f"POST {path} 400 {exc.message}")
-            return self._error(encoder, 400, exc.message, seed=seed)
+            message = exc.message
+            if isinstance(exc, ScenarioError):  # the script, not the request, is at odds
+                message = f"scenario {self.scenario.name!r} cannot answer this request: {message}"
+            self._log(f"POST {path} 400 {message}")
+            return self._error(encoder, 400, message, seed=seed)
 
         fault = forced
         if fault is None and attempt < len(turn.faults):

@@ -1,0 +1,234 @@
+"""Every Python block of README.md and docs/*.md runs as written, against the
+emulation server; every ``toolwire`` command they show exists, with its options.
+
+The blocks are read from the documents themselves (``_markdown.blocks``) and
+run in a subprocess (``run_document.py``), in a scratch folder, with HOME
+pointed at an empty folder that must stay empty. Providers find the server
+through their base-URL variables, as a reader's would find theirs; the keys
+are fake, and never printed. A block marked ``<!-- docs-test: pytest -->`` is
+a test file: it is written to a file of its own and run by pytest, the
+toolwire fixture included. None is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from toolwire.cli import main
+
+from ._markdown import Block, blocks, inline_code
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+RUNNER = Path(__file__).with_name("run_document.py")
+FAKE_KEY = "sk-docs-test-not-a-real-key-0123456789"
+KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY")
+KEYS_SHOWN = ("DASHSCOPE_API_KEY", "DEEPSEEK_API_KEY")  # read by the snippets themselves
+
+# What a reader sees when the page runs: proof that the blocks talked to the
+# emulated model and got its answer, not only that nothing raised.
+EXPECTED_OUTPUT = {
+    "README.md": [
+        "It is light rain in Hangzhou.",
+        "get_weather {'city': 'Hangzhou'}",
+        "2 answered",
+    ],
+    "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
+}
+SHELLS = ("sh", "bash", "shell", "console")
+
+
+def python_blocks(document: Path) -> list[Block]:
+    return [b for b in blocks(document) if b.language == "python"]
+
+
+def scratch(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A working folder, an empty HOME, and the environment of a reader."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "TOOLWIRE_JOURNAL"
+    }
+    env.update(
+        {key: FAKE_KEY for key in (*KEYS, *KEYS_SHOWN)},
+        HOME=str(home),
+        XDG_STATE_HOME=str(home),
+        TOOLWIRE_JOURNAL=str(tmp_path / "journal.sqlite3"),
+        PYTHONUNBUFFERED="1",
+        # Ray's settings for a single-node instance that reports nothing (docs/ray.md)
+        RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
+        RAY_USAGE_STATS_ENABLED="0",
+    )
+    return work, home, env
+
+
+@pytest.mark.parametrize(
+    "document", [d for d in DOCUMENTS if python_blocks(d)], ids=lambda d: d.name
+)
+def test_every_python_block_runs(document: Path, tmp_path: Path) -> None:
+    work, home, env = scratch(tmp_path)
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, str(RUNNER), str(document), str(report)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert report.exists(), proc.stdout[-4000:] + proc.stderr[-4000:]
+    results = json.loads(report.read_text(encoding="utf-8"))
+    for result in results:
+        assert result["ok"], (
+            f"{document.name}:{result['line']} fails:\n{result['error']}\n"
+            f"output:\n{proc.stdout[-3000:]}"
+        )
+    expected = [b.line for b in python_blocks(document) if b.directive != "pytest"]
+    assert [r["line"] for r in results] == expected, "every block runs, none is skipped"
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for fragment in EXPECTED_OUTPUT.get(document.name, []):
+        assert fragment in proc.stdout, fragment
+    assert FAKE_KEY not in proc.stdout + proc.stderr
+    assert list(home.iterdir()) == []
+
+
+TEST_FILES = [b for d in DOCUMENTS for b in python_blocks(d) if b.directive == "pytest"]
+
+
+def test_the_readme_shows_a_test_file() -> None:
+    assert [b.path.name for b in TEST_FILES].count("README.md") >= 1
+
+
+@pytest.mark.parametrize("block", TEST_FILES, ids=lambda b: b.where)
+def test_test_file_blocks_pass_under_pytest(block: Block, tmp_path: Path) -> None:
+    work, home, env = scratch(tmp_path)
+    test_file = work / f"test_{block.path.stem.lower()}_{block.line}.py"
+    test_file.write_text(block.text, encoding="utf-8")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--basetemp={tmp_path / 'pytest'}",
+            test_file.name,
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert re.search(r"\b[1-9]\d* passed\b", proc.stdout)
+    assert list(home.iterdir()) == []
+
+
+# -- shell commands -------------------------------------------------------------------
+
+
+def shell_commands(document: Path) -> list[tuple[str, list[str]]]:
+    """``(where, argv)`` of each command shown in the document's shell blocks, and of
+    each inline ``toolwire ...`` span."""
+    found: list[tuple[str, list[str]]] = []
+    for block in blocks(document):
+        if block.language not in SHELLS:
+            continue
+        lines = block.text.replace("\\\n", " ").splitlines()
+        if block.language == "console":  # only the prompts are commands
+            lines = [line[2:] for line in lines if line.startswith("$ ")]
+        for line in lines:
+            tokens = shlex.split(line, comments=True)
+            command: list[str] = []
+            for token in [*tokens, "&&"]:
+                if token in ("&&", "||", "|", ";", "&"):
+                    if command:
+                        found.append((block.where, command))
+                    command = []
+                elif command or not re.fullmatch(r"[A-Z_]+=\S*", token):  # VAR=value prefix
+                    command.append(token)
+    for line, text in inline_code(document):
+        if re.match(r"(\.venv/bin/)?toolwire ", text) and "|" not in text:
+            found.append((f"{document.name}:{line}", shlex.split(text)))
+    return found
+
+
+def check_toolwire(argv: list[str]) -> None:
+    """The subcommands exist, and so do the options, with valid choices."""
+    command: click.Command = main
+    ctx = click.Context(main, info_name="toolwire")
+    args = list(argv)
+    while isinstance(command, click.Group) and args and not args[0].startswith("-"):
+        name = args.pop(0)
+        sub = command.get_command(ctx, name)
+        assert sub is not None, f"no command {ctx.command_path} {name}"
+        command, ctx = sub, click.Context(sub, info_name=name, parent=ctx)
+    options = {
+        opt: param
+        for param in command.params
+        if isinstance(param, click.Option)
+        for opt in (*param.opts, *param.secondary_opts)
+    }
+    position = 0
+    while position < len(args):
+        arg = args[position]
+        position += 1
+        if not arg.startswith("-") or arg == "-" or arg in ("--help", "-h"):
+            continue
+        name, _, value = arg.partition("=")
+        assert name in options, f"{ctx.command_path} has no option {name}"
+        param = options[name]
+        if not param.is_flag and not value and position < len(args):
+            value, position = args[position], position + 1
+        if isinstance(param.type, click.Choice):
+            assert value in param.type.choices, f"{ctx.command_path} {name} {value}"
+
+
+def make_targets() -> set[str]:
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    return set(re.findall(r"^([\w-]+):", makefile, re.MULTILINE))
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)
+def test_commands_shown_exist(document: Path) -> None:
+    checked = 0
+    for where, argv in shell_commands(document):
+        program = Path(argv[0]).name
+        if program == "toolwire":
+            check_toolwire(argv[1:])
+        elif program == "make":
+            assert set(argv[1:]) <= make_targets(), f"{where}: make {argv[1:]}"
+        elif program in ("python", "python3"):
+            script = next((a for a in argv[1:] if a.endswith(".py")), None)
+            if script is not None and "/" in script:  # a file of the repository
+                assert (ROOT / script).exists(), f"{where}: no {script}"
+        else:
+            continue
+        checked += 1
+    assert checked or not any(b.language in SHELLS for b in blocks(document))
+
+
+def test_the_checker_catches_a_wrong_command() -> None:
+    with pytest.raises(AssertionError, match="no option --nope"):
+        check_toolwire(["serve", "--nope"])
+    with pytest.raises(AssertionError, match="no command toolwire runs lst"):
+        check_toolwire(["runs", "lst"])
+    with pytest.raises(AssertionError, match="--provider"):
+        check_toolwire(["demo", "--provider", "openai"])
+    check_toolwire(["chat", "--provider", "openai-chat", "--model", "m", "hi"])
