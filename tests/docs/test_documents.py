@@ -13,7 +13,6 @@ toolwire fixture included. None is skipped.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 import click
 import pytest
 
+from tests._userland import run_pytest, user_env
 from toolwire.cli import main
 
 from ._markdown import Block, blocks, inline_code
@@ -52,24 +52,18 @@ def python_blocks(document: Path) -> list[Block]:
 
 
 def scratch(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    """A working folder, an empty HOME, and the environment of a reader."""
+    """A working folder, an empty HOME, and the environment of a reader whose
+    keys are fake and whose journal is in ``tmp_path``."""
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     home.mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "TOOLWIRE_JOURNAL"
-    }
-    env.update(
-        {key: FAKE_KEY for key in (*KEYS, *KEYS_SHOWN)},
-        HOME=str(home),
-        XDG_STATE_HOME=str(home),
+    env = user_env(
+        home,
         TOOLWIRE_JOURNAL=str(tmp_path / "journal.sqlite3"),
-        PYTHONUNBUFFERED="1",
         # Ray's settings for a single-node instance that reports nothing (docs/ray.md)
         RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0",
         RAY_USAGE_STATS_ENABLED="0",
+        **{key: FAKE_KEY for key in (*KEYS, *KEYS_SHOWN)},
     )
     return work, home, env
 
@@ -115,26 +109,10 @@ def test_the_readme_shows_a_test_file() -> None:
 @pytest.mark.parametrize("block", TEST_FILES, ids=lambda b: b.where)
 def test_test_file_blocks_pass_under_pytest(block: Block, tmp_path: Path) -> None:
     work, home, env = scratch(tmp_path)
+    del env["TOOLWIRE_JOURNAL"]  # the fixture alone must keep the user's journal out
     test_file = work / f"test_{block.path.stem.lower()}_{block.line}.py"
     test_file.write_text(block.text, encoding="utf-8")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--basetemp={tmp_path / 'pytest'}",
-            test_file.name,
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_pytest(test_file, env=env, basetemp=tmp_path / "pytest")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert re.search(r"\b[1-9]\d* passed\b", proc.stdout)
     assert list(home.iterdir()) == []

@@ -5,11 +5,12 @@ temporary directory (a real pytest process, HOME pointed at an empty folder)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from tests._userland import run_pytest, user_env
 
 USER_TEST = textwrap.dedent(
     """
@@ -62,31 +63,12 @@ def test_loading_the_plugin_imports_no_server_code() -> None:
 
 
 def test_a_users_suite_writes_nothing_in_home(tmp_path: Path) -> None:
-    project = tmp_path / "project"
+    project, home = tmp_path / "project", tmp_path / "home"
     project.mkdir()
-    (project / "test_agent.py").write_text(USER_TEST, encoding="utf-8")
-    home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "TOOLWIRE_JOURNAL"}
-    env.update(HOME=str(home), XDG_STATE_HOME=str(home / ".local" / "state"))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--basetemp={tmp_path / 'pytest'}",
-            "test_agent.py",
-        ],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    test_file = project / "test_agent.py"
+    test_file.write_text(USER_TEST, encoding="utf-8")
+    proc = run_pytest(test_file, env=user_env(home), basetemp=tmp_path / "pytest")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2 passed" in proc.stdout
     assert list(home.iterdir()) == []
