@@ -53,19 +53,19 @@ $(BENCH_STAMP): $(STAMP) pyproject.toml constraints.txt
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_stream.py $(BENCH_ARGS)
 
-# Real servers: llama-cpp-python's server and llama.cpp's llama-server, built
-# from the llama-cpp-python source package on PyPI and cached in
-# $$TOOLWIRE_LLAMACPP_CACHE (default .cache/llamacpp), then a test session
-# that starts both on 127.0.0.1. The first run compiles llama.cpp twice.
-test-llamacpp: $(STAMP)
-	$(BIN)/python -m tests.realservers.build
-	$(BIN)/python -m pytest -q --realservers tests/realservers
-
 bench-agent: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_agent.py $(BENCH_ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py $(BENCH_ARGS)
+
+# Real servers: llama-cpp-python's server and llama.cpp's llama-server, built
+# from the llama-cpp-python source package on PyPI and cached in
+# $TOOLWIRE_LLAMACPP_CACHE (default .cache/llamacpp), then a test session
+# that starts both on 127.0.0.1. The first run compiles llama.cpp twice.
+test-llamacpp: $(STAMP)
+	$(BIN)/python -m tests.realservers.build
+	$(BIN)/python -m pytest -q --realservers tests/realservers
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -80,6 +80,13 @@ def jobs() -> str:
     return os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
 
 
+def require_compilers() -> None:
+    """llama.cpp is C and C++: say so before pip and CMake fail less clearly."""
+    for kind, names in (("C", ("cc", "gcc", "clang")), ("C++", ("c++", "g++", "clang++"))):
+        if not any(shutil.which(name) for name in names):
+            raise BuildFailed(f"no {kind} compiler on PATH (looked for {', '.join(names)})")
+
+
 def ensure_venv(cache: Cache) -> None:
     if not cache.python.exists():
         run([sys.executable, "-m", "venv", cache.venv])
@@ -131,6 +138,7 @@ def ensure_llama_cpp_python(cache: Cache) -> None:
     )
     if probe.returncode == 0:
         return
+    require_compilers()
     env = {"CMAKE_ARGS": " ".join(CMAKE_ARGS), "CMAKE_BUILD_PARALLEL_LEVEL": jobs()}
     install = [cache.python, "-m", "pip", "install", f"{cache.sdist}[server]"]
     run(install, deadline=BUILD_DEADLINE, env=env)
@@ -158,6 +166,7 @@ def cmake_version(cmake: str) -> tuple[int, ...]:
 def ensure_llama_server(cache: Cache) -> None:
     if cache.llama_server.exists():
         return
+    require_compilers()
     env = cmake_tools(cache)
     tree, build = cache.llama_cpp, cache.llama_cpp / "build"
     configure = ["cmake", "-S", tree, "-B", build, "-G", "Ninja", *CMAKE_ARGS, *LLAMA_SERVER_ARGS]

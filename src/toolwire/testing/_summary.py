@@ -5,7 +5,8 @@ the providers' APIs use); the response body is read as it passes by the same
 :class:`~toolwire.decoder.StreamDecoder` the agent uses, so the line shows
 what toolwire itself would make of the stream: the model, the complete calls
 and the text, an error event or a cut, and the quirks the codec noticed. A
-whole (non-streamed) JSON answer is read by the provider's own parser. At most
+whole (non-streamed) JSON answer is read by the codec's reader of whole
+responses (:func:`~toolwire.decoder.decode_response`). At most
 :data:`READ_LIMIT` bytes of a body are read for the line, whatever its size.
 """
 
@@ -15,10 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire.decoder import StreamDecoder
+from toolwire.decoder import StreamDecoder, decode_response
 from toolwire.http import decode_error_body
-from toolwire.providers import Anthropic, Gemini, OpenAIChat, OpenAIResponses
-from toolwire.providers._base import Provider
 from toolwire.testing.cassette import Exchange
 from toolwire.types import StreamResult
 
@@ -35,12 +34,8 @@ __all__ = [
 READ_LIMIT = 16 * 1024 * 1024
 """Bytes of a response body read for its summary line; the rest only passes."""
 
-_WHOLE: dict[str, type[Provider]] = {
-    "openai-chat": OpenAIChat,
-    "openai-responses": OpenAIResponses,
-    "anthropic-messages": Anthropic,
-    "gemini": Gemini,
-}
+_WHOLE = frozenset({"openai-chat", "openai-responses", "anthropic-messages", "gemini"})
+"""The dialects :func:`~toolwire.decoder.decode_response` reads whole."""
 
 
 def api_for(path: str) -> str | None:
@@ -139,11 +134,9 @@ class BodyReader:
         body = decode_error_body(bytes(self._whole))
         if self.status >= 300:
             return Reading(error=f"HTTP {self.status}: {_error_text(body)}", note=self._note)
-        whole = _WHOLE.get(self.api or "")
-        if whole is None or not isinstance(body, (dict, list)):
+        if self.api not in _WHOLE or not isinstance(body, (dict, list)):
             return Reading(note=self._note or "not a body toolwire reads whole")
-        provider = whole(api_key="unused", base_url="http://unused.invalid")
-        return _reading(provider.parse_response(body), (), self._note)
+        return _reading(decode_response(self.api, body), (), self._note)
 
 
 def _reading(result: StreamResult, quirks: tuple[str, ...], note: str | None) -> Reading:
