@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         tool,
     )
     from toolwire.transport import (  # noqa: F401 - re-exported lazily
+        BodyLimits,
         HttpRetryPolicy,
         HttpxTransport,
         Timeouts,
@@ -120,6 +121,7 @@ _LAZY: dict[str, str] = {
     "Gemini": "toolwire.providers",
     "HttpRequest": "toolwire.http",
     "HttpResponse": "toolwire.http",
+    "BodyLimits": "toolwire.transport",
     "HttpRetryPolicy": "toolwire.transport",
     "HttpxTransport": "toolwire.transport",
     "LocalRunner": "toolwire.tools",

@@ -24,14 +24,17 @@ import base64
 import binascii
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 __all__ = [
     "CREDENTIAL_WORDS",
+    "LONG_SECRET_LENGTH",
     "MIN_SECRET_LENGTH",
     "REDACTED",
     "Scrubber",
     "is_credential_name",
+    "redact",
     "redact_headers",
     "redact_query",
     "strip_userinfo",
@@ -62,6 +65,11 @@ CREDENTIAL_WORDS = frozenset(
 
 MIN_SECRET_LENGTH = 8
 """Shorter values are replaced only where they are a credential's value."""
+
+LONG_SECRET_LENGTH = 20
+"""Values at least this long are replaced wherever they occur; shorter ones
+(down to :data:`MIN_SECRET_LENGTH`) only where they are not part of a longer
+word."""
 
 _SPLIT = re.compile(r"[-_.]")
 
@@ -190,3 +198,70 @@ class Scrubber:
                     break
                 at = data.find(secret[:1], at + 1)
         return longest
+
+
+def redact(value: Any, secrets: Iterable[str]) -> Any:
+    """``value`` with every secret replaced by ``<redacted>`` in its strings,
+    nothing else changed: a record keeps its shape (its keys are structure:
+    only a long secret is replaced there) and serializes to well-formed JSON
+    whatever the secrets are.
+
+    A secret shorter than :data:`MIN_SECRET_LENGTH` is not a credential (a
+    placeholder key) and is left alone; one shorter than
+    :data:`LONG_SECRET_LENGTH` is replaced where no letter or digit touches
+    it; a longer one wherever it occurs.
+
+    Args:
+        value: JSON-like data (dicts, lists, strings, numbers...).
+        secrets: the secret strings (empty ones are ignored).
+    """
+    rules = _Rules(secrets)
+    return rules.apply(value) if rules else value
+
+
+class _Rules:
+    def __init__(self, secrets: Iterable[str]) -> None:
+        unique = sorted({s for s in secrets if s}, key=len, reverse=True)
+        words = [s for s in unique if MIN_SECRET_LENGTH <= len(s) < LONG_SECRET_LENGTH]
+        self.words = (
+            re.compile("|".join(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])" for w in words))
+            if words
+            else None
+        )
+        self.long = [s for s in unique if len(s) >= LONG_SECRET_LENGTH]
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.long)
+
+    def key(self, text: str) -> str:
+        for secret in self.long:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def text(self, text: str) -> str:
+        text = self.key(text)
+        if self.words is not None:
+            text = self.words.sub(REDACTED, text)
+        return text
+
+    def apply(self, value: Any) -> Any:
+        # Iterative: a deeply nested record must not exhaust the stack.
+        root: list[Any] = [value]
+        stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+        while stack:
+            parent, key, item = stack.pop()
+            if isinstance(item, str):
+                parent[key] = self.text(item)
+            elif isinstance(item, dict):
+                copy: dict[Any, Any] = {}
+                for k, v in item.items():
+                    new_key = self.key(k) if isinstance(k, str) else k
+                    copy[new_key] = v
+                    stack.append((copy, new_key, v))
+                parent[key] = copy
+            elif isinstance(item, (list, tuple)):
+                items = list(item)
+                parent[key] = items
+                stack.extend((items, i, v) for i, v in enumerate(items))
+        return root[0]

@@ -421,11 +421,7 @@ class Agent:
         observers: list[RunObserver] = list(self.observers)
         if journal is not None:
             if self._journal_observer is None or self._journal_observer.journal is not journal:
-                key = getattr(self.provider, "_api_key", None)
-                secret = key.reveal() if key is not None and hasattr(key, "reveal") else None
-                self._journal_observer = JournalObserver(
-                    journal, secrets=[secret] if isinstance(secret, str) else []
-                )
+                self._journal_observer = JournalObserver(journal, secrets=self.provider._secrets())
             observers.insert(0, self._journal_observer)
         if self._bound is None or self._bound[0] != tuple(observers):
             self._bound = (tuple(observers), Observers(observers))

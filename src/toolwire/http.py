@@ -22,7 +22,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeAlias
 
 from toolwire import _json
-from toolwire._credentials import REDACTED, is_credential_name
+from toolwire._credentials import REDACTED, is_credential_name, redact_query, strip_userinfo
 from toolwire.errors import Overloaded, ProviderError, RateLimited, RemoteProtocolError
 
 __all__ = [
@@ -34,8 +34,31 @@ __all__ = [
     "Transport",
     "decode_error_body",
     "error_class_for",
+    "redact_url",
     "retry_after_seconds",
 ]
+
+SHOWN_HEADERS = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "anthropic-beta",
+        "anthropic-version",
+        "content-length",
+        "content-type",
+        "openai-beta",
+        "user-agent",
+    }
+)
+"""Request headers whose values a ``repr`` or a log may show."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` without userinfo, with credential query parameters redacted."""
+    bare, _ = strip_userinfo(url)
+    head, sep, query = bare.partition("?")
+    return head + sep + redact_query(query)[0] if sep else head
+
 
 ErrorParser: TypeAlias = Callable[[int, Mapping[str, str], Any], ProviderError]
 """``(status_code, headers, body) -> ProviderError``: a provider's error mapping."""
@@ -67,12 +90,21 @@ class HttpRequest:
         return _json.dumps_bytes(self.json)
 
     def redacted_headers(self) -> dict[str, str]:
-        """The headers with credential values replaced by ``<redacted>``."""
-        return {k: (REDACTED if is_credential_name(k) else v) for k, v in self.headers.items()}
+        """The headers as they may be shown: only the values of headers known to
+        carry no credential are kept (a gateway's own ``X-Tenant-Token``, or any
+        header a caller added, may be one), the others are ``<redacted>``."""
+        return {
+            k: (v if k.lower() in SHOWN_HEADERS and not is_credential_name(k) else REDACTED)
+            for k, v in self.headers.items()
+        }
+
+    def redacted_url(self) -> str:
+        """The URL as it may be shown: no userinfo, credential parameters redacted."""
+        return redact_url(self.url)
 
     def __repr__(self) -> str:
         return (
-            f"HttpRequest(method={self.method!r}, url={self.url!r}, "
+            f"HttpRequest(method={self.method!r}, url={self.redacted_url()!r}, "
             f"headers={self.redacted_headers()!r}, json={self.json!r}, "
             f"stream={self.stream!r}, api={self.api!r})"
         )

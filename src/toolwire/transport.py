@@ -5,8 +5,15 @@ Theory of operation: :class:`HttpxTransport` wraps one ``httpx.AsyncClient``
 call needs:
 
 * **Timeouts** (:class:`Timeouts`): connect, read (between bytes), write,
-  pool, and an optional *total* deadline covering retries and, for a stream,
-  the whole body.
+  pool, and a *total* deadline (10 minutes by default) covering retries and,
+  for a stream, the whole body, so a server that keeps a connection alive
+  without ever finishing cannot hold a run forever.
+* **Bounded reads** (:class:`BodyLimits`): an error body is read up to 64 KiB
+  and a whole body up to 32 MiB; what is beyond is never read. A streamed
+  body is read as the caller consumes it.
+* **No redirects**: a 3xx answer is a :class:`~toolwire.errors.ProviderError`
+  saying where it points, never followed, so the key never travels to
+  another host.
 * **Retries of the request** (:class:`HttpRetryPolicy`) on connection failures
   and on retryable statuses (429, 5xx, Anthropic's 529), with exponential
   backoff and jitter, or the server's ``Retry-After`` / ``retry-after-ms``
@@ -36,10 +43,9 @@ import random as _random_module
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolwire.backoff import Backoff
+from toolwire._transport_settings import BodyLimits, HttpRetryPolicy, Timeouts
 from toolwire.errors import (
     ConnectError,
     LocalProtocolError,
@@ -57,13 +63,14 @@ from toolwire.http import (
     HttpResponse,
     decode_error_body,
     error_class_for,
+    redact_url,
     retry_after_seconds,
 )
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HttpRetryPolicy", "HttpxTransport", "Timeouts"]
+__all__ = ["BodyLimits", "HttpRetryPolicy", "HttpxTransport", "Timeouts"]
 
 logger = logging.getLogger("toolwire.transport")
 
@@ -72,72 +79,6 @@ POOL_SHARD = 16
 of at most this many (see :class:`HttpxTransport`)."""
 
 Sleep = Callable[[float], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Timeouts:
-    """Timeouts in seconds (``None`` disables one).
-
-    A plain number given where ``Timeouts`` is expected sets connect, read,
-    write and pool alike, as in httpx.
-    """
-
-    connect: float | None = 10.0
-    """Establishing the TCP/TLS connection."""
-    read: float | None = 300.0
-    """Waiting for the next bytes (the first byte included): long, since a
-    reasoning model may think for minutes before it answers."""
-    write: float | None = 60.0
-    """Sending the request body."""
-    pool: float | None = 30.0
-    """Waiting for a free connection from the pool."""
-    total: float | None = None
-    """Everything: all attempts, the backoff between them, and for a stream
-    the whole body."""
-
-    @classmethod
-    def coerce(cls, value: Timeouts | float | None) -> Timeouts:
-        """``value`` as :class:`Timeouts` (``None`` gives the defaults)."""
-        if value is None:
-            return cls()
-        if isinstance(value, Timeouts):
-            return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise UsageError(f"a timeout must be a positive number of seconds, got {value!r}")
-        seconds = float(value)
-        return cls(connect=seconds, read=seconds, write=seconds, pool=seconds)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HttpRetryPolicy:
-    """When and how long to wait before sending a request again."""
-
-    retries: int = 2
-    """How many times a failed request is sent again (0 disables retries)."""
-    backoff: Backoff = field(default_factory=Backoff)
-    """The wait before each retry; a server's ``Retry-After`` is honoured up
-    to ``backoff.max_retry_after``."""
-    retry_statuses: frozenset[int] = field(
-        default_factory=lambda: frozenset({408, 429, 500, 502, 503, 504, 529})
-    )
-    """HTTP statuses worth another attempt."""
-    retry_read_timeouts: bool = False
-    """Also retry when no response came within the read timeout. Off by
-    default: a slow model would then cost several full timeouts."""
-
-    def __post_init__(self) -> None:
-        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
-            raise UsageError("retries must be an integer >= 0")
-
-    def delay(self, attempt: int, *, retry_after: float | None, rand: float) -> float:
-        """Seconds to wait after failed attempt number ``attempt`` (1-based).
-
-        Args:
-            attempt: the attempt that just failed.
-            retry_after: the server's requested delay, if any.
-            rand: a number in ``[0, 1)`` for the jitter.
-        """
-        return self.backoff.delay(attempt, rand=rand, retry_after=retry_after)
 
 
 def _generic_error(status_code: int, headers: Mapping[str, str], body: Any) -> ProviderError:
@@ -188,6 +129,35 @@ async def _anyio_sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
+async def _read_capped(response: httpx.Response, cap: int) -> bytes:
+    """At most ``cap`` bytes of the body (decoded): the rest is never read."""
+    data = bytearray()
+    async for piece in response.aiter_bytes():
+        data += piece[: cap - len(data)]
+        if len(data) >= cap:
+            break
+    return bytes(data)
+
+
+def _too_large(cap: int) -> RemoteProtocolError:
+    return RemoteProtocolError(
+        f"the response body is larger than {cap} bytes, the limit "
+        "(HttpxTransport(limits=BodyLimits(max_body_bytes=...)))"
+    )
+
+
+def _redirect_error(
+    request: HttpRequest, status_code: int, headers: Mapping[str, str]
+) -> ProviderError:
+    target = headers.get("location", "")
+    where = f" to {redact_url(target)}" if target else ""
+    return ProviderError(
+        f"HTTP {status_code}: {redact_url(request.url)} redirects{where}; toolwire does not "
+        "follow redirects (the key would travel with it): use the new address as base_url",
+        status_code=status_code,
+    )
+
+
 class _HttpxStreamResponse:
     """The response handed to the caller of :meth:`HttpxTransport.stream`."""
 
@@ -236,6 +206,7 @@ class HttpxTransport:
         sleep: Sleep | None = None,
         random: Callable[[], float] | None = None,
         max_connections: int = 100,
+        limits: BodyLimits | None = None,
     ) -> None:
         """Create the transport and its connection pool.
 
@@ -248,11 +219,13 @@ class HttpxTransport:
                 (``anyio.sleep``); tests inject a recorder.
             random: ``[0, 1)`` numbers for the jitter (``random.random``).
             max_connections: size of the connection pool, in all.
+            limits: how much of a response is read (see :class:`BodyLimits`).
         """
         import httpx
 
         self.timeouts = Timeouts.coerce(timeouts)
         self.retry = retry or HttpRetryPolicy()
+        self.limits = limits or BodyLimits()
         self._sleep: Sleep = sleep or _anyio_sleep
         self._random = random or _random_module.random
         self._owns_client = client is None
@@ -346,7 +319,7 @@ class HttpxTransport:
         logger.info(
             "retrying %s %s after %s in %.3fs (attempt %d of %d)",
             request.method,
-            request.url.split("?", 1)[0],  # a query string may carry a credential
+            redact_url(request.url),  # never userinfo or a credential parameter
             reason,
             delay,
             attempt + 1,
@@ -360,31 +333,64 @@ class HttpxTransport:
         request: HttpRequest,
         parse_error: ErrorParser | None,
         *,
-        stream: bool,
         deadline: float | None,
-    ) -> tuple[httpx.Response, int]:
-        """Send until a success status, retrying what may be retried; the
-        response and the pool it holds a connection of (see :meth:`_done`)."""
+        whole: bool = False,
+    ) -> tuple[httpx.Response, bytes, int]:
+        """Send until a success status, retrying what may be retried. With
+        ``whole``, the body is read too (a cut body is retried like a failed
+        connection) and returned; otherwise it is left unread, and the pool
+        its connection belongs to (the third value) stays busy until
+        :meth:`_done`."""
+        import httpx
+
         if self._closed:
             raise UsageError("the transport is closed")
+        parser = parse_error or _generic_error
         content = request.content()
         attempt = 0
         while True:
             attempt += 1
             busy = self._busy
             pool = busy.index(min(busy))
+            client = self._clients[pool]
             busy[pool] += 1
-            kept = False
+            held = False
             try:
-                response = await self._attempt(
-                    request, content, parse_error, pool, attempt, stream, deadline
-                )
-                kept = response is not None
+                response, body = await self._attempt(client, request, content, deadline, whole)
+                if body is None:
+                    held = True
+                    return response, b"", pool
+                if response.status_code < 300:
+                    return response, body, pool
+            except TimeoutError as exc:
+                raise self._total_timeout_error() from exc
+            except httpx.HTTPError as exc:
+                error = _map_httpx_error(exc, self.timeouts)
+                if self._retryable_exception(exc) and await self._backoff(
+                    request,
+                    attempt=attempt,
+                    deadline=deadline,
+                    reason=type(error).__name__,
+                    retry_after=None,
+                ):
+                    continue
+                raise error from exc
             finally:
-                if not kept:
+                if not held:
                     busy[pool] -= 1
-            if response is not None:
-                return response, pool
+            headers = {k.lower(): v for k, v in response.headers.items()}
+            if response.status_code < 400:
+                raise _redirect_error(request, response.status_code, headers)
+            provider_error = parser(response.status_code, headers, body)
+            if response.status_code in self.retry.retry_statuses and await self._backoff(
+                request,
+                attempt=attempt,
+                deadline=deadline,
+                reason=f"HTTP {response.status_code}",
+                retry_after=provider_error.retry_after,
+            ):
+                continue
+            raise provider_error
 
     def _done(self, pool: int) -> None:
         """A response of ``pool`` is closed: its request is no longer in flight."""
@@ -392,61 +398,45 @@ class HttpxTransport:
 
     async def _attempt(
         self,
+        client: httpx.AsyncClient,
         request: HttpRequest,
         content: bytes,
-        parse_error: ErrorParser | None,
-        pool: int,
-        attempt: int,
-        stream: bool,
         deadline: float | None,
-    ) -> httpx.Response | None:
-        """One attempt: the response, or ``None`` to try again (after the backoff)."""
-        import httpx
+        whole: bool,
+    ) -> tuple[httpx.Response, bytes | None]:
+        """One request: the response and its body (read whole, or capped for
+        an error status), or ``None`` for a success left unread."""
+        with self._deadline_scope(deadline):
+            response = await client.send(
+                client.build_request(
+                    request.method, request.url, headers=dict(request.headers),
+                    content=content,
+                ),
+                stream=True,
+                # Never: a redirect would carry the key to another host.
+                follow_redirects=False,
+            )  # fmt: skip
+            if response.status_code < 300:
+                if not whole:
+                    return response, None
+                try:
+                    return response, await self._whole_body(response)
+                finally:
+                    await response.aclose()
+            try:
+                return response, await _read_capped(response, self.limits.max_error_body_bytes)
+            finally:
+                await response.aclose()
 
-        client = self._clients[pool]
-        try:
-            with self._deadline_scope(deadline):
-                response = await client.send(
-                    client.build_request(
-                        request.method,
-                        request.url,
-                        headers=dict(request.headers),
-                        content=content,
-                    ),
-                    stream=stream,
-                )
-                if stream and response.status_code >= 400:
-                    try:
-                        await response.aread()  # the error body is small; read it all
-                    finally:
-                        await response.aclose()
-        except TimeoutError as exc:
-            raise self._total_timeout_error() from exc
-        except httpx.HTTPError as exc:
-            error = _map_httpx_error(exc, self.timeouts)
-            if self._retryable_exception(exc) and await self._backoff(
-                request,
-                attempt=attempt,
-                deadline=deadline,
-                reason=type(error).__name__,
-                retry_after=None,
-            ):
-                return None
-            raise error from exc
-        if response.status_code < 400:
-            return response
-        headers = {k.lower(): v for k, v in response.headers.items()}
-        parser = parse_error or _generic_error
-        provider_error = parser(response.status_code, headers, response.content)
-        if response.status_code in self.retry.retry_statuses and await self._backoff(
-            request,
-            attempt=attempt,
-            deadline=deadline,
-            reason=f"HTTP {response.status_code}",
-            retry_after=provider_error.retry_after,
-        ):
-            return None
-        raise provider_error
+    async def _whole_body(self, response: httpx.Response) -> bytes:
+        cap = self.limits.max_body_bytes
+        length = response.headers.get("content-length", "")
+        if length.isdigit() and int(length) > cap:
+            raise _too_large(cap)
+        content = await _read_capped(response, cap + 1)
+        if len(content) > cap:
+            raise _too_large(cap)
+        return content
 
     # -- public API ------------------------------------------------------
 
@@ -463,15 +453,16 @@ class HttpxTransport:
             ConnectError: the server could not be reached (after retries).
             ReadError: the connection broke (after retries).
             TransportTimeout: a timeout expired.
-            ProviderError: an HTTP error status (after retries for 429/5xx).
+            ProviderError: an HTTP error status (after retries for 429/5xx),
+                or a redirect (never followed).
+            RemoteProtocolError: the body is larger than ``max_body_bytes``.
         """
         deadline = self._new_deadline()
-        response, pool = await self._open(request, parse_error, stream=False, deadline=deadline)
-        self._done(pool)
+        response, content, _ = await self._open(request, parse_error, deadline=deadline, whole=True)
         return HttpResponse(
             status_code=response.status_code,
             headers={k.lower(): v for k, v in response.headers.items()},
-            content=response.content,
+            content=content,
         )
 
     @asynccontextmanager
@@ -488,7 +479,7 @@ class HttpxTransport:
                 :meth:`send`, while opening or while reading the body.
         """
         deadline = self._new_deadline()
-        response, pool = await self._open(request, parse_error, stream=True, deadline=deadline)
+        response, _, pool = await self._open(request, parse_error, deadline=deadline)
         try:
             yield _HttpxStreamResponse(response, self, deadline)
         finally:

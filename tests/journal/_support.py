@@ -170,11 +170,12 @@ def make_agent(
     journal: Journal | bool | str | None = None,
     observers: Sequence[RunObserver] = (),
     provider: str = "openai-chat",
+    api_key: str = FAKE_KEY,
     **options: Any,
 ) -> Agent:
     _, api, model = PROVIDERS[provider]
     return Agent(
-        make_provider(provider, base_url=server.url_for(api), api_key=FAKE_KEY),
+        make_provider(provider, base_url=server.url_for(api), api_key=api_key),
         model=model,
         tools=tools,
         journal=journal,

@@ -253,3 +253,22 @@ def test_retry_after_forms() -> None:
     for junk in ("soon", "-3", "nan", "inf", ""):
         assert retry_after_seconds({"retry-after": junk}) is None
     assert retry_after_seconds({}) is None
+
+
+@pytest.mark.parametrize("key", ["a", "ab", "x1"])
+def test_a_placeholder_key_does_not_garble_error_messages(key: str) -> None:
+    provider = OpenAIChat(api_key=key, base_url="http://127.0.0.1:8080/v1")
+    body = b'{"error": {"message": "a model named llama-a is not loaded", "type": "bad"}}'
+    error = provider.parse_error(500, {}, body)
+    assert "a model named llama-a is not loaded" in error.message
+    assert error.body == {
+        "error": {"message": "a model named llama-a is not loaded", "type": "bad"}
+    }
+
+
+def test_a_real_key_echoed_in_an_error_is_redacted_where_it_stands() -> None:
+    key = "sk-" + "k3y" * 10
+    provider = OpenAIChat(api_key=key)
+    error = provider.parse_error(401, {}, f'{{"error": {{"message": "bad key {key}"}}}}'.encode())
+    assert error.message.endswith("bad key <redacted>")
+    assert error.body == {"error": {"message": "bad key <redacted>"}}

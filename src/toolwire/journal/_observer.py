@@ -25,6 +25,7 @@ import anyio
 import anyio.to_thread
 
 from toolwire import _json
+from toolwire._credentials import MIN_SECRET_LENGTH, redact
 from toolwire.errors import ToolwireError
 from toolwire.journal._protocol import Journal
 from toolwire.messages import AssistantMessage, Message
@@ -48,18 +49,34 @@ _SECRET_SETTING_WORDS = ("key", "token", "secret", "password", "authorization")
 def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
     """JSON text of a record, with every secret replaced by ``<redacted>``.
 
+    Secrets are replaced in the record's strings *before* it is serialized
+    (:func:`toolwire._credentials.redact`), so the text is always the
+    record's well-formed JSON, whatever the secret: a one-letter placeholder
+    key damages nothing, a short key is replaced where it stands alone and not
+    inside longer words. The common case costs one search of the text: the
+    record is walked only when a secret occurs in it.
+
     Text that UTF-8 cannot hold (a lone surrogate from a ``\\ud800`` escape
     in a model's JSON) is written as a JSON escape, so it is recorded rather
     than failing the run.
     """
-    try:
-        text = _json.dumps(value)
-    except (TypeError, ValueError):
-        text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
-    for secret in secrets:
-        if secret and secret in text:
-            text = text.replace(secret, "<redacted>")
+    text = _dumps(value)
+    present = [s for s in secrets if len(s) >= MIN_SECRET_LENGTH and _occurs(s, text)]
+    if present:
+        text = _dumps(redact(value, present))
     return text
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return _json.dumps(value)
+    except (TypeError, ValueError):
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
+def _occurs(secret: str, text: str) -> bool:
+    """Whether ``secret`` may occur in a string of the record ``text`` encodes."""
+    return secret in text or json.dumps(secret)[1:-1] in text
 
 
 def _clean_url(value: str) -> str:

@@ -21,13 +21,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from toolwire import _json
+from toolwire._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire._parts import POSITION_KEY
 from toolwire.decoder import StreamDecoder
 from toolwire.errors import ProviderError, UsageError
 from toolwire.events import Event
 from toolwire.http import (
-    REDACTED,
     ErrorParser,
     HttpRequest,
     HttpResponse,
@@ -35,6 +34,7 @@ from toolwire.http import (
     Transport,
     decode_error_body,
     error_class_for,
+    redact_url,
     retry_after_seconds,
 )
 from toolwire.messages import AssistantMessage, Message
@@ -215,7 +215,8 @@ class Provider(ABC):
         self._timeout = timeout
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(name={self.name!r}, base_url={self.base_url!r})"
+        shown = redact_url(self.base_url)
+        return f"{type(self).__name__}(name={self.name!r}, base_url={shown!r})"
 
     def _env_base_url(self) -> str | None:
         for var in self.base_url_env_vars:
@@ -289,19 +290,32 @@ class Provider(ABC):
             body: the response body (bytes, text or parsed JSON).
         """
         error = self._parse_error(status_code, headers, decode_error_body(body))
-        if self._api_key is not None:
-            secret = self._api_key.reveal()
-            if secret in error.message or secret in _json.dumps(error.body):
-                error = type(error)(
-                    error.message.replace(secret, REDACTED),
-                    provider=error.provider,
-                    status_code=error.status_code,
-                    retry_after=error.retry_after,
-                    body=_scrub(error.body, secret),
-                    code=error.code,
-                    error_type=error.error_type,
-                )
+        secrets = self._secrets()
+        message, error_body = redact(error.message, secrets), redact(error.body, secrets)
+        if message != error.message or error_body != error.body:
+            error = type(error)(
+                message,
+                provider=error.provider,
+                status_code=error.status_code,
+                retry_after=error.retry_after,
+                body=error_body,
+                code=error.code,
+                error_type=error.error_type,
+            )
         return error
+
+    def _secrets(self) -> list[str]:
+        """What must never show in an error or a record: the key, and the
+        credentials of the base URL (userinfo, query) and of the extra headers."""
+        found = strip_userinfo(self.base_url)[1]
+        found += redact_query(self.base_url.partition("?")[2])[1]
+        # Extra headers are never shown (a gateway's tenant token may have any
+        # name): every value counts.
+        found += redact_headers(self._extra_headers.items())[1]
+        found += list(self._extra_headers.values())
+        if self._api_key is not None:
+            found.append(self._api_key.reveal())
+        return found
 
     def _build_error(
         self,
@@ -433,16 +447,6 @@ class Provider(ABC):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-
-def _scrub(value: Any, secret: str) -> Any:
-    if isinstance(value, str):
-        return value.replace(secret, REDACTED)
-    if isinstance(value, dict):
-        return {k: _scrub(v, secret) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v, secret) for v in value]
-    return value
 
 
 def tool_names(
