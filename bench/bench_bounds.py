@@ -95,9 +95,7 @@ def measure_error_body(mib: int) -> dict[str, object]:
         "error body": f"{mib} MiB",
         "status": report["status"],
         "body kept (chars)": report["body_chars"],
-        "client peak RSS growth (MiB)": round(
-            (report["after_kib"] - report["before_kib"]) / 1024, 1
-        ),
+        "client peak RSS growth (MiB)": round(growth, 1),
         "client peak RSS (MiB)": round(report["after_kib"] / 1024, 1),
         "seconds": round(time.perf_counter() - started, 2),
     }
