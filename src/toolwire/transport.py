@@ -38,6 +38,7 @@ is imported, so the sans-I/O core stays free of the network stack.
 from __future__ import annotations
 
 import logging
+import math
 import random as _random_module
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -72,6 +73,10 @@ if TYPE_CHECKING:
 __all__ = ["BodyLimits", "HttpRetryPolicy", "HttpxTransport", "Timeouts"]
 
 logger = logging.getLogger("toolwire.transport")
+
+POOL_SHARD = 16
+"""Connections per httpx pool: a larger ``max_connections`` is split in pools
+of at most this many (see :class:`HttpxTransport`)."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -213,7 +218,7 @@ class HttpxTransport:
             sleep: the coroutine that waits between attempts
                 (``anyio.sleep``); tests inject a recorder.
             random: ``[0, 1)`` numbers for the jitter (``random.random``).
-            max_connections: size of the connection pool.
+            max_connections: size of the connection pool, in all.
             limits: how much of a response is read (see :class:`BodyLimits`).
         """
         import httpx
@@ -224,16 +229,28 @@ class HttpxTransport:
         self._sleep: Sleep = sleep or _anyio_sleep
         self._random = random or _random_module.random
         self._owns_client = client is None
-        if client is None:
+        if client is not None:
+            clients = [client]
+        else:
+            # httpcore looks at every connection of its pool each time a
+            # request starts or ends, which costs more than the rest of a
+            # request once a pool holds dozens: several small pools instead,
+            # each request to the least busy one.
+            shards = max(1, math.ceil(max_connections / POOL_SHARD))
+            size = math.ceil(max_connections / shards)
             t = self.timeouts
-            client = httpx.AsyncClient(
-                timeout=httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool),
-                limits=httpx.Limits(
-                    max_connections=max_connections, max_keepalive_connections=max_connections
-                ),
-                follow_redirects=False,
-            )
-        self._client = client
+            clients = [
+                httpx.AsyncClient(
+                    timeout=httpx.Timeout(
+                        connect=t.connect, read=t.read, write=t.write, pool=t.pool
+                    ),
+                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                    follow_redirects=False,
+                )
+                for _ in range(shards)
+            ]
+        self._clients = clients
+        self._busy = [0] * len(clients)  # requests in flight, per pool
         self._closed = False
 
     def __repr__(self) -> str:
@@ -251,7 +268,8 @@ class HttpxTransport:
             return
         self._closed = True
         if self._owns_client:
-            await self._client.aclose()
+            for client in self._clients:
+                await client.aclose()
 
     # -- deadline helpers -----------------------------------------------
 
@@ -317,10 +335,12 @@ class HttpxTransport:
         *,
         deadline: float | None,
         whole: bool = False,
-    ) -> tuple[httpx.Response, bytes]:
+    ) -> tuple[httpx.Response, bytes, int]:
         """Send until a success status, retrying what may be retried. With
         ``whole``, the body is read too (a cut body is retried like a failed
-        connection) and returned; otherwise it is left unread."""
+        connection) and returned; otherwise it is left unread, and the pool
+        its connection belongs to (the third value) stays busy until
+        :meth:`_done`."""
         import httpx
 
         if self._closed:
@@ -330,28 +350,18 @@ class HttpxTransport:
         attempt = 0
         while True:
             attempt += 1
+            busy = self._busy
+            pool = busy.index(min(busy))
+            client = self._clients[pool]
+            busy[pool] += 1
+            held = False
             try:
-                with self._deadline_scope(deadline):
-                    response = await self._client.send(
-                        self._client.build_request(
-                            request.method, request.url, headers=dict(request.headers),
-                            content=content,
-                        ),
-                        stream=True,
-                        # Never: a redirect would carry the key to another host.
-                        follow_redirects=False,
-                    )  # fmt: skip
-                    if response.status_code < 300:
-                        if not whole:
-                            return response, b""
-                        try:
-                            return response, await self._whole_body(response)
-                        finally:
-                            await response.aclose()
-                    try:
-                        body = await _read_capped(response, self.limits.max_error_body_bytes)
-                    finally:
-                        await response.aclose()
+                response, body = await self._attempt(client, request, content, deadline, whole)
+                if body is None:
+                    held = True
+                    return response, b"", pool
+                if response.status_code < 300:
+                    return response, body, pool
             except TimeoutError as exc:
                 raise self._total_timeout_error() from exc
             except httpx.HTTPError as exc:
@@ -365,6 +375,9 @@ class HttpxTransport:
                 ):
                     continue
                 raise error from exc
+            finally:
+                if not held:
+                    busy[pool] -= 1
             headers = {k.lower(): v for k, v in response.headers.items()}
             if response.status_code < 400:
                 raise _redirect_error(request, response.status_code, headers)
@@ -378,6 +391,42 @@ class HttpxTransport:
             ):
                 continue
             raise provider_error
+
+    def _done(self, pool: int) -> None:
+        """A response of ``pool`` is closed: its request is no longer in flight."""
+        self._busy[pool] -= 1
+
+    async def _attempt(
+        self,
+        client: httpx.AsyncClient,
+        request: HttpRequest,
+        content: bytes,
+        deadline: float | None,
+        whole: bool,
+    ) -> tuple[httpx.Response, bytes | None]:
+        """One request: the response and its body (read whole, or capped for
+        an error status), or ``None`` for a success left unread."""
+        with self._deadline_scope(deadline):
+            response = await client.send(
+                client.build_request(
+                    request.method, request.url, headers=dict(request.headers),
+                    content=content,
+                ),
+                stream=True,
+                # Never: a redirect would carry the key to another host.
+                follow_redirects=False,
+            )  # fmt: skip
+            if response.status_code < 300:
+                if not whole:
+                    return response, None
+                try:
+                    return response, await self._whole_body(response)
+                finally:
+                    await response.aclose()
+            try:
+                return response, await _read_capped(response, self.limits.max_error_body_bytes)
+            finally:
+                await response.aclose()
 
     async def _whole_body(self, response: httpx.Response) -> bytes:
         cap = self.limits.max_body_bytes
@@ -409,7 +458,7 @@ class HttpxTransport:
             RemoteProtocolError: the body is larger than ``max_body_bytes``.
         """
         deadline = self._new_deadline()
-        response, content = await self._open(request, parse_error, deadline=deadline, whole=True)
+        response, content, _ = await self._open(request, parse_error, deadline=deadline, whole=True)
         return HttpResponse(
             status_code=response.status_code,
             headers={k.lower(): v for k, v in response.headers.items()},
@@ -430,8 +479,11 @@ class HttpxTransport:
                 :meth:`send`, while opening or while reading the body.
         """
         deadline = self._new_deadline()
-        response, _ = await self._open(request, parse_error, deadline=deadline)
+        response, _, pool = await self._open(request, parse_error, deadline=deadline)
         try:
             yield _HttpxStreamResponse(response, self, deadline)
         finally:
-            await response.aclose()
+            try:
+                await response.aclose()
+            finally:
+                self._done(pool)

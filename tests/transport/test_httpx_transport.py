@@ -367,3 +367,28 @@ def test_timeouts_coercion() -> None:
     for bad in (0, -1, True, "5"):
         with pytest.raises(UsageError):
             Timeouts.coerce(bad)  # type: ignore[arg-type]
+
+
+async def test_a_large_pool_is_split_and_every_request_leaves_its_pool(
+    server: LoopbackServer,
+) -> None:
+    # httpcore scans every connection of a pool on each request: a pool of
+    # 40 becomes three of at most 16, each request to the least busy one.
+    transport = HttpxTransport(max_connections=40, retry=HttpRetryPolicy(retries=0))
+    assert len(transport._clients) == 3
+    url = server.url + server.path("sse")
+    async with transport:
+        contexts = [transport.stream(post(url, stream=True)) for _ in range(9)]
+        responses = [await c.__aenter__() for c in contexts]
+        assert transport._busy == [3, 3, 3]
+        for context in contexts:
+            await context.__aexit__(None, None, None)
+        assert transport._busy == [0, 0, 0]
+        assert len(responses) == 9
+        with pytest.raises(ProviderError):  # HTTP 500, no retry left
+            await transport.send(post(server.url + server.path("storm")))
+        with pytest.raises(ProviderError):
+            async with transport.stream(post(server.url + server.path("storm"), stream=True)):
+                pass
+        await transport.send(post(server.url + server.path("ok")))
+        assert transport._busy == [0, 0, 0]
