@@ -1,6 +1,7 @@
 """A recorded stream cut at every byte offset: a prefix never hands on a
 call that is not complete (every ready call is a call of the whole stream,
-with the same id, name and arguments), and nothing raises. Then the same
+with the same id, name and arguments), nothing raises, and a prefix is either
+reported cut with a typed error or complete with every call of the stream. Then the same
 cuts made by the server, mid-connection, under a journaling agent: no tool
 runs, the error is typed, and the journal says what happened."""
 
@@ -79,8 +80,13 @@ def check_every_offset(body: bytes, api: str) -> int:
                 assert key in complete, f"cut at {cut}: a call the stream does not have"
                 assert identity(event.call) == complete[key], f"cut at {cut}: not the same call"
         result = decoder.result()
-        if cut < len(body):
-            assert result.error is None or isinstance(result.error, ToolwireError)
+        if result.complete:
+            # Only a prefix that lost nothing may say it is complete.
+            assert calls_by_choice(decoder) == complete, f"cut at {cut}: complete but calls lost"
+        else:
+            # A cut is reported, typed, never silent.
+            assert isinstance(result.error, ToolwireError), f"cut at {cut}: no error reported"
+            assert cut < len(body), "the whole stream is complete"
     return len(body)
 
 

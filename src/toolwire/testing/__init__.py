@@ -13,6 +13,11 @@ provider and records each exchange byte for byte into a :class:`Cassette`;
 :class:`CassetteServer` (``toolwire serve --cassette``) plays it back, the
 same bytes in the same chunks. The ``toolwire_cassette`` fixture does either.
 
+Every one of these servers survives its clients (:class:`ServerLimits`):
+request bodies over 32 MiB get ``413``, a connection has 10 s to send a
+request head, idle ones close after 5 s, and a crowd of slow connections
+cannot keep a legitimate request out.
+
 The names are imported on first use, so that loading the pytest plugin (a
 submodule) loads neither the server's web stack nor pydantic.
 """
@@ -23,6 +28,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from toolwire.testing._guard import ServerLimits as ServerLimits
     from toolwire.testing._match import VOLATILE_FIELDS as VOLATILE_FIELDS
     from toolwire.testing.cassette import Cassette as Cassette
     from toolwire.testing.cassette import CassetteError as CassetteError
@@ -41,6 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 # name -> module, imported on first attribute access (PEP 562).
 _LAZY: dict[str, str] = {
     "VOLATILE_FIELDS": "toolwire.testing._match",
+    "ServerLimits": "toolwire.testing._guard",
     "Cassette": "toolwire.testing.cassette",
     "CassetteError": "toolwire.testing.cassette",
     "CassetteServer": "toolwire.testing.replay",

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp
 from typing_extensions import Self
 
 from toolwire.errors import ToolwireError, UsageError
+from toolwire.testing._guard import BodyLimit, ServerLimits, accept_burst, guarded_protocol
 
 __all__ = ["LoopbackServer", "is_loopback"]
 
@@ -111,6 +112,9 @@ class LoopbackServer:
         host: the interface to listen on; loopback unless ``allow_remote``.
         port: the port; 0 picks a free one.
         allow_remote: permit a non-loopback ``host``.
+        limits: what it accepts from clients (see
+            :class:`~toolwire.testing.ServerLimits`): request bodies, open
+            connections, head and idle timeouts.
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -122,7 +126,13 @@ class LoopbackServer:
     """uvicorn settings of this kind of server, over the defaults below."""
 
     def __init__(
-        self, app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, allow_remote: bool = False
+        self,
+        app: ASGIApp,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        allow_remote: bool = False,
+        limits: ServerLimits | None = None,
     ) -> None:
         if not allow_remote and not is_loopback(host):
             raise UsageError(
@@ -131,6 +141,7 @@ class LoopbackServer:
             )
         self.host = host
         self.app = app
+        self.limits = limits or ServerLimits()
         self._requested_port = port
         self._socket: socket.socket | None = None
         self._server: _UvicornServer | None = None
@@ -176,11 +187,17 @@ class LoopbackServer:
             "access_log": False,  # an access log would print Gemini's ?key= query
             "lifespan": "off",
             "loop": "asyncio",
-            "http": "h11",
             "ws": "none",
             "timeout_graceful_shutdown": 1,
+            "timeout_keep_alive": self.limits.idle_timeout,
+            "backlog": accept_burst(self.limits.max_connections),
+            "http": guarded_protocol(
+                max_connections=self.limits.max_connections,
+                header_timeout=self.limits.header_timeout,
+            ),
         }
-        config = uvicorn.Config(self.app, **{**options, **self.uvicorn_options})
+        app = BodyLimit(self.app, self.limits.max_body_bytes)
+        config = uvicorn.Config(app, **{**options, **self.uvicorn_options})
         return _UvicornServer(config, ready, on_started)
 
     def start(self) -> Self:

@@ -35,6 +35,7 @@ from starlette.types import Receive, Scope, Send
 
 from toolwire import _json
 from toolwire.errors import UsageError
+from toolwire.testing._guard import ServerLimits
 from toolwire.testing._parse import API_NAMES, BadRequest, ParsedRequest, parse_request
 from toolwire.testing._serving import LoopbackServer, is_loopback
 from toolwire.testing.encoders import (
@@ -173,6 +174,24 @@ def _render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
     )
 
 
+_MAX_COUNTED_BODIES = 10_000
+"""Distinct request bodies whose attempts are counted (for faults), at most."""
+
+
+class RecentRequests(list[Any]):
+    """A list that keeps only the latest ``limit`` items appended to it."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def append(self, item: Any) -> None:
+        """Add ``item``, dropping the oldest beyond the limit."""
+        super().append(item)
+        if len(self) > self.limit:
+            del self[: len(self) - self.limit]
+
+
 class _Handler:
     """The request handling shared by every route; holds the per-server state."""
 
@@ -193,8 +212,10 @@ class _Handler:
     def _attempt(self, path: str, body: bytes) -> int:
         key = hashlib.sha256(path.encode() + b"\0" + body).hexdigest()
         with self.lock:
-            attempt = self.attempts.get(key, 0)
-            self.attempts[key] = attempt + 1
+            attempt = self.attempts.pop(key, 0)
+            self.attempts[key] = attempt + 1  # the newest last
+            if len(self.attempts) > _MAX_COUNTED_BODIES:  # forget the oldest
+                del self.attempts[next(iter(self.attempts))]
         return attempt
 
     def _record(self, body: bytes) -> None:
@@ -458,6 +479,11 @@ class EmulationServer(LoopbackServer):
         allow_remote: permit a non-loopback ``host``.
         log: called with one line per request (method, path, status; never
             headers, so never an API key).
+        limits: what it accepts from clients (request bodies up to 32 MiB,
+            open connections, head and idle timeouts: see
+            :class:`~toolwire.testing.ServerLimits`).
+        max_recorded_requests: how many of the latest request bodies
+            :attr:`requests` keeps.
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -474,12 +500,14 @@ class EmulationServer(LoopbackServer):
         port: int = 0,
         allow_remote: bool = False,
         log: Callable[[str], None] | None = None,
+        limits: ServerLimits | None = None,
+        max_recorded_requests: int = 1_000,
     ) -> None:
         self.scenario = load_scenario(scenario)
-        self.requests: list[Any] = []
-        """Every request body received (parsed JSON), in arrival order."""
+        self.requests: list[Any] = RecentRequests(max_recorded_requests)
+        """The latest request bodies received (parsed JSON), in arrival order."""
         app = build_app(self.scenario, requests=self.requests, log=log)
-        super().__init__(app, host=host, port=port, allow_remote=allow_remote)
+        super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
 
     def __repr__(self) -> str:
         state = self.base_url if self._socket is not None else "stopped"
