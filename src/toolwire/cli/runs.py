@@ -230,92 +230,118 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
 
 
 def _event_line(event: JournalEvent, start: float, names: dict[str, str]) -> Text | None:
-    data = event.data
+    describe = _DESCRIBE.get(event.kind)
+    if describe is None:
+        return None
     stamp = Text(f"{event.at - start:+9.3f}s  ", style="dim")
-    turn = f"turn {event.turn}" if event.turn is not None else ""
-    if event.kind == "run_started":
-        return stamp + Text("run started")
-    if event.kind == "run_resumed":
-        return stamp + Text("run resumed in a new process", style="bold cyan")
-    if event.kind == "model_request":
-        attempt = f", attempt {event.attempt}" if event.attempt and event.attempt > 1 else ""
-        return stamp + Text.assemble(
-            (turn, "bold"), f"  request ({data.get('messages')} messages{attempt})"
-        )
-    if event.kind == "model_response":
-        calls = len((data.get("assistant") or {}).get("tool_calls", []))
-        what = f"{calls} tool calls" if calls else "answer"
-        return stamp + Text.assemble(
-            (turn, "bold"),
-            f"  model {data.get('elapsed', 0):.3f} s · finish {data.get('finish_reason')} · "
-            f"{what} · tokens {_tokens(data.get('usage'))}",
-        )
-    if event.kind == "model_failed":
-        error = data.get("error", {})
-        return stamp + Text.assemble(
-            (turn, "bold"),
-            (
-                f"  model failed after {data.get('elapsed', 0):.3f} s: "
-                f"{error.get('type')}: {_short(str(error.get('message', '')))}",
-                "red",
-            ),
-        )
-    if event.kind == "tool_intent":
-        names[event.call_id or ""] = str(data.get("name"))
-        eager = " (eager)" if data.get("eager") else ""
-        return stamp + Text.assemble(
-            "    ▶ ",
-            (str(data.get("name")), "bold"),
-            f" {_short(_arguments(data), 100)}{eager}",
-        )
-    if event.kind == "approval":
-        style = "green" if data.get("decision") in ("allow", "edit") else "red"
-        reason = f": {data['reason']}" if data.get("reason") else ""
-        return stamp + Text.assemble(
-            "    ? ",
-            (str(data.get("name")), "bold"),
-            (f" approval {data.get('decision')}{reason}", style),
-        )
-    if event.kind == "tool_outcome":
-        result = data.get("result", {})
-        name = str(result.get("name") or names.get(event.call_id or "", "?"))
-        attempts = result.get("attempts", 0)
-        plural = "s" if attempts != 1 else ""
-        timing = f" {result.get('elapsed', 0):.3f} s, {attempts} attempt{plural}"
-        if data.get("interrupted"):
-            return stamp + Text.assemble(
-                "    ✗ ", (name, "bold"), (" interrupted, not run again", "red")
-            )
-        if result.get("ok"):
-            return stamp + Text.assemble(
-                "    ✓ ",
-                (name, "bold"),
-                timing,
-                (f" → {_short(str(result.get('content', '')), 100)}", "dim"),
-            )
-        message = str(result.get("content", ""))
-        try:
-            payload = json.loads(message)
-            if isinstance(payload, dict) and isinstance(payload.get("message"), str):
-                message = payload["message"]
-        except ValueError:
-            pass
-        return stamp + Text.assemble(
-            "    ✗ ",
-            (name, "bold"),
-            timing,
-            (f" {result.get('error')}: {_short(message, 100)}", "red"),
-        )
-    if event.kind == "run_finished":
-        return stamp + Text(f"run {data.get('outcome')}", style="bold green")
-    if event.kind == "run_failed":
-        error = data.get("error", {})
-        word = "cancelled" if data.get("cancelled") else "failed"
-        return stamp + Text(
-            f"run {word}: {error.get('type')}: {_short(str(error.get('message', '')))}",
-            style="bold red",
-        )
-    return None
+    return stamp + describe(event, names)
+
+
+def _turn(event: JournalEvent) -> tuple[str, str]:
+    return (f"turn {event.turn}" if event.turn is not None else "", "bold")
+
+
+def _model_request(event: JournalEvent, names: dict[str, str]) -> Text:
+    attempt = f", attempt {event.attempt}" if event.attempt and event.attempt > 1 else ""
+    return Text.assemble(
+        _turn(event), f"  request ({event.data.get('messages')} messages{attempt})"
+    )
+
+
+def _model_response(event: JournalEvent, names: dict[str, str]) -> Text:
+    data = event.data
+    calls = len((data.get("assistant") or {}).get("tool_calls", []))
+    what = f"{calls} tool calls" if calls else "answer"
+    return Text.assemble(
+        _turn(event),
+        f"  model {data.get('elapsed', 0):.3f} s · finish {data.get('finish_reason')} · "
+        f"{what} · tokens {_tokens(data.get('usage'))}",
+    )
+
+
+def _model_failed(event: JournalEvent, names: dict[str, str]) -> Text:
+    error = event.data.get("error", {})
+    return Text.assemble(
+        _turn(event),
+        (
+            f"  model failed after {event.data.get('elapsed', 0):.3f} s: "
+            f"{error.get('type')}: {_short(str(error.get('message', '')))}",
+            "red",
+        ),
+    )
+
+
+def _tool_intent(event: JournalEvent, names: dict[str, str]) -> Text:
+    data = event.data
+    names[event.call_id or ""] = str(data.get("name"))
+    eager = " (eager)" if data.get("eager") else ""
+    return Text.assemble(
+        "    ▶ ", (str(data.get("name")), "bold"), f" {_short(_arguments(data), 100)}{eager}"
+    )
+
+
+def _approval(event: JournalEvent, names: dict[str, str]) -> Text:
+    data = event.data
+    style = "green" if data.get("decision") in ("allow", "edit") else "red"
+    reason = f": {data['reason']}" if data.get("reason") else ""
+    return Text.assemble(
+        "    ? ",
+        (str(data.get("name")), "bold"),
+        (f" approval {data.get('decision')}{reason}", style),
+    )
+
+
+def _tool_outcome(event: JournalEvent, names: dict[str, str]) -> Text:
+    result = event.data.get("result", {})
+    name = str(result.get("name") or names.get(event.call_id or "", "?"))
+    if event.data.get("interrupted"):
+        return Text.assemble("    ✗ ", (name, "bold"), (" interrupted, not run again", "red"))
+    attempts = result.get("attempts", 0)
+    plural = "s" if attempts != 1 else ""
+    timing = f" {result.get('elapsed', 0):.3f} s, {attempts} attempt{plural}"
+    if result.get("ok"):
+        content = _short(str(result.get("content", "")), 100)
+        return Text.assemble("    ✓ ", (name, "bold"), timing, (f" → {content}", "dim"))
+    message = _failure_message(str(result.get("content", "")))
+    return Text.assemble(
+        "    ✗ ", (name, "bold"), timing, (f" {result.get('error')}: {_short(message, 100)}", "red")
+    )
+
+
+def _failure_message(content: str) -> str:
+    """The message of a failed result's ``{"error": ..., "message": ...}`` content."""
+    try:
+        payload = json.loads(content)
+    except ValueError:
+        return content
+    if isinstance(payload, dict) and isinstance(payload.get("message"), str):
+        return str(payload["message"])
+    return content
+
+
+def _run_failed(event: JournalEvent, names: dict[str, str]) -> Text:
+    error = event.data.get("error", {})
+    word = "cancelled" if event.data.get("cancelled") else "failed"
+    return Text(
+        f"run {word}: {error.get('type')}: {_short(str(error.get('message', '')))}",
+        style="bold red",
+    )
+
+
+_DESCRIBE: dict[str, Callable[[JournalEvent, dict[str, str]], Text]] = {
+    "run_started": lambda event, names: Text("run started"),
+    "run_resumed": lambda event, names: Text("run resumed in a new process", style="bold cyan"),
+    "model_request": _model_request,
+    "model_response": _model_response,
+    "model_failed": _model_failed,
+    "tool_intent": _tool_intent,
+    "approval": _approval,
+    "tool_outcome": _tool_outcome,
+    "run_finished": lambda event, names: Text(
+        f"run {event.data.get('outcome')}", style="bold green"
+    ),
+    "run_failed": _run_failed,
+}
 
 
 def render(log: RunLog, console: Console) -> None:

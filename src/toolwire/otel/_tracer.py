@@ -1,71 +1,27 @@
-"""OpenTelemetry traces of agent runs (the optional extra ``toolwire[otel]``).
-
-Theory of operation
--------------------
-:class:`Tracer` is a :class:`~toolwire.observe.RunObserver`: the agent awaits
-its hooks at every step boundary, and each hook starts or ends a span at
-that moment, so span times are the times of the steps themselves::
-
-    invoke_agent {agent}            run_started .. run_finished / run_failed
-      chat {model}                  model_request .. model_response / model_failed
-        execute_tool {tool}         an eager tool, started while its turn streams
-      chat {model}                  a retried turn: one span per attempt
-      execute_tool {tool}           tool_started .. tool_finished
-
-The hooks of one run are called from several tasks (eager and parallel tools
-run concurrently), so nothing here relies on the *current* span of a
-context: every span is kept in a table keyed by ``(run_id, turn, attempt)``
-(model requests) or ``(run_id, turn, call id)`` (tools), and every child is
-started with an explicit parent context built from its parent span object.
-The run span alone takes the caller's current context as its parent, so a
-run started inside an application span shows up under it.
-
-Steps of a run the tracer did not see start are not recorded. A step whose
-outcome never arrives still gets an end: tools that a failed
-stream cancelled are ended when that attempt's failure is reported, and
-whatever is still open when the run ends is ended with the run, as
-``cancelled``.
-
-Names and attributes follow the OpenTelemetry semantic conventions for
-generative AI (status: Development) as published with semantic-conventions
-v1.41.0: the inference span (``gen-ai-spans.md``), the invoke-agent internal
-span (``gen-ai-agent-spans.md``) and the execute-tool span. Arguments,
-results and messages are sensitive, and are recorded only with
-``capture_content=True`` (the conventions' opt-in attributes, as JSON text
-since span attributes cannot hold structured values).
-
-``error.type`` values: a toolwire error's ``type_name`` (``rate_limited``,
-``overloaded``, ``provider_error``, ``stream_truncated``, ``connect_error``...),
-a failed tool result's category (``invalid_arguments``, ``unknown_tool``,
-``timeout``, ``failed``, ``denied``), ``cancelled`` for work cut short by
-cancellation or by a failed stream, and the exception's qualified class name
-for anything else. Attributes in the ``toolwire.`` namespace add what the
-conventions have no name for (turn, attempt, run id, eager, attempts).
-"""
+"""The :class:`Tracer` observer: one span per run, model request and tool call."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
-import anyio
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind
 
 from toolwire import __version__, _json
-from toolwire.errors import ProviderError, ToolwireError, UsageError
-from toolwire.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from toolwire.errors import ProviderError, ToolwireError
 from toolwire.observe import RunObserver
+from toolwire.otel._content import (
+    _describe,
+    _error_type,
+    _input_messages,
+    _mark_error,
+    _output_messages,
+)
+from toolwire.otel._names import _SCHEMA_URL, _host_port, provider_name
 from toolwire.run import RunInfo, RunResult
-from toolwire.types import InvalidToolCall, StreamResult, ToolCall
-
-try:
-    from opentelemetry import trace
-    from opentelemetry.trace import Span, SpanKind, Status, StatusCode
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise UsageError(
-        "toolwire.otel needs OpenTelemetry, an optional extra: pip install 'toolwire[otel]'"
-    ) from exc
+from toolwire.types import InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -74,175 +30,7 @@ if TYPE_CHECKING:
 
     from toolwire.messages import Message
     from toolwire.tools import ToolResult
-
-__all__ = ["SEMCONV_VERSION", "Tracer", "provider_name"]
-
-SEMCONV_VERSION = "1.41.0"
-"""The version of the semantic conventions the spans follow."""
-
-_SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
-
-# The conventions' well-known gen_ai.provider.name values ...
-_WELL_KNOWN = frozenset(
-    {
-        "anthropic",
-        "aws.bedrock",
-        "azure.ai.inference",
-        "azure.ai.openai",
-        "cohere",
-        "deepseek",
-        "gcp.gemini",
-        "gcp.gen_ai",
-        "gcp.vertex_ai",
-        "groq",
-        "ibm.watsonx.ai",
-        "mistral_ai",
-        "openai",
-        "perplexity",
-        "x_ai",
-    }
-)
-# ... the names people give providers for them ...
-_ALIASES = {
-    "openai-responses": "openai",
-    "azure": "azure.ai.openai",
-    "azure-openai": "azure.ai.openai",
-    "gemini": "gcp.gemini",
-    "google": "gcp.gemini",
-    "vertex": "gcp.vertex_ai",
-    "vertex-ai": "gcp.vertex_ai",
-    "mistral": "mistral_ai",
-    "xai": "x_ai",
-    "bedrock": "aws.bedrock",
-}
-# ... and the telemetry flavour of each wire dialect, for any other name.
-_BY_API = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "anthropic-messages": "anthropic",
-    "gemini": "gcp.gemini",
-    "cohere-v2": "cohere",
-}
-
-
-def provider_name(name: str, api: str, base_url: str | None = None) -> str:
-    """The ``gen_ai.provider.name`` for a toolwire provider.
-
-    A provider named after a well-known value (``deepseek``, ``groq``...)
-    keeps it; the conventions' own hosts are recognised (Vertex AI, Azure
-    OpenAI); any other name gets the flavour of its wire dialect
-    (``openai`` for OpenAI-compatible servers), and ``server.address`` tells
-    which server it really was.
-
-    Args:
-        name: the provider's ``name`` (``openai``, ``anthropic``, ``deepseek``...).
-        api: its wire dialect (``openai-chat``, ``anthropic-messages``...).
-        base_url: its base URL, if known.
-    """
-    lowered = name.lower()
-    if lowered in _WELL_KNOWN:
-        return lowered
-    host = (_host_port(base_url)[0] or "") if base_url else ""
-    if host.endswith("aiplatform.googleapis.com"):
-        return "gcp.vertex_ai"
-    if host.endswith(".openai.azure.com"):
-        return "azure.ai.openai"
-    if lowered in _ALIASES:
-        return _ALIASES[lowered]
-    return _BY_API.get(api, lowered or "_OTHER")
-
-
-def _host_port(base_url: str) -> tuple[str | None, int | None]:
-    try:
-        parts = urlsplit(base_url)
-        port = parts.port
-    except ValueError:  # a malformed URL: no address rather than an error in a trace hook
-        return None, None
-    if parts.hostname is None:
-        return None, None
-    if port is None:
-        port = {"https": 443, "http": 80}.get(parts.scheme)
-    return parts.hostname, port
-
-
-def _is_cancellation(error: BaseException) -> bool:
-    try:
-        return isinstance(error, anyio.get_cancelled_exc_class())
-    except Exception:  # no async library running here: not a cancellation of ours
-        return False
-
-
-def _error_type(error: BaseException) -> str:
-    if isinstance(error, ToolwireError):
-        return error.type_name
-    if _is_cancellation(error):
-        return "cancelled"
-    cls = type(error)
-    if cls.__module__ == "builtins":
-        return cls.__qualname__
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _mark_error(span: Span, error_type: str, description: str) -> None:
-    span.set_attribute("error.type", error_type)
-    span.set_status(Status(StatusCode.ERROR, description))
-
-
-# -- content (opt-in) -------------------------------------------------------------------
-
-
-def _call_part(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
-    arguments: Any = call.arguments if isinstance(call, ToolCall) else call.raw_arguments
-    return {"type": "tool_call", "id": call.id, "name": call.name, "arguments": arguments}
-
-
-def _assistant_parts(message: AssistantMessage) -> list[dict[str, Any]]:
-    parts: list[dict[str, Any]] = []
-    if message.reasoning:
-        parts.append({"type": "reasoning", "content": message.reasoning})
-    if message.text:
-        parts.append({"type": "text", "content": message.text})
-    parts.extend(_call_part(call) for call in message.tool_calls)
-    return parts
-
-
-def _input_messages(messages: Sequence[Message]) -> tuple[list[Any], list[Any]]:
-    """The conversation in the conventions' input-messages shape, and the
-    system instructions apart (toolwire's providers send them apart)."""
-    system: list[Any] = []
-    chat: list[Any] = []
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            system.append({"type": "text", "content": message.text})
-        elif isinstance(message, UserMessage):
-            chat.append({"role": "user", "parts": [{"type": "text", "content": message.text}]})
-        elif isinstance(message, AssistantMessage):
-            chat.append({"role": "assistant", "parts": _assistant_parts(message)})
-        elif isinstance(message, ToolResultMessage):
-            part = {
-                "type": "tool_call_response",
-                "id": message.call_id,
-                "response": message.content,
-            }
-            chat.append({"role": "tool", "parts": [part]})
-    return system, chat
-
-
-def _output_messages(result: StreamResult) -> list[Any]:
-    out: list[Any] = []
-    for choice in result.choices:
-        message = AssistantMessage.from_choice(choice)
-        out.append(
-            {
-                "role": "assistant",
-                "parts": _assistant_parts(message),
-                "finish_reason": choice.finish_reason or "",
-            }
-        )
-    return out
-
-
-# -- the observer -----------------------------------------------------------------------
+    from toolwire.types import StreamResult
 
 
 @dataclass(slots=True)
@@ -544,9 +332,3 @@ class Tracer(RunObserver):
             description = result.message if self.capture_content else kind
             _mark_error(span, kind, description)
         span.end()
-
-
-def _describe(error: BaseException) -> str:
-    if isinstance(error, ToolwireError):
-        return error.message
-    return str(error) or type(error).__name__

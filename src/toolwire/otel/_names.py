@@ -1,0 +1,92 @@
+"""The names the traces use: the conventions' version and ``gen_ai.provider.name``."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+SEMCONV_VERSION = "1.41.0"
+"""The version of the semantic conventions the spans follow."""
+
+_SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
+
+# The conventions' well-known gen_ai.provider.name values ...
+_WELL_KNOWN = frozenset(
+    {
+        "anthropic",
+        "aws.bedrock",
+        "azure.ai.inference",
+        "azure.ai.openai",
+        "cohere",
+        "deepseek",
+        "gcp.gemini",
+        "gcp.gen_ai",
+        "gcp.vertex_ai",
+        "groq",
+        "ibm.watsonx.ai",
+        "mistral_ai",
+        "openai",
+        "perplexity",
+        "x_ai",
+    }
+)
+# ... the names people give providers for them ...
+_ALIASES = {
+    "openai-responses": "openai",
+    "azure": "azure.ai.openai",
+    "azure-openai": "azure.ai.openai",
+    "gemini": "gcp.gemini",
+    "google": "gcp.gemini",
+    "vertex": "gcp.vertex_ai",
+    "vertex-ai": "gcp.vertex_ai",
+    "mistral": "mistral_ai",
+    "xai": "x_ai",
+    "bedrock": "aws.bedrock",
+}
+# ... and the telemetry flavour of each wire dialect, for any other name.
+_BY_API = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic-messages": "anthropic",
+    "gemini": "gcp.gemini",
+    "cohere-v2": "cohere",
+}
+
+
+def provider_name(name: str, api: str, base_url: str | None = None) -> str:
+    """The ``gen_ai.provider.name`` for a toolwire provider.
+
+    A provider named after a well-known value (``deepseek``, ``groq``...)
+    keeps it; the conventions' own hosts are recognised (Vertex AI, Azure
+    OpenAI); any other name gets the flavour of its wire dialect
+    (``openai`` for OpenAI-compatible servers), and ``server.address`` tells
+    which server it really was.
+
+    Args:
+        name: the provider's ``name`` (``openai``, ``anthropic``, ``deepseek``...).
+        api: its wire dialect (``openai-chat``, ``anthropic-messages``...).
+        base_url: its base URL, if known.
+    """
+    lowered = name.lower()
+    if lowered in _WELL_KNOWN:
+        return lowered
+    host = (_host_port(base_url)[0] or "") if base_url else ""
+    if host.endswith("aiplatform.googleapis.com"):
+        return "gcp.vertex_ai"
+    if host.endswith(".openai.azure.com"):
+        return "azure.ai.openai"
+    if lowered in _ALIASES:
+        return _ALIASES[lowered]
+    return _BY_API.get(api, lowered or "_OTHER")
+
+
+def _host_port(base_url: str) -> tuple[str | None, int | None]:
+    try:
+        parts = urlsplit(base_url)
+        port = parts.port
+    except ValueError:  # a malformed URL: no address rather than an error in a trace hook
+        return None, None
+    if parts.hostname is None:
+        return None, None
+    if port is None:
+        port = {"https": 443, "http": 80}.get(parts.scheme)
+    return parts.hostname, port
