@@ -27,10 +27,10 @@ import pytest
 import toolwire
 from toolwire.journal import SQLiteJournal
 from toolwire.testing import EmulationServer, Scenario
+from toolwire.types import PROVIDER_DIALECTS
 
 WORKER = Path(__file__).with_name("_crash_worker.py")
 PROVIDER_NAMES = ["openai-chat", "anthropic", "openai-responses", "gemini"]
-API_NAMES = ["openai-chat", "anthropic-messages", "openai-responses", "gemini"]
 JOURNAL_WRITES = 18  # run, 3 requests + answers, 5 intents + outcomes, end
 ANSWER = "paid {to} {amount} as {payment_id}; weather 小雨"
 
@@ -165,7 +165,7 @@ def test_kill_9_at_many_points_then_resume(tmp_path: Path) -> None:
         *kill_plans(rng),
     ]  # the first case is the uninterrupted reference
     with EmulationServer(scenario()) as server:
-        urls = {dialect: server.url_for(dialect) for dialect in API_NAMES}
+        urls = {dialect: server.url_for(dialect) for dialect in PROVIDER_DIALECTS}
         cases = []
         for number, kills in enumerate(plans):
             folder = tmp_path / f"case{number:03d}"

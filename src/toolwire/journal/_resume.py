@@ -158,12 +158,30 @@ def plan_resume(log: RunLog) -> ResumePlan:
         JournalError: the records are not ones toolwire wrote (a response or
             a tool record without its request, a malformed message).
     """
+    turns = _read_turns(log)
+    try:
+        messages = tuple(message_from_dict(m) for m in log.messages)
+    except UsageError as exc:
+        raise JournalError(f"run {log.run.run_id}: a stored message is malformed: {exc}") from exc
+    last = max(turns, default=0)
+    records, usage = _earlier_turns(turns, last)
+    return ResumePlan(
+        run_id=log.run.run_id,
+        messages=messages,
+        turn=last,
+        response=_last_turn(turns[last], last) if last else None,
+        records=tuple(records),
+        usage=usage,
+    )
+
+
+def _read_turns(log: RunLog) -> dict[int, _Turn]:
+    """Each requested turn's records; a request sent again starts afresh."""
     turns: dict[int, _Turn] = {}
     for event in log.events:
         if event.kind == "model_request":
             if event.turn is None:
                 raise JournalError(f"event {event.seq}: a model request without a turn")
-            # A request sent again starts the turn's state afresh.
             turns[event.turn] = _Turn(request_seq=event.seq)
             continue
         if event.kind not in ("model_response", "tool_intent", "tool_outcome", "approval"):
@@ -189,15 +207,13 @@ def plan_resume(log: RunLog) -> ResumePlan:
         else:
             result = tool_result_from_dict(event.data.get("result"))
             state.outcomes[event.call_id] = (result, bool(event.data.get("eager", False)))
+    return turns
 
-    try:
-        messages = tuple(message_from_dict(m) for m in log.messages)
-    except UsageError as exc:
-        raise JournalError(f"run {log.run.run_id}: a stored message is malformed: {exc}") from exc
 
+def _earlier_turns(turns: dict[int, _Turn], last: int) -> tuple[list[RecordedCall], Usage]:
+    """The tool calls of the turns before ``last``, and the usage up to it."""
     usage = Usage()
     records: list[RecordedCall] = []
-    last = max(turns, default=0)
     for number in sorted(turns):
         state = turns[number]
         if state.response is None:
@@ -216,28 +232,22 @@ def plan_resume(log: RunLog) -> ResumePlan:
             records.append(
                 RecordedCall(turn=number, call=call, result=outcome[0], eager=outcome[1])
             )
+    return records, usage
 
-    response: RecordedTurn | None = None
-    if last and turns[last].response is not None:
-        state = turns[last]
-        assert state.response is not None
-        finish = state.response.get("finish_reason")
-        response = RecordedTurn(
-            assistant=_assistant(state.response, last),
-            finish_reason=as_finish_reason(finish),
-            usage=_usage_from_dict(state.response.get("usage")),
-            outcomes=dict(state.outcomes),
-            started=frozenset(state.intents - set(state.outcomes)),
-            approved=frozenset(state.approved),
-            denied=dict(state.denied),
-        )
-    return ResumePlan(
-        run_id=log.run.run_id,
-        messages=messages,
-        turn=last,
-        response=response,
-        records=tuple(records),
-        usage=usage,
+
+def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:
+    """The last turn's recorded answer and what came of its calls (``None``:
+    its answer was not recorded, so it is requested again)."""
+    if state.response is None:
+        return None
+    return RecordedTurn(
+        assistant=_assistant(state.response, number),
+        finish_reason=as_finish_reason(state.response.get("finish_reason")),
+        usage=_usage_from_dict(state.response.get("usage")),
+        outcomes=dict(state.outcomes),
+        started=frozenset(state.intents - set(state.outcomes)),
+        approved=frozenset(state.approved),
+        denied=dict(state.denied),
     )
 
 
