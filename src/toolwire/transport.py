@@ -175,10 +175,21 @@ class _HttpxStreamResponse:
         import httpx
 
         pieces = self._response.aiter_bytes().__aiter__()
+        deadline = self._deadline
+        read = self._transport.timeouts.read
         while True:
             try:
-                with self._transport._deadline_scope(self._deadline):
+                # A cancel scope per read costs more than decoding the chunk:
+                # while more than a read timeout is left, httpx's read timeout
+                # ends a stuck read before the total deadline could, and the
+                # deadline is checked between reads.
+                if deadline is None:
                     chunk = await pieces.__anext__()
+                elif read is not None and deadline - time.monotonic() > read:
+                    chunk = await pieces.__anext__()
+                else:
+                    with self._transport._deadline_scope(deadline):
+                        chunk = await pieces.__anext__()
             except StopAsyncIteration:
                 return
             except TimeoutError as exc:
