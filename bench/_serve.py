@@ -1,9 +1,16 @@
 """The emulation server in a process of its own, for the benchmarks and the soak.
 
-``toolwire serve`` runs on a free loopback port with a scenario written to a
-temporary file; its "listening on" line gives the URL, and a thread reads and
-drops its per-request log so that the pipe never fills. The process is
-terminated when the context exits.
+The server (what ``toolwire serve`` runs) listens on a free loopback port
+with a scenario written to a temporary file; its "listening on" line gives
+the URL, and a thread reads and drops its output so that the pipe never
+fills. The process is terminated when the context exits.
+
+Its idle and request-head timeouts are longer than a public server's: they
+are there to shed slow or abandoned clients, and under a benchmark's load
+(50 streams of 100 KB in 4-character chunks) a client's pooled connection
+waits for its next request longer than the default 5 s, and a client that
+does not retry (the floor, the peers) would fail on the connection the
+server closed.
 """
 
 from __future__ import annotations
@@ -20,6 +27,20 @@ from typing import Any
 
 __all__ = ["serve_process"]
 
+PATIENCE = 600.0
+"""Seconds the server keeps an idle connection, or waits for a request head."""
+
+_SERVER = f"""
+import json, sys, threading
+from toolwire.testing import EmulationServer, Scenario, ServerLimits
+
+scenario = Scenario.from_dict(json.loads(open(sys.argv[1], encoding="utf-8").read()))
+limits = ServerLimits(idle_timeout={PATIENCE}, header_timeout={PATIENCE})
+with EmulationServer(scenario, limits=limits) as server:
+    print("listening on", server.base_url, flush=True)
+    threading.Event().wait()
+"""
+
 
 @contextmanager
 def serve_process(script: dict[str, Any]) -> Iterator[str]:
@@ -27,9 +48,8 @@ def serve_process(script: dict[str, Any]) -> Iterator[str]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scenario.json"
         path.write_text(json.dumps(script, ensure_ascii=False))
-        command = [sys.executable, "-c", "from toolwire.cli import main; main()"]
         proc = subprocess.Popen(
-            [*command, "serve", "--port", "0", "--scenario", str(path)],
+            [sys.executable, "-c", _SERVER, str(path)],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
