@@ -7,7 +7,7 @@ results back; the model streams an answer that quotes both results. The
 answer is right only if both tools ran and their results reached the server
 intact, so checking it checks the whole round trip.
 
-* ``floor``: bare ``httpx`` (its connections in pools of 16, as toolwire's
+* ``floor``: bare ``httpx`` (its connections in pools of 4, as toolwire's
   transport holds them) and a naive loop, no framework: read the SSE
   lines, ``json.loads`` each payload, join the argument fragments per call,
   run the tools, post the results, read the answer. What any framework is
@@ -38,9 +38,12 @@ __all__ = ["CLIENTS", "PROMPT", "VARIANTS", "Client", "Variant", "make_client", 
 PROMPT = "杭州天气怎么样?现在几点?"
 MODEL = "gpt-4.1-mini"
 API_KEY = "sk-bench-not-a-real-key"
-POOLS = 7
-"""The floor's connection pools: 100 connections in pools of at most 16, as
-toolwire's default transport holds them."""
+PEER_TIMEOUT = 1800.0
+"""The peers' OpenAI client timeout: the SDK's default gives a connection 5 s,
+which 50 runs of 100 KB at once on two cores exceed."""
+POOLS = 25
+"""The floor's connection pools: 100 connections in pools of 4, as toolwire's
+default transport holds them."""
 
 
 @dataclass(frozen=True)
@@ -165,14 +168,16 @@ class Client:
 async def _floor(url: str, variant: Variant) -> Client:
     import httpx
 
-    # Connections in pools of 16, each request to the least busy pool, as
+    # Connections in pools of 4, each request to the least busy pool, as
     # toolwire's transport does: httpcore scans every connection of a pool
     # when a request starts or ends, which one pool of 50 makes the floor pay.
+    tls = httpx.create_ssl_context()
     clients = [
         httpx.AsyncClient(
             base_url=url,
             headers={"authorization": f"Bearer {API_KEY}"},
-            limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+            limits=httpx.Limits(max_connections=4, max_keepalive_connections=4),
+            verify=tls,
             timeout=60,
         )
         for _ in range(POOLS)
@@ -270,7 +275,7 @@ async def _openai_agents(url: str, variant: Variant) -> Client:
     from openai import AsyncOpenAI
 
     agents.set_tracing_disabled(True)
-    openai_client = AsyncOpenAI(base_url=url, api_key=API_KEY, max_retries=0)
+    openai_client = AsyncOpenAI(base_url=url, api_key=API_KEY, max_retries=0, timeout=PEER_TIMEOUT)
     agent = agents.Agent(
         name="bench",
         model=agents.OpenAIChatCompletionsModel(model=MODEL, openai_client=openai_client),
@@ -288,10 +293,13 @@ async def _openai_agents(url: str, variant: Variant) -> Client:
 
 async def _pydantic_ai(url: str, variant: Variant) -> Client:
     import pydantic_ai
+    from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    provider = OpenAIProvider(base_url=url, api_key=API_KEY)
+    provider = OpenAIProvider(
+        openai_client=AsyncOpenAI(base_url=url, api_key=API_KEY, timeout=PEER_TIMEOUT)
+    )
     agent = pydantic_ai.Agent(OpenAIChatModel(MODEL, provider=provider), tools=_tools(variant))
 
     async def handler(_ctx: Any, events: Any) -> None:

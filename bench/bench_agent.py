@@ -298,7 +298,7 @@ def report(results: Results, meta: dict[str, Any]) -> str:
         f"{_rounds_text(meta['rounds'])}, each of about {meta['budget']:g} CPU seconds of runs "
         "(at least one batch), after a "
         "warm-up, with the ratio to the floor (bare httpx and a naive loop). `floor`: "
-        "httpx (its connections in pools of 16, as toolwire's), `json.loads` per SSE "
+        "httpx (its connections in pools of 4, as toolwire's), `json.loads` per SSE "
         "payload, fragments joined per call; `toolwire`: "
         "`Agent.run` without and with the journal (SQLite, a temporary file); "
         "`openai-agents`: `Runner.run_streamed` with every event read (tracing off); "

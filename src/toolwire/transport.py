@@ -74,9 +74,12 @@ __all__ = ["BodyLimits", "HttpRetryPolicy", "HttpxTransport", "Timeouts"]
 
 logger = logging.getLogger("toolwire.transport")
 
-POOL_SHARD = 16
+POOL_SHARD = 4
 """Connections per httpx pool: a larger ``max_connections`` is split in pools
-of at most this many (see :class:`HttpxTransport`)."""
+of at most this many (see :class:`HttpxTransport`). With 50 runs at once,
+pools of 4 cost a run 2.5-2.8 ms of CPU where pools of 16 cost 3.1-3.9 ms
+(``bench/bench_agent.py``): the connections waiting between a run's turns
+are looked at on every request of their pool."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -244,12 +247,14 @@ class HttpxTransport:
             clients = [client]
         else:
             # httpcore looks at every connection of its pool each time a
-            # request starts or ends, which costs more than the rest of a
-            # request once a pool holds dozens: several small pools instead,
-            # each request to the least busy one.
+            # request starts or ends (an idle one with a system call), which
+            # costs more than the rest of a request once a pool holds more
+            # than a few: many small pools instead, each request to the least
+            # busy one, sharing one TLS context (each would load the CA file).
             shards = max(1, math.ceil(max_connections / POOL_SHARD))
             size = math.ceil(max_connections / shards)
             t = self.timeouts
+            tls = httpx.create_ssl_context()
             clients = [
                 httpx.AsyncClient(
                     timeout=httpx.Timeout(
@@ -257,6 +262,7 @@ class HttpxTransport:
                     ),
                     limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
                     follow_redirects=False,
+                    verify=tls,
                 )
                 for _ in range(shards)
             ]

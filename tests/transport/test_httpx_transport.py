@@ -373,8 +373,8 @@ async def test_a_large_pool_is_split_and_every_request_leaves_its_pool(
     server: LoopbackServer,
 ) -> None:
     # httpcore scans every connection of a pool on each request: a pool of
-    # 40 becomes three of at most 16, each request to the least busy one.
-    transport = HttpxTransport(max_connections=40, retry=HttpRetryPolicy(retries=0))
+    # 10 becomes three of at most 4, each request to the least busy one.
+    transport = HttpxTransport(max_connections=10, retry=HttpRetryPolicy(retries=0))
     assert len(transport._clients) == 3
     url = server.url + server.path("sse")
     async with transport:
