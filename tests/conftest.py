@@ -1,5 +1,6 @@
 """Shared test helpers: the conformance corpus of recorded provider streams,
-a journal of its own for every test, and a home folder of the suite's own.
+a journal of its own for every test, a home folder of the suite's own, and
+the event loops every async test runs on.
 
 The whole suite runs with ``HOME`` and ``XDG_STATE_HOME`` pointed at one
 empty temporary folder, and fails if anything is left in it at the end:
@@ -75,6 +76,15 @@ def load_traces() -> list[Trace]:
 
 
 TRACES = load_traces()
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every async test runs on asyncio and on trio: toolwire promises anyio,
+    so nothing outside code that says so may assume one event loop. A test
+    that truly needs one loop pins it where it stands and says why."""
+    backend: str = request.param
+    return backend
 
 
 # The providers read these as the official SDKs do; a developer's own settings

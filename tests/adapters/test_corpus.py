@@ -35,16 +35,11 @@ from toolwire import (
 from toolwire.framing import SSEDecoder
 from toolwire.testing import EmulationServer
 
-from .conftest import SDK_TRACES, USER, trace_id
+from .conftest import SDK_LEAVES_GENERATORS_OPEN, SDK_TRACES, USER, trace_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, SDK_LEAVES_GENERATORS_OPEN]
 
 assert len(SDK_TRACES) == 79, "the conformance corpus is incomplete"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def payloads(trace: Trace) -> list[tuple[str, str]]:

@@ -35,9 +35,9 @@ from toolwire import (
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.testing.server import FAULT_HEADER
 
-from .conftest import SDK_APIS, USER
+from .conftest import SDK_APIS, SDK_LEAVES_GENERATORS_OPEN, USER
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, SDK_LEAVES_GENERATORS_OPEN]
 
 CITY = "浙江省杭州市西湖区“断桥”"
 CALLS = [
@@ -56,11 +56,6 @@ SCENARIO = Scenario.from_dict(
         ]
     }
 )
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")
