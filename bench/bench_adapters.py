@@ -29,6 +29,7 @@ import toolwire.adapters as adapters
 from toolwire import StreamDecoder
 from toolwire._json import dumps
 from toolwire.accumulate import Accumulator
+from toolwire.adapters._shapes import type_first
 from toolwire.codecs import codec_for
 
 
@@ -135,9 +136,7 @@ def run(dialect: str, size: int, repeat: int) -> None:
     dumped = [o.model_dump(mode="json", by_alias=True, exclude_unset=True) for o in objs]
     assert dumped == payloads, "model_dump does not give the payload back"
     # As the adapter feeds them: "type" first where the wire has it.
-    framed = [
-        adapters._type_first(p) if dialect != "openai-chat" else ("message", p) for p in dumped
-    ]
+    framed = [type_first(p) if dialect != "openai-chat" else ("message", p) for p in dumped]
     texts = [dumps(p) for _, p in framed]
     event_names = [event for event, _ in framed]
     n = len(payloads)

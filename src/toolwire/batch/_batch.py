@@ -94,22 +94,8 @@ async def run_batch(
         callback=progress if callable(progress) else None,
     )
     try:
-        if sink.bar is not None:
-            sink.bar.start()
-        pending = iter(todo)
-
-        async def worker() -> None:
-            # The shared iterator hands each prompt to exactly one worker:
-            # next() never awaits, so there is no race between them.
-            for index, prompt in pending:
-                await sink.add(BatchRecord.from_dict(await run(index, prompt, uuid.uuid4().hex)))
-
-        async with anyio.create_task_group() as tg:
-            for _ in range(min(concurrency, len(todo))):
-                tg.start_soon(worker)
+        await _run_all(todo, run, sink, concurrency)
     finally:
-        if sink.bar is not None:
-            sink.bar.stop()
         if handle is not None:
             handle.close()
     return BatchSummary(
@@ -119,6 +105,27 @@ async def run_batch(
         results_path=path,
         elapsed=time.perf_counter() - started,
     )
+
+
+async def _run_all(todo: list[tuple[int, str]], run: Runner, sink: _Sink, concurrency: int) -> None:
+    """Run every planned prompt, ``concurrency`` at a time, into ``sink``."""
+    if sink.bar is not None:
+        sink.bar.start()
+    pending = iter(todo)
+
+    async def worker() -> None:
+        # The shared iterator hands each prompt to exactly one worker:
+        # next() never awaits, so there is no race between them.
+        for index, prompt in pending:
+            await sink.add(BatchRecord.from_dict(await run(index, prompt, uuid.uuid4().hex)))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(concurrency, len(todo))):
+                tg.start_soon(worker)
+    finally:
+        if sink.bar is not None:
+            sink.bar.stop()
 
 
 def _dataset(prompts: Iterable[str]) -> list[str]:
