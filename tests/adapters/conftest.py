@@ -21,7 +21,8 @@ USER = [{"role": "user", "content": "x"}]
 # such generators quietly when they are collected; trio warns. The adapter's
 # tap sits inside that chain, so it is left open with them.
 SDK_LEAVES_GENERATORS_OPEN = pytest.mark.filterwarnings(
-    r"ignore:Async generator '(openai\._streaming|toolwire\.adapters\._DoneTap)\.:ResourceWarning"
+    r"ignore:Async generator '(openai\._streaming|toolwire\.adapters\._core\._DoneTap)\."
+    ":ResourceWarning"
 )
 
 
