@@ -7,7 +7,8 @@ results back; the model streams an answer that quotes both results. The
 answer is right only if both tools ran and their results reached the server
 intact, so checking it checks the whole round trip.
 
-* ``floor``: bare ``httpx`` and a naive loop, no framework: read the SSE
+* ``floor``: bare ``httpx`` (its connections in pools of 16, as toolwire's
+  transport holds them) and a naive loop, no framework: read the SSE
   lines, ``json.loads`` each payload, join the argument fragments per call,
   run the tools, post the results, read the answer. What any framework is
   measured against.
@@ -37,6 +38,9 @@ __all__ = ["CLIENTS", "PROMPT", "VARIANTS", "Client", "Variant", "make_client", 
 PROMPT = "杭州天气怎么样?现在几点?"
 MODEL = "gpt-4.1-mini"
 API_KEY = "sk-bench-not-a-real-key"
+POOLS = 7
+"""The floor's connection pools: 100 connections in pools of at most 16, as
+toolwire's default transport holds them."""
 
 
 @dataclass(frozen=True)
@@ -161,16 +165,33 @@ class Client:
 async def _floor(url: str, variant: Variant) -> Client:
     import httpx
 
-    client = httpx.AsyncClient(
-        base_url=url,
-        headers={"authorization": f"Bearer {API_KEY}"},
-        limits=httpx.Limits(max_connections=200, max_keepalive_connections=200),
-        timeout=60,
-    )
+    # Connections in pools of 16, each request to the least busy pool, as
+    # toolwire's transport does: httpcore scans every connection of a pool
+    # when a request starts or ends, which one pool of 50 makes the floor pay.
+    clients = [
+        httpx.AsyncClient(
+            base_url=url,
+            headers={"authorization": f"Bearer {API_KEY}"},
+            limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+            timeout=60,
+        )
+        for _ in range(POOLS)
+    ]
+    busy = [0] * POOLS
     tools = [_schema(tool.__name__) for tool in _tools(variant)]
     loads = json.loads
 
     async def turn(messages: list[dict[str, Any]]) -> tuple[str, dict[int, list[str]]]:
+        pool = busy.index(min(busy))
+        busy[pool] += 1
+        try:
+            return await read(clients[pool], messages)
+        finally:
+            busy[pool] -= 1
+
+    async def read(
+        client: httpx.AsyncClient, messages: list[dict[str, Any]]
+    ) -> tuple[str, dict[int, list[str]]]:
         body = {"model": MODEL, "messages": messages, "tools": tools, "stream": True}
         text: list[str] = []
         calls: dict[int, list[str]] = {}
@@ -212,7 +233,11 @@ async def _floor(url: str, variant: Variant) -> Client:
                 content = await TOOLS[name](**loads(arguments))
                 messages.append({"role": "tool", "tool_call_id": call_id, "content": content})
 
-    return Client(run, client.aclose)
+    async def aclose() -> None:
+        for client in clients:
+            await client.aclose()
+
+    return Client(run, aclose)
 
 
 async def _toolwire(url: str, variant: Variant, *, journal: bool) -> Client:

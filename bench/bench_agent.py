@@ -57,6 +57,8 @@ README_END = "<!-- bench-agent:end -->"
 FLOOR = "floor"
 TARGETS = {"toolwire": 1.3, "toolwire+journal": 1.5}
 """Most CPU per run, as a multiple of the floor's."""
+WORKER_TIMEOUT = 1800
+"""Seconds a worker may take (a peer's round of 100 KB runs, 50 at a time, takes minutes)."""
 PEER_FACTOR = 5.0
 """How many times cheaper than each peer toolwire (journal off) should be."""
 
@@ -83,10 +85,16 @@ async def _round(name: str, url: str, variant: Variant, concurrency: int, budget
         return time.process_time() - c0, time.perf_counter() - t0
 
     try:
-        await batch(concurrency)  # imports, connections, schema builds
-        cpu, _ = await batch(max(concurrency, 3))
-        estimate = cpu / max(concurrency, 3)
+        cpu, _ = await batch(concurrency)  # imports, connections, schema builds
+        estimate = cpu / concurrency
         least = 10 if concurrency == 1 else 4 * concurrency
+        if cpu > budget:
+            # Heavy runs (100 KB, 50 at a time): the warm-up alone took the
+            # budget, so one more batch is measured, without a second estimate.
+            least = concurrency
+        else:
+            cpu, _ = await batch(max(concurrency, 3))
+            estimate = cpu / max(concurrency, 3)
         runs = min(max(least, int(budget / max(estimate, 1e-6))), 2000)
         runs -= runs % concurrency
         cpu, wall = await batch(runs)
@@ -137,9 +145,11 @@ def _spawn(name: str, url: str, variant: str, concurrency: int, budget: float) -
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", name, "--url", url]
     command += ["--variant", variant, "--concurrency", str(concurrency), "--budget", str(budget)]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=WORKER_TIMEOUT, check=False
+        )
     except subprocess.TimeoutExpired:
-        return {"status": "failed", "note": "no result within 600 s"}
+        return {"status": "failed", "note": f"no result within {WORKER_TIMEOUT} s"}
     lines = done.stdout.strip().splitlines()
     if done.returncode or not lines:
         return {"status": "failed", "note": (done.stderr.strip().splitlines() or ["?"])[-1]}
@@ -163,11 +173,13 @@ Results = dict[str, dict[str, dict[int, Cell]]]
 """variant -> client -> concurrency -> cell."""
 
 
-def bench(variants: list[str], clients: list[str], rounds: int, budget: float, log: Any) -> Results:
+def bench(
+    variants: list[str], clients: list[str], rounds: dict[str, int], budget: float, log: Any
+) -> Results:
     results: Results = {v: {c: {n: Cell() for n in CONCURRENCY} for c in clients} for v in variants}
     for variant in variants:
         with served(VARIANTS[variant]) as url:
-            for round_no in range(rounds):
+            for round_no in range(rounds[variant]):
                 for concurrency in CONCURRENCY:
                     for name in clients:
                         cell = results[variant][name][concurrency]
@@ -255,6 +267,11 @@ def verdicts(results: Results) -> list[str]:
     return out
 
 
+def _rounds_text(rounds: dict[str, int]) -> str:
+    parts = [f"{n} round{'s' * (n != 1)} ({TITLES.get(v, v)})" for v, n in rounds.items()]
+    return "the best of " + ", ".join(parts) if parts else "the best of 0 rounds"
+
+
 def _versions() -> str:
     out = []
     for dist in ("toolwire", "httpx", "openai", "openai-agents", "pydantic-ai-slim"):
@@ -277,10 +294,12 @@ def report(results: Results, meta: dict[str, Any]) -> str:
         "The same conversation for every client, against `toolwire serve` in another "
         "process: two parallel tool calls streamed in 4-character fragments, both tools "
         "run, a streamed answer quoting both results (checked on every run). Each client "
-        "runs in a process of its own; each cell is the best of "
-        f"{meta['rounds']} rounds of about {meta['budget']:g} CPU seconds of runs, after a "
+        "runs in a process of its own; each cell is "
+        f"{_rounds_text(meta['rounds'])}, each of about {meta['budget']:g} CPU seconds of runs "
+        "(at least one batch), after a "
         "warm-up, with the ratio to the floor (bare httpx and a naive loop). `floor`: "
-        "httpx, `json.loads` per SSE payload, fragments joined per call; `toolwire`: "
+        "httpx (its connections in pools of 16, as toolwire's), `json.loads` per SSE "
+        "payload, fragments joined per call; `toolwire`: "
         "`Agent.run` without and with the journal (SQLite, a temporary file); "
         "`openai-agents`: `Runner.run_streamed` with every event read (tracing off); "
         "`pydantic-ai`: `Agent.run` with an `event_stream_handler` reading every event.",
@@ -315,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1 round, small conversation")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--heavy-rounds", type=int, default=1, help="rounds of the 100 KB variant (minutes each)"
+    )
     parser.add_argument("--budget", type=float, default=2.0, help="CPU seconds per round")
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--variants", default=",".join(VARIANTS))
@@ -328,8 +350,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         return worker(args)
 
-    rounds = 1 if args.quick else args.rounds
     variants = ["small"] if args.quick else [v for v in args.variants.split(",") if v]
+    rounds = {
+        v: 1 if args.quick else args.rounds if v == "small" else args.heavy_rounds for v in variants
+    }
     wanted = [c for c in args.clients.split(",") if c]
     names, missing = available_clients()
     clients = [c for c in names if c in wanted]

@@ -65,7 +65,7 @@ def test_the_answer_would_be_wrong_without_the_tool_results() -> None:
 def test_a_round_in_worker_processes_against_a_served_emulator() -> None:
     with bench_agent.served(SMALL) as url:
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-        got = bench_agent._spawn("toolwire", url, "small", 2, 0.0)
+        got = bench_agent._spawn("toolwire", url, "small", 2, 1.0)
     assert got["status"] == "measured", got
     assert got["runs"] >= 8 and got["runs"] % 2 == 0
     assert 0 < got["cpu"] and 0 < got["wall"]

@@ -192,35 +192,17 @@ class RunDriver:
             await hook(self.run_id, self.turn, attempt, error, time.monotonic() - started)
 
     async def _stream_once(self, request: Any) -> tuple[StreamResult, dict[str, ToolResult]]:
-        agent = self.agent
-        decoder = StreamDecoder(agent.provider.dialect)
+        decoder = StreamDecoder(self.agent.provider.dialect)
         early: dict[str, ToolResult] = {}
-        transport = agent.transport or agent.provider.transport
-        failed: ToolwireError | None = None
-        request_error: ToolwireError | None = None
-        async with anyio.create_task_group() as tg:
-            try:
-                async with transport.stream(
-                    request, parse_error=agent.provider.parse_error
-                ) as response:
-                    # From here on, a broken stream is a failed turn, which
-                    # may be sent again; errors before (connect, an HTTP
-                    # status after the transport's retries) end the run.
-                    try:
-                        async for chunk in response.aiter_bytes():
-                            failed = self._handle(decoder.feed(chunk), tg, early)
-                            if failed is not None:
-                                break
-                    except (ReadError, TransportTimeout) as exc:
-                        failed = exc
-                        self.emit(StreamFailed(error=exc))
-            except ToolwireError as exc:
-                request_error = exc
-            if failed is None and request_error is None:
-                failed = self._handle(decoder.close(), tg, early)
-            if failed is not None or request_error is not None:
-                # Nothing from a failed stream may run: cancel and discard.
-                tg.cancel_scope.cancel()
+        if self.agent.eager:
+            # Eager tools start while the stream is read, in this task group.
+            async with anyio.create_task_group() as tg:
+                failed, request_error = await self._read(request, decoder, tg, early)
+                if failed is not None or request_error is not None:
+                    # Nothing from a failed stream may run: cancel and discard.
+                    tg.cancel_scope.cancel()
+        else:
+            failed, request_error = await self._read(request, decoder, None, early)
         # Raised outside the task group, so callers get the error itself,
         # not an exception group.
         if request_error is not None:
@@ -232,19 +214,50 @@ class RunDriver:
             raise _TurnBroke(result.error)
         return result, early
 
+    async def _read(
+        self,
+        request: Any,
+        decoder: StreamDecoder,
+        tg: anyio.abc.TaskGroup | None,
+        early: dict[str, ToolResult],
+    ) -> tuple[ToolwireError | None, ToolwireError | None]:
+        """Send the request and decode its stream: why the stream failed, and
+        why the request did (each ``None`` when it did not)."""
+        agent = self.agent
+        transport = agent.transport or agent.provider.transport
+        failed: ToolwireError | None = None
+        try:
+            stream = transport.stream(request, parse_error=agent.provider.parse_error)
+            async with stream as response:
+                # From here on, a broken stream is a failed turn, which may be
+                # sent again; errors before (connect, an HTTP status after the
+                # transport's retries) end the run.
+                try:
+                    async for chunk in response.aiter_bytes():
+                        failed = self._handle(decoder.feed(chunk), tg, early)
+                        if failed is not None:
+                            break
+                except (ReadError, TransportTimeout) as exc:
+                    failed = exc
+                    self.emit(StreamFailed(error=exc))
+        except ToolwireError as exc:
+            return failed, exc
+        if failed is None:
+            failed = self._handle(decoder.close(), tg, early)
+        return failed, None
+
     def _handle(
-        self, events: list[Event], tg: anyio.abc.TaskGroup, early: dict[str, ToolResult]
+        self, events: list[Event], tg: anyio.abc.TaskGroup | None, early: dict[str, ToolResult]
     ) -> ToolwireError | None:
-        """Hand a read's events on (as one batch); start eager tools; the
-        stream's error, if it failed."""
+        """Hand a read's events on (as one batch); start eager tools (in
+        ``tg``, given when the agent is eager); the stream's error, if it failed."""
         if not events:
             return None
         self.emit_many(events)
-        eager = self.agent.eager
         for event in events:
             if isinstance(event, StreamFailed):
                 return event.error
-            if eager and isinstance(event, ToolCallReady) and event.choice == 0:
+            if tg is not None and isinstance(event, ToolCallReady) and event.choice == 0:
                 tool = self.agent.toolbox.get(event.call.name)
                 if tool is not None and tool.read_only:
                     tg.start_soon(self._run_early, event.call, early)

@@ -290,7 +290,7 @@ class CallRun:
 
     async def _attempt_all(self) -> ToolResult | BaseException:
         """The attempts: a final result, or the error of the last one."""
-        error: BaseException = ToolTimeout("no attempt was made")
+        error: BaseException | None = None
         for attempt in range(1, self.tool.retries + 2):
             self.attempts = attempt
             try:
@@ -320,6 +320,7 @@ class CallRun:
             if attempt > self.tool.retries or not self._retryable(error):
                 break
             await self._backoff(attempt, error)
+        assert error is not None  # the loop runs at least once
         return error
 
     async def _backoff(self, attempt: int, error: BaseException) -> None:
@@ -374,9 +375,17 @@ class CallRun:
             fallback=fallback,
         )
         value: Any = None
-        async with self.batch.limiter:
+        limiter = self.batch.limiter
+        try:
+            # A free slot is taken at once: no trip through the event loop.
+            limiter.acquire_nowait()
+        except anyio.WouldBlock:
+            await limiter.acquire()
+        try:
             with anyio.move_on_after(self.timeout) as scope:
                 value = await self.toolbox.runner.run(invocation)
+        finally:
+            limiter.release()
         if scope.cancelled_caught:
             stopped = can_stop(self.toolbox.runner, invocation)
             what = "was cancelled" if stopped else "could not be stopped and may still finish"
