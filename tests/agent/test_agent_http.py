@@ -346,12 +346,8 @@ def test_run_sync_with_the_sample_tools() -> None:
     ]
 
 
-def test_turn_events_bracket_each_turn() -> None:
-    async def main() -> list[AgentEvent]:
-        with EmulationServer(weather()) as server:
-            events, _ = await collect(agent_for(server, "anthropic", Recorder().tools))
-        return events
-
-    events = anyio.run(main)
+async def test_turn_events_bracket_each_turn() -> None:
+    with EmulationServer(weather()) as server:
+        events, _ = await collect(agent_for(server, "anthropic", Recorder().tools))
     turns = [e.turn for e in events if isinstance(e, TurnStarted)]
     assert turns == [1, 2]
