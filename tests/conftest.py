@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -85,6 +86,21 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
     that truly needs one loop pins it where it stands and says why."""
     backend: str = request.param
     return backend
+
+
+@pytest.fixture
+def anyio_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The delay of every ``anyio.sleep`` in this process from now on, in
+    order (threads included); each still sleeps."""
+    delays: list[float] = []
+    real_sleep = anyio.sleep
+
+    async def sleep(seconds: float) -> None:
+        delays.append(seconds)
+        await real_sleep(seconds)
+
+    monkeypatch.setattr(anyio, "sleep", sleep)
+    return delays
 
 
 # The providers read these as the official SDKs do; a developer's own settings

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import anthropic
-import anyio
 import httpx
 import openai
 import pytest
@@ -180,24 +179,15 @@ def test_malformed_json_chunk(toolwire_server: ServerFactory) -> None:
     assert sse_events(response.content)[-1] == (None, "[DONE]")
 
 
-def test_slow_chunks(toolwire_server: ServerFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The server (in its own thread of this process) waits with anyio.sleep:
-    # each wait is recorded, and still waited for.
-    waits: list[float] = []
-    real_sleep = anyio.sleep
-
-    async def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        await real_sleep(seconds)
-
-    monkeypatch.setattr(anyio, "sleep", sleep)
+def test_slow_chunks(toolwire_server: ServerFactory, anyio_sleeps: list[float]) -> None:
+    # The server (in its own thread of this process) waits with anyio.sleep.
     server = toolwire_server(_scenario(chunk_size=100))
     body = {"model": "m", "messages": MESSAGES, "stream": True}
     fault = {FAULT_HEADER: json.dumps({"slow_chunk_delay": 0.05})}
     response = httpx.post(server.base_url + "/v1/chat/completions", json=body, headers=fault)
     chunks = len(sse_events(response.content))
     assert chunks == 5  # role, opener, arguments, finish, [DONE]
-    assert waits == [0.05] * (chunks - 1), "a wait before every chunk but the first"
+    assert anyio_sleeps == [0.05] * (chunks - 1), "a wait before every chunk but the first"
 
 
 def test_bad_fault_header_is_rejected(toolwire_server: ServerFactory) -> None:

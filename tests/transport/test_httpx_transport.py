@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import anyio
 import httpx
 import pytest
 
@@ -304,20 +303,12 @@ async def test_stream_total_timeout_while_reading_the_body(server: LoopbackServe
     assert server.counts[path] == 1
 
 
-async def test_tiny_real_backoff(server: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_tiny_real_backoff(server: LoopbackServer, anyio_sleeps: list[float]) -> None:
     path = server.path("rate-limited-ms")
-    slept: list[float] = []
-    real_sleep = anyio.sleep
-
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        await real_sleep(seconds)
-
-    monkeypatch.setattr(anyio, "sleep", sleep)
     async with HttpxTransport() as transport:  # no sleep given: anyio's, on any event loop
         response = await transport.send(post(server.url + path))
     assert response.status_code == 200 and server.counts[path] == 2
-    assert slept == [0.02], "the server's retry-after-ms, waited for once"
+    assert anyio_sleeps == [0.02], "the server's retry-after-ms, waited for once"
 
 
 async def test_provider_complete_over_loopback(server: LoopbackServer) -> None:
