@@ -1,5 +1,6 @@
 """Shared test helpers: the conformance corpus of recorded provider streams,
-a journal of its own for every test, and a home folder of the suite's own.
+a journal of its own for every test, a home folder of the suite's own, and
+the event loops every async test runs on.
 
 The whole suite runs with ``HOME`` and ``XDG_STATE_HOME`` pointed at one
 empty temporary folder, and fails if anything is left in it at the end:
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 pytest_plugins = ["pytester"]
@@ -75,6 +77,30 @@ def load_traces() -> list[Trace]:
 
 
 TRACES = load_traces()
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every async test runs on asyncio and on trio: toolwire promises anyio,
+    so nothing outside code that says so may assume one event loop. A test
+    that truly needs one loop pins it where it stands and says why."""
+    backend: str = request.param
+    return backend
+
+
+@pytest.fixture
+def anyio_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The delay of every ``anyio.sleep`` in this process from now on, in
+    order (threads included); each still sleeps."""
+    delays: list[float] = []
+    real_sleep = anyio.sleep
+
+    async def sleep(seconds: float) -> None:
+        delays.append(seconds)
+        await real_sleep(seconds)
+
+    monkeypatch.setattr(anyio, "sleep", sleep)
+    return delays
 
 
 # The providers read these as the official SDKs do; a developer's own settings

@@ -36,6 +36,8 @@ CASES = [
 ]
 
 
+# asyncio only: the benchmark runs every client under asyncio.run, and its
+# peers (openai-agents, litellm) are asyncio libraries.
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.parametrize(("name", "variant"), CASES)

@@ -41,7 +41,7 @@ import logging
 import math
 import random as _random_module
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -172,9 +172,20 @@ class _HttpxStreamResponse:
         self._deadline = deadline
         self.status_code: int = response.status_code
         self.headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.items()}
+        self._bodies: list[AsyncGenerator[bytes, None]] = []
 
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+    def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body as it arrives; failures are typed errors, never retried."""
+        body = self._read_body()
+        self._bodies.append(body)
+        return body
+
+    async def aclose(self) -> None:
+        """Close the readers handed out, so none is left to the garbage collector."""
+        for body in self._bodies:
+            await body.aclose()
+
+    async def _read_body(self) -> AsyncGenerator[bytes, None]:
         import httpx
 
         pieces = self._response.aiter_bytes().__aiter__()
@@ -497,10 +508,12 @@ class HttpxTransport:
         """
         deadline = self._new_deadline()
         response, _, pool = await self._open(request, parse_error, deadline=deadline)
+        streamed = _HttpxStreamResponse(response, self, deadline)
         try:
-            yield _HttpxStreamResponse(response, self, deadline)
+            yield streamed
         finally:
             try:
+                await streamed.aclose()
                 await response.aclose()
             finally:
                 self._done(pool)

@@ -35,16 +35,11 @@ from toolwire import (
 from toolwire.framing import SSEDecoder
 from toolwire.testing import EmulationServer
 
-from .conftest import SDK_TRACES, USER, trace_id
+from .conftest import SDK_ASYNC_CLIENT, SDK_TRACES, USER, trace_id
 
 pytestmark = pytest.mark.anyio
 
 assert len(SDK_TRACES) == 79, "the conformance corpus is incomplete"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def payloads(trace: Trace) -> list[tuple[str, str]]:
@@ -101,6 +96,7 @@ def test_trace_through_the_sdk(
         assert not any(isinstance(e, StreamFailed) for e in seen)
 
 
+@SDK_ASYNC_CLIENT
 async def test_every_trace_through_the_async_sdks(
     replay_servers: dict[str, EmulationServer],
 ) -> None:

@@ -35,7 +35,7 @@ from toolwire import (
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.testing.server import FAULT_HEADER
 
-from .conftest import SDK_APIS, USER
+from .conftest import SDK_APIS, SDK_ASYNC_CLIENT, USER
 
 pytestmark = pytest.mark.anyio
 
@@ -56,11 +56,6 @@ SCENARIO = Scenario.from_dict(
         ]
     }
 )
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")
@@ -233,6 +228,7 @@ def test_sync_client(dialect: str, server: EmulationServer, clients: Clients) ->
     assert comparable(result) == comparable(decoded_raw(dialect, server))
 
 
+@SDK_ASYNC_CLIENT
 @pytest.mark.parametrize("dialect", SDK_APIS)
 async def test_async_client(dialect: str, server: EmulationServer) -> None:
     seen, result = await run_async(dialect, server)
@@ -271,6 +267,7 @@ def test_messages_stream_helper(server: EmulationServer, clients: Clients) -> No
     assert [b.id for b in uses] == [c.id for c in events.result().tool_calls]
 
 
+@SDK_ASYNC_CLIENT
 async def test_async_messages_stream_helper(server: EmulationServer) -> None:
     async with (
         anthropic.AsyncAnthropic(
@@ -322,6 +319,7 @@ def _cut_inside_first_call(dialect: str, server: EmulationServer) -> int:
     return content.index("杭州".encode()) + 40
 
 
+@SDK_ASYNC_CLIENT
 @pytest.mark.parametrize("dialect", SDK_APIS)
 async def test_cut_connection_async(dialect: str, server: EmulationServer) -> None:
     seen, result = await run_async(dialect, server, fault(cut_after_bytes=1500))
@@ -386,6 +384,7 @@ def test_stopping_early_closes_the_sdk_stream(
     assert source.response.is_closed
 
 
+@SDK_ASYNC_CLIENT
 async def test_stopping_early_async(server: EmulationServer) -> None:
     async with openai.AsyncOpenAI(base_url=server.url_for("openai-chat"), api_key="k") as o:
         chat = await o.chat.completions.create(model="gpt", messages=USER, stream=True)

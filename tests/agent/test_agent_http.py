@@ -4,7 +4,6 @@ eager execution, turn limits and cancellation."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, Literal
 
@@ -38,11 +37,6 @@ pytestmark = pytest.mark.anyio
 
 PROVIDER_NAMES = sorted(PROVIDERS)
 QUESTION = "杭州天气怎么样?现在几点?"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 class Recorder:
@@ -318,7 +312,7 @@ async def test_cancelling_a_run_leaves_no_tool_running(name: str) -> None:
             ],
         }
     )
-    before = asyncio.all_tasks()
+    before = {task.id for task in anyio.get_running_tasks()}
     with EmulationServer(scenario) as server:
         agent = agent_for(server, name, [get_weather])
         seen: list[AgentEvent] = []
@@ -332,7 +326,7 @@ async def test_cancelling_a_run_leaves_no_tool_running(name: str) -> None:
             await entered.wait()
             tg.cancel_scope.cancel()
         await agent.aclose()
-        leftover = asyncio.all_tasks() - before
+        leftover = {task.id for task in anyio.get_running_tasks()} - before
     assert state == {"杭州": "cancelled"}, "the tool was cancelled with the run"
     assert leftover == set(), "no task of the run is left behind"
     assert not any(isinstance(e, ToolExecutionFinished) for e in seen)
@@ -352,12 +346,8 @@ def test_run_sync_with_the_sample_tools() -> None:
     ]
 
 
-def test_turn_events_bracket_each_turn() -> None:
-    async def main() -> list[AgentEvent]:
-        with EmulationServer(weather()) as server:
-            events, _ = await collect(agent_for(server, "anthropic", Recorder().tools))
-        return events
-
-    events = anyio.run(main)
+async def test_turn_events_bracket_each_turn() -> None:
+    with EmulationServer(weather()) as server:
+        events, _ = await collect(agent_for(server, "anthropic", Recorder().tools))
     turns = [e.turn for e in events if isinstance(e, TurnStarted)]
     assert turns == [1, 2]

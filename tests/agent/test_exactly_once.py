@@ -31,11 +31,6 @@ OTHER_CHARGE = (
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Ledger:
     def __init__(self) -> None:
         self.charges: list[dict[str, Any]] = []
@@ -112,10 +107,13 @@ async def test_approval_decisions_are_recorded_without_a_swapped_callback(
     tmp_path: Path,
 ) -> None:
     ledger = Ledger()
-    decisions = iter([Approval.deny("not today"), Approval.allow()])
 
+    # The two calls are asked about concurrently, in no fixed order: the
+    # decision goes by the call, not by the order of the questions.
     async def approve(request: ApprovalRequest) -> Approval:
-        return next(decisions)
+        if request.arguments["order"]["tags"] == ["gift", "杭州"]:
+            return Approval.deny("not today")
+        return Approval.allow()
 
     toolbox = Toolbox([ledger.charge], approve=approve)
     journal = tmp_path / "journal.sqlite3"
@@ -128,7 +126,8 @@ async def test_approval_decisions_are_recorded_without_a_swapped_callback(
             await agent.aclose()
     assert toolbox.approve is approve
     assert [r.result.error for r in result.tool_calls] == ["denied", None]
-    assert len(ledger.charges) == 1
+    assert [c["order"]["tags"] for c in ledger.charges] == [["杭州", "gift"]]
     log = open_journal(journal).load_run(result.run_id)
-    recorded = [e.data["decision"] for e in log.events if e.kind == "approval"]
-    assert recorded == ["deny", "allow"]
+    recorded = {e.call_id: e.data["decision"] for e in log.events if e.kind == "approval"}
+    denied, allowed = (r.call.id for r in result.tool_calls)
+    assert recorded == {denied: "deny", allowed: "allow"}

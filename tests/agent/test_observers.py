@@ -19,11 +19,6 @@ from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Log(RunObserver):
     def __init__(self) -> None:
         self.lines: list[str] = []

@@ -28,11 +28,6 @@ ROUNDS = 50
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def test_a_second_lease_in_the_same_process_is_refused(tmp_path: Path) -> None:
     journal = SQLiteJournal(tmp_path / "j.sqlite3")
     other = SQLiteJournal(tmp_path / "j.sqlite3")  # another object on the same file

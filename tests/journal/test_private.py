@@ -24,11 +24,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def open_umask() -> Iterator[None]:
     """The most permissive umask: modes must not depend on the user's."""
     previous = os.umask(0)

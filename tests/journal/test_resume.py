@@ -28,11 +28,6 @@ from ._support import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 async def crash_then_resume(
     tmp_path: Path, crash: CrashAt, *, before_journal: bool
 ) -> tuple[Counter, Any, SQLiteJournal, EmulationServer]:

@@ -20,12 +20,13 @@ SERVER_APP = Path(__file__).parent / "server_app.py"
 TOKEN = "mcp-test-token"
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    # Module scope, not session: anyio's runner stays alive (an asyncio loop
-    # running in the main thread) as long as an async fixture does, and other
-    # tests call anyio.run() in that thread.
-    return "asyncio"
+@pytest.fixture(scope="module", params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    # Module scope, for the module-scoped server below; not session: anyio's
+    # runner stays alive (an event loop running in the main thread) as long
+    # as an async fixture does, and other tests call anyio.run() in that thread.
+    backend: str = request.param
+    return backend
 
 
 @pytest.fixture(scope="module")

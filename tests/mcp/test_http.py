@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import anyio
 import pytest
 
 from toolwire import ConnectError, Toolbox, ToolCall, UsageError
@@ -88,11 +87,13 @@ async def test_nothing_listening_is_a_connect_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    started = anyio.current_time()
-    with pytest.raises(ConnectError):
+    with pytest.raises(ConnectError) as caught:
         async with connect_http(f"http://127.0.0.1:{port}/mcp", connect_timeout=5):
             pass
-    assert anyio.current_time() - started < 5
+    # Refused at once (in the words of the event loop's connect), not given
+    # up on at the deadline.
+    assert "failed" in str(caught.value)
+    assert "no answer within" not in str(caught.value)
 
 
 def test_url_must_be_http() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -189,10 +188,8 @@ async def test_timeout_cancels_the_call_on_the_server(stdio_server: MCPConnectio
     tools = await stdio_server.tools(include=["slow", "slow_stats", "add"], timeout=0.3)
     before = await stdio_server.call("slow_stats", {})
     cancelled_before = before.structured_content["cancelled"]
-    started = anyio.current_time()
     result = await run_one(tools, "slow", seconds=30)
     assert not result.ok and result.error == "timeout"
-    assert anyio.current_time() - started < 5
     # The server saw a notifications/cancelled and stopped the work: it waits
     # (bounded) for the cancellation to land, then reports its counters.
     stats = await stdio_server.call("slow_stats", {"cancelled_at_least": cancelled_before + 1})
@@ -218,33 +215,14 @@ async def test_server_that_exits_is_a_connect_error() -> None:
 async def test_silent_server_times_out() -> None:
     # Reads its stdin and never answers the handshake.
     script = "import sys\nfor _ in sys.stdin: pass"
-    started = anyio.current_time()
     with pytest.raises(ConnectError, match=r"no answer within 0\.3 s"):
         async with connect_stdio(sys.executable, ["-c", script], connect_timeout=0.3):
             pass
-    assert anyio.current_time() - started < 5
 
 
 def test_bad_options_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="connect_timeout"):
         connect_stdio("x", connect_timeout=0)
-
-
-def test_works_on_trio() -> None:
-    async def main() -> tuple[list[ToolResult], Any]:
-        async with connect_stdio(sys.executable, [str(SERVER_APP)]) as server:
-            tools = await server.tools(include=["add", "slow"], timeout=0.3)
-            results = await Toolbox(tools).execute(
-                [call("add", "a", a=1, b=2), call("slow", "s", seconds=30)]
-            )
-            stats = await server.call("slow_stats", {"cancelled_at_least": 1})
-            return results, stats.structured_content
-
-    # In a thread of its own: the session's asyncio loop runs in this one.
-    with ThreadPoolExecutor(1) as pool:
-        (add, slow), stats = pool.submit(anyio.run, main, backend="trio").result(timeout=60)
-    assert add.content == "3" and slow.error == "timeout"
-    assert stats == {"started": 1, "cancelled": 1, "finished": 0}
 
 
 async def test_server_crash_mid_call_is_a_failed_result() -> None:

@@ -49,11 +49,6 @@ PROVIDER_VALUES = {
 }
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def weather(**turn_options: Any) -> Scenario:
     return Scenario.from_dict(
         {

@@ -159,8 +159,3 @@ async def test_openai_chat_sends_calls_back_with_empty_content() -> None:
     assert sent[1]["content"] == ""
     assert [c["id"] for c in sent[1]["tool_calls"]] == [c.id for c in calls]
     assert [m["tool_call_id"] for m in sent[2:]] == [c.id for c in calls]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from toolwire import Agent, RunFinished, TextDelta, ToolCallReady, tool
@@ -77,20 +76,23 @@ async def _run(agent: Agent, mode: str) -> Any:
         await agent.aclose()
 
 
-def _converse(name: str, base_url: str, mode: str) -> Any:
-    return anyio.run(_run, _agent(name, base_url), mode)
+async def _converse(name: str, base_url: str, mode: str) -> Any:
+    return await _run(_agent(name, base_url), mode)
 
 
+@pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["stream", "whole"])
 @pytest.mark.parametrize("name", sorted(PROVIDERS))
-def test_agent_through_the_proxy_and_from_the_replay(name: str, mode: str, tmp_path: Path) -> None:
+async def test_agent_through_the_proxy_and_from_the_replay(
+    name: str, mode: str, tmp_path: Path
+) -> None:
     dialect = PROVIDERS[name][1]
     with Upstream(weather()) as upstream:
-        direct = _converse(name, upstream.url_for(dialect), mode)
+        direct = await _converse(name, upstream.url_for(dialect), mode)
     cassette_dir = tmp_path / "cassette"
     with Upstream(weather()) as upstream:
         with RecordingProxy(upstream.url_for(dialect), record=cassette_dir) as proxy:
-            proxied = _converse(name, proxy.base_url, mode)
+            proxied = await _converse(name, proxy.base_url, mode)
         sent = upstream.sent
 
     assert proxied == direct
@@ -106,6 +108,6 @@ def test_agent_through_the_proxy_and_from_the_replay(name: str, mode: str, tmp_p
     replay = SentRecorder(server.app)
     server.app = replay
     with server:
-        assert _converse(name, server.base_url, mode) == proxied
+        assert await _converse(name, server.base_url, mode) == proxied
     assert server.mismatches == []
     assert_replayed_in_recorded_chunks(cassette, replay.sent)

@@ -7,7 +7,6 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import anyio
 import h11
 import httpx
 import openai
@@ -67,7 +66,8 @@ def test_a_client_receives_the_recorded_chunks_on_the_wire(recorded: Path) -> No
     assert len(chunks) > 5
 
 
-def test_realtime_waits_for_each_recorded_arrival_time(recorded: Path) -> None:
+@pytest.mark.anyio
+async def test_realtime_waits_for_each_recorded_arrival_time(recorded: Path) -> None:
     exchange = Cassette.load(recorded).exchanges[0]
     now = 0.0
     waits: list[float] = []
@@ -80,26 +80,23 @@ def test_realtime_waits_for_each_recorded_arrival_time(recorded: Path) -> None:
     app = ReplayApp(Cassette.load(recorded), realtime=True, sleep=sleep, clock=lambda: now)
     sent: list[Any] = []
 
-    async def play() -> None:
-        messages = [{"type": "http.request", "body": json.dumps(exchange.request.json()).encode()}]
+    messages = [{"type": "http.request", "body": json.dumps(exchange.request.json()).encode()}]
 
-        async def receive() -> Any:
-            return messages.pop(0) if messages else {"type": "http.disconnect"}
+    async def receive() -> Any:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
 
-        async def send(message: Any) -> None:
-            sent.append((now, message))
+    async def send(message: Any) -> None:
+        sent.append((now, message))
 
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": exchange.request.path,
-            "raw_path": exchange.request.path.encode(),
-            "query_string": b"",
-            "headers": [],
-        }
-        await app(scope, receive, send)
-
-    anyio.run(play)
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": exchange.request.path,
+        "raw_path": exchange.request.path.encode(),
+        "query_string": b"",
+        "headers": [],
+    }
+    await app(scope, receive, send)
     times = [exchange.response.headers_ms] + [at for _, at in exchange.response.chunks]
     bodies = [(at, m) for at, m in sent if m["type"] == "http.response.body" and m["body"]]
     # Each chunk leaves at its recorded time (milliseconds after the request).

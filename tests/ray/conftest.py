@@ -35,8 +35,3 @@ def ray_instance() -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

@@ -78,6 +78,9 @@ def llama_server(cache: Cache, server_logs: Path) -> Iterator[Server]:
 
 @pytest.fixture
 def anyio_backend() -> str:
+    # One event loop for this tier: the real servers are what it tests, each
+    # test costs seconds of CPU inference, and make test already runs the
+    # agent on asyncio and trio against the emulation server.
     return "asyncio"
 
 

@@ -102,7 +102,6 @@ def test_every_cut_of_recorded_provider_streams(case: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_cuts_on_the_wire_run_no_tool_and_are_journaled(tmp_path: Path) -> None:
     body = recorded("openai-chat")
     journal = SQLiteJournal(tmp_path / "j.sqlite3")

@@ -32,11 +32,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def journal(tmp_path: Path) -> Iterator[SQLiteJournal]:
     store = SQLiteJournal(tmp_path / "journal.sqlite3")
     yield store

@@ -18,7 +18,6 @@ RUNS = 200
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.slow
 async def test_concurrent_journaled_runs_all_answer(tmp_path: Path) -> None:
     async with serving(0.002, "process") as url:

@@ -29,11 +29,6 @@ from ..journal._support import (
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def journal_bytes(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(folder.glob("journal.sqlite3*")))
 

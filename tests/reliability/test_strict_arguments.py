@@ -21,11 +21,6 @@ from toolwire.testing import EmulationServer, Scenario
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 REFUSED = {
     "bool for an integer": '{"to": "alice", "amount_cents": true}',
     "string for an integer": '{"to": "alice", "amount_cents": "500"}',

@@ -29,11 +29,6 @@ SCENARIO = Scenario.from_dict(
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_fifty_concurrent_streams_are_complete_and_correct() -> None:
     results: dict[int, tuple[str, dict[int, dict[str, str]]]] = {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 
@@ -44,14 +43,12 @@ def test_sync_context_manager_lifecycle() -> None:
     server.stop()  # idempotent
 
 
-def test_async_context_manager() -> None:
-    async def main() -> dict[str, Any]:
-        async with EmulationServer(SCENARIO) as server:
-            async with httpx.AsyncClient() as client:
-                response = await client.post(server.base_url + "/v1/messages", json=CHAT)
-                return dict(response.json())
-
-    body = anyio.run(main)
+@pytest.mark.anyio
+async def test_async_context_manager() -> None:
+    async with EmulationServer(SCENARIO) as server:
+        async with httpx.AsyncClient() as client:
+            response = await client.post(server.base_url + "/v1/messages", json=CHAT)
+            body = response.json()
     assert body["content"] == [{"type": "text", "text": "hello"}]
     assert body["stop_reason"] == "end_turn"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -56,31 +55,36 @@ async def run(
 # concurrency
 
 
-async def test_three_slow_tools_finish_together() -> None:
+async def test_the_tools_of_a_batch_run_at_once() -> None:
+    # Each tool waits until all three are running: one after another, the
+    # first would wait alone and give up.
+    together = threading.Barrier(3, timeout=10)
+
+    def meet(name: str) -> str:
+        try:
+            together.wait()
+        except threading.BrokenBarrierError:
+            return f"{name} ran alone"
+        return name
+
     @tool
     async def slow_a() -> str:
         """A."""
-        await anyio.sleep(0.3)
-        return "a"
+        return await anyio.to_thread.run_sync(meet, "a")
 
     @tool
     async def slow_b() -> str:
         """B."""
-        await anyio.sleep(0.3)
-        return "b"
+        return await anyio.to_thread.run_sync(meet, "b")
 
     @tool
     def slow_sync() -> str:
         """A sync tool, run in a worker thread."""
-        time.sleep(0.3)
-        return "c"
+        return meet("c")
 
     box = Toolbox([slow_a, slow_b, slow_sync])
-    start = time.perf_counter()
     results = await run(box, [call("slow_a"), call("slow_b"), call("slow_sync")])
-    elapsed = time.perf_counter() - start
     assert [r.content for r in results] == ["a", "b", "c"]
-    assert elapsed < 0.6, elapsed  # one after another would take 0.9 s
 
 
 async def test_a_sync_tool_does_not_block_the_event_loop() -> None:
@@ -202,14 +206,12 @@ async def test_an_async_tool_that_never_returns_is_cancelled() -> None:
         """Returns at once."""
         return "quick"
 
-    start = time.perf_counter()
     results = await run(Toolbox([hangs, quick]), [call("hangs"), call("quick")])
     hung, fine = results
-    assert time.perf_counter() - start < 2
     assert cancelled.is_set()
     assert (hung.ok, hung.error, hung.attempts) == (False, "timeout", 1)
     assert "timed out" in hung.content and "0.05 s" in hung.content
-    assert 0.04 < hung.elapsed < 2
+    assert hung.elapsed > 0
     assert fine.ok and fine.content == "quick"
 
 
@@ -229,7 +231,6 @@ async def test_a_sync_tool_that_overruns_is_timed_out_and_its_late_result_droppe
         assert not finished.is_set()  # the batch did not wait for the thread
         assert (result.ok, result.error) == (False, "timeout")
         assert "LATE RESULT" not in result.content
-        assert result.elapsed < 2
     finally:
         release.set()
     assert finished.wait(timeout=5)

@@ -94,7 +94,6 @@ def _gone(pid: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # it takes its whole deadline
 async def test_a_cpu_bound_tool_in_a_process_runner_is_killed_at_its_deadline(
     tmp_path: Path,
 ) -> None:

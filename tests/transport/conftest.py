@@ -265,12 +265,6 @@ def server() -> Iterator[LoopbackServer]:
     instance.stop()
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    backend: str = request.param
-    return backend
-
-
 @pytest.fixture
 def refused_url() -> str:
     """A loopback URL nothing listens on."""

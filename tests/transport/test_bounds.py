@@ -44,11 +44,6 @@ MOVED = "/moved/chat/completions"
 HUGE = 256 * MIB  # the full-size 1 GB figure is measured by bench/bench_bounds.py
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Misbehaving:
     """Routes that misbehave in a bounded way, counting what they sent."""
 
