@@ -45,15 +45,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
+from toolwire._transport_errors import generic_error, map_httpx_error, redirect_error, too_large
 from toolwire._transport_settings import BodyLimits, HttpRetryPolicy, Timeouts
 from toolwire.errors import (
-    ConnectError,
-    LocalProtocolError,
-    ProviderError,
-    ReadError,
-    RemoteProtocolError,
-    ToolwireError,
-    TransportError,
     TransportTimeout,
     UsageError,
 )
@@ -61,10 +55,7 @@ from toolwire.http import (
     ErrorParser,
     HttpRequest,
     HttpResponse,
-    decode_error_body,
-    error_class_for,
     redact_url,
-    retry_after_seconds,
 )
 
 if TYPE_CHECKING:
@@ -84,48 +75,6 @@ are looked at on every request of their pool."""
 Sleep = Callable[[float], Awaitable[None]]
 
 
-def _generic_error(status_code: int, headers: Mapping[str, str], body: Any) -> ProviderError:
-    """The error of an HTTP failure when no provider mapping was given."""
-    decoded = decode_error_body(body)
-    cls = error_class_for(status_code)
-    return cls(
-        f"HTTP {status_code}",
-        status_code=status_code,
-        retry_after=retry_after_seconds(headers),
-        body=decoded,
-    )
-
-
-def _map_httpx_error(exc: Exception, timeouts: Timeouts) -> ToolwireError:
-    """The toolwire error for an httpx exception (the caller chains ``__cause__``)."""
-    import httpx
-
-    detail = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.TimeoutException):
-        if isinstance(exc, httpx.ConnectTimeout):
-            return TransportTimeout(f"connect timeout ({timeouts.connect}s) expired")
-        if isinstance(exc, httpx.WriteTimeout):
-            return TransportTimeout(f"write timeout ({timeouts.write}s) expired")
-        if isinstance(exc, httpx.PoolTimeout):
-            return TransportTimeout(
-                f"no free connection within the pool timeout ({timeouts.pool}s)"
-            )
-        return TransportTimeout(f"read timeout ({timeouts.read}s) expired")
-    if isinstance(exc, (httpx.ConnectError, httpx.ProxyError)):
-        return ConnectError(f"could not connect: {detail}")
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return ReadError(f"the connection broke: {detail}")
-    if isinstance(exc, httpx.NetworkError):  # ReadError, WriteError, CloseError
-        return ReadError(f"network error: {detail}")
-    if isinstance(exc, httpx.DecodingError):
-        return RemoteProtocolError(f"could not decode the response body: {detail}")
-    if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
-        return UsageError(f"bad request URL: {detail}")
-    if isinstance(exc, httpx.LocalProtocolError):
-        return LocalProtocolError(f"invalid request: {detail}")
-    return TransportError(f"HTTP transport error: {detail}")
-
-
 async def _anyio_sleep(seconds: float) -> None:
     import anyio
 
@@ -140,25 +89,6 @@ async def _read_capped(response: httpx.Response, cap: int) -> bytes:
         if len(data) >= cap:
             break
     return bytes(data)
-
-
-def _too_large(cap: int) -> RemoteProtocolError:
-    return RemoteProtocolError(
-        f"the response body is larger than {cap} bytes, the limit "
-        "(HttpxTransport(limits=BodyLimits(max_body_bytes=...)))"
-    )
-
-
-def _redirect_error(
-    request: HttpRequest, status_code: int, headers: Mapping[str, str]
-) -> ProviderError:
-    target = headers.get("location", "")
-    where = f" to {redact_url(target)}" if target else ""
-    return ProviderError(
-        f"HTTP {status_code}: {redact_url(request.url)} redirects{where}; toolwire does not "
-        "follow redirects (the key would travel with it): use the new address as base_url",
-        status_code=status_code,
-    )
 
 
 class _HttpxStreamResponse:
@@ -209,7 +139,7 @@ class _HttpxStreamResponse:
             except TimeoutError as exc:
                 raise self._transport._total_timeout_error() from exc
             except httpx.HTTPError as exc:
-                raise _map_httpx_error(exc, self._transport.timeouts) from exc
+                raise map_httpx_error(exc, self._transport.timeouts) from exc
             yield chunk
 
 
@@ -373,7 +303,7 @@ class HttpxTransport:
 
         if self._closed:
             raise UsageError("the transport is closed")
-        parser = parse_error or _generic_error
+        parser = parse_error or generic_error
         content = request.content()
         attempt = 0
         while True:
@@ -393,7 +323,7 @@ class HttpxTransport:
             except TimeoutError as exc:
                 raise self._total_timeout_error() from exc
             except httpx.HTTPError as exc:
-                error = _map_httpx_error(exc, self.timeouts)
+                error = map_httpx_error(exc, self.timeouts)
                 if self._retryable_exception(exc) and await self._backoff(
                     request,
                     attempt=attempt,
@@ -408,7 +338,7 @@ class HttpxTransport:
                     busy[pool] -= 1
             headers = {k.lower(): v for k, v in response.headers.items()}
             if response.status_code < 400:
-                raise _redirect_error(request, response.status_code, headers)
+                raise redirect_error(request, response.status_code, headers)
             provider_error = parser(response.status_code, headers, body)
             if response.status_code in self.retry.retry_statuses and await self._backoff(
                 request,
@@ -460,10 +390,10 @@ class HttpxTransport:
         cap = self.limits.max_body_bytes
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) > cap:
-            raise _too_large(cap)
+            raise too_large(cap)
         content = await _read_capped(response, cap + 1)
         if len(content) > cap:
-            raise _too_large(cap)
+            raise too_large(cap)
         return content
 
     # -- public API ------------------------------------------------------
