@@ -15,8 +15,8 @@ cancelled and discarded, exactly as if it had never started.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -55,6 +55,7 @@ from toolwire.tools import (
     Approval,
     ApprovalCallback,
     ApprovalRequest,
+    Toolbox,
     ToolResult,
     ask_approval,
     idempotency_key,
@@ -62,10 +63,11 @@ from toolwire.tools import (
 from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from toolwire.agent import Agent
+    from toolwire.http import HttpRequest, Transport
     from toolwire.journal import RecordedTurn, ResumePlan
+    from toolwire.providers import Provider
 
-__all__ = ["Emit", "RunDriver"]
+__all__ = ["AgentSettings", "Emit", "RunDriver"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
@@ -73,12 +75,37 @@ Results = dict[str, tuple[ToolResult, bool]]
 """Tool results by call id, each with whether it ran eagerly."""
 
 
+class AgentSettings(Protocol):
+    """What a run needs of its :class:`~toolwire.Agent`.
+
+    The Agent satisfies it as it is; a protocol, because the agent's module
+    imports this one."""
+
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def transport(self) -> Transport | None: ...
+    @property
+    def toolbox(self) -> Toolbox: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def metadata(self) -> Mapping[str, Any]: ...
+    @property
+    def eager(self) -> bool: ...
+    @property
+    def max_turns(self) -> int: ...
+    @property
+    def stream_retries(self) -> int: ...
+    def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest: ...
+
+
 class RunDriver:
     """One run of an agent: its conversation, records and usage, carried to the end."""
 
     def __init__(
         self,
-        agent: Agent,
+        agent: AgentSettings,
         run_id: str,
         messages: list[Message],
         observers: Observers,

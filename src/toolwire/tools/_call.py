@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -43,19 +43,39 @@ from toolwire.tools._arguments import Prepared, describe_errors
 from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._redaction import describe_exception
 from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content
-from toolwire.tools._runners import ToolInvocation, can_stop
+from toolwire.tools._runners import ToolInvocation, ToolRunner, can_stop
 from toolwire.types import InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:
+    from toolwire.backoff import Backoff
     from toolwire.tools._tool import Tool
-    from toolwire.tools._toolbox import Toolbox
 
-__all__ = ["Batch", "CallRun", "ResultHook", "is_transient"]
+__all__ = ["Batch", "CallRun", "CallSettings", "ResultHook", "is_transient"]
 
 logger = logging.getLogger("toolwire.tools")
 
 ResultHook = Callable[[ToolCall | InvalidToolCall, ToolResult], Awaitable[None]]
 """Told of each call's result as soon as it is final (``execute(on_result=...)``)."""
+
+
+class CallSettings(Protocol):
+    """What a call needs of the :class:`~toolwire.Toolbox` running it.
+
+    The Toolbox satisfies it as it is; a protocol, because the toolbox's
+    module imports this one."""
+
+    @property
+    def default_timeout(self) -> float | None: ...
+    @property
+    def backoff(self) -> Backoff: ...
+    @property
+    def runner(self) -> ToolRunner: ...
+    @property
+    def sleep(self) -> Callable[[float], Awaitable[Any]]: ...
+    @property
+    def random(self) -> Callable[[], float]: ...
+    def budget(self, t: Tool | None) -> int: ...
+
 
 _TRANSIENT_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504, 529})
 
@@ -136,7 +156,7 @@ class CallRun:
 
     def __init__(
         self,
-        toolbox: Toolbox,
+        toolbox: CallSettings,
         batch: Batch,
         index: int,
         call: ToolCall,
