@@ -101,6 +101,13 @@ class LoopbackServer:
             body = await request.body()
             return JSONResponse({"ok": True, "echo": json.loads(body or b"null")})
 
+        async def cookie(request: Request) -> Response:
+            self._record(request.scope)
+            await request.body()
+            response = JSONResponse({"ok": True})
+            response.set_cookie("session", "from-the-server")
+            return response
+
         async def rate_limited(request: Request) -> Response:
             if self._record(request.scope) == 1:
                 return JSONResponse(
@@ -208,6 +215,7 @@ class LoopbackServer:
         return Starlette(
             routes=[
                 Route("/ok/{token}", ok, methods=["POST"]),
+                Route("/cookie/{token}", cookie, methods=["POST"]),
                 Route("/rate-limited/{token}", rate_limited, methods=["POST"]),
                 Route("/rate-limited-ms/{token}", rate_limited_ms, methods=["POST"]),
                 Route("/storm/{token}", storm, methods=["POST"]),
