@@ -36,6 +36,7 @@ class LoopbackServer:
         self.counts: Counter[str] = Counter()
         self.client_ports: dict[str, list[int]] = {}
         self.seen_headers: dict[str, dict[str, str]] = {}
+        self.seen_header_names: dict[str, list[str]] = {}
         self._release: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -93,6 +94,7 @@ class LoopbackServer:
         client = scope.get("client") or ("", 0)
         self.client_ports.setdefault(path, []).append(client[1])
         self.seen_headers[path] = {k.decode(): v.decode() for k, v in scope["headers"]}
+        self.seen_header_names[path] = [k.decode() for k, _ in scope["headers"]]
         return self.counts[path]
 
     def _app(self) -> Starlette:

@@ -418,6 +418,26 @@ async def test_requests_carry_httpx_default_headers_and_no_cookie(server: Loopba
     assert "gzip" in headers["accept-encoding"]
 
 
+async def test_a_header_given_in_any_case_replaces_the_default(server: LoopbackServer) -> None:
+    path = server.path("ok")
+    request = HttpRequest(
+        method="POST",
+        url=server.url + path,
+        headers={"Accept": "application/x-test", "User-Agent": "mine/1", "X-Tenant": "t"},
+        json={},
+    )
+    async with HttpxTransport() as transport:
+        await transport.send(request)
+    names = server.seen_header_names[path]
+    assert names.count("accept") == 1 and names.count("user-agent") == 1
+    headers = server.seen_headers[path]
+    assert (headers["accept"], headers["user-agent"], headers["x-tenant"]) == (
+        "application/x-test",
+        "mine/1",
+        "t",
+    )
+
+
 async def test_a_proxy_named_by_the_environment_is_used(
     server: LoopbackServer, refused_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
