@@ -84,6 +84,22 @@ async def _read_capped(response: httpx.Response, cap: int) -> bytes:
     return bytes(data)
 
 
+def _body_pieces(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The pieces of a response body as the network delivers them.
+
+    An unencoded body is read from the connection's stream itself: httpx's
+    ``aiter_bytes`` would pass each piece through two more generators, a
+    decoder that leaves it as it is and two chunkers that do not cut it.
+    """
+    import httpx
+
+    stream = response.stream
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("", "identity") and isinstance(stream, httpx.AsyncByteStream):
+        return stream.__aiter__()
+    return response.aiter_bytes().__aiter__()
+
+
 class _HttpxStreamResponse:
     """The response handed to the caller of :meth:`HttpxTransport.stream`."""
 
@@ -94,8 +110,12 @@ class _HttpxStreamResponse:
         self._transport = transport
         self._deadline = deadline
         self.status_code: int = response.status_code
-        self.headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.items()}
         self._bodies: list[AsyncGenerator[bytes, None]] = []
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The response headers, lower-case names."""
+        return {k.lower(): v for k, v in self._response.headers.items()}
 
     def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body as it arrives; failures are typed errors, never retried."""
@@ -111,7 +131,7 @@ class _HttpxStreamResponse:
     async def _read_body(self) -> AsyncGenerator[bytes, None]:
         import httpx
 
-        pieces = self._response.aiter_bytes().__aiter__()
+        pieces = _body_pieces(self._response)
         deadline = self._deadline
         read = self._transport.timeouts.read
         while True:

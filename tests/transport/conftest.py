@@ -7,6 +7,7 @@ so that attempt counters (kept server-side) never mix between tests.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import socket
 import threading
@@ -150,6 +151,19 @@ class LoopbackServer:
 
             return StreamingResponse(events(), media_type="text/event-stream")
 
+        async def gzip_sse(request: Request) -> Response:
+            # The stream compressed as one gzip member, sent in two pieces.
+            self._record(request.scope)
+            packed = gzip.compress(b"".join(SSE_EVENTS))
+
+            async def pieces() -> Any:
+                yield packed[: len(packed) // 2]
+                yield packed[len(packed) // 2 :]
+
+            return StreamingResponse(
+                pieces(), media_type="text/event-stream", headers={"content-encoding": "gzip"}
+            )
+
         async def chat(request: Request) -> Response:
             attempt = self._record(request.scope)
             mode = request.path_params["mode"]
@@ -224,6 +238,7 @@ class LoopbackServer:
                 Route("/bad-request/{token}", bad_request, methods=["POST"]),
                 Route("/slow/{token}", slow, methods=["POST"]),
                 Route("/sse/{token}", sse, methods=["POST"]),
+                Route("/gzip-sse/{token}", gzip_sse, methods=["POST"]),
                 Route("/sse/{token}/chat/completions", sse, methods=["POST"]),
                 Route("/chat/{token}/{mode}/chat/completions", chat, methods=["POST"]),
                 Mount("/cut-stream", app=cut_stream),

@@ -186,6 +186,15 @@ async def test_stream_yields_bytes_as_they_come(server: LoopbackServer) -> None:
     assert body == b"".join(SSE_EVENTS)
 
 
+async def test_a_compressed_stream_is_decompressed(server: LoopbackServer) -> None:
+    path = server.path("gzip-sse")
+    async with HttpxTransport() as transport:
+        async with transport.stream(post(server.url + path, stream=True)) as response:
+            assert response.headers["content-encoding"] == "gzip"
+            body = b"".join([chunk async for chunk in response.aiter_bytes()])
+    assert body == b"".join(SSE_EVENTS)
+
+
 async def test_a_reader_left_early_is_closed_with_the_stream(server: LoopbackServer) -> None:
     path = server.path("sse")
     async with HttpxTransport() as transport:
