@@ -327,18 +327,17 @@ class StreamDecoder:
         for item in payloads:
             if acc.error is not None:
                 return
-            if type(item) is tuple:
+            if isinstance(item, tuple):
                 event, data = item
             else:
-                match = cast("re.Match[str]", item)
-                found = fast.args_delta(match)
+                found = fast.args_delta(item)
                 if found is not None:
                     try:
                         acc.add_args(found[0], found[1], found[2], out)
                     except ToolwireError as exc:  # a limit of toolwire.limits was passed
                         acc.fail(exc, out)
                     continue
-                event, data = fast.args_frame(match)
+                event, data = fast.args_frame(item)
             if not data and not event:  # END_OF_BODY
                 apply([StreamEndPart()], out)
                 continue
