@@ -39,8 +39,9 @@ PROMPT = "杭州天气怎么样?现在几点?"
 MODEL = "gpt-4.1-mini"
 API_KEY = "sk-bench-not-a-real-key"
 PEER_TIMEOUT = 1800.0
-"""The peers' OpenAI client timeout: the SDK's default gives a connection 5 s,
-which 50 runs of 100 KB at once on two cores exceed."""
+"""The floor's and the peers' HTTP timeout: the OpenAI SDK's default gives a
+connection 5 s, and the floor had 60 s between bytes, which 50 runs of 100 KB
+at once on two busy cores exceed."""
 POOLS = 25
 """The floor's connection pools: 100 connections in pools of 4, as toolwire's
 default transport holds them."""
@@ -178,7 +179,7 @@ async def _floor(url: str, variant: Variant) -> Client:
             headers={"authorization": f"Bearer {API_KEY}"},
             limits=httpx.Limits(max_connections=4, max_keepalive_connections=4),
             verify=tls,
-            timeout=60,
+            timeout=PEER_TIMEOUT,
         )
         for _ in range(POOLS)
     ]
