@@ -148,7 +148,11 @@ def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
 
 
 def _arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    text = encode_record(arguments)
+    try:
+        small = len(_json.dumps_bytes(arguments)) <= PREVIEW_CHARS  # bytes >= characters
+    except (TypeError, ValueError):
+        small = False
+    text = "" if small else _dumps(arguments)
     if len(text) <= PREVIEW_CHARS:
         return {"arguments": arguments}
     return {"arguments_preview": text[:PREVIEW_CHARS], "arguments_chars": len(text)}
@@ -185,6 +189,7 @@ class JournalObserver(RunObserver):
         self._record_steps: Callable[[str, Sequence[Step]], None] | None = (
             record_steps if callable(record_steps) else None
         )
+        self._last_header: tuple[object, str] = ((), "")
         self._pending: dict[str, list[Step]] = {}
         self._unrecorded: set[str] = set()
         self._stored: dict[str, int] = {}
@@ -197,9 +202,31 @@ class JournalObserver(RunObserver):
 
     def _encode(self, value: Any) -> str:
         text = _dumps(value)
-        if any(needle in text for needle in self._needles):
-            return encode_record(value, self._secrets)
+        for needle in self._needles:
+            if needle in text:
+                return encode_record(value, self._secrets)
         return text
+
+    def _header(self, info: RunInfo) -> str:
+        """The run's header as recorded (the last one is kept: the runs of one
+        agent share it)."""
+        key = (info.model, info.provider, info.dialect, info.tools, tuple(info.settings.items()))
+        try:
+            if self._last_header[0] == key:
+                return self._last_header[1]
+        except TypeError:  # a setting that cannot be compared
+            pass
+        header = self._encode(
+            {
+                "model": info.model,
+                "provider": info.provider,
+                "dialect": info.dialect,
+                "tools": list(info.tools),
+                "settings": clean_settings(info.settings),
+            }
+        )
+        self._last_header = (key, header)
+        return header
 
     async def _call(self, work: Callable[[], T]) -> T:
         if self.offload:
@@ -266,15 +293,7 @@ class JournalObserver(RunObserver):
     async def run_started(self, info: RunInfo) -> None:
         """Record the run (or its resumption) with the messages it starts from:
         a new run's start is committed with its first request."""
-        header = self._encode(
-            {
-                "model": info.model,
-                "provider": info.provider,
-                "dialect": info.dialect,
-                "tools": list(info.tools),
-                "settings": clean_settings(info.settings),
-            }
-        )
+        header = self._header(info)
         run_id = info.run_id
         if info.resumed:
             stored = await self._call(
