@@ -109,10 +109,13 @@ class RunDriver:
         run_id: str,
         messages: list[Message],
         observers: Observers,
-        emit: Emit,
-        emit_many: Callable[[list[Event]], None],
+        emit: Emit | None,
+        emit_many: Callable[[list[Event]], None] | None,
     ) -> None:
-        """Prepare the run; :meth:`drive` carries it out."""
+        """Prepare the run; :meth:`drive` carries it out. Its events go to
+        ``emit`` (one at a time) and ``emit_many`` (a network read's decoded
+        events at once); ``None`` when nobody reads them, and then they are
+        not made at all."""
         self.agent = agent
         self.run_id = run_id
         self.messages = messages
@@ -143,7 +146,8 @@ class RunDriver:
                 assistant = recorded.assistant
             else:
                 self.turn += 1
-                self.emit(TurnStarted(turn=self.turn))
+                if self.emit is not None:
+                    self.emit(TurnStarted(turn=self.turn))
                 result, early = await self._model_turn()
                 if result.usage is not None:
                     self.usage = self.usage + result.usage
@@ -172,6 +176,8 @@ class RunDriver:
             self._turn_finished(choice, turn_usage, len(step.calls))
 
     def _turn_finished(self, choice: ChoiceResult, usage: Usage | None, calls: int) -> None:
+        if self.emit is None:
+            return
         self.emit(
             TurnFinished(
                 turn=self.turn, finish_reason=choice.finish_reason, usage=usage, tool_calls=calls
@@ -204,7 +210,8 @@ class RunDriver:
                 if isinstance(step, Fail):
                     raise step.error from None
                 assert isinstance(step, RetryTurn)
-                self.emit(ModelRetrying(turn=turn, attempt=step.attempt, error=step.error))
+                if self.emit is not None:
+                    self.emit(ModelRetrying(turn=turn, attempt=step.attempt, error=step.error))
                 attempt = step.attempt
                 continue
             except ToolwireError as error:
@@ -266,7 +273,8 @@ class RunDriver:
                             break
                 except (ReadError, TransportTimeout) as exc:
                     failed = exc
-                    self.emit(StreamFailed(error=exc))
+                    if self.emit is not None:
+                        self.emit(StreamFailed(error=exc))
         except ToolwireError as exc:
             return failed, exc
         if failed is None:
@@ -280,7 +288,8 @@ class RunDriver:
         ``tg``, given when the agent is eager); the stream's error, if it failed."""
         if not events:
             return None
-        self.emit_many(events)
+        if self.emit_many is not None:
+            self.emit_many(events)
         for event in events:
             if isinstance(event, StreamFailed):
                 return event.error
@@ -321,7 +330,8 @@ class RunDriver:
                 continue
             for hook in self.observe.tool_interrupted:
                 await hook(self.run_id, self.turn, call, result)
-            self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
+            if self.emit is not None:
+                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
             done[call.id] = (result, False)
         return done
 
@@ -353,25 +363,27 @@ class RunDriver:
         before anything runs (so a duplicate folded onto another call is never
         run again on resume), and each outcome as soon as it is known."""
         run_id, turn, observe, emit = self.run_id, self.turn, self.observe, self.emit
-        keys = {call.id: idempotency_key(run_id, call.id) for call in calls}
+        started_hooks, finished_hooks = observe.tool_started, observe.tool_finished
         for call in calls:
-            for hook in observe.tool_started:
-                await hook(run_id, turn, call, keys[call.id], eager=eager)
-            emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
+            # The key the toolbox derives from the run id and the call id.
+            for hook in started_hooks:
+                await hook(run_id, turn, call, idempotency_key(run_id, call.id), eager=eager)
+            if emit is not None:
+                emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
 
         async def finished(call: AnyCall, result: ToolResult) -> None:
-            for hook in observe.tool_finished:
+            for hook in finished_hooks:
                 await hook(run_id, turn, call, result, eager=eager)
-            emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
+            if emit is not None:
+                emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
 
         agent = self.agent
         results = await agent.toolbox.execute(
             calls,
             run_id=run_id,
             metadata={**agent.metadata, "turn": turn, "model": agent.model},
-            idempotency_keys=keys,
             approve=self._approver(),
-            on_result=finished,
+            on_result=finished if finished_hooks or emit is not None else None,
         )
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 

@@ -47,7 +47,7 @@ No I/O, no clocks: this module is fed parts and returns events.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from toolwire import _calls
 from toolwire._calls import (
@@ -139,7 +139,8 @@ class Accumulator:
                     return
                 kind = type(part)
                 if kind is ArgsPart:
-                    self._args_part(part, out)  # type: ignore[arg-type]
+                    args = cast(ArgsPart, part)
+                    self.add_args(args.choice, args.index, args.args, out)
                 elif kind is CallPart:
                     self._call_part(part, out)  # type: ignore[arg-type]
                 elif kind is TextPart or kind is ReasoningPart:
@@ -149,27 +150,26 @@ class Accumulator:
         except ToolwireError as exc:  # a limit of toolwire.limits was passed
             self.fail(exc, out)
 
-    def _args_part(self, part: ArgsPart, out: list[Event]) -> None:
-        """The common case, kept short: more text for an open call."""
-        choice = self._choices.get(part.choice)
+    def add_args(self, c: int, index: int | None, args: str, out: list[Event]) -> None:
+        """Apply ``ArgsPart(c, index, args)``: the common case, kept short (more
+        text for an open call); anything unusual takes the general path."""
+        choice = self._choices.get(c)
         call = None
         if choice is not None:
-            if part.index is not None:
-                call = choice.by_index.get(part.index)
+            if index is not None:
+                call = choice.by_index.get(index)
             elif choice.calls:
                 call = choice.calls[-1]
         scanner = call.scanner if call is not None else None
-        args = part.args
         if call is None or scanner is None or call.state != OPEN or self.check_utf8:
-            # Anything unusual takes the general path, with all its rules.
-            self._call_part(CallPart(part.choice, None, part.index, None, args), out)
+            self._call_part(CallPart(c, None, index, None, args), out)
             return
         if not args:
             return
         size = call.size + len(args)
         if size > _calls.MAX_ARGUMENTS_CHARS:
             call.over_size(len(args))
-            self._finalize(choice, part.choice, call, out, allow_close=False)  # type: ignore[arg-type]
+            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
             return
         call.size = size
         fragments = call.fragments
@@ -177,11 +177,11 @@ class Accumulator:
         completed = scanner.feed(args)
         out.append(
             new_tool_call_delta(
-                part.choice, call.position, call.id, call.name, args, call.source, len(fragments)
+                c, call.position, call.id, call.name, args, call.source, len(fragments)
             )
         )
         if completed and call.name:
-            self._finalize(choice, part.choice, call, out, allow_close=False)  # type: ignore[arg-type]
+            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
 
     def _text_part(self, part: TextPart | ReasoningPart, out: list[Event]) -> None:
         text = part.text

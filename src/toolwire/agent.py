@@ -97,10 +97,6 @@ __all__ = [
 Runner = Callable[[Callable[[AgentEvent], None], Callable[[list[Event]], None]], Awaitable[None]]
 
 
-def _drop(_event: Any) -> None:
-    """Where :meth:`Agent.run`'s events go: it returns only the result."""
-
-
 class Agent:
     """Runs a model with tools until it answers.
 
@@ -223,7 +219,7 @@ class Agent:
         messages = self._initial_messages(prompt)
         chosen = run_id or uuid.uuid4().hex
         with self._lease(chosen):
-            return await self._run(messages, chosen, _drop, _drop)
+            return await self._run(messages, chosen, None, None)
 
     def run_sync(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
         """:meth:`run` for synchronous code.
@@ -321,7 +317,7 @@ class Agent:
             plan, finished = self._plan(run_id)
             if finished is not None:
                 return _recorded_result(plan, finished)
-            return await self._run(list(plan.messages), run_id, _drop, _drop, plan=plan)
+            return await self._run(list(plan.messages), run_id, None, None, plan=plan)
 
     async def resume_stream(self, run_id: str) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
@@ -431,11 +427,13 @@ class Agent:
         self,
         messages: list[Message],
         run_id: str,
-        emit: Callable[[AgentEvent], None],
-        emit_many: Callable[[list[Event]], None],
+        emit: Callable[[AgentEvent], None] | None,
+        emit_many: Callable[[list[Event]], None] | None,
         *,
         plan: ResumePlan | None = None,
     ) -> RunResult:
+        """One run to its end; its events go to ``emit`` and ``emit_many``
+        (``None`` when nobody reads them: they are not even made)."""
         observers = self._observers()
         if observers.run_started:
             info = RunInfo(

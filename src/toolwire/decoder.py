@@ -24,9 +24,10 @@ toolwire's own would be a bug; as a last line of defence it is turned into a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from toolwire._json import JSONDecodeError, JSONLimitError, dumps, loads
 from toolwire._parts import (
@@ -34,10 +35,18 @@ from toolwire._parts import (
     StreamEndPart,
 )
 from toolwire.accumulate import Accumulator
-from toolwire.codecs import Codec, codec_for
+from toolwire.codecs import ArgsEventCodec, Codec, codec_for
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
-from toolwire.framing import END_OF_BODY, FrameReader, FramingKind, SniffingReader, reader_for
+from toolwire.framing import (
+    END_OF_BODY,
+    Frame,
+    FrameReader,
+    FramingKind,
+    SniffingReader,
+    SSEDecoder,
+    reader_for,
+)
 from toolwire.limits import MAX_FRAME_BYTES
 from toolwire.types import DIALECTS, StreamResult
 
@@ -165,6 +174,9 @@ class StreamDecoder:
         self._closed = False
         self._reader: FrameReader
         self._sniffer: SniffingReader | None = None
+        # An SSE reader and a codec that reads argument deltas by their shape.
+        self._sse: SSEDecoder | None = None
+        self._fast: ArgsEventCodec | None = None
         if self.dialect is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
@@ -173,6 +185,9 @@ class StreamDecoder:
             if len(framings) == 1:
                 (kind,) = framings
                 self._reader = reader_for(kind)
+                if isinstance(self._reader, SSEDecoder) and hasattr(self._codec, "args_event"):
+                    self._sse = self._reader
+                    self._fast = cast(ArgsEventCodec, self._codec)
             else:
                 self._reader = self._sniffer = SniffingReader(framings)
 
@@ -228,7 +243,15 @@ class StreamDecoder:
             raise UsageError("feed() after close(): use a new StreamDecoder per response")
         if self._acc.error is not None or not data:
             return
+        fast = self._fast
+        matcher = fast.args_event if fast is not None and frames is None else None
         try:
+            if matcher is not None and self._sse is not None and self._codec is not None:
+                # Argument deltas of the exact known shape come as matches.
+                items = self._sse.feed_matched(data, matcher)
+                self._after_framing()
+                self._decode_fast(self._codec, items, out)
+                return
             payloads = self._reader.feed_pairs(data)
         except ToolwireError as exc:
             self._acc.fail(exc, out)
@@ -292,14 +315,30 @@ class StreamDecoder:
         else:
             self._decode_frames(self._codec, payloads, out, frames, final)
 
-    def _decode_fast(self, codec: Codec, payloads: list[tuple[str, str]], out: list[Event]) -> None:
-        """The hot path: no per-payload bookkeeping."""
+    def _decode_fast(
+        self, codec: Codec, payloads: Sequence[Frame | re.Match[str]], out: list[Event]
+    ) -> None:
+        """The hot path: no per-payload bookkeeping. An argument delta that the
+        reader matched by its shape goes straight to its call."""
         acc = self._acc
         apply = acc.apply
         decode = codec.decode
-        for event, data in payloads:
+        fast = cast(ArgsEventCodec, self._fast)
+        for item in payloads:
             if acc.error is not None:
                 return
+            if type(item) is tuple:
+                event, data = item
+            else:
+                match = cast("re.Match[str]", item)
+                found = fast.args_delta(match)
+                if found is not None:
+                    try:
+                        acc.add_args(found[0], found[1], found[2], out)
+                    except ToolwireError as exc:  # a limit of toolwire.limits was passed
+                        acc.fail(exc, out)
+                    continue
+                event, data = fast.args_frame(match)
             if not data and not event:  # END_OF_BODY
                 apply([StreamEndPart()], out)
                 continue

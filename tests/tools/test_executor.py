@@ -150,6 +150,28 @@ async def test_concurrency_limit() -> None:
     assert peak == 2
 
 
+async def test_fewer_calls_than_the_limit_all_run_at_once() -> None:
+    # Each waits for the other: run one after the other, the first would
+    # wait forever.
+    arrived: list[str] = []
+    both = anyio.Event()
+
+    @tool(dedupe=False)
+    async def meet(who: str) -> str:
+        """Waits for the other."""
+        arrived.append(who)
+        if len(arrived) == 2:
+            both.set()
+        with anyio.fail_after(5):
+            await both.wait()
+        return who
+
+    results = await run(
+        Toolbox([meet], max_concurrency=2), [call("meet", "1", who="a"), call("meet", "2", who="b")]
+    )
+    assert [r.content for r in results] == ["a", "b"]
+
+
 async def test_a_sequential_tool_is_a_barrier() -> None:
     log: list[str] = []
 
@@ -416,6 +438,40 @@ async def test_invalid_arguments_name_the_field_and_never_call_the_tool() -> Non
     )
     assert "- color: unexpected argument (this tool accepts: city, days)" in lines
     assert result.arguments == {"days": "many", "color": "red"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "refused"),
+    [
+        ('{"q": "a", "q": "b"}', "'q'"),
+        ('{"q" :"a",\n "q"\t: "b"}', "'q'"),  # whitespace before the colons
+        ('{"o": {"k": 1, "k": 2}, "q": "x"}', "'k'"),  # in a nested object
+        # Text inside a string that looks like a key's end, with and without
+        # a key written twice.
+        ('{"q": "say \\" : twice", "q": "b"}', "'q'"),
+        ('{"q": "say \\": it\\" :\\"", "o": {}}', None),
+        ('{"q": "14:05", "o": {"k": "\\":"}}', None),
+    ],
+)
+async def test_a_key_written_twice_is_refused_as_the_model_wrote_it(
+    raw: str, refused: str | None
+) -> None:
+    ran: list[str] = []
+
+    @tool
+    async def search(q: str, o: dict[str, Any] | None = None) -> str:
+        """Search."""
+        ran.append(q)
+        return q
+
+    parsed = json.loads(raw)
+    call_ = ToolCall(id="c1", name="search", arguments=parsed, raw_arguments=raw)
+    [result] = await run(Toolbox([search]), [call_])
+    if refused is None:
+        assert (result.ok, ran) == (True, [parsed["q"]])
+    else:
+        assert (result.ok, result.error, ran) == (False, "invalid_arguments", [])
+        assert f"the key {refused} is written more than once" in result.message
 
 
 async def test_lenient_coercion_when_asked_and_null_for_default() -> None:

@@ -19,6 +19,7 @@ Quirks of a provider live in its dialect's module and nowhere else;
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from toolwire._parts import (
@@ -32,10 +33,12 @@ from toolwire.codecs.openai_chat import OpenAIChatCodec
 from toolwire.codecs.openai_responses import OpenAIResponsesCodec
 from toolwire.errors import UsageError
 from toolwire.framing import FramingKind
+from toolwire.framing.sse import EventMatcher
 from toolwire.types import DIALECTS
 
 __all__ = [
     "AnthropicCodec",
+    "ArgsEventCodec",
     "Codec",
     "CohereCodec",
     "GeminiCodec",
@@ -59,6 +62,24 @@ class Codec(Protocol):
 
     def decode(self, event: str, data: str) -> list[Part]:
         """``event`` is the SSE event name (``"message"`` when absent)."""
+        ...
+
+
+class ArgsEventCodec(Codec, Protocol):
+    """A codec that reads its dialect's commonest event, the argument delta,
+    by its exact text (Anthropic, OpenAI chat; see ``SSEDecoder.feed_matched``)."""
+
+    args_event: EventMatcher | None
+    """Matches one whole SSE event that :meth:`decode` would read as one
+    ``ArgsPart`` (``None`` while the codec does not know the shape yet)."""
+
+    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+        """``(choice, index, fragment)`` of a matched event: the ``ArgsPart``
+        :meth:`decode` would give; ``None`` when only :meth:`decode` can tell."""
+        ...
+
+    def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
+        """The ``(event, data)`` frame of a matched event, for :meth:`decode`."""
         ...
 
 

@@ -16,6 +16,7 @@ Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -37,6 +38,7 @@ from toolwire._parts import (
     UsagePart,
 )
 from toolwire._repair import ArgumentsParseError, parse_arguments
+from toolwire.codecs._args_event import ANTHROPIC_ARGS_EVENT, string_text
 from toolwire.codecs._common import (
     as_int,
     as_obj,
@@ -58,6 +60,7 @@ from toolwire.codecs._request import (
 )
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.framing import FramingKind
+from toolwire.framing.sse import EventMatcher
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -143,6 +146,22 @@ class AnthropicCodec:
         self._usage: dict[str, Any] = {}
         self._calls = 0  # tool_use blocks so far: where thinking goes back
         self.quirks: set[str] = set()
+        self.args_event: EventMatcher | None = ANTHROPIC_ARGS_EVENT.match
+
+    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+        """See :class:`~toolwire.codecs.ArgsEventCodec`: not for a block other
+        than ``tool_use``, nor a bad escape."""
+        digits, raw = m.group(2, 3)
+        index = int(digits)
+        block = self._blocks.get(index)
+        if block is None or block.type != "tool_use":
+            return None
+        text = string_text(raw)
+        return None if text is None else (0, index, text)
+
+    @staticmethod
+    def args_frame(m: re.Match[str]) -> tuple[str, str]:
+        return "content_block_delta", m.group(1)
 
     def decode(self, event: str, data: str) -> list[Part]:
         if data.startswith('{"type":"content_block_delta"'):

@@ -12,6 +12,7 @@ Reference: https://platform.openai.com/docs/api-reference/chat-streaming
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -29,6 +30,7 @@ from toolwire._parts import (
     TextPart,
     UsagePart,
 )
+from toolwire.codecs._args_event import learn_openai_head, openai_args_event, string_text
 from toolwire.codecs._common import (
     as_int,
     as_list,
@@ -49,6 +51,7 @@ from toolwire.codecs._request import (
 )
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.framing import FramingKind
+from toolwire.framing.sse import EventMatcher
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -91,6 +94,8 @@ ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
 
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
+
+_LEARNING = 8  # argument chunks read by decode() that may teach args_event
 
 
 def usage_from_openai(raw: dict[str, Any]) -> Usage:
@@ -142,6 +147,28 @@ class OpenAIChatCodec:
     def __init__(self) -> None:
         self._meta_seen = False
         self.quirks: set[str] = set()
+        # Argument chunks are matched once decode() has read one: their members
+        # before "choices" (id, model...) are the stream's own.
+        self.args_event: EventMatcher | None = None
+        self._head = ""
+        self._learning = _LEARNING
+
+    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+        """See :class:`~toolwire.codecs.ArgsEventCodec`: not for a bad escape."""
+        choice, index, raw = m.group(2, 3, 4)
+        text = string_text(raw)
+        return None if text is None else (int(choice), int(index), text)
+
+    def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
+        return "message", self._head + m.group(1)
+
+    def _learn(self, data: str) -> None:
+        self._learning -= 1
+        head = learn_openai_head(data)
+        if head is not None:
+            self._learning = 0
+            self._head = head
+            self.args_event = openai_args_event(head)
 
     def decode(self, event: str, data: str) -> list[Part]:
         """One SSE event's data (its ``event:`` name in ``event``) to parts."""
@@ -156,7 +183,7 @@ class OpenAIChatCodec:
         if event == "error" or ("error" in obj and "choices" not in obj):
             return [ErrorPart(error_event(obj, API))]
         try:
-            return self._parts(obj, data, exact=False)
+            parts = self._parts(obj, data, exact=False)
         except _ExactNeeded:
             # Arguments sent as an object: parse again, keeping big integers.
             try:
@@ -164,6 +191,9 @@ class OpenAIChatCodec:
             except ValueError as exc:
                 raise bad_json(API, exc, data) from exc
             return self._parts(exact, data, exact=True)
+        if self._learning and len(parts) == 1 and type(parts[0]) is ArgsPart:
+            self._learn(data)
+        return parts
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``chat.completion`` object: what its stream would give."""

@@ -13,13 +13,18 @@ incomplete last line is kept as a list of pieces joined once, so a long line
 fed in many small pieces costs linear, not quadratic, time. Text is decoded
 only once a line is complete, so a UTF-8 sequence split between two pieces
 decodes correctly.
+
+:meth:`SSEDecoder.feed_matched` hands over each event that matches the exact
+text the caller names (its dialect's argument delta) as the match, with no
+line cut or decoded; everything else is read line by line as above.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NoReturn, TypeAlias
 
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.framing._common import (
@@ -30,10 +35,18 @@ from toolwire.framing._common import (
     check_limit,
 )
 
-__all__ = ["SSEDecoder", "ServerSentEvent"]
+__all__ = ["EventMatcher", "SSEDecoder", "ServerSentEvent"]
 
 _BOM: Final = b"\xef\xbb\xbf"
 _SNIPPET: Final = 80
+
+EventMatcher: TypeAlias = Callable[[str, int], "re.Match[str] | None"]
+"""``match(text, pos)``: the match of one whole event starting at ``text[pos]``
+(its lines, each ending in LF, and the blank line after them), or ``None``."""
+
+# Events in a row the matcher may fail to recognize before the rest of a piece
+# is read line by line (a stream of other events pays little for trying).
+_MISSES: Final = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +251,14 @@ class SSEDecoder:
         pairs: list[Frame] = self._feed(data, _make_pair)
         return pairs
 
+    def feed_matched(self, data: bytes, match: EventMatcher) -> list[Frame | re.Match[str]]:
+        """Like :meth:`feed_pairs`, but an event that ``match`` recognizes
+        (see :data:`EventMatcher`) where nothing of an earlier one is pending is
+        given as its match, unread. A piece with a CR, with bytes that are not
+        UTF-8, or longer than ``max_event_bytes`` is read line by line."""
+        items: list[Frame | re.Match[str]] = self._feed(data, _make_pair, match)
+        return items
+
     def close(self) -> list[ServerSentEvent]:
         """Mark the end of the stream.
 
@@ -260,24 +281,30 @@ class SSEDecoder:
 
     # -- internals ---------------------------------------------------------------
 
-    def _feed(self, data: bytes, make: Callable[..., Any]) -> list[Any]:
+    def _feed(
+        self, data: bytes, make: Callable[..., Any], match: EventMatcher | None = None
+    ) -> list[Any]:
         if self._error is not None:
             raise self._error.with_traceback(None)
         if self._closed:
             raise UsageError("SSEDecoder.feed() called after close()")
-        lines = self._cut(data)
+        text = self._complete_text(data) if match is not None else None
+        lines = self._cut(data) if text is None else []
         out: list[Any] = []
-        if not lines:
+        if not lines and text is None:
             return out
         try:
-            if len(data) + len(lines[0]) > self._max:
+            if text is not None and match is not None:
+                self._read_matched(text, match, out)
+            elif len(data) + len(lines[0]) > self._max:
                 # Only a piece this big can hold a line over the limit. The
                 # lines before the long one still yield their events.
                 for k, line in enumerate(lines):
                     if len(line) > self._max:
                         self._process(lines[:k], out, make)
                         self._fail(f"an SSE line exceeds max_event_bytes={self._max}", line)
-            self._process(lines, out, make)
+            if lines:
+                self._process(lines, out, make)
             if self._pending_len > self._max:
                 self._fail(f"an SSE line exceeds max_event_bytes={self._max}", self._pending[0])
         except RemoteProtocolError as exc:
@@ -329,6 +356,68 @@ class SSEDecoder:
             if lines[0].startswith(_BOM):
                 lines[0] = lines[0][3:]
         return lines
+
+    def _complete_text(self, data: bytes) -> str | None:
+        """The complete lines that ``data`` ends (with the pending start of the
+        first) as text, keeping the incomplete end; ``None``, changing nothing,
+        when they must be read line by line."""
+        if self._skip_lf or b"\r" in data:
+            return None
+        end = data.rfind(b"\n") + 1
+        pending = self._pending
+        if not end or (self._bom_check and (pending or data[:1] == b"\xef")):
+            return None
+        lines = b"".join(pending) + data[:end] if pending else data[:end]
+        if len(lines) > self._max:
+            return None
+        try:
+            text = lines.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        self._bom_check = False
+        pending.clear()
+        tail = data[end:]
+        if tail:
+            pending.append(tail)
+        self._pending_len = len(tail)
+        return text
+
+    def _read_matched(
+        self, text: str, match: EventMatcher, out: list[Frame | re.Match[str]]
+    ) -> None:
+        """Read ``text`` (complete lines): matched events as their matches, the
+        rest an event at a time (or all of it, once ``match`` keeps failing)."""
+        append = out.append
+        n = len(text)
+        pos = 0
+        misses = 0
+        while pos < n:
+            if (
+                misses < _MISSES
+                and not self._data_lines
+                and not self._event_type
+                and self._event_retry is None
+            ):
+                m = match(text, pos)
+                if m is not None:
+                    misses = 0
+                    while m is not None:
+                        append(m)
+                        pos = m.end()
+                        m = match(text, pos)
+                    if pos >= n:
+                        return
+                misses += 1
+            # Up to the blank line that ends this event (the text ends in LF).
+            if misses >= _MISSES:
+                end = n
+            elif text[pos] == "\n":
+                end = pos + 1
+            else:
+                blank = text.find("\n\n", pos)
+                end = n if blank < 0 else blank + 2
+            self._process(text[pos : end - 1].encode().split(b"\n"), out, _make_pair)
+            pos = end
 
     def _close(self, make: Callable[..., Any]) -> list[Any]:
         if self._error is not None:

@@ -127,11 +127,15 @@ class Batch:
     """The run id, or a random one: idempotency keys derive from it."""
     metadata: Mapping[str, Any]
     idempotency_keys: Mapping[str, str]
-    limiter: anyio.CapacityLimiter
-    approval_lock: anyio.Lock
     results: list[ToolResult | None]
     approve: ApprovalCallback | None
     on_result: ResultHook | None
+    limiter: anyio.CapacityLimiter | None = None
+    """Bounds how many calls run at once; ``None`` when the batch has no more
+    calls to run than the bound (a limiter that never waits costs each call
+    a trip through it)."""
+    approval_lock: anyio.Lock | None = None
+    """One approval prompt at a time; made when the first prompt is asked."""
 
     async def settle(
         self, index: int, call: ToolCall | InvalidToolCall, result: ToolResult
@@ -305,6 +309,8 @@ class CallRun:
         )
         # One prompt at a time: an interactive approver must not see two
         # questions interleaved.
+        if self.batch.approval_lock is None:
+            self.batch.approval_lock = anyio.Lock()
         async with self.batch.approval_lock:
             return await ask_approval(approve, request)
 
@@ -396,16 +402,18 @@ class CallRun:
         )
         value: Any = None
         limiter = self.batch.limiter
-        try:
-            # A free slot is taken at once: no trip through the event loop.
-            limiter.acquire_nowait()
-        except anyio.WouldBlock:
-            await limiter.acquire()
+        if limiter is not None:
+            try:
+                # A free slot is taken at once: no trip through the event loop.
+                limiter.acquire_nowait()
+            except anyio.WouldBlock:
+                await limiter.acquire()
         try:
             with anyio.move_on_after(self.timeout) as scope:
                 value = await self.toolbox.runner.run(invocation)
         finally:
-            limiter.release()
+            if limiter is not None:
+                limiter.release()
         if scope.cancelled_caught:
             stopped = can_stop(self.toolbox.runner, invocation)
             what = "was cancelled" if stopped else "could not be stopped and may still finish"

@@ -10,9 +10,11 @@ anything the model did wrong. A batch goes through three stages:
    (same tool, same validated arguments, whatever the key order of the
    model's JSON) are folded onto the first one: the batch is the one place
    that decides what is a duplicate.
-2. **Scheduling**: the remaining calls run in one anyio task group, bounded by
-   a :class:`anyio.CapacityLimiter`. A ``sequential`` tool is a barrier: the
-   calls before it finish, it runs alone, then the calls after it start.
+2. **Scheduling**: the remaining calls run in one anyio task group (the first
+   in the calling task, the others in tasks of their own), bounded by a
+   :class:`anyio.CapacityLimiter` when there are more of them than
+   ``max_concurrency``. A ``sequential`` tool is a barrier: the calls before
+   it finish, it runs alone, then the calls after it start.
 3. **Each call** (:class:`~toolwire.tools._call.CallRun`): approval, attempts
    under a deadline, retries of transient errors, the fallback.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import difflib
 import random as _random
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
@@ -60,6 +63,11 @@ def _canonical(arguments: Mapping[str, Any]) -> str:
         return _json.dumps(_sorted(arguments))
     except TypeError:
         return repr(sorted(arguments.items(), key=lambda kv: kv[0]))
+
+
+def _repeated(names: list[str]) -> set[str]:
+    """The names that occur more than once."""
+    return {name for name, count in Counter(names).items() if count > 1}
 
 
 def _sorted(value: Any) -> Any:
@@ -266,13 +274,13 @@ class Toolbox:
             nonce=run_id if run_id is not None else uuid.uuid4().hex,
             metadata=MappingProxyType(dict(metadata or {})),
             idempotency_keys=dict(idempotency_keys or {}),
-            limiter=anyio.CapacityLimiter(self.max_concurrency),
-            approval_lock=anyio.Lock(),
             results=[None] * len(calls),
             approve=approve if approve is not None else self.approve,
             on_result=on_result,
         )
         runs, duplicate_of = await self._triage(calls, batch)
+        if len(runs) > self.max_concurrency:
+            batch.limiter = anyio.CapacityLimiter(self.max_concurrency)
         await _schedule(runs)
         for index, original in duplicate_of.items():
             source = batch.results[original]
@@ -297,6 +305,10 @@ class Toolbox:
         runs: list[CallRun] = []
         first_of: dict[tuple[str, str], int] = {}
         duplicate_of: dict[int, int] = {}
+        # Only a tool called more than once in the batch can have duplicates:
+        # the others' arguments need no canonical form.
+        names = [call.name for call in calls]
+        repeated = set() if len(set(names)) == len(names) else _repeated(names)
         for index, call in enumerate(calls):
             if isinstance(call, InvalidToolCall):
                 await batch.settle(index, call, self._invalid_json(call))
@@ -310,7 +322,7 @@ class Toolbox:
             if prepared is None:
                 await batch.settle(index, call, self._invalid(call, t, errors))
                 continue
-            if t.dedupe:
+            if t.dedupe and t.name in repeated:
                 key = (t.name, _canonical(prepared.arguments))
                 if key in first_of:
                     duplicate_of[index] = first_of[key]
@@ -387,6 +399,9 @@ async def _run_group(group: list[CallRun]) -> None:
     if len(group) == 1:
         await group[0].run()
         return
+    # The first call runs in this task, the others in tasks of their own: a
+    # task fewer to start, and the calls still run concurrently.
     async with anyio.create_task_group() as tg:
-        for run in group:
+        for run in group[1:]:
             tg.start_soon(run.run)
+        await group[0].run()

@@ -1,0 +1,345 @@
+"""Argument deltas read by their exact shape give what the general path gives.
+
+``StreamDecoder.feed`` hands the dialect's argument delta events to the codec
+as regular-expression matches (``SSEDecoder.feed_matched``, the codecs'
+``args_event``); ``feed_frames`` reads every payload through the JSON parser
+and the codec's ``decode``. On generated streams, each argument delta of which
+may be mutated in ways that do and do not keep its exact shape, fed at random
+split points, both give the same events, partial values, results and quirks.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests._json_strategies import json_text
+from toolwire import StreamDecoder
+from toolwire.codecs import AnthropicCodec, OpenAIChatCodec
+from toolwire.events import Event, StreamFailed, ToolCallDelta
+from toolwire.framing import SSEDecoder
+from toolwire.types import StreamResult
+
+Mutation = Callable[[bytes], bytes]
+
+# Changes to one argument delta event: some keep its exact shape (the fast
+# path must read them), most break it in a way the general path reads
+# differently, rejects, or reads the same by another route.
+_COMMON: list[Mutation] = [
+    lambda e: e,
+    lambda e: e.replace(b"data: ", b"data:"),
+    lambda e: e.replace(b"data: ", b"data:  "),
+    lambda e: e.replace(b"\n", b"\r\n"),
+    lambda e: e.replace(b"\n", b"\r"),
+    lambda e: b": keep-alive\n" + e,
+    lambda e: b"id: 7\n" + e,
+    lambda e: b"retry: 10\n" + e,
+    lambda e: b"\n" + e,
+    lambda e: e + b"\n",
+    lambda e: e[:-1],  # no blank line: it runs into the next event
+    lambda e: e.replace(b'"index":', b'"index": '),
+    lambda e: e.replace(b'"index":', b'"index":0'),
+    lambda e: e.replace(b'"index":', b'"index":-'),
+    lambda e: e.replace(b'"index":', b'"index":1'),
+    lambda e: e.replace(b'"index":', b'"index":99999999999999999999'),
+    lambda e: e.replace(b'":"', b'":"\\x', 1),
+    lambda e: e.replace(b'":"', b'":"\\u12', 1),
+    lambda e: e.replace(b'":"', b'":"\\ud800', 1),
+    lambda e: e.replace(b'":"', b'":"\\ud83d\\ude00', 1),
+    lambda e: e.replace(b'":"', b'":"\x01', 1),
+    lambda e: e.replace(b'":"', b'":"\xff', 1),
+    lambda e: e.replace(b'":"', b'":"\xc3', 1),
+    lambda e: e.replace(b'":"', b'":"\\"', 1),
+    lambda e: e.replace(b'":"', b'":"\\\\', 1),
+    lambda e: e.replace(b"}\n", b"} \n", 1),
+    lambda e: e.replace(b"}}", b"}", 1),
+]
+
+_ANTHROPIC: list[Mutation] = [
+    lambda e: e.replace(b"event: content_block_delta\n", b""),
+    lambda e: e.replace(b"event: content_block_delta", b"event: ping"),
+    lambda e: e.replace(b"event: content_block_delta", b"event: error"),
+    lambda e: e.replace(b"input_json_delta", b"text_delta"),
+    lambda e: e.replace(b'"partial_json"', b'"text"'),
+    lambda e: e.replace(b'"}}', b'","x":1}}'),
+    lambda e: e.replace(b'"}}', b'"},"type":"ping"}'),
+    lambda e: e.replace(b'{"type":"content_block_delta",', b'{"type":"content_block_delta", '),
+]
+
+_OPENAI: list[Mutation] = [
+    lambda e: e.replace(b'"id":"chatcmpl-1"', b'"id":"chatcmpl-2"'),
+    lambda e: e.replace(b'"usage":null', b'"usage":{"prompt_tokens":1}'),
+    lambda e: e.replace(b'"finish_reason":null', b'"finish_reason":"stop"'),
+    lambda e: e.replace(b'"logprobs":null', b'"logprobs":{}'),
+    lambda e: e.replace(b',"usage":null', b""),
+    lambda e: e.replace(b'"usage":null}', b'"usage":null,"obfuscation":"aB3"}'),
+    lambda e: e.replace(b'"usage":null}', b'"usage":null,"obfuscation":"a-b"}'),
+    lambda e: e.replace(b'"choices":[{"index":0', b'"choices":[{"index":1'),
+    lambda e: e.replace(b'"function":{', b'"function":{"name":"again",'),
+    lambda e: e.replace(b'{"index":0,"function"', b'{"index":0,"id":"call_x","function"'),
+    lambda e: e.replace(b'"tool_calls":[', b'"content":"hi","tool_calls":['),
+    lambda e: e.replace(b'"}}]}', b'"}},{"index":5,"function":{"arguments":"x"}}]}'),
+    lambda e: e.replace(b'"}}]}', b'"}}],"role":null}'),
+    lambda e: e.replace(b'"object":', b'"choices":[],"object":'),
+    lambda e: e.replace(b'"object":', b'"usage":{"total_tokens":3},"object":'),
+]
+
+
+def _fragments(draw: st.DrawFn, text: str) -> list[str]:
+    cuts = sorted(set(draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _arguments(draw: st.DrawFn) -> str:
+    value = draw(st.dictionaries(json_text, st.one_of(json_text, st.integers()), max_size=3))
+    return json.dumps(value, ensure_ascii=draw(st.booleans()))
+
+
+def _quoted(draw: st.DrawFn, fragment: str) -> bytes:
+    return json.dumps(fragment, ensure_ascii=draw(st.booleans()))[1:-1].encode()
+
+
+def _mutated(draw: st.DrawFn, event: bytes, own: list[Mutation]) -> bytes:
+    if draw(st.integers(0, 2)):
+        return event  # most events keep their shape
+    return draw(st.sampled_from(draw(st.sampled_from([_COMMON, own]))))(event)
+
+
+@st.composite
+def anthropic_streams(draw: st.DrawFn) -> bytes:
+    def sse(name: str, obj: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(obj)}\n\n".encode()
+
+    out = [sse("message_start", {"type": "message_start", "message": {"id": "msg_1"}})]
+    calls = draw(st.integers(1, 2))
+    for index in range(calls):
+        kind = draw(st.sampled_from(["tool_use", "tool_use", "server_tool_use"]))
+        block = {"type": kind, "id": f"toolu_{index}", "name": "f", "input": {}}
+        out.append(
+            sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": block},
+            )
+        )
+        for fragment in _fragments(draw, _arguments(draw)):
+            event = (
+                b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
+                + str(index).encode()
+                + b',"delta":{"type":"input_json_delta","partial_json":"'
+                + _quoted(draw, fragment)
+                + b'"}}\n\n'
+            )
+            out.append(_mutated(draw, event, _ANTHROPIC))
+        out.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    stop = {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}
+    out += [sse("message_delta", stop), sse("message_stop", {"type": "message_stop"})]
+    return b"".join(out)
+
+
+@st.composite
+def openai_streams(draw: st.DrawFn) -> bytes:
+    head = b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",'
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        body = json.dumps({"choices": [choice], "usage": None}, separators=(",", ":"))
+        return head + body[1:].encode() + b"\n\n"
+
+    out = [chunk({"role": "assistant", "content": None})]
+    calls = draw(st.integers(1, 2))
+    for index in range(calls):
+        start = {"index": index, "id": f"call_{index}", "type": "function"}
+        out.append(chunk({"tool_calls": [{**start, "function": {"name": "f", "arguments": ""}}]}))
+        for fragment in _fragments(draw, _arguments(draw)):
+            event = (
+                head
+                + b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
+                + str(index).encode()
+                + b',"function":{"arguments":"'
+                + _quoted(draw, fragment)
+                + b'"}}]},"logprobs":null,"finish_reason":null}],"usage":null}\n\n'
+            )
+            out.append(_mutated(draw, event, _OPENAI))
+    out += [chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    return b"".join(out)
+
+
+def _pieces(body: bytes, cuts: list[int]) -> Iterator[bytes]:
+    bounds = [0, *sorted({c % (len(body) + 1) for c in cuts}), len(body)]
+    for a, b in itertools.pairwise(bounds):
+        yield body[a:b]
+
+
+def _ids() -> Callable[[], str]:
+    counter = iter(range(1_000_000))
+    return lambda: f"minted_{next(counter)}"
+
+
+def _seen(event: Event) -> Any:
+    if isinstance(event, StreamFailed):
+        error = event.error
+        return ("failed", type(error).__name__, str(error), getattr(error, "raw", None))
+    if isinstance(event, ToolCallDelta):
+        return (event, copy.deepcopy(event.partial))
+    return event
+
+
+def _outcome(result: StreamResult) -> Any:
+    error = result.error
+    seen = None if error is None else (type(error).__name__, str(error))
+    return (seen, result.choices, result.usage, result.complete, result.model)
+
+
+def _decode(dialect: str, body: bytes, cuts: list[int], *, by_frames: bool) -> Any:
+    decoder = StreamDecoder(dialect, id_factory=_ids())
+    events: list[Any] = []
+    for piece in _pieces(body, cuts):
+        if by_frames:
+            events += [_seen(e) for frame in decoder.feed_frames(piece) for e in frame.events]
+        else:
+            events += [_seen(e) for e in decoder.feed(piece)]
+    if by_frames:
+        events += [_seen(e) for frame in decoder.close_frames() for e in frame.events]
+    else:
+        events += [_seen(e) for e in decoder.close()]
+    return events, _outcome(decoder.result()), decoder.quirks
+
+
+_cuts = st.lists(st.integers(0, 10**6), max_size=12)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=anthropic_streams(), cuts=_cuts)
+def test_anthropic_matched_deltas_read_as_the_general_path_reads_them(
+    body: bytes, cuts: list[int]
+) -> None:
+    fast = _decode("anthropic-messages", body, cuts, by_frames=False)
+    assert fast == _decode("anthropic-messages", body, cuts, by_frames=True)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=openai_streams(), cuts=_cuts)
+def test_openai_matched_chunks_read_as_the_general_path_reads_them(
+    body: bytes, cuts: list[int]
+) -> None:
+    # A piece that ends after the first argument chunks: the codec learns
+    # their shape from them, and matches the chunks of the later pieces.
+    early = [m.end() for m in re.finditer(b"\n\n", body)][2:5]
+    fast = _decode("openai-chat", body, cuts + early, by_frames=False)
+    assert fast == _decode("openai-chat", body, cuts + early, by_frames=True)
+
+
+# -- the reader: matched events are the frames feed_pairs would give ---------------
+
+_LINES = st.sampled_from(
+    [
+        b"event: content_block_delta",
+        b'data: {"type":"content_block_delta","index":0,"delta":'
+        b'{"type":"input_json_delta","partial_json":"a\\"b"}}',
+        b"data: x",
+        b"data:",
+        b"event: ping",
+        b": comment",
+        b"id: 1",
+        b"retry: 5",
+        b"",
+        b"\xef\xbb\xbfdata: bom",
+        b"data: caf\xc3\xa9",
+        b"data: \xff",
+    ]
+)
+_ENDS = st.sampled_from([b"\n", b"\n", b"\n", b"\r\n", b"\r"])
+
+
+@st.composite
+def sse_bodies(draw: st.DrawFn) -> bytes:
+    lines = draw(st.lists(st.tuples(_LINES, _ENDS), max_size=30))
+    return b"".join(line + end for line, end in lines) + draw(st.sampled_from([b"", b"data: z"]))
+
+
+def _frames_matched(body: bytes, cuts: list[int]) -> tuple[list[Any], int]:
+    reader = SSEDecoder(errors="surrogateescape")
+    codec = AnthropicCodec()
+    assert codec.args_event is not None
+    frames: list[Any] = []
+    matched = 0
+    for piece in _pieces(body, cuts):
+        for item in reader.feed_matched(piece, codec.args_event):
+            if isinstance(item, re.Match):
+                matched += 1
+                frames.append(codec.args_frame(item))
+            else:
+                frames.append(item)
+    return frames + reader.close_pairs(), matched
+
+
+def _frames_read(body: bytes, cuts: list[int]) -> list[Any]:
+    reader = SSEDecoder(errors="surrogateescape")
+    frames = [f for piece in _pieces(body, cuts) for f in reader.feed_pairs(piece)]
+    return frames + reader.close_pairs()
+
+
+@settings(max_examples=500, deadline=None)
+@given(body=sse_bodies(), cuts=_cuts)
+def test_feed_matched_gives_the_frames_feed_pairs_gives(body: bytes, cuts: list[int]) -> None:
+    frames, _ = _frames_matched(body, cuts)
+    assert frames == _frames_read(body, cuts)
+
+
+def test_feed_matched_takes_every_delta_of_a_plain_stream_as_a_match() -> None:
+    delta = (
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":3,'
+        b'"delta":{"type":"input_json_delta","partial_json":"{\\"k\\": \\"v\\u00e9"}}\n\n'
+    )
+    body = b"event: ping\ndata: {}\n\n" + delta * 50 + b"event: ping\ndata: {}\n\n"
+    frames, matched = _frames_matched(body, [len(body) // 3, len(body) // 2])
+    assert matched >= 48  # all but the ones a piece boundary cut
+    assert frames == _frames_read(body, [])
+
+
+def test_openai_learns_the_shape_of_its_argument_chunks() -> None:
+    codec = OpenAIChatCodec()
+    head = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+    data = (
+        head + '"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"function":'
+        '{"arguments":"x\\\\y"}}]},"logprobs":null,"finish_reason":null}],"usage":null}'
+    )
+    codec.decode("message", head + '"choices":[]}')
+    assert codec.args_event is None
+    codec.decode("message", data)
+    matcher = codec.args_event
+    assert matcher is not None
+    event = "data: " + data + "\n\n"
+    m = matcher("xx" + event, 2)
+    assert m is not None and m.end() == len(event) + 2
+    assert codec.args_delta(m) == (0, 2, "x\\y")
+    assert codec.args_frame(m) == ("message", data)
+    assert matcher(event.replace('"id":"c"', '"id":"d"'), 0) is None
+
+
+_BODY = '"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"x"}}]}}]'
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        # The trailing null hides the head's usage here, but not in a chunk without it.
+        '{"usage":{"total_tokens":1},' + _BODY + ',"usage":null}',
+        # Two data lines: an event of another shape.
+        '{"id":"c",\n' + _BODY + "}",
+    ],
+)
+def test_openai_learns_no_head_that_could_read_differently(data: str) -> None:
+    codec = OpenAIChatCodec()
+    codec.decode("message", '{"id":"c","choices":[]}')
+    assert len(codec.decode("message", data)) == 1
+    assert codec.args_event is None
