@@ -98,9 +98,7 @@ async def test_a_run_commits_each_record_with_the_next_one_that_must_be_on_disk(
     assert result.output == expected_answer(counter)
     assert journal.commits == [
         ["run_started", "model_request"],
-        ["model_response", "tool_intent"],
-        ["tool_intent"],
-        ["tool_intent"],
+        ["model_response", "tool_intent", "tool_intent", "tool_intent"],
         ["tool_outcome"],
         ["tool_outcome"],
         ["tool_outcome"],
@@ -309,3 +307,28 @@ def test_a_schema_1_journal_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path: 
     ]
     assert log.problems() == []
     again.close()
+
+
+class StartedOnly:
+    """An observer that is not a RunObserver and knows only ``tool_started``."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, str]] = []
+
+    async def tool_started(
+        self, run_id: str, turn: int, call: Any, idempotency_key: str, *, eager: bool = False
+    ) -> None:
+        self.started.append((call.name, idempotency_key))
+
+
+async def test_an_observer_of_single_intents_is_told_of_each_call_of_a_batch(
+    tmp_path: Path,
+) -> None:
+    counter = Counter(tmp_path / "ledger.sqlite3")
+    duck = StartedOnly()
+    with EmulationServer(scenario()) as server:
+        agent = make_agent(server, counter.tools, journal=False, observers=[duck])  # type: ignore[list-item]
+        await agent.run("pay alice")
+        await agent.aclose()
+    assert [name for name, _ in duck.started] == ["send_payment", "notify", "get_weather"]
+    assert all(key.startswith("tw-") for _, key in duck.started)

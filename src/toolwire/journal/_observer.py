@@ -22,8 +22,9 @@ them exactly as a crash just before their own write would have: no effect
 happened in between (no tool ran, no request was sent), a resumed run sends
 the unanswered request again, and nothing that was run is run twice. A
 journal without :meth:`~toolwire.journal.SQLiteJournal.record_steps` gets
-the same records in the same order, one write each. (An observer after the
-journal is told of a staged step before it is on disk.)
+the same records in the same order, one write each. The intents of a batch
+of tool calls are committed together too, before any of the calls runs. (An
+observer after the journal is told of a staged step before it is on disk.)
 
 Writes are small synchronous SQLite transactions on the event loop's thread
 by default; ``offload=True`` runs them in a worker thread instead (see the
@@ -156,6 +157,19 @@ def _arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
     if len(text) <= PREVIEW_CHARS:
         return {"arguments": arguments}
     return {"arguments_preview": text[:PREVIEW_CHARS], "arguments_chars": len(text)}
+
+
+def _intent(
+    turn: int,
+    call: ToolCall | InvalidToolCall,
+    idempotency_key: str,
+    eager: bool,
+    encode: Callable[[Any], str],
+) -> Step:
+    record = _call_record(call)
+    record["idempotency_key"] = idempotency_key
+    record["eager"] = eager
+    return Step("tool_intent", encode(record), turn, call_id=call.id)
 
 
 class JournalObserver(RunObserver):
@@ -367,11 +381,24 @@ class JournalObserver(RunObserver):
         eager: bool = False,
     ) -> None:
         """Record the intent: committed before the tool's body runs."""
-        record = _call_record(call)
-        record["idempotency_key"] = idempotency_key
-        record["eager"] = eager
-        data = self._encode(record)
-        await self._commit(run_id, Step("tool_intent", data, turn, call_id=call.id))
+        await self._commit(run_id, _intent(turn, call, idempotency_key, eager, self._encode))
+
+    async def tools_started(
+        self,
+        run_id: str,
+        turn: int,
+        calls: Sequence[tuple[ToolCall | InvalidToolCall, str]],
+        *,
+        eager: bool = False,
+    ) -> None:
+        """Record the intents of a batch of calls: committed together, before
+        any of them runs."""
+        if not calls:
+            return
+        *staged, (last, last_key) = calls
+        for call, idempotency_key in staged:
+            self._stage(run_id, _intent(turn, call, idempotency_key, eager, self._encode))
+        await self._commit(run_id, _intent(turn, last, last_key, eager, self._encode))
 
     async def approval_decided(
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
