@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import itertools
 import json
@@ -14,7 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._json_strategies import DUMP_STYLES, corpus_arguments, dump_styles, json_documents
-from toolwire._jsonstream import CompletionScanner, PartialJSONError, PartialJSONParser
+from toolwire._jsonstream import (
+    CompletionScanner,
+    LazyPartial,
+    PartialJSONError,
+    PartialJSONParser,
+)
 from toolwire.errors import ToolwireError, UsageError
 
 GEN_PY = Path("/work/shared/bench/gen.py")
@@ -96,10 +102,16 @@ def check_stream(pieces: list[str]) -> None:
     closing = closing_piece(pieces)
     parser = PartialJSONParser()
     scanner = CompletionScanner()
+    # A call's partial values, read after each of its fragments.
+    fragments: list[str] = []
+    lazy = LazyPartial(fragments)
     assert parser.value() is None
     for n, piece in enumerate(pieces):
         parser.feed(piece)
         finished = scanner.feed(piece)
+        fragments.append(piece)
+        shown = lazy.partial_at(n + 1)
+        assert shown == ({} if parser.value() is None else parser.value()), (n, pieces)
         assert parser.error is None, parser.error
         assert parser.complete is (n >= closing), (n, closing, pieces)
         assert finished is (n == closing), (n, closing, pieces)
@@ -434,6 +446,7 @@ def test_top_level_literals(text: str) -> None:
         (['["ab\\u12', 'zz"]'], "invalid \\u escape in string at char 4", ["ab"]),
         (['["ab\\u1z'], "invalid \\u escape in string at char 4", ["ab"]),
         (['["ab\\', '\n"]'], "invalid escape of U+000A in string at char 4", ["ab"]),
+        (['["ab', "c\\", "\\", '\\x"]'], "invalid escape '\\x' in string at char 7", ["abc\\"]),
         (['["a\nb"]'], "unescaped control character U+000A in string at char 3", ["a"]),
         (['"a\tb"'], "unescaped control character U+0009 in string at char 2", "a"),
         (["[01]"], "invalid number '01' at char 1", []),
@@ -450,6 +463,10 @@ def test_invalid_input_is_recorded_not_raised(pieces: list[str], error: str, sho
     parser = fed(*pieces)
     assert parser.error == error
     assert parser.value() == shown
+    lazy = LazyPartial(list(pieces))  # read after each piece, as a UI would
+    last = [lazy.partial_at(n) for n in range(1, len(pieces) + 1)][-1]
+    assert last == ({} if shown is None else shown)
+    assert lazy.error == error
     assert not parser.complete
     parser.feed('"}]')  # ignored
     assert parser.error == error
@@ -561,3 +578,23 @@ def test_feeding_something_else_than_text_is_a_usage_error(bad: Any) -> None:
     with pytest.raises(UsageError, match=r"CompletionScanner.feed\(\) takes str, not "):
         scanner.feed(bad)
     assert scanner.state == "empty"
+
+
+@pytest.mark.parametrize(
+    ("pieces", "final"),
+    [
+        (['["ab', "\\ud83d", "\\ude00", 'x"]'], ["ab😀x"]),  # a pair cut between pieces
+        (['["ab', "\\ud83d", 'x"]'], ["ab\ud83dx"]),  # a lone surrogate, as json.loads keeps it
+        (['["a\\', '\\"]'], ["a\\"]),  # a backslash escaped across pieces
+        (['["a\\\\', '"]'], ["a\\"]),  # an escaped backslash ending a piece
+        (['["a\\\\\\', '""]'], ['a\\"']),  # and one cut after it
+        (['["a\\u00', 'e9"]'], ["aé"]),
+        (['["a', 'b"', ',"c"]'], ["ab", "c"]),  # the string ends inside a piece
+    ],
+)
+def test_partial_after_each_piece_ends_at_the_value(pieces: list[str], final: Any) -> None:
+    lazy = LazyPartial(list(pieces))
+    shown = [copy.deepcopy(lazy.partial_at(n)) for n in range(1, len(pieces) + 1)]
+    assert shown[-1] == final == json.loads("".join(pieces))
+    for partial in shown:
+        assert_prefix_view(partial, final)

@@ -15,6 +15,16 @@ With ``api="auto"`` the framing is chosen from the first bytes and the
 dialect from the first payload that tells (frames before that are held and
 replayed, so nothing is lost).
 
+The commonest payload, an argument delta, has a short way through: when the
+codec knows its dialect's exact text for one (``args_event``: Anthropic, and
+OpenAI chat once a chunk has shown the stream's own members), the SSE reader
+hands each event of that text over as a regular-expression match
+(``SSEDecoder.feed_matched``), the codec takes the call's index and the
+fragment out of it, and the accumulator appends the fragment to its call:
+no line cut, no JSON parsed, no part built. An event of any other text, or
+one the codec hands back, is read the general way, so both ways give the
+same events (``tests/stream/test_args_events.py`` checks it).
+
 Nothing here raises on bad provider data: a malformed payload, an error
 event or a cut stream becomes a :class:`~toolwire.events.StreamFailed` event
 and ``result().error``; decoding stops there. Any exception other than
@@ -322,23 +332,24 @@ class StreamDecoder:
         reader matched by its shape goes straight to its call."""
         acc = self._acc
         apply = acc.apply
+        add_args = acc.add_args
         decode = codec.decode
-        fast = cast(ArgsEventCodec, self._fast)
+        fast = cast(ArgsEventCodec, self._fast)  # not None when the reader matched
         for item in payloads:
             if acc.error is not None:
                 return
-            if type(item) is tuple:
+            if isinstance(item, tuple):
                 event, data = item
             else:
-                match = cast("re.Match[str]", item)
-                found = fast.args_delta(match)
+                found = fast.args_delta(item)
                 if found is not None:
+                    c, index, fragment = found
                     try:
-                        acc.add_args(found[0], found[1], found[2], out)
+                        add_args(c, index, fragment, out)
                     except ToolwireError as exc:  # a limit of toolwire.limits was passed
                         acc.fail(exc, out)
                     continue
-                event, data = fast.args_frame(match)
+                event, data = fast.args_frame(item)
             if not data and not event:  # END_OF_BODY
                 apply([StreamEndPart()], out)
                 continue

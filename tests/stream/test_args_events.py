@@ -24,11 +24,20 @@ from hypothesis import strategies as st
 from tests._json_strategies import json_text
 from toolwire import StreamDecoder
 from toolwire.codecs import AnthropicCodec, OpenAIChatCodec
+from toolwire.codecs._args_event import learn_openai_head
 from toolwire.events import Event, StreamFailed, ToolCallDelta
 from toolwire.framing import SSEDecoder
 from toolwire.types import StreamResult
 
 Mutation = Callable[[bytes], bytes]
+
+
+def _in_fragment(event: bytes, text: bytes) -> bytes:
+    """``event`` with ``text`` at the start of its argument fragment."""
+    for key in (b'"partial_json":"', b'"arguments":"'):
+        event = event.replace(key, key + text)
+    return event
+
 
 # Changes to one argument delta event: some keep its exact shape (the fast
 # path must read them), most break it in a way the general path reads
@@ -50,15 +59,17 @@ _COMMON: list[Mutation] = [
     lambda e: e.replace(b'"index":', b'"index":-'),
     lambda e: e.replace(b'"index":', b'"index":1'),
     lambda e: e.replace(b'"index":', b'"index":99999999999999999999'),
+    lambda e: _in_fragment(e, b"\\x"),
+    lambda e: _in_fragment(e, b"\\u12"),
+    lambda e: _in_fragment(e, b"\\ud800"),
+    lambda e: _in_fragment(e, b"\\ud83d\\ude00"),
+    lambda e: _in_fragment(e, b"\x01"),
+    lambda e: _in_fragment(e, b"\xff"),
+    lambda e: _in_fragment(e, b"\xc3"),
+    lambda e: _in_fragment(e, b'\\"'),
+    lambda e: _in_fragment(e, b"\\\\"),
+    lambda e: _in_fragment(e, b'"'),
     lambda e: e.replace(b'":"', b'":"\\x', 1),
-    lambda e: e.replace(b'":"', b'":"\\u12', 1),
-    lambda e: e.replace(b'":"', b'":"\\ud800', 1),
-    lambda e: e.replace(b'":"', b'":"\\ud83d\\ude00', 1),
-    lambda e: e.replace(b'":"', b'":"\x01', 1),
-    lambda e: e.replace(b'":"', b'":"\xff', 1),
-    lambda e: e.replace(b'":"', b'":"\xc3', 1),
-    lambda e: e.replace(b'":"', b'":"\\"', 1),
-    lambda e: e.replace(b'":"', b'":"\\\\', 1),
     lambda e: e.replace(b"}\n", b"} \n", 1),
     lambda e: e.replace(b"}}", b"}", 1),
 ]
@@ -343,3 +354,39 @@ def test_openai_learns_no_head_that_could_read_differently(data: str) -> None:
     codec.decode("message", '{"id":"c","choices":[]}')
     assert len(codec.decode("message", data)) == 1
     assert codec.args_event is None
+
+
+def test_openai_learns_nothing_from_members_that_are_not_an_objects() -> None:
+    body = (
+        '"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"x"}}]}}]}'
+    )
+    assert learn_openai_head('{"id":"c",' + body) == '{"id":"c",'
+    assert learn_openai_head("[1," + body) is None
+    assert learn_openai_head('{"id" "c",' + body) is None
+
+
+def test_a_limit_passed_on_the_short_way_fails_the_stream_as_on_the_general_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("toolwire.accumulate.MAX_TOOL_CALLS", 3)
+    head = b'data: {"id":"c","object":"chat.completion.chunk","model":"m",'
+
+    def args(index: int) -> bytes:
+        return (
+            head
+            + b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
+            + str(index).encode()
+            + b',"function":{"arguments":"{}"}}]}}]}\n\n'
+        )
+
+    # A call of each index (no id: the index names it) until one too many.
+    pieces = [head + b'"choices":[]}\n\n' + args(0), b"".join(args(i) for i in range(1, 6))]
+    results = []
+    for by_frames in (False, True):
+        decoder = StreamDecoder("openai-chat", id_factory=_ids())
+        for piece in pieces:
+            decoder.feed_frames(piece) if by_frames else decoder.feed(piece)
+        decoder.close()
+        results.append(_outcome(decoder.result()))
+    assert results[0] == results[1]
+    assert results[0][0] == ("RemoteProtocolError", "a choice has more than 3 tool calls")

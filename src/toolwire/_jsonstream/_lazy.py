@@ -6,8 +6,9 @@ until someone reads ``delta.partial``; then :class:`LazyPartial` brings its
 parser up to the mark:
 
 * the next delta in order (a UI reading every delta): that one fragment,
-  which in the middle of a long string is a single match and an in-place
-  append (:meth:`PartialJSONParser._more_string`);
+  which in the middle of a long string (plain, with complete escapes, or
+  with a backslash cut at its end) is one search, one C decode when it has
+  escapes, and an in-place append, inlined here;
 * a later delta (a UI reading once per network read): every fragment since
   the last read, joined and fed as one piece, so string contents are skipped
   over in bulk;
@@ -24,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire._jsonstream._parser import PartialJSONParser
-from toolwire._jsonstream._text import IN_SLOT, STR_SPECIAL
+from toolwire._jsonstream._text import IN_SLOT, STR_SPECIAL, scanstring
 
 __all__ = ["LazyPartial"]
 
@@ -40,25 +41,41 @@ class LazyPartial(PartialJSONParser):
         self._fragments = fragments
         self._pos = 0
 
-    def partial_at(self, mark: int, _plain: Any = STR_SPECIAL.search) -> Any:
+    def partial_at(
+        self, mark: int, _plain: Any = STR_SPECIAL.search, _scan: Any = scanstring
+    ) -> Any:
         """The arguments parsed from the first ``mark`` fragments (``{}`` before any value)."""
         pos = self._pos
         if mark == pos + 1:
             self._pos = mark
             fragment = self._fragments[pos]
             if self._state == IN_SLOT:
-                if not self._pending and _plain(fragment) is None:
-                    # _more_string() for the commonest fragment, inlined: plain
-                    # text in the middle of a string value, appended in place.
+                # _more_string() for the commonest fragments, inlined: more of a
+                # string value, plain, with complete escapes or a backslash cut
+                # from what it escapes, appended in place.
+                s = self._pending + fragment if self._pending else fragment
+                tail = ""
+                text: str | None = s
+                if _plain(s) is not None:
+                    if s[-1] == "\\" and (len(s) - len(s.rstrip("\\"))) & 1:
+                        tail = "\\"
+                        s = s[:-1]
+                    try:
+                        text, end = _scan(s + '"', 0)
+                    except ValueError:
+                        text, end = None, 0
+                    if end != len(s) + 1 or "\ud800" <= text[-1:] <= "\udbff":  # type: ignore[index]
+                        text = None
+                if text is not None:
+                    self._pending = tail
                     self._offset += len(fragment)
-                    top = self._stack[-1]
-                    slot = self._slot
-                    cur = top[slot]  # type: ignore[index]
-                    top[slot] = ""  # type: ignore[index]
-                    cur += fragment
-                    top[slot] = cur  # type: ignore[index]
-                    return self._root
-                if self._more_string(fragment):
+                    if text:
+                        top = self._stack[-1]
+                        slot = self._slot
+                        cur = top[slot]  # type: ignore[index]
+                        top[slot] = ""  # type: ignore[index]
+                        cur += text
+                        top[slot] = cur  # type: ignore[index]
                     return self._root
             self._feed(fragment)
         elif mark > pos:

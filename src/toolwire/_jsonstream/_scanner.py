@@ -69,6 +69,10 @@ class CompletionScanner:
         Raises:
             UsageError: ``fragment`` is not a ``str``.
         """
+        if self._in_string and type(fragment) is str and '"' not in fragment:
+            # More of a string (the commonest fragment): nothing changes.
+            if "\\" not in fragment and not self._escaped and self._state == "scanning":
+                return False
         if type(fragment) is not str and not isinstance(fragment, str):
             raise not_text("CompletionScanner", fragment)
         state = self._state

@@ -130,14 +130,14 @@ INVALID: Any = object()
 
 # The json module's string decoder (its C version when available): exactly
 # what json.loads does to a string's content, at C speed.
-_scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 def decode_run(run: str) -> str:
     """The text of a run that :data:`STR_RUN` matched whole."""
     if "\\" not in run:
         return run
-    return _scanstring(run + '"', 0)[0]
+    return scanstring(run + '"', 0)[0]
 
 
 def cut_escape_at(s: str) -> int:
@@ -162,7 +162,7 @@ def decode_content(s: str) -> str | None:
     when it holds anything else (a quote, a control character, an invalid
     escape) or ends with a lone high surrogate whose low half may follow."""
     try:
-        text, end = _scanstring(s + '"', 0)
+        text, end = scanstring(s + '"', 0)
     except ValueError:
         return None
     if end != len(s) + 1 or (text and "\ud800" <= text[-1] <= "\udbff"):

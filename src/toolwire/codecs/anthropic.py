@@ -147,15 +147,17 @@ class AnthropicCodec:
         self._calls = 0  # tool_use blocks so far: where thinking goes back
         self.quirks: set[str] = set()
         self.args_event: EventMatcher | None = ANTHROPIC_ARGS_EVENT.match
+        self._tool_blocks: dict[str, int] = {}  # tool_use blocks by index, as args_event reads it
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.codecs.ArgsEventCodec`: not for a block other
         than ``tool_use``, nor a bad escape."""
         digits, raw = m.group(2, 3)
-        index = int(digits)
-        block = self._blocks.get(index)
-        if block is None or block.type != "tool_use":
+        index = self._tool_blocks.get(digits)
+        if index is None:
             return None
+        if "\\" not in raw:
+            return 0, index, raw
         text = string_text(raw)
         return None if text is None else (0, index, text)
 
@@ -263,6 +265,10 @@ class AnthropicCodec:
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
     ) -> None:
         b = self._blocks[index] = _Block(block)
+        if b.type == "tool_use":
+            self._tool_blocks[str(index)] = index
+        else:
+            self._tool_blocks.pop(str(index), None)
         if b.type == "text":
             text = block.get("text")
             if text:

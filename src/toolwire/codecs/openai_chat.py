@@ -156,7 +156,7 @@ class OpenAIChatCodec:
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.codecs.ArgsEventCodec`: not for a bad escape."""
         choice, index, raw = m.group(2, 3, 4)
-        text = string_text(raw)
+        text = raw if "\\" not in raw else string_text(raw)
         return None if text is None else (int(choice), int(index), text)
 
     def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
