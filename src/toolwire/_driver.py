@@ -260,6 +260,8 @@ class RunDriver:
         agent = self.agent
         transport = agent.transport or agent.provider.transport
         failed: ToolwireError | None = None
+        # Events go on when someone reads them or eager tools may start.
+        listening = self.emit_many is not None or tg is not None
         try:
             stream = transport.stream(request, parse_error=agent.provider.parse_error)
             async with stream as response:
@@ -268,8 +270,11 @@ class RunDriver:
                 # transport's retries) end the run.
                 try:
                     async for chunk in response.aiter_bytes():
-                        failed = self._handle(decoder.feed(chunk), tg, early)
-                        if failed is not None:
+                        events = decoder.feed(chunk)
+                        if events and listening:
+                            self._hand_on(events, tg, early)
+                        if decoder.error is not None:  # its last event said so
+                            failed = decoder.error
                             break
                 except (ReadError, TransportTimeout) as exc:
                     failed = exc
@@ -278,26 +283,27 @@ class RunDriver:
         except ToolwireError as exc:
             return failed, exc
         if failed is None:
-            failed = self._handle(decoder.close(), tg, early)
+            events = decoder.close()
+            if events and listening:
+                self._hand_on(events, tg, early)
+            failed = decoder.error
         return failed, None
 
-    def _handle(
+    def _hand_on(
         self, events: list[Event], tg: anyio.abc.TaskGroup | None, early: dict[str, ToolResult]
-    ) -> ToolwireError | None:
+    ) -> None:
         """Hand a read's events on (as one batch); start eager tools (in
-        ``tg``, given when the agent is eager); the stream's error, if it failed."""
-        if not events:
-            return None
+        ``tg``, given when the agent is eager). A stream that failed ends
+        with its :class:`StreamFailed`: no call is ready after it."""
         if self.emit_many is not None:
             self.emit_many(events)
+        if tg is None:
+            return
         for event in events:
-            if isinstance(event, StreamFailed):
-                return event.error
-            if tg is not None and isinstance(event, ToolCallReady) and event.choice == 0:
+            if isinstance(event, ToolCallReady) and event.choice == 0:
                 tool = self.agent.toolbox.get(event.call.name)
                 if tool is not None and tool.read_only:
                     tg.start_soon(self._run_early, event.call, early)
-        return None
 
     async def _run_early(self, call: ToolCall, early: dict[str, ToolResult]) -> None:
         ran = await self._execute([call], eager=True)

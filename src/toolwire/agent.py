@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import uuid
+import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -217,7 +217,7 @@ class Agent:
             ProtocolError: a turn's stream failed and ``stream_retries`` ran out.
         """
         messages = self._initial_messages(prompt)
-        chosen = run_id or uuid.uuid4().hex
+        chosen = run_id or secrets.token_hex(16)
         with self._lease(chosen):
             return await self._run(messages, chosen, None, None)
 
@@ -247,7 +247,7 @@ class Agent:
         it early cancels the run and every tool it started.
         """
         messages = self._initial_messages(prompt)
-        chosen = run_id or uuid.uuid4().hex
+        chosen = run_id or secrets.token_hex(16)
 
         async def runner(
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]

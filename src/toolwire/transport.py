@@ -1,8 +1,8 @@
 """The HTTP transport: the only place toolwire touches the network.
 
-Theory of operation: :class:`HttpxTransport` wraps one ``httpx.AsyncClient``
-(so connections are pooled across requests) and adds what every provider
-call needs:
+Theory of operation: :class:`HttpxTransport` holds httpx's connection pools
+(many small ones: see :func:`_pools`), so connections are reused across
+requests, and adds what every provider call needs:
 
 * **Timeouts** (:class:`Timeouts`): connect, read (between bytes), write,
   pool, and a *total* deadline (10 minutes by default) covering retries and,
@@ -38,7 +38,6 @@ is imported, so the sans-I/O core stays free of the network stack.
 from __future__ import annotations
 
 import logging
-import math
 import random as _random_module
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
@@ -46,6 +45,7 @@ from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from toolwire._transport_errors import generic_error, map_httpx_error, redirect_error, too_large
+from toolwire._transport_pools import DirectPools, make_pools
 from toolwire._transport_settings import BodyLimits, HttpRetryPolicy, Timeouts
 from toolwire.errors import (
     TransportTimeout,
@@ -64,13 +64,6 @@ if TYPE_CHECKING:
 __all__ = ["BodyLimits", "HttpRetryPolicy", "HttpxTransport", "Timeouts"]
 
 logger = logging.getLogger("toolwire.transport")
-
-POOL_SHARD = 4
-"""Connections per httpx pool: a larger ``max_connections`` is split in pools
-of at most this many (see :class:`HttpxTransport`). With 50 runs at once,
-pools of 4 cost a run 2.5-2.8 ms of CPU where pools of 16 cost 3.1-3.9 ms
-(``bench/bench_agent.py``): the connections waiting between a run's turns
-are looked at on every request of their pool."""
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -91,6 +84,22 @@ async def _read_capped(response: httpx.Response, cap: int) -> bytes:
     return bytes(data)
 
 
+def _body_pieces(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The pieces of a response body as the network delivers them.
+
+    An unencoded body is read from the connection's stream itself: httpx's
+    ``aiter_bytes`` would pass each piece through two more generators, a
+    decoder that leaves it as it is and two chunkers that do not cut it.
+    """
+    import httpx
+
+    stream = response.stream
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("", "identity") and isinstance(stream, httpx.AsyncByteStream):
+        return stream.__aiter__()
+    return response.aiter_bytes().__aiter__()
+
+
 class _HttpxStreamResponse:
     """The response handed to the caller of :meth:`HttpxTransport.stream`."""
 
@@ -101,8 +110,12 @@ class _HttpxStreamResponse:
         self._transport = transport
         self._deadline = deadline
         self.status_code: int = response.status_code
-        self.headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.items()}
         self._bodies: list[AsyncGenerator[bytes, None]] = []
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The response headers, lower-case names."""
+        return {k.lower(): v for k, v in self._response.headers.items()}
 
     def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body as it arrives; failures are typed errors, never retried."""
@@ -118,7 +131,7 @@ class _HttpxStreamResponse:
     async def _read_body(self) -> AsyncGenerator[bytes, None]:
         import httpx
 
-        pieces = self._response.aiter_bytes().__aiter__()
+        pieces = _body_pieces(self._response)
         deadline = self._deadline
         read = self._transport.timeouts.read
         while True:
@@ -176,37 +189,17 @@ class HttpxTransport:
             max_connections: size of the connection pool, in all.
             limits: how much of a response is read (see :class:`BodyLimits`).
         """
-        import httpx
-
         self.timeouts = Timeouts.coerce(timeouts)
         self.retry = retry or HttpRetryPolicy()
         self.limits = limits or BodyLimits()
         self._sleep: Sleep = sleep or _anyio_sleep
         self._random = random or _random_module.random
         self._owns_client = client is None
+        self._direct: DirectPools | None = None
         if client is not None:
             clients = [client]
         else:
-            # httpcore looks at every connection of its pool each time a
-            # request starts or ends (an idle one with a system call), which
-            # costs more than the rest of a request once a pool holds more
-            # than a few: many small pools instead, each request to the least
-            # busy one, sharing one TLS context (each would load the CA file).
-            shards = max(1, math.ceil(max_connections / POOL_SHARD))
-            size = math.ceil(max_connections / shards)
-            t = self.timeouts
-            tls = httpx.create_ssl_context()
-            clients = [
-                httpx.AsyncClient(
-                    timeout=httpx.Timeout(
-                        connect=t.connect, read=t.read, write=t.write, pool=t.pool
-                    ),
-                    limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-                    follow_redirects=False,
-                    verify=tls,
-                )
-                for _ in range(shards)
-            ]
+            clients, self._direct = make_pools(max_connections, self.timeouts)
         self._clients = clients
         self._busy = [0] * len(clients)  # requests in flight, per pool
         self._closed = False
@@ -310,11 +303,10 @@ class HttpxTransport:
             attempt += 1
             busy = self._busy
             pool = busy.index(min(busy))
-            client = self._clients[pool]
             busy[pool] += 1
             held = False
             try:
-                response, body = await self._attempt(client, request, content, deadline, whole)
+                response, body = await self._attempt(pool, request, content, deadline, whole)
                 if body is None:
                     held = True
                     return response, b"", pool
@@ -356,24 +348,31 @@ class HttpxTransport:
 
     async def _attempt(
         self,
-        client: httpx.AsyncClient,
+        pool: int,
         request: HttpRequest,
         content: bytes,
         deadline: float | None,
         whole: bool,
     ) -> tuple[httpx.Response, bytes | None]:
-        """One request: the response and its body (read whole, or capped for
-        an error status), or ``None`` for a success left unread."""
+        """One request through pool number ``pool``: the response and its
+        body (read whole, or capped for an error status), or ``None`` for a
+        success left unread."""
+        direct, client = self._direct, self._clients[pool]
         with self._deadline_scope(deadline):
-            response = await client.send(
-                client.build_request(
-                    request.method, request.url, headers=dict(request.headers),
-                    content=content,
-                ),
-                stream=True,
-                # Never: a redirect would carry the key to another host.
-                follow_redirects=False,
-            )  # fmt: skip
+            if direct is not None:
+                built = direct.request(request.method, request.url, request.headers, content)
+                # Never redirected either: the transport does not follow.
+                response = await direct.pools[pool].handle_async_request(built)
+            else:
+                response = await client.send(
+                    client.build_request(
+                        request.method, request.url, headers=dict(request.headers),
+                        content=content,
+                    ),
+                    stream=True,
+                    # Never: a redirect would carry the key to another host.
+                    follow_redirects=False,
+                )  # fmt: skip
             if response.status_code < 300:
                 if not whole:
                     return response, None

@@ -7,6 +7,7 @@ so that attempt counters (kept server-side) never mix between tests.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import socket
 import threading
@@ -36,6 +37,7 @@ class LoopbackServer:
         self.counts: Counter[str] = Counter()
         self.client_ports: dict[str, list[int]] = {}
         self.seen_headers: dict[str, dict[str, str]] = {}
+        self.seen_header_names: dict[str, list[str]] = {}
         self._release: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -93,6 +95,7 @@ class LoopbackServer:
         client = scope.get("client") or ("", 0)
         self.client_ports.setdefault(path, []).append(client[1])
         self.seen_headers[path] = {k.decode(): v.decode() for k, v in scope["headers"]}
+        self.seen_header_names[path] = [k.decode() for k, _ in scope["headers"]]
         return self.counts[path]
 
     def _app(self) -> Starlette:
@@ -100,6 +103,13 @@ class LoopbackServer:
             self._record(request.scope)
             body = await request.body()
             return JSONResponse({"ok": True, "echo": json.loads(body or b"null")})
+
+        async def cookie(request: Request) -> Response:
+            self._record(request.scope)
+            await request.body()
+            response = JSONResponse({"ok": True})
+            response.set_cookie("session", "from-the-server")
+            return response
 
         async def rate_limited(request: Request) -> Response:
             if self._record(request.scope) == 1:
@@ -140,6 +150,19 @@ class LoopbackServer:
                     yield event
 
             return StreamingResponse(events(), media_type="text/event-stream")
+
+        async def gzip_sse(request: Request) -> Response:
+            # The stream compressed as one gzip member, sent in two pieces.
+            self._record(request.scope)
+            packed = gzip.compress(b"".join(SSE_EVENTS))
+
+            async def pieces() -> Any:
+                yield packed[: len(packed) // 2]
+                yield packed[len(packed) // 2 :]
+
+            return StreamingResponse(
+                pieces(), media_type="text/event-stream", headers={"content-encoding": "gzip"}
+            )
 
         async def chat(request: Request) -> Response:
             attempt = self._record(request.scope)
@@ -208,12 +231,14 @@ class LoopbackServer:
         return Starlette(
             routes=[
                 Route("/ok/{token}", ok, methods=["POST"]),
+                Route("/cookie/{token}", cookie, methods=["POST"]),
                 Route("/rate-limited/{token}", rate_limited, methods=["POST"]),
                 Route("/rate-limited-ms/{token}", rate_limited_ms, methods=["POST"]),
                 Route("/storm/{token}", storm, methods=["POST"]),
                 Route("/bad-request/{token}", bad_request, methods=["POST"]),
                 Route("/slow/{token}", slow, methods=["POST"]),
                 Route("/sse/{token}", sse, methods=["POST"]),
+                Route("/gzip-sse/{token}", gzip_sse, methods=["POST"]),
                 Route("/sse/{token}/chat/completions", sse, methods=["POST"]),
                 Route("/chat/{token}/{mode}/chat/completions", chat, methods=["POST"]),
                 Mount("/cut-stream", app=cut_stream),

@@ -186,6 +186,15 @@ async def test_stream_yields_bytes_as_they_come(server: LoopbackServer) -> None:
     assert body == b"".join(SSE_EVENTS)
 
 
+async def test_a_compressed_stream_is_decompressed(server: LoopbackServer) -> None:
+    path = server.path("gzip-sse")
+    async with HttpxTransport() as transport:
+        async with transport.stream(post(server.url + path, stream=True)) as response:
+            assert response.headers["content-encoding"] == "gzip"
+            body = b"".join([chunk async for chunk in response.aiter_bytes()])
+    assert body == b"".join(SSE_EVENTS)
+
+
 async def test_a_reader_left_early_is_closed_with_the_stream(server: LoopbackServer) -> None:
     path = server.path("sse")
     async with HttpxTransport() as transport:
@@ -401,3 +410,59 @@ async def test_a_large_pool_is_split_and_every_request_leaves_its_pool(
                 pass
         await transport.send(post(server.url + server.path("ok")))
         assert transport._busy == [0, 0, 0]
+
+
+async def test_requests_carry_httpx_default_headers_and_no_cookie(server: LoopbackServer) -> None:
+    # Requests go straight to the connection pools, past the client's cookie
+    # jar: a cookie one response sets is not sent with the next request.
+    path = server.path("cookie")
+    async with HttpxTransport() as transport:
+        first = await transport.send(post(server.url + path))
+        assert "session=from-the-server" in first.headers["set-cookie"]
+        await transport.send(post(server.url + path))
+    headers = server.seen_headers[path]
+    assert "cookie" not in headers
+    assert headers["user-agent"] == f"python-httpx/{httpx.__version__}"
+    assert headers["content-type"] == "application/json"
+    assert "gzip" in headers["accept-encoding"]
+
+
+async def test_a_header_given_in_any_case_replaces_the_default(server: LoopbackServer) -> None:
+    path = server.path("ok")
+    request = HttpRequest(
+        method="POST",
+        url=server.url + path,
+        headers={"Accept": "application/x-test", "User-Agent": "mine/1", "X-Tenant": "t"},
+        json={},
+    )
+    async with HttpxTransport() as transport:
+        await transport.send(request)
+    names = server.seen_header_names[path]
+    assert names.count("accept") == 1 and names.count("user-agent") == 1
+    headers = server.seen_headers[path]
+    assert (headers["accept"], headers["user-agent"], headers["x-tenant"]) == (
+        "application/x-test",
+        "mine/1",
+        "t",
+    )
+
+
+async def test_a_proxy_named_by_the_environment_is_used(
+    server: LoopbackServer, refused_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing listens at refused_url: only through the proxy (the loopback
+    # server, which answers 404 to a request for another host) is there an
+    # answer at all.
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.url)
+    monkeypatch.setenv("http_proxy", server.url)
+    async with HttpxTransport(retry=HttpRetryPolicy(retries=0)) as transport:
+        with pytest.raises(ProviderError) as caught:
+            await transport.send(post(refused_url))
+    assert caught.value.status_code == 404
+    monkeypatch.delenv("HTTP_PROXY")
+    monkeypatch.delenv("http_proxy")
+    async with HttpxTransport(retry=HttpRetryPolicy(retries=0)) as transport:
+        with pytest.raises(ConnectError):
+            await transport.send(post(refused_url))
