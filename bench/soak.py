@@ -13,8 +13,9 @@ answer correctly. Reported, for each journal mode:
   work), p50 and p99;
 * peak memory per run: the growth of the process's peak RSS over the batch,
   divided by the number of runs (the server's share included);
-* journal writes per run, their mean latency, and their share of the batch
-  (inline on the event loop, or offloaded to worker threads).
+* journal records and commits (transactions) per run, a commit's mean
+  latency, and the commits' share of the batch (inline on the event loop, or
+  offloaded to worker threads).
 
     python bench/soak.py [--runs 2000] [--delay 0.005] [--mode inline|offload|off|all]
                          [--server process|inline]
@@ -28,17 +29,17 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
 from toolwire import Agent, Backoff, HttpRetryPolicy, HttpxTransport, OpenAIChat, tool
 from toolwire.examples import PaymentLedger, payment_tool
-from toolwire.journal import JournalObserver, SQLiteJournal
+from toolwire.journal import JournalObserver, SQLiteJournal, Step
 from toolwire.testing import EmulationServer, Scenario
 
 
@@ -83,33 +84,38 @@ def get_weather(city: str) -> dict[str, Any]:
     return {"city": city, "condition_zh": "小雨"}
 
 
+T = TypeVar("T")
+
+
 class TimedJournal(SQLiteJournal):
-    """A SQLite journal that adds up the time its writes take."""
+    """A SQLite journal that counts its commits and adds up the time they take."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
         self.write_seconds = 0.0
+        self.commits = 0
+
+    def _timed(self, write: Callable[[], T]) -> T:
+        start = time.perf_counter()
+        try:
+            return write()
+        finally:
+            self.write_seconds += time.perf_counter() - start
+            self.commits += 1
 
     def record_run(self, run_id: str, **kwargs: Any) -> int:
-        start = time.perf_counter()
-        try:
-            return super().record_run(run_id, **kwargs)
-        finally:
-            self.write_seconds += time.perf_counter() - start
+        return self._timed(lambda: super(TimedJournal, self).record_run(run_id, **kwargs))
 
     def record_event(self, run_id: str, kind: str, data: str, **kwargs: Any) -> int:
-        start = time.perf_counter()
-        try:
-            return super().record_event(run_id, kind, data, **kwargs)
-        finally:
-            self.write_seconds += time.perf_counter() - start
+        return self._timed(
+            lambda: super(TimedJournal, self).record_event(run_id, kind, data, **kwargs)
+        )
 
     def record_end(self, run_id: str, **kwargs: Any) -> None:
-        start = time.perf_counter()
-        try:
-            super().record_end(run_id, **kwargs)
-        finally:
-            self.write_seconds += time.perf_counter() - start
+        self._timed(lambda: super(TimedJournal, self).record_end(run_id, **kwargs))
+
+    def record_steps(self, run_id: str, steps: Sequence[Step]) -> None:
+        self._timed(lambda: super(TimedJournal, self).record_steps(run_id, steps))
 
 
 @dataclass
@@ -123,13 +129,16 @@ class Report:
     solo: float
     peak_rss_per_run: float
     writes_per_run: float
+    """Records per run."""
+    commits_per_run: float
+    """Transactions per run (a commit may hold several records)."""
     write_seconds: float
 
     @property
     def write_latency(self) -> float:
-        """Mean seconds per journal write."""
-        writes = self.writes_per_run * self.runs
-        return self.write_seconds / writes if writes else 0.0
+        """Mean seconds per journal commit."""
+        commits = self.commits_per_run * self.runs
+        return self.write_seconds / commits if commits else 0.0
 
     @property
     def runs_per_second(self) -> float:
@@ -145,9 +154,9 @@ class Report:
             f"solo {self.solo * 1000:6.1f} ms  overhead p50 {self.percentile(0.5) * 1000:7.1f} ms"
             f"  p99 {self.percentile(0.99) * 1000:7.1f} ms  "
             f"peak RSS {self.peak_rss_per_run / 1024:6.1f} KiB/run  "
-            f"{self.writes_per_run:.0f} journal writes/run, "
-            f"{self.write_latency * 1e6:.0f} µs each, "
-            f"{self.write_seconds * 1000:.0f} ms in writes "
+            f"{self.writes_per_run:.0f} journal records in {self.commits_per_run:.0f} "
+            f"commits/run, {self.write_latency * 1e6:.0f} µs each, "
+            f"{self.write_seconds * 1000:.0f} ms in commits "
             f"({100 * self.write_seconds / self.seconds:.1f}% of the batch)"
         )
 
@@ -158,12 +167,18 @@ def _peak_rss() -> int:
 
 
 async def batch(
-    base_url: str, runs: int, mode: str, folder: Path, *, limit: float = 120.0
+    base_url: str,
+    runs: int,
+    mode: str,
+    folder: Path,
+    *,
+    limit: float = 120.0,
+    tally: dict[str, int] | None = None,
 ) -> tuple[float, list[float], int, float]:
     """``runs`` concurrent runs (``mode``: ``off``, ``inline`` or ``offload``
     journaling); every run must answer correctly. Returns the batch's seconds,
     the runs' latencies, the journal events written and the seconds spent in
-    journal writes."""
+    journal commits; their number goes in ``tally["commits"]``."""
     transport = HttpxTransport(
         retry=HttpRetryPolicy(retries=2, backoff=Backoff(initial_delay=0.01)),
         max_connections=min(runs, 256),
@@ -199,17 +214,19 @@ async def batch(
                 tg.start_soon(one, number)
     seconds = time.perf_counter() - start
     await transport.aclose()
-    events = 0
+    events = commits = 0
     spent = 0.0
     if journal is not None:
         for summary in journal.list_runs(limit=runs):
             log = journal.load_run(summary.run_id)
             assert log.run.status == "answered" and not log.problems(), log.problems()
             events += len(log.events)
-        spent = journal.write_seconds
+        spent, commits = journal.write_seconds, journal.commits
         journal.close()
     assert not failures, f"{len(failures)} wrong answers, e.g. {failures[0]!r}"
     assert len(latencies) == runs and len(ledger.payments()) == runs
+    if tally is not None:
+        tally["commits"] = commits
     return seconds, latencies, events, spent
 
 
@@ -245,7 +262,10 @@ async def _measure(
     solo = statistics.median([(await batch(url, 1, "off", folder))[1][0] for _ in range(5)])
     for mode in modes:
         rss_before = _peak_rss()
-        seconds, latencies, events, spent = await batch(url, runs, mode, folder, limit=limit)
+        tally: dict[str, int] = {}
+        seconds, latencies, events, spent = await batch(
+            url, runs, mode, folder, limit=limit, tally=tally
+        )
         peak = max(_peak_rss() - rss_before, 0)
         reports.append(
             Report(
@@ -256,6 +276,7 @@ async def _measure(
                 solo=solo,
                 peak_rss_per_run=peak / runs,
                 writes_per_run=events / runs,
+                commits_per_run=tally.get("commits", 0) / runs,
                 write_seconds=spent,
             )
         )

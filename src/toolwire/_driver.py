@@ -369,13 +369,15 @@ class RunDriver:
         before anything runs (so a duplicate folded onto another call is never
         run again on resume), and each outcome as soon as it is known."""
         run_id, turn, observe, emit = self.run_id, self.turn, self.observe, self.emit
-        started_hooks, finished_hooks = observe.tool_started, observe.tool_finished
-        for call in calls:
-            # The key the toolbox derives from the run id and the call id.
-            for hook in started_hooks:
-                await hook(run_id, turn, call, idempotency_key(run_id, call.id), eager=eager)
-            if emit is not None:
+        if observe.tools_started:
+            # The keys the toolbox derives from the run id and the call ids.
+            intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
+            for hook in observe.tools_started:
+                await hook(run_id, turn, intents, eager=eager)
+        if emit is not None:
+            for call in calls:
                 emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
+        finished_hooks = observe.tool_finished
 
         async def finished(call: AnyCall, result: ToolResult) -> None:
             for hook in finished_hooks:

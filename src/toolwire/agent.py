@@ -412,7 +412,8 @@ class Agent:
 
     def _observers(self) -> Observers:
         """The observers of a run, the journal first: every other observer
-        sees a step once it is recorded. Bound once while they stay the same."""
+        sees a step once the journal has it (committed, or staged until the
+        next step that must be on disk). Bound once while they stay the same."""
         journal = self.journal
         observers: list[RunObserver] = list(self.observers)
         if journal is not None:

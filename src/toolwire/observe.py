@@ -62,6 +62,21 @@ class RunObserver(Protocol):
     ) -> None:
         """A tool call is about to run (the intent: written before any effect)."""
 
+    async def tools_started(
+        self,
+        run_id: str,
+        turn: int,
+        calls: Sequence[tuple[ToolCall | InvalidToolCall, str]],
+        *,
+        eager: bool = False,
+    ) -> None:
+        """A batch of tool calls is about to run, each with its idempotency key:
+        their intents, told before any of them runs (a journal writes them
+        together). By default, reported as :meth:`tool_started` for each call,
+        in order."""
+        for call, idempotency_key in calls:
+            await self.tool_started(run_id, turn, call, idempotency_key, eager=eager)
+
     async def approval_decided(
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
     ) -> None:
@@ -99,6 +114,7 @@ HOOKS = (
     "model_response",
     "model_failed",
     "tool_started",
+    "tools_started",
     "approval_decided",
     "tool_finished",
     "tool_interrupted",
@@ -110,15 +126,53 @@ HOOKS = (
 Hook = Callable[..., Awaitable[None]]
 
 
+_FORWARDS = {"tool_interrupted": "tool_finished", "tools_started": "tool_started"}
+"""The hooks whose default reports to another hook."""
+
+
 def _implements(observer: object, hook: str) -> bool:
     """Whether ``observer`` does something in ``hook`` (not the protocol's no-op)."""
     method = getattr(type(observer), hook, None)
     if method is None:
         return False
     if method is getattr(RunObserver, hook):
-        # tool_interrupted's default forwards to tool_finished.
-        return hook == "tool_interrupted" and _implements(observer, "tool_finished")
+        forward = _FORWARDS.get(hook)
+        return forward is not None and _implements(observer, forward)
     return True
+
+
+def _binds(observer: object, hook: str) -> bool:
+    """Whether ``observer`` is told of ``hook``: it implements it, or it is
+    ``tools_started`` and the observer (not a :class:`RunObserver`) defines
+    only ``tool_started``."""
+    if _implements(observer, hook):
+        return True
+    return (
+        hook == "tools_started"
+        and getattr(type(observer), hook, None) is None
+        and _implements(observer, "tool_started")
+    )
+
+
+def _bind(observer: Any, hook: str) -> Hook:
+    """``observer``'s ``hook``; for an observer that does not define
+    ``tools_started`` at all, its ``tool_started`` called for each call."""
+    if hook == "tools_started" and getattr(type(observer), hook, None) is None:
+        started = observer.tool_started
+
+        async def each(
+            run_id: str,
+            turn: int,
+            calls: Sequence[tuple[ToolCall | InvalidToolCall, str]],
+            *,
+            eager: bool = False,
+        ) -> None:
+            for call, key in calls:
+                await started(run_id, turn, call, key, eager=eager)
+
+        return each
+    method: Hook = getattr(observer, hook)
+    return method
 
 
 class Observers:
@@ -136,6 +190,7 @@ class Observers:
     model_response: tuple[Hook, ...]
     model_failed: tuple[Hook, ...]
     tool_started: tuple[Hook, ...]
+    tools_started: tuple[Hook, ...]
     approval_decided: tuple[Hook, ...]
     tool_finished: tuple[Hook, ...]
     tool_interrupted: tuple[Hook, ...]
@@ -145,5 +200,5 @@ class Observers:
     def __init__(self, observers: Sequence[RunObserver | Any]) -> None:
         """Bind every hook to the observers that implement it."""
         for hook in HOOKS:
-            bound = tuple(getattr(o, hook) for o in observers if _implements(o, hook))
+            bound = tuple(_bind(o, hook) for o in observers if _binds(o, hook))
             setattr(self, hook, bound)

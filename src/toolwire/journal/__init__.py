@@ -28,6 +28,7 @@ from toolwire.journal._records import (
     RunLeased,
     RunLog,
     RunSummary,
+    Step,
 )
 from toolwire.journal._resume import (
     RecordedCall,
@@ -51,6 +52,7 @@ __all__ = [
     "RunLog",
     "RunSummary",
     "SQLiteJournal",
+    "Step",
     "close_journals",
     "default_journal_path",
     "encode_record",

@@ -24,39 +24,76 @@ from urllib.parse import quote
 
 from toolwire.journal._records import JournalError
 
-__all__ = ["SCHEMA_VERSION", "connect", "create_private", "unreadable"]
+__all__ = ["SCHEMA_VERSION", "SEQ_BITS", "connect", "create_private", "keyed_by_text", "unreadable"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: a run has an integer ``id``, and its events and messages are keyed by
+it (1 keyed them by the run's text id; a file of schema 1 is upgraded when a
+writer opens it, and read as it is by a reader)."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id TEXT PRIMARY KEY,
+SEQ_BITS = 32
+"""An event's ``key`` is its run's ``id`` shifted left by this many bits,
+plus its ``seq`` (a message's: plus its position)."""
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
     started_at REAL NOT NULL,
     updated_at REAL NOT NULL,
     status TEXT NOT NULL,
     header TEXT NOT NULL,
     summary TEXT,
     resumes INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS runs_by_start ON runs (started_at);
-CREATE TABLE IF NOT EXISTS events (
-    run_id TEXT NOT NULL,
+)""",
+    """CREATE TABLE IF NOT EXISTS events (
+    key INTEGER PRIMARY KEY,
+    run INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     at REAL NOT NULL,
     kind TEXT NOT NULL,
     turn INTEGER,
     attempt INTEGER,
     call_id TEXT,
-    data TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS messages (
-    run_id TEXT NOT NULL,
+    data TEXT NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS messages (
+    key INTEGER PRIMARY KEY,
+    run INTEGER NOT NULL,
     position INTEGER NOT NULL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (run_id, position)
-) WITHOUT ROWID;
-"""
+    data TEXT NOT NULL
+)""",
+)
+"""Every table is SQLite's plain rowid tree, with an integer key that grows
+as runs are written: ``runs.id`` in the order runs start; an event's
+``key`` (see :data:`SEQ_BITS`) puts a run's events in one range of the
+table, in order, with no second index to keep. A write appends to the end
+of the tree (or near it, for concurrent runs), and a commit rewrites one
+page per table it touches. ``run_id`` stays unique and indexed, for
+lookups by id."""
+
+_UPGRADE_FROM_1 = (
+    "ALTER TABLE runs RENAME TO runs_v1",
+    "DROP INDEX IF EXISTS runs_by_start",
+    _SCHEMA[0],
+    "INSERT INTO runs (id, run_id, started_at, updated_at, status, header, summary, resumes) "
+    "SELECT rowid, run_id, started_at, updated_at, status, header, summary, resumes "
+    "FROM runs_v1 ORDER BY rowid",
+    "ALTER TABLE events RENAME TO events_v1",
+    _SCHEMA[1],
+    "INSERT INTO events SELECT (runs.id << 32) + e.seq, runs.id, e.seq, e.at, e.kind, "
+    "e.turn, e.attempt, e.call_id, e.data FROM events_v1 AS e JOIN runs USING (run_id)",
+    "ALTER TABLE messages RENAME TO messages_v1",
+    _SCHEMA[2],
+    "INSERT INTO messages SELECT (runs.id << 32) + m.position, runs.id, m.position, "
+    "m.data FROM messages_v1 AS m JOIN runs USING (run_id)",
+    "DROP TABLE events_v1",
+    "DROP TABLE messages_v1",
+    "DROP TABLE runs_v1",
+)
+"""Schema 1 to 2, in one transaction (32: :data:`SEQ_BITS`): the same rows, events and messages
+keyed by their run's ``id`` (its old rowid, so the order of runs is kept)."""
+
 
 # SQLite's result codes (stable; the sqlite3 module names them from 3.11 on).
 _SQLITE_BUSY = 5
@@ -160,14 +197,34 @@ def _open_writable(path: str, timeout: float) -> sqlite3.Connection:
         if path != ":memory:":
             db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        version = _version(db, path)
-        db.executescript(_SCHEMA)
-        if version < SCHEMA_VERSION:
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        if _version(db, path) < SCHEMA_VERSION:
+            _create_or_upgrade(db, path)
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _create_or_upgrade(db: sqlite3.Connection, path: str) -> None:
+    """Create the tables of a new journal, or upgrade one of schema 1, in one
+    transaction (the version is read again under the write lock: another
+    process may have done it meanwhile)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if _version(db, path) < SCHEMA_VERSION:
+            upgrade = _UPGRADE_FROM_1 if keyed_by_text(db) else ()
+            for statement in (*upgrade, *_SCHEMA):
+                db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def keyed_by_text(db: sqlite3.Connection) -> bool:
+    """Whether the journal's events are keyed by the run's text id (schema 1)."""
+    return any(row[1] == "run_id" for row in db.execute("PRAGMA table_info(events)"))
 
 
 def _open_read_only(path: str, timeout: float) -> sqlite3.Connection:

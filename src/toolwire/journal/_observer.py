@@ -9,6 +9,23 @@ are removed: every payload is serialized once, then every known secret
 (the provider's API key) is replaced in the text, and error messages also
 go through :func:`toolwire.tools.scrub`'s credential patterns.
 
+Batching: a record is *committed* (durable before the hook returns) when
+the agent's next step depends on it being on disk: a request before it is
+sent, a tool's intent before its body runs, an approval before the tool may
+run, a tool's outcome as soon as it is known, a run's end. The records of
+what already happened and is not acted upon before the next commit are
+*staged* and committed with it, in one transaction: a new run's start goes
+with its first request, the model's answer with the first intent of its
+tool calls (or the next request, or the run's end), a failed request with
+the request sent again (or the run's end). A crash before that commit loses
+them exactly as a crash just before their own write would have: no effect
+happened in between (no tool ran, no request was sent), a resumed run sends
+the unanswered request again, and nothing that was run is run twice. A
+journal without :meth:`~toolwire.journal.SQLiteJournal.record_steps` gets
+the same records in the same order, one write each. The intents of a batch
+of tool calls are committed together too, before any of the calls runs. (An
+observer after the journal is told of a staged step before it is on disk.)
+
 Writes are small synchronous SQLite transactions on the event loop's thread
 by default; ``offload=True`` runs them in a worker thread instead (see the
 README's reliability figures for why the default is inline).
@@ -28,6 +45,7 @@ from toolwire import _json
 from toolwire._credentials import MIN_SECRET_LENGTH, redact
 from toolwire.errors import ToolwireError
 from toolwire.journal._protocol import Journal
+from toolwire.journal._records import Step, end_step
 from toolwire.messages import AssistantMessage, Message
 from toolwire.observe import RunObserver
 from toolwire.run import RunInfo, RunResult
@@ -131,10 +149,27 @@ def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
 
 
 def _arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    text = encode_record(arguments)
+    try:
+        small = len(_json.dumps_bytes(arguments)) <= PREVIEW_CHARS  # bytes >= characters
+    except (TypeError, ValueError):
+        small = False
+    text = "" if small else _dumps(arguments)
     if len(text) <= PREVIEW_CHARS:
         return {"arguments": arguments}
     return {"arguments_preview": text[:PREVIEW_CHARS], "arguments_chars": len(text)}
+
+
+def _intent(
+    turn: int,
+    call: ToolCall | InvalidToolCall,
+    idempotency_key: str,
+    eager: bool,
+    encode: Callable[[Any], str],
+) -> Step:
+    record = _call_record(call)
+    record["idempotency_key"] = idempotency_key
+    record["eager"] = eager
+    return Step("tool_intent", encode(record), turn, call_id=call.id)
 
 
 class JournalObserver(RunObserver):
@@ -153,7 +188,24 @@ class JournalObserver(RunObserver):
     ) -> None:
         self.journal = journal
         self._secrets = tuple(s for s in secrets if s)
+        # What a secret looks like in JSON text, as is and escaped: found
+        # by one search each, most records need no redaction.
+        self._needles = tuple(
+            dict.fromkeys(
+                form
+                for s in self._secrets
+                if len(s) >= MIN_SECRET_LENGTH
+                for form in (s, json.dumps(s)[1:-1])
+            )
+        )
         self.offload = offload
+        record_steps = getattr(journal, "record_steps", None)
+        self._record_steps: Callable[[str, Sequence[Step]], None] | None = (
+            record_steps if callable(record_steps) else None
+        )
+        self._last_header: tuple[object, str] = ((), "")
+        self._pending: dict[str, list[Step]] = {}
+        self._unrecorded: set[str] = set()
         self._stored: dict[str, int] = {}
         self._usage: dict[str, Usage] = {}
         self._calls: dict[str, int] = {}
@@ -163,21 +215,21 @@ class JournalObserver(RunObserver):
         return f"JournalObserver({self.journal!r})"
 
     def _encode(self, value: Any) -> str:
-        return encode_record(value, self._secrets)
+        text = _dumps(value)
+        for needle in self._needles:
+            if needle in text:
+                return encode_record(value, self._secrets)
+        return text
 
-    async def _call(self, work: Callable[[], T]) -> T:
-        if self.offload:
-            return await anyio.to_thread.run_sync(work)
-        return work()
-
-    def _forget(self, run_id: str) -> None:
-        for table in (self._stored, self._usage, self._calls, self._turns):
-            table.pop(run_id, None)
-
-    # -- hooks -------------------------------------------------------------------
-
-    async def run_started(self, info: RunInfo) -> None:
-        """Record the run (or its resumption) with the messages it starts from."""
+    def _header(self, info: RunInfo) -> str:
+        """The run's header as recorded (the last one is kept: the runs of one
+        agent share it)."""
+        key = (info.model, info.provider, info.dialect, info.tools, tuple(info.settings.items()))
+        try:
+            if self._last_header[0] == key:
+                return self._last_header[1]
+        except TypeError:  # a setting that cannot be compared
+            pass
         header = self._encode(
             {
                 "model": info.model,
@@ -187,15 +239,87 @@ class JournalObserver(RunObserver):
                 "settings": clean_settings(info.settings),
             }
         )
-        texts = [] if info.resumed else [self._encode(m.to_dict()) for m in info.messages]
-        stored = await self._call(
-            lambda: self.journal.record_run(
-                info.run_id, header=header, messages=texts, resumed=info.resumed
+        self._last_header = (key, header)
+        return header
+
+    async def _call(self, work: Callable[[], T]) -> T:
+        if self.offload:
+            return await anyio.to_thread.run_sync(work)
+        return work()
+
+    def _stage(self, run_id: str, step: Step) -> None:
+        """Keep a record until the run's next commit (see the module doc)."""
+        self._pending.setdefault(run_id, []).append(step)
+
+    async def _commit(self, run_id: str, step: Step) -> None:
+        """Write ``step`` with the records staged before it: all durable on return."""
+        staged = self._pending.pop(run_id, None)
+        steps = [step] if staged is None else [*staged, step]
+        await self._call(lambda: self._write(run_id, steps))
+
+    def _write(self, run_id: str, steps: list[Step]) -> None:
+        """One transaction when the journal takes several records at once
+        (:meth:`SQLiteJournal.record_steps`), one write per record otherwise.
+        Records that could not be written are dropped, as a crash would drop
+        them; a run whose start could not be written gets no record at all
+        (its id may be another run's)."""
+        if run_id in self._unrecorded:
+            return
+        written = 0
+        try:
+            if self._record_steps is not None:
+                self._record_steps(run_id, steps)
+                return
+            journal = self.journal
+            for step in steps:
+                if step.kind == "run_started":
+                    journal.record_run(
+                        run_id, header=step.data, messages=step.messages, resumed=False
+                    )
+                elif step.status is not None:
+                    journal.record_end(
+                        run_id, status=step.status, summary=step.summary or "", data=step.data
+                    )
+                else:
+                    journal.record_event(
+                        run_id,
+                        step.kind,
+                        step.data,
+                        turn=step.turn,
+                        attempt=step.attempt,
+                        call_id=step.call_id,
+                        messages=step.messages,
+                        first_position=step.first_position,
+                    )
+                written += 1
+        except BaseException:
+            if written == 0 and steps[0].kind == "run_started":
+                self._unrecorded.add(run_id)
+            raise
+
+    def _forget(self, run_id: str) -> None:
+        for table in (self._stored, self._usage, self._calls, self._turns, self._pending):
+            table.pop(run_id, None)
+        self._unrecorded.discard(run_id)
+
+    # -- hooks -------------------------------------------------------------------
+
+    async def run_started(self, info: RunInfo) -> None:
+        """Record the run (or its resumption) with the messages it starts from:
+        a new run's start is committed with its first request."""
+        header = self._header(info)
+        run_id = info.run_id
+        if info.resumed:
+            stored = await self._call(
+                lambda: self.journal.record_run(run_id, header=header, messages=(), resumed=True)
             )
-        )
-        self._stored[info.run_id] = stored
-        self._usage.setdefault(info.run_id, Usage())
-        self._calls.setdefault(info.run_id, 0)
+        else:
+            texts = [self._encode(m.to_dict()) for m in info.messages]
+            self._stage(run_id, Step("run_started", header, messages=texts))
+            stored = len(texts)
+        self._stored[run_id] = stored
+        self._usage.setdefault(run_id, Usage())
+        self._calls.setdefault(run_id, 0)
 
     def resumed_from(self, run_id: str, *, usage: Usage, tool_calls: int, turns: int) -> None:
         """Seed the totals of a resumed run with what its earlier part did."""
@@ -210,16 +334,8 @@ class JournalObserver(RunObserver):
         stored = self._stored.get(run_id, 0)
         new = [self._encode(m.to_dict()) for m in messages[stored:]]
         data = self._encode({"messages": len(messages), "new": len(new)})
-        await self._call(
-            lambda: self.journal.record_event(
-                run_id,
-                "model_request",
-                data,
-                turn=turn,
-                attempt=attempt,
-                messages=new,
-                first_position=stored,
-            )
+        await self._commit(
+            run_id, Step("model_request", data, turn, attempt, messages=new, first_position=stored)
         )
         self._stored[run_id] = max(stored, len(messages))
         self._turns[run_id] = max(self._turns.get(run_id, 0), turn)
@@ -243,22 +359,17 @@ class JournalObserver(RunObserver):
                 "response_id": result.response_id,
             }
         )
-        await self._call(
-            lambda: self.journal.record_event(
-                run_id, "model_response", data, turn=turn, attempt=attempt
-            )
-        )
+        # Staged: what comes next (the intents of its tool calls, the next
+        # request, the run's end) is committed with it.
+        self._stage(run_id, Step("model_response", data, turn, attempt))
 
     async def model_failed(
         self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float
     ) -> None:
         """Record a failed request or stream."""
         data = self._encode({"elapsed": elapsed, "error": _error_record(error)})
-        await self._call(
-            lambda: self.journal.record_event(
-                run_id, "model_failed", data, turn=turn, attempt=attempt
-            )
-        )
+        # Staged: the request sent again, or the run's end, commits it.
+        self._stage(run_id, Step("model_failed", data, turn, attempt))
 
     async def tool_started(
         self,
@@ -270,15 +381,24 @@ class JournalObserver(RunObserver):
         eager: bool = False,
     ) -> None:
         """Record the intent: committed before the tool's body runs."""
-        record = _call_record(call)
-        record["idempotency_key"] = idempotency_key
-        record["eager"] = eager
-        data = self._encode(record)
-        await self._call(
-            lambda: self.journal.record_event(
-                run_id, "tool_intent", data, turn=turn, call_id=call.id
-            )
-        )
+        await self._commit(run_id, _intent(turn, call, idempotency_key, eager, self._encode))
+
+    async def tools_started(
+        self,
+        run_id: str,
+        turn: int,
+        calls: Sequence[tuple[ToolCall | InvalidToolCall, str]],
+        *,
+        eager: bool = False,
+    ) -> None:
+        """Record the intents of a batch of calls: committed together, before
+        any of them runs."""
+        if not calls:
+            return
+        *staged, (last, last_key) = calls
+        for call, idempotency_key in staged:
+            self._stage(run_id, _intent(turn, call, idempotency_key, eager, self._encode))
+        await self._commit(run_id, _intent(turn, last, last_key, eager, self._encode))
 
     async def approval_decided(
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
@@ -290,9 +410,7 @@ class JournalObserver(RunObserver):
         if decision.arguments is not None:
             record.update(_arguments_record(decision.arguments))
         data = self._encode(record)
-        await self._call(
-            lambda: self.journal.record_event(run_id, "approval", data, turn=turn, call_id=call_id)
-        )
+        await self._commit(run_id, Step("approval", data, turn, call_id=call_id))
 
     async def tool_finished(
         self,
@@ -326,11 +444,7 @@ class JournalObserver(RunObserver):
         arguments = payload.pop("arguments", {})
         payload.update(_arguments_record(arguments if isinstance(arguments, dict) else {}))
         data = self._encode({"result": payload, "eager": eager, "interrupted": interrupted})
-        await self._call(
-            lambda: self.journal.record_event(
-                run_id, "tool_outcome", data, turn=turn, call_id=call.id
-            )
-        )
+        await self._commit(run_id, Step("tool_outcome", data, turn, call_id=call.id))
         self._calls[run_id] = self._calls.get(run_id, 0) + 1
 
     async def run_finished(self, run_id: str, result: RunResult) -> None:
@@ -344,11 +458,7 @@ class JournalObserver(RunObserver):
                 "usage": result.usage.to_dict(),
             }
         )
-        await self._call(
-            lambda: self.journal.record_end(
-                run_id, status=result.outcome, summary=summary, data=summary
-            )
-        )
+        await self._commit(run_id, end_step(result.outcome, summary, summary))
         self._forget(run_id)
 
     async def run_failed(self, run_id: str, error: BaseException) -> None:
@@ -363,10 +473,11 @@ class JournalObserver(RunObserver):
         }
         text = self._encode(record)
         status = "cancelled" if cancelled else "failed"
+        steps = [*self._pending.pop(run_id, ()), end_step(status, text, text)]
         try:
             # Shielded by the agent; the write is short. A journal that cannot
             # be written must not hide the error that ended the run.
-            self.journal.record_end(run_id, status=status, summary=text, data=text)
+            self._write(run_id, steps)
         except ToolwireError:
             import logging
 

@@ -10,9 +10,9 @@ process gets when it tries to run or resume a run that a live process holds.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolwire.errors import ToolwireError
 
@@ -23,6 +23,8 @@ __all__ = [
     "RunLeased",
     "RunLog",
     "RunSummary",
+    "Step",
+    "end_step",
     "loads_record",
     "summary_from_row",
 ]
@@ -128,6 +130,39 @@ class JournalEvent:
             "call_id": self.call_id,
             "data": self.data,
         }
+
+
+class Step(NamedTuple):
+    """One record of a run on its way to a journal: an event (``kind``,
+    ``data`` and where it belongs), with the conversation messages it first
+    carries; a run's start (``run_started``: ``data`` is the header,
+    ``messages`` the conversation it starts from); or its end
+    (``run_finished``/``run_failed``, see :func:`end_step`)."""
+
+    kind: str
+    data: str
+    turn: int | None = None
+    attempt: int | None = None
+    call_id: str | None = None
+    messages: Sequence[str] = ()
+    first_position: int = 0
+    status: str | None = None
+    """A run's end: its final status (see :data:`RUN_STATUSES`)."""
+    summary: str | None = None
+    """A run's end: JSON text with ``turns``, ``tool_calls``, ``usage``,
+    ``output`` and ``error``."""
+
+
+def end_step(status: str, summary: str, data: str) -> Step:
+    """The record of a run's end with ``status``.
+
+    Raises:
+        JournalError: ``status`` is not a final status.
+    """
+    if status not in RUN_STATUSES or status == "running":
+        raise JournalError(f"not a final run status: {status!r}")
+    kind = "run_failed" if status in ("failed", "cancelled") else "run_finished"
+    return Step(kind, data, status=status, summary=summary)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

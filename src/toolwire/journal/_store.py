@@ -6,7 +6,8 @@ A journal is an append-only log per run plus one summary row per run. Three
 tables hold it:
 
 * ``runs``: one row per run (model, provider, settings, status, final usage
-  and output), updated when the run starts, resumes and ends;
+  and output), updated when the run starts, resumes and ends, with an
+  integer ``id`` that keys the run's rows in the other two tables;
 * ``events``: the steps of every run, numbered ``seq`` 1, 2, 3... within the
   run (``run_started``, ``model_request``, ``model_response``,
   ``model_failed``, ``tool_intent``, ``approval``, ``tool_outcome``,
@@ -18,7 +19,10 @@ tables hold it:
 
 Each write is one short transaction, committed before the agent takes the
 step it records: the intent of a tool call is on disk before the tool runs.
-The file is in WAL mode with ``synchronous=NORMAL``: a commit is a write to
+:meth:`SQLiteJournal.record_steps` writes several records of a run in one
+transaction (what :class:`~toolwire.journal.JournalObserver` uses to commit
+a record that describes what already happened with the next one that must
+be on disk first). The file is in WAL mode with ``synchronous=NORMAL``: a commit is a write to
 the WAL, not an fsync, which keeps journaling cheap; a killed process (even
 ``kill -9``) loses nothing committed, since the data is in the operating
 system's cache; only a power cut may lose the last commits.
@@ -32,7 +36,8 @@ One connection serves the whole process, behind a lock, so many runs of one
 process (concurrent asyncio tasks, or threads) write safely; other processes
 may write to the same file, SQLite's locks serialize them (``busy_timeout``).
 Each run has one writer at a time, which is what makes the per-run ``seq``
-counter kept in memory correct: the run's lease (:meth:`SQLiteJournal.lease`)
+counter and key kept in memory correct (a transaction that fails forgets
+them, and the next one reads them again): the run's lease (:meth:`SQLiteJournal.lease`)
 enforces it across processes.
 
 Payloads cross the :class:`Journal` protocol as JSON *text*: the observer
@@ -46,23 +51,48 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, TypeVar
 
-from toolwire.journal._files import connect, unreadable
+from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
 from toolwire.journal._lease import hold_lease
 from toolwire.journal._records import (
-    RUN_STATUSES,
     JournalError,
     JournalEvent,
     RunLog,
     RunSummary,
+    Step,
+    end_step,
     loads_record,
     summary_from_row,
 )
 
 __all__ = ["SQLiteJournal"]
+
+T = TypeVar("T")
+
+_RUN = (
+    "SELECT rowid, run_id, started_at, updated_at, status, header, summary, resumes "
+    "FROM runs WHERE run_id = ?"
+)
+_RUNS = (
+    "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
+    "FROM runs ORDER BY rowid DESC LIMIT ?"
+)
+_LAST = (1 << SEQ_BITS) - 1
+"""The largest ``seq`` (and message position) of a run."""
+# A run's events and messages: a range of keys, or (schema 1) its text id.
+_EVENTS = {
+    False: "SELECT seq, at, kind, turn, attempt, call_id, data FROM events "
+    "WHERE key BETWEEN ? AND ? ORDER BY key",
+    True: "SELECT seq, at, kind, turn, attempt, call_id, data FROM events "
+    "WHERE run_id = ? ORDER BY seq",
+}
+_MESSAGES = {
+    False: "SELECT data FROM messages WHERE key BETWEEN ? AND ? ORDER BY key",
+    True: "SELECT data FROM messages WHERE run_id = ? ORDER BY position",
+}
 
 
 class SQLiteJournal:
@@ -92,23 +122,31 @@ class SQLiteJournal:
         self.read_only = read_only
         self._lock = threading.Lock()
         self._seq: dict[str, int] = {}
+        """The last ``seq`` of each run this process writes (it is the run's
+        only writer: the lease says so)."""
+        self._keys: dict[str, int] = {}
+        """The integer key (``runs.id``) of each run this process writes."""
         self._db: sqlite3.Connection | None = connect(
             self.path, timeout=timeout, read_only=read_only
         )
-        self._tables = not read_only or self._has_tables()
+        self._tables = True
+        self._by_text = False
+        if read_only:
+            self._tables, self._by_text = self._layout()
 
-    def _has_tables(self) -> bool:
+    def _layout(self) -> tuple[bool, bool]:
         """Whether a file opened read-only holds the journal's tables (an empty
-        file is a journal with no run yet)."""
+        file is a journal with no run yet), and whether they are of schema 1
+        (keyed by the run's text id), which a reader reads as they are."""
         assert self._db is not None
         try:
             row = self._db.execute(
                 "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'"
             ).fetchone()
+            return bool(row[0]), bool(row[0]) and keyed_by_text(self._db)
         except sqlite3.DatabaseError as exc:
             self.close()
             raise unreadable(self.path, exc) from exc
-        return bool(row[0])
 
     @classmethod
     def memory(cls) -> SQLiteJournal:
@@ -126,7 +164,8 @@ class SQLiteJournal:
 
     # -- writing ---------------------------------------------------------------
 
-    def _write(self, work: Any) -> Any:
+    def _write(self, run_id: str, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one transaction, committed when it returns."""
         if self.read_only:
             raise JournalError(f"the journal {self.path} is open read-only")
         with self._lock:
@@ -139,80 +178,145 @@ class SQLiteJournal:
                     value = work(db)
                 except BaseException:
                     db.execute("ROLLBACK")
+                    # What the transaction counted is undone: read it again.
+                    self._seq.pop(run_id, None)
+                    self._keys.pop(run_id, None)
                     raise
                 db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise unreadable(self.path, exc, writing=True) from exc
             return value
 
-    def _next_seq(self, db: sqlite3.Connection, run_id: str) -> int:
-        seq = self._seq.get(run_id)
-        if seq is None:
-            row = db.execute("SELECT max(seq) FROM events WHERE run_id = ?", (run_id,)).fetchone()
-            seq = row[0] or 0
-        seq += 1
-        self._seq[run_id] = seq
-        return seq
+    def _key(self, db: sqlite3.Connection, run_id: str) -> int:
+        """The run's integer key (``runs.id``), remembered once read."""
+        key = self._keys.get(run_id)
+        if key is None:
+            row = db.execute("SELECT id FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise JournalError(f"no run {run_id!r} in the journal {self.path}")
+            key = self._keys[run_id] = int(row[0])
+        return key
 
-    def _append(
-        self,
-        db: sqlite3.Connection,
-        run_id: str,
-        kind: str,
-        data: str,
-        turn: int | None = None,
-        attempt: int | None = None,
-        call_id: str | None = None,
-    ) -> int:
-        seq = self._next_seq(db, run_id)
+    def _append(self, db: sqlite3.Connection, run_id: str, step: Step) -> int:
+        """Insert one event (and the messages it first carries); its ``seq``."""
+        base = self._key(db, run_id) << SEQ_BITS
+        seq = self._seq.get(run_id)
+        if seq is None:  # the first write of this run by this process
+            row = db.execute(
+                "SELECT max(key) FROM events WHERE key BETWEEN ? AND ?", (base, base + _LAST)
+            ).fetchone()
+            seq = 0 if row[0] is None else row[0] - base
+        seq += 1
+        if seq > _LAST or step.first_position + len(step.messages) > _LAST:
+            raise JournalError(f"run {run_id!r} has more records than a journal holds")
+        self._seq[run_id] = seq
+        if step.messages:
+            # OR IGNORE: a message already stored (a request sent again
+            # after a resume) keeps its first record.
+            run, first = base >> SEQ_BITS, step.first_position
+            db.executemany(
+                "INSERT OR IGNORE INTO messages VALUES (?, ?, ?, ?)",
+                [(base + first + i, run, first + i, text) for i, text in enumerate(step.messages)],
+            )
         db.execute(
-            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, seq, time.time(), kind, turn, attempt, call_id, data),
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                base + seq,
+                base >> SEQ_BITS,
+                seq,
+                time.time(),
+                step.kind,
+                step.turn,
+                step.attempt,
+                step.call_id,
+                step.data,
+            ),
         )
         return seq
+
+    def _start(self, db: sqlite3.Connection, run_id: str, step: Step) -> None:
+        now = time.time()
+        try:
+            cursor = db.execute(
+                "INSERT INTO runs (run_id, started_at, updated_at, status, header) "
+                "VALUES (?, ?, ?, 'running', ?)",
+                (run_id, now, now, step.data),
+            )
+        except sqlite3.IntegrityError:
+            raise JournalError(
+                f"the run id {run_id!r} is already in the journal; resume it, or "
+                "start a new run with another id"
+            ) from None
+        assert cursor.lastrowid is not None
+        self._keys[run_id] = cursor.lastrowid
+        self._seq[run_id] = 0
+        self._append(db, run_id, step)
+
+    def _end(self, db: sqlite3.Connection, run_id: str, step: Step) -> None:
+        self._append(db, run_id, step)
+        db.execute(
+            "UPDATE runs SET status = ?, summary = ?, updated_at = ? WHERE id = ?",
+            (step.status, step.summary, time.time(), self._keys[run_id]),
+        )
+
+    def _apply(self, db: sqlite3.Connection, run_id: str, step: Step) -> int:
+        if step.kind == "run_started":
+            self._start(db, run_id, step)
+            return 1
+        if step.status is not None:
+            self._end(db, run_id, step)
+            return 0
+        return self._append(db, run_id, step)
+
+    def record_steps(self, run_id: str, steps: Sequence[Step]) -> None:
+        """Write several records of one run in one transaction (durable, all of
+        them or none, when this returns): a run's start, events, its end.
+
+        Raises:
+            JournalError: a new run's id is taken, the run is unknown, or the
+                journal cannot be written.
+        """
+
+        def work(db: sqlite3.Connection) -> None:
+            for step in steps:
+                self._apply(db, run_id, step)
+
+        self._write(run_id, work)
+        if steps and steps[-1].status is not None:
+            self._forget(run_id)
+
+    def _forget(self, run_id: str) -> None:
+        """The run is over for this process: forget its counters."""
+        self._seq.pop(run_id, None)
+        self._keys.pop(run_id, None)
 
     def record_run(
         self, run_id: str, *, header: str, messages: Sequence[str], resumed: bool
     ) -> int:
         """See :meth:`Journal.record_run`."""
-
-        def work(db: sqlite3.Connection) -> int:
-            now = time.time()
-            if resumed:
-                updated = db.execute(
-                    "UPDATE runs SET status = 'running', updated_at = ?, summary = NULL, "
-                    "resumes = resumes + 1 WHERE run_id = ?",
-                    (now, run_id),
-                ).rowcount
-                if updated != 1:
-                    raise JournalError(f"no run {run_id!r} in the journal {self.path}")
-                self._seq.pop(run_id, None)
-                self._append(db, run_id, "run_resumed", header)
-                row = db.execute(
-                    "SELECT count(*) FROM messages WHERE run_id = ?", (run_id,)
-                ).fetchone()
-                return int(row[0])
-            try:
-                db.execute(
-                    "INSERT INTO runs (run_id, started_at, updated_at, status, header) "
-                    "VALUES (?, ?, ?, 'running', ?)",
-                    (run_id, now, now, header),
-                )
-            except sqlite3.IntegrityError:
-                raise JournalError(
-                    f"the run id {run_id!r} is already in the journal; resume it, or "
-                    "start a new run with another id"
-                ) from None
-            self._seq[run_id] = 0
-            self._append(db, run_id, "run_started", header)
-            db.executemany(
-                "INSERT INTO messages VALUES (?, ?, ?)",
-                [(run_id, i, text) for i, text in enumerate(messages)],
+        if not resumed:
+            self._write(
+                run_id,
+                lambda db: self._start(db, run_id, Step("run_started", header, messages=messages)),
             )
             return len(messages)
 
-        count: int = self._write(work)
-        return count
+        def resume(db: sqlite3.Connection) -> int:
+            self._seq.pop(run_id, None)  # another process may have written since
+            key = self._key(db, run_id)
+            db.execute(
+                "UPDATE runs SET status = 'running', updated_at = ?, summary = NULL, "
+                "resumes = resumes + 1 WHERE id = ?",
+                (time.time(), key),
+            )
+            self._append(db, run_id, Step("run_resumed", header))
+            base = key << SEQ_BITS
+            row = db.execute(
+                "SELECT count(*) FROM messages WHERE key BETWEEN ? AND ?", (base, base + _LAST)
+            ).fetchone()
+            return int(row[0])
+
+        return self._write(run_id, resume)
 
     def record_event(
         self,
@@ -227,36 +331,14 @@ class SQLiteJournal:
         first_position: int = 0,
     ) -> int:
         """See :meth:`Journal.record_event`."""
-
-        def work(db: sqlite3.Connection) -> int:
-            if messages:
-                # OR IGNORE: a message already stored (a request sent again
-                # after a resume) keeps its first record.
-                db.executemany(
-                    "INSERT OR IGNORE INTO messages VALUES (?, ?, ?)",
-                    [(run_id, first_position + i, text) for i, text in enumerate(messages)],
-                )
-            return self._append(db, run_id, kind, data, turn, attempt, call_id)
-
-        seq: int = self._write(work)
-        return seq
+        step = Step(kind, data, turn, attempt, call_id, messages, first_position)
+        return self._write(run_id, lambda db: self._append(db, run_id, step))
 
     def record_end(self, run_id: str, *, status: str, summary: str, data: str) -> None:
         """See :meth:`Journal.record_end`."""
-        if status not in RUN_STATUSES or status == "running":
-            raise JournalError(f"not a final run status: {status!r}")
-        kind = "run_failed" if status in ("failed", "cancelled") else "run_finished"
-
-        def work(db: sqlite3.Connection) -> None:
-            self._append(db, run_id, kind, data)
-            db.execute(
-                "UPDATE runs SET status = ?, summary = ?, updated_at = ? WHERE run_id = ?",
-                (status, summary, time.time(), run_id),
-            )
-
-        self._write(work)
-        # The run is over for this process: forget its counters.
-        self._seq.pop(run_id, None)
+        step = end_step(status, summary, data)
+        self._write(run_id, lambda db: self._end(db, run_id, step))
+        self._forget(run_id)
 
     # -- reading ---------------------------------------------------------------
 
@@ -275,20 +357,14 @@ class SQLiteJournal:
 
     def load_run(self, run_id: str) -> RunLog:
         """See :meth:`Journal.load_run`."""
-        rows = self._read(
-            "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
-            "FROM runs WHERE run_id = ?",
-            (run_id,),
-        )
+        rows = self._read(_RUN, (run_id,))
         if not rows:
             raise JournalError(f"no run {run_id!r} in the journal {self.path}")
-        run = summary_from_row(rows[0])
+        run = summary_from_row(rows[0][1:])
+        base = rows[0][0] << SEQ_BITS
+        key: tuple[Any, ...] = (run_id,) if self._by_text else (base, base + _LAST)
         events: list[JournalEvent] = []
-        for seq, at, kind, turn, attempt, call_id, data in self._read(
-            "SELECT seq, at, kind, turn, attempt, call_id, data FROM events "
-            "WHERE run_id = ? ORDER BY seq",
-            (run_id,),
-        ):
+        for seq, at, kind, turn, attempt, call_id, data in self._read(_EVENTS[self._by_text], key):
             payload = loads_record(data, f"{kind} record")
             if not isinstance(payload, dict):
                 raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
@@ -304,9 +380,7 @@ class SQLiteJournal:
                 )
             )
         messages: list[dict[str, Any]] = []
-        for (text,) in self._read(
-            "SELECT data FROM messages WHERE run_id = ? ORDER BY position", (run_id,)
-        ):
+        for (text,) in self._read(_MESSAGES[self._by_text], key):
             message = loads_record(text, "message")
             if not isinstance(message, dict):
                 raise JournalError(f"run {run_id}: a stored message is not a JSON object")
@@ -315,11 +389,7 @@ class SQLiteJournal:
 
     def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
         """See :meth:`Journal.list_runs`."""
-        rows = self._read(
-            "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
-            "FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?",
-            (max(limit, 0),),
-        )
+        rows = self._read(_RUNS, (max(limit, 0),))
         return [summary_from_row(row) for row in rows]
 
     def find_run(self, ref: str) -> str:
@@ -327,9 +397,7 @@ class SQLiteJournal:
         if self._read("SELECT 1 FROM runs WHERE run_id = ?", (ref,)):
             return ref
         if ref == "last":
-            rows = self._read(
-                "SELECT run_id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1", ()
-            )
+            rows = self._read("SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1", ())
             if not rows:
                 raise JournalError(f"the journal {self.path} holds no run")
             return str(rows[0][0])
