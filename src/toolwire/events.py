@@ -94,9 +94,8 @@ class ToolCallDelta:
     def partial(self) -> Any:
         """The arguments parsed so far: complete keys and values, strings as far
         as they have arrived, numbers and literals only once complete."""
-        if self.source is None:
-            return {}
-        return self.source.partial_at(self.mark)
+        source = self.source
+        return {} if source is None else source.partial_at(self.mark)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ from tests._json_strategies import json_text
 from toolwire import StreamDecoder
 from toolwire.codecs import AnthropicCodec, OpenAIChatCodec
 from toolwire.codecs._args_event import learn_openai_head
+from toolwire.errors import RemoteProtocolError
 from toolwire.events import Event, StreamFailed, ToolCallDelta
 from toolwire.framing import SSEDecoder
 from toolwire.types import StreamResult
@@ -390,3 +391,27 @@ def test_a_limit_passed_on_the_short_way_fails_the_stream_as_on_the_general_way(
         results.append(_outcome(decoder.result()))
     assert results[0] == results[1]
     assert results[0][0] == ("RemoteProtocolError", "a choice has more than 3 tool calls")
+
+
+@pytest.mark.parametrize("line", [b"data: " + b"x" * 20, b"data: " + b"x" * 100])
+def test_a_piece_past_the_reader_limit_is_read_line_by_line(line: bytes) -> None:
+    # Several short events in one piece longer than the limit; with a line over
+    # it, the events before that line come first and the error after, as
+    # feed_pairs gives them.
+    body = (line + b"\n\n") * 5 + b"event: ping\ndata: {}\n\n"
+    matcher = AnthropicCodec().args_event
+    assert matcher is not None
+    matching, plain = SSEDecoder(max_event_bytes=64), SSEDecoder(max_event_bytes=64)
+    got = _read(lambda piece: matching.feed_matched(piece, matcher), body)
+    assert got == _read(plain.feed_pairs, body)
+    assert ("exceeds" in str(got)) is (len(line) > 64)
+
+
+def _read(feed: Callable[[bytes], list[Any]], body: bytes) -> list[Any]:
+    out: list[Any] = []
+    for piece in (body, b"data: more\n\n"):
+        try:
+            out.append(feed(piece))
+        except RemoteProtocolError as exc:
+            out.append(str(exc))
+    return out

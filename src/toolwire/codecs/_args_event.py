@@ -55,9 +55,8 @@ _OPENAI_ARGS_BODY: Final = re.compile(
 
 
 def string_text(raw: str) -> str | None:
-    """The text of a string's raw content; ``None`` when an escape is invalid."""
-    if "\\" not in raw:
-        return raw
+    """The text of a string's raw content that holds a backslash (the codecs
+    take one without as it is); ``None`` when an escape is invalid."""
     try:
         text: str = loads_fast('"' + raw + '"')
     except ValueError:
