@@ -1,5 +1,7 @@
 """The public names are exported, sorted and complete."""
 
+import pytest
+
 import toolwire
 
 
@@ -55,6 +57,8 @@ def test_the_agent_face_is_honest() -> None:
     for name in ("AgentError", "MaxTurnsExceeded", "RetryBudgetExhausted"):
         assert name not in toolwire.__all__ and not hasattr(toolwire, name)
     # The older names of the agent's tool events still resolve, unexported.
-    assert toolwire.ToolStarted is toolwire.ToolExecutionStarted
-    assert toolwire.ToolFinished is toolwire.ToolExecutionFinished
+    with pytest.warns(DeprecationWarning, match="ToolExecutionStarted"):
+        assert toolwire.ToolStarted is toolwire.ToolExecutionStarted
+    with pytest.warns(DeprecationWarning, match="ToolExecutionFinished"):
+        assert toolwire.ToolFinished is toolwire.ToolExecutionFinished
     assert "ToolStarted" not in toolwire.__all__

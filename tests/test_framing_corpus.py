@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire.errors import ToolwireError
-from toolwire.framing import JSONArrayDecoder, NDJSONDecoder, ServerSentEvent, SSEDecoder
+from toolwire.stream.framing import JSONArrayDecoder, NDJSONDecoder, ServerSentEvent, SSEDecoder
 
 CORPUS = Path(__file__).parent / "fixtures" / "conformance"
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire.errors import RemoteProtocolError, StreamTruncated, UsageError
-from toolwire.framing import JSONArrayDecoder, NDJSONDecoder, SSEDecoder
+from toolwire.stream.framing import JSONArrayDecoder, NDJSONDecoder, SSEDecoder
 
 
 def ndjson(*pieces: bytes) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.framing import (
+from toolwire.stream.framing import (
     END_OF_BODY,
     FrameReader,
     JSONArrayDecoder,
@@ -95,6 +95,7 @@ def test_a_json_array_element_past_the_depth_limit_is_refused() -> None:
 
 
 def test_the_old_import_path_still_works() -> None:
-    from toolwire import sse
+    with pytest.warns(DeprecationWarning, match=r"toolwire\.sse is now toolwire\.stream\.framing"):
+        from toolwire import sse
 
     assert sse.SSEDecoder is SSEDecoder and sse.NDJSONDecoder is NDJSONDecoder

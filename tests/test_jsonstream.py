@@ -15,13 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._json_strategies import DUMP_STYLES, corpus_arguments, dump_styles, json_documents
-from toolwire._jsonstream import (
+from toolwire.errors import ToolwireError, UsageError
+from toolwire.stream._jsonstream import (
     CompletionScanner,
     LazyPartial,
     PartialJSONError,
     PartialJSONParser,
 )
-from toolwire.errors import ToolwireError, UsageError
 
 GEN_PY = Path("/work/shared/bench/gen.py")
 

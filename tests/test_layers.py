@@ -19,25 +19,14 @@ import toolwire
 
 SRC = Path(toolwire.__file__).resolve().parent
 CORE = {
-    "toolwire._calls",
-    "toolwire._choice",
-    "toolwire._json",
-    "toolwire._jsonschema",
-    "toolwire._jsonstream",
-    "toolwire._parts",
-    "toolwire._repair",
-    "toolwire.accumulate",
-    "toolwire.codecs",
-    "toolwire.decoder",
     "toolwire.errors",
     "toolwire.events",
-    "toolwire.framing",
-    "toolwire.limits",
     "toolwire.messages",
-    "toolwire.sse",
+    "toolwire.stream",
     "toolwire.types",
 }
-"""The sans-I/O core (and what it is built from): each name with its submodules."""
+"""The sans-I/O core (the ``stream`` package) and the value types it is built
+from: each name with its submodules."""
 
 
 def module_name(path: Path) -> str:
@@ -147,10 +136,10 @@ def in_core(name: str) -> bool:
 
 
 def test_the_graph_is_read_from_the_source() -> None:
-    assert "toolwire.agent" in GRAPH and "toolwire.decoder" in GRAPH["toolwire.agent"] | {
+    assert "toolwire.agent" in GRAPH and "toolwire.stream.decoder" in GRAPH["toolwire.agent"] | {
         m for m in GRAPH["toolwire.agent"] for m in GRAPH[m]
     }
-    assert "toolwire.accumulate" in GRAPH["toolwire.decoder"]
+    assert "toolwire.stream.accumulate" in GRAPH["toolwire.stream.decoder"]
 
 
 def test_the_cycle_finder_finds_cycles() -> None:
@@ -179,7 +168,7 @@ def test_the_core_imports_nothing_above_it() -> None:
 
 
 def test_the_run_value_types_sit_below_the_loop_the_journal_and_the_observers() -> None:
-    for name in ("toolwire.run", "toolwire.loop", "toolwire.observe"):
+    for name in ("toolwire.run", "toolwire.agent.loop", "toolwire.observe"):
         reached = _reach(name)
         assert "toolwire.agent" not in reached, name
         assert "toolwire.journal" not in reached, name
@@ -210,3 +199,31 @@ def test_errors_and_types_do_not_import_each_other_even_for_type_checkers() -> N
         for alias in node.names
     ]
     assert not [name for name in imported if name.startswith("toolwire")]
+
+
+PUBLIC_FACES = {
+    "__init__",
+    "__main__",
+    "_compat",
+    "backoff",
+    "errors",
+    "events",
+    "messages",
+    "observe",
+    "ray",
+    "run",
+    "types",
+}
+"""The only modules directly under ``src/toolwire/``: public faces (value
+types, errors, the observer protocol, the Ray entry point), ``__main__`` and
+the one home of older names. Everything else lives in a package that says
+which layer it belongs to."""
+
+
+def test_only_public_faces_sit_at_the_top() -> None:
+    assert {p.stem for p in SRC.glob("*.py")} == PUBLIC_FACES
+
+
+def test_the_layers_are_packages() -> None:
+    packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
+    assert {"stream", "http", "agent", "tools", "journal", "testing"} <= packages

@@ -15,8 +15,8 @@ from tests._json_strategies import (
     json_documents_int64,
     json_values_int64,
 )
-from toolwire._repair import ArgumentsParseError, parse_arguments
 from toolwire.errors import ToolwireError
+from toolwire.stream._repair import ArgumentsParseError, parse_arguments
 
 # -- rule 1: nothing means no arguments ----------------------------------------
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire.errors import RemoteProtocolError, UsageError
-from toolwire.framing import ServerSentEvent, SSEDecoder
+from toolwire.stream.framing import ServerSentEvent, SSEDecoder
 
 
 def decode(*pieces: bytes, close: bool = True) -> list[ServerSentEvent]:

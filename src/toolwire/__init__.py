@@ -12,14 +12,15 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from toolwire.decoder import DecodedFrame as DecodedFrame
-from toolwire.decoder import StreamDecoder as StreamDecoder
+from toolwire import _compat
 from toolwire.errors import *  # noqa: F403
 from toolwire.errors import __all__ as _errors_all
 from toolwire.events import *  # noqa: F403
 from toolwire.events import __all__ as _events_all
 from toolwire.messages import *  # noqa: F403
 from toolwire.messages import __all__ as _messages_all
+from toolwire.stream.decoder import DecodedFrame as DecodedFrame
+from toolwire.stream.decoder import StreamDecoder as StreamDecoder
 from toolwire.types import *  # noqa: F403
 from toolwire.types import __all__ as _types_all
 
@@ -37,6 +38,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         run_batch,
     )
     from toolwire.http import HttpRequest, HttpResponse, Transport  # noqa: F401 - re-exported lazily
+    from toolwire.http.transport import (  # noqa: F401 - re-exported lazily
+        BodyLimits,
+        HttpRetryPolicy,
+        HttpxTransport,
+        Timeouts,
+    )
     from toolwire.journal import (  # noqa: F401 - re-exported lazily
         Journal,
         JournalError,
@@ -81,12 +88,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolRunner,
         tool,
     )
-    from toolwire.transport import (  # noqa: F401 - re-exported lazily
-        BodyLimits,
-        HttpRetryPolicy,
-        HttpxTransport,
-        Timeouts,
-    )
 
 __version__ = "0.1.0"
 
@@ -120,9 +121,9 @@ _LAZY: dict[str, str] = {
     "Gemini": "toolwire.providers",
     "HttpRequest": "toolwire.http",
     "HttpResponse": "toolwire.http",
-    "BodyLimits": "toolwire.transport",
-    "HttpRetryPolicy": "toolwire.transport",
-    "HttpxTransport": "toolwire.transport",
+    "BodyLimits": "toolwire.http.transport",
+    "HttpRetryPolicy": "toolwire.http.transport",
+    "HttpxTransport": "toolwire.http.transport",
     "LocalRunner": "toolwire.tools",
     "ProcessRunner": "toolwire.tools",
     "MCPConnection": "toolwire.mcp",
@@ -138,7 +139,7 @@ _LAZY: dict[str, str] = {
     "RunLog": "toolwire.journal",
     "RunSummary": "toolwire.journal",
     "SQLiteJournal": "toolwire.journal",
-    "Timeouts": "toolwire.transport",
+    "Timeouts": "toolwire.http.transport",
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",
     "ToolInvocation": "toolwire.tools",
@@ -163,11 +164,8 @@ __all__ = sorted(
 )
 
 
-# Older names, still importable but no longer exported: name -> module.
-_ALIASES: dict[str, str] = {
-    "ToolFinished": "toolwire.run",  # ToolExecutionFinished
-    "ToolStarted": "toolwire.run",  # ToolExecutionStarted
-}
+# Older names and module paths, still importable but no longer exported.
+_compat.install()
 
 # Subpackages reachable as attributes without importing them first, as the
 # README writes them (`toolwire.adapters.openai_chat(...)`, `toolwire.mcp...`).
@@ -184,7 +182,7 @@ _SUBMODULES = frozenset(
         "ray",
         "testing",
         "tools",
-        "transport",
+        "http",
     }
 )
 
@@ -192,7 +190,9 @@ _SUBMODULES = frozenset(
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"toolwire.{name}")
-    module = _LAZY.get(name) or _ALIASES.get(name)
+    if name in _compat.RENAMED:
+        return _compat.renamed(name)
+    module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)

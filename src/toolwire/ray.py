@@ -368,7 +368,7 @@ class RayExecutor:
         try:
             return bytes(_cloudpickle().dumps(payload))
         except Exception as exc:
-            # The model is told; the toolbox logs the failure (see toolwire._log).
+            # The model is told; the toolbox logs the failure (see toolwire.tools._log).
             logger.debug("tool %r cannot be pickled for Ray", invocation.tool.name, exc_info=exc)
             raise RayTaskFailed(
                 f"the tool {invocation.tool.name!r} cannot be sent to a Ray worker: its "

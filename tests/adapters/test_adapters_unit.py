@@ -24,7 +24,7 @@ from toolwire import (
     ToolCallReady,
     UsageError,
 )
-from toolwire.framing import SSEDecoder
+from toolwire.stream.framing import SSEDecoder
 
 pytestmark = pytest.mark.anyio
 

@@ -32,7 +32,7 @@ from toolwire import (
     StreamTruncated,
     ToolCallReady,
 )
-from toolwire.framing import SSEDecoder
+from toolwire.stream.framing import SSEDecoder
 from toolwire.testing import EmulationServer
 
 from .conftest import SDK_ASYNC_CLIENT, SDK_TRACES, USER, trace_id

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from toolwire.errors import StreamTruncated
-from toolwire.loop import (
+from toolwire.agent.loop import (
     Broken,
     Deny,
     Fail,
@@ -23,6 +22,7 @@ from toolwire.loop import (
     next_step,
     settle,
 )
+from toolwire.errors import StreamTruncated
 from toolwire.tools import Tool, ToolResult, tool
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
 

@@ -27,10 +27,10 @@ from toolwire import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.http.transport import HttpxTransport
 from toolwire.messages import Message
 from toolwire.providers import Provider
 from toolwire.testing import EmulationServer, Scenario
-from toolwire.transport import HttpxTransport
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from toolwire.errors import UsageError
+from toolwire.http.transport import Timeouts
 from toolwire.testing import Cassette, RecordingProxy, Scenario
-from toolwire.transport import Timeouts
 
 from ._support import Upstream
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from toolwire.decoder import StreamDecoder
+from toolwire.stream.decoder import StreamDecoder
 from toolwire.testing import CassetteServer, RecordingProxy, Scenario
 
 from ..conftest import CORPUS

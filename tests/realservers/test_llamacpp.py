@@ -34,8 +34,8 @@ from tests.realservers.cache import Tokens
 from tests.realservers.servers import Server
 from toolwire import ChoiceFinished, ToolCall, ToolCallInvalid, ToolCallReady
 from toolwire.http import ErrorParser, HttpRequest, HttpResponse, StreamResponse
+from toolwire.http.transport import HttpxTransport, Timeouts
 from toolwire.providers import OpenAIChat, ToolChoice
-from toolwire.transport import HttpxTransport, Timeouts
 
 pytestmark = pytest.mark.anyio
 

@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 
 from tests._json_strategies import json_text
 from toolwire import StreamDecoder
-from toolwire.codecs import AnthropicCodec, OpenAIChatCodec
-from toolwire.codecs._args_event import learn_openai_head
 from toolwire.errors import RemoteProtocolError
 from toolwire.events import Event, StreamFailed, ToolCallDelta
-from toolwire.framing import SSEDecoder
+from toolwire.stream.codecs import AnthropicCodec, OpenAIChatCodec
+from toolwire.stream.codecs._args_event import learn_openai_head
+from toolwire.stream.framing import SSEDecoder
 from toolwire.types import StreamResult
 
 Mutation = Callable[[bytes], bytes]
@@ -369,7 +369,7 @@ def test_openai_learns_nothing_from_members_that_are_not_an_objects() -> None:
 def test_a_limit_passed_on_the_short_way_fails_the_stream_as_on_the_general_way(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("toolwire.accumulate.MAX_TOOL_CALLS", 3)
+    monkeypatch.setattr("toolwire.stream.accumulate.MAX_TOOL_CALLS", 3)
     head = b'data: {"id":"c","object":"chat.completion.chunk","model":"m",'
 
     def args(index: int) -> bytes:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from toolwire import RemoteProtocolError, StreamDecoder, StreamErrorEvent, StreamResult
-from toolwire.decoder import decode_response
+from toolwire.stream.decoder import decode_response
 
 
 def decode(dialect: str, *payloads: Any, end: bytes = b"") -> StreamResult:

@@ -21,8 +21,8 @@ import pytest
 import toolwire
 from tests.stream._chunks import DONE, chunk, tc
 from toolwire import RemoteProtocolError, StreamDecoder, StreamResult, ToolCall
-from toolwire.framing import SniffingReader
-from toolwire.limits import MAX_JSON_DEPTH
+from toolwire.stream.framing import SniffingReader
+from toolwire.stream.limits import MAX_JSON_DEPTH
 
 MB = 1024 * 1024
 
@@ -293,7 +293,7 @@ def test_twenty_thousand_distinct_calls_each_decoded_once() -> None:
 
 
 def test_more_calls_than_the_limit_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolwire.accumulate.MAX_TOOL_CALLS", 50)
+    monkeypatch.setattr("toolwire.stream.accumulate.MAX_TOOL_CALLS", 50)
     result = decode(_many_calls(60), "openai-chat")
     assert isinstance(result.error, RemoteProtocolError)
     assert "more than 50 tool calls" in result.error.message
@@ -304,7 +304,7 @@ def test_more_calls_than_the_limit_is_a_typed_error(monkeypatch: pytest.MonkeyPa
 
 
 def test_arguments_past_their_cap_make_one_invalid_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolwire._calls.MAX_ARGUMENTS_CHARS", 1000)
+    monkeypatch.setattr("toolwire.stream._calls.MAX_ARGUMENTS_CHARS", 1000)
     big = chunk(tc(0, "a", "f", '{"x": "')) + b"".join(
         chunk(tc(0, args="y" * 100)) for _ in range(30)
     )
@@ -318,7 +318,7 @@ def test_arguments_past_their_cap_make_one_invalid_call(monkeypatch: pytest.Monk
 
 
 def test_text_past_its_cap_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolwire.accumulate.MAX_TEXT_CHARS", 1000)
+    monkeypatch.setattr("toolwire.stream.accumulate.MAX_TEXT_CHARS", 1000)
     body = b"".join(chunk(content="z" * 100) for _ in range(20)) + chunk(finish="stop") + DONE
     result = decode(body, "openai-chat")
     assert isinstance(result.error, RemoteProtocolError)
@@ -350,7 +350,7 @@ def test_auto_looks_at_each_held_frame_once() -> None:
 
 
 def test_auto_holds_a_bounded_amount(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolwire.decoder.MAX_FRAME_BYTES", 1000)
+    monkeypatch.setattr("toolwire.stream.decoder.MAX_FRAME_BYTES", 1000)
     result = decode(b'data: {"x": 1}\n\n' * 200, "auto")
     assert isinstance(result.error, RemoteProtocolError)
     assert "could not tell" in result.error.message

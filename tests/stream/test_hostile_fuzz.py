@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolwire import StreamDecoder, ToolwireError
-from toolwire._json import value_depth
-from toolwire.limits import MAX_JSON_DEPTH
+from toolwire.stream._json import value_depth
+from toolwire.stream.limits import MAX_JSON_DEPTH
 
 
 def _text_arguments(draw: st.DrawFn) -> bytes:

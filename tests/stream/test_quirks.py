@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolwire.cli import main
-from toolwire.decoder import StreamDecoder
+from toolwire.stream.decoder import StreamDecoder
 
 from ..conftest import CORPUS, TRACES
 

@@ -127,8 +127,9 @@ def test_the_former_keyword_api_is_still_accepted() -> None:
 def test_the_core_imports_no_io_library() -> None:
     code = (
         "import sys\n"
-        "import toolwire, toolwire.decoder, toolwire.accumulate, toolwire.framing\n"
-        "import toolwire.codecs, toolwire._jsonstream, toolwire._repair\n"
+        "import toolwire, toolwire.stream.decoder, toolwire.stream.accumulate\n"
+        "import toolwire.stream.framing\n"
+        "import toolwire.stream.codecs, toolwire.stream._jsonstream, toolwire.stream._repair\n"
         "bad = [m for m in ('httpx', 'anyio', 'asyncio', 'socket', 'trio', 'starlette',"
         " 'uvicorn', 'ssl', 'pydantic') if m in sys.modules]\n"
         "print(','.join(bad))\n"

@@ -21,10 +21,10 @@ import pytest
 
 from tests.conftest import TRACES, Trace
 from toolwire import Anthropic, Gemini, OpenAIChat, OpenAIResponses, StreamDecoder, StreamResult
-from toolwire.decoder import decode_response
-from toolwire.framing import SSEDecoder
 from toolwire.messages import UserMessage
 from toolwire.providers import Provider
+from toolwire.stream.decoder import decode_response
+from toolwire.stream.framing import SSEDecoder
 from toolwire.testing import EmulationServer
 
 pytestmark = pytest.mark.anyio

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field
 
 import toolwire
 from toolwire import Tool, ToolArgumentsInvalid, Toolbox, ToolContext, UsageError, tool
-from toolwire.codecs.openai_schema import to_openai_strict
 from toolwire.examples import SAMPLE_TOOLS, PaymentLedger, payment_tool
+from toolwire.stream.codecs.openai_schema import to_openai_strict
 from toolwire.tools._validation import validate_instance
 
 

@@ -77,13 +77,13 @@ async def test_429_with_retry_after_then_success(
 ) -> None:
     path = server.path("rate-limited")
     sleep = SleepRecorder()
-    caplog.set_level(logging.INFO, logger="toolwire.transport")
+    caplog.set_level(logging.INFO, logger="toolwire.http.transport")
     async with HttpxTransport(sleep=sleep) as transport:
         response = await transport.send(post(server.url + path + "?after=2"))
     assert response.status_code == 200
     assert server.counts[path] == 2  # counted by the server
     assert sleep.delays == [2.0]  # exactly what Retry-After said
-    records = [r for r in caplog.records if r.name == "toolwire.transport"]
+    records = [r for r in caplog.records if r.name == "toolwire.http.transport"]
     assert len(records) == 1 and records[0].levelno == logging.INFO
     assert "HTTP 429" in records[0].getMessage() and "attempt 2 of 3" in records[0].getMessage()
 

@@ -8,14 +8,14 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from toolwire._json import dumps
-from toolwire._parts import StreamEndPart
-from toolwire.accumulate import Accumulator
 from toolwire.adapters._shapes import Shape
-from toolwire.codecs import Codec, codec_for
-from toolwire.codecs._common import error_event
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError, UsageError
 from toolwire.events import Event
+from toolwire.stream._json import dumps
+from toolwire.stream._parts import StreamEndPart
+from toolwire.stream.accumulate import Accumulator
+from toolwire.stream.codecs import Codec, codec_for
+from toolwire.stream.codecs._common import error_event
 from toolwire.types import StreamResult
 
 IdFactory = Callable[[], str]

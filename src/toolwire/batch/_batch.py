@@ -14,7 +14,6 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from toolwire import _json
 from toolwire.batch._records import (
     BatchProgress,
     BatchRecord,
@@ -25,6 +24,7 @@ from toolwire.batch._records import (
 )
 from toolwire.batch._runs import _idle, _ray_runner, _run_one
 from toolwire.errors import UsageError
+from toolwire.stream import _json
 
 if TYPE_CHECKING:
     from toolwire.agent import Agent

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal, TypeAlias
 
-from toolwire import _json
 from toolwire.errors import UsageError
+from toolwire.stream import _json
 
 logger = logging.getLogger("toolwire.batch")
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from toolwire._log import log_failure
 from toolwire.batch._records import BatchRecord
 from toolwire.errors import ToolwireError, UsageError
+from toolwire.tools._log import log_failure
 
 if TYPE_CHECKING:
     from toolwire.agent import Agent

@@ -21,7 +21,6 @@ from pathlib import Path
 import click
 from typing_extensions import assert_never
 
-from toolwire.decoder import DecodedFrame, StreamDecoder
 from toolwire.events import (
     ChoiceFinished,
     Event,
@@ -36,6 +35,7 @@ from toolwire.events import (
     ToolCallStarted,
     UsageReported,
 )
+from toolwire.stream.decoder import DecodedFrame, StreamDecoder
 from toolwire.types import DIALECTS, StreamResult
 
 __all__ = ["inspect"]

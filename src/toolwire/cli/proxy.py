@@ -61,9 +61,9 @@ def proxy(
     that `toolwire serve --cassette` replays.
     """
     from toolwire.errors import ToolwireError
+    from toolwire.http.transport import Timeouts
     from toolwire.testing import RecordingProxy
     from toolwire.testing._serving import is_loopback
-    from toolwire.transport import Timeouts
 
     if not allow_remote and not is_loopback(host):
         raise click.UsageError(

@@ -41,14 +41,14 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import anyio.to_thread
 
-from toolwire import _json
-from toolwire._credentials import MIN_SECRET_LENGTH, redact
 from toolwire.errors import ToolwireError
+from toolwire.http._credentials import MIN_SECRET_LENGTH, redact
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import Step, end_step
 from toolwire.messages import AssistantMessage, Message
 from toolwire.observe import RunObserver
 from toolwire.run import RunInfo, RunResult
+from toolwire.stream import _json
 from toolwire.tools import Approval, ToolResult, scrub
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
@@ -68,7 +68,7 @@ def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
     """JSON text of a record, with every secret replaced by ``<redacted>``.
 
     Secrets are replaced in the record's strings *before* it is serialized
-    (:func:`toolwire._credentials.redact`), so the text is always the
+    (:func:`toolwire.http._credentials.redact`), so the text is always the
     record's well-formed JSON, whatever the secret: a one-letter placeholder
     key damages nothing, a short key is replaced where it stands alone and not
     inside longer words. The common case costs one search of the text: the

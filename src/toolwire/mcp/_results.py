@@ -6,8 +6,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
-from toolwire import _json
 from toolwire.errors import ToolFailed
+from toolwire.stream import _json
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional
     import mcp_types

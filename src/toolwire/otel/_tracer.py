@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind
 
-from toolwire import __version__, _json
+from toolwire import __version__
 from toolwire.errors import ProviderError, ToolwireError
 from toolwire.observe import RunObserver
 from toolwire.otel._content import (
@@ -21,6 +21,7 @@ from toolwire.otel._content import (
 )
 from toolwire.otel._names import _SCHEMA_URL, _host_port, provider_name
 from toolwire.run import RunInfo, RunResult
+from toolwire.stream import _json
 from toolwire.types import InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
 :class:`Gemini` — each with a pure ``build_request`` / ``parse_response`` /
 ``parse_error`` and a thin async ``stream`` / ``complete`` over a transport.
 What is the wire format (request bodies, streams, whole responses, finish and
-usage tables) lives in :mod:`toolwire.codecs`, one module per dialect; a
+usage tables) lives in :mod:`toolwire.stream.codecs`, one module per dialect; a
 provider holds only what is HTTP: URLs, credentials, headers, error bodies.
 """
 

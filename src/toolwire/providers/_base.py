@@ -21,9 +21,6 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolwire._credentials import redact, redact_headers, redact_query, strip_userinfo
-from toolwire.codecs._request import ToolChoice
-from toolwire.decoder import StreamDecoder
 from toolwire.errors import ProviderError, UsageError
 from toolwire.events import Event
 from toolwire.http import (
@@ -37,11 +34,14 @@ from toolwire.http import (
     redact_url,
     retry_after_seconds,
 )
+from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
+from toolwire.stream.codecs._request import ToolChoice
+from toolwire.stream.decoder import StreamDecoder
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
-    from toolwire.transport import Timeouts
+    from toolwire.http.transport import Timeouts
 
 __all__ = [
     "ErrorParser",
@@ -298,7 +298,7 @@ class Provider(ABC):
         if self._transport is not None:
             return self._transport
         if self._owned_transport is None:
-            from toolwire.transport import HttpxTransport
+            from toolwire.http.transport import HttpxTransport
 
             self._owned_transport = HttpxTransport(timeouts=self._timeout)
         return self._owned_transport

@@ -1,7 +1,7 @@
 """Google Gemini API (``generateContent`` / ``streamGenerateContent``).
 
 The wire format itself (request bodies, streams, whole responses, tool schemas)
-is :mod:`toolwire.codecs.gemini`; the provider adds what is HTTP: the URL, the
+is :mod:`toolwire.stream.codecs.gemini`; the provider adds what is HTTP: the URL, the
 credential headers, the options it passes on, and the error bodies.
 
 Theory of operation (of the format the codec writes):
@@ -32,16 +32,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from toolwire.codecs._request import dict_or_empty, list_or_empty, merge_extra
-from toolwire.codecs.gemini import encode_request
-from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError
 from toolwire.messages import Message
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.stream.codecs._request import dict_or_empty, list_or_empty, merge_extra
+from toolwire.stream.codecs.gemini import encode_request
+from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
-    from toolwire.transport import Timeouts
+    from toolwire.http.transport import Timeouts
 
 __all__ = ["Gemini"]
 

@@ -1,7 +1,7 @@
 """OpenAI Chat Completions, and every server that speaks it.
 
 The wire format itself (request bodies, streams, whole responses, tool schemas)
-is :mod:`toolwire.codecs.openai_chat`; the provider adds what is HTTP: the URL, the
+is :mod:`toolwire.stream.codecs.openai_chat`; the provider adds what is HTTP: the URL, the
 credential headers, the options it passes on, and the error bodies.
 
 Theory of operation (of the format the codec writes):
@@ -28,17 +28,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolwire import _json
-from toolwire.codecs._request import dict_or_empty, merge_extra
-from toolwire.codecs.openai_chat import encode_request
-from toolwire.decoder import decode_response
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import Message
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.stream import _json
+from toolwire.stream.codecs._request import dict_or_empty, merge_extra
+from toolwire.stream.codecs.openai_chat import encode_request
+from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
-    from toolwire.transport import Timeouts
+    from toolwire.http.transport import Timeouts
 
 __all__ = ["OpenAIChat"]
 

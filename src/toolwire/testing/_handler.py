@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from toolwire import _json
+from toolwire.stream import _json
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire._credentials import redact_query
+from toolwire.http._credentials import redact_query
 from toolwire.testing.cassette import Exchange
 
 __all__ = ["VOLATILE_FIELDS", "Matcher", "Mismatch", "RequestKey", "canonical_body"]

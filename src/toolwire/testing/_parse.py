@@ -15,8 +15,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire import _json
 from toolwire.errors import ToolwireError
+from toolwire.stream import _json
 
 __all__ = ["BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
 

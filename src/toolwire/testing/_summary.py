@@ -2,11 +2,11 @@
 
 Theory of operation: the dialect is told from the request's path (the paths
 the providers' APIs use); the response body is read as it passes by the same
-:class:`~toolwire.decoder.StreamDecoder` the agent uses, so the line shows
+:class:`~toolwire.stream.decoder.StreamDecoder` the agent uses, so the line shows
 what toolwire itself would make of the stream: the model, the complete calls
 and the text, an error event or a cut, and the quirks the codec noticed. A
 whole (non-streamed) JSON answer is read by the codec's reader of whole
-responses (:func:`~toolwire.decoder.decode_response`). At most
+responses (:func:`~toolwire.stream.decoder.decode_response`). At most
 :data:`READ_LIMIT` bytes of a body are read for the line, whatever its size.
 """
 
@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire.decoder import StreamDecoder, decode_response
 from toolwire.http import decode_error_body
+from toolwire.stream.decoder import StreamDecoder, decode_response
 from toolwire.testing.cassette import Exchange
 from toolwire.types import PROVIDER_DIALECTS, StreamResult
 
@@ -35,7 +35,7 @@ READ_LIMIT = 16 * 1024 * 1024
 """Bytes of a response body read for its summary line; the rest only passes."""
 
 _WHOLE = frozenset(PROVIDER_DIALECTS)
-"""The dialects :func:`~toolwire.decoder.decode_response` reads whole."""
+"""The dialects :func:`~toolwire.stream.decoder.decode_response` reads whole."""
 
 
 def api_for(path: str) -> str | None:

@@ -13,7 +13,7 @@ docs/cassettes.md describes the format field by field.
 No credential is ever written: credential headers and query parameters are
 replaced by ``<redacted>``, userinfo is taken out of URLs, and the values they
 held are replaced wherever else they occur, bodies included
-(:mod:`toolwire._credentials`). Files are created readable by their owner only.
+(:mod:`toolwire.http._credentials`). Files are created readable by their owner only.
 """
 
 from __future__ import annotations

@@ -13,12 +13,12 @@ Only once a chunk has been handed on is it recorded (to the body file, as it
 comes: a cassette body is never held in memory) and read for the exchange's
 summary line (:mod:`toolwire.testing._summary`). The credentials of each
 request are removed from what is recorded and logged
-(:mod:`toolwire._credentials`); the client still receives every byte as the
+(:mod:`toolwire.http._credentials`); the client still receives every byte as the
 upstream sent it.
 
 Bounds: a request body larger than ``max_request_bytes`` is refused with 413
 before anything is sent upstream; the upstream connection, each read and the
-whole exchange have deadlines (:class:`~toolwire.transport.Timeouts`); a
+whole exchange have deadlines (:class:`~toolwire.http.transport.Timeouts`); a
 client that hangs up stops the upstream request at once.
 """
 
@@ -35,13 +35,13 @@ import anyio
 import httpx
 from starlette.types import Message, Receive, Scope, Send
 
-from toolwire import _json
-from toolwire._credentials import Scrubber, redact_headers, redact_query, strip_userinfo
 from toolwire.errors import UsageError
+from toolwire.http._credentials import Scrubber, redact_headers, redact_query, strip_userinfo
+from toolwire.http.transport import Timeouts
+from toolwire.stream import _json
 from toolwire.testing._serving import LoopbackServer
 from toolwire.testing._summary import BodyReader, Reading, api_for, exchange_line
 from toolwire.testing.cassette import CassetteError, CassetteWriter, RecordedRequest
-from toolwire.transport import Timeouts
 
 __all__ = ["MAX_REQUEST_BYTES", "ProxyApp", "RecordingProxy", "json_error"]
 

@@ -36,8 +36,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from toolwire import _json
 from toolwire.errors import UsageError
+from toolwire.stream import _json
 
 __all__ = [
     "Fault",

@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
-from toolwire._log import log_failure
 from toolwire.errors import (
     ModelRetry,
     ProviderError,
@@ -41,6 +40,7 @@ from toolwire.errors import (
 from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest, ask_approval
 from toolwire.tools._arguments import Prepared, describe_errors
 from toolwire.tools._context import ToolContext, idempotency_key
+from toolwire.tools._log import log_failure
 from toolwire.tools._redaction import describe_exception
 from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content
 from toolwire.tools._runners import ToolInvocation, ToolRunner, can_stop

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeAlias
 
 import pydantic_core
 
-from toolwire import _json
+from toolwire.stream import _json
 
 __all__ = ["ToolErrorKind", "ToolResult", "make_result", "to_content", "truncate"]
 

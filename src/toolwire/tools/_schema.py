@@ -9,8 +9,8 @@ repeat the names and cost tokens), ``$ref`` inlined unless the model is
 recursive, ``additionalProperties: false`` on objects Pydantic forbids extras in.
 
 Each provider then gets its own view of that canonical schema, shaped by its
-codec: OpenAI strict mode (:mod:`toolwire.codecs.openai_schema`), Gemini's
-OpenAPI subset (:mod:`toolwire.codecs.gemini_schema`).
+codec: OpenAI strict mode (:mod:`toolwire.stream.codecs.openai_schema`), Gemini's
+OpenAPI subset (:mod:`toolwire.stream.codecs.gemini_schema`).
 
 Because strict mode makes optional arguments nullable, a model may send
 ``null`` for an argument whose default is not ``None``. :func:`drop_null_defaults`
@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from toolwire._jsonschema import (
+from toolwire.stream._jsonschema import (
     JSONSchema,
     allows_null,
     inline_refs,

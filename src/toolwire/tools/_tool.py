@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, overload
 
-from toolwire.codecs.openai_schema import NotStrictCompatible, to_openai_strict
 from toolwire.errors import ToolArgumentsInvalid, UsageError
+from toolwire.stream.codecs.openai_schema import NotStrictCompatible, to_openai_strict
 from toolwire.tools._arguments import Arguments, describe_errors
 from toolwire.tools._schema import JSONSchema, clean_schema
 from toolwire.tools._signature import context_param, is_async, read_signature

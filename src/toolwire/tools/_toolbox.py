@@ -36,10 +36,10 @@ from typing import Any
 
 import anyio
 
-from toolwire import _json
 from toolwire.backoff import Backoff
-from toolwire.codecs import anthropic, gemini, openai_chat, openai_responses
 from toolwire.errors import UnknownTool, UsageError
+from toolwire.stream import _json
+from toolwire.stream.codecs import anthropic, gemini, openai_chat, openai_responses
 from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
 from toolwire.tools._call import Batch, CallRun, ResultHook

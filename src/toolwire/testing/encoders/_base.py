@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from toolwire import _json
+from toolwire.stream import _json
 from toolwire.testing._parse import ParsedRequest
 
 __all__ = [

@@ -1,0 +1,489 @@
+"""The agent: model -> tool calls -> execute -> results -> model, until the
+model answers or the turn limit is reached.
+
+Theory of operation
+-------------------
+Each *turn* builds one request from the conversation (through the provider,
+which owns the wire shape), streams the response through toolwire's decoder,
+and collects complete tool calls. Calls are executed by a
+:class:`~toolwire.Toolbox` (validation, timeouts, retries, approval); their
+results go back as :class:`~toolwire.messages.ToolResultMessage` in call
+order, with the ids the model gave, invalid arguments and tool errors
+included so the model can correct itself. The loop ends when a turn has no
+tool call (the answer), or with a typed ``max_turns`` outcome.
+
+What to do after a turn is decided by pure functions (:mod:`toolwire.agent.loop`),
+tested without I/O; :mod:`toolwire.agent._driver` carries the decisions out, and
+this module is the public face: configuration, :meth:`Agent.run`,
+:meth:`Agent.stream` and :meth:`Agent.resume`. The run's records and events
+are value types in :mod:`toolwire.run`.
+
+With ``eager=True``, a ``read_only`` tool starts as soon as its call is
+provably complete, while the model is still streaming; if that stream then
+fails, the early work is cancelled and discarded. Cancelling a run (task
+cancellation, Ctrl-C) cancels every tool task it started: tool batches run
+inside task groups owned by the run.
+
+Every run is recorded in a journal (:mod:`toolwire.journal`) unless
+``journal=False``: the journal is the first observer, so each step is on
+disk before it happens. :meth:`Agent.resume` reads a run's journal and
+continues from its last recorded step: a recorded tool outcome is reused, an
+interrupted call runs again only when that is safe (``read_only``, or the
+tool takes the idempotency key, which is the same as the first time), and is
+otherwise reported to the model as interrupted; a turn whose answer was not
+recorded is requested again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import secrets
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from toolwire.agent._driver import RunDriver
+from toolwire.errors import UsageError
+from toolwire.events import Event
+from toolwire.journal import (
+    Journal,
+    JournalObserver,
+    ResumePlan,
+    default_journal_path,
+    open_journal,
+    plan_resume,
+)
+from toolwire.messages import Message, SystemMessage, UserMessage
+from toolwire.observe import Observers, RunObserver
+from toolwire.run import (
+    AgentEvent,
+    ModelRetrying,
+    RunFinished,
+    RunInfo,
+    RunResult,
+    ToolCallRecord,
+    ToolExecutionFinished,
+    ToolExecutionStarted,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+)
+from toolwire.tools import ApprovalCallback, Tool, Toolbox
+
+if TYPE_CHECKING:
+    from toolwire.http import HttpRequest, Transport
+    from toolwire.providers import Provider
+    from toolwire.providers._base import ToolChoice
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "ModelRetrying",
+    "RunFinished",
+    "RunResult",
+    "ToolCallRecord",
+    "ToolExecutionFinished",
+    "ToolExecutionStarted",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnFinished",
+    "TurnStarted",
+]
+
+Runner = Callable[[Callable[[AgentEvent], None], Callable[[list[Event]], None]], Awaitable[None]]
+
+
+class Agent:
+    """Runs a model with tools until it answers.
+
+    Args:
+        provider: an :mod:`toolwire.providers` instance (OpenAIChat,
+            OpenAIResponses, Anthropic, Gemini).
+        model: the provider's model id.
+        tools: tools or plain functions, or a ready :class:`Toolbox`.
+        system: the system prompt.
+        max_turns: the most model requests a run may make.
+        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``
+            for the first turn; later turns use ``"auto"`` so the model can
+            answer.
+        eager: start ``read_only`` tools while the model is still streaming.
+        stream_retries: how many times a turn whose stream fails mid-way
+            (cut, malformed, error event) is sent again; 0 raises the typed
+            error at once. No tool of a failed stream ever runs.
+        max_tokens: output limit per model request.
+        temperature: sampling temperature.
+        transport: the HTTP transport (default: the provider's own).
+        approve: approval callback for ``requires_approval`` tools; give it
+            here with a list of tools, or to your own ``Toolbox(approve=...)``
+            (giving both is an error: one of them would be ignored).
+        metadata: passed to tools in ``ctx.metadata``.
+        extra: provider-specific body fields, sent with every request.
+        observers: :class:`~toolwire.observe.RunObserver` objects told of
+            every step (journals, traces); awaited, so a write-ahead log is
+            written before the step it records.
+        journal: where runs are recorded: ``None`` (the default) or ``True``
+            for the default file (``$TOOLWIRE_JOURNAL``, else the user state
+            directory; see :func:`toolwire.journal.default_journal_path`),
+            a file path, a :class:`~toolwire.journal.Journal`, or ``False``
+            to record nothing. :meth:`resume` needs one.
+
+    Raises:
+        UsageError: a setting is out of range, ``approve`` is given with a
+            ready Toolbox, or ``journal`` is of an unknown kind.
+    """
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        model: str,
+        tools: Toolbox | Iterable[Tool | Callable[..., Any]] = (),
+        system: str | None = None,
+        max_turns: int = 10,
+        tool_choice: ToolChoice | None = None,
+        eager: bool = False,
+        stream_retries: int = 0,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        transport: Transport | None = None,
+        approve: ApprovalCallback | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+        observers: Sequence[RunObserver] = (),
+        journal: Journal | str | os.PathLike[str] | bool | None = None,
+    ) -> None:
+        if max_turns < 1:
+            raise UsageError("max_turns must be at least 1")
+        if stream_retries < 0:
+            raise UsageError("stream_retries must be >= 0")
+        if isinstance(tools, Toolbox):
+            if approve is not None:
+                raise UsageError(
+                    "give approve= to the Toolbox, or a list of tools with approve= here: "
+                    "a Toolbox passed in keeps its own approval callback"
+                )
+            self.toolbox = tools
+        else:
+            self.toolbox = Toolbox(tools, approve=approve)
+        self.provider = provider
+        self.model = model
+        self.system = system
+        self.max_turns = max_turns
+        self.tool_choice = tool_choice
+        self.eager = eager
+        self.stream_retries = stream_retries
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.transport = transport
+        self.metadata = dict(metadata or {})
+        self.extra = dict(extra or {})
+        self.observers: list[RunObserver] = list(observers)
+        self._journal: Journal | None = None
+        self._journal_path: str | os.PathLike[str] | None = None
+        if journal is None or journal is True:
+            self._journal_path = default_journal_path()
+        elif isinstance(journal, (str, os.PathLike)):
+            self._journal_path = journal
+        elif journal is not False:
+            if not isinstance(journal, Journal):
+                raise UsageError(
+                    "journal must be a path, a Journal, True/None (the default file) or False"
+                )
+            self._journal = journal
+        self._journal_observer: JournalObserver | None = None
+        self._bound: tuple[tuple[object, ...], Observers] | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"Agent(provider={self.provider!r}, model={self.model!r}, "
+            f"tools={list(self.toolbox.names)!r}, max_turns={self.max_turns})"
+        )
+
+    # -- public API -----------------------------------------------------------------
+
+    async def run(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
+        """Run until the model answers; return the whole record.
+
+        The turn limit is not an error: it ends the run with
+        ``outcome="max_turns"``.
+
+        Raises:
+            ProviderError, TransportError: the model request failed after the
+                transport's retries.
+            ProtocolError: a turn's stream failed and ``stream_retries`` ran out.
+        """
+        messages = self._initial_messages(prompt)
+        chosen = run_id or secrets.token_hex(16)
+        with self._lease(chosen):
+            return await self._run(messages, chosen, None, None)
+
+    def run_sync(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
+        """:meth:`run` for synchronous code.
+
+        It starts its own event loop, and closes the provider's own
+        connections before returning: they belong to that loop.
+        """
+
+        async def main() -> RunResult:
+            try:
+                return await self.run(prompt, run_id=run_id)
+            finally:
+                await self.provider.aclose()
+
+        return anyio.run(main)
+
+    async def stream(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """Run, yielding every event of every turn as it happens: the model's
+        text and tool-call deltas, tools starting and finishing, turn and run
+        ends. The last event is :class:`RunFinished`.
+
+        Iterate it to the end, or close it (``contextlib.aclosing``): closing
+        it early cancels the run and every tool it started.
+        """
+        messages = self._initial_messages(prompt)
+        chosen = run_id or secrets.token_hex(16)
+
+        async def runner(
+            emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
+        ) -> None:
+            with self._lease(chosen):
+                emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
+
+        # Closed in this task when the caller closes us: left to the garbage
+        # collector, its task group would be exited from another task.
+        async with contextlib.aclosing(self._events(runner)) as events:
+            async for event in events:
+                yield event
+
+    async def _events(self, runner: Runner) -> AsyncGenerator[AgentEvent, None]:
+        # The events of one network read travel as one list: one hop between
+        # the tasks per read, not per event.
+        send, receive = anyio.create_memory_object_stream[AgentEvent | list[Event]](math.inf)
+        failure: list[BaseException] = []
+
+        async def produce() -> None:
+            async with send:
+                try:
+                    await runner(send.send_nowait, send.send_nowait)
+                except Exception as exc:  # handed to the consumer below
+                    failure.append(exc)
+
+        closed = False
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(produce)
+            async with receive:
+                try:
+                    async for item in receive:
+                        if type(item) is list:
+                            for event in item:
+                                yield event
+                        else:
+                            yield item  # type: ignore[misc]
+                except GeneratorExit:
+                    # The caller closed us early: cancel the run here, and
+                    # end normally, so that the task group does not report
+                    # the GeneratorExit as one of its errors.
+                    closed = True
+                    tg.cancel_scope.cancel()
+        if failure and not closed:
+            raise failure[0]
+
+    async def resume(self, run_id: str) -> RunResult:
+        """Continue an interrupted run from its last recorded step.
+
+        A tool call whose outcome is recorded is not run again; one that
+        started without a recorded outcome runs again only if the tool is
+        ``read_only`` or takes the idempotency key (the same key as the first
+        time), and is otherwise answered as interrupted. A turn whose answer
+        was not recorded is requested again. A finished run returns its
+        recorded result without any request.
+
+        One process at a time may run or resume a given run: the run's lease
+        is taken before its journal is read, and held to the end.
+
+        Raises:
+            UsageError: the agent has no journal.
+            RunLeased: another live process (or task) is running this run.
+            JournalError: the journal has no such run, or cannot be read.
+            ProviderError, TransportError, ProtocolError: as for :meth:`run`.
+        """
+        with self._lease(run_id):
+            plan, finished = self._plan(run_id)
+            if finished is not None:
+                return _recorded_result(plan, finished)
+            return await self._run(list(plan.messages), run_id, None, None, plan=plan)
+
+    async def resume_stream(self, run_id: str) -> AsyncGenerator[AgentEvent, None]:
+        """:meth:`resume`, yielding the events of the rest of the run as
+        :meth:`stream` does."""
+
+        async def runner(
+            emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
+        ) -> None:
+            with self._lease(run_id):
+                plan, finished = self._plan(run_id)
+                if finished is not None:
+                    result = _recorded_result(plan, finished)
+                else:
+                    messages = list(plan.messages)
+                    result = await self._run(messages, run_id, emit, emit_many, plan=plan)
+            emit(RunFinished(result=result))
+
+        # Closed in this task when the caller closes us: left to the garbage
+        # collector, its task group would be exited from another task.
+        async with contextlib.aclosing(self._events(runner)) as events:
+            async for event in events:
+                yield event
+
+    @property
+    def journal(self) -> Journal | None:
+        """The journal this agent records to (opened on first use), or ``None``."""
+        if self._journal is None and self._journal_path is not None:
+            self._journal = open_journal(self._journal_path)
+        return self._journal
+
+    async def aclose(self) -> None:
+        """Release the provider's connections."""
+        await self.provider.aclose()
+
+    def settings(self) -> dict[str, Any]:
+        """The run settings an observer records (nothing secret)."""
+        return {
+            "max_turns": self.max_turns,
+            "tool_choice": self.tool_choice,
+            "eager": self.eager,
+            "stream_retries": self.stream_retries,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "base_url": self.provider.base_url,
+        }
+
+    def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
+        """The HTTP request of model turn number ``turn`` for this conversation."""
+        # A forced choice applies to the first turn only: afterwards the model
+        # must be free to answer. "none" stays "none".
+        tool_choice = self.tool_choice
+        if turn > 1 and tool_choice is not None and tool_choice != "none":
+            tool_choice = "auto"
+        has_tools = len(self.toolbox) > 0
+        return self.provider.build_request(
+            model=self.model,
+            messages=messages,
+            tools=self.toolbox.schemas(self.provider.dialect) if has_tools else (),
+            tool_choice=tool_choice if has_tools else None,
+            stream=True,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            extra=self.extra or None,
+        )
+
+    # -- one run ----------------------------------------------------------------------
+
+    def _initial_messages(self, prompt: str | Sequence[Message]) -> list[Message]:
+        messages: list[Message] = []
+        if self.system:
+            messages.append(SystemMessage(self.system))
+        if isinstance(prompt, str):
+            messages.append(UserMessage(prompt))
+        else:
+            given = list(prompt)
+            if self.system and any(isinstance(m, SystemMessage) for m in given):
+                messages = []
+            messages.extend(given)
+        return messages
+
+    def _lease(self, run_id: str) -> contextlib.AbstractContextManager[None]:
+        """The run's lease in the journal (nothing to hold without one)."""
+        journal = self.journal
+        return journal.lease(run_id) if journal is not None else contextlib.nullcontext()
+
+    def _plan(self, run_id: str) -> tuple[ResumePlan, str | None]:
+        journal = self.journal
+        if journal is None:
+            raise UsageError("resume() needs a journal, and this agent records none")
+        log = journal.load_run(run_id)
+        return plan_resume(log), (log.run.status if log.run.finished else None)
+
+    def _observers(self) -> Observers:
+        """The observers of a run, the journal first: every other observer
+        sees a step once the journal has it (committed, or staged until the
+        next step that must be on disk). Bound once while they stay the same."""
+        journal = self.journal
+        observers: list[RunObserver] = list(self.observers)
+        if journal is not None:
+            if self._journal_observer is None or self._journal_observer.journal is not journal:
+                self._journal_observer = JournalObserver(journal, secrets=self.provider._secrets())
+            observers.insert(0, self._journal_observer)
+        if self._bound is None or self._bound[0] != tuple(observers):
+            self._bound = (tuple(observers), Observers(observers))
+        return self._bound[1]
+
+    async def _run(
+        self,
+        messages: list[Message],
+        run_id: str,
+        emit: Callable[[AgentEvent], None] | None,
+        emit_many: Callable[[list[Event]], None] | None,
+        *,
+        plan: ResumePlan | None = None,
+    ) -> RunResult:
+        """One run to its end; its events go to ``emit`` and ``emit_many``
+        (``None`` when nobody reads them: they are not even made)."""
+        observers = self._observers()
+        if observers.run_started:
+            info = RunInfo(
+                run_id=run_id,
+                model=self.model,
+                provider=self.provider.name,
+                dialect=self.provider.dialect,
+                tools=self.toolbox.names,
+                settings=self.settings(),
+                messages=tuple(messages),
+                resumed=plan is not None,
+            )
+            for hook in observers.run_started:
+                await hook(info)
+        if plan is not None and self._journal_observer is not None:
+            self._journal_observer.resumed_from(
+                run_id, usage=plan.usage, tool_calls=len(plan.records), turns=plan.turn
+            )
+        driver = RunDriver(self, run_id, messages, observers, emit, emit_many)
+        try:
+            final = await driver.drive(plan)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                for hook in observers.run_failed:
+                    await hook(run_id, exc)
+            raise
+        for hook in observers.run_finished:
+            await hook(run_id, final)
+        return final
+
+
+def _recorded_result(plan: ResumePlan, outcome: str) -> RunResult:
+    """The result of a run the journal shows finished."""
+    messages = list(plan.messages)
+    records = [
+        ToolCallRecord(turn=r.turn, call=r.call, result=r.result, eager=r.eager)
+        for r in plan.records
+    ]
+    output = ""
+    if plan.response is not None:
+        messages.append(plan.response.assistant)
+        if outcome == "answered":
+            output = plan.response.assistant.text
+    return RunResult(
+        output=output,
+        outcome="answered" if outcome == "answered" else "max_turns",
+        messages=tuple(messages),
+        usage=plan.usage,
+        tool_calls=tuple(records),
+        turns=plan.turn,
+        run_id=plan.run_id,
+    )

@@ -1,0 +1,223 @@
+"""The agent loop's decisions, as pure functions over closed unions.
+
+After each model turn the loop asks :func:`next_step` what to do, and the
+async driver (:mod:`toolwire.agent`) only carries the answer out:
+
+* :class:`RunTools`: execute these calls (in call order; the toolbox asks for
+  approval where a tool requires it, per call), then ask the model again;
+* :class:`Finish`: the run is over, answered or stopped by the turn limit;
+* :class:`RetryTurn`: the turn's stream broke after bytes were read, send the
+  whole turn again (no tool of the broken stream ever runs);
+* :class:`Fail`: the stream broke and no retry is left: raise its error.
+
+When a run resumes, :func:`settle` decides for each call of the recorded
+turn whether its recorded outcome stands, whether it was denied, whether it
+was interrupted and must not run again, or whether it runs. Nothing here
+does I/O, reads a clock or awaits, so every branch is tested directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+from toolwire.errors import ToolwireError
+from toolwire.run import Outcome
+from toolwire.stream import _json
+from toolwire.tools import Tool, ToolResult
+from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
+
+__all__ = [
+    "Broken",
+    "Deny",
+    "Fail",
+    "Finish",
+    "Interrupt",
+    "NextStep",
+    "Replied",
+    "RetryTurn",
+    "Reuse",
+    "Run",
+    "RunTools",
+    "Settlement",
+    "TurnEnd",
+    "denied_result",
+    "interrupted_result",
+    "next_step",
+    "settle",
+]
+
+AnyCall = ToolCall | InvalidToolCall
+
+
+# -- how a turn ended -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Replied:
+    """Model turn number ``turn`` (1-based) streamed to its end with this choice."""
+
+    choice: ChoiceResult
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    """The stream of attempt number ``attempt`` of a turn broke after bytes were read."""
+
+    error: ToolwireError
+    attempt: int
+
+
+TurnEnd = Replied | Broken
+
+
+# -- what to do next --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Execute these calls, then ask the model again."""
+
+    calls: tuple[AnyCall, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The run is over, with this outcome."""
+
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class RetryTurn:
+    """Send the whole turn again; this will be attempt number ``attempt``."""
+
+    attempt: int
+    error: ToolwireError
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """The turn cannot be completed: raise ``error``."""
+
+    error: ToolwireError
+
+
+NextStep = RunTools | Finish | RetryTurn | Fail
+
+
+def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
+    """What the loop does after a turn ended as ``end``.
+
+    Calls are run whatever the finish reason says (some providers never say
+    ``tool_calls``); a turn without calls is the answer. Running tools after
+    the last allowed turn would only produce results nobody reads, so the
+    limit is checked first. A broken stream is sent again while
+    ``stream_retries`` allow.
+    """
+    if isinstance(end, Broken):
+        if end.attempt > stream_retries:
+            return Fail(end.error)
+        return RetryTurn(end.attempt + 1, end.error)
+    calls: list[AnyCall] = [*end.choice.tool_calls, *end.choice.invalid_tool_calls]
+    if not calls:
+        return Finish("answered")
+    if end.turn >= max_turns:
+        return Finish("max_turns")
+    calls.sort(key=lambda call: call.index)
+    return RunTools(tuple(calls))
+
+
+# -- what a resumed turn already has ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reuse:
+    """The call's outcome is recorded: use it."""
+
+    result: ToolResult
+    eager: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Deny:
+    """The call was denied: a recorded denial stays a denial."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """The call started and its outcome was never recorded; running it again
+    is not known to be safe, so the model is told it was interrupted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The call runs (it never started, or repeating it is safe)."""
+
+
+Settlement = Reuse | Deny | Interrupt | Run
+
+
+def settle(
+    call: AnyCall,
+    *,
+    outcomes: Mapping[str, tuple[ToolResult, bool]],
+    denied: Mapping[str, str],
+    started: Collection[str],
+    approved: Collection[str],
+    tool: Callable[[str], Tool | None],
+) -> Settlement:
+    """What becomes of ``call`` in a resumed turn, from what the journal recorded.
+
+    A call that started without a recorded outcome runs again only if that is
+    safe: an invalid call (answered without running anything), an unknown
+    tool, a ``read_only`` or idempotent tool, or a ``requires_approval`` tool
+    that had no approval yet (approval is recorded before the body runs, so
+    it never started).
+    """
+    outcome = outcomes.get(call.id)
+    if outcome is not None:
+        return Reuse(*outcome)
+    if call.id in denied:
+        return Deny(denied[call.id])
+    if call.id not in started or isinstance(call, InvalidToolCall):
+        return Run()
+    found = tool(call.name)
+    if found is None or found.read_only or found.idempotent:
+        return Run()
+    if found.requires_approval and call.id not in approved:
+        return Run()
+    return Interrupt()
+
+
+def interrupted_result(call: AnyCall) -> ToolResult:
+    """What the model is told about a call a crash interrupted, not run again."""
+    message = (
+        f"The call to {call.name!r} was interrupted before its outcome was recorded: it may "
+        "or may not have taken effect, and it was not run again because repeating it is not "
+        "known to be safe. Check whether it took effect before calling it again."
+    )
+    return _failed(call, "interrupted", message, "failed")
+
+
+def denied_result(call: AnyCall, reason: str) -> ToolResult:
+    """A recorded denial stays a denial on resume."""
+    message = (
+        f"This call to {call.name!r} was denied and did not run. Reason: {reason}. "
+        "Do not repeat it unchanged; ask the user how to proceed or take another approach."
+    )
+    return _failed(call, "denied", message, "denied")
+
+
+def _failed(call: AnyCall, kind: str, message: str, error: str) -> ToolResult:
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        ok=False,
+        content=_json.dumps({"error": kind, "message": message}),
+        error=error,  # type: ignore[arg-type]
+        arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
+    )

@@ -1,0 +1,490 @@
+"""The accumulator: tool-call fragments in, complete tool calls out.
+
+Theory of operation
+-------------------
+Codecs hand over provider-neutral parts (see ``_parts.py``); the accumulator
+owns every rule that decides *which call a fragment belongs to* and *when a
+call is complete*, so all dialects share one tested behaviour.
+
+Identity. Within a choice, a fragment belongs to:
+
+1. the call with the same non-empty id (``""`` and ``"null"`` are no id);
+   a new id starts a new call, even at an index already in use — unless the
+   call at that index has no id yet, in which case the id is its own;
+2. otherwise the latest call with the same raw index (indexes may be sparse
+   or start at 1: they are keys, never positions);
+3. otherwise, with neither id nor index, the latest call.
+
+Each lookup is a dictionary access, so a new call is opened in constant time
+however many came before it. Ids and names are assigned once and never
+appended (OpenRouter/Kimi repeat both whole on every delta; concatenating
+yields ``read_fileread_file``), and an empty string never overwrites them
+(DashScope sends ``"id": ""``).
+
+Completion. A call is handed on as ``ToolCallReady`` only when it is provably
+complete — its own end marker, the end of its arguments' top-level JSON value
+(tracked by a cheap scanner on every fragment), the choice's finish reason,
+or the clean end of the stream — *and* its arguments parse to a JSON object.
+The start of another call never completes one: parallel calls may interleave
+their fragments (call 0, call 1, call 0...), and any interleaving gives the
+same calls as the same fragments sent one call after another. Text that does
+not parse is repaired only where that is unambiguous; otherwise the call is
+reported as ``ToolCallInvalid`` with the parse error, never turned into
+``{}``. Calls still open when a stream is cut are reported as incomplete and
+are never handed on as ready.
+
+Partial values. Each call keeps its fragments; ``ToolCallDelta.partial``
+runs an incremental parser lazily, moving forward only, so reading the
+partial value of every delta costs time linear in the argument size.
+
+Bounds. A choice holds at most ``MAX_TEXT_CHARS`` of text (and of reasoning)
+and ``MAX_TOOL_CALLS`` calls; a call at most ``MAX_ARGUMENTS_CHARS`` of
+arguments (see :mod:`toolwire.stream.limits`).
+
+No I/O, no clocks: this module is fed parts and returns events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import NoReturn, cast
+
+from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
+from toolwire.events import (
+    ChoiceFinished,
+    Event,
+    ServerToolCallReady,
+    StreamEnded,
+    StreamFailed,
+    ToolCallDelta,
+    ToolCallInvalid,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+    new_reasoning_delta,
+    new_text_delta,
+    new_tool_call_delta,
+)
+from toolwire.stream import _calls
+from toolwire.stream._calls import (
+    INCOMPLETE,
+    OPEN,
+    OpenCall,
+    mint_call_id,
+    replace_undecodable,
+    settle,
+)
+from toolwire.stream._choice import Choice, clean_id, has_content, late_problems
+from toolwire.stream._jsonstream import CompletionScanner, LazyPartial
+from toolwire.stream._parts import (
+    MISSING,
+    ArgsPart,
+    CallDone,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    MetaPart,
+    Part,
+    ReasoningPart,
+    ServerCallPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
+from toolwire.stream.limits import MAX_TEXT_CHARS, MAX_TOOL_CALLS
+from toolwire.types import (
+    ChoiceResult,
+    InvalidToolCall,
+    ServerToolCall,
+    StreamResult,
+    Usage,
+)
+
+__all__ = ["Accumulator", "mint_call_id"]
+
+
+class Accumulator:
+    """Turns codec parts into events and keeps the running result.
+
+    Args:
+        id_factory: makes ids for calls the provider sends without one.
+    """
+
+    def __init__(self, *, id_factory: Callable[[], str] | None = None) -> None:
+        self._id_factory = id_factory or mint_call_id
+        self._choices: dict[int, Choice] = {}
+        self.usage: Usage | None = None
+        self.model: str | None = None
+        self.response_id: str | None = None
+        self.ended = False
+        """The provider's end-of-stream marker was seen."""
+        self.error: ToolwireError | None = None
+        self.closed = False
+        self.cut_tail: str | None = None
+        """The last payload, when the body stopped in the middle of it."""
+        self.check_utf8 = False
+        """Set when the framing met bytes that were not UTF-8 (kept as lone
+        surrogates): text shows them as U+FFFD, and a call whose arguments
+        or name held them is invalid."""
+
+    # -- feeding ---------------------------------------------------------------
+
+    def apply(self, parts: Iterable[Part], out: list[Event]) -> None:
+        """Apply parts in order, appending the events they cause to ``out``."""
+        try:
+            for part in parts:
+                if self.error is not None:
+                    return
+                kind = type(part)
+                if kind is ArgsPart:
+                    args = cast(ArgsPart, part)
+                    self.add_args(args.choice, args.index, args.args, out)
+                elif kind is CallPart:
+                    self._call_part(part, out)  # type: ignore[arg-type]
+                elif kind is TextPart or kind is ReasoningPart:
+                    self._text_part(part, out)  # type: ignore[arg-type]
+                else:
+                    self._other_part(part, out)
+        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+            self.fail(exc, out)
+
+    def add_args(self, c: int, index: int | None, args: str, out: list[Event]) -> None:
+        """Apply ``ArgsPart(c, index, args)``: the common case, kept short (more
+        text for an open call); anything unusual takes the general path."""
+        choice = self._choices.get(c)
+        call = None
+        if choice is not None:
+            if index is not None:
+                call = choice.by_index.get(index)
+            elif choice.calls:
+                call = choice.calls[-1]
+        scanner = call.scanner if call is not None else None
+        if call is None or scanner is None or call.state != OPEN or self.check_utf8:
+            self._call_part(CallPart(c, None, index, None, args), out)
+            return
+        if not args:
+            return
+        size = call.size + len(args)
+        if size > _calls.MAX_ARGUMENTS_CHARS:
+            call.over_size(len(args))
+            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+            return
+        call.size = size
+        fragments = call.fragments
+        fragments.append(args)
+        completed = scanner.feed(args)
+        out.append(
+            new_tool_call_delta(
+                c, call.position, call.id, call.name, args, call.source, len(fragments)
+            )
+        )
+        if completed and call.name:
+            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+
+    def _text_part(self, part: TextPart | ReasoningPart, out: list[Event]) -> None:
+        text = part.text
+        if not text:
+            return
+        if self.check_utf8:
+            text = replace_undecodable(text)
+        choice = self._choice(part.choice)
+        if type(part) is TextPart:
+            choice.text_size += len(text)
+            if choice.text_size > MAX_TEXT_CHARS:
+                self._too_much("text")
+            choice.text.append(text)
+            out.append(new_text_delta(part.choice, text))
+        else:
+            choice.reasoning_size += len(text)
+            if choice.reasoning_size > MAX_TEXT_CHARS:
+                self._too_much("reasoning")
+            choice.reasoning.append(text)
+            out.append(new_reasoning_delta(part.choice, text))
+
+    def _too_much(self, what: str) -> NoReturn:
+        raise RemoteProtocolError(f"the response's {what} exceeds {MAX_TEXT_CHARS} characters")
+
+    def _other_part(self, part: Part, out: list[Event]) -> None:
+        if isinstance(part, CallDone):
+            choice = self._choice(part.choice)
+            call = choice.by_position(part.index)
+            if call is not None and call.state == OPEN:
+                self._finalize(choice, part.choice, call, out, allow_close=False)
+        elif isinstance(part, FinishPart):
+            self._finish(part, out)
+        elif isinstance(part, UsagePart):
+            self.usage = part.usage
+            out.append(UsageReported(usage=part.usage))
+        elif isinstance(part, ServerCallPart):
+            self._server_call(part, out)
+        elif isinstance(part, StatePart):
+            self._choice(part.choice).state.append(part.item)
+        elif isinstance(part, MetaPart):
+            self.model = part.model or self.model
+            self.response_id = part.response_id or self.response_id
+        elif isinstance(part, StreamEndPart):
+            if self.ended:
+                return  # a second end marker ends nothing more
+            self.ended = True
+            self._finalize_all(out, allow_close=True)
+            out.append(StreamEnded())
+        elif isinstance(part, TrailerPart):
+            self.trailer(out)
+        elif isinstance(part, ErrorPart):
+            self.fail(part.error, out)
+
+    def _server_call(self, part: ServerCallPart, out: list[Event]) -> None:
+        server = ServerToolCall(
+            id=part.id,
+            name=part.name,
+            type=part.type,
+            arguments=part.arguments,
+            raw_arguments=part.raw_arguments,
+        )
+        choice = self._choice(part.choice)
+        if len(choice.server_calls) + len(choice.calls) >= MAX_TOOL_CALLS:
+            self._too_many()
+        choice.server_calls.append(server)
+        out.append(ServerToolCallReady(choice=part.choice, call=server))
+
+    def fail(self, error: ToolwireError, out: list[Event]) -> None:
+        """Stop decoding: calls still open become incomplete, never ready."""
+        if self.error is not None:
+            return
+        self.error = error
+        for choice in self._choices.values():
+            for call in choice.calls:
+                if call.state == OPEN:
+                    call.state = INCOMPLETE
+        out.append(StreamFailed(error=error))
+
+    def close(self, out: list[Event]) -> None:
+        """The input ended. Without an end marker, open calls are incomplete
+        and the stream is reported as truncated."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.error is not None:
+            return
+        if self.ended or self._all_choices_finished():
+            self._finalize_all(out, allow_close=True)
+            return
+        tail = " in the middle of a payload" if self.cut_tail is not None else ""
+        error = self._truncated(f"the stream ended{tail} before the provider's end marker")
+        error.raw = self.cut_tail[:500] if self.cut_tail is not None else None
+        self.fail(error, out)
+
+    def trailer(self, out: list[Event]) -> None:
+        """A ``data: [DONE]`` line in a dialect whose own end is another event
+        (Cohere v2 and OpenRouter's Responses endpoint send one after it).
+
+        After the provider's end event it ends nothing more: a clean end. Before
+        it, the stream stopped early: the calls still open are incomplete.
+        """
+        if self.error is not None or self.ended or self._all_choices_finished():
+            return
+        self.fail(self._truncated("a [DONE] line arrived before the provider's end event"), out)
+
+    def _truncated(self, what: str) -> StreamTruncated:
+        incomplete = [call for choice in self._choices.values() for call in choice.incomplete()]
+        calls = (
+            f"{len(incomplete)} tool call(s) were still being streamed"
+            if incomplete
+            else "no tool call was in progress"
+        )
+        return StreamTruncated(f"{what}; {calls}", incomplete_tool_calls=incomplete)
+
+    # -- tool calls --------------------------------------------------------------
+
+    def _choice(self, index: int) -> Choice:
+        choice = self._choices.get(index)
+        if choice is None:
+            choice = self._choices[index] = Choice()
+        return choice
+
+    def _call_part(self, part: CallPart, out: list[Event]) -> None:
+        choice = self._choice(part.choice)
+        call_id = clean_id(part.id)
+        name = clean_id(part.name) or ""
+        call = None if part.new else choice.find(call_id, part.index)
+        if call is None:
+            if not (part.new or call_id or name or has_content(part)):
+                return  # an empty delta that belongs to nothing: nothing to do
+            call = self._open(choice, part, call_id, out)
+        elif call.state != OPEN:
+            self._late_part(call, part, name, out)
+            return
+        if call_id is not None and call.id is None:
+            call.id = call_id
+            choice.by_id[call_id] = call
+        if name:
+            call.name = call.check_text(name) if self.check_utf8 else name  # never appended
+        if part.args and self._add_text(choice, call, part, out):
+            return
+        self._add_values(call, part, out)
+        if part.done:
+            self._finalize(choice, part.choice, call, out, allow_close=False)
+        elif (
+            name
+            and call.scanner is not None
+            and call.scanner.state == "complete"
+            and call.args_value is MISSING
+        ):
+            # The name arrived after complete arguments.
+            self._finalize(choice, part.choice, call, out, allow_close=False)
+
+    def _add_text(self, choice: Choice, call: OpenCall, part: CallPart, out: list[Event]) -> bool:
+        """Append a fragment of argument text; say whether that completed the call."""
+        args = part.args or ""
+        if call.over_size(len(args)):
+            self._finalize(choice, part.choice, call, out, allow_close=False)
+            return True
+        if self.check_utf8:
+            args = call.check_text(args)
+        call.fragments.append(args)
+        scanner = call.scanner
+        if scanner is None:
+            scanner = call.scanner = CompletionScanner()
+            call.source = LazyPartial(call.fragments)
+        completed = scanner.feed(args)
+        out.append(
+            new_tool_call_delta(
+                part.choice,
+                call.position,
+                call.id,
+                call.name,
+                args,
+                call.source,
+                len(call.fragments),
+            )
+        )
+        if completed and call.name and not part.done:
+            self._finalize(choice, part.choice, call, out, allow_close=False)
+            return True
+        return False
+
+    def _add_values(self, call: OpenCall, part: CallPart, out: list[Event]) -> None:
+        """Arguments as values: a whole object, the final text, a default, a
+        structured partial value."""
+        if part.args_value is not MISSING:
+            call.args_value = part.args_value
+            if self.check_utf8:
+                call.check_value(part.args_value)
+        if part.args_final is not None:
+            call.args_final = (
+                call.check_text(part.args_final) if self.check_utf8 else part.args_final
+            )
+        if part.args_default is not MISSING and call.args_default is MISSING:
+            call.args_default = part.args_default
+        if part.partial is not None:
+            call.source = part.partial
+            out.append(
+                ToolCallDelta(
+                    choice=part.choice,
+                    index=call.position,
+                    id=call.id,
+                    name=call.name,
+                    delta="",
+                    source=call.source,
+                    mark=part.mark,
+                )
+            )
+
+    def _open(
+        self, choice: Choice, part: CallPart, call_id: str | None, out: list[Event]
+    ) -> OpenCall:
+        # The start of a new call proves nothing about the others: parallel
+        # calls may interleave their fragments, so each one waits for its own
+        # end marker, the choice's finish or the end of the stream.
+        if len(choice.calls) + len(choice.server_calls) >= MAX_TOOL_CALLS:
+            self._too_many()
+        call = OpenCall(len(choice.calls), part.index)
+        choice.calls.append(call)
+        if part.index is not None:
+            choice.by_index[part.index] = call
+        if call_id is not None:
+            call.id = call_id
+            choice.by_id[call_id] = call
+        name = clean_id(part.name) or ""
+        call.name = call.check_text(name) if self.check_utf8 else name
+        out.append(
+            ToolCallStarted(choice=part.choice, index=call.position, id=call.id, name=call.name)
+        )
+        return call
+
+    def _too_many(self) -> NoReturn:
+        raise RemoteProtocolError(f"a choice has more than {MAX_TOOL_CALLS} tool calls")
+
+    def _late_part(self, call: OpenCall, part: CallPart, name: str, out: list[Event]) -> None:
+        """A part for a call that is already complete: harmless repeats are
+        ignored; anything that would change the call is a protocol error,
+        never a silent drop."""
+        problems = late_problems(call, part, name)
+        if problems:
+            label = call.id or f"#{call.position}"
+            self.fail(
+                RemoteProtocolError(
+                    f"tool call {label} ({call.name}) was already complete when "
+                    + " and ".join(problems)
+                    + " arrived for it"
+                ),
+                out,
+            )
+
+    def _finalize(
+        self, choice: Choice, c: int, call: OpenCall, out: list[Event], *, allow_close: bool
+    ) -> None:
+        settled = settle(call, allow_close=allow_close, id_factory=self._id_factory)
+        if isinstance(settled, InvalidToolCall):
+            choice.invalid.append(settled)
+            out.append(ToolCallInvalid(choice=c, call=settled))
+        else:
+            choice.ready.append(settled)
+            out.append(ToolCallReady(choice=c, call=settled))
+
+    def _finish(self, part: FinishPart, out: list[Event]) -> None:
+        choice = self._choice(part.choice)
+        reason = part.reason
+        if reason == "stop" and choice.calls:
+            # Several servers say "stop" after calls; the calls are what matters.
+            reason = "tool_calls"
+        choice.finish_reason = reason
+        choice.raw_finish_reason = part.raw_reason
+        truncated = reason == "length"
+        for call in choice.calls:
+            if call.state != OPEN:
+                continue
+            if truncated and call.growing():
+                # Cut by the token limit: a prefix, never to be repaired or run.
+                call.state = INCOMPLETE
+                continue
+            self._finalize(choice, part.choice, call, out, allow_close=not truncated)
+        out.append(ChoiceFinished(choice=part.choice, reason=reason, raw_reason=part.raw_reason))
+
+    def _finalize_all(self, out: list[Event], *, allow_close: bool) -> None:
+        for c, choice in self._choices.items():
+            for call in choice.calls:
+                if call.state == OPEN:
+                    self._finalize(choice, c, call, out, allow_close=allow_close)
+
+    def _all_choices_finished(self) -> bool:
+        return bool(self._choices) and all(
+            ch.finish_reason is not None for ch in self._choices.values()
+        )
+
+    # -- result --------------------------------------------------------------------
+
+    def result(self, dialect: str) -> StreamResult:
+        """The reading of the stream so far (final once the input is closed)."""
+        choices = tuple(ch.result(c) for c, ch in sorted(self._choices.items()))
+        return StreamResult(
+            dialect=dialect,
+            choices=choices or (ChoiceResult(index=0),),
+            usage=self.usage,
+            error=self.error,
+            complete=self.error is None and (self.ended or self._all_choices_finished()),
+            model=self.model,
+            response_id=self.response_id,
+        )

@@ -1,0 +1,147 @@
+"""Helpers shared by the codecs: JSON payloads and provider error events."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolwire.errors import RemoteProtocolError, StreamErrorEvent
+from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
+from toolwire.stream._parts import FinishPart, MetaPart
+from toolwire.types import FinishReason
+
+__all__ = [
+    "as_int",
+    "as_list",
+    "as_obj",
+    "as_str",
+    "bad_json",
+    "error_event",
+    "finish_part",
+    "int_or_none",
+    "is_done_trailer",
+    "load_payload",
+    "meta_part",
+]
+
+
+def is_done_trailer(data: str) -> bool:
+    """Whether a payload is OpenAI's ``[DONE]`` line, which servers of other
+    dialects (Cohere v2, OpenRouter's Responses endpoint) send after their own
+    end event."""
+    return data[:1] == "[" and data.strip() == "[DONE]"
+
+
+def load_payload(data: str, dialect: str) -> dict[str, Any]:
+    """Parse one frame's JSON; the payload must be an object."""
+    try:
+        obj = loads(data)
+    except (JSONDecodeError, ValueError) as exc:
+        raise bad_json(dialect, exc, data) from exc
+    if not isinstance(obj, dict):
+        raise RemoteProtocolError(
+            f"{dialect}: a stream chunk is {type(obj).__name__}, expected a JSON object", raw=data
+        )
+    return obj
+
+
+def bad_json(dialect: str, exc: ValueError, data: str) -> RemoteProtocolError:
+    """The error for a payload the JSON parser refused, naming the real cause."""
+    if isinstance(exc, JSONLimitError):
+        return RemoteProtocolError(f"{dialect}: a stream chunk goes past a limit: {exc}", raw=data)
+    return RemoteProtocolError(f"{dialect}: a stream chunk is not valid JSON ({exc})", raw=data)
+
+
+def error_event(payload: Any, dialect: str) -> StreamErrorEvent:
+    """A provider's in-stream error payload as a typed error.
+
+    Accepts ``{"error": {...}}``, the inner object, or a bare string, as
+    providers disagree on the shape (OpenAI, Groq, Anthropic, Gemini).
+    """
+    err: Any = payload
+    if isinstance(err, dict) and "error" in err:
+        err = err["error"]
+    if isinstance(err, str):
+        return StreamErrorEvent(err, provider=dialect, body=payload)
+    if not isinstance(err, dict):
+        return StreamErrorEvent(
+            f"{dialect}: the provider reported an error", provider=dialect, body=payload
+        )
+    message = err.get("message")
+    if not isinstance(message, str) or not message:
+        message = f"{dialect}: the provider reported an error"
+    # The HTTP status goes by several names: Groq "status_code", Gemini's
+    # integer "code", and "status" where it is a number.
+    status = next(
+        (
+            value
+            for value in (err.get("status_code"), err.get("code"), err.get("status"))
+            if isinstance(value, int) and not isinstance(value, bool)
+        ),
+        None,
+    )
+    code = err.get("code")
+    error_type = err.get("type", err.get("status"))
+    return StreamErrorEvent(
+        message,
+        provider=dialect,
+        status_code=status if isinstance(status, int) else None,
+        code=code if isinstance(code, str) else None,
+        error_type=error_type if isinstance(error_type, str) else None,
+        body=err,
+    )
+
+
+# -- defensive accessors: provider JSON is never trusted -----------------------
+
+
+def as_obj(value: Any, what: str) -> dict[str, Any]:
+    """``value`` as a JSON object, or a typed error naming ``what``."""
+    if isinstance(value, dict):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a JSON object, got {type(value).__name__}")
+
+
+def as_list(value: Any, what: str) -> list[Any]:
+    """``value`` as a list; ``None`` counts as empty."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a JSON array, got {type(value).__name__}")
+
+
+def as_str(value: Any, what: str) -> str | None:
+    """``value`` as a string; ``None`` stays ``None``."""
+    if value is None or isinstance(value, str):
+        return value
+    raise RemoteProtocolError(f"{what}: expected a string, got {type(value).__name__}")
+
+
+def as_int(value: Any, what: str) -> int | None:
+    """``value`` as an integer; ``None`` stays ``None``."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise RemoteProtocolError(f"{what}: expected an integer, got {type(value).__name__}")
+
+
+def int_or_none(value: Any) -> int | None:
+    """``value`` when it is an integer (not a bool), else ``None``: for
+    optional counts (usage) where a wrong type is ignored, not an error."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def meta_part(model: Any, response_id: Any) -> MetaPart:
+    """The model and response id of a stream, each kept only if a string."""
+    return MetaPart(
+        model=model if isinstance(model, str) else None,
+        response_id=response_id if isinstance(response_id, str) else None,
+    )
+
+
+def finish_part(table: Mapping[str, FinishReason], raw: str, choice: int = 0) -> FinishPart:
+    """The finish part for a provider's raw reason: its word in the dialect's
+    table, ``"other"`` for a word the table does not know."""
+    return FinishPart(table.get(raw, "other"), raw, choice)

@@ -1,0 +1,123 @@
+"""What the dialects' request encoders share: provider state put back in
+place, ``tool_choice`` checked, caller-supplied body fields merged.
+
+Every request encoder is a pure function of normalized messages and options
+to the dialect's JSON body; providers add only the URL and the headers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias
+
+from toolwire.errors import UsageError
+from toolwire.messages import AssistantMessage
+from toolwire.stream._parts import POSITION_KEY
+
+__all__ = [
+    "ToolChoice",
+    "check_tool_choice",
+    "dict_or_empty",
+    "list_or_empty",
+    "merge_extra",
+    "placed",
+    "state_items",
+    "state_position",
+    "tool_names",
+    "without_position",
+]
+
+ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, str]"
+"""``"auto"``, ``"required"``, ``"none"`` or ``{"name": "tool_name"}``."""
+
+
+def dict_or_empty(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def list_or_empty(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def state_items(message: AssistantMessage, types: Collection[str]) -> list[dict[str, Any]]:
+    """The ``provider_state`` items of ``message`` whose ``type`` is one of ``types``.
+
+    Each dialect knows its own item types (Anthropic ``thinking``, Gemini
+    ``thought_signature``...), so state from another provider is never sent.
+    """
+    return [item for item in message.provider_state if item.get("type") in types]
+
+
+def state_position(item: Mapping[str, Any]) -> int:
+    """Where an item goes among the tool calls: after ``after_tool_calls``
+    calls (default 0: before the first call and the text)."""
+    value = item.get(POSITION_KEY, 0)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def without_position(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` as the provider sent it (toolwire's position key removed)."""
+    return {k: v for k, v in item.items() if k != POSITION_KEY}
+
+
+def placed(items: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    """State items grouped by position, provider shape restored."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for item in items:
+        out.setdefault(state_position(item), []).append(without_position(item))
+    return out
+
+
+def merge_extra(body: dict[str, Any], extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Merge caller-supplied body fields: top-level keys win, except that two
+    JSON objects under the same key are merged one level deep (so that
+    ``extra={"generationConfig": {"topK": 3}}`` keeps the other settings)."""
+    if not extra:
+        return body
+    for key, value in extra.items():
+        current = body.get(key)
+        if isinstance(current, dict) and isinstance(value, Mapping):
+            body[key] = {**current, **value}
+        else:
+            body[key] = value
+    return body
+
+
+def check_tool_choice(tool_choice: Any, tool_names: Sequence[str] | None) -> str | None:
+    """Validate ``tool_choice``; return the forced tool's name for ``{"name": ...}``.
+
+    Raises:
+        UsageError: an unknown mode, or a named tool that is not in ``tools``.
+    """
+    if tool_choice is None or tool_choice in ("auto", "required", "none"):
+        return None
+    if isinstance(tool_choice, Mapping):
+        name = tool_choice.get("name")
+        if isinstance(name, str) and name and set(tool_choice) == {"name"}:
+            if tool_names is not None and name not in tool_names:
+                raise UsageError(f"tool_choice names {name!r}, which is not among the tools")
+            return name
+    raise UsageError(
+        "tool_choice must be 'auto', 'required', 'none' or {'name': <tool name>}, "
+        f"got {tool_choice!r}"
+    )
+
+
+def tool_names(
+    tools: Iterable[Mapping[str, Any]], getter: Callable[[Mapping[str, Any]], Any]
+) -> list[str] | None:
+    """The names declared by ``tools`` (``None`` when a schema has an unknown shape)."""
+    names: list[str] = []
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            raise UsageError(f"a tool schema must be a JSON object, got {type(tool).__name__}")
+        name = getter(tool)
+        if isinstance(name, list):
+            names.extend(n for n in name if isinstance(n, str))
+        elif isinstance(name, str):
+            names.append(name)
+        else:
+            return None
+    return names

@@ -1,0 +1,509 @@
+"""Anthropic Messages streams.
+
+Events (each an SSE ``event:`` line whose name repeats the payload's
+``type``): ``message_start``, ``content_block_start`` / ``_delta`` /
+``_stop`` per block, ``message_delta`` (stop reason, output usage),
+``message_stop``, ``ping``, ``error``. Tool arguments arrive as
+``input_json_delta.partial_json`` fragments of the block's ``input``; the
+``input`` in ``content_block_start`` is ``{}`` for streamed calls, but holds
+the whole input when no delta follows (programmatic tool calls), and a
+``message_start`` may already carry complete blocks. ``server_tool_use`` and
+``mcp_tool_use`` blocks are streamed the same way but are executed by
+Anthropic: they are kept apart from the client's calls. Thinking blocks and
+their signatures are kept as provider state, to be sent back.
+Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from toolwire.errors import RemoteProtocolError, UsageError
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.stream._json import dumps
+from toolwire.stream._json import loads_fast as _loads
+from toolwire.stream._parts import (
+    POSITION_KEY,
+    ArgsPart,
+    CallDone,
+    CallPart,
+    ErrorPart,
+    Part,
+    ReasoningPart,
+    ServerCallPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
+from toolwire.stream._repair import ArgumentsParseError, parse_arguments
+from toolwire.stream.codecs._args_event import ANTHROPIC_ARGS_EVENT, string_text
+from toolwire.stream.codecs._common import (
+    as_int,
+    as_obj,
+    as_str,
+    error_event,
+    finish_part,
+    int_or_none,
+    is_done_trailer,
+    load_payload,
+    meta_part,
+)
+from toolwire.stream.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    dict_or_empty,
+    placed,
+    state_items,
+    tool_names,
+)
+from toolwire.stream.framing import FramingKind
+from toolwire.stream.framing.sse import EventMatcher
+from toolwire.types import FinishReason, ToolCall, Usage
+
+__all__ = [
+    "FINISH_REASONS",
+    "AnthropicCodec",
+    "encode_messages",
+    "encode_request",
+    "tool_schema",
+    "usage_from_anthropic",
+]
+
+API = "anthropic-messages"
+
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+"""Anthropic's ``stop_reason`` values in toolwire's vocabulary (``pause_turn``
+is ``"other"``: read the raw value)."""
+
+_SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+
+
+def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
+    """An Anthropic ``usage`` object as a :class:`Usage`.
+
+    ``input_tokens`` is normalized to *all* input tokens (Anthropic reports
+    cache reads and writes apart), so it compares with other providers'.
+    """
+    fresh = int_or_none(raw.get("input_tokens"))
+    cache_read = int_or_none(raw.get("cache_read_input_tokens"))
+    cache_write = int_or_none(raw.get("cache_creation_input_tokens"))
+    counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
+    input_tokens = sum(counted) if counted else None
+    output_tokens = int_or_none(raw.get("output_tokens"))
+    total = None
+    if input_tokens is not None or output_tokens is not None:
+        total = (input_tokens or 0) + (output_tokens or 0)
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        total_tokens=total,
+        cached_tokens=cache_read,
+        raw=raw,
+    )
+
+
+class _Block:
+    __slots__ = ("data", "fragments", "id", "input", "name", "signature", "text", "type")
+
+    signature: list[str]
+
+    def __init__(self, block: dict[str, Any]) -> None:
+        self.type = str(block.get("type"))
+        self.id = as_str(block.get("id"), f"{API}: block id") or ""
+        self.name = as_str(block.get("name"), f"{API}: block name") or ""
+        self.input: Any = block.get("input")
+        self.fragments: list[str] = []
+        self.text: list[str] = []
+        self.signature = [as_str(block.get("signature"), f"{API}: signature") or ""]
+        self.data = block.get("data")
+
+
+class AnthropicCodec:
+    """Decodes Messages stream events into parts."""
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._usage: dict[str, Any] = {}
+        self._calls = 0  # tool_use blocks so far: where thinking goes back
+        self.quirks: set[str] = set()
+        self.args_event: EventMatcher | None = ANTHROPIC_ARGS_EVENT.match
+        self._tool_blocks: dict[str, int] = {}  # tool_use blocks by index, as args_event reads it
+
+    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+        """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a block other
+        than ``tool_use``, nor a bad escape."""
+        digits, raw = m.group(2, 3)
+        index = self._tool_blocks.get(digits)
+        if index is None:
+            return None
+        if "\\" not in raw:
+            return 0, index, raw
+        text = string_text(raw)
+        return None if text is None else (0, index, text)
+
+    @staticmethod
+    def args_frame(m: re.Match[str]) -> tuple[str, str]:
+        return "content_block_delta", m.group(1)
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if data.startswith('{"type":"content_block_delta"'):
+            # Argument and text deltas: numbers travel inside strings, so the
+            # fast parser loses nothing (see toolwire.stream._json).
+            try:
+                obj = _loads(data)
+            except ValueError:
+                obj = load_payload(data, API)  # raises the descriptive error
+        elif is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
+        else:
+            obj = load_payload(data, API)
+        if type(obj) is not dict:
+            obj = as_obj(obj, f"{API}: event")
+        kind = obj.get("type", event)
+        if kind == "content_block_delta":
+            # The hot path: one event per few characters of tool input.
+            delta = obj.get("delta")
+            index = obj.get("index")
+            if (
+                type(delta) is dict
+                and type(index) is int
+                and delta.get("type") == "input_json_delta"
+            ):
+                fragment = delta.get("partial_json")
+                target = self._blocks.get(index)
+                if type(fragment) is str and target is not None and target.type == "tool_use":
+                    return [ArgsPart(0, index, fragment)]
+            parts: list[Part] = []
+            self._delta(obj, parts)
+            return parts
+        parts = []
+        if kind == "content_block_start":
+            index = self._index(obj)
+            block = as_obj(obj.get("content_block"), f"{API}: content_block")
+            self._start(index, block, parts)
+        elif kind == "content_block_stop":
+            self._stop(self._index(obj), parts)
+        elif kind == "message_start":
+            self._message_start(as_obj(obj.get("message"), f"{API}: message"), parts)
+        elif kind == "message_delta":
+            delta = obj.get("delta")
+            usage = obj.get("usage")
+            if usage:
+                parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
+            if delta:
+                stop = as_obj(delta, f"{API}: message delta").get("stop_reason")
+                if stop:
+                    raw = as_str(stop, f"{API}: stop_reason") or ""
+                    parts.append(finish_part(FINISH_REASONS, raw))
+        elif kind == "message_stop":
+            parts.append(StreamEndPart())
+        elif kind == "error" or event == "error":
+            parts.append(ErrorPart(error_event(obj, API)))
+        # ping and unknown future events carry nothing we need.
+        return parts
+
+    @staticmethod
+    def _index(obj: dict[str, Any]) -> int:
+        index = as_int(obj.get("index"), f"{API}: block index")
+        if index is None:
+            raise RemoteProtocolError(f"{API}: a content block event has no index")
+        return index
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``message`` object: what its stream would give."""
+        if not isinstance(body.get("content"), list):
+            raise RemoteProtocolError("the message has no 'content' array")
+        parts: list[Part] = []
+        self._message_start(body, parts, whole=True)
+        parts.append(StreamEndPart())
+        return parts
+
+    def _message_start(
+        self, message: dict[str, Any], parts: list[Part], *, whole: bool = False
+    ) -> None:
+        parts.append(meta_part(message.get("model"), message.get("id")))
+        usage = message.get("usage")
+        if usage:
+            parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
+        content = message.get("content") or []
+        if not isinstance(content, list):
+            raise RemoteProtocolError(f"{API}: message content is not an array")
+        # Complete blocks already inside message_start: start and stop each.
+        if content and not whole:
+            self.quirks.add("complete blocks inside message_start")
+        for block in content:
+            index = -1 - len(self._blocks)  # never collides with streamed indexes
+            self._start(index, as_obj(block, f"{API}: content block"), parts, whole=True)
+            self._stop(index, parts)
+        stop = message.get("stop_reason")
+        if stop:
+            raw = as_str(stop, f"{API}: stop_reason") or ""
+            parts.append(finish_part(FINISH_REASONS, raw))
+
+    def _start(
+        self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
+    ) -> None:
+        b = self._blocks[index] = _Block(block)
+        if b.type == "tool_use":
+            self._tool_blocks[str(index)] = index
+        else:
+            self._tool_blocks.pop(str(index), None)
+        if b.type == "text":
+            text = block.get("text")
+            if text:
+                parts.append(TextPart(as_str(text, f"{API}: text") or ""))
+        elif b.type == "thinking":
+            thinking = block.get("thinking")
+            if thinking:
+                b.text.append(as_str(thinking, f"{API}: thinking") or "")
+                parts.append(ReasoningPart(b.text[-1]))
+        elif b.type == "tool_use":
+            self._calls += 1
+            part = CallPart(id=b.id, index=index, name=b.name, new=True)
+            if isinstance(b.input, dict):
+                if whole:
+                    part.args_value = b.input
+                else:
+                    part.args_default = b.input
+            elif b.input is not None:
+                raise RemoteProtocolError(f"{API}: tool_use input is not an object")
+            parts.append(part)
+
+    def _delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        index = self._index(obj)
+        delta = as_obj(obj.get("delta"), f"{API}: delta")
+        kind = delta.get("type")
+        block = self._blocks.get(index)
+        if kind == "input_json_delta":
+            fragment = as_str(delta.get("partial_json"), f"{API}: partial_json") or ""
+            if block is None:
+                raise RemoteProtocolError(f"{API}: input_json_delta for unknown block {index}")
+            if block.type == "tool_use":
+                parts.append(CallPart(index=index, args=fragment))
+            else:
+                block.fragments.append(fragment)
+        elif kind == "text_delta":
+            text = as_str(delta.get("text"), f"{API}: text") or ""
+            if text:
+                parts.append(TextPart(text))
+        elif kind == "thinking_delta":
+            text = as_str(delta.get("thinking"), f"{API}: thinking") or ""
+            if text:
+                if block is not None:
+                    block.text.append(text)
+                parts.append(ReasoningPart(text))
+        elif kind == "signature_delta":
+            if block is not None:
+                block.signature.append(as_str(delta.get("signature"), f"{API}: signature") or "")
+        # citations_delta and future delta types carry nothing we need.
+
+    def _stop(self, index: int, parts: list[Part]) -> None:
+        block = self._blocks.get(index)
+        if block is None:
+            raise RemoteProtocolError(f"{API}: content_block_stop for unknown block {index}")
+        if block.type == "tool_use":
+            parts.append(CallDone(index=index))
+        elif block.type in _SERVER_BLOCKS:
+            raw = "".join(block.fragments)
+            if raw.strip():
+                try:
+                    value, _ = parse_arguments(raw, at_end=False)
+                except ArgumentsParseError as exc:
+                    raise RemoteProtocolError(
+                        f"{API}: server tool {block.name} input is not valid JSON: {exc}"
+                    ) from exc
+            else:
+                value = block.input if isinstance(block.input, dict) else {}
+                raw = dumps(value)
+            if not isinstance(value, dict):
+                raise RemoteProtocolError(f"{API}: server tool {block.name} input is not an object")
+            parts.append(ServerCallPart(block.id, block.name, block.type, value, raw))
+        elif block.type == "thinking":
+            thinking = {
+                "type": "thinking",
+                "thinking": "".join(block.text),
+                "signature": "".join(block.signature),
+            }
+            parts.append(StatePart(self._placed(thinking)))
+        elif block.type == "redacted_thinking":
+            parts.append(StatePart(self._placed({"type": "redacted_thinking", "data": block.data})))
+
+    def _placed(self, item: dict[str, Any]) -> dict[str, Any]:
+        # Thinking after some calls (interleaved thinking) goes back after them.
+        return {**item, POSITION_KEY: self._calls} if self._calls else item
+
+    def _merge_usage(self, usage: dict[str, Any]) -> UsagePart:
+        # message_start carries input usage; message_delta the running output
+        # count (and sometimes input again): keep the latest of each field.
+        self._usage.update({k: v for k, v in usage.items() if v is not None})
+        return UsagePart(usage_from_anthropic(dict(self._usage)))
+
+
+def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """One entry of a request's ``tools``: ``{"name", "description", "input_schema"}``."""
+    tool: dict[str, Any] = {"name": name}
+    if description:
+        tool["description"] = description
+    tool["input_schema"] = parameters
+    return tool
+
+
+# -- requests ---------------------------------------------------------------------
+
+_STATE_BLOCKS = ("thinking", "redacted_thinking")
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    by_position = placed(state_items(message, _STATE_BLOCKS))
+    blocks = list(by_position.pop(0, []))
+    if message.text:
+        blocks.append({"type": "text", "text": message.text})
+    for position, call in enumerate(message.tool_calls, start=1):
+        arguments = call.arguments if isinstance(call, ToolCall) else {}
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
+        blocks.extend(by_position.pop(position, []))
+    for position in sorted(by_position):
+        blocks.extend(by_position[position])
+    return blocks
+
+
+def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(system, messages)`` for a conversation."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+
+    def user_blocks() -> list[dict[str, Any]]:
+        # Consecutive user-side content (tool results, then user text) is
+        # one user message: results of one turn must share a message.
+        if out and out[-1]["role"] == "user":
+            content: list[dict[str, Any]] = out[-1]["content"]
+            return content
+        out.append({"role": "user", "content": []})
+        return out[-1]["content"]  # type: ignore[no-any-return]
+
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append(message.text)
+        elif isinstance(message, UserMessage):
+            user_blocks().append({"type": "text", "text": message.text})
+        elif isinstance(message, ToolResultMessage):
+            blocks = user_blocks()
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.call_id,
+                "content": message.content,
+                "is_error": message.is_error,
+            }
+            # tool_result blocks must precede any text in the message.
+            first_text = next(
+                (i for i, b in enumerate(blocks) if b.get("type") != "tool_result"), None
+            )
+            if first_text is None:
+                blocks.append(result)
+            else:
+                blocks.insert(first_text, result)
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message)
+            if not blocks:
+                continue  # an empty turn carries nothing and the API rejects it
+            if out and out[-1]["role"] == "assistant":
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": "assistant", "content": blocks})
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return ("\n\n".join(system) if system else None), out
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    default_max_tokens: int = 4096,
+    thinking: Mapping[str, Any] | None = None,
+    disable_parallel_tool_use: bool | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/v1/messages`` request.
+
+    Args:
+        default_max_tokens: ``max_tokens`` when none is given (the API
+            requires one); raised above a thinking budget.
+        thinking: the ``thinking`` object, if enabled.
+        disable_parallel_tool_use: sent in ``tool_choice`` when set.
+
+    Raises:
+        UsageError: forcing a tool while thinking is enabled (the API refuses
+            it), an invalid ``tool_choice``, or a message it cannot express.
+    """
+    system, wire = encode_messages(messages)
+    if max_tokens is None:
+        max_tokens = default_max_tokens
+        budget = int_or_none(dict_or_empty(thinking).get("budget_tokens"))
+        if budget is not None and max_tokens <= budget:
+            max_tokens = budget + default_max_tokens
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": wire}
+    if system is not None:
+        body["system"] = system
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        choice = _tool_choice(tools, tool_choice, disable_parallel_tool_use)
+        if choice is not None:
+            if thinking and choice["type"] in ("any", "tool"):
+                raise UsageError(
+                    "Anthropic does not allow forcing a tool while thinking is enabled"
+                )
+            body["tool_choice"] = choice
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if temperature is not None:
+        body["temperature"] = temperature
+    if thinking is not None:
+        body["thinking"] = dict(thinking)
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def _tool_choice(
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: ToolChoice | None,
+    disable_parallel_tool_use: bool | None,
+) -> dict[str, Any] | None:
+    forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
+    choice: dict[str, Any] | None = None
+    if forced is not None:
+        choice = {"type": "tool", "name": forced}
+    elif tool_choice == "required":
+        choice = {"type": "any"}
+    elif tool_choice in ("auto", "none"):
+        choice = {"type": tool_choice}
+    if disable_parallel_tool_use is not None and (choice is None or choice["type"] != "none"):
+        choice = choice or {"type": "auto"}
+        choice["disable_parallel_tool_use"] = disable_parallel_tool_use
+    return choice

@@ -1,0 +1,146 @@
+"""Cohere v2 ``/chat`` streams: their own event vocabulary.
+
+``message-start``, ``content-delta`` (text), ``tool-plan-delta`` (the model's
+plan before calling tools: reasoning, not answer text), ``tool-call-start``
+(id, name, first arguments; ``tool_calls`` is an object here, not an array),
+``tool-call-delta`` (argument fragments keyed by ``index``),
+``tool-call-end``, ``message-end`` (finish reason, usage).
+Reference: https://docs.cohere.com/reference/chat-stream
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from toolwire.stream._parts import (
+    CallDone,
+    CallPart,
+    ErrorPart,
+    MetaPart,
+    Part,
+    ReasoningPart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
+from toolwire.stream.codecs._common import (
+    as_int,
+    as_obj,
+    as_str,
+    error_event,
+    finish_part,
+    is_done_trailer,
+    load_payload,
+)
+from toolwire.stream.framing import FramingKind
+from toolwire.types import FinishReason, Usage
+
+__all__ = ["FINISH_REASONS", "CohereCodec"]
+
+API = "cohere-v2"
+
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
+    "COMPLETE": "stop",
+    "STOP_SEQUENCE": "stop",
+    "TOOL_CALL": "tool_calls",
+    "MAX_TOKENS": "length",
+    "ERROR": "error",
+    "TIMEOUT": "error",
+}
+"""Cohere's ``finish_reason`` values in toolwire's vocabulary."""
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _message(obj: dict[str, Any]) -> dict[str, Any]:
+    delta = obj.get("delta")
+    if not delta:
+        return {}
+    message = as_obj(delta, f"{API}: delta").get("message")
+    return as_obj(message, f"{API}: message") if message else {}
+
+
+class CohereCodec:
+    """Decodes Cohere v2 chat stream events into parts."""
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
+
+    def __init__(self) -> None:
+        self.quirks: set[str] = set()
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
+        obj = load_payload(data, API)
+        kind = obj.get("type") or event
+        parts: list[Part] = []
+        if kind == "tool-call-delta":
+            fn = _message(obj).get("tool_calls")
+            fn = as_obj(fn, f"{API}: tool_calls").get("function") if fn else None
+            args = as_obj(fn, f"{API}: function").get("arguments") if fn else None
+            parts.append(CallPart(index=self._index(obj), args=as_str(args, f"{API}: arguments")))
+        elif kind == "content-delta":
+            content = _message(obj).get("content")
+            text = as_obj(content, f"{API}: content").get("text") if content else None
+            if text:
+                parts.append(TextPart(as_str(text, f"{API}: text") or ""))
+        elif kind == "tool-plan-delta":
+            plan = _message(obj).get("tool_plan")
+            if plan:
+                parts.append(ReasoningPart(as_str(plan, f"{API}: tool_plan") or ""))
+        elif kind == "tool-call-start":
+            tc = as_obj(_message(obj).get("tool_calls"), f"{API}: tool_calls")
+            fn = as_obj(tc.get("function") or {}, f"{API}: function")
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(tc.get("id"), f"{API}: id"),
+                    name=as_str(fn.get("name"), f"{API}: name"),
+                    args=as_str(fn.get("arguments"), f"{API}: arguments") or None,
+                    new=True,
+                )
+            )
+        elif kind == "tool-call-end":
+            parts.append(CallDone(index=self._index(obj)))
+        elif kind == "message-start":
+            mid = obj.get("id")
+            parts.append(MetaPart(response_id=mid if isinstance(mid, str) else None))
+        elif kind == "message-end":
+            delta = as_obj(obj.get("delta") or {}, f"{API}: delta")
+            usage = delta.get("usage")
+            if isinstance(usage, dict):
+                tokens = usage.get("tokens") or usage.get("billed_units") or {}
+                if isinstance(tokens, dict):
+                    i, o = _int(tokens.get("input_tokens")), _int(tokens.get("output_tokens"))
+                    parts.append(
+                        UsagePart(
+                            Usage(
+                                input_tokens=i,
+                                output_tokens=o,
+                                total_tokens=(i or 0) + (o or 0) if i or o else None,
+                                cached_tokens=_int(usage.get("cached_tokens")),
+                                raw=usage,
+                            )
+                        )
+                    )
+            raw = as_str(delta.get("finish_reason"), f"{API}: finish_reason") or "COMPLETE"
+            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(StreamEndPart())
+        elif kind == "error" or event == "error":
+            parts.append(ErrorPart(error_event(obj, API)))
+        return parts
+
+    @staticmethod
+    def _index(obj: dict[str, Any]) -> int:
+        return as_int(obj.get("index"), f"{API}: index") or 0

@@ -1,0 +1,451 @@
+"""Gemini ``generateContent`` / ``streamGenerateContent`` (Google AI and Vertex AI).
+
+Each chunk is a ``GenerateContentResponse``: ``candidates[i].content.parts``
+holding text (``thought: true`` for reasoning) and ``functionCall`` parts,
+whole, with ``args`` as an object and usually no id (toolwire mints one).
+Several calls, even to the same function, may share one chunk: each part is
+its own call. A whole (non-streamed) response is one such object, read by
+the same code: streamed and whole give the same result.
+
+Vertex AI can also stream arguments (``streamFunctionCallArguments``): a part
+``{name, willContinue: true}`` opens a call, then parts with ``partialArgs``
+set values by JSONPath (``$.a.b[0].c``, see ``_vertex.py``). The call ends
+with an empty ``functionCall: {}``, with a ``partialArgs`` part lacking
+``willContinue``, with the next name-bearing part, or with the candidate's
+``finishReason``. ``thoughtSignature`` on a part must be sent back with that
+part: it is kept as provider state. References:
+https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
+https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from toolwire.errors import RemoteProtocolError, UsageError
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.stream._parts import (
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
+from toolwire.stream.codecs._common import (
+    as_int,
+    as_list,
+    as_obj,
+    as_str,
+    error_event,
+    finish_part,
+    int_or_none,
+    is_done_trailer,
+    load_payload,
+    meta_part,
+)
+from toolwire.stream.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    dict_or_empty,
+    list_or_empty,
+    state_items,
+)
+from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
+from toolwire.stream.codecs.gemini_schema import to_gemini
+from toolwire.stream.framing import FramingKind
+from toolwire.types import FinishReason, ToolCall, Usage
+
+__all__ = [
+    "FINISH_REASONS",
+    "GeminiCodec",
+    "encode_contents",
+    "encode_request",
+    "encode_tools",
+    "tool_schemas",
+    "usage_from_gemini",
+]
+
+API = "gemini"
+
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "LANGUAGE": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "error",
+    "UNEXPECTED_TOOL_CALL": "error",
+}
+"""Gemini's ``finishReason`` values in toolwire's vocabulary."""
+
+
+def usage_from_gemini(raw: dict[str, Any]) -> Usage:
+    """``usageMetadata`` as a :class:`Usage`.
+
+    ``output_tokens`` counts thinking tokens too (``candidatesTokenCount`` +
+    ``thoughtsTokenCount``), as OpenAI's ``completion_tokens`` does.
+    """
+    candidates = int_or_none(raw.get("candidatesTokenCount"))
+    thoughts = int_or_none(raw.get("thoughtsTokenCount"))
+    output = None
+    if candidates is not None or thoughts is not None:
+        output = (candidates or 0) + (thoughts or 0)
+    return Usage(
+        input_tokens=int_or_none(raw.get("promptTokenCount")),
+        output_tokens=output,
+        total_tokens=int_or_none(raw.get("totalTokenCount")),
+        reasoning_tokens=thoughts,
+        cached_tokens=int_or_none(raw.get("cachedContentTokenCount")),
+        raw=raw,
+    )
+
+
+class _Streamed:
+    """A Vertex call whose arguments arrive as partialArgs."""
+
+    __slots__ = ("builder", "partial")
+
+    def __init__(self) -> None:
+        self.builder = ArgsBuilder()
+        self.partial = PartialArgs()
+
+
+class GeminiCodec:
+    """Decodes GenerateContentResponse chunks (and whole responses) into parts."""
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"sse", "json-array"})
+
+    def __init__(self) -> None:
+        self._open: dict[int, _Streamed] = {}
+        self._calls: dict[int, int] = {}
+        self._meta_seen = False
+        self.quirks: set[str] = set()
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
+        return self._response(load_payload(data, API))
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``generateContent`` response: what its stream would give."""
+        feedback = body.get("promptFeedback")
+        blocked = isinstance(feedback, dict) and feedback.get("blockReason")
+        if not body.get("candidates") and not blocked and "error" not in body:
+            raise RemoteProtocolError("the response has no candidates")
+        return [*self._response(body), StreamEndPart()]
+
+    def _response(self, obj: dict[str, Any]) -> list[Part]:
+        if "error" in obj and "candidates" not in obj:
+            return [ErrorPart(error_event(obj, API))]
+        parts: list[Part] = []
+        if not self._meta_seen:
+            self._meta_seen = True
+            parts.append(meta_part(obj.get("modelVersion"), obj.get("responseId")))
+        candidates = as_list(obj.get("candidates"), f"{API}: candidates")
+        for candidate in candidates:
+            self._candidate(as_obj(candidate, f"{API}: candidate"), parts)
+        feedback = obj.get("promptFeedback")
+        if not candidates and isinstance(feedback, dict) and feedback.get("blockReason"):
+            # A prompt blocked before generation: no candidate, a block reason.
+            parts.append(FinishPart("content_filter", str(feedback["blockReason"])))
+        usage = obj.get("usageMetadata")
+        if isinstance(usage, dict) and any(k.endswith("TokenCount") for k in usage):
+            parts.append(UsagePart(usage_from_gemini(usage)))
+        return parts
+
+    def _candidate(self, candidate: dict[str, Any], parts: list[Part]) -> None:
+        c = as_int(candidate.get("index"), f"{API}: candidate index") or 0
+        content = candidate.get("content")
+        if content:
+            for part in as_list(as_obj(content, f"{API}: content").get("parts"), f"{API}: parts"):
+                self._part(as_obj(part, f"{API}: part"), c, parts)
+        finish = candidate.get("finishReason")
+        if finish:
+            raw = as_str(finish, f"{API}: finishReason") or ""
+            self._close_streamed(c, parts)
+            parts.append(finish_part(FINISH_REASONS, raw, c))
+
+    def _part(self, part: dict[str, Any], c: int, parts: list[Part]) -> None:
+        signature = part.get("thoughtSignature")
+        if "functionCall" in part:
+            opened = self._function_call(
+                as_obj(part["functionCall"], f"{API}: functionCall"), c, parts
+            )
+            if signature and opened:
+                position = self._calls.get(c, 0) - 1
+                state = {"type": "thought_signature", "call": position, "signature": signature}
+                parts.append(StatePart(state, c))
+            return
+        text = part.get("text")
+        if isinstance(text, str):
+            if text:
+                parts.append(ReasoningPart(text, c) if part.get("thought") else TextPart(text, c))
+            if signature:
+                parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
+        elif text is not None:
+            raise RemoteProtocolError(f"{API}: text part is not a string")
+
+    def _function_call(self, fc: dict[str, Any], c: int, parts: list[Part]) -> bool:
+        """Read a ``functionCall`` part; say whether it opened a call."""
+        name = as_str(fc.get("name"), f"{API}: functionCall name")
+        if not name:
+            self._partial_args(fc, c, parts)
+            return False
+        self._close_streamed(c, parts)
+        call_id = as_str(fc.get("id"), f"{API}: functionCall id")
+        self._calls[c] = self._calls.get(c, 0) + 1
+        if fc.get("willContinue"):
+            self.quirks.add("arguments as Vertex partialArgs")
+            self._open[c] = _Streamed()
+            parts.append(CallPart(choice=c, id=call_id, name=name, new=True))
+            self._partial_args(fc, c, parts)
+            return True
+        args = fc.get("args")
+        if args is not None and not isinstance(args, dict):
+            raise RemoteProtocolError(f"{API}: functionCall args is not an object")
+        parts.append(
+            CallPart(choice=c, id=call_id, name=name, args_value=args or {}, new=True, done=True)
+        )
+        return True
+
+    def _partial_args(self, fc: dict[str, Any], c: int, parts: list[Part]) -> None:
+        streamed = self._open.get(c)
+        pieces = fc.get("partialArgs")
+        if pieces:
+            if streamed is None:
+                raise RemoteProtocolError(f"{API}: partialArgs with no function call open")
+            for item in as_list(pieces, f"{API}: partialArgs"):
+                piece = _piece(as_obj(item, f"{API}: partialArgs item"))
+                streamed.builder.apply(piece)
+                streamed.partial.pieces.append(piece)
+            mark = len(streamed.partial.pieces)
+            parts.append(CallPart(choice=c, partial=streamed.partial, mark=mark))
+        if streamed is not None and not fc.get("willContinue"):
+            # An empty functionCall, or a partialArgs part without
+            # willContinue, ends the call.
+            self._close_streamed(c, parts)
+
+    def _close_streamed(self, c: int, parts: list[Part]) -> None:
+        streamed = self._open.pop(c, None)
+        if streamed is not None:
+            parts.append(CallPart(choice=c, args_value=streamed.builder.value(), done=True))
+
+
+def _piece(item: dict[str, Any]) -> Piece:
+    """One ``partialArgs`` item, checked: ``(path, value, append)``."""
+    path = as_str(item.get("jsonPath"), f"{API}: jsonPath")
+    if not path:
+        raise RemoteProtocolError(f"{API}: partialArgs item has no jsonPath")
+    keys = parse_path(path)
+    if "stringValue" in item:
+        return keys, as_str(item["stringValue"], f"{API}: stringValue") or "", True
+    if "numberValue" in item:
+        number = item["numberValue"]
+        if not isinstance(number, (int, float)) or isinstance(number, bool):
+            raise RemoteProtocolError(f"{API}: numberValue is not a number")
+        return keys, number, False
+    if "boolValue" in item:
+        flag = item["boolValue"]
+        if not isinstance(flag, bool):
+            raise RemoteProtocolError(f"{API}: boolValue is not a boolean")
+        return keys, flag, False
+    if "nullValue" in item:
+        return keys, None, False
+    raise RemoteProtocolError(f"{API}: partialArgs item at {path[:80]} carries no value")
+
+
+def tool_schemas(tools: Sequence[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A request's ``tools``: one ``Tool`` holding a function declaration per
+    ``(name, description, parameters)``, parameters shaped by :func:`to_gemini`
+    (none at all for a function without parameters)."""
+    declarations: list[dict[str, Any]] = []
+    for name, description, parameters in tools:
+        declaration: dict[str, Any] = {"name": name}
+        if description:
+            declaration["description"] = description
+        if parameters.get("properties"):
+            declaration["parameters"] = to_gemini(parameters)
+        declarations.append(declaration)
+    return [{"functionDeclarations": declarations}] if declarations else []
+
+
+# -- requests ---------------------------------------------------------------------
+
+_MODES: Final = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
+# Keys of a Gemini ``Tool`` object: a list of these is already in wire shape.
+_TOOL_KEYS = frozenset(
+    {
+        "functionDeclarations",
+        "googleSearch",
+        "googleSearchRetrieval",
+        "codeExecution",
+        "urlContext",
+        "retrieval",
+    }
+)
+
+
+def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
+    call_signatures: dict[int, str] = {}
+    loose: list[str] = []  # signatures of text or thought parts
+    for item in state_items(message, ("thought_signature",)):
+        signature = item.get("signature")
+        if not isinstance(signature, str) or not signature:
+            continue
+        position = int_or_none(item.get("call"))
+        if position is not None:
+            call_signatures[position] = signature
+        else:
+            loose.append(signature)
+    parts: list[dict[str, Any]] = []
+    # Gemini puts a text answer's signature on its last part (often an
+    # empty one at the end of a stream): the last loose signature goes on
+    # the text, any earlier ones on empty parts before it.
+    for signature in loose[:-1]:
+        parts.append({"text": "", "thoughtSignature": signature})
+    if message.text or loose:
+        part: dict[str, Any] = {"text": message.text}
+        if loose:
+            part["thoughtSignature"] = loose[-1]
+        parts.append(part)
+    for index, call in enumerate(message.tool_calls):
+        function: dict[str, Any] = {
+            "name": call.name,
+            "args": call.arguments if isinstance(call, ToolCall) else {},
+        }
+        if not call.minted_id:
+            function["id"] = call.id
+        part = {"functionCall": function}
+        if index in call_signatures:
+            part["thoughtSignature"] = call_signatures[index]
+        parts.append(part)
+    return parts
+
+
+def encode_contents(
+    messages: Sequence[Message],
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(systemInstruction, contents)`` for a conversation."""
+    system: list[str] = []
+    contents: list[dict[str, Any]] = []
+    provider_ids: set[str] = set()  # call ids Gemini itself sent
+
+    def add(role: str, parts: list[dict[str, Any]]) -> None:
+        # Gemini wants turns to alternate: same-role neighbours share a content.
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append(message.text)
+        elif isinstance(message, UserMessage):
+            add("user", [{"text": message.text}])
+        elif isinstance(message, AssistantMessage):
+            provider_ids.update(c.id for c in message.tool_calls if not c.minted_id)
+            parts = _model_parts(message)
+            if parts:
+                add("model", parts)
+        elif isinstance(message, ToolResultMessage):
+            key = "error" if message.is_error else "output"
+            response: dict[str, Any] = {
+                "name": message.name,
+                "response": {key: message.content},
+            }
+            if message.call_id in provider_ids:
+                response["id"] = message.call_id
+            add("user", [{"functionResponse": response}])
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    instruction = {"parts": [{"text": "\n\n".join(system)}]} if system else None
+    return instruction, contents
+
+
+def encode_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Gemini ``tools`` and the declared function names.
+
+    Accepts either ``Tool`` objects (``{"functionDeclarations": [...]}``)
+    or bare function declarations, which are wrapped in one ``Tool``.
+    """
+    names: list[str] = []
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            raise UsageError(f"a tool schema must be a JSON object, got {type(tool).__name__}")
+    if all(_TOOL_KEYS.intersection(tool) for tool in tools):
+        for tool in tools:
+            for decl in list_or_empty(tool.get("functionDeclarations")):
+                if isinstance(dict_or_empty(decl).get("name"), str):
+                    names.append(decl["name"])
+        return [dict(t) for t in tools], names
+    for tool in tools:
+        if not isinstance(tool.get("name"), str):
+            raise UsageError("a Gemini function declaration needs a 'name'")
+        names.append(tool["name"])
+    return [{"functionDeclarations": [dict(t) for t in tools]}], names
+
+
+def encode_request(
+    *,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    thinking_budget: int | None = None,
+    include_thoughts: bool | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``generateContent`` request (the model and whether
+    to stream are in its URL).
+
+    Raises:
+        UsageError: an invalid ``tool_choice``, or a message it cannot express.
+    """
+    instruction, contents = encode_contents(messages)
+    body: dict[str, Any] = {"contents": contents}
+    if instruction is not None:
+        body["systemInstruction"] = instruction
+    if tools:
+        body["tools"], names = encode_tools(tools)
+        forced = check_tool_choice(tool_choice, names)
+        if forced is not None:
+            config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": [forced]}
+        elif tool_choice is not None:
+            config = {"mode": _MODES[str(tool_choice)]}
+        if tool_choice is not None:
+            body["toolConfig"] = {"functionCallingConfig": config}
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    generation: dict[str, Any] = {}
+    if max_tokens is not None:
+        generation["maxOutputTokens"] = max_tokens
+    if temperature is not None:
+        generation["temperature"] = temperature
+    thinking: dict[str, Any] = {}
+    if thinking_budget is not None:
+        thinking["thinkingBudget"] = thinking_budget
+    if include_thoughts is not None:
+        thinking["includeThoughts"] = include_thoughts
+    if thinking:
+        generation["thinkingConfig"] = thinking
+    if generation:
+        body["generationConfig"] = generation
+    return body

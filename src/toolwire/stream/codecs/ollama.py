@@ -1,0 +1,108 @@
+"""Ollama's native ``/api/chat`` stream: one JSON object per line (NDJSON).
+
+Each line has ``message`` (``content``, ``thinking``, ``tool_calls`` with
+whole calls whose ``arguments`` is an object, usually no id) and ``done``;
+the last line has ``done: true``, ``done_reason`` and the token counts.
+Reference: https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from toolwire.errors import RemoteProtocolError
+from toolwire.stream._parts import (
+    CallPart,
+    ErrorPart,
+    MetaPart,
+    Part,
+    ReasoningPart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
+from toolwire.stream.codecs._common import (
+    as_list,
+    as_obj,
+    as_str,
+    error_event,
+    finish_part,
+    int_or_none,
+    is_done_trailer,
+    load_payload,
+)
+from toolwire.stream.framing import FramingKind
+from toolwire.types import FinishReason, Usage
+
+__all__ = ["FINISH_REASONS", "OllamaCodec"]
+
+API = "ollama-ndjson"
+
+FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
+"""Ollama's ``done_reason`` values in toolwire's vocabulary."""
+
+
+class OllamaCodec:
+    """Decodes Ollama NDJSON lines into parts."""
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"ndjson"})
+
+    def __init__(self) -> None:
+        self._meta_seen = False
+        self.quirks: set[str] = set()
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
+        obj = load_payload(data, API)
+        if "error" in obj and "message" not in obj:
+            return [ErrorPart(error_event(obj, API))]
+        parts: list[Part] = []
+        if not self._meta_seen:
+            self._meta_seen = True
+            model = obj.get("model")
+            parts.append(MetaPart(model=model if isinstance(model, str) else None))
+        message = obj.get("message")
+        if message:
+            message = as_obj(message, f"{API}: message")
+            thinking = message.get("thinking")
+            if thinking:
+                parts.append(ReasoningPart(as_str(thinking, f"{API}: thinking") or ""))
+            content = message.get("content")
+            if content:
+                parts.append(TextPart(as_str(content, f"{API}: content") or ""))
+            for tc in as_list(message.get("tool_calls"), f"{API}: tool_calls"):
+                fn = as_obj(as_obj(tc, f"{API}: tool call").get("function"), f"{API}: function")
+                part = CallPart(
+                    id=as_str(tc.get("id"), f"{API}: tool call id"),
+                    name=as_str(fn.get("name"), f"{API}: tool name"),
+                    new=True,
+                    done=True,
+                )
+                args = fn.get("arguments")
+                if isinstance(args, str):
+                    part.args = args
+                elif args is None or isinstance(args, dict):
+                    part.args_value = args or {}
+                else:
+                    raise RemoteProtocolError(f"{API}: tool call arguments are not an object")
+                parts.append(part)
+        if obj.get("done") is True:
+            raw = as_str(obj.get("done_reason"), f"{API}: done_reason") or "stop"
+            prompt = int_or_none(obj.get("prompt_eval_count"))
+            output = int_or_none(obj.get("eval_count"))
+            if prompt is not None or output is not None:
+                total = (prompt or 0) + (output or 0)
+                usage = Usage(
+                    input_tokens=prompt,
+                    output_tokens=output,
+                    total_tokens=total,
+                    raw={k: v for k, v in obj.items() if k.endswith(("_count", "_duration"))},
+                )
+                parts.append(UsagePart(usage))
+            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(StreamEndPart())
+        return parts

@@ -1,0 +1,494 @@
+"""OpenAI Chat Completions streams, and every server that copies them.
+
+OpenAI, Azure, DashScope/Qwen, DeepSeek, vLLM, Ollama's ``/v1``, Groq,
+Mistral, xAI, OpenRouter and LM Studio all send ``chat.completion.chunk``
+objects as SSE ``data:`` lines ending in ``data: [DONE]``. Their differences
+(missing ``index``, 1-based indexes, ``"id": ""`` on continuations, ids and
+names repeated whole, arguments as an object, usage-only chunks with
+``choices: []``, reasoning as ``reasoning_content`` or ``reasoning``, an
+``event: error`` after HTTP 200) are absorbed here and in the accumulator.
+Reference: https://platform.openai.com/docs/api-reference/chat-streaming
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from toolwire.errors import RemoteProtocolError, UsageError
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.stream._json import dumps
+from toolwire.stream._json import loads as _exact_loads
+from toolwire.stream._json import loads_fast as _loads
+from toolwire.stream._parts import (
+    ArgsPart,
+    CallPart,
+    ErrorPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    UsagePart,
+)
+from toolwire.stream.codecs._args_event import learn_openai_head, openai_args_event, string_text
+from toolwire.stream.codecs._common import (
+    as_int,
+    as_list,
+    as_obj,
+    as_str,
+    bad_json,
+    error_event,
+    finish_part,
+    int_or_none,
+    meta_part,
+)
+from toolwire.stream.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    dict_or_empty,
+    state_items,
+    tool_names,
+)
+from toolwire.stream.framing import FramingKind
+from toolwire.stream.framing.sse import EventMatcher
+from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
+
+__all__ = [
+    "ECHOED_FIELDS",
+    "FINISH_REASONS",
+    "OpenAIChatCodec",
+    "call_arguments_text",
+    "encode_messages",
+    "encode_request",
+    "tool_schema",
+    "usage_from_openai",
+]
+
+API = "openai-chat"
+
+FINISH_REASONS: Final[dict[str, FinishReason]] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+    "eos": "stop",  # vLLM
+    "tool_use": "tool_calls",  # Claude behind compatible gateways
+    "max_tokens": "length",
+    "error": "error",
+}
+"""Chat Completions ``finish_reason`` values, with the variants compatible
+servers send, in toolwire's vocabulary."""
+
+# Reasoning fields some compatible servers return on the assistant message and
+# expect to see again (DeepSeek: reasoning_content; OpenRouter: reasoning_details).
+ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
+
+# The deprecated single ``function_call`` delta is tracked under this index.
+_LEGACY_INDEX = -1
+
+_LEARNING = 8  # argument chunks read by decode() that may teach args_event
+
+
+def usage_from_openai(raw: dict[str, Any]) -> Usage:
+    """Chat Completions usage (``prompt_tokens``...) as a :class:`Usage`."""
+    details = raw.get("completion_tokens_details")
+    prompt_details = raw.get("prompt_tokens_details")
+    cached = (
+        int_or_none(prompt_details.get("cached_tokens"))
+        if isinstance(prompt_details, dict)
+        else None
+    )
+    if cached is None:  # DeepSeek reports its context cache on its own
+        cached = int_or_none(raw.get("prompt_cache_hit_tokens"))
+    return Usage(
+        input_tokens=int_or_none(raw.get("prompt_tokens")),
+        output_tokens=int_or_none(raw.get("completion_tokens")),
+        total_tokens=int_or_none(raw.get("total_tokens")),
+        reasoning_tokens=int_or_none(details.get("reasoning_tokens"))
+        if isinstance(details, dict)
+        else None,
+        cached_tokens=cached,
+        raw=raw,
+    )
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # some servers return content parts
+        return "".join(
+            p.get("text", "")
+            for p in content
+            if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+class OpenAIChatCodec:
+    """Decodes Chat Completions chunks into parts.
+
+    This is the hot path for the most common dialect (one chunk per token):
+    type checks are inlined and fall back to the descriptive helpers only to
+    raise their error.
+    """
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
+
+    def __init__(self) -> None:
+        self._meta_seen = False
+        self.quirks: set[str] = set()
+        # Argument chunks are matched once decode() has read one: their members
+        # before "choices" (id, model...) are the stream's own.
+        self.args_event: EventMatcher | None = None
+        self._head = ""
+        self._learning = _LEARNING
+
+    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+        """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
+        choice, index, raw = m.group(2, 3, 4)
+        text = raw if "\\" not in raw else string_text(raw)
+        return None if text is None else (int(choice), int(index), text)
+
+    def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
+        return "message", self._head + m.group(1)
+
+    def _learn(self, data: str) -> None:
+        self._learning -= 1
+        head = learn_openai_head(data)
+        if head is not None:
+            self._learning = 0
+            self._head = head
+            self.args_event = openai_args_event(head)
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        """One SSE event's data (its ``event:`` name in ``event``) to parts."""
+        if data[:1] != "{" and data.strip() == "[DONE]":
+            return [StreamEndPart()]
+        try:
+            obj = _loads(data)
+        except ValueError as exc:
+            raise bad_json(API, exc, data) from exc
+        if type(obj) is not dict:
+            obj = as_obj(obj, f"{API}: stream chunk")
+        if event == "error" or ("error" in obj and "choices" not in obj):
+            return [ErrorPart(error_event(obj, API))]
+        try:
+            parts = self._parts(obj, data, exact=False)
+        except _ExactNeeded:
+            # Arguments sent as an object: parse again, keeping big integers.
+            try:
+                exact = _exact_loads(data)
+            except ValueError as exc:
+                raise bad_json(API, exc, data) from exc
+            return self._parts(exact, data, exact=True)
+        if self._learning and len(parts) == 1 and type(parts[0]) is ArgsPart:
+            self._learn(data)
+        return parts
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``chat.completion`` object: what its stream would give."""
+        choices = body.get("choices")
+        if not isinstance(choices, list):
+            raise RemoteProtocolError("the response has no 'choices' array")
+        parts: list[Part] = [meta_part(body.get("model"), body.get("id"))]
+        self._meta_seen = True
+        for position, choice in enumerate(choices):
+            self._message(as_obj(choice, f"{API}: choice"), position, parts)
+        usage = body.get("usage")
+        if isinstance(usage, dict):
+            parts.append(UsagePart(usage_from_openai(usage)))
+        parts.append(StreamEndPart())
+        return parts
+
+    def _message(self, choice: dict[str, Any], position: int, parts: list[Part]) -> None:
+        c = int_or_none(choice.get("index"))
+        c = position if c is None else c
+        message = choice.get("message")
+        message = message if isinstance(message, dict) else {}
+        text = _text_of(message.get("content"))
+        if text:
+            parts.append(TextPart(text, c))
+        for key in ("reasoning_content", "reasoning"):
+            if isinstance(message.get(key), str) and message[key]:
+                parts.append(ReasoningPart(message[key], c))
+                break
+        fields = {k: message[k] for k in ECHOED_FIELDS if message.get(k) not in (None, "", [])}
+        if fields:
+            parts.append(StatePart({"type": "message_fields", "fields": fields}, c))
+        calls = as_list(message.get("tool_calls"), f"{API}: tool_calls")
+        if not calls and isinstance(message.get("function_call"), dict):
+            calls = [{"function": message["function_call"]}]
+        for index, call in enumerate(calls):
+            parts.append(_whole_call(as_obj(call, f"{API}: tool call"), c, index))
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            parts.append(finish_part(FINISH_REASONS, finish, c))
+
+    def _parts(self, obj: dict[str, Any], data: str, *, exact: bool) -> list[Part]:
+        parts: list[Part] = []
+        if not self._meta_seen:
+            self._meta_seen = True
+            parts.append(meta_part(obj.get("model"), obj.get("id")))
+        choices = obj.get("choices")
+        if choices:
+            if type(choices) is not list:
+                raise RemoteProtocolError(f"{API}: 'choices' is not an array", raw=data)
+            for choice in choices:
+                if type(choice) is not dict:
+                    choice = as_obj(choice, f"{API}: choice")
+                self._choice(choice, parts, exact)
+        usage = obj.get("usage")
+        if usage:
+            parts.append(UsagePart(usage_from_openai(as_obj(usage, f"{API}: usage"))))
+        return parts
+
+    def _choice(self, choice: dict[str, Any], parts: list[Part], exact: bool) -> None:
+        c = choice.get("index", 0)
+        if type(c) is not int:
+            c = as_int(c, f"{API}: choice index") or 0
+        delta = choice.get("delta")
+        if delta is None:
+            delta = choice.get("message")  # a few servers send a whole message last
+        if delta:
+            if type(delta) is not dict:
+                delta = as_obj(delta, f"{API}: delta")
+            tool_calls = delta.get("tool_calls")
+            if tool_calls is None or len(delta) > 1:
+                self._content(delta, c, parts, tool_calls is not None)
+            if tool_calls:
+                if type(tool_calls) is not list:
+                    tool_calls = [tool_calls]
+                for tc in tool_calls:
+                    if type(tc) is not dict:
+                        tc = as_obj(tc, f"{API}: tool call")
+                    parts.append(_tool_call(tc, c, exact, self.quirks))
+        finish = choice.get("finish_reason")
+        if finish:
+            raw = as_str(finish, f"{API}: finish_reason") or ""
+            parts.append(finish_part(FINISH_REASONS, raw, c))
+
+    def _content(
+        self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
+    ) -> None:
+        content = delta.get("content")
+        if content:
+            parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
+        refusal = delta.get("refusal")
+        if refusal:
+            parts.append(TextPart(as_str(refusal, f"{API}: refusal") or "", c))
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+        function_call = delta.get("function_call")
+        if function_call and with_tool_calls and delta.get("tool_calls"):
+            # llama-cpp-python repeats each tool_calls piece as the deprecated
+            # function_call in the same delta: the same call, not another one.
+            self.quirks.add("legacy function_call beside tool_calls")
+        elif function_call:
+            # The deprecated single call, from servers that predate tool_calls.
+            fn = as_obj(function_call, f"{API}: function_call")
+            name = as_str(fn.get("name"), f"{API}: tool name")
+            args = fn.get("arguments")
+            if args is None or type(args) is str:
+                parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
+            else:
+                raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
+
+
+def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
+    """A call of a whole message: a new call at its position, complete."""
+    fn = as_obj(call.get("function") or {}, f"{API}: tool call function")
+    part = CallPart(
+        c,
+        as_str(call.get("id"), f"{API}: tool call id"),
+        index,
+        as_str(fn.get("name"), f"{API}: tool name"),
+        new=True,
+    )
+    args = fn.get("arguments")
+    if args is None or isinstance(args, str):
+        part.args = args
+    elif isinstance(args, dict):
+        part.args_value = args
+    else:
+        raise RemoteProtocolError(f"{API}: tool call arguments are {type(args).__name__}")
+    return part
+
+
+class _ExactNeeded(Exception):
+    """Internal: this chunk must be parsed again with the exact parser."""
+
+
+def _tool_call(tc: dict[str, Any], c: int, exact: bool, quirks: set[str]) -> CallPart | ArgsPart:
+    call_id = tc.get("id")
+    if call_id is not None and type(call_id) is not str:
+        call_id = as_str(call_id, f"{API}: tool call id")
+    index = tc.get("index")
+    if index is not None and type(index) is not int:
+        index = as_int(index, f"{API}: tool call index")
+    fn = tc.get("function")
+    if not fn:
+        return CallPart(c, call_id, index)
+    if type(fn) is not dict:
+        fn = as_obj(fn, f"{API}: tool call function")
+    name = fn.get("name")
+    if name is not None and type(name) is not str:
+        name = as_str(name, f"{API}: tool name")
+    args = fn.get("arguments")
+    if type(args) is str and call_id is None and name is None:
+        return ArgsPart(c, index, args)
+    # Past the common continuation: note what this server does differently.
+    if call_id == "":
+        quirks.add("empty-string id on continuations")
+    if index is None:
+        quirks.add("tool call without an index")
+    if args is None or type(args) is str:
+        return CallPart(c, call_id, index, name, args)
+    part = CallPart(c, call_id, index, name)
+    if type(args) is dict:
+        # Ollama's /v1 and a few others send an object; its numbers must be
+        # exact, which the fast parser does not promise for big integers.
+        if not exact:
+            raise _ExactNeeded
+        quirks.add("arguments as a JSON object")
+        part.args_value = args
+        return part
+    raise RemoteProtocolError(
+        f"{API}: tool call arguments are {type(args).__name__}, expected a string"
+    )
+
+
+def tool_schema(
+    name: str, description: str, parameters: dict[str, Any], *, strict: bool
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: ``{"type": "function", "function": {...}}``."""
+    function: dict[str, Any] = {"name": name}
+    if description:
+        function["description"] = description
+    function["parameters"] = parameters
+    function["strict"] = strict
+    return {"type": "function", "function": function}
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
+    """The arguments string to send back for a call the model made.
+
+    The model's own text is sent when it parsed as is (byte-identical history
+    keeps prompt caches warm); repaired calls are sent re-serialized so the
+    history holds valid JSON; invalid calls keep what the model wrote, since
+    the error result that follows explains what was wrong with it.
+    """
+    if isinstance(call, InvalidToolCall):
+        return call.raw_arguments
+    if call.raw_arguments.strip() and not call.repaired:
+        return call.raw_arguments
+    return dumps(call.arguments)
+
+
+def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
+    # Calls without text go with "content": "" rather than null: OpenAI
+    # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
+    out: dict[str, Any] = {"role": "assistant", "content": message.text}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call_arguments_text(call)},
+            }
+            for call in message.tool_calls
+        ]
+    for item in state_items(message, ("message_fields",)):
+        for key, value in dict_or_empty(item.get("fields")).items():
+            if key not in ("role", "content", "tool_calls"):
+                out[key] = value
+    if reasoning_field and message.reasoning and message.tool_calls and reasoning_field not in out:
+        out[reasoning_field] = message.reasoning
+    return out
+
+
+def encode_messages(
+    messages: Sequence[Message], *, reasoning_field: str | None = None
+) -> list[dict[str, Any]]:
+    """The ``messages`` array for a conversation.
+
+    Args:
+        messages: the conversation.
+        reasoning_field: the assistant-message field that carries a
+            tool-calling turn's reasoning back (DeepSeek: ``reasoning_content``).
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.text})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            out.append(_assistant(message, reasoning_field))
+        elif isinstance(message, ToolResultMessage):
+            out.append(
+                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+            )
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return out
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    max_tokens_field: str = "max_tokens",
+    stream_usage: bool = True,
+    parallel_tool_calls: bool | None = None,
+    reasoning_field: str | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/chat/completions`` request.
+
+    Raises:
+        UsageError: an invalid ``tool_choice``, or a message this dialect
+            cannot express.
+    """
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": encode_messages(messages, reasoning_field=reasoning_field),
+    }
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        names = tool_names(tools, lambda t: dict_or_empty(t.get("function")).get("name"))
+        forced = check_tool_choice(tool_choice, names)
+        if forced is not None:
+            body["tool_choice"] = {"type": "function", "function": {"name": forced}}
+        elif tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        if parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = parallel_tool_calls
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if max_tokens is not None:
+        body[max_tokens_field] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    if stream:
+        body["stream"] = True
+        if stream_usage:
+            body["stream_options"] = {"include_usage": True}
+    return body

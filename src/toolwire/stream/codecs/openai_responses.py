@@ -1,0 +1,437 @@
+"""OpenAI Responses API streams and responses (also Azure, Bedrock "mantle",
+LM Studio, xAI, OpenRouter and others' Responses-compatible endpoints).
+
+Every event's payload has a ``type`` (Bedrock puts the ``data:`` line before
+the ``event:`` line, so the payload, not the SSE event name, is what counts).
+A function call is an output item: ``response.output_item.added`` opens it
+(with ``call_id`` and ``name``), ``response.function_call_arguments.delta``
+streams its arguments keyed by ``output_index``, ``...arguments.done`` carries
+the complete text (some servers send only that), ``response.output_item.done``
+ends it. Reasoning items come first, so a call's ``output_index`` is often not
+0; reasoning items are kept as provider state to be sent back (with their
+place among the calls). Items of hosted tools (web search, MCP...) are
+server-side calls. A whole (non-streamed) ``response`` object holds the same
+items, read by the same code.
+Reference: https://platform.openai.com/docs/api-reference/responses-streaming
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from toolwire.errors import RemoteProtocolError, UsageError
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.stream._json import loads_fast as _loads
+from toolwire.stream._parts import (
+    POSITION_KEY,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    Part,
+    ReasoningPart,
+    ServerCallPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
+from toolwire.stream._repair import ArgumentsParseError, parse_arguments
+from toolwire.stream.codecs._common import (
+    as_int,
+    as_list,
+    as_obj,
+    as_str,
+    error_event,
+    int_or_none,
+    is_done_trailer,
+    load_payload,
+    meta_part,
+)
+from toolwire.stream.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    placed,
+    state_items,
+    tool_names,
+)
+from toolwire.stream.codecs.openai_chat import call_arguments_text
+from toolwire.stream.framing import FramingKind
+from toolwire.types import FinishReason, Usage
+
+__all__ = [
+    "INCOMPLETE_REASONS",
+    "SERVER_ITEMS",
+    "OpenAIResponsesCodec",
+    "encode_input",
+    "encode_request",
+    "tool_schema",
+    "usage_from_responses",
+]
+
+API = "openai-responses"
+
+INCOMPLETE_REASONS: Final[dict[str, FinishReason]] = {
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+}
+"""``incomplete_details.reason`` values in toolwire's vocabulary (a response
+that is ``completed`` ends in ``stop``, or ``tool_calls`` after calls)."""
+
+SERVER_ITEMS: Final = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+    }
+)
+"""Output items of tools the provider runs itself."""
+
+_TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
+_TEXT_DONE = {"response.output_text.done", "response.refusal.done"}
+_REASONING_DELTAS = {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
+_REASONING_DONE = {"response.reasoning_text.done", "response.reasoning_summary_text.done"}
+
+
+def usage_from_responses(raw: dict[str, Any]) -> Usage:
+    """Responses usage (``input_tokens``...) as a :class:`Usage`."""
+    out_details = raw.get("output_tokens_details")
+    in_details = raw.get("input_tokens_details")
+    return Usage(
+        input_tokens=int_or_none(raw.get("input_tokens")),
+        output_tokens=int_or_none(raw.get("output_tokens")),
+        total_tokens=int_or_none(raw.get("total_tokens")),
+        reasoning_tokens=int_or_none(out_details.get("reasoning_tokens"))
+        if isinstance(out_details, dict)
+        else None,
+        cached_tokens=int_or_none(in_details.get("cached_tokens"))
+        if isinstance(in_details, dict)
+        else None,
+        raw=raw,
+    )
+
+
+def _server_call(item: dict[str, Any]) -> ServerCallPart:
+    kind = str(item.get("type"))
+    raw = item.get("arguments", item.get("action", item.get("input")))
+    if isinstance(raw, str):
+        try:
+            value, _ = parse_arguments(raw, at_end=True)
+        except ArgumentsParseError:
+            value = {"value": raw}
+        text = raw
+    else:
+        value = raw if raw is not None else {}
+        text = "" if raw is None else str(raw)
+    return ServerCallPart(
+        id=str(item.get("id") or item.get("call_id") or ""),
+        name=str(item.get("name") or kind),
+        type=kind,
+        arguments=value if isinstance(value, dict) else {"value": value},
+        raw_arguments=text,
+    )
+
+
+class OpenAIResponsesCodec:
+    """Decodes Responses stream events (and whole responses) into parts."""
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
+
+    def __init__(self) -> None:
+        # (item_id, content_index) of text/reasoning that arrived as deltas,
+        # so a later ``.done`` with the whole text is not counted twice.
+        self._streamed: set[tuple[Any, Any]] = set()
+        self._calls = 0
+        self._refused = False
+        self.quirks: set[str] = set()
+        self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
+            "response.function_call_arguments.done": self._arguments_done,
+            "response.output_item.added": self._item_added,
+            "response.output_item.done": self._item_done,
+            "response.created": self._created,
+            "response.in_progress": self._created,
+            "response.completed": self._ended,
+            "response.incomplete": self._ended,
+            "response.failed": self._failed,
+            "error": lambda obj, parts: parts.append(ErrorPart(error_event(obj, API))),
+        }
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if '"response.function_call_arguments.delta"' in data[:64]:
+            # The hot path: numbers travel inside the delta string, so the
+            # fast parser loses nothing (see toolwire.stream._json).
+            try:
+                obj = _loads(data)
+            except ValueError:
+                obj = load_payload(data, API)  # raises the descriptive error
+        elif is_done_trailer(data):
+            self.quirks.add("[DONE] line after the dialect's own end event")
+            return [TrailerPart()]
+        else:
+            obj = load_payload(data, API)
+        kind = obj.get("type") or event
+        parts: list[Part] = []
+        if kind == "response.function_call_arguments.delta":
+            delta = as_str(obj.get("delta"), f"{API}: delta") or ""
+            parts.append(CallPart(index=self._index(obj), args=delta))
+        elif kind in _TEXT_DELTAS or kind in _REASONING_DELTAS:
+            self._text_delta(kind, obj, parts)
+        elif kind in _TEXT_DONE or kind in _REASONING_DONE:
+            self._text_done(kind, obj, parts)
+        else:
+            handler = self._handlers.get(kind)
+            if handler is not None:
+                handler(obj, parts)
+        return parts
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``response`` object: what its stream would give."""
+        parts: list[Part] = []
+        output = body.get("output")
+        if not isinstance(output, list):
+            raise RemoteProtocolError("the response has no 'output' array")
+        self._created({"response": body}, parts)
+        reasoning = 0
+        for index, item in enumerate(output):
+            item = as_obj(item, f"{API}: output item")
+            kind = item.get("type")
+            if kind == "message":
+                for part in as_list(item.get("content"), f"{API}: content"):
+                    self._content_part(as_obj(part, f"{API}: content part"), parts)
+            elif kind == "reasoning":
+                summary = as_list(item.get("summary"), f"{API}: summary")
+                for part in [*summary, *as_list(item.get("content"), f"{API}: content")]:
+                    text = part.get("text") if isinstance(part, dict) else None
+                    if isinstance(text, str):
+                        parts.append(ReasoningPart("\n\n" + text if reasoning else text))
+                        reasoning += 1
+            elif kind == "function_call":
+                self._item_added({"output_index": index, "item": {**item, "arguments": ""}}, parts)
+            self._item_done({"output_index": index, "item": item}, parts)
+        status = body.get("status")
+        if status == "failed":
+            self._failed({"response": body}, parts)
+        elif status == "incomplete":
+            self._ended({"type": "response.incomplete", "response": body}, parts)
+        else:
+            self._ended({"type": "response.completed", "response": body}, parts)
+        return parts
+
+    def _content_part(self, part: dict[str, Any], parts: list[Part]) -> None:
+        if part.get("type") == "output_text" and isinstance(part.get("text"), str):
+            parts.append(TextPart(part["text"]))
+        elif part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+            self._refused = True
+            parts.append(TextPart(part["refusal"]))
+
+    def _text_delta(self, kind: str, obj: dict[str, Any], parts: list[Part]) -> None:
+        self._streamed.add((obj.get("item_id"), obj.get("content_index", obj.get("summary_index"))))
+        text = as_str(obj.get("delta"), f"{API}: delta") or ""
+        if kind == "response.refusal.delta":
+            self._refused = True
+        if text:
+            parts.append(TextPart(text) if kind in _TEXT_DELTAS else ReasoningPart(text))
+
+    def _text_done(self, kind: str, obj: dict[str, Any], parts: list[Part]) -> None:
+        key = (obj.get("item_id"), obj.get("content_index", obj.get("summary_index")))
+        if kind == "response.refusal.done":
+            self._refused = True
+        if key not in self._streamed:
+            field = "refusal" if kind == "response.refusal.done" else "text"
+            text = as_str(obj.get(field), f"{API}: {field}") or ""
+            if text:
+                parts.append(TextPart(text) if kind in _TEXT_DONE else ReasoningPart(text))
+
+    def _arguments_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        final = as_str(obj.get("arguments"), f"{API}: arguments")
+        if final is not None:
+            parts.append(CallPart(index=self._index(obj), args_final=final))
+
+    def _item_added(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        item = as_obj(obj.get("item"), f"{API}: item")
+        if item.get("type") == "function_call":
+            self._calls += 1
+            args = as_str(item.get("arguments"), f"{API}: arguments")
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    name=as_str(item.get("name"), f"{API}: name"),
+                    args=args or None,
+                    new=True,
+                )
+            )
+
+    def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        item = as_obj(obj.get("item"), f"{API}: item")
+        item_type = item.get("type")
+        if item_type == "function_call":
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    name=as_str(item.get("name"), f"{API}: name"),
+                    args_final=as_str(item.get("arguments"), f"{API}: arguments"),
+                    done=True,
+                )
+            )
+        elif item_type == "reasoning":
+            # After some calls, it goes back after them.
+            parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
+        elif item_type in SERVER_ITEMS:
+            parts.append(_server_call(item))
+
+    def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        response = obj.get("response")
+        if isinstance(response, dict):
+            parts.append(meta_part(response.get("model"), response.get("id")))
+
+    def _ended(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        response = as_obj(obj.get("response"), f"{API}: response")
+        usage = response.get("usage")
+        if usage:
+            parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{API}: usage"))))
+        if obj.get("type") == "response.incomplete":
+            details = response.get("incomplete_details")
+            raw = details.get("reason") if isinstance(details, dict) else None
+            raw = raw if isinstance(raw, str) else "incomplete"
+            parts.append(FinishPart(INCOMPLETE_REASONS.get(raw, "length"), raw))
+        else:
+            raw = str(response.get("status") or "completed")
+            parts.append(FinishPart("content_filter" if self._refused else "stop", raw))
+        parts.append(StreamEndPart())
+
+    def _failed(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        response = obj.get("response")
+        err = response.get("error") if isinstance(response, dict) else None
+        parts.append(FinishPart("error", "failed"))
+        parts.append(ErrorPart(error_event(err or obj, API)))
+
+    @staticmethod
+    def _index(obj: dict[str, Any]) -> int:
+        index = as_int(obj.get("output_index"), f"{API}: output_index")
+        if index is None:
+            raise RemoteProtocolError(f"{API}: {obj.get('type')} has no output_index")
+        return index
+
+
+def tool_schema(
+    name: str, description: str, parameters: dict[str, Any], *, strict: bool
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: flat, ``{"type": "function", "name": ...}``.
+    ``strict`` is always sent: the Responses API reads a missing one as true."""
+    tool: dict[str, Any] = {"type": "function", "name": name}
+    if description:
+        tool["description"] = description
+    tool["parameters"] = parameters
+    tool["strict"] = strict
+    return tool
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+    by_position = placed(state_items(message, ("reasoning",)))
+    out = list(by_position.pop(0, []))
+    if message.text:
+        out.append({"role": "assistant", "content": message.text})
+    for position, call in enumerate(message.tool_calls, start=1):
+        out.append(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call_arguments_text(call),
+            }
+        )
+        out.extend(by_position.pop(position, []))
+    for position in sorted(by_position):  # positions past the last call
+        out.extend(by_position[position])
+    return out
+
+
+def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)`` for a conversation."""
+    instructions: list[str] = []
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            if items:  # a later system message stays where it was said
+                items.append({"role": "system", "content": message.text})
+            else:
+                instructions.append(message.text)
+        elif isinstance(message, UserMessage):
+            items.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(message))
+        elif isinstance(message, ToolResultMessage):
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.call_id,
+                    "output": message.content,
+                }
+            )
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return ("\n\n".join(instructions) if instructions else None), items
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    reasoning: Mapping[str, Any] | None = None,
+    store: bool | None = None,
+    parallel_tool_calls: bool | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/responses`` request.
+
+    Raises:
+        UsageError: an invalid ``tool_choice``, or a message this dialect
+            cannot express.
+    """
+    instructions, items = encode_input(messages)
+    body: dict[str, Any] = {"model": model, "input": items}
+    if instructions is not None:
+        body["instructions"] = instructions
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
+        if forced is not None:
+            body["tool_choice"] = {"type": "function", "name": forced}
+        elif tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        if parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = parallel_tool_calls
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    if reasoning is not None:
+        body["reasoning"] = dict(reasoning)
+    if store is not None:
+        body["store"] = store
+        if not store:
+            body["include"] = ["reasoning.encrypted_content"]
+    if stream:
+        body["stream"] = True
+    return body

@@ -1,0 +1,472 @@
+"""``StreamDecoder``: a provider's response bytes in, toolwire events out.
+
+Theory of operation
+-------------------
+Three sans-I/O stages, fed by whatever reads the network (or a file)::
+
+    bytes -> framing -> codec -> accumulator -> events
+
+*Framing* cuts bytes into payloads: SSE for most providers, NDJSON for
+Ollama, a streamed JSON array for Gemini without ``alt=sse``. *Codecs* turn
+each payload into provider-neutral parts (``codecs/``). The *accumulator*
+owns identity and completion of tool calls (``accumulate.py``).
+
+With ``api="auto"`` the framing is chosen from the first bytes and the
+dialect from the first payload that tells (frames before that are held and
+replayed, so nothing is lost).
+
+The commonest payload, an argument delta, has a short way through: when the
+codec knows its dialect's exact text for one (``args_event``: Anthropic, and
+OpenAI chat once a chunk has shown the stream's own members), the SSE reader
+hands each event of that text over as a regular-expression match
+(``SSEDecoder.feed_matched``), the codec takes the call's index and the
+fragment out of it, and the accumulator appends the fragment to its call:
+no line cut, no JSON parsed, no part built. An event of any other text, or
+one the codec hands back, is read the general way, so both ways give the
+same events (``tests/stream/test_args_events.py`` checks it).
+
+Nothing here raises on bad provider data: a malformed payload, an error
+event or a cut stream becomes a :class:`~toolwire.events.StreamFailed` event
+and ``result().error``; decoding stops there. Any exception other than
+toolwire's own would be a bug; as a last line of defence it is turned into a
+:class:`~toolwire.errors.RemoteProtocolError` that names the payload.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
+from toolwire.events import Event
+from toolwire.stream._json import JSONDecodeError, JSONLimitError, dumps, loads
+from toolwire.stream._parts import (
+    Part,
+    StreamEndPart,
+)
+from toolwire.stream.accumulate import Accumulator
+from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for
+from toolwire.stream.framing import (
+    END_OF_BODY,
+    Frame,
+    FrameReader,
+    FramingKind,
+    SniffingReader,
+    SSEDecoder,
+    reader_for,
+)
+from toolwire.stream.limits import MAX_FRAME_BYTES
+from toolwire.types import DIALECTS, StreamResult
+
+__all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
+
+FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
+
+_ANTHROPIC_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+_COHERE_EVENTS = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedFrame:
+    """One payload of the stream and what it meant (for ``toolwire inspect``)."""
+
+    event: str
+    """The SSE event name (``"message"`` when absent or not SSE)."""
+    data: str
+    """The payload as received."""
+    events: tuple[Event, ...] = field(default=())
+    """The toolwire events this payload produced."""
+
+
+def sniff_api(event: str, data: str) -> str | None:
+    """Guess the dialect from one payload, or ``None`` if it does not tell."""
+    if event in _ANTHROPIC_EVENTS:
+        return "anthropic-messages"
+    if event.startswith("response."):
+        return "openai-responses"
+    if event in _COHERE_EVENTS:
+        return "cohere-v2"
+    stripped = data.strip()
+    if stripped == "[DONE]":
+        return "openai-chat"
+    try:
+        obj = loads(stripped)
+    except JSONLimitError as exc:
+        raise RemoteProtocolError(f"a stream chunk goes past a limit: {exc}", raw=data) from None
+    except (JSONDecodeError, ValueError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    kind = obj.get("type")
+    if isinstance(kind, str):
+        if kind in _ANTHROPIC_EVENTS:
+            return "anthropic-messages"
+        if kind.startswith("response."):
+            return "openai-responses"
+        if kind in _COHERE_EVENTS:
+            return "cohere-v2"
+    if "choices" in obj or str(obj.get("object", "")).startswith("chat.completion"):
+        return "openai-chat"
+    if "candidates" in obj or "usageMetadata" in obj:
+        return "gemini"
+    if "message" in obj and "done" in obj:
+        return "ollama-ndjson"
+    return None
+
+
+class StreamDecoder:
+    """Decodes one streamed response into events and a final result.
+
+    Args:
+        dialect: a :data:`~toolwire.types.Dialect` (``openai-chat``,
+            ``anthropic-messages``...), or ``auto`` to tell from the bytes.
+        id_factory: makes call ids where the provider sends none.
+        api: the former name of ``dialect``, still accepted.
+
+    Example::
+
+        decoder = StreamDecoder("openai-chat")
+        for chunk in response_chunks:
+            for event in decoder.feed(chunk):
+                if isinstance(event, toolwire.ToolCallReady):
+                    run(event.call)
+        decoder.close()
+        result = decoder.result()
+    """
+
+    def __init__(
+        self,
+        dialect: str = "auto",
+        *,
+        id_factory: Callable[[], str] | None = None,
+        api: str | None = None,
+    ) -> None:
+        if api is not None:
+            if dialect not in ("auto", api):
+                raise UsageError(f"dialect={dialect!r} and api={api!r} disagree: pass one")
+            dialect = api
+        if dialect != "auto" and dialect not in DIALECTS:
+            raise UsageError(
+                f"unknown dialect {dialect!r}; expected one of: {', '.join(DIALECTS)} or auto"
+            )
+        self._requested = dialect
+        self.dialect: str | None = None if dialect == "auto" else dialect
+        """The dialect being decoded (``None`` until ``auto`` has told)."""
+        self._acc = Accumulator(id_factory=id_factory)
+        self._codec: Codec | None = None
+        self._held: list[tuple[str, str]] = []  # frames held until the dialect is known
+        self._held_size = 0
+        self._closed = False
+        self._reader: FrameReader
+        self._sniffer: SniffingReader | None = None
+        # An SSE reader and a codec that reads argument deltas by their shape.
+        self._sse: SSEDecoder | None = None
+        self._fast: ArgsEventCodec | None = None
+        if self.dialect is None:
+            self._reader = self._sniffer = SniffingReader(FRAMINGS)
+        else:
+            self._codec = codec_for(self.dialect)
+            framings = self._codec.framings
+            if len(framings) == 1:
+                (kind,) = framings
+                self._reader = reader_for(kind)
+                if isinstance(self._reader, SSEDecoder) and hasattr(self._codec, "args_event"):
+                    self._sse = self._reader
+                    self._fast = cast(ArgsEventCodec, self._codec)
+            else:
+                self._reader = self._sniffer = SniffingReader(framings)
+
+    # -- public API ---------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Event]:
+        """Decode the next piece of the response body (any split is fine)."""
+        out: list[Event] = []
+        self._feed(data, out, None)
+        return out
+
+    def feed_frames(self, data: bytes) -> list[DecodedFrame]:
+        """Like :meth:`feed`, but grouped by payload, each with its raw text."""
+        frames: list[DecodedFrame] = []
+        self._feed(data, [], frames)
+        return frames
+
+    def close(self) -> list[Event]:
+        """The body ended: flush, finish open calls or report the cut."""
+        out: list[Event] = []
+        self._close(out, None)
+        return out
+
+    def close_frames(self) -> list[DecodedFrame]:
+        """Like :meth:`close`, grouped by payload; a last entry with an empty
+        payload holds what the end of input itself caused."""
+        frames: list[DecodedFrame] = []
+        out: list[Event] = []
+        self._close(out, frames)
+        if out:
+            frames.append(DecodedFrame(event="", data="", events=tuple(out)))
+        return frames
+
+    def result(self) -> StreamResult:
+        """The reading so far; final after :meth:`close`."""
+        return self._acc.result(self.dialect or self._requested)
+
+    @property
+    def quirks(self) -> tuple[str, ...]:
+        """What the stream did that its dialect's reference does not, as the
+        codec noticed it so far (sorted; see :attr:`toolwire.stream.codecs.Codec.quirks`)."""
+        return tuple(sorted(self._codec.quirks)) if self._codec is not None else ()
+
+    @property
+    def error(self) -> ToolwireError | None:
+        """Why the stream failed, if it did."""
+        return self._acc.error
+
+    # -- internals ------------------------------------------------------------------
+
+    def _feed(self, data: bytes, out: list[Event], frames: list[DecodedFrame] | None) -> None:
+        if self._closed:
+            raise UsageError("feed() after close(): use a new StreamDecoder per response")
+        if self._acc.error is not None or not data:
+            return
+        fast = self._fast
+        matcher = fast.args_event if fast is not None and frames is None else None
+        try:
+            if matcher is not None and self._sse is not None and self._codec is not None:
+                # Argument deltas of the exact known shape come as matches.
+                items = self._sse.feed_matched(data, matcher)
+                self._after_framing()
+                self._decode_fast(self._codec, items, out)
+                return
+            payloads = self._reader.feed_pairs(data)
+        except ToolwireError as exc:
+            self._acc.fail(exc, out)
+            return
+        self._after_framing()
+        self._decode(payloads, out, frames)
+
+    def _close(self, out: list[Event], frames: list[DecodedFrame] | None) -> None:
+        if self._closed:
+            return
+        if self._acc.error is None:
+            try:
+                payloads = self._reader.close_pairs()
+            except ToolwireError as exc:
+                self._acc.fail(exc, out)
+                payloads = []
+            self._after_framing()
+            self._decode(payloads, out, frames, final=True)
+            if self._acc.error is None and self._codec is None and self._held:
+                self._acc.fail(
+                    RemoteProtocolError(
+                        "could not tell which API this stream speaks; pass dialect=...",
+                        raw=self._held[0][1],
+                    ),
+                    out,
+                )
+        self._closed = True
+        self._acc.close(out)
+
+    def _after_framing(self) -> None:
+        """What the framing told: a JSON array is Gemini's; bytes that were
+        not UTF-8 make the accumulator check text and arguments for them."""
+        sniffer = self._sniffer
+        if sniffer is not None and sniffer.kind == "json-array" and self._codec is None:
+            self._set_api("gemini")
+        if self._reader.undecodable:
+            self._acc.check_utf8 = True
+
+    def _set_api(self, dialect: str) -> None:
+        self.dialect = dialect
+        self._codec = codec_for(dialect)
+
+    def _decode(
+        self,
+        payloads: list[tuple[str, str]],
+        out: list[Event],
+        frames: list[DecodedFrame] | None,
+        *,
+        final: bool = False,
+    ) -> None:
+        if self._codec is None:
+            try:
+                payloads = self._sniff(payloads)
+            except ToolwireError as exc:
+                self._acc.fail(exc, out)
+                return
+            if self._codec is None:
+                return
+        if frames is None and not final:
+            self._decode_fast(self._codec, payloads, out)
+        else:
+            self._decode_frames(self._codec, payloads, out, frames, final)
+
+    def _decode_fast(
+        self, codec: Codec, payloads: Sequence[Frame | re.Match[str]], out: list[Event]
+    ) -> None:
+        """The hot path: no per-payload bookkeeping. An argument delta that the
+        reader matched by its shape goes straight to its call."""
+        acc = self._acc
+        apply = acc.apply
+        add_args = acc.add_args
+        decode = codec.decode
+        fast = cast(ArgsEventCodec, self._fast)  # not None when the reader matched
+        for item in payloads:
+            if acc.error is not None:
+                return
+            if isinstance(item, tuple):
+                event, data = item
+            else:
+                found = fast.args_delta(item)
+                if found is not None:
+                    c, index, fragment = found
+                    try:
+                        add_args(c, index, fragment, out)
+                    except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+                        acc.fail(exc, out)
+                    continue
+                event, data = fast.args_frame(item)
+            if not data and not event:  # END_OF_BODY
+                apply([StreamEndPart()], out)
+                continue
+            try:
+                decoded = decode(event, data)
+            except ToolwireError as exc:
+                acc.fail(exc, out)
+                return
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                acc.fail(_codec_bug(codec.dialect, exc, data), out)
+                return
+            apply(decoded, out)
+
+    def _decode_frames(
+        self,
+        codec: Codec,
+        payloads: list[tuple[str, str]],
+        out: list[Event],
+        frames: list[DecodedFrame] | None,
+        final: bool,
+    ) -> None:
+        """Payload by payload, noting what each caused (``inspect``), and the
+        last payloads of a body, which may have been cut."""
+        acc = self._acc
+        for event, data in payloads:
+            if acc.error is not None:
+                return
+            start = len(out)
+            parts: list[Part]
+            if (event, data) == END_OF_BODY:
+                parts = [StreamEndPart()]
+            else:
+                try:
+                    parts = codec.decode(event, data)
+                except ToolwireError as exc:
+                    if final and not acc.ended:
+                        # The body stopped inside its last payload: a cut,
+                        # reported as such by the accumulator's close().
+                        acc.cut_tail = data
+                        return
+                    acc.fail(exc, out)
+                    parts = []
+                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                    acc.fail(_codec_bug(codec.dialect, exc, data), out)
+                    parts = []
+            if parts:
+                acc.apply(parts, out)
+            if frames is not None:
+                frames.append(DecodedFrame(event=event, data=data, events=tuple(out[start:])))
+
+    def _sniff(self, payloads: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Hold frames until one tells the dialect; then all of them go on.
+        Each frame is looked at once, and what is held is capped."""
+        self._held.extend(payloads)
+        for event, data in payloads:
+            dialect = sniff_api(event, data)
+            if dialect is not None:
+                self._set_api(dialect)
+                held, self._held = self._held, []
+                return held
+            self._held_size += len(data)
+            if self._held_size > MAX_FRAME_BYTES:
+                raise RemoteProtocolError(
+                    f"could not tell which API this stream speaks from its first "
+                    f"{MAX_FRAME_BYTES} bytes; pass dialect=...",
+                    raw=self._held[0][1],
+                )
+        return []
+
+
+def decode_response(
+    dialect: str, body: Any, *, id_factory: Callable[[], str] | None = None
+) -> StreamResult:
+    """Read a whole (non-streamed) response body of a dialect.
+
+    The dialect's codec turns the body into the parts its stream would have
+    given, and the same accumulator reads them: a response and the stream of
+    the same response give the same text, calls, finish reason and usage.
+    A body that is not the dialect's shape gives a result whose ``error`` is
+    a :class:`~toolwire.errors.RemoteProtocolError`; nothing raises.
+
+    Args:
+        dialect: ``openai-chat``, ``openai-responses``, ``anthropic-messages`` or
+            ``gemini``.
+        body: the parsed JSON body.
+        id_factory: makes call ids where the provider sends none.
+    """
+    codec = codec_for(dialect)
+    read = getattr(codec, "decode_response", None)
+    if read is None:
+        raise UsageError(f"{dialect}: no reader for whole responses")
+    try:
+        if not isinstance(body, dict):
+            raise RemoteProtocolError(f"expected a JSON object, got {type(body).__name__}")
+        parts = read(body)
+    except (ToolwireError, KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        return StreamResult(
+            dialect=dialect, choices=(), error=_malformed(dialect, exc, body), complete=False
+        )
+    acc = Accumulator(id_factory=id_factory)
+    out: list[Event] = []
+    acc.apply(parts, out)
+    acc.close(out)
+    return acc.result(dialect)
+
+
+def _malformed(dialect: str, exc: Exception, body: Any) -> RemoteProtocolError:
+    message = exc.message if isinstance(exc, ToolwireError) else f"{type(exc).__name__}: {exc}"
+    try:
+        raw = dumps(body)[:500]
+    except (TypeError, ValueError):
+        raw = None
+    return RemoteProtocolError(f"malformed {dialect} response: {message}", raw=raw)
+
+
+def _codec_bug(dialect: str, exc: Exception, data: str) -> RemoteProtocolError:
+    """A gap in a codec's checks: still a typed error, never a crash."""
+    return RemoteProtocolError(
+        f"{dialect}: unexpected payload ({type(exc).__name__}: {exc})", raw=data
+    )
