@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -28,14 +29,24 @@ def test_demo_json_in_every_wire_format(provider: str) -> None:
     assert all(r["result"]["ok"] for r in record["tool_calls"])
 
 
-def test_demo_renders_without_a_terminal() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "toolwire", "demo"],
+def _demo(*args: str, tz: str = "UTC") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire", "demo", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env={**os.environ, "TZ": tz},
     )
+
+
+# A Wednesday in Hangzhou: "Wednesday" is the longest weekday name, and the
+# tool's answer, so the tokens the model is sent, hold it.
+FROZEN = "2026-11-25T02:30:00Z"
+
+
+def test_demo_renders_without_a_terminal() -> None:
+    proc = _demo("--now", FROZEN)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "turn 1: asking the model" in out and "turn 2: asking the model" in out
@@ -43,9 +54,40 @@ def test_demo_renders_without_a_terminal() -> None:
     assert "✓ get_weather" in out and "✓ get_current_time" in out
     # The answer streams once; nothing animated, no table, no second copy.
     assert out.count("杭州现在小雨") == 1
-    assert out.rstrip().splitlines()[-1] == "usage: 2 turns, 2 tool calls, tokens 1185 in / 36 out"
+    assert out.rstrip().splitlines()[-1] == "usage: 2 turns, 2 tool calls, tokens 1185 in / 37 out"
     assert "\x1b[" not in out and "waiting for the model" not in out
     assert proc.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("now", "tz", "weekday", "local"),
+    [
+        # Sunday 23:59 in UTC is already Monday in Hangzhou (UTC+8).
+        ("2026-11-29T23:59:00Z", "UTC", "Monday", "2026-11-30T07:59:00+08:00"),
+        ("2026-11-25T02:30:00Z", "Pacific/Kiritimati", "Wednesday", "2026-11-25T10:30:00+08:00"),
+        ("2027-02-28T16:00:00-08:00", "America/Adak", "Monday", "2027-03-01T08:00:00+08:00"),
+        ("2028-02-29T12:00:00+08:00", "Asia/Shanghai", "Tuesday", "2028-02-29T12:00:00+08:00"),
+    ],
+)
+def test_the_demo_runs_at_any_date_and_in_any_time_zone(
+    now: str, tz: str, weekday: str, local: str
+) -> None:
+    # The demo's clock stands where it is told, whatever the machine's date
+    # and time zone: the time tool answers for that instant, in Hangzhou.
+    proc = _demo("--json", "--now", now, tz=tz)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    clock = next(r for r in record["tool_calls"] if r["call"]["name"] == "get_current_time")
+    value = json.loads(clock["result"]["content"])
+    assert (value["weekday"], value["datetime"]) == (weekday, local)
+    assert record["outcome"] == "answered"
+
+
+def test_demo_now_must_be_an_aware_instant() -> None:
+    result = CliRunner().invoke(main, ["demo", "--now", "2026-11-25T10:00:00"])
+    assert result.exit_code == 2 and "UTC offset" in result.output
+    result = CliRunner().invoke(main, ["demo", "--now", "yesterday"])
+    assert result.exit_code == 2 and "not an ISO 8601" in result.output
 
 
 def test_chat_talks_to_any_openai_compatible_server(monkeypatch: pytest.MonkeyPatch) -> None:

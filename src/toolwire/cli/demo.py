@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -50,11 +51,26 @@ def make_provider(
     return cls(api_key=api_key, base_url=base_url, timeout=timeout)
 
 
-def sample_tools() -> list[Any]:
-    """The sample tools the demo's agent gets."""
-    from toolwire.examples import calculator, get_current_time, get_weather
+def sample_tools(now: datetime | None = None) -> list[Any]:
+    """The sample tools the demo's agent gets; their clock stands at ``now``
+    when one is given."""
+    from toolwire.examples import calculator, clock_tool, get_current_time, get_weather
 
-    return [get_weather, get_current_time, calculator]
+    clock = get_current_time if now is None else clock_tool(lambda: now)
+    return [get_weather, clock, calculator]
+
+
+def _instant(_ctx: click.Context, _param: click.Parameter, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        # Python 3.10's fromisoformat does not read a "Z" suffix.
+        instant = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO 8601 date and time") from None
+    if instant.tzinfo is None:
+        raise click.BadParameter("give a UTC offset, e.g. 2026-11-25T09:30:00+08:00 or ...Z")
+    return instant
 
 
 async def _drive(agent: Agent, prompt: str, renderer: Renderer | None) -> RunResult:
@@ -116,7 +132,13 @@ def run_and_show(agent: Agent, prompt: str, *, as_json: bool, console: Console) 
     show_default=True,
     help="Start read-only tools while the model streams.",
 )
-def demo(provider: str, prompt: str, as_json: bool, eager: bool) -> None:
+@click.option(
+    "--now",
+    callback=_instant,
+    metavar="ISO-8601",
+    help="Run the sample clock at this instant (with a UTC offset): the same output every time.",
+)
+def demo(provider: str, prompt: str, as_json: bool, eager: bool, now: datetime | None) -> None:
     """Run an agent with the sample tools against the local emulation server."""
     from toolwire.testing import EmulationServer, Scenario
 
@@ -126,7 +148,7 @@ def demo(provider: str, prompt: str, as_json: bool, eager: bool) -> None:
         agent = Agent(
             make_provider(provider, base_url=server.url_for(dialect), api_key="emulated-key"),
             model=model,
-            tools=sample_tools(),
+            tools=sample_tools(now),
             system=DEMO_SYSTEM,
             eager=eager,
             max_turns=4,
@@ -184,7 +206,7 @@ def chat(
     PROMPT is the question; without it, it is asked for on a terminal, or
     read from stdin.
     """
-    from toolwire.transport import Timeouts
+    from toolwire.http.transport import Timeouts
 
     question = prompt if prompt is not None else _ask()
     if not question.strip():

@@ -1,6 +1,7 @@
 """Sample tools used by the demo and the documentation.
 
-* :func:`get_current_time` - the time in an IANA time zone (read-only).
+* :func:`get_current_time` - the time in an IANA time zone (read-only);
+  :func:`clock_tool` makes one on a clock of your own.
 * :func:`get_weather` - weather from a bundled offline table of cities, English
   or Chinese names (read-only).
 * :func:`calculator` - arithmetic parsed with :mod:`ast` and a whitelist,
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.examples.calculator import calculator, evaluate
-from toolwire.examples.clock import get_current_time
+from toolwire.examples.clock import clock_tool, get_current_time
 from toolwire.examples.payments import PaymentLedger, payment_tool
 from toolwire.examples.weather import CITIES, find_city, get_weather
 from toolwire.tools import Tool, Toolbox
@@ -24,6 +25,7 @@ __all__ = [
     "SAMPLE_TOOLS",
     "PaymentLedger",
     "calculator",
+    "clock_tool",
     "evaluate",
     "find_city",
     "get_current_time",
