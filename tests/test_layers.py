@@ -19,6 +19,7 @@ import toolwire
 
 SRC = Path(toolwire.__file__).resolve().parent
 CORE = {
+    "toolwire._compat",
     "toolwire.errors",
     "toolwire.events",
     "toolwire.messages",
@@ -26,7 +27,8 @@ CORE = {
     "toolwire.types",
 }
 """The sans-I/O core (the ``stream`` package) and the value types it is built
-from: each name with its submodules."""
+from: each name with its submodules; and the home of older names, which imports
+nothing of toolwire, so that every layer may name its old names there."""
 
 
 def module_name(path: Path) -> str:
@@ -226,3 +228,8 @@ def test_only_public_faces_sit_at_the_top() -> None:
 def test_the_layers_are_packages() -> None:
     packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
     assert {"stream", "http", "agent", "tools", "journal", "testing"} <= packages
+
+
+def test_the_home_of_older_names_imports_nothing_of_toolwire() -> None:
+    assert GRAPH["toolwire._compat"] == set()
+    assert imports("toolwire._compat", type_checking=True) == set()

@@ -21,7 +21,7 @@ from toolwire.agent.loop import (
     denied_result,
     interrupted_result,
     next_step,
-    settle,
+    settlement,
     turn_options,
 )
 from toolwire.errors import StreamTruncated
@@ -86,7 +86,7 @@ def test_a_broken_stream_without_retries_left_fails_with_its_own_error() -> None
     assert next_step(Broken(error, 1), max_turns=3, stream_retries=0) == Fail(error)
 
 
-# -- settle -------------------------------------------------------------------------------
+# -- settlement ---------------------------------------------------------------------------
 
 
 @tool
@@ -118,7 +118,7 @@ def decide(
     started: set[str] | None = None,
     approved: set[str] | None = None,
 ) -> object:
-    return settle(
+    return settlement(
         c,
         outcomes=outcomes or {},
         denied=denied or {},
@@ -165,7 +165,8 @@ def test_a_started_call_that_takes_the_idempotency_key_runs_again() -> None:
 
     assert pay.idempotent
     c = call(0, "pay")
-    got = settle(c, outcomes={}, denied={}, started={c.id}, approved=set(), tool={"pay": pay}.get)
+    tools = {"pay": pay}
+    got = settlement(c, outcomes={}, denied={}, started={c.id}, approved=set(), tool=tools.get)
     assert got == Run()
 
 

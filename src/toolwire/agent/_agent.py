@@ -68,8 +68,6 @@ from toolwire.run import (
     ToolCallRecord,
     ToolExecutionFinished,
     ToolExecutionStarted,
-    ToolFinished,
-    ToolStarted,
     TurnFinished,
     TurnStarted,
 )
@@ -89,8 +87,6 @@ __all__ = [
     "ToolCallRecord",
     "ToolExecutionFinished",
     "ToolExecutionStarted",
-    "ToolFinished",
-    "ToolStarted",
     "TurnFinished",
     "TurnStarted",
 ]

@@ -39,7 +39,7 @@ from toolwire.agent.loop import (
     denied_result,
     interrupted_result,
     next_step,
-    settle,
+    settlement,
     turn_options,
 )
 from toolwire.errors import ReadError, ToolwireError, TransportTimeout
@@ -187,7 +187,7 @@ class RunDriver:
                     )
                 case RunTools(calls=calls):
                     if recorded is not None:
-                        done = await self._settle(calls, recorded)
+                        done = await self._recorded_results(calls, recorded)
                     await self._run_tools(calls, done)
                     self._turn_finished(choice, turn_usage, len(calls))
                 case _:
@@ -324,13 +324,13 @@ class RunDriver:
 
     # -- the tools ------------------------------------------------------------------
 
-    async def _settle(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
+    async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
         """The results a resumed turn already has: recorded outcomes, recorded
         denials, and interrupted calls that must not run again. The other
         calls (never started, or safe to repeat) are left to run."""
         done: Results = {}
         for call in calls:
-            decision = settle(
+            decision = settlement(
                 call,
                 outcomes=recorded.outcomes,
                 denied=recorded.denied,

@@ -13,7 +13,7 @@ async driver (:mod:`toolwire.agent`) only carries the answer out:
 What each model request says besides the conversation is
 :func:`turn_options` of the run's :class:`RequestOptions` and the turn.
 
-When a run resumes, :func:`settle` decides for each call of the recorded
+When a run resumes, :func:`settlement` decides for each call of the recorded
 turn whether its recorded outcome stands, whether it was denied, whether it
 was interrupted and must not run again, or whether it runs. Nothing here
 does I/O, reads a clock or awaits, so every branch is tested directly.
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from typing_extensions import assert_never
 
+from toolwire import _compat
 from toolwire.errors import ToolwireError
 from toolwire.run import Outcome
 from toolwire.stream import _json
@@ -54,7 +55,7 @@ __all__ = [
     "denied_result",
     "interrupted_result",
     "next_step",
-    "settle",
+    "settlement",
     "turn_options",
 ]
 
@@ -217,7 +218,7 @@ class Run:
 Settlement = Reuse | Deny | Interrupt | Run
 
 
-def settle(
+def settlement(
     call: AnyCall,
     *,
     outcomes: Mapping[str, tuple[ToolResult, bool]],
@@ -277,3 +278,8 @@ def _failed(call: AnyCall, kind: str, message: str, error: str) -> ToolResult:
         error=error,  # type: ignore[arg-type]
         arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
     )
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

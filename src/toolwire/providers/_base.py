@@ -174,7 +174,7 @@ class Provider(ABC):
             model: the provider's model id.
             messages: the conversation, oldest first.
             tools: tool schemas already in this dialect's shape
-                (``Toolbox.schemas(api)``).
+                (``Toolbox.schemas(dialect)``).
             tool_choice: ``"auto"``, ``"required"``, ``"none"`` or
                 ``{"name": tool}``; ``None`` leaves the provider's default.
             stream: ask for a streamed response.

@@ -137,7 +137,7 @@ class Batch:
     approval_lock: anyio.Lock | None = None
     """One approval prompt at a time; made when the first prompt is asked."""
 
-    async def settle(
+    async def deliver(
         self, index: int, call: ToolCall | InvalidToolCall, result: ToolResult
     ) -> None:
         """Store a call's final result and tell the ``on_result`` hook."""
@@ -238,7 +238,7 @@ class CallRun:
     # -- the steps ----------------------------------------------------------
 
     async def run(self) -> None:
-        """Run the call to its result, and settle it in the batch."""
+        """Run the call to its result, and deliver it to the batch."""
         self.start = time.perf_counter()
         try:
             result = await self._process()
@@ -251,7 +251,7 @@ class CallRun:
             result = self.result(
                 f"Error: the tool {self.tool.name!r} could not be run.", ok=False, error="failed"
             )
-        await self.batch.settle(self.index, self.call, result)
+        await self.batch.deliver(self.index, self.call, result)
 
     async def _process(self) -> ToolResult:
         if self.tool.requires_approval:
