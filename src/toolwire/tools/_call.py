@@ -41,7 +41,7 @@ from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest
 from toolwire.tools._arguments import Prepared, describe_errors
 from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._log import log_failure
-from toolwire.tools._redaction import describe_exception
+from toolwire.tools._redaction import describe_exception, traceback_text
 from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content
 from toolwire.tools._runners import ToolInvocation, ToolRunner, can_stop
 from toolwire.types import InvalidToolCall, ToolCall
@@ -232,7 +232,11 @@ class CallRun:
             else " Check the arguments or answer without this tool."
         )
         return self.result(
-            head + advice, ok=False, error=kind, fallback_used=fallback_error is not None
+            head + advice,
+            ok=False,
+            error=kind,
+            fallback_used=fallback_error is not None,
+            traceback=None if isinstance(error, ToolTimeout) else traceback_text(error),
         )
 
     # -- the steps ----------------------------------------------------------
