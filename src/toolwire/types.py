@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from toolwire import _compat
 from toolwire.errors import ToolwireError
 
 __all__ = [
@@ -274,7 +275,8 @@ class StreamResult:
 
     @property
     def api(self) -> str:
-        """The former name of :attr:`dialect`."""
+        """The former name of :attr:`dialect` (deprecated)."""
+        _compat.renamed_argument("StreamResult", "api")
         return self.dialect
 
     @property

@@ -113,15 +113,20 @@ def test_feed_after_close_is_a_usage_error() -> None:
 def test_unknown_dialect_is_a_usage_error() -> None:
     with pytest.raises(ToolwireError, match="unknown dialect"):
         StreamDecoder("openai-chats")
-    with pytest.raises(ToolwireError, match="disagree"):
+    with (
+        pytest.warns(DeprecationWarning, match="api is now dialect"),
+        pytest.raises(ToolwireError, match="disagree"),
+    ):
         StreamDecoder("gemini", api="openai-chat")
 
 
-def test_the_former_keyword_api_is_still_accepted() -> None:
-    decoder = StreamDecoder(api="openai-chat")
+def test_the_former_keyword_api_is_still_accepted_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="StreamDecoder: api is now dialect"):
+        decoder = StreamDecoder(api="openai-chat")
     assert decoder.dialect == "openai-chat"
     decoder.close()
-    assert decoder.result().api == decoder.result().dialect == "openai-chat"
+    with pytest.warns(DeprecationWarning, match="StreamResult: api is now dialect"):
+        assert decoder.result().api == decoder.result().dialect == "openai-chat"
 
 
 def test_the_core_imports_no_io_library() -> None:

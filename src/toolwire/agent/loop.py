@@ -10,7 +10,10 @@ async driver (:mod:`toolwire.agent`) only carries the answer out:
   whole turn again (no tool of the broken stream ever runs);
 * :class:`Fail`: the stream broke and no retry is left: raise its error.
 
-When a run resumes, :func:`settle` decides for each call of the recorded
+What each model request says besides the conversation is
+:func:`turn_options` of the run's :class:`RequestOptions` and the turn.
+
+When a run resumes, :func:`settlement` decides for each call of the recorded
 turn whether its recorded outcome stands, whether it was denied, whether it
 was interrupted and must not run again, or whether it runs. Nothing here
 does I/O, reads a clock or awaits, so every branch is tested directly.
@@ -19,13 +22,20 @@ does I/O, reads a clock or awaits, so every branch is tested directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, overload
 
+from typing_extensions import assert_never
+
+from toolwire import _compat
 from toolwire.errors import ToolwireError
 from toolwire.run import Outcome
 from toolwire.stream import _json
 from toolwire.tools import Tool, ToolResult
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
+
+if TYPE_CHECKING:
+    from toolwire.stream.codecs._request import ToolChoice
 
 __all__ = [
     "Broken",
@@ -35,6 +45,7 @@ __all__ = [
     "Interrupt",
     "NextStep",
     "Replied",
+    "RequestOptions",
     "RetryTurn",
     "Reuse",
     "Run",
@@ -44,10 +55,47 @@ __all__ = [
     "denied_result",
     "interrupted_result",
     "next_step",
-    "settle",
+    "settlement",
+    "turn_options",
 ]
 
 AnyCall = ToolCall | InvalidToolCall
+
+
+# -- what a turn asks ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestOptions:
+    """What a model request says besides the conversation."""
+
+    model: str
+    """The provider's model id."""
+    tools: tuple[Mapping[str, Any], ...] = ()
+    """The tool schemas, in the provider's dialect."""
+    tool_choice: ToolChoice | None = None
+    """The tool choice asked for (see :func:`turn_options` for later turns)."""
+    max_tokens: int | None = None
+    temperature: float | None = None
+    extra: Mapping[str, Any] | None = None
+    """Provider-specific body fields; ``None`` for none."""
+
+
+def turn_options(options: RequestOptions, turn: int) -> RequestOptions:
+    """The options of model turn number ``turn`` (1-based) of a run asking ``options``.
+
+    A forced tool choice applies to the first turn only: afterwards the model
+    must be free to answer, so it becomes ``"auto"`` (``"none"`` stays
+    ``"none"``). Without tools there is nothing to choose: no tool choice is sent.
+    """
+    choice = options.tool_choice
+    if not options.tools:
+        choice = None
+    elif turn > 1 and choice is not None and choice != "none":
+        choice = "auto"
+    if choice == options.tool_choice:
+        return options
+    return replace(options, tool_choice=choice)
 
 
 # -- how a turn ended -------------------------------------------------------------------
@@ -107,6 +155,10 @@ class Fail:
 NextStep = RunTools | Finish | RetryTurn | Fail
 
 
+@overload
+def next_step(end: Replied, *, max_turns: int, stream_retries: int) -> RunTools | Finish: ...
+@overload
+def next_step(end: Broken, *, max_turns: int, stream_retries: int) -> RetryTurn | Fail: ...
 def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
     """What the loop does after a turn ended as ``end``.
 
@@ -114,19 +166,24 @@ def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
     ``tool_calls``); a turn without calls is the answer. Running tools after
     the last allowed turn would only produce results nobody reads, so the
     limit is checked first. A broken stream is sent again while
-    ``stream_retries`` allow.
+    ``stream_retries`` allow. A turn that replied never leads to a retry or a
+    failure, and a broken one never to tools or an answer: the overloads say so.
     """
-    if isinstance(end, Broken):
-        if end.attempt > stream_retries:
-            return Fail(end.error)
-        return RetryTurn(end.attempt + 1, end.error)
-    calls: list[AnyCall] = [*end.choice.tool_calls, *end.choice.invalid_tool_calls]
-    if not calls:
-        return Finish("answered")
-    if end.turn >= max_turns:
-        return Finish("max_turns")
-    calls.sort(key=lambda call: call.index)
-    return RunTools(tuple(calls))
+    match end:
+        case Broken(error=error, attempt=attempt):
+            if attempt > stream_retries:
+                return Fail(error)
+            return RetryTurn(attempt + 1, error)
+        case Replied(choice=choice, turn=turn):
+            calls: list[AnyCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
+            if not calls:
+                return Finish("answered")
+            if turn >= max_turns:
+                return Finish("max_turns")
+            calls.sort(key=lambda call: call.index)
+            return RunTools(tuple(calls))
+        case _:
+            assert_never(end)
 
 
 # -- what a resumed turn already has ----------------------------------------------------
@@ -161,7 +218,7 @@ class Run:
 Settlement = Reuse | Deny | Interrupt | Run
 
 
-def settle(
+def settlement(
     call: AnyCall,
     *,
     outcomes: Mapping[str, tuple[ToolResult, bool]],
@@ -221,3 +278,8 @@ def _failed(call: AnyCall, kind: str, message: str, error: str) -> ToolResult:
         error=error,  # type: ignore[arg-type]
         arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
     )
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

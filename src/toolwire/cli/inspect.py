@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 from typing_extensions import assert_never
 
+from toolwire import _compat
 from toolwire.events import (
     ChoiceFinished,
     Event,
@@ -267,12 +268,17 @@ def _print_human(
 @click.argument("file", metavar="FILE|-")
 @click.option(
     "--dialect",
-    "--api",
-    "dialect",
     type=click.Choice(["auto", *DIALECTS]),
     default="auto",
     show_default=True,
-    help="The wire dialect (--api is its former name); auto tells it from the bytes.",
+    help="The wire dialect; auto tells it from the bytes.",
+)
+@click.option(
+    "--api",
+    type=click.Choice(["auto", *DIALECTS]),
+    default=None,
+    hidden=True,
+    help="The former name of --dialect (deprecated).",
 )
 @click.option(
     "--chunk-size",
@@ -281,12 +287,19 @@ def _print_human(
     help="Feed the decoder N bytes at a time (default: all at once).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
-def inspect(file: str, dialect: str, chunk_size: int | None, as_json: bool) -> None:
+def inspect(
+    file: str, dialect: str, api: str | None, chunk_size: int | None, as_json: bool
+) -> None:
     """Decode a recorded provider stream and show what is in it.
 
     FILE may also be a cassette directory (one line per exchange) or one of
     its sidecars (NNNN.json: its body, in its recorded chunks and dialect).
     """
+    if api is not None:
+        click.echo(_compat.renamed_option("inspect", "--api"), err=True)
+        if dialect not in ("auto", api):
+            raise click.UsageError(f"--dialect {dialect} and --api {api} disagree: pass --dialect")
+        dialect = api
     chunks: list[bytes] | None = None
     if file != "-" and os.path.isdir(file):
         _inspect_cassette(file, as_json)
@@ -294,8 +307,8 @@ def inspect(file: str, dialect: str, chunk_size: int | None, as_json: bool) -> N
     if file != "-" and file.endswith(".json") and os.path.isfile(file):
         recorded = _recorded_body(file)
         if recorded is not None:
-            recorded_api, chunks = recorded
-            dialect = recorded_api if dialect == "auto" and recorded_api else dialect
+            recorded_dialect, chunks = recorded
+            dialect = recorded_dialect if dialect == "auto" and recorded_dialect else dialect
     body = b"".join(chunks) if chunks is not None else _read(file)
     if chunks is not None and chunk_size is None:
         decoder, frames = _decode_chunks(chunks, dialect)

@@ -16,6 +16,7 @@ case a server echoes it back.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -36,8 +37,8 @@ from toolwire.http import (
 )
 from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
+from toolwire.providers._reads import ProviderStream
 from toolwire.stream.codecs._request import ToolChoice
-from toolwire.stream.decoder import StreamDecoder
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ class Provider(ABC):
             model: the provider's model id.
             messages: the conversation, oldest first.
             tools: tool schemas already in this dialect's shape
-                (``Toolbox.schemas(api)``).
+                (``Toolbox.schemas(dialect)``).
             tool_choice: ``"auto"``, ``"required"``, ``"none"`` or
                 ``{"name": tool}``; ``None`` leaves the provider's default.
             stream: ask for a streamed response.
@@ -309,6 +310,15 @@ class Provider(ABC):
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
 
+    def _reads(self, request: HttpRequest, transport: Transport | None) -> ProviderStream:
+        """``request`` sent, read and decoded in this provider's dialect."""
+        return ProviderStream(
+            request,
+            transport=self._transport_for(transport),
+            parse_error=self.parse_error,
+            dialect=self.dialect,
+        )
+
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None
     ) -> AsyncIterator[Event]:
@@ -326,15 +336,11 @@ class Provider(ABC):
         """
         if not request.stream:
             raise UsageError("stream() needs a request built with stream=True; use complete()")
-        decoder = StreamDecoder(self.dialect)
-        async with self._transport_for(transport).stream(
-            request, parse_error=self.parse_error
-        ) as response:
-            async for chunk in response.aiter_bytes():
-                for event in decoder.feed(chunk):
+        source = self._reads(request, transport)
+        async with contextlib.aclosing(source.reads()) as reads:
+            async for events in reads:
+                for event in events:
                     yield event
-        for event in decoder.close():
-            yield event
 
     async def complete(
         self, request: HttpRequest, *, transport: Transport | None = None
@@ -348,15 +354,13 @@ class Provider(ABC):
             TransportError: the network failed.
             ProviderError: the provider answered with an HTTP error.
         """
-        chosen = self._transport_for(transport)
         if request.stream:
-            decoder = StreamDecoder(self.dialect)
-            async with chosen.stream(request, parse_error=self.parse_error) as response:
-                async for chunk in response.aiter_bytes():
-                    decoder.feed(chunk)
-            decoder.close()
-            return decoder.result()
-        reply = await chosen.send(request, parse_error=self.parse_error)
+            source = self._reads(request, transport)
+            async with contextlib.aclosing(source.reads()) as reads:
+                async for _ in reads:
+                    pass
+            return source.decoder.result()
+        reply = await self._transport_for(transport).send(request, parse_error=self.parse_error)
         return self.parse_response(reply.json())
 
     async def aclose(self) -> None:

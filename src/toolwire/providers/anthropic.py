@@ -46,7 +46,7 @@ _DEFAULT_MAX_TOKENS = 4096
 
 
 class Anthropic(Provider):
-    """The Anthropic Messages dialect (``api == "anthropic-messages"``)."""
+    """The Anthropic Messages dialect (``dialect == "anthropic-messages"``)."""
 
     dialect = _API
     default_name = "anthropic"

@@ -52,7 +52,7 @@ _VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
 
 
 class Gemini(Provider):
-    """The Gemini dialect (``api == "gemini"``)."""
+    """The Gemini dialect (``dialect == "gemini"``)."""
 
     dialect = _API
     default_name = "gemini"

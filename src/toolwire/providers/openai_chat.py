@@ -47,7 +47,7 @@ _OFFICIAL = "https://api.openai.com/v1"
 
 
 class OpenAIChat(Provider):
-    """The OpenAI Chat Completions dialect (``api == "openai-chat"``).
+    """The OpenAI Chat Completions dialect (``dialect == "openai-chat"``).
 
     Example::
 

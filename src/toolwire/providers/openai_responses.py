@@ -45,7 +45,7 @@ _OFFICIAL = "https://api.openai.com/v1"
 
 
 class OpenAIResponses(Provider):
-    """The OpenAI Responses dialect (``api == "openai-responses"``)."""
+    """The OpenAI Responses dialect (``dialect == "openai-responses"``)."""
 
     dialect = _API
     default_name = "openai-responses"

@@ -11,7 +11,7 @@ Ollama, a streamed JSON array for Gemini without ``alt=sse``. *Codecs* turn
 each payload into provider-neutral parts (``codecs/``). The *accumulator*
 owns identity and completion of tool calls (``accumulate.py``).
 
-With ``api="auto"`` the framing is chosen from the first bytes and the
+With ``dialect="auto"`` the framing is chosen from the first bytes and the
 dialect from the first payload that tells (frames before that are held and
 replayed, so nothing is lost).
 
@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from toolwire import _compat
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, dumps, loads
@@ -60,7 +61,7 @@ from toolwire.stream.framing import (
 from toolwire.stream.limits import MAX_FRAME_BYTES
 from toolwire.types import DIALECTS, StreamResult
 
-__all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
+__all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_dialect"]
 
 FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
 
@@ -103,7 +104,7 @@ class DecodedFrame:
     """The toolwire events this payload produced."""
 
 
-def sniff_api(event: str, data: str) -> str | None:
+def sniff_dialect(event: str, data: str) -> str | None:
     """Guess the dialect from one payload, or ``None`` if it does not tell."""
     if event in _ANTHROPIC_EVENTS:
         return "anthropic-messages"
@@ -146,7 +147,7 @@ class StreamDecoder:
         dialect: a :data:`~toolwire.types.Dialect` (``openai-chat``,
             ``anthropic-messages``...), or ``auto`` to tell from the bytes.
         id_factory: makes call ids where the provider sends none.
-        api: the former name of ``dialect``, still accepted.
+        api: the former name of ``dialect`` (deprecated).
 
     Example::
 
@@ -167,6 +168,7 @@ class StreamDecoder:
         api: str | None = None,
     ) -> None:
         if api is not None:
+            _compat.renamed_argument("StreamDecoder", "api")
             if dialect not in ("auto", api):
                 raise UsageError(f"dialect={dialect!r} and api={api!r} disagree: pass one")
             dialect = api
@@ -283,7 +285,7 @@ class StreamDecoder:
             if self._acc.error is None and self._codec is None and self._held:
                 self._acc.fail(
                     RemoteProtocolError(
-                        "could not tell which API this stream speaks; pass dialect=...",
+                        "could not tell which dialect this stream speaks; pass dialect=...",
                         raw=self._held[0][1],
                     ),
                     out,
@@ -296,11 +298,11 @@ class StreamDecoder:
         not UTF-8 make the accumulator check text and arguments for them."""
         sniffer = self._sniffer
         if sniffer is not None and sniffer.kind == "json-array" and self._codec is None:
-            self._set_api("gemini")
+            self._set_dialect("gemini")
         if self._reader.undecodable:
             self._acc.check_utf8 = True
 
-    def _set_api(self, dialect: str) -> None:
+    def _set_dialect(self, dialect: str) -> None:
         self.dialect = dialect
         self._codec = codec_for(dialect)
 
@@ -405,15 +407,15 @@ class StreamDecoder:
         Each frame is looked at once, and what is held is capped."""
         self._held.extend(payloads)
         for event, data in payloads:
-            dialect = sniff_api(event, data)
+            dialect = sniff_dialect(event, data)
             if dialect is not None:
-                self._set_api(dialect)
+                self._set_dialect(dialect)
                 held, self._held = self._held, []
                 return held
             self._held_size += len(data)
             if self._held_size > MAX_FRAME_BYTES:
                 raise RemoteProtocolError(
-                    f"could not tell which API this stream speaks from its first "
+                    f"could not tell which dialect this stream speaks from its first "
                     f"{MAX_FRAME_BYTES} bytes; pass dialect=...",
                     raw=self._held[0][1],
                 )
@@ -470,3 +472,8 @@ def _codec_bug(dialect: str, exc: Exception, data: str) -> RemoteProtocolError:
     return RemoteProtocolError(
         f"{dialect}: unexpected payload ({type(exc).__name__}: {exc})", raw=data
     )
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

@@ -90,7 +90,7 @@ def parse_request(
         return _parse_anthropic(data)
     if dialect == "gemini":
         return _parse_gemini(data, model=model or "gemini", stream=bool(stream))
-    raise BadRequest(f"unknown API {dialect!r}")
+    raise BadRequest(f"unknown dialect {dialect!r}")
 
 
 def _conversation_key(opening: list[Any]) -> str:

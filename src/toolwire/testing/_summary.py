@@ -25,7 +25,7 @@ __all__ = [
     "READ_LIMIT",
     "BodyReader",
     "Reading",
-    "api_for",
+    "dialect_for",
     "exchange_line",
     "is_streamed",
     "summarize",
@@ -38,7 +38,7 @@ _WHOLE = frozenset(PROVIDER_DIALECTS)
 """The dialects :func:`~toolwire.stream.decoder.decode_response` reads whole."""
 
 
-def api_for(path: str) -> str | None:
+def dialect_for(path: str) -> str | None:
     """The wire dialect of a request path, or ``None`` for other endpoints."""
     path = path.rstrip("/")
     if path.endswith("/chat/completions"):

@@ -95,7 +95,7 @@ class ReplayApp:
         key = self.matcher.key(method, path, scope["query_string"].decode("latin-1"), bytes(body))
         found = self.matcher.match(key)
         if isinstance(found, Mismatch):
-            text = found.message(str(self.cassette.directory))
+            text = found.message(str(self.cassette.directory), _root(scope))
             self.mismatches.append(text)
             self._log(f"{method} {path} {MISMATCH_STATUS} no recorded exchange matches")
             start, end = json_error(MISMATCH_STATUS, "cassette_mismatch", text)
@@ -182,3 +182,47 @@ class CassetteServer(LoopbackServer):
     def mismatches(self) -> list[str]:
         """The message of each request that matched nothing, in order."""
         return self.replay.mismatches
+
+    def base_urls(self) -> dict[str, str]:
+        """The base URL a client of each recorded dialect points at, by
+        dialect, in recording order: the recorded path without the
+        dialect's endpoint (``/v1/chat/completions`` gives ``.../v1``)."""
+        return {
+            dialect: self.base_url + prefix
+            for dialect, prefix in recorded_prefixes(self.replay.cassette).items()
+        }
+
+
+def _root(scope: Scope) -> str:
+    """The URL of the server's root, as the client reached it."""
+    server = scope.get("server")
+    if not server or server[1] is None:
+        return "http://HOST:PORT"
+    host, port = server
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+_ENDPOINTS = {
+    "openai-chat": "/chat/completions",
+    "openai-responses": "/responses",
+    "anthropic-messages": "/v1/messages",
+    "ollama-ndjson": "/api/chat",
+    "cohere-v2": "/v2/chat",
+}
+"""The path a client of each dialect adds to its base URL (Gemini's holds
+the model: its base URL ends before ``/models/``)."""
+
+
+def recorded_prefixes(cassette: Cassette) -> dict[str, str]:
+    """The path of each recorded dialect's base URL, in recording order."""
+    found: dict[str, str] = {}
+    for exchange in cassette.exchanges:
+        dialect, path = exchange.dialect, exchange.request.path.partition("?")[0].rstrip("/")
+        if dialect is None or dialect in found:
+            continue
+        tail = _ENDPOINTS.get(dialect)
+        if dialect == "gemini" and "/models/" in path:
+            found[dialect] = path[: path.rindex("/models/")]
+        elif tail is not None and path.endswith(tail):
+            found[dialect] = path[: len(path) - len(tail)]
+    return found

@@ -292,7 +292,7 @@ class Toolbox:
                 elapsed=0.0,
                 deduplicated_from=calls[original].id,
             )
-            await batch.settle(index, calls[index], copy)
+            await batch.deliver(index, calls[index], copy)
         results = [r for r in batch.results if r is not None]
         assert len(results) == len(calls)
         return results
@@ -311,16 +311,16 @@ class Toolbox:
         repeated = set() if len(set(names)) == len(names) else _repeated(names)
         for index, call in enumerate(calls):
             if isinstance(call, InvalidToolCall):
-                await batch.settle(index, call, self._invalid_json(call))
+                await batch.deliver(index, call, self._invalid_json(call))
                 continue
             t = self._tools.get(call.name)
             if t is None:
-                await batch.settle(index, call, self._unknown(call))
+                await batch.deliver(index, call, self._unknown(call))
                 continue
             raw = None if call.repaired else call.raw_arguments
             prepared, errors = t.arguments.prepare(call.arguments, raw=raw)
             if prepared is None:
-                await batch.settle(index, call, self._invalid(call, t, errors))
+                await batch.deliver(index, call, self._invalid(call, t, errors))
                 continue
             if t.dedupe and t.name in repeated:
                 key = (t.name, _canonical(prepared.arguments))

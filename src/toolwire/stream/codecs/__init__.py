@@ -9,7 +9,7 @@ Each dialect's module reads and writes its format:
 * whole (non-streamed) responses: ``decode_response(body)``, the parts the
   same response's stream would give, read by the same accumulator
   (:func:`toolwire.stream.decoder.decode_response`);
-* its finish-reason and usage tables (``FINISH_REASONS``, ``usage_from_...``);
+* its finish-reason and usage tables (``RAW_FINISH_REASONS``, ``usage_from_...``);
 * requests: ``encode_request(...)`` and its tool entries (``tool_schema``),
   with the schema shaping of ``openai_schema`` and ``gemini_schema``.
 

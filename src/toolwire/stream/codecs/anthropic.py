@@ -71,7 +71,7 @@ from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
-    "FINISH_REASONS",
+    "RAW_FINISH_REASONS",
     "AnthropicCodec",
     "encode_messages",
     "encode_request",
@@ -81,7 +81,7 @@ __all__ = [
 
 API = "anthropic-messages"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "tool_use": "tool_calls",
@@ -215,7 +215,7 @@ class AnthropicCodec:
                 stop = as_obj(delta, f"{API}: message delta").get("stop_reason")
                 if stop:
                     raw = as_str(stop, f"{API}: stop_reason") or ""
-                    parts.append(finish_part(FINISH_REASONS, raw))
+                    parts.append(finish_part(RAW_FINISH_REASONS, raw))
         elif kind == "message_stop":
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
@@ -259,7 +259,7 @@ class AnthropicCodec:
         stop = message.get("stop_reason")
         if stop:
             raw = as_str(stop, f"{API}: stop_reason") or ""
-            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw))
 
     def _start(
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False

@@ -36,11 +36,11 @@ from toolwire.stream.codecs._common import (
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["FINISH_REASONS", "CohereCodec"]
+__all__ = ["RAW_FINISH_REASONS", "CohereCodec"]
 
 API = "cohere-v2"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "COMPLETE": "stop",
     "STOP_SEQUENCE": "stop",
     "TOOL_CALL": "tool_calls",
@@ -135,7 +135,7 @@ class CohereCodec:
                         )
                     )
             raw = as_str(delta.get("finish_reason"), f"{API}: finish_reason") or "COMPLETE"
-            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
             parts.append(ErrorPart(error_event(obj, API)))

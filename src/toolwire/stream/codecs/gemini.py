@@ -68,7 +68,7 @@ from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
-    "FINISH_REASONS",
+    "RAW_FINISH_REASONS",
     "GeminiCodec",
     "encode_contents",
     "encode_request",
@@ -79,7 +79,7 @@ __all__ = [
 
 API = "gemini"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
     "SAFETY": "content_filter",
@@ -181,7 +181,7 @@ class GeminiCodec:
         if finish:
             raw = as_str(finish, f"{API}: finishReason") or ""
             self._close_streamed(c, parts)
-            parts.append(finish_part(FINISH_REASONS, raw, c))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
 
     def _part(self, part: dict[str, Any], c: int, parts: list[Part]) -> None:
         signature = part.get("thoughtSignature")

@@ -35,11 +35,11 @@ from toolwire.stream.codecs._common import (
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["FINISH_REASONS", "OllamaCodec"]
+__all__ = ["RAW_FINISH_REASONS", "OllamaCodec"]
 
 API = "ollama-ndjson"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
 """Ollama's ``done_reason`` values in toolwire's vocabulary."""
 
 
@@ -103,6 +103,6 @@ class OllamaCodec:
                     raw={k: v for k, v in obj.items() if k.endswith(("_count", "_duration"))},
                 )
                 parts.append(UsagePart(usage))
-            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         return parts

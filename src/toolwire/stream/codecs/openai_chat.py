@@ -63,7 +63,7 @@ from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
     "ECHOED_FIELDS",
-    "FINISH_REASONS",
+    "RAW_FINISH_REASONS",
     "OpenAIChatCodec",
     "call_arguments_text",
     "encode_messages",
@@ -74,7 +74,7 @@ __all__ = [
 
 API = "openai-chat"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
@@ -232,7 +232,7 @@ class OpenAIChatCodec:
             parts.append(_whole_call(as_obj(call, f"{API}: tool call"), c, index))
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
-            parts.append(finish_part(FINISH_REASONS, finish, c))
+            parts.append(finish_part(RAW_FINISH_REASONS, finish, c))
 
     def _parts(self, obj: dict[str, Any], data: str, *, exact: bool) -> list[Part]:
         parts: list[Part] = []
@@ -275,7 +275,7 @@ class OpenAIChatCodec:
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
-            parts.append(finish_part(FINISH_REASONS, raw, c))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
 
     def _content(
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
