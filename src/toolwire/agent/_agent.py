@@ -107,9 +107,11 @@ class Agent:
         tools: tools or plain functions, or a ready :class:`Toolbox`.
         system: the system prompt.
         max_turns: the most model requests a run may make.
-        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``
-            for the first turn; later turns use ``"auto"`` so the model can
-            answer.
+        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``.
+            ``"auto"`` and ``"none"`` apply to every turn; a forced choice
+            (``"required"``, a name) to the first turn only, and later turns
+            send no ``tool_choice`` at all so the model can answer. With
+            ``None`` (the default) no request carries one.
         eager: start ``read_only`` tools while the model is still streaming.
         stream_retries: how many times a turn whose stream fails mid-way
             (cut, malformed, error event) is sent again; 0 raises the typed
@@ -367,10 +369,12 @@ class Agent:
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""
         # A forced choice applies to the first turn only: afterwards the model
-        # must be free to answer. "none" stays "none".
+        # must be free to answer, and the request says nothing (some servers,
+        # llama-cpp-python's, cannot stream an explicit "auto"). "auto" and
+        # "none" stay as the caller asked.
         tool_choice = self.tool_choice
-        if turn > 1 and tool_choice is not None and tool_choice != "none":
-            tool_choice = "auto"
+        if turn > 1 and tool_choice not in ("auto", "none"):
+            tool_choice = None
         has_tools = len(self.toolbox) > 0
         return self.provider.build_request(
             model=self.model,

@@ -47,7 +47,7 @@ from toolwire.stream._parts import (
     StreamEndPart,
 )
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for
+from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered
 from toolwire.stream.framing import (
     END_OF_BODY,
     Frame,
@@ -64,32 +64,6 @@ __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
 
 FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
 
-_ANTHROPIC_EVENTS = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-    }
-)
-_COHERE_EVENTS = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-    }
-)
-
 
 @dataclass(frozen=True, slots=True)
 class DecodedFrame:
@@ -104,16 +78,20 @@ class DecodedFrame:
 
 
 def sniff_api(event: str, data: str) -> str | None:
-    """Guess the dialect from one payload, or ``None`` if it does not tell."""
-    if event in _ANTHROPIC_EVENTS:
-        return "anthropic-messages"
-    if event.startswith("response."):
-        return "openai-responses"
-    if event in _COHERE_EVENTS:
-        return "cohere-v2"
+    """Guess the dialect from one payload, or ``None`` if it does not tell.
+
+    Each registered dialect names what only it sends (``sniff_*`` of
+    :class:`~toolwire.stream.codecs.WireDialect`): an event name, then a
+    payload's text, then its ``type`` member, then its shape.
+    """
+    dialects = registered()
+    for d in dialects:
+        if d.sniff_name(event):
+            return d.name
     stripped = data.strip()
-    if stripped == "[DONE]":
-        return "openai-chat"
+    for d in dialects:
+        if d.sniff_text(stripped):
+            return d.name
     try:
         obj = loads(stripped)
     except JSONLimitError as exc:
@@ -124,18 +102,12 @@ def sniff_api(event: str, data: str) -> str | None:
         return None
     kind = obj.get("type")
     if isinstance(kind, str):
-        if kind in _ANTHROPIC_EVENTS:
-            return "anthropic-messages"
-        if kind.startswith("response."):
-            return "openai-responses"
-        if kind in _COHERE_EVENTS:
-            return "cohere-v2"
-    if "choices" in obj or str(obj.get("object", "")).startswith("chat.completion"):
-        return "openai-chat"
-    if "candidates" in obj or "usageMetadata" in obj:
-        return "gemini"
-    if "message" in obj and "done" in obj:
-        return "ollama-ndjson"
+        for d in dialects:
+            if d.sniff_name(kind):
+                return d.name
+    for d in dialects:
+        if d.sniff_shape(obj):
+            return d.name
     return None
 
 
@@ -295,8 +267,11 @@ class StreamDecoder:
         """What the framing told: a JSON array is Gemini's; bytes that were
         not UTF-8 make the accumulator check text and arguments for them."""
         sniffer = self._sniffer
-        if sniffer is not None and sniffer.kind == "json-array" and self._codec is None:
-            self._set_api("gemini")
+        if sniffer is not None and sniffer.kind is not None and self._codec is None:
+            for d in registered():
+                if d.whole_framing == sniffer.kind:
+                    self._set_api(d.name)
+                    break
         if self._reader.undecodable:
             self._acc.check_utf8 = True
 

@@ -58,6 +58,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect, plain_schemas
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -71,6 +72,7 @@ from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
+    "DIALECT",
     "FINISH_REASONS",
     "AnthropicCodec",
     "encode_messages",
@@ -93,6 +95,19 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
 is ``"other"``: read the raw value)."""
 
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+
+_EVENTS: Final = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+"""The stream's event types (its ``ping`` and ``error`` tell nothing: other
+dialects send those words too)."""
 
 
 def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
@@ -507,3 +522,19 @@ def _tool_choice(
         choice = choice or {"type": "auto"}
         choice["disable_parallel_tool_use"] = disable_parallel_tool_use
     return choice
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=AnthropicCodec,
+    finish_reasons=FINISH_REASONS,
+    usage=usage_from_anthropic,
+    sniff_name=_EVENTS.__contains__,
+    paths=("/messages",),
+    routes=("/v1/messages",),
+    request_id_header="request-id",
+    encode_request=encode_request,
+    tool_schemas=plain_schemas(tool_schema),
+    otel_provider="anthropic",
+)
+"""Anthropic's Messages API."""

@@ -55,6 +55,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -68,6 +69,7 @@ from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
+    "DIALECT",
     "FINISH_REASONS",
     "GeminiCodec",
     "encode_contents",
@@ -449,3 +451,25 @@ def encode_request(
     if generation:
         body["generationConfig"] = generation
     return body
+
+
+def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+    return tool_schemas([(t.name, t.description, t.parameters) for t in tools])
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=GeminiCodec,
+    finish_reasons=FINISH_REASONS,
+    usage=usage_from_gemini,
+    sniff_shape=lambda obj: "candidates" in obj or "usageMetadata" in obj,
+    whole_framing="json-array",
+    paths=(":streamGenerateContent", ":generateContent"),
+    stream_paths=(":streamGenerateContent",),
+    routes=("/v1beta/models/{target:path}", "/v1/models/{target:path}"),
+    base_path="/v1beta",
+    encode_request=encode_request,
+    tool_schemas=_tool_schemas,
+    otel_provider="gcp.gemini",
+)
+"""Google's ``generateContent`` (Gemini API and Vertex AI)."""

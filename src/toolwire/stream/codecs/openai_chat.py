@@ -50,6 +50,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -57,11 +58,13 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
+    "DIALECT",
     "ECHOED_FIELDS",
     "FINISH_REASONS",
     "OpenAIChatCodec",
@@ -492,3 +495,23 @@ def encode_request(
         if stream_usage:
             body["stream_options"] = {"include_usage": True}
     return body
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OpenAIChatCodec,
+    finish_reasons=FINISH_REASONS,
+    usage=usage_from_openai,
+    sniff_text=lambda text: text == "[DONE]",
+    sniff_shape=lambda obj: (
+        "choices" in obj or str(obj.get("object", "")).startswith("chat.completion")
+    ),
+    paths=("/chat/completions",),
+    routes=("/v1/chat/completions", "/chat/completions"),
+    base_path="/v1",
+    encode_request=encode_request,
+    tool_schemas=strict_schemas(tool_schema),
+    strict_schema=to_openai_strict,
+    otel_provider="openai",
+)
+"""Chat Completions, as OpenAI and every compatible server speak it."""

@@ -55,6 +55,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -63,10 +64,12 @@ from toolwire.stream.codecs._request import (
     tool_names,
 )
 from toolwire.stream.codecs.openai_chat import call_arguments_text
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
 __all__ = [
+    "DIALECT",
     "INCOMPLETE_REASONS",
     "SERVER_ITEMS",
     "OpenAIResponsesCodec",
@@ -435,3 +438,20 @@ def encode_request(
     if stream:
         body["stream"] = True
     return body
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OpenAIResponsesCodec,
+    finish_reasons=INCOMPLETE_REASONS,
+    usage=usage_from_responses,
+    sniff_name=lambda name: name.startswith("response."),
+    paths=("/responses",),
+    routes=("/v1/responses",),
+    base_path="/v1",
+    encode_request=encode_request,
+    tool_schemas=strict_schemas(tool_schema),
+    strict_schema=to_openai_strict,
+    otel_provider="openai",
+)
+"""The Responses API."""
