@@ -23,7 +23,10 @@ hands each event of that text over as a regular-expression match
 fragment out of it, and the accumulator appends the fragment to its call:
 no line cut, no JSON parsed, no part built. An event of any other text, or
 one the codec hands back, is read the general way, so both ways give the
-same events (``tests/stream/test_args_events.py`` checks it).
+same events. ``short_path=False`` reads everything the general way, and
+``short_path_deltas`` counts the deltas read the short way:
+``tests/stream/test_args_events.py`` checks that both ways agree and that
+the short way is taken.
 
 Nothing here raises on bad provider data: a malformed payload, an error
 event or a cut stream becomes a :class:`~toolwire.events.StreamFailed` event
@@ -119,6 +122,9 @@ class StreamDecoder:
             ``anthropic-messages``...), or ``auto`` to tell from the bytes.
         id_factory: makes call ids where the provider sends none.
         api: the former name of ``dialect``, still accepted.
+        short_path: read argument deltas of the dialect's exact text the short
+            way (the default); ``False`` reads every payload the general way,
+            which gives the same events (tests compare the two).
 
     Example::
 
@@ -137,6 +143,7 @@ class StreamDecoder:
         *,
         id_factory: Callable[[], str] | None = None,
         api: str | None = None,
+        short_path: bool = True,
     ) -> None:
         if api is not None:
             if dialect not in ("auto", api):
@@ -159,6 +166,9 @@ class StreamDecoder:
         # An SSE reader and a codec that reads argument deltas by their shape.
         self._sse: SSEDecoder | None = None
         self._fast: ArgsEventCodec | None = None
+        self.short_path_deltas = 0
+        """How many argument deltas were read the short way (matched by their
+        text, no JSON parsed): proof that the short path is taken."""
         if self.dialect is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
@@ -167,7 +177,11 @@ class StreamDecoder:
             if len(framings) == 1:
                 (kind,) = framings
                 self._reader = reader_for(kind)
-                if isinstance(self._reader, SSEDecoder) and hasattr(self._codec, "args_event"):
+                if (
+                    short_path
+                    and isinstance(self._reader, SSEDecoder)
+                    and hasattr(self._codec, "args_event")
+                ):
                     self._sse = self._reader
                     self._fast = cast(ArgsEventCodec, self._codec)
             else:
@@ -319,6 +333,7 @@ class StreamDecoder:
                 found = fast.args_delta(item)
                 if found is not None:
                     c, index, fragment = found
+                    self.short_path_deltas += 1
                     try:
                         add_args(c, index, fragment, out)
                     except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed

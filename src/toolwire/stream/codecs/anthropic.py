@@ -46,7 +46,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
-from toolwire.stream.codecs._args_event import ANTHROPIC_ARGS_EVENT, string_text
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
     as_int,
     as_obj,
@@ -93,6 +93,13 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
 }
 """Anthropic's ``stop_reason`` values in toolwire's vocabulary (``pause_turn``
 is ``"other"``: read the raw value)."""
+
+ARGS_EVENT: Final = re.compile(
+    r"event: content_block_delta\n"
+    r'data: (\{"type":"content_block_delta","index":' + INDEX + r","
+    r'"delta":\{"type":"input_json_delta","partial_json":"' + STRING_CONTENT + r'"\}\})\n\n'
+)
+"""An Anthropic argument delta event; groups: data, block index, raw fragment."""
 
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
 
@@ -161,7 +168,7 @@ class AnthropicCodec:
         self._usage: dict[str, Any] = {}
         self._calls = 0  # tool_use blocks so far: where thinking goes back
         self.quirks: set[str] = set()
-        self.args_event: EventMatcher | None = ANTHROPIC_ARGS_EVENT.match
+        self.args_event: EventMatcher | None = ARGS_EVENT.match
         self._tool_blocks: dict[str, int] = {}  # tool_use blocks by index, as args_event reads it
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:

@@ -38,7 +38,7 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
-from toolwire.stream.codecs._args_event import learn_openai_head, openai_args_event, string_text
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
     as_int,
     as_list,
@@ -71,6 +71,8 @@ __all__ = [
     "call_arguments_text",
     "encode_messages",
     "encode_request",
+    "learn_openai_head",
+    "openai_args_event",
     "tool_schema",
     "usage_from_openai",
 ]
@@ -97,6 +99,53 @@ ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
 
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
+
+# An OpenAI chat chunk from "choices" to the end of its event, when it is one
+# argument fragment of one call; the members after the delta may only be
+# null (or OpenAI's obfuscation padding). Groups: the text, choice, index, fragment.
+_OPENAI_ARGS_BODY: Final = re.compile(
+    r'("choices":\[\{"index":'
+    + INDEX
+    + r',"delta":\{"tool_calls":\[\{"index":'
+    + INDEX
+    + r',"function":\{"arguments":"'
+    + STRING_CONTENT
+    + r'"\}\}\]\}'
+    r'(?:,"(?:logprobs|finish_reason)":null)*\}\]'
+    r'(?:,"usage":null)?(?:,"obfuscation":"[0-9A-Za-z]*")?\})\n\n'
+)
+
+
+def learn_openai_head(data: str) -> str | None:
+    """The members before ``"choices"`` of a chunk that the general path read
+    as one argument fragment, when the rest has the exact shape and those
+    members can hold nothing the general path would read: no usage of their
+    own, and one line (a matched chunk is a single ``data:`` line)."""
+    at = data.find('"choices":[')
+    head = data[:at]
+    if at < 0 or "\n" in head or _OPENAI_ARGS_BODY.fullmatch(data + "\n\n", at) is None:
+        return None
+    try:
+        members = _loads(head + '"choices":[]}')
+    except ValueError:
+        return None
+    # Parsed with a "choices" of our own: an object's first members.
+    if type(members) is not dict or members.get("choices") != [] or members.get("usage"):
+        return None
+    return head
+
+
+def openai_args_event(head: str) -> EventMatcher:
+    """The matcher of argument chunks whose members before ``"choices"`` are ``head``."""
+    prefix = "data: " + head
+    size = len(prefix)
+    body = _OPENAI_ARGS_BODY.match
+
+    def match(text: str, pos: int) -> re.Match[str] | None:
+        return body(text, pos + size) if text.startswith(prefix, pos) else None
+
+    return match
+
 
 _LEARNING = 8  # argument chunks read by decode() that may teach args_event
 
