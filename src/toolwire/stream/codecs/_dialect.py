@@ -22,8 +22,9 @@ from toolwire.types import FinishReason, Usage
 
 if TYPE_CHECKING:
     from toolwire.stream.codecs import Codec
+    from toolwire.stream.codecs.emulation import Encoder, ParsedRequest
 
-__all__ = ["SchemaTool", "WireDialect", "plain_schemas"]
+__all__ = ["RouteTarget", "SchemaTool", "WireDialect", "plain_schemas"]
 
 
 class SchemaTool(Protocol):
@@ -44,6 +45,16 @@ class SchemaTool(Protocol):
 
 def _never(_: Any) -> bool:
     return False
+
+
+RouteTarget = tuple[str | None, bool | None, bool]
+"""``(model, stream, sse)`` a request's URL tells: its model and whether it
+streams where the URL says so (``None``: the body says), and whether it asked
+for SSE where the dialect streams in another framing too."""
+
+
+def _body_says(path: str, query: Mapping[str, str]) -> RouteTarget | None:
+    return None, None, True
 
 
 def plain_schemas(
@@ -96,6 +107,8 @@ class WireDialect:
     """The endings of request paths whose answer is always a stream."""
     routes: tuple[str, ...] = ()
     """The emulation server's routes for it (Starlette path syntax)."""
+    route_target: Callable[[str, Mapping[str, str]], RouteTarget | None] = _body_says
+    """What a request's path and query say (``None``: no such method)."""
     base_path: str = ""
     """What an SDK's base URL adds to the server's root (``/v1``)."""
     request_id_header: str = "x-request-id"
@@ -111,16 +124,19 @@ class WireDialect:
     strict_schema: Callable[[JSONSchema], JSONSchema] | None = None
     """The dialect's strict form of a parameters schema, for dialects with a
     strict mode; raises ``ValueError`` for a schema it cannot express."""
-    decode_request: Callable[[dict[str, Any], str | None, bool | None], Any] | None = None
+    decode_request: Callable[[dict[str, Any], str | None, bool | None], ParsedRequest] | None = None
     """Reads a request body for the emulation server (``model`` and
     ``stream`` when the URL carries them)."""
 
     # -- answers, for the emulation server ----------------------------------------------
-    encoder: Callable[[bool], Any] | None = None
+    encoder: type[Encoder] | None = None
     """Writes scripted answers, streamed and whole (given whether the request
     asked for SSE where the dialect has another framing)."""
 
     # -- observability ----------------------------------------------------------------
+    silent_output: Callable[[str], str | None] | None = None
+    """What the model wrote in a payload that gives no event (``toolwire
+    inspect`` shows it): Anthropic's server-tool blocks, held until they end."""
     otel_provider: str | None = None
     """Its ``gen_ai.provider.name`` flavour, for providers of other names."""
 

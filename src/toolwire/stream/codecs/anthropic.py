@@ -16,6 +16,7 @@ Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -67,6 +68,7 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import anthropic as emulation
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
@@ -531,6 +533,31 @@ def _tool_choice(
     return choice
 
 
+def silent_output(data: str) -> str | None:
+    """What the model wrote in a payload that makes no event: the name and the
+    input of a server tool (run by the provider, never by toolwire), which the
+    codec keeps whole until the block ends (``toolwire inspect`` shows it)."""
+    try:
+        payload = _loads(data)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    block, delta = payload.get("content_block"), payload.get("delta")
+    if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use"):
+        return f"server tool call name {block.get('name')} ({block.get('type')})"
+    if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+        partial = delta.get("partial_json")
+        if isinstance(partial, str) and partial:
+            return f"server tool input += {_dumps_short(partial)}"
+    return None
+
+
+def _dumps_short(text: str, limit: int = 120) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
+
+
 DIALECT: Final = WireDialect(
     name=API,
     codec=AnthropicCodec,
@@ -543,5 +570,8 @@ DIALECT: Final = WireDialect(
     encode_request=encode_request,
     tool_schemas=plain_schemas(tool_schema),
     otel_provider="anthropic",
+    silent_output=silent_output,
+    decode_request=emulation.decode_request,
+    encoder=emulation.AnthropicEncoder,
 )
 """Anthropic's Messages API."""

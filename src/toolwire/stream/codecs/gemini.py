@@ -55,7 +55,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
 )
-from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
+from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -64,6 +64,7 @@ from toolwire.stream.codecs._request import (
     state_items,
 )
 from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
+from toolwire.stream.codecs.emulation import gemini as emulation
 from toolwire.stream.codecs.gemini_schema import to_gemini
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, ToolCall, Usage
@@ -457,6 +458,14 @@ def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict
     return tool_schemas([(t.name, t.description, t.parameters) for t in tools])
 
 
+def _route_target(path: str, query: Mapping[str, str]) -> RouteTarget | None:
+    """``.../models/{model}:{method}``; ``alt=sse`` asks for SSE."""
+    model, _, method = path.partition("/models/")[2].rpartition(":")
+    if method not in ("streamGenerateContent", "generateContent"):
+        return None
+    return model, method == "streamGenerateContent", query.get("alt") == "sse"
+
+
 DIALECT: Final = WireDialect(
     name=API,
     codec=GeminiCodec,
@@ -467,9 +476,12 @@ DIALECT: Final = WireDialect(
     paths=(":streamGenerateContent", ":generateContent"),
     stream_paths=(":streamGenerateContent",),
     routes=("/v1beta/models/{target:path}", "/v1/models/{target:path}"),
+    route_target=_route_target,
     base_path="/v1beta",
     encode_request=encode_request,
     tool_schemas=_tool_schemas,
     otel_provider="gcp.gemini",
+    decode_request=emulation.decode_request,
+    encoder=emulation.GeminiEncoder,
 )
 """Google's ``generateContent`` (Gemini API and Vertex AI)."""

@@ -58,6 +58,7 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import openai_chat as emulation
 from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
@@ -562,5 +563,7 @@ DIALECT: Final = WireDialect(
     tool_schemas=strict_schemas(tool_schema),
     strict_schema=to_openai_strict,
     otel_provider="openai",
+    decode_request=emulation.decode_request,
+    encoder=emulation.OpenAIChatEncoder,
 )
 """Chat Completions, as OpenAI and every compatible server speak it."""

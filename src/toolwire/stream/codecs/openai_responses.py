@@ -63,6 +63,7 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import openai_responses as emulation
 from toolwire.stream.codecs.openai_chat import call_arguments_text
 from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
@@ -453,5 +454,7 @@ DIALECT: Final = WireDialect(
     tool_schemas=strict_schemas(tool_schema),
     strict_schema=to_openai_strict,
     otel_provider="openai",
+    decode_request=emulation.decode_request,
+    encoder=emulation.OpenAIResponsesEncoder,
 )
 """The Responses API."""
