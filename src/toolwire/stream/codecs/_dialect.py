@@ -114,6 +114,12 @@ class WireDialect:
     request_id_header: str = "x-request-id"
     """The response header that carries the request id."""
 
+    request_path: Callable[[str, bool], str] | None = None
+    """The path a provider's base URL is followed by for a model call, given
+    the model and whether it streams."""
+    is_error_body: Callable[[Any], bool] = _never
+    """True for a whole response body that is an error object (HTTP 200)."""
+
     # -- requests: bodies -----------------------------------------------------------
     encode_request: Callable[..., dict[str, Any]] | None = None
     """Builds a request body (keyword arguments: ``model``, ``messages``,

@@ -573,5 +573,7 @@ DIALECT: Final = WireDialect(
     silent_output=silent_output,
     decode_request=emulation.decode_request,
     encoder=emulation.AnthropicEncoder,
+    request_path=lambda model, stream: "/v1/messages",
+    is_error_body=lambda body: isinstance(body, dict) and body.get("type") == "error",
 )
 """Anthropic's Messages API."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.messages import (
@@ -466,6 +467,12 @@ def _route_target(path: str, query: Mapping[str, str]) -> RouteTarget | None:
     return model, method == "streamGenerateContent", query.get("alt") == "sse"
 
 
+def _request_path(model: str, stream: bool) -> str:
+    model_id = model.removeprefix("models/")
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    return f"/models/{quote(model_id, safe='-._~')}:{method}"
+
+
 DIALECT: Final = WireDialect(
     name=API,
     codec=GeminiCodec,
@@ -483,5 +490,9 @@ DIALECT: Final = WireDialect(
     otel_provider="gcp.gemini",
     decode_request=emulation.decode_request,
     encoder=emulation.GeminiEncoder,
+    request_path=_request_path,
+    is_error_body=lambda body: (
+        isinstance(body, dict) and body.get("error") is not None and "candidates" not in body
+    ),
 )
 """Google's ``generateContent`` (Gemini API and Vertex AI)."""

@@ -565,5 +565,9 @@ DIALECT: Final = WireDialect(
     otel_provider="openai",
     decode_request=emulation.decode_request,
     encoder=emulation.OpenAIChatEncoder,
+    request_path=lambda model, stream: "/chat/completions",
+    is_error_body=lambda body: (
+        isinstance(body, dict) and "choices" not in body and body.get("error") is not None
+    ),
 )
 """Chat Completions, as OpenAI and every compatible server speak it."""

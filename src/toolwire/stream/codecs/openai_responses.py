@@ -456,5 +456,9 @@ DIALECT: Final = WireDialect(
     otel_provider="openai",
     decode_request=emulation.decode_request,
     encoder=emulation.OpenAIResponsesEncoder,
+    request_path=lambda model, stream: "/responses",
+    is_error_body=lambda body: (
+        isinstance(body, dict) and "output" not in body and body.get("error") is not None
+    ),
 )
 """The Responses API."""
