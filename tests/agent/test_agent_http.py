@@ -150,6 +150,29 @@ async def test_multi_turn_run_with_parallel_calls(name: str) -> None:
     assert result.usage.total_tokens is not None and result.usage.total_tokens > 0
 
 
+def _tool_choice_of(body: dict[str, Any]) -> Any:
+    """What a request body says about tool choice (Gemini: ``toolConfig``)."""
+    return body.get("tool_choice", body.get("toolConfig"))
+
+
+@pytest.mark.parametrize("name", PROVIDER_NAMES)
+@pytest.mark.parametrize(
+    ("choice", "later"),
+    [(None, False), ("required", False), ({"name": "get_weather"}, False), ("auto", True)],
+    ids=["unset", "required", "named", "auto"],
+)
+async def test_later_turns_send_a_tool_choice_only_when_asked(
+    name: str, choice: Any, later: bool
+) -> None:
+    recorder = Recorder()
+    with EmulationServer(weather()) as server:
+        _, result = await collect(agent_for(server, name, recorder.tools, tool_choice=choice))
+        first, second = list(server.requests)
+    assert result.ok
+    assert (_tool_choice_of(first) is not None) is (choice is not None)
+    assert (_tool_choice_of(second) is not None) is later
+
+
 @pytest.mark.parametrize(
     ("name", "bad"),
     [(n, {"city": 123}) for n in PROVIDER_NAMES]

@@ -202,10 +202,12 @@ def test_a_forced_tool_choice_holds_for_the_first_turn_only() -> None:
     asked = RequestOptions(model="m", tools=(SCHEMA,), tool_choice={"name": "f"}, max_tokens=9)
     assert turn_options(asked, 1) is asked
     later = turn_options(asked, 2)
-    assert later.tool_choice == "auto"
+    assert later.tool_choice is None
     assert (later.model, later.tools, later.max_tokens) == ("m", (SCHEMA,), 9)
     forced = RequestOptions(model="m", tools=(SCHEMA,), tool_choice="required")
-    assert turn_options(forced, 3).tool_choice == "auto"
+    assert turn_options(forced, 3).tool_choice is None
+    auto = RequestOptions(model="m", tools=(SCHEMA,), tool_choice="auto")
+    assert turn_options(auto, 2).tool_choice == "auto"
     assert turn_options(RequestOptions(model="m", tools=(SCHEMA,)), 2).tool_choice is None
 
 

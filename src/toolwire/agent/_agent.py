@@ -104,9 +104,11 @@ class Agent:
         tools: tools or plain functions, or a ready :class:`Toolbox`.
         system: the system prompt.
         max_turns: the most model requests a run may make.
-        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``
-            for the first turn; later turns use ``"auto"`` so the model can
-            answer.
+        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``.
+            ``"auto"`` and ``"none"`` apply to every turn; a forced choice
+            (``"required"``, a name) to the first turn only, and later turns
+            send no ``tool_choice`` at all so the model can answer. With
+            ``None`` (the default) no request carries one.
         eager: start ``read_only`` tools while the model is still streaming.
         stream_retries: how many times a turn whose stream fails mid-way
             (cut, malformed, error event) is sent again; 0 raises the typed

@@ -85,14 +85,14 @@ def turn_options(options: RequestOptions, turn: int) -> RequestOptions:
     """The options of model turn number ``turn`` (1-based) of a run asking ``options``.
 
     A forced tool choice applies to the first turn only: afterwards the model
-    must be free to answer, so it becomes ``"auto"`` (``"none"`` stays
-    ``"none"``). Without tools there is nothing to choose: no tool choice is sent.
+    must be free to answer, and the request says nothing (some servers,
+    llama-cpp-python's, cannot stream an explicit ``"auto"``); ``"auto"`` and
+    ``"none"`` stay as the caller asked. Without tools there is nothing to
+    choose: no tool choice is sent.
     """
     choice = options.tool_choice
-    if not options.tools:
+    if not options.tools or (turn > 1 and choice not in ("auto", "none")):
         choice = None
-    elif turn > 1 and choice is not None and choice != "none":
-        choice = "auto"
     if choice == options.tool_choice:
         return options
     return replace(options, tool_choice=choice)

@@ -36,6 +36,7 @@ from toolwire.events import (
     ToolCallStarted,
     UsageReported,
 )
+from toolwire.stream.codecs import wire_dialect
 from toolwire.stream.decoder import DecodedFrame, StreamDecoder
 from toolwire.types import DIALECTS, StreamResult
 
@@ -147,26 +148,6 @@ def _one_json_body(body: bytes) -> bool:
         return False
 
 
-def _silent_model_output(frame: DecodedFrame) -> str | None:
-    """What the model wrote in a payload that makes no event: the name and the
-    input of an Anthropic server tool (run by the provider, never by toolwire),
-    which the decoder keeps whole until the block ends."""
-    try:
-        payload = json.loads(frame.data)
-    except ValueError:
-        return None
-    if not isinstance(payload, dict):
-        return None
-    block, delta = payload.get("content_block"), payload.get("delta")
-    if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use"):
-        return f"server tool call name {block.get('name')} ({block.get('type')})"
-    if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
-        partial = delta.get("partial_json")
-        if isinstance(partial, str) and partial:
-            return f"server tool input += {_short(partial)}"
-    return None
-
-
 def _short(text: str, limit: int = 120) -> str:
     shown = json.dumps(text, ensure_ascii=False)
     return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
@@ -220,6 +201,8 @@ def _print_human(
     whole = _one_json_body(body)
     echo = click.echo
     echo(f"dialect: {result.dialect}")
+    known = result.dialect in DIALECTS
+    silent_output = wire_dialect(result.dialect).silent_output if known else None
     if whole:
         echo("input: one JSON body (a non-streamed response), not a stream")
     if not body.strip():
@@ -229,7 +212,7 @@ def _print_human(
         name = f" event={frame.event}" if frame.event and frame.event != "message" else ""
         lines = [line for event in frame.events for line in _describe(event)]
         if not lines:
-            silent = _silent_model_output(frame) if frame.data else None
+            silent = silent_output(frame.data) if silent_output and frame.data else None
             lines = [("model", silent)] if silent else [("protocol", "(nothing from the model)")]
         for who, what in lines:
             tag = click.style("model   ", fg="green") if who == "model" else "protocol"

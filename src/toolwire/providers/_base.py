@@ -38,7 +38,9 @@ from toolwire.http import (
 from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
 from toolwire.providers._reads import ProviderStream
+from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs._request import ToolChoice
+from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -266,6 +268,34 @@ class Provider(ABC):
             code=str(code) if code is not None else None,
             error_type=str(error_type) if error_type is not None else None,
         )
+
+    @property
+    def wire(self) -> WireDialect:
+        """The provider's dialect: its request bodies, paths and responses."""
+        return wire_dialect(self.dialect)
+
+    def _encode(self, **options: Any) -> dict[str, Any]:
+        """A request body, written by the dialect (``encode_request``)."""
+        encode = self.wire.encode_request
+        if encode is None:
+            raise UsageError(f"{self.dialect}: toolwire does not write this dialect's requests")
+        return encode(**options)
+
+    def _post_model(self, model: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        """The POST of one model call, to the dialect's path under the base URL."""
+        request_path = self.wire.request_path
+        if request_path is None:
+            raise UsageError(f"{self.dialect}: toolwire does not write this dialect's requests")
+        return self._post(self.base_url + request_path(model, stream), body, stream=stream)
+
+    def _read_whole(self, body: Any) -> StreamResult:
+        """A whole response of the dialect, or the error object some servers
+        answer with HTTP 200 (OpenRouter and other gateways)."""
+        if self.wire.is_error_body(body):
+            return StreamResult(
+                dialect=self.dialect, choices=(), error=self._parse_error(200, {}, body)
+            )
+        return decode_response(self.dialect, body)
 
     def _post(self, url: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
         """The POST request every model call is: this provider's headers, the body."""

@@ -23,7 +23,10 @@ hands each event of that text over as a regular-expression match
 fragment out of it, and the accumulator appends the fragment to its call:
 no line cut, no JSON parsed, no part built. An event of any other text, or
 one the codec hands back, is read the general way, so both ways give the
-same events (``tests/stream/test_args_events.py`` checks it).
+same events. ``short_path=False`` reads everything the general way, and
+``short_path_deltas`` counts the deltas read the short way:
+``tests/stream/test_args_events.py`` checks that both ways agree and that
+the short way is taken.
 
 Nothing here raises on bad provider data: a malformed payload, an error
 event or a cut stream becomes a :class:`~toolwire.events.StreamFailed` event
@@ -48,7 +51,7 @@ from toolwire.stream._parts import (
     StreamEndPart,
 )
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for
+from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered
 from toolwire.stream.framing import (
     END_OF_BODY,
     Frame,
@@ -65,32 +68,6 @@ __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_dialect"]
 
 FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
 
-_ANTHROPIC_EVENTS = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-    }
-)
-_COHERE_EVENTS = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-    }
-)
-
 
 @dataclass(frozen=True, slots=True)
 class DecodedFrame:
@@ -105,16 +82,20 @@ class DecodedFrame:
 
 
 def sniff_dialect(event: str, data: str) -> str | None:
-    """Guess the dialect from one payload, or ``None`` if it does not tell."""
-    if event in _ANTHROPIC_EVENTS:
-        return "anthropic-messages"
-    if event.startswith("response."):
-        return "openai-responses"
-    if event in _COHERE_EVENTS:
-        return "cohere-v2"
+    """Guess the dialect from one payload, or ``None`` if it does not tell.
+
+    Each registered dialect names what only it sends (``sniff_*`` of
+    :class:`~toolwire.stream.codecs.WireDialect`): an event name, then a
+    payload's text, then its ``type`` member, then its shape.
+    """
+    dialects = registered()
+    for d in dialects:
+        if d.sniff_name(event):
+            return d.name
     stripped = data.strip()
-    if stripped == "[DONE]":
-        return "openai-chat"
+    for d in dialects:
+        if d.sniff_text(stripped):
+            return d.name
     try:
         obj = loads(stripped)
     except JSONLimitError as exc:
@@ -125,18 +106,12 @@ def sniff_dialect(event: str, data: str) -> str | None:
         return None
     kind = obj.get("type")
     if isinstance(kind, str):
-        if kind in _ANTHROPIC_EVENTS:
-            return "anthropic-messages"
-        if kind.startswith("response."):
-            return "openai-responses"
-        if kind in _COHERE_EVENTS:
-            return "cohere-v2"
-    if "choices" in obj or str(obj.get("object", "")).startswith("chat.completion"):
-        return "openai-chat"
-    if "candidates" in obj or "usageMetadata" in obj:
-        return "gemini"
-    if "message" in obj and "done" in obj:
-        return "ollama-ndjson"
+        for d in dialects:
+            if d.sniff_name(kind):
+                return d.name
+    for d in dialects:
+        if d.sniff_shape(obj):
+            return d.name
     return None
 
 
@@ -148,6 +123,9 @@ class StreamDecoder:
             ``anthropic-messages``...), or ``auto`` to tell from the bytes.
         id_factory: makes call ids where the provider sends none.
         api: the former name of ``dialect`` (deprecated).
+        short_path: read argument deltas of the dialect's exact text the short
+            way (the default); ``False`` reads every payload the general way,
+            which gives the same events (tests compare the two).
 
     Example::
 
@@ -166,6 +144,7 @@ class StreamDecoder:
         *,
         id_factory: Callable[[], str] | None = None,
         api: str | None = None,
+        short_path: bool = True,
     ) -> None:
         if api is not None:
             _compat.renamed_argument("StreamDecoder", "api")
@@ -189,6 +168,9 @@ class StreamDecoder:
         # An SSE reader and a codec that reads argument deltas by their shape.
         self._sse: SSEDecoder | None = None
         self._fast: ArgsEventCodec | None = None
+        self.short_path_deltas = 0
+        """How many argument deltas were read the short way (matched by their
+        text, no JSON parsed): proof that the short path is taken."""
         if self.dialect is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
@@ -197,7 +179,11 @@ class StreamDecoder:
             if len(framings) == 1:
                 (kind,) = framings
                 self._reader = reader_for(kind)
-                if isinstance(self._reader, SSEDecoder) and hasattr(self._codec, "args_event"):
+                if (
+                    short_path
+                    and isinstance(self._reader, SSEDecoder)
+                    and hasattr(self._codec, "args_event")
+                ):
                     self._sse = self._reader
                     self._fast = cast(ArgsEventCodec, self._codec)
             else:
@@ -297,8 +283,11 @@ class StreamDecoder:
         """What the framing told: a JSON array is Gemini's; bytes that were
         not UTF-8 make the accumulator check text and arguments for them."""
         sniffer = self._sniffer
-        if sniffer is not None and sniffer.kind == "json-array" and self._codec is None:
-            self._set_dialect("gemini")
+        if sniffer is not None and sniffer.kind is not None and self._codec is None:
+            for d in registered():
+                if d.whole_framing == sniffer.kind:
+                    self._set_dialect(d.name)
+                    break
         if self._reader.undecodable:
             self._acc.check_utf8 = True
 
@@ -346,6 +335,7 @@ class StreamDecoder:
                 found = fast.args_delta(item)
                 if found is not None:
                     c, index, fragment = found
+                    self.short_path_deltas += 1
                     try:
                         add_args(c, index, fragment, out)
                     except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from toolwire.stream import _json
+from toolwire.stream.codecs import wire_dialect
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (
@@ -182,7 +183,7 @@ class Handler:
     @staticmethod
     def _headers(encoder: Encoder, media_type: str, request_seed: str) -> dict[str, str]:
         rid = hashlib.sha256(request_seed.encode()).hexdigest()[:24]
-        name = "request-id" if encoder.dialect == "anthropic-messages" else "x-request-id"
+        name = wire_dialect(encoder.dialect).request_id_header
         return {"content-type": media_type, name: f"req_{rid}"}
 
     def _error(

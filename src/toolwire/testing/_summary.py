@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.http import decode_error_body
+from toolwire.stream.codecs import dialect_for_path, registered
 from toolwire.stream.decoder import StreamDecoder, decode_response
 from toolwire.testing.cassette import Exchange
 from toolwire.types import PROVIDER_DIALECTS, StreamResult
@@ -40,27 +41,21 @@ _WHOLE = frozenset(PROVIDER_DIALECTS)
 
 def dialect_for(path: str) -> str | None:
     """The wire dialect of a request path, or ``None`` for other endpoints."""
-    path = path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    if path.endswith("/messages"):
-        return "anthropic-messages"
-    if path.endswith((":streamGenerateContent", ":generateContent")):
-        return "gemini"
-    if path.endswith("/api/chat"):
-        return "ollama-ndjson"
-    if path.endswith("/v2/chat"):
-        return "cohere-v2"
-    return None
+    dialect = dialect_for_path(path)
+    return dialect.name if dialect is not None else None
 
 
 def _is_stream(dialect: str | None, path: str, content_type: str) -> bool:
     media = content_type.split(";")[0].strip().lower()
     if media in ("text/event-stream", "application/x-ndjson", "application/ndjson"):
         return True
-    return dialect == "ollama-ndjson" or path.endswith(":streamGenerateContent")
+    for d in registered():
+        if d.stream_paths and (
+            (d.name == dialect and set(d.paths) <= set(d.stream_paths))  # always a stream
+            or path.rstrip("/").endswith(d.stream_paths)
+        ):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,6 @@ every request (``Scenario.replay_file(path)``). The JSON shape::
 
 from __future__ import annotations
 
-import hashlib
 import re
 from importlib import resources
 from pathlib import Path
@@ -38,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from toolwire.errors import UsageError
 from toolwire.stream import _json
+from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 
 __all__ = [
     "Fault",
@@ -46,6 +46,9 @@ __all__ = [
     "ScriptedToolCall",
     "Turn",
     "builtin_names",
+    "hex_token",
+    "lower_token",
+    "token",
 ]
 
 
@@ -395,32 +398,3 @@ class ResultLookup:
             f"{{result:{key}}}: the request carries no result of tool {key!r} "
             f"(results of: {', '.join(names) or 'none'})"
         )
-
-
-# ---------------------------------------------------------------------------
-# Deterministic identifiers
-
-_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-_LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
-_HEX = "0123456789abcdef"
-
-
-def token(seed: str, length: int, alphabet: str = _ALNUM) -> str:
-    """A pseudo-random string drawn deterministically from ``seed``."""
-    out: list[str] = []
-    counter = 0
-    while len(out) < length:
-        digest = hashlib.sha256(f"{seed}#{counter}".encode()).digest()
-        out.extend(alphabet[b % len(alphabet)] for b in digest)
-        counter += 1
-    return "".join(out[:length])
-
-
-def hex_token(seed: str, length: int) -> str:
-    """Like :func:`token`, lowercase hexadecimal."""
-    return token(seed, length, _HEX)
-
-
-def lower_token(seed: str, length: int) -> str:
-    """Like :func:`token`, lowercase letters and digits."""
-    return token(seed, length, _LOWER_ALNUM)

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, overload
 
 from toolwire.errors import ToolArgumentsInvalid, UsageError
-from toolwire.stream.codecs.openai_schema import NotStrictCompatible, to_openai_strict
+from toolwire.stream.codecs import registered
 from toolwire.tools._arguments import Arguments, describe_errors
-from toolwire.tools._schema import JSONSchema, clean_schema
+from toolwire.tools._schema import clean_schema
 from toolwire.tools._signature import context_param, is_async, read_signature
 
 __all__ = ["RetryOn", "Tool", "tool"]
@@ -74,8 +74,9 @@ class Tool:
         requires_approval: the toolbox asks its approval callback first.
         sequential: the tool runs alone: calls before it finish first, calls
             after it wait for it.
-        strict: ``True`` requires an OpenAI strict-mode schema, ``False``
-            never sends one, ``None`` sends one when the schema allows it.
+        strict: ``True`` requires a strict-mode schema in the dialects that
+            have one (OpenAI's), ``False`` never sends one, ``None`` sends
+            one when the schema allows it.
         max_result_chars: result size budget; ``None`` uses the toolbox's.
         idempotent: repeating a call with the same idempotency key is safe.
         dedupe: identical calls in one batch run once.
@@ -129,23 +130,24 @@ class Tool:
         self.dedupe = dedupe
         self.is_async = is_async(function)
         self.strict = strict
-        self._strict_parameters, self._strict_problem = self._strict_form()
+        if strict:
+            self._check_strict()
         if not description:
             logger.warning(
                 "tool %r has no description: models choose tools by their description", name
             )
 
-    def _strict_form(self) -> tuple[JSONSchema | None, str | None]:
-        if self.strict is False:
-            return None, None
-        try:
-            return to_openai_strict(self.parameters), None
-        except NotStrictCompatible as exc:
-            if self.strict:
+    def _check_strict(self) -> None:
+        """``strict=True``: every dialect with a strict mode can express the schema."""
+        for dialect in registered():
+            if dialect.strict_schema is None:
+                continue
+            try:
+                dialect.strict_schema(self.parameters)
+            except ValueError as exc:
                 raise UsageError(
-                    f"tool {self.name!r} cannot have an OpenAI strict-mode schema: {exc}"
+                    f"tool {self.name!r} cannot have a {dialect.name} strict-mode schema: {exc}"
                 ) from exc
-            return None, str(exc)
 
     # -- construction -------------------------------------------------------
 
@@ -217,20 +219,6 @@ class Tool:
         )
 
     # -- use ----------------------------------------------------------------
-
-    @property
-    def strict_parameters(self) -> JSONSchema | None:
-        """The OpenAI strict-mode form of :attr:`parameters`, or ``None``.
-
-        ``None`` when :attr:`strict` is ``False`` or when the schema needs a
-        feature strict mode lacks (see :attr:`strict_problem`).
-        """
-        return self._strict_parameters
-
-    @property
-    def strict_problem(self) -> str | None:
-        """Why the schema has no strict-mode form, when it has none."""
-        return self._strict_problem
 
     @property
     def parameter_names(self) -> tuple[str, ...]:

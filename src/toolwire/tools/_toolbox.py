@@ -39,7 +39,7 @@ import anyio
 from toolwire.backoff import Backoff
 from toolwire.errors import UnknownTool, UsageError
 from toolwire.stream import _json
-from toolwire.stream.codecs import anthropic, gemini, openai_chat, openai_responses
+from toolwire.stream.codecs import wire_dialect
 from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
 from toolwire.tools._call import Batch, CallRun, ResultHook
@@ -47,7 +47,7 @@ from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolResult, make_result
 from toolwire.tools._runners import LocalRunner, ToolRunner
 from toolwire.tools._tool import Tool, tool
-from toolwire.types import PROVIDER_DIALECTS, InvalidToolCall, ProviderDialect, ToolCall
+from toolwire.types import DIALECTS, PROVIDER_DIALECTS, InvalidToolCall, ProviderDialect, ToolCall
 
 __all__ = ["Toolbox"]
 
@@ -194,34 +194,12 @@ class Toolbox:
             UsageError: an unknown dialect, or ``strict=True`` with a tool
                 whose schema strict mode cannot express.
         """
-        if dialect not in PROVIDER_DIALECTS:
+        shape = wire_dialect(dialect).tool_schemas if dialect in DIALECTS else None
+        if shape is None:
             raise UsageError(
                 f"unknown schema dialect {dialect!r}; use one of {', '.join(PROVIDER_DIALECTS)}"
             )
-        if dialect == "gemini":
-            return gemini.tool_schemas([(t.name, t.description, t.parameters) for t in self])
-        if dialect == "anthropic-messages":
-            return [anthropic.tool_schema(t.name, t.description, t.parameters) for t in self]
-        shape = (
-            openai_chat.tool_schema if dialect == "openai-chat" else openai_responses.tool_schema
-        )
-        out = []
-        for t in self:
-            parameters, is_strict = self._openai_parameters(t, strict)
-            out.append(shape(t.name, t.description, parameters, strict=is_strict))
-        return out
-
-    @staticmethod
-    def _openai_parameters(t: Tool, strict: bool | None) -> tuple[dict[str, Any], bool]:
-        if strict is False or (strict is None and t.strict is False):
-            return t.parameters, False
-        if t.strict_parameters is not None:
-            return t.strict_parameters, True
-        if strict:
-            raise UsageError(
-                f"tool {t.name!r} cannot have an OpenAI strict-mode schema: {t.strict_problem}"
-            )
-        return t.parameters, False
+        return shape(list(self), strict)
 
     # -- execution ----------------------------------------------------------
 

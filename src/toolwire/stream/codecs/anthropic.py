@@ -16,6 +16,7 @@ Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -46,7 +47,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
-from toolwire.stream.codecs._args_event import ANTHROPIC_ARGS_EVENT, string_text
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
     as_int,
     as_obj,
@@ -58,6 +59,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect, plain_schemas
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -66,11 +68,13 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import anthropic as emulation
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
+    "DIALECT",
     "RAW_FINISH_REASONS",
     "AnthropicCodec",
     "encode_messages",
@@ -92,7 +96,27 @@ RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
 """Anthropic's ``stop_reason`` values in toolwire's vocabulary (``pause_turn``
 is ``"other"``: read the raw value)."""
 
+ARGS_EVENT: Final = re.compile(
+    r"event: content_block_delta\n"
+    r'data: (\{"type":"content_block_delta","index":' + INDEX + r","
+    r'"delta":\{"type":"input_json_delta","partial_json":"' + STRING_CONTENT + r'"\}\})\n\n'
+)
+"""An Anthropic argument delta event; groups: data, block index, raw fragment."""
+
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+
+_EVENTS: Final = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+"""The stream's event types (its ``ping`` and ``error`` tell nothing: other
+dialects send those words too)."""
 
 
 def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
@@ -146,7 +170,7 @@ class AnthropicCodec:
         self._usage: dict[str, Any] = {}
         self._calls = 0  # tool_use blocks so far: where thinking goes back
         self.quirks: set[str] = set()
-        self.args_event: EventMatcher | None = ANTHROPIC_ARGS_EVENT.match
+        self.args_event: EventMatcher | None = ARGS_EVENT.match
         self._tool_blocks: dict[str, int] = {}  # tool_use blocks by index, as args_event reads it
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
@@ -507,3 +531,49 @@ def _tool_choice(
         choice = choice or {"type": "auto"}
         choice["disable_parallel_tool_use"] = disable_parallel_tool_use
     return choice
+
+
+def silent_output(data: str) -> str | None:
+    """What the model wrote in a payload that makes no event: the name and the
+    input of a server tool (run by the provider, never by toolwire), which the
+    codec keeps whole until the block ends (``toolwire inspect`` shows it)."""
+    try:
+        payload = _loads(data)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    block, delta = payload.get("content_block"), payload.get("delta")
+    if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use"):
+        return f"server tool call name {block.get('name')} ({block.get('type')})"
+    if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+        partial = delta.get("partial_json")
+        if isinstance(partial, str) and partial:
+            return f"server tool input += {_dumps_short(partial)}"
+    return None
+
+
+def _dumps_short(text: str, limit: int = 120) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=AnthropicCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_anthropic,
+    sniff_name=_EVENTS.__contains__,
+    paths=("/messages",),
+    routes=("/v1/messages",),
+    request_id_header="request-id",
+    encode_request=encode_request,
+    tool_schemas=plain_schemas(tool_schema),
+    otel_provider="anthropic",
+    silent_output=silent_output,
+    decode_request=emulation.decode_request,
+    encoder=emulation.AnthropicEncoder,
+    request_path=lambda model, stream: "/v1/messages",
+    is_error_body=lambda body: isinstance(body, dict) and body.get("type") == "error",
+)
+"""Anthropic's Messages API."""

@@ -33,10 +33,11 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["RAW_FINISH_REASONS", "CohereCodec"]
+__all__ = ["DIALECT", "RAW_FINISH_REASONS", "CohereCodec"]
 
 API = "cohere-v2"
 
@@ -49,6 +50,23 @@ RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "TIMEOUT": "error",
 }
 """Cohere's ``finish_reason`` values in toolwire's vocabulary."""
+
+_EVENTS: Final = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
+"""The stream's event types."""
 
 
 def _int(value: Any) -> int | None:
@@ -144,3 +162,14 @@ class CohereCodec:
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
         return as_int(obj.get("index"), f"{API}: index") or 0
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=CohereCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    sniff_name=_EVENTS.__contains__,
+    paths=("/v2/chat",),
+    otel_provider="cohere",
+)
+"""Cohere's v2 chat stream."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.messages import (
@@ -55,6 +56,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -63,11 +65,13 @@ from toolwire.stream.codecs._request import (
     state_items,
 )
 from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
+from toolwire.stream.codecs.emulation import gemini as emulation
 from toolwire.stream.codecs.gemini_schema import to_gemini
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
+    "DIALECT",
     "RAW_FINISH_REASONS",
     "GeminiCodec",
     "encode_contents",
@@ -449,3 +453,46 @@ def encode_request(
     if generation:
         body["generationConfig"] = generation
     return body
+
+
+def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+    return tool_schemas([(t.name, t.description, t.parameters) for t in tools])
+
+
+def _route_target(path: str, query: Mapping[str, str]) -> RouteTarget | None:
+    """``.../models/{model}:{method}``; ``alt=sse`` asks for SSE."""
+    model, _, method = path.partition("/models/")[2].rpartition(":")
+    if method not in ("streamGenerateContent", "generateContent"):
+        return None
+    return model, method == "streamGenerateContent", query.get("alt") == "sse"
+
+
+def _request_path(model: str, stream: bool) -> str:
+    model_id = model.removeprefix("models/")
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    return f"/models/{quote(model_id, safe='-._~')}:{method}"
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=GeminiCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_gemini,
+    sniff_shape=lambda obj: "candidates" in obj or "usageMetadata" in obj,
+    whole_framing="json-array",
+    paths=(":streamGenerateContent", ":generateContent"),
+    stream_paths=(":streamGenerateContent",),
+    routes=("/v1beta/models/{target:path}", "/v1/models/{target:path}"),
+    route_target=_route_target,
+    base_path="/v1beta",
+    encode_request=encode_request,
+    tool_schemas=_tool_schemas,
+    otel_provider="gcp.gemini",
+    decode_request=emulation.decode_request,
+    encoder=emulation.GeminiEncoder,
+    request_path=_request_path,
+    is_error_body=lambda body: (
+        isinstance(body, dict) and body.get("error") is not None and "candidates" not in body
+    ),
+)
+"""Google's ``generateContent`` (Gemini API and Vertex AI)."""

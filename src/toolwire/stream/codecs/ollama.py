@@ -32,10 +32,11 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["RAW_FINISH_REASONS", "OllamaCodec"]
+__all__ = ["DIALECT", "RAW_FINISH_REASONS", "OllamaCodec"]
 
 API = "ollama-ndjson"
 
@@ -106,3 +107,14 @@ class OllamaCodec:
             parts.append(finish_part(RAW_FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         return parts
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OllamaCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    sniff_shape=lambda obj: "message" in obj and "done" in obj,
+    paths=("/api/chat",),
+    stream_paths=("/api/chat",),
+)
+"""Ollama's native chat stream."""

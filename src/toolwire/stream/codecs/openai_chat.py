@@ -38,7 +38,7 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
-from toolwire.stream.codecs._args_event import learn_openai_head, openai_args_event, string_text
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
     as_int,
     as_list,
@@ -50,6 +50,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -57,17 +58,22 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import openai_chat as emulation
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
+    "DIALECT",
     "ECHOED_FIELDS",
     "RAW_FINISH_REASONS",
     "OpenAIChatCodec",
     "call_arguments_text",
     "encode_messages",
     "encode_request",
+    "learn_openai_head",
+    "openai_args_event",
     "tool_schema",
     "usage_from_openai",
 ]
@@ -94,6 +100,53 @@ ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
 
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
+
+# An OpenAI chat chunk from "choices" to the end of its event, when it is one
+# argument fragment of one call; the members after the delta may only be
+# null (or OpenAI's obfuscation padding). Groups: the text, choice, index, fragment.
+_OPENAI_ARGS_BODY: Final = re.compile(
+    r'("choices":\[\{"index":'
+    + INDEX
+    + r',"delta":\{"tool_calls":\[\{"index":'
+    + INDEX
+    + r',"function":\{"arguments":"'
+    + STRING_CONTENT
+    + r'"\}\}\]\}'
+    r'(?:,"(?:logprobs|finish_reason)":null)*\}\]'
+    r'(?:,"usage":null)?(?:,"obfuscation":"[0-9A-Za-z]*")?\})\n\n'
+)
+
+
+def learn_openai_head(data: str) -> str | None:
+    """The members before ``"choices"`` of a chunk that the general path read
+    as one argument fragment, when the rest has the exact shape and those
+    members can hold nothing the general path would read: no usage of their
+    own, and one line (a matched chunk is a single ``data:`` line)."""
+    at = data.find('"choices":[')
+    head = data[:at]
+    if at < 0 or "\n" in head or _OPENAI_ARGS_BODY.fullmatch(data + "\n\n", at) is None:
+        return None
+    try:
+        members = _loads(head + '"choices":[]}')
+    except ValueError:
+        return None
+    # Parsed with a "choices" of our own: an object's first members.
+    if type(members) is not dict or members.get("choices") != [] or members.get("usage"):
+        return None
+    return head
+
+
+def openai_args_event(head: str) -> EventMatcher:
+    """The matcher of argument chunks whose members before ``"choices"`` are ``head``."""
+    prefix = "data: " + head
+    size = len(prefix)
+    body = _OPENAI_ARGS_BODY.match
+
+    def match(text: str, pos: int) -> re.Match[str] | None:
+        return body(text, pos + size) if text.startswith(prefix, pos) else None
+
+    return match
+
 
 _LEARNING = 8  # argument chunks read by decode() that may teach args_event
 
@@ -492,3 +545,29 @@ def encode_request(
         if stream_usage:
             body["stream_options"] = {"include_usage": True}
     return body
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OpenAIChatCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_openai,
+    sniff_text=lambda text: text == "[DONE]",
+    sniff_shape=lambda obj: (
+        "choices" in obj or str(obj.get("object", "")).startswith("chat.completion")
+    ),
+    paths=("/chat/completions",),
+    routes=("/v1/chat/completions", "/chat/completions"),
+    base_path="/v1",
+    encode_request=encode_request,
+    tool_schemas=strict_schemas(tool_schema),
+    strict_schema=to_openai_strict,
+    otel_provider="openai",
+    decode_request=emulation.decode_request,
+    encoder=emulation.OpenAIChatEncoder,
+    request_path=lambda model, stream: "/chat/completions",
+    is_error_body=lambda body: (
+        isinstance(body, dict) and "choices" not in body and body.get("error") is not None
+    ),
+)
+"""Chat Completions, as OpenAI and every compatible server speak it."""

@@ -55,6 +55,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -62,11 +63,14 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import openai_responses as emulation
 from toolwire.stream.codecs.openai_chat import call_arguments_text
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
 __all__ = [
+    "DIALECT",
     "INCOMPLETE_REASONS",
     "SERVER_ITEMS",
     "OpenAIResponsesCodec",
@@ -435,3 +439,26 @@ def encode_request(
     if stream:
         body["stream"] = True
     return body
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OpenAIResponsesCodec,
+    finish_reasons=INCOMPLETE_REASONS,
+    usage=usage_from_responses,
+    sniff_name=lambda name: name.startswith("response."),
+    paths=("/responses",),
+    routes=("/v1/responses",),
+    base_path="/v1",
+    encode_request=encode_request,
+    tool_schemas=strict_schemas(tool_schema),
+    strict_schema=to_openai_strict,
+    otel_provider="openai",
+    decode_request=emulation.decode_request,
+    encoder=emulation.OpenAIResponsesEncoder,
+    request_path=lambda model, stream: "/responses",
+    is_error_body=lambda body: (
+        isinstance(body, dict) and "output" not in body and body.get("error") is not None
+    ),
+)
+"""The Responses API."""

@@ -10,8 +10,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolwire.testing.encoders._base import Encoder, Frame, Reply, fragments, merge_error
-from toolwire.testing.scenario import lower_token, token
+from toolwire.stream import _json
+from toolwire.stream.codecs.emulation._base import (
+    Encoder,
+    Frame,
+    Reply,
+    fragments,
+    lower_token,
+    merge_error,
+    token,
+)
+from toolwire.stream.codecs.emulation._request import (
+    ParsedRequest,
+    ToolResult,
+    as_object,
+    conversation_key,
+    get_list,
+    looks_like_error,
+    split_latest,
+)
 
 __all__ = ["GeminiEncoder"]
 
@@ -168,3 +185,70 @@ class GeminiEncoder(Encoder):
     def trailer(self) -> bytes:
         """The JSON array's closing ``]``."""
         return b"" if self.sse else b"\n]"
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def _gemini_result_text(response: Any) -> str:
+    # Gemini wraps a tool's output in an object; most clients use a single
+    # "result"/"output"/"content" key holding the text: quote that text alone.
+    if isinstance(response, dict) and len(response) == 1:
+        ((key, value),) = response.items()
+        if key in ("result", "output", "content") and isinstance(value, str):
+            return value
+    return _json.dumps(response)
+
+
+def decode_request(
+    data: dict[str, Any], model: str | None = None, stream: bool | None = None
+) -> ParsedRequest:
+    """What the emulation server reads of a ``generateContent`` request (the
+    model and whether it streams come from the URL)."""
+    contents = get_list(data, "contents")
+    events: list[tuple[str, ToolResult | None]] = []
+    opening: list[Any] = [data.get("systemInstruction") or data.get("system_instruction")]
+    seen_assistant = False
+    for i, raw in enumerate(contents):
+        content = as_object(raw, f"contents[{i}]")
+        parts = content.get("parts")
+        parts = parts if isinstance(parts, list) else []
+        if content.get("role") == "model":
+            seen_assistant = True
+            events.append(("assistant", None))
+        else:
+            for j, part in enumerate(parts):
+                if not isinstance(part, dict) or "functionResponse" not in part:
+                    continue
+                response = as_object(part["functionResponse"], f"contents[{i}].parts[{j}]")
+                name = response.get("name")
+                call_id = response.get("id")
+                text = _gemini_result_text(response.get("response"))
+                payload = response.get("response")
+                is_error = (
+                    isinstance(payload, dict) and payload.get("error") not in (None, False, "")
+                ) or looks_like_error(text)
+                events.append(
+                    (
+                        "result",
+                        ToolResult(
+                            call_id if isinstance(call_id, str) else None,
+                            name if isinstance(name, str) else None,
+                            text,
+                            is_error,
+                        ),
+                    )
+                )
+        if not seen_assistant:
+            opening.append(content)
+    turns, every, latest = split_latest(events)
+    return ParsedRequest(
+        dialect="gemini",
+        model=model or "gemini",
+        stream=bool(stream),
+        assistant_turns=turns,
+        conversation=conversation_key(opening),
+        results=every,
+        latest_results=latest,
+        include_usage=True,
+    )

@@ -8,8 +8,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.testing.encoders._base import Encoder, Frame, Reply, fragments, merge_error
-from toolwire.testing.scenario import token
+from toolwire.stream.codecs.emulation._base import (
+    Encoder,
+    Frame,
+    Reply,
+    fragments,
+    merge_error,
+    token,
+)
+from toolwire.stream.codecs.emulation._request import (
+    BadRequest,
+    ParsedRequest,
+    ToolResult,
+    as_object,
+    conversation_key,
+    get_bool,
+    get_list,
+    get_model,
+    looks_like_error,
+    split_latest,
+    text_of,
+)
 
 __all__ = ["AnthropicEncoder"]
 
@@ -165,3 +184,54 @@ class AnthropicEncoder(Encoder):
         """``event: error`` with ``{"type": "error", "error": {...}}``."""
         inner = merge_error({"type": "overloaded_error", "message": "Overloaded"}, error)
         return Frame({"type": "error", "error": inner}, event="error")
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def decode_request(
+    data: dict[str, Any], model: str | None = None, stream: bool | None = None
+) -> ParsedRequest:
+    """What the emulation server reads of a ``/v1/messages`` request."""
+    messages = get_list(data, "messages")
+    names: dict[str, str] = {}
+    events: list[tuple[str, ToolResult | None]] = []
+    opening: list[Any] = [data.get("system")]
+    seen_assistant = False
+    for i, raw in enumerate(messages):
+        message = as_object(raw, f"messages[{i}]")
+        role = message.get("role")
+        content = message.get("content")
+        blocks = content if isinstance(content, list) else []
+        if role == "assistant":
+            seen_assistant = True
+            events.append(("assistant", None))
+            for block in blocks:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    if isinstance(block.get("id"), str):
+                        names[block["id"]] = str(block.get("name"))
+        elif role == "user":
+            for j, block in enumerate(blocks):
+                if not isinstance(block, dict) or block.get("type") != "tool_result":
+                    continue
+                call_id = block.get("tool_use_id")
+                if not isinstance(call_id, str):
+                    raise BadRequest(f"messages[{i}].content[{j}].tool_use_id must be a string")
+                text = text_of(block.get("content"))
+                is_error = block.get("is_error") is True or looks_like_error(text)
+                events.append(("result", ToolResult(call_id, names.get(call_id), text, is_error)))
+        else:
+            raise BadRequest(f"messages[{i}].role must be 'user' or 'assistant'")
+        if not seen_assistant:
+            opening.append(message)
+    turns, every, latest = split_latest(events)
+    return ParsedRequest(
+        dialect="anthropic-messages",
+        model=get_model(data),
+        stream=get_bool(data, "stream"),
+        assistant_turns=turns,
+        conversation=conversation_key(opening),
+        results=every,
+        latest_results=latest,
+        include_usage=True,
+    )

@@ -9,15 +9,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.testing.encoders._base import (
+from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
     Reply,
     fragments,
+    hex_token,
     merge_error,
     openai_error,
+    token,
 )
-from toolwire.testing.scenario import hex_token, token
+from toolwire.stream.codecs.emulation._request import (
+    BadRequest,
+    ParsedRequest,
+    ToolResult,
+    as_object,
+    conversation_key,
+    get_bool,
+    get_model,
+    looks_like_error,
+    split_latest,
+    text_of,
+)
 
 __all__ = ["OpenAIResponsesEncoder"]
 
@@ -247,3 +260,78 @@ class _Events:
             )
         arguments = item["arguments"]
         self.emit("response.function_call_arguments.done", arguments=arguments, **where)
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+_RESPONSES_ASSISTANT_ITEMS = frozenset(
+    {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call"}
+)
+
+
+def decode_request(
+    data: dict[str, Any], model: str | None = None, stream: bool | None = None
+) -> ParsedRequest:
+    """What the emulation server reads of a ``/responses`` request."""
+    if data.get("previous_response_id") is not None:
+        raise BadRequest(
+            "previous_response_id is not supported: the emulation server keeps no "
+            "state, send the whole conversation in 'input'"
+        )
+    raw_input = data.get("input")
+    items: list[Any] = (
+        [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else []
+    )
+    if isinstance(raw_input, list):
+        items = raw_input
+    elif not isinstance(raw_input, str):
+        raise BadRequest("'input' must be a string or an array")
+    names: dict[str, str] = {}
+    events: list[tuple[str, ToolResult | None]] = []
+    opening: list[Any] = [data.get("instructions")]
+    seen_assistant = False
+    in_assistant_run = False
+    for i, raw in enumerate(items):
+        item = as_object(raw, f"input[{i}]")
+        kind = item.get("type", "message")
+        is_assistant = kind in _RESPONSES_ASSISTANT_ITEMS or (
+            kind == "message" and item.get("role") == "assistant"
+        )
+        if kind == "function_call":
+            call_id, name = item.get("call_id"), item.get("name")
+            if isinstance(call_id, str) and isinstance(name, str):
+                names[call_id] = name
+        if is_assistant:
+            seen_assistant = True
+            # One assistant turn may span several items (reasoning, message,
+            # function calls): count a run of them once.
+            if not in_assistant_run:
+                events.append(("assistant", None))
+            in_assistant_run = True
+            continue
+        in_assistant_run = False
+        if kind == "function_call_output":
+            call_id = item.get("call_id")
+            if not isinstance(call_id, str):
+                raise BadRequest(f"input[{i}].call_id must be a string")
+            content = text_of(item.get("output"))
+            result = ToolResult(call_id, names.get(call_id), content, looks_like_error(content))
+            events.append(("result", result))
+        if not seen_assistant:
+            opening.append(item)
+    tools = data.get("tools")
+    instructions = data.get("instructions")
+    turns, every, latest = split_latest(events)
+    return ParsedRequest(
+        dialect="openai-responses",
+        model=get_model(data),
+        stream=get_bool(data, "stream"),
+        assistant_turns=turns,
+        conversation=conversation_key(opening),
+        results=every,
+        latest_results=latest,
+        include_usage=True,
+        tools=tools if isinstance(tools, list) else [],
+        instructions=instructions if isinstance(instructions, str) else None,
+    )
