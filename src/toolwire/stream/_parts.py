@@ -88,6 +88,9 @@ class CallPart:
             ``partialArgs``), read at ``mark`` by the delta this part causes.
         new: this piece opens a new call, whatever its id or index.
         done: this piece is the call's own end marker.
+        cut: the provider says the call was cut before its end (a Responses
+            item closed with ``status: "incomplete"``): it is incomplete,
+            never ready nor invalid.
     """
 
     choice: int = 0
@@ -102,6 +105,7 @@ class CallPart:
     mark: int = 0
     new: bool = False
     done: bool = False
+    cut: bool = False
 
 
 @dataclass(slots=True)

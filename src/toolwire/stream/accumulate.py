@@ -324,7 +324,9 @@ class Accumulator:
         if part.args and self._add_text(choice, call, part, out):
             return
         self._add_values(call, part, out)
-        if part.done:
+        if part.cut:
+            call.state = INCOMPLETE
+        elif part.done:
             self._finalize(choice, part.choice, call, out, allow_close=False)
         elif (
             name

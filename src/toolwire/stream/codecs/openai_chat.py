@@ -31,6 +31,7 @@ from toolwire.stream._parts import (
     ArgsPart,
     CallPart,
     ErrorPart,
+    FinishPart,
     Part,
     ReasoningPart,
     StatePart,
@@ -182,6 +183,8 @@ class OpenAIChatCodec:
             obj = as_obj(obj, f"{API}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
             return [ErrorPart(error_event(obj, API))]
+        if obj.get("error"):
+            return self._inband_error(obj, data)
         try:
             parts = self._parts(obj, data, exact=False)
         except _ExactNeeded:
@@ -194,6 +197,19 @@ class OpenAIChatCodec:
         if self._learning and len(parts) == 1 and type(parts[0]) is ArgsPart:
             self._learn(data)
         return parts
+
+    def _inband_error(self, obj: dict[str, Any], data: str) -> list[Part]:
+        """A chunk with a top-level ``error`` beside its ``choices`` (OpenRouter,
+        HTTP 200): the stream failed. Its text and usage are kept; the error
+        comes before any call or finish of the chunk, so no call is made ready
+        by the chunk that reports the failure."""
+        self.quirks.add("in-band error object on a chunk")
+        kept = [
+            part
+            for part in self._parts(obj, data, exact=True)
+            if not isinstance(part, CallPart | ArgsPart | FinishPart)
+        ]
+        return [*kept, ErrorPart(error_event(obj, API))]
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``chat.completion`` object: what its stream would give."""

@@ -283,6 +283,7 @@ class OpenAIResponsesCodec:
                     name=as_str(item.get("name"), f"{API}: name"),
                     args_final=as_str(item.get("arguments"), f"{API}: arguments"),
                     done=True,
+                    cut=item.get("status") == "incomplete",
                 )
             )
         elif item_type == "reasoning":
