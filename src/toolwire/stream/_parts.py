@@ -35,6 +35,7 @@ __all__ = [
     "StreamEndPart",
     "TextPart",
     "TrailerPart",
+    "UnknownPart",
     "UsagePart",
 ]
 
@@ -181,6 +182,17 @@ class ErrorPart:
     error: ToolwireError
 
 
+@dataclass(slots=True)
+class UnknownPart:
+    """Something the codec does not act on or keep: an ``UnknownItem`` event."""
+
+    dialect: str
+    type: str
+    payload: dict[str, Any]
+    quirk: str
+    choice: int = 0
+
+
 Part = (
     ArgsPart
     | TextPart
@@ -195,4 +207,5 @@ Part = (
     | StreamEndPart
     | TrailerPart
     | ErrorPart
+    | UnknownPart
 )
