@@ -28,6 +28,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream._json import dumps
 from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream._parts import (
     POSITION_KEY,
@@ -58,14 +59,16 @@ from toolwire.stream.codecs._common import (
 )
 from toolwire.stream.codecs._request import (
     ToolChoice,
+    allowed_tools,
     check_tool_choice,
+    dict_or_empty,
     placed,
     state_items,
     tool_names,
 )
-from toolwire.stream.codecs.openai_chat import call_arguments_text
+from toolwire.stream.codecs.openai_chat import call_arguments_text, custom_input
 from toolwire.stream.framing import FramingKind
-from toolwire.types import FinishReason, Usage
+from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
     "INCOMPLETE_REASONS",
@@ -165,6 +168,8 @@ PROGRESS_EVENTS: Final = frozenset(
 """Stream events that report progress on an output item (or a content part)
 whose ``.done`` event carries it whole: read there, not here."""
 
+_CALL_KEYS = frozenset({"type", "id", "call_id", "name", "arguments", "input", "status"})
+
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 _TEXT_DONE = {"response.output_text.done", "response.refusal.done"}
 _REASONING_DELTAS = {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
@@ -225,6 +230,8 @@ class OpenAIResponsesCodec:
         self.quirks: set[str] = set()
         self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
             "response.function_call_arguments.done": self._arguments_done,
+            "response.custom_tool_call_input.delta": self._custom_delta,
+            "response.custom_tool_call_input.done": self._custom_done,
             "response.output_item.added": self._item_added,
             "response.output_item.done": self._item_done,
             "response.created": self._created,
@@ -288,6 +295,8 @@ class OpenAIResponsesCodec:
                         reasoning += 1
             elif kind == "function_call":
                 self._item_added({"output_index": index, "item": {**item, "arguments": ""}}, parts)
+            elif kind == "custom_tool_call":
+                self._item_added({"output_index": index, "item": {**item, "input": ""}}, parts)
             self._item_done({"output_index": index, "item": item}, parts)
         status = body.get("status")
         if status == "failed":
@@ -328,9 +337,31 @@ class OpenAIResponsesCodec:
         if final is not None:
             parts.append(CallPart(index=self._index(obj), args_final=final))
 
+    def _custom_delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        delta = as_str(obj.get("delta"), f"{API}: delta") or ""
+        parts.append(CallPart(index=self._index(obj), args=dumps(delta)[1:-1]))
+
+    def _custom_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        final = as_str(obj.get("input"), f"{API}: input")
+        if final is not None:
+            parts.append(CallPart(index=self._index(obj), args_final=dumps({"input": final})))
+
     def _item_added(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
-        if item.get("type") == "function_call":
+        if item.get("type") == "custom_tool_call":
+            # Freeform input: the arguments {"input": ...}, streamed as JSON text.
+            self._calls += 1
+            text = as_str(item.get("input"), f"{API}: input") or ""
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    name=as_str(item.get("name"), f"{API}: name"),
+                    args='{"input":"' + dumps(text)[1:-1],
+                    new=True,
+                )
+            )
+        elif item.get("type") == "function_call":
             self._calls += 1
             args = as_str(item.get("arguments"), f"{API}: arguments")
             parts.append(
@@ -346,17 +377,28 @@ class OpenAIResponsesCodec:
     def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
         item_type = item.get("type")
-        if item_type == "function_call":
+        if item_type == "function_call" or item_type == "custom_tool_call":
+            call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            if item_type == "custom_tool_call":
+                text = as_str(item.get("input"), f"{API}: input")
+                final = None if text is None else dumps({"input": text})
+            else:
+                final = as_str(item.get("arguments"), f"{API}: arguments")
             parts.append(
                 CallPart(
                     index=self._index(obj),
-                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    id=call_id,
                     name=as_str(item.get("name"), f"{API}: name"),
-                    args_final=as_str(item.get("arguments"), f"{API}: arguments"),
+                    args_final=final,
                     done=True,
                     cut=item.get("status") == "incomplete",
                 )
             )
+            fields = {k: v for k, v in item.items() if k not in _CALL_KEYS and v is not None}
+            if call_id and (fields or item_type == "custom_tool_call"):
+                # caller, namespace...: sent back with the call.
+                state = {"type": "call_item", "call_id": call_id, "item_type": item_type}
+                parts.append(StatePart({**state, "fields": fields}))
         elif item_type in STATE_ITEMS:
             # After some calls, it goes back after them.
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
@@ -415,20 +457,38 @@ def tool_schema(
 # -- requests ---------------------------------------------------------------------
 
 
+def _call_items(message: AssistantMessage) -> dict[str, dict[str, Any]]:
+    """The ``call_item`` state of ``message`` by call id: the item type of each
+    call that is not a plain function call, and the fields to send back."""
+    return {str(item.get("call_id")): item for item in state_items(message, ("call_item",))}
+
+
+def _call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None) -> dict[str, Any]:
+    kind = state.get("item_type") if state is not None else None
+    item: dict[str, Any]
+    if kind == "custom_tool_call":
+        item = {"type": kind, "call_id": call.id, "name": call.name, "input": custom_input(call)}
+    else:
+        arguments = call_arguments_text(call)
+        item = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": arguments,
+        }
+    if state is not None:
+        item.update(dict_or_empty(state.get("fields")))
+    return item
+
+
 def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
     by_position = placed(state_items(message, STATE_ITEMS))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
+    calls = _call_items(message)
     for position, call in enumerate(message.tool_calls, start=1):
-        out.append(
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call_arguments_text(call),
-            }
-        )
+        out.append(_call_item(call, calls.get(call.id)))
         out.extend(by_position.pop(position, []))
     for position in sorted(by_position):  # positions past the last call
         out.extend(by_position[position])
@@ -439,6 +499,13 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
     """``(instructions, input)`` for a conversation."""
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
+    # A call's result goes back as the output item of the call's own type.
+    outputs = {
+        call_id: str(state.get("item_type")) + "_output"
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for call_id, state in _call_items(message).items()
+    }
     for message in messages:
         if isinstance(message, SystemMessage):
             if items:  # a later system message stays where it was said
@@ -452,7 +519,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         elif isinstance(message, ToolResultMessage):
             items.append(
                 {
-                    "type": "function_call_output",
+                    "type": outputs.get(message.call_id, "function_call_output"),
                     "call_id": message.call_id,
                     "output": message.content,
                 }
@@ -487,8 +554,13 @@ def encode_request(
         body["instructions"] = instructions
     if tools:
         body["tools"] = [dict(t) for t in tools]
-        forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
-        if forced is not None:
+        names = tool_names(tools, lambda t: t.get("name"))
+        allowed = allowed_tools(tool_choice, names)
+        forced = None if allowed else check_tool_choice(tool_choice, names)
+        if allowed:
+            listed = [{"type": "function", "name": n} for n in allowed[0]]
+            body["tool_choice"] = {"type": "allowed_tools", "mode": allowed[1], "tools": listed}
+        elif forced is not None:
             body["tool_choice"] = {"type": "function", "name": forced}
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
