@@ -116,7 +116,15 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         else:
             arguments = substitute_value(call.arguments, lookup)
             raw = _json.dumps(arguments)
-        calls.append(ReplyCall(index=index, name=call.name, raw_arguments=raw, arguments=arguments))
+        calls.append(
+            ReplyCall(
+                index=index,
+                name=call.name,
+                raw_arguments=raw,
+                arguments=arguments,
+                custom=call.custom,
+            )
+        )
     return Reply(
         request=request,
         turn=request.assistant_turns,

@@ -197,7 +197,7 @@ def _parse_openai_chat(data: dict[str, Any]) -> ParsedRequest:
             events.append(("assistant", None))
             for call in message.get("tool_calls") or []:
                 if isinstance(call, dict):
-                    function = call.get("function")
+                    function = call.get("function") or call.get("custom")
                     if isinstance(call.get("id"), str) and isinstance(function, dict):
                         names[call["id"]] = str(function.get("name"))
         elif role == "tool":
@@ -226,8 +226,17 @@ def _parse_openai_chat(data: dict[str, Any]) -> ParsedRequest:
 
 
 _RESPONSES_ASSISTANT_ITEMS = frozenset(
-    {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call"}
+    {
+        "function_call",
+        "custom_tool_call",
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "mcp_approval_request",
+    }
 )
+_RESPONSES_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 
 def _parse_openai_responses(data: dict[str, Any]) -> ParsedRequest:
@@ -255,7 +264,7 @@ def _parse_openai_responses(data: dict[str, Any]) -> ParsedRequest:
         is_assistant = kind in _RESPONSES_ASSISTANT_ITEMS or (
             kind == "message" and item.get("role") == "assistant"
         )
-        if kind == "function_call":
+        if kind in ("function_call", "custom_tool_call"):
             call_id, name = item.get("call_id"), item.get("name")
             if isinstance(call_id, str) and isinstance(name, str):
                 names[call_id] = name
@@ -268,7 +277,7 @@ def _parse_openai_responses(data: dict[str, Any]) -> ParsedRequest:
             in_assistant_run = True
             continue
         in_assistant_run = False
-        if kind == "function_call_output":
+        if kind in _RESPONSES_OUTPUTS:
             call_id = item.get("call_id")
             if not isinstance(call_id, str):
                 raise BadRequest(f"input[{i}].call_id must be a string")

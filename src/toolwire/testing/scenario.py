@@ -109,6 +109,15 @@ class ScriptedToolCall(_Model):
     name: str = Field(min_length=1)
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """An object, or raw text streamed exactly as given (it may be invalid JSON)."""
+    custom: bool = False
+    """A custom (freeform) tool call of the OpenAI dialects: ``arguments`` is
+    its input text, streamed as the dialect's custom tool input."""
+
+    @model_validator(mode="after")
+    def _custom_input_is_text(self) -> ScriptedToolCall:
+        if self.custom and not isinstance(self.arguments, str):
+            raise ValueError("a custom tool call's arguments are its input text: a string")
+        return self
 
 
 class Turn(_Model):

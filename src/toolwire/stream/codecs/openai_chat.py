@@ -70,6 +70,7 @@ __all__ = [
     "OpenAIChatCodec",
     "call_arguments_text",
     "custom_input",
+    "custom_tool_schema",
     "encode_messages",
     "encode_request",
     "tool_schema",
@@ -467,6 +468,22 @@ def tool_schema(
     function["parameters"] = parameters
     function["strict"] = strict
     return {"type": "function", "function": function}
+
+
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "custom": {...}}``; its
+    input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    custom: dict[str, Any] = {"name": name}
+    if description:
+        custom["description"] = description
+    if grammar is not None:
+        custom["format"] = {"type": "grammar", "grammar": dict(grammar)}
+    else:
+        custom["format"] = {"type": "text"}
+    return {"type": "custom", "custom": custom}
 
 
 # -- requests ---------------------------------------------------------------------

@@ -76,6 +76,7 @@ __all__ = [
     "SERVER_ITEMS",
     "STATE_ITEMS",
     "OpenAIResponsesCodec",
+    "custom_tool_schema",
     "encode_input",
     "encode_request",
     "tool_schema",
@@ -451,6 +452,19 @@ def tool_schema(
         tool["description"] = description
     tool["parameters"] = parameters
     tool["strict"] = strict
+    return tool
+
+
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "name": ..., "format": ...}``;
+    its input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    tool: dict[str, Any] = {"type": "custom", "name": name}
+    if description:
+        tool["description"] = description
+    tool["format"] = {"type": "grammar", **grammar} if grammar is not None else {"type": "text"}
     return tool
 
 

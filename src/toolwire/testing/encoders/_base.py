@@ -35,6 +35,8 @@ class ReplyCall:
     """The arguments text as streamed (compact JSON, or the scenario's raw text)."""
     arguments: dict[str, Any] | None
     """The arguments as an object, or ``None`` when the raw text is not a JSON object."""
+    custom: bool = False
+    """A custom (freeform) tool call: ``raw_arguments`` is its input text."""
 
 
 @dataclass(frozen=True, slots=True)
