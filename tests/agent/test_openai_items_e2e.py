@@ -3,6 +3,7 @@ emulation server, in Chat Completions and Responses."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from tests.agent.test_agent_http import agent_for, collect
 from toolwire import tool
 from toolwire.errors import UsageError
 from toolwire.testing import EmulationServer, Scenario
+from toolwire.tools import Approval, ApprovalRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -80,3 +82,98 @@ def test_a_freeform_tool_takes_one_string_named_input() -> None:
         def also_bad(input: str) -> str:
             """Also bad."""
             return input
+
+
+MCP_REQUEST = {
+    "type": "mcp_approval_request",
+    "id": "mcpr_1",
+    "name": "create_issue",
+    "arguments": '{"title": "Crash on start"}',
+    "server_label": "tracker",
+}
+
+
+@pytest.mark.parametrize("allow", [True, False])
+async def test_an_mcp_approval_request_goes_to_the_approval_callback(allow: bool) -> None:
+    asked: list[tuple[str, str, dict[str, Any], Any]] = []
+
+    def approve(request: ApprovalRequest) -> Approval:
+        asked.append(
+            (request.call_id, request.tool_name, request.arguments, request.metadata["mcp_server"])
+        )
+        return Approval.allow() if allow else Approval.deny("not on a Friday")
+
+    scenario = Scenario.from_dict(
+        {"turns": [{"items": [MCP_REQUEST]}, {"text": "The tracker said: {result:0}"}]}
+    )
+    with EmulationServer(scenario) as server:
+        agent = agent_for(server, "openai-responses", [], approve=approve)
+        _, result = await collect(agent, "file the crash")
+        _, second = server.requests
+    assert asked == [("mcpr_1", "create_issue", {"title": "Crash on start"}, "tracker")]
+    request_item, answer = second["input"][-2:]
+    assert request_item == MCP_REQUEST
+    assert answer["type"] == "mcp_approval_response"
+    assert answer["approval_request_id"] == "mcpr_1"
+    assert answer["approve"] is allow
+    if allow:
+        assert result.output == "The tracker said: approved"
+    else:
+        assert "not on a Friday" in answer["reason"]
+        assert result.output.startswith("The tracker said: denied")
+
+
+async def test_without_an_approval_callback_an_mcp_request_is_denied() -> None:
+    scenario = Scenario.from_dict({"turns": [{"items": [MCP_REQUEST]}, {"text": "{result:0}"}]})
+    with EmulationServer(scenario) as server:
+        _, result = await collect(agent_for(server, "openai-responses", []), "file it")
+        _, second = server.requests
+    assert second["input"][-1]["approve"] is False
+    assert "need approval" in second["input"][-1]["reason"]
+    assert result.output.startswith("denied: no approval callback")
+
+
+SHELL_CALL = {
+    "type": "shell_call",
+    "id": "sh_1",
+    "call_id": "call_sh",
+    "status": "completed",
+    "action": {"commands": ["ls -la"], "timeout_ms": 1000, "max_output_length": 4096},
+}
+
+
+async def test_a_shell_call_is_refused_by_default_in_its_own_output_shape() -> None:
+    scenario = Scenario.from_dict({"turns": [{"items": [SHELL_CALL]}, {"text": "ok"}]})
+    with EmulationServer(scenario) as server:
+        _, result = await collect(agent_for(server, "openai-responses", []), "list files")
+        _, second = server.requests
+    call_item, output = second["input"][-2:]
+    assert call_item == SHELL_CALL
+    assert output["type"] == "shell_call_output" and output["call_id"] == "call_sh"
+    (content,) = output["output"]
+    assert content["outcome"] == {"type": "exit", "exit_code": 1}
+    assert "refused" in content["stderr"]
+    assert result.tool_calls[0].result.error == "denied"
+
+
+async def test_a_shell_call_runs_the_applications_shell_tool() -> None:
+    ran: list[Any] = []
+
+    @tool(name="shell")
+    def shell(action: dict[str, Any]) -> str:
+        """Run shell commands in a sandbox.
+
+        Args:
+            action: the commands to run.
+        """
+        ran.append(action["commands"])
+        return "a.txt\nb.txt"
+
+    scenario = Scenario.from_dict({"turns": [{"items": [SHELL_CALL]}, {"text": "{result:0}"}]})
+    with EmulationServer(scenario) as server:
+        _, result = await collect(agent_for(server, "openai-responses", [shell]), "list files")
+        _, second = server.requests
+    assert ran == [["ls -la"]]
+    assert json.loads(result.output)[0]["stdout"] == "a.txt\nb.txt"  # the server's echo
+    (content,) = second["input"][-1]["output"]
+    assert content["stdout"] == "a.txt\nb.txt" and content["outcome"]["exit_code"] == 0

@@ -81,11 +81,11 @@ RESPONSES_ITEMS: dict[str, str] = {
     "apply_patch_call_output": "state:apply_patch_call_output",
     "mcp_approval_response": "state:mcp_approval_response",
     "custom_tool_call": "call",
-    "computer_call": "unknown",
-    "local_shell_call": "unknown",
-    "shell_call": "unknown",
-    "apply_patch_call": "unknown",
-    "mcp_approval_request": "unknown",
+    "computer_call": "call",
+    "local_shell_call": "call",
+    "shell_call": "call",
+    "apply_patch_call": "call",
+    "mcp_approval_request": "call",
 }
 
 # Events the codec reads (items, text, arguments, the response's life).
@@ -242,6 +242,8 @@ def responses_item(kind: str) -> dict[str, Any]:
     item: dict[str, Any] = {"type": kind, "id": f"{kind}_1", "status": "completed"}
     if kind == "function_call":
         item.update(call_id="call_1", name="lookup", arguments='{"q": 1}')
+    elif kind == "mcp_approval_request":
+        item.update(name="create_issue", arguments="{}", server_label="tracker")
     elif kind == "custom_tool_call":
         item.update(call_id="call_1", name="apply", input="*** Begin Patch")
     elif kind == "message":

@@ -221,3 +221,67 @@ def test_allowed_tools_in_each_openai_shape() -> None:
 def test_allowed_tools_are_checked(choice: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
         openai_chat.encode_request(model="m", messages=[], tools=TOOLS_CHAT, tool_choice=choice)
+
+
+ASKED = {
+    "computer_call": {"action": {"type": "click", "x": 1, "y": 2}, "pending_safety_checks": []},
+    "local_shell_call": {"action": {"type": "exec", "command": ["ls"]}},
+    "apply_patch_call": {"operation": {"type": "delete_file", "path": "a.py"}},
+}
+
+
+def asked_call(kind: str) -> list[Any]:
+    item = {"type": kind, "id": "it_1", "call_id": "call_a", "status": "completed", **ASKED[kind]}
+    result, _ = responses(*item_events(0, item))
+    return [AssistantMessage.from_choice(result.choices[0]), item]
+
+
+@pytest.mark.parametrize(
+    ("kind", "ok", "output"),
+    [
+        (
+            "local_shell_call",
+            True,
+            {"type": "local_shell_call_output", "id": "call_a", "output": "done"},
+        ),
+        (
+            "apply_patch_call",
+            False,
+            {
+                "type": "apply_patch_call_output",
+                "call_id": "call_a",
+                "status": "failed",
+                "output": "done",
+            },
+        ),
+        (
+            "computer_call",
+            True,
+            {
+                "type": "computer_call_output",
+                "call_id": "call_a",
+                "output": {"type": "computer_screenshot", "image_url": "data:,"},
+            },
+        ),
+    ],
+)
+def test_asked_calls_are_answered_in_their_own_output_shape(
+    kind: str, ok: bool, output: dict[str, Any]
+) -> None:
+    assistant, item = asked_call(kind)
+    (call,) = assistant.tool_calls
+    assert call.name == openai_responses.ASKED_CALLS[kind]
+    content = json.dumps(output["output"]) if kind == "computer_call" else "done"
+    answer = ToolResultMessage("call_a", call.name, content, is_error=not ok)
+    _, items = openai_responses.encode_input([assistant, answer])
+    assert items == [item, output]
+
+
+def test_a_refused_computer_call_is_told_in_words_and_left_out() -> None:
+    """A computer call's output can only be a screenshot."""
+    assistant, _ = asked_call("computer_call")
+    refusal = ToolResultMessage("call_a", "computer", '{"error": "refused"}', is_error=True)
+    _, items = openai_responses.encode_input([assistant, refusal])
+    assert items == [
+        {"role": "user", "content": 'The computer call call_a was not run: {"error": "refused"}'}
+    ]

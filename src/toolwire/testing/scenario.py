@@ -133,10 +133,20 @@ class Turn(_Model):
     """Seconds to wait between chunks."""
     faults: list[Fault] = Field(default_factory=list)
     """Fault of attempt 1, 2, ... of the same request; later attempts succeed."""
+    items: list[dict[str, Any]] = Field(default_factory=list)
+    """Output items sent as they are after the tool calls (OpenAI Responses
+    only): ``mcp_approval_request``, ``shell_call``, ``computer_call``, state
+    items such as ``compaction``... Each needs a ``type``."""
     if_error: Turn | None = None
     """The turn to play instead when one of the latest tool results is an error:
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a
     JSON object with a non-empty ``error`` key (the shape toolwire sends back)."""
+
+    @model_validator(mode="after")
+    def _items_have_a_type(self) -> Turn:
+        if any(not isinstance(item.get("type"), str) for item in self.items):
+            raise ValueError("every item of a turn needs a string 'type'")
+        return self
 
 
 class Scenario(_Model):

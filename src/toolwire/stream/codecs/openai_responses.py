@@ -17,7 +17,7 @@ Reference: https://platform.openai.com/docs/api-reference/responses-streaming
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError, UsageError
@@ -71,6 +71,7 @@ from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
+    "ASKED_CALLS",
     "INCOMPLETE_REASONS",
     "PROGRESS_EVENTS",
     "SERVER_ITEMS",
@@ -102,6 +103,18 @@ SERVER_ITEMS: Final = frozenset(
     }
 )
 """Output items of tools the provider runs itself."""
+
+ASKED_CALLS: Final[dict[str, str]] = {
+    "mcp_approval_request": "mcp_approval",
+    "computer_call": "computer",
+    "local_shell_call": "local_shell",
+    "shell_call": "shell",
+    "apply_patch_call": "apply_patch",
+}
+"""Output items by which the provider asks the application something, each a
+tool call named after the hosted tool (``"shell"``...): its arguments are the
+item's own fields. An MCP approval request is the call of the MCP tool it is
+about. The item goes back whole, then the answer as the item type's output."""
 
 STATE_ITEMS: Final = frozenset(
     {
@@ -400,6 +413,8 @@ class OpenAIResponsesCodec:
                 # caller, namespace...: sent back with the call.
                 state = {"type": "call_item", "call_id": call_id, "item_type": item_type}
                 parts.append(StatePart({**state, "fields": fields}))
+        elif item_type in ASKED_CALLS:
+            self._asked_call(str(item_type), item, self._index(obj), parts)
         elif item_type in STATE_ITEMS:
             # After some calls, it goes back after them.
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
@@ -407,6 +422,30 @@ class OpenAIResponsesCodec:
             parts.append(_server_call(item))
         elif item_type != "message":
             parts.append(unknown_part(API, str(item_type), item, self.quirks))
+
+    def _asked_call(self, kind: str, item: dict[str, Any], index: int, parts: list[Part]) -> None:
+        """A call the provider asks the application to answer (see ``ASKED_CALLS``)."""
+        self._calls += 1
+        fields = {k: v for k, v in item.items() if k != "type"}
+        if kind == "mcp_approval_request":
+            call_id = as_str(item.get("id"), f"{API}: id")
+            name = as_str(item.get("name"), f"{API}: name")
+            part = CallPart(index=index, id=call_id, name=name, new=True, done=True)
+            part.args_final = as_str(item.get("arguments"), f"{API}: arguments") or "{}"
+        else:
+            call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            arguments = {k: v for k, v in fields.items() if k not in _CALL_KEYS}
+            part = CallPart(index=index, id=call_id, name=ASKED_CALLS[kind], new=True, done=True)
+            part.args_value = arguments
+        parts.append(part)
+        if call_id:
+            # "asked" tells the Agent how to answer, in toolwire's words.
+            state: dict[str, Any] = {"type": "call_item", "call_id": call_id, "item_type": kind}
+            if kind == "mcp_approval_request":
+                state.update(asked="approval", server=str(item.get("server_label") or "?"))
+            else:
+                state["asked"] = "action"
+            parts.append(StatePart({**state, "fields": fields}))
 
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
@@ -480,6 +519,8 @@ def _call_items(message: AssistantMessage) -> dict[str, dict[str, Any]]:
 def _call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None) -> dict[str, Any]:
     kind = state.get("item_type") if state is not None else None
     item: dict[str, Any]
+    if state is not None and kind in ASKED_CALLS:
+        return {"type": kind, **dict_or_empty(state.get("fields"))}  # whole, as it came
     if kind == "custom_tool_call":
         item = {"type": kind, "call_id": call.id, "name": call.name, "input": custom_input(call)}
     else:
@@ -495,14 +536,57 @@ def _call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None
     return item
 
 
-def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+def _asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
+    """The answer to a call the provider asked about, as its item type's output."""
+    ok, call_id, content = not message.is_error, message.call_id, message.content
+    if kind == "mcp_approval_request":
+        answer = {"type": "mcp_approval_response", "approval_request_id": call_id, "approve": ok}
+        return answer if ok else {**answer, "reason": content}
+    if kind == "computer_call":
+        screenshot = _screenshot(content)
+        if screenshot is None:  # refused: told in words, the call left out
+            return {
+                "role": "user",
+                "content": f"The computer call {call_id} was not run: {content}",
+            }
+        return {"type": "computer_call_output", "call_id": call_id, "output": screenshot}
+    if kind == "local_shell_call":
+        return {"type": "local_shell_call_output", "id": call_id, "output": content}
+    if kind == "shell_call":
+        outcome = {"type": "exit", "exit_code": 0 if ok else 1}
+        text = {"stdout": content, "stderr": ""} if ok else {"stdout": "", "stderr": content}
+        return {
+            "type": "shell_call_output",
+            "call_id": call_id,
+            "output": [{**text, "outcome": outcome}],
+        }
+    status = "completed" if ok else "failed"
+    return {
+        "type": "apply_patch_call_output",
+        "call_id": call_id,
+        "status": status,
+        "output": content,
+    }
+
+
+def _screenshot(content: str) -> dict[str, Any] | None:
+    """A computer call's result when it is a screenshot object, else ``None``."""
+    try:
+        value = _loads(content)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and value.get("type") == "computer_screenshot" else None
+
+
+def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
     by_position = placed(state_items(message, STATE_ITEMS))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
     calls = _call_items(message)
     for position, call in enumerate(message.tool_calls, start=1):
-        out.append(_call_item(call, calls.get(call.id)))
+        if call.id not in skip:
+            out.append(_call_item(call, calls.get(call.id)))
         out.extend(by_position.pop(position, []))
     for position in sorted(by_position):  # positions past the last call
         out.extend(by_position[position])
@@ -514,11 +598,19 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
     # A call's result goes back as the output item of the call's own type.
-    outputs = {
-        call_id: str(state.get("item_type")) + "_output"
+    kinds = {
+        call_id: str(state.get("item_type"))
         for message in messages
         if isinstance(message, AssistantMessage)
         for call_id, state in _call_items(message).items()
+    }
+    # Computer calls answered with no screenshot (refused) are left out.
+    skip = {
+        m.call_id
+        for m in messages
+        if isinstance(m, ToolResultMessage)
+        and kinds.get(m.call_id) == "computer_call"
+        and _screenshot(m.content) is None
     }
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -529,15 +621,14 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         elif isinstance(message, UserMessage):
             items.append({"role": "user", "content": message.text})
         elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(message))
+            items.extend(_assistant_items(message, skip))
         elif isinstance(message, ToolResultMessage):
-            items.append(
-                {
-                    "type": outputs.get(message.call_id, "function_call_output"),
-                    "call_id": message.call_id,
-                    "output": message.content,
-                }
-            )
+            kind = kinds.get(message.call_id, "function_call")
+            if kind in ASKED_CALLS:
+                items.append(_asked_output(kind, message))
+            else:
+                output = {"call_id": message.call_id, "output": message.content}
+                items.append({"type": kind + "_output", **output})
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
     return ("\n\n".join(instructions) if instructions else None), items

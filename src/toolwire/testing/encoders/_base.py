@@ -51,6 +51,8 @@ class Reply:
     chunk_size: int
     created: int
     input_tokens: int
+    items: tuple[dict[str, Any], ...] = ()
+    """Output items sent as they are (OpenAI Responses only)."""
 
     @property
     def seed(self) -> str:

@@ -126,6 +126,7 @@ class OpenAIResponsesEncoder(Encoder):
                 item = {"id": item_id, "type": "function_call", "status": "completed"}
                 item.update(arguments=call.raw_arguments, call_id=call_id)
             items.append({**item, "name": call.name})
+        items.extend(reply.items)
         return items
 
     @staticmethod
@@ -146,6 +147,8 @@ class OpenAIResponsesEncoder(Encoder):
                 opened = dict(item, status="in_progress", arguments="")
             elif kind == "custom_tool_call":
                 opened = dict(item, status="in_progress", input="")
+            elif kind not in ("reasoning", "message"):
+                opened = item
             else:
                 opened = dict(item, status="in_progress", content=[])
             out.emit("response.output_item.added", item=opened, output_index=output_index)
@@ -156,7 +159,7 @@ class OpenAIResponsesEncoder(Encoder):
                 out.message(item, where, self._text_part(""))
             elif kind == "custom_tool_call":
                 out.custom_input(item, where)
-            else:
+            elif kind == "function_call":
                 out.arguments(item, where)
             out.emit("response.output_item.done", item=item, output_index=output_index)
         out.emit(
