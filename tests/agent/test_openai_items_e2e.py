@@ -177,3 +177,75 @@ async def test_a_shell_call_runs_the_applications_shell_tool() -> None:
     assert json.loads(result.output)[0]["stdout"] == "a.txt\nb.txt"  # the server's echo
     (content,) = second["input"][-1]["output"]
     assert content["stdout"] == "a.txt\nb.txt" and content["outcome"]["exit_code"] == 0
+
+
+def lookup_tool(seen: list[str]) -> Any:
+    @tool(read_only=True)
+    def lookup(city: str) -> str:
+        """Look a city up.
+
+        Args:
+            city: the city.
+        """
+        seen.append(city)
+        return f"{city}: sunny"
+
+    return lookup
+
+
+async def test_gemini_thought_signatures_go_back_over_the_compatible_endpoint() -> None:
+    """Gemini 3 answers HTTP 400 to a call sent back without its signature."""
+    extra = {"google": {"thought_signature": "Q2lR...c2ln"}}
+    call = {"name": "lookup", "arguments": {"city": "Paris"}, "fields": {"extra_content": extra}}
+    scenario = Scenario.from_dict({"turns": [{"tool_calls": [call]}, {"text": "{result:0}"}]})
+    seen: list[str] = []
+    with EmulationServer(scenario) as server:
+        agent = agent_for(server, "openai-chat", [lookup_tool(seen)])
+        _, result = await collect(agent, "weather in Paris?")
+        _, second = server.requests
+    assert seen == ["Paris"] and result.output == "Paris: sunny"
+    (sent,) = second["messages"][-2]["tool_calls"]
+    assert sent["extra_content"] == extra
+
+
+async def test_state_items_caller_and_namespace_go_back_in_place() -> None:
+    state = [
+        {
+            "type": "tool_search_call",
+            "id": "ts_1",
+            "call_id": None,
+            "execution": "server",
+            "status": "completed",
+            "arguments": {"query": "weather"},
+        },
+        {
+            "type": "tool_search_output",
+            "id": "tso_1",
+            "call_id": None,
+            "execution": "server",
+            "status": "completed",
+            "tools": [],
+        },
+        {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAA..."},
+    ]
+    fields = {"namespace": "weather", "caller": {"type": "direct"}}
+    call = {"name": "lookup", "arguments": {"city": "Oslo"}, "fields": fields}
+    scenario = Scenario.from_dict(
+        {"turns": [{"tool_calls": [call], "items": state}, {"text": "{result:0}"}]}
+    )
+    seen: list[str] = []
+    with EmulationServer(scenario) as server:
+        agent = agent_for(server, "openai-responses", [lookup_tool(seen)])
+        _, result = await collect(agent, "weather in Oslo?")
+        _, second = server.requests
+    assert result.output == "Oslo: sunny"
+    sent = second["input"][1:]
+    assert [item.get("type") for item in sent] == [
+        "function_call",
+        "tool_search_call",
+        "tool_search_output",
+        "compaction",
+        "function_call_output",
+    ]
+    assert sent[0]["namespace"] == "weather" and sent[0]["caller"] == {"type": "direct"}
+    assert sent[1:4] == state

@@ -127,6 +127,7 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
                 raw_arguments=raw,
                 arguments=arguments,
                 custom=call.custom,
+                fields=call.fields,
             )
         )
     return Reply(

@@ -112,6 +112,10 @@ class ScriptedToolCall(_Model):
     custom: bool = False
     """A custom (freeform) tool call of the OpenAI dialects: ``arguments`` is
     its input text, streamed as the dialect's custom tool input."""
+    fields: dict[str, Any] = Field(default_factory=dict)
+    """More fields sent beside the call, in the OpenAI dialects: Gemini's
+    ``extra_content`` (its thought signature) on a Chat Completions tool
+    call, a Responses call item's ``caller`` or ``namespace``."""
 
     @model_validator(mode="after")
     def _custom_input_is_text(self) -> ScriptedToolCall:

@@ -7,7 +7,7 @@ the dialect; each encoder turns it into frames (streamed) or a body (whole).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from toolwire.stream import _json
@@ -37,6 +37,8 @@ class ReplyCall:
     """The arguments as an object, or ``None`` when the raw text is not a JSON object."""
     custom: bool = False
     """A custom (freeform) tool call: ``raw_arguments`` is its input text."""
+    fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields sent beside the call (OpenAI dialects)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,6 +76,7 @@ class OpenAIChatEncoder(Encoder):
                 "id": self.call_id(reply, call.index),
                 "type": kind,
                 kind: {"name": call.name, field: ""},
+                **call.fields,
             }
             chunk({"tool_calls": [opener]})
             for piece in fragments(call.raw_arguments, reply.chunk_size):
@@ -135,6 +136,7 @@ class OpenAIChatEncoder(Encoder):
                     "id": self.call_id(reply, call.index),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.raw_arguments},
+                    **call.fields,
                 }
                 for call in reply.calls
             ]

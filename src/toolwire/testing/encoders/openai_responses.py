@@ -125,7 +125,7 @@ class OpenAIResponsesEncoder(Encoder):
             else:
                 item = {"id": item_id, "type": "function_call", "status": "completed"}
                 item.update(arguments=call.raw_arguments, call_id=call_id)
-            items.append({**item, "name": call.name})
+            items.append({**item, "name": call.name, **call.fields})
         items.extend(reply.items)
         return items
 
