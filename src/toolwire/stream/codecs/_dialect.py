@@ -42,6 +42,11 @@ class SchemaTool(Protocol):
     @property
     def strict(self) -> bool | None: ...
 
+    @property
+    def freeform(self) -> Mapping[str, str] | None:
+        """``None`` for a function tool; a custom (freeform) tool's grammar,
+        ``{}`` for free text."""
+
 
 def _never(_: Any) -> bool:
     return False

@@ -58,6 +58,7 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
 from toolwire.stream.codecs._dialect import WireDialect, plain_schemas
 from toolwire.stream.codecs._request import (
@@ -144,7 +145,7 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
 
 
 class _Block:
-    __slots__ = ("data", "fragments", "id", "input", "name", "signature", "text", "type")
+    __slots__ = ("data", "fragments", "id", "input", "name", "raw", "signature", "text", "type")
 
     signature: list[str]
 
@@ -157,6 +158,7 @@ class _Block:
         self.text: list[str] = []
         self.signature = [as_str(block.get("signature"), f"{API}: signature") or ""]
         self.data = block.get("data")
+        self.raw = block
 
 
 class AnthropicCodec:
@@ -340,7 +342,8 @@ class AnthropicCodec:
         elif kind == "signature_delta":
             if block is not None:
                 block.signature.append(as_str(delta.get("signature"), f"{API}: signature") or "")
-        # citations_delta and future delta types carry nothing we need.
+        else:
+            parts.append(unknown_part(API, str(kind), obj, self.quirks))
 
     def _stop(self, index: int, parts: list[Part]) -> None:
         block = self._blocks.get(index)
@@ -372,6 +375,11 @@ class AnthropicCodec:
             parts.append(StatePart(self._placed(thinking)))
         elif block.type == "redacted_thinking":
             parts.append(StatePart(self._placed({"type": "redacted_thinking", "data": block.data})))
+        elif block.type != "text":
+            payload = dict(block.raw)
+            if block.fragments:  # input streamed for a block of unknown type
+                payload["partial_json"] = "".join(block.fragments)
+            parts.append(unknown_part(API, block.type, payload, self.quirks))
 
     def _placed(self, item: dict[str, Any]) -> dict[str, Any]:
         # Thinking after some calls (interleaved thinking) goes back after them.

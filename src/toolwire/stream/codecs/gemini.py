@@ -55,6 +55,7 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
 from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
@@ -206,6 +207,13 @@ class GeminiCodec:
                 parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
         elif text is not None:
             raise RemoteProtocolError(f"{API}: text part is not a string")
+        else:
+            if signature:
+                parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
+            data = [k for k in part if k not in ("thoughtSignature", "thought_signature")]
+            if data or not signature:
+                kind = data[0] if data else "empty part"
+                parts.append(unknown_part(API, kind, part, self.quirks, c))
 
     def _function_call(self, fc: dict[str, Any], c: int, parts: list[Part]) -> bool:
         """Read a ``functionCall`` part; say whether it opened a call."""

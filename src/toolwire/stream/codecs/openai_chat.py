@@ -31,6 +31,7 @@ from toolwire.stream._parts import (
     ArgsPart,
     CallPart,
     ErrorPart,
+    FinishPart,
     Part,
     ReasoningPart,
     StatePart,
@@ -49,10 +50,12 @@ from toolwire.stream.codecs._common import (
     finish_part,
     int_or_none,
     meta_part,
+    unknown_part,
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
+    allowed_tools,
     check_tool_choice,
     dict_or_empty,
     state_items,
@@ -70,6 +73,8 @@ __all__ = [
     "RAW_FINISH_REASONS",
     "OpenAIChatCodec",
     "call_arguments_text",
+    "custom_input",
+    "custom_tool_schema",
     "encode_messages",
     "encode_request",
     "learn_openai_head",
@@ -97,6 +102,8 @@ servers send, in toolwire's vocabulary."""
 # Reasoning fields some compatible servers return on the assistant message and
 # expect to see again (DeepSeek: reasoning_content; OpenRouter: reasoning_details).
 ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
+
+_CALL_KEYS = frozenset({"index", "id", "type", "function", "custom"})
 
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
@@ -205,6 +212,7 @@ class OpenAIChatCodec:
         self.args_event: EventMatcher | None = None
         self._head = ""
         self._learning = _LEARNING
+        self._custom = CustomCalls()
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
@@ -235,6 +243,8 @@ class OpenAIChatCodec:
             obj = as_obj(obj, f"{API}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
             return [ErrorPart(error_event(obj, API))]
+        if obj.get("error"):
+            return self._inband_error(obj, data)
         try:
             parts = self._parts(obj, data, exact=False)
         except _ExactNeeded:
@@ -247,6 +257,19 @@ class OpenAIChatCodec:
         if self._learning and len(parts) == 1 and type(parts[0]) is ArgsPart:
             self._learn(data)
         return parts
+
+    def _inband_error(self, obj: dict[str, Any], data: str) -> list[Part]:
+        """A chunk with a top-level ``error`` beside its ``choices`` (OpenRouter,
+        HTTP 200): the stream failed. Its text and usage are kept; the error
+        comes before any call or finish of the chunk, so no call is made ready
+        by the chunk that reports the failure."""
+        self.quirks.add("in-band error object on a chunk")
+        kept = [
+            part
+            for part in self._parts(obj, data, exact=True)
+            if not isinstance(part, CallPart | ArgsPart | FinishPart)
+        ]
+        return [*kept, ErrorPart(error_event(obj, API))]
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``chat.completion`` object: what its stream would give."""
@@ -282,7 +305,13 @@ class OpenAIChatCodec:
         if not calls and isinstance(message.get("function_call"), dict):
             calls = [{"function": message["function_call"]}]
         for index, call in enumerate(calls):
-            parts.append(_whole_call(as_obj(call, f"{API}: tool call"), c, index))
+            call = as_obj(call, f"{API}: tool call")
+            if call.get("type") == "custom":
+                self._custom.delta({**call, "index": index}, c, parts)
+            else:
+                parts.append(_whole_call(call, c, index))
+            self._call_fields(call, c, parts)
+        self._custom.finish(c, parts)
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             parts.append(finish_part(RAW_FINISH_REASONS, finish, c))
@@ -324,11 +353,31 @@ class OpenAIChatCodec:
                 for tc in tool_calls:
                     if type(tc) is not dict:
                         tc = as_obj(tc, f"{API}: tool call")
-                    parts.append(_tool_call(tc, c, exact, self.quirks))
+                    if "custom" in tc and not tc.get("function"):
+                        self._custom.delta(tc, c, parts)
+                    else:
+                        parts.append(_tool_call(tc, c, exact, self.quirks))
+                    if len(tc) > 3:
+                        self._call_fields(tc, c, parts)
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
+            self._custom.finish(c, parts)
             parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
+
+    def _call_fields(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
+        """Fields a server sends beside a call (Gemini's ``extra_content`` with
+        its thought signature): kept, and sent back with the call."""
+        fields = {k: v for k, v in tc.items() if k not in _CALL_KEYS and v is not None}
+        if not fields:
+            return
+        call_id = tc.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            parts.append(unknown_part(API, "tool call fields", fields, self.quirks, c))
+            return
+        self.quirks.add(f"tool call fields {sorted(fields)}")
+        state = {"type": "call_item", "call_id": call_id, "item_type": "function_call"}
+        parts.append(StatePart({**state, "chat_fields": fields}, c))
 
     def _content(
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
@@ -356,6 +405,47 @@ class OpenAIChatCodec:
                 parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
             else:
                 raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
+
+
+class CustomCalls:
+    """Chat Completions ``type: "custom"`` tool calls (freeform input).
+
+    The input is one string, streamed in ``custom.input`` pieces; it reaches
+    the accumulator as the arguments ``{"input": ...}``, streamed as JSON text
+    so partial values work, and is settled whole at the choice's finish. Each
+    custom call leaves a ``custom_tool_call`` state item, so the request
+    encoder sends it back in its own shape.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[int, int], tuple[str | None, list[str]]] = {}
+
+    def delta(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
+        custom = as_obj(tc.get("custom"), f"{API}: custom tool call")
+        index = as_int(tc.get("index"), f"{API}: tool call index") or 0
+        call_id = as_str(tc.get("id"), f"{API}: tool call id") or None
+        name = as_str(custom.get("name"), f"{API}: tool name")
+        text = as_str(custom.get("input"), f"{API}: custom input") or ""
+        piece = dumps(text)[1:-1]
+        entry = self._open.get((c, index))
+        if entry is None or (call_id and call_id != entry[0]):
+            entry = self._open[(c, index)] = (call_id, [])
+            piece = '{"input":"' + piece
+            parts.append(CallPart(c, call_id, index, name, piece, new=True))
+        else:
+            parts.append(CallPart(c, None, index, name, piece))
+        entry[1].append(text)
+
+    def finish(self, c: int, parts: list[Part]) -> None:
+        for (choice, index), (call_id, texts) in list(self._open.items()):
+            if choice != c:
+                continue
+            del self._open[(choice, index)]
+            final = dumps({"input": "".join(texts)})
+            parts.append(CallPart(c, None, index, args_final=final))
+            if call_id:
+                state = {"type": "call_item", "call_id": call_id, "item_type": "custom_tool_call"}
+                parts.append(StatePart(state, c))
 
 
 def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
@@ -433,6 +523,22 @@ def tool_schema(
     return {"type": "function", "function": function}
 
 
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "custom": {...}}``; its
+    input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    custom: dict[str, Any] = {"name": name}
+    if description:
+        custom["description"] = description
+    if grammar is not None:
+        custom["format"] = {"type": "grammar", "grammar": dict(grammar)}
+    else:
+        custom["format"] = {"type": "text"}
+    return {"type": "custom", "custom": custom}
+
+
 # -- requests ---------------------------------------------------------------------
 
 
@@ -451,19 +557,36 @@ def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
     return dumps(call.arguments)
 
 
+def custom_input(call: ToolCall | InvalidToolCall) -> str:
+    """The freeform input of a custom tool call, as the model wrote it."""
+    value = call.arguments.get("input") if isinstance(call, ToolCall) else None
+    return value if isinstance(value, str) else call.raw_arguments
+
+
+def _tool_call_out(
+    call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """One entry of an assistant message's ``tool_calls``, with the fields the
+    provider sent beside it (Gemini's ``extra_content`` thought signature)."""
+    out: dict[str, Any] = {"id": call.id}
+    if state is not None and state.get("item_type") == "custom_tool_call":
+        out["type"] = "custom"
+        out["custom"] = {"name": call.name, "input": custom_input(call)}
+    else:
+        out["type"] = "function"
+        out["function"] = {"name": call.name, "arguments": call_arguments_text(call)}
+    if state is not None:
+        out.update(dict_or_empty(state.get("chat_fields")))
+    return out
+
+
 def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
     # Calls without text go with "content": "" rather than null: OpenAI
     # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
     out: dict[str, Any] = {"role": "assistant", "content": message.text}
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call_arguments_text(call)},
-            }
-            for call in message.tool_calls
-        ]
+        calls = {item.get("call_id"): item for item in state_items(message, ("call_item",))}
+        out["tool_calls"] = [_tool_call_out(c, calls.get(c.id)) for c in message.tool_calls]
     for item in state_items(message, ("message_fields",)):
         for key, value in dict_or_empty(item.get("fields")).items():
             if key not in ("role", "content", "tool_calls"):
@@ -527,8 +650,15 @@ def encode_request(
     if tools:
         body["tools"] = [dict(t) for t in tools]
         names = tool_names(tools, lambda t: dict_or_empty(t.get("function")).get("name"))
-        forced = check_tool_choice(tool_choice, names)
-        if forced is not None:
+        allowed = allowed_tools(tool_choice, names)
+        forced = None if allowed else check_tool_choice(tool_choice, names)
+        if allowed:
+            listed = [{"type": "function", "function": {"name": n}} for n in allowed[0]]
+            body["tool_choice"] = {
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": allowed[1], "tools": listed},
+            }
+        elif forced is not None:
             body["tool_choice"] = {"type": "function", "function": {"name": forced}}
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
@@ -560,7 +690,7 @@ DIALECT: Final = WireDialect(
     routes=("/v1/chat/completions", "/chat/completions"),
     base_path="/v1",
     encode_request=encode_request,
-    tool_schemas=strict_schemas(tool_schema),
+    tool_schemas=strict_schemas(tool_schema, custom_tool_schema),
     strict_schema=to_openai_strict,
     otel_provider="openai",
     decode_request=emulation.decode_request,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from toolwire.errors import UsageError
@@ -218,9 +218,11 @@ def strict_form(tool: SchemaTool) -> tuple[JSONSchema | None, str | None]:
 
 def strict_schemas(
     entry: Callable[..., dict[str, Any]],
+    custom: Callable[[str, str, Mapping[str, str] | None], dict[str, Any]],
 ) -> Callable[[Sequence[SchemaTool], bool | None], list[dict[str, Any]]]:
     """The tool schemas of an OpenAI dialect whose one entry ``entry`` builds
-    (``entry(name, description, parameters, strict=...)``).
+    (``entry(name, description, parameters, strict=...)``), and whose
+    ``custom(name, description, grammar)`` builds a custom (freeform) tool's.
 
     ``strict=None`` sends a strict-mode schema for each tool that allows one
     (and whose own ``strict`` is not ``False``), ``True`` requires it for
@@ -231,6 +233,9 @@ def strict_schemas(
     def shape(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for t in tools:
+            if t.freeform is not None:
+                out.append(custom(t.name, t.description, t.freeform or None))  # {}: free text
+                continue
             parameters, is_strict = t.parameters, False
             if strict is not False and not (strict is None and t.strict is False):
                 form, problem = strict_form(t)

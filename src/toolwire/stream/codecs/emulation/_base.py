@@ -8,7 +8,7 @@ the dialect; each encoder turns it into frames (streamed) or a body (whole).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from toolwire.stream import _json
@@ -39,6 +39,10 @@ class ReplyCall:
     """The arguments text as streamed (compact JSON, or the scenario's raw text)."""
     arguments: dict[str, Any] | None
     """The arguments as an object, or ``None`` when the raw text is not a JSON object."""
+    custom: bool = False
+    """A custom (freeform) tool call: ``raw_arguments`` is its input text."""
+    fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields sent beside the call (OpenAI dialects)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,8 @@ class Reply:
     chunk_size: int
     created: int
     input_tokens: int
+    items: tuple[dict[str, Any], ...] = ()
+    """Output items sent as they are (OpenAI Responses only)."""
 
     @property
     def seed(self) -> str:

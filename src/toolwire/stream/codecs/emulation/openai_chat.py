@@ -84,15 +84,17 @@ class OpenAIChatEncoder(Encoder):
         for piece in fragments(reply.text, reply.chunk_size):
             chunk({"content": piece})
         for call in reply.calls:
+            kind, field = ("custom", "input") if call.custom else ("function", "arguments")
             opener = {
                 "index": call.index,
                 "id": self.call_id(reply, call.index),
-                "type": "function",
-                "function": {"name": call.name, "arguments": ""},
+                "type": kind,
+                kind: {"name": call.name, field: ""},
+                **call.fields,
             }
             chunk({"tool_calls": [opener]})
             for piece in fragments(call.raw_arguments, reply.chunk_size):
-                chunk({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
+                chunk({"tool_calls": [{"index": call.index, kind: {field: piece}}]})
         chunk({}, "tool_calls" if reply.calls else "stop")
         if request.include_usage:
             obj = dict(base)
@@ -140,8 +142,15 @@ class OpenAIChatEncoder(Encoder):
             message["tool_calls"] = [
                 {
                     "id": self.call_id(reply, call.index),
+                    "type": "custom",
+                    "custom": {"name": call.name, "input": call.raw_arguments},
+                }
+                if call.custom
+                else {
+                    "id": self.call_id(reply, call.index),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.raw_arguments},
+                    **call.fields,
                 }
                 for call in reply.calls
             ]
@@ -198,7 +207,7 @@ def decode_request(
             events.append(("assistant", None))
             for call in message.get("tool_calls") or []:
                 if isinstance(call, dict):
-                    function = call.get("function")
+                    function = call.get("function") or call.get("custom")
                     if isinstance(call.get("id"), str) and isinstance(function, dict):
                         names[call["id"]] = str(function.get("name"))
         elif role == "tool":

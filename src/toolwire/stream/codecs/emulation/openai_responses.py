@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolwire.stream import _json
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -132,16 +133,14 @@ class OpenAIResponsesEncoder(Encoder):
             )
         for call in reply.calls:
             item_id, call_id = self.call_ids(reply, call.index)
-            items.append(
-                {
-                    "id": item_id,
-                    "type": "function_call",
-                    "status": "completed",
-                    "arguments": call.raw_arguments,
-                    "call_id": call_id,
-                    "name": call.name,
-                }
-            )
+            if call.custom:
+                item = {"id": "ctc_" + item_id[3:], "type": "custom_tool_call"}
+                item.update(status="completed", call_id=call_id, input=call.raw_arguments)
+            else:
+                item = {"id": item_id, "type": "function_call", "status": "completed"}
+                item.update(arguments=call.raw_arguments, call_id=call_id)
+            items.append({**item, "name": call.name, **call.fields})
+        items.extend(reply.items)
         return items
 
     @staticmethod
@@ -160,6 +159,10 @@ class OpenAIResponsesEncoder(Encoder):
             kind = item["type"]
             if kind == "function_call":
                 opened = dict(item, status="in_progress", arguments="")
+            elif kind == "custom_tool_call":
+                opened = dict(item, status="in_progress", input="")
+            elif kind not in ("reasoning", "message"):
+                opened = item
             else:
                 opened = dict(item, status="in_progress", content=[])
             out.emit("response.output_item.added", item=opened, output_index=output_index)
@@ -168,7 +171,9 @@ class OpenAIResponsesEncoder(Encoder):
                 out.reasoning(item, where)
             elif kind == "message":
                 out.message(item, where, self._text_part(""))
-            else:
+            elif kind == "custom_tool_call":
+                out.custom_input(item, where)
+            elif kind == "function_call":
                 out.arguments(item, where)
             out.emit("response.output_item.done", item=item, output_index=output_index)
         out.emit(
@@ -250,6 +255,11 @@ class _Events:
         done = item["content"][0]
         self.emit("response.content_part.done", content_index=0, part=done, **where)
 
+    def custom_input(self, item: dict[str, Any], where: dict[str, Any]) -> None:
+        for piece in fragments(item["input"], self.reply.chunk_size):
+            self.emit("response.custom_tool_call_input.delta", delta=piece, **where)
+        self.emit("response.custom_tool_call_input.done", input=item["input"], **where)
+
     def arguments(self, item: dict[str, Any], where: dict[str, Any]) -> None:
         for piece in fragments(item["arguments"], self.reply.chunk_size):
             self.emit(
@@ -266,8 +276,55 @@ class _Events:
 
 
 _RESPONSES_ASSISTANT_ITEMS = frozenset(
-    {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call"}
+    {
+        "function_call",
+        "custom_tool_call",
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_approval_request",
+        "mcp_list_tools",
+        "tool_search_call",
+        "tool_search_output",
+        "compaction",
+        "program",
+        "program_output",
+    }
 )
+_RESPONSES_OUTPUTS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "computer_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "mcp_approval_response",
+    }
+)
+
+
+def _responses_result(item: dict[str, Any], where: str, names: dict[str, str]) -> ToolResult:
+    """A tool result of a Responses input item: its call's id and its text
+    (``approved`` or ``denied: <reason>`` for an MCP approval response)."""
+    kind = item.get("type")
+    if kind == "mcp_approval_response":
+        call_id = item.get("approval_request_id")
+        approved = item.get("approve") is True
+        content = "approved" if approved else f"denied: {item.get('reason') or ''}".strip()
+    else:
+        call_id = item.get("id") if kind == "local_shell_call_output" else item.get("call_id")
+        output = item.get("output")
+        content = text_of(output) if not isinstance(output, list | dict) else _json.dumps(output)
+        approved = item.get("status") != "failed"
+    if not isinstance(call_id, str):
+        raise BadRequest(f"{where}: the id of the call it answers must be a string")
+    error = not approved or looks_like_error(content)
+    return ToolResult(call_id, names.get(call_id), content, error)
 
 
 def decode_request(
@@ -298,8 +355,9 @@ def decode_request(
         is_assistant = kind in _RESPONSES_ASSISTANT_ITEMS or (
             kind == "message" and item.get("role") == "assistant"
         )
-        if kind == "function_call":
-            call_id, name = item.get("call_id"), item.get("name")
+        if kind in _RESPONSES_ASSISTANT_ITEMS:
+            call_id = item.get("id") if kind == "mcp_approval_request" else item.get("call_id")
+            name = item.get("name", str(kind).removesuffix("_call"))
             if isinstance(call_id, str) and isinstance(name, str):
                 names[call_id] = name
         if is_assistant:
@@ -311,13 +369,8 @@ def decode_request(
             in_assistant_run = True
             continue
         in_assistant_run = False
-        if kind == "function_call_output":
-            call_id = item.get("call_id")
-            if not isinstance(call_id, str):
-                raise BadRequest(f"input[{i}].call_id must be a string")
-            content = text_of(item.get("output"))
-            result = ToolResult(call_id, names.get(call_id), content, looks_like_error(content))
-            events.append(("result", result))
+        if kind in _RESPONSES_OUTPUTS:
+            events.append(("result", _responses_result(item, f"input[{i}]", names)))
         if not seen_assistant:
             opening.append(item)
     tools = data.get("tools")
