@@ -23,6 +23,7 @@ import anyio.abc
 
 from toolwire.agent.loop import (
     Broken,
+    ContinueTurn,
     Deny,
     Fail,
     Finish,
@@ -169,6 +170,9 @@ class RunDriver:
                     turns=self.turn,
                     run_id=self.run_id,
                 )
+            if isinstance(step, ContinueTurn):
+                self._turn_finished(choice, turn_usage, 0)
+                continue
             assert isinstance(step, RunTools)
             if recorded is not None:
                 done = await self._settle(step.calls, recorded)

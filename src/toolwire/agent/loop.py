@@ -5,6 +5,8 @@ async driver (:mod:`toolwire.agent`) only carries the answer out:
 
 * :class:`RunTools`: execute these calls (in call order; the toolbox asks for
   approval where a tool requires it, per call), then ask the model again;
+* :class:`ContinueTurn`: the provider paused the turn (``finish_reason ==
+  "paused"``): ask again with what it said so far, no message added;
 * :class:`Finish`: the run is over, answered or stopped by the turn limit;
 * :class:`RetryTurn`: the turn's stream broke after bytes were read, send the
   whole turn again (no tool of the broken stream ever runs);
@@ -29,6 +31,7 @@ from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
 
 __all__ = [
     "Broken",
+    "ContinueTurn",
     "Deny",
     "Fail",
     "Finish",
@@ -83,6 +86,11 @@ class RunTools:
 
 
 @dataclass(frozen=True, slots=True)
+class ContinueTurn:
+    """The provider paused the turn: send it back as it is, to be continued."""
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     """The run is over, with this outcome."""
 
@@ -104,27 +112,30 @@ class Fail:
     error: ToolwireError
 
 
-NextStep = RunTools | Finish | RetryTurn | Fail
+NextStep = RunTools | ContinueTurn | Finish | RetryTurn | Fail
 
 
 def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
     """What the loop does after a turn ended as ``end``.
 
     Calls are run whatever the finish reason says (some providers never say
-    ``tool_calls``); a turn without calls is the answer. Running tools after
-    the last allowed turn would only produce results nobody reads, so the
-    limit is checked first. A broken stream is sent again while
-    ``stream_retries`` allow.
+    ``tool_calls``); a turn without calls is the answer, unless the provider
+    paused it, and then it is continued. Running tools or continuing after
+    the last allowed turn would only produce work nobody reads, so the limit
+    is checked first. A broken stream is sent again while ``stream_retries``
+    allow.
     """
     if isinstance(end, Broken):
         if end.attempt > stream_retries:
             return Fail(end.error)
         return RetryTurn(end.attempt + 1, end.error)
     calls: list[AnyCall] = [*end.choice.tool_calls, *end.choice.invalid_tool_calls]
-    if not calls:
+    if not calls and end.choice.finish_reason != "paused":
         return Finish("answered")
     if end.turn >= max_turns:
         return Finish("max_turns")
+    if not calls:
+        return ContinueTurn()
     calls.sort(key=lambda call: call.index)
     return RunTools(tuple(calls))
 

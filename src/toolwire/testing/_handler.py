@@ -116,7 +116,17 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         else:
             arguments = substitute_value(call.arguments, lookup)
             raw = _json.dumps(arguments)
-        calls.append(ReplyCall(index=index, name=call.name, raw_arguments=raw, arguments=arguments))
+        fields = substitute_value(call.provider_fields.get(request.dialect, {}), lookup)
+        calls.append(
+            ReplyCall(
+                index=index, name=call.name, raw_arguments=raw, arguments=arguments, fields=fields
+            )
+        )
+    items = tuple(
+        (item.after, substitute_value(item.item, lookup))
+        for item in turn.provider_items
+        if item.dialect == request.dialect
+    )
     return Reply(
         request=request,
         turn=request.assistant_turns,
@@ -126,6 +136,9 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         chunk_size=turn.chunk_size,
         created=int(time.time()),
         input_tokens=max(1, input_tokens),
+        items=items,
+        finish=turn.provider_finish.get(request.dialect),
+        fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
     )
 
 

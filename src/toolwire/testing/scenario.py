@@ -32,7 +32,7 @@ import hashlib
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -41,6 +41,7 @@ from toolwire.stream import _json
 
 __all__ = [
     "Fault",
+    "ProviderItem",
     "Scenario",
     "ScenarioError",
     "ScriptedToolCall",
@@ -109,6 +110,26 @@ class ScriptedToolCall(_Model):
     name: str = Field(min_length=1)
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """An object, or raw text streamed exactly as given (it may be invalid JSON)."""
+    provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """More fields of the call's wire item, by dialect: an Anthropic
+    ``tool_use`` block's ``caller``, a Gemini part's ``thoughtSignature``."""
+
+
+class ProviderItem(_Model):
+    """A provider's own item, sent as it is in that dialect's answers (and
+    left out of other dialects'): an Anthropic content block
+    (``server_tool_use``, ``web_search_tool_result``, ``compaction``...), a
+    Gemini part (``executableCode``, ``toolCall``...). Its strings may quote
+    tool results (``{result:0}``)."""
+
+    dialect: str = Field(min_length=1)
+    """The dialect whose answers carry it (``"anthropic-messages"``, ``"gemini"``...)."""
+    item: dict[str, Any]
+    """The item, in the dialect's wire shape."""
+    after: Literal["reasoning", "text", "calls"] = "text"
+    """Where it goes: after the reasoning (before the text), after the text
+    (before the calls) or after the calls. Items with the same ``after``
+    keep their order."""
 
 
 class Turn(_Model):
@@ -124,6 +145,13 @@ class Turn(_Model):
     """Seconds to wait between chunks."""
     faults: list[Fault] = Field(default_factory=list)
     """Fault of attempt 1, 2, ... of the same request; later attempts succeed."""
+    provider_items: list[ProviderItem] = Field(default_factory=list)
+    """Items of one dialect's own, streamed whole in its answers (see :class:`ProviderItem`)."""
+    provider_finish: dict[str, str] = Field(default_factory=dict)
+    """The finish word to send instead of the usual one, by dialect (Anthropic's
+    ``pause_turn``)."""
+    provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """More fields of the answer, by dialect: an Anthropic message's ``container``."""
     if_error: Turn | None = None
     """The turn to play instead when one of the latest tool results is an error:
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a

@@ -7,7 +7,7 @@ the dialect; each encoder turns it into frames (streamed) or a body (whole).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from toolwire.stream import _json
@@ -35,6 +35,8 @@ class ReplyCall:
     """The arguments text as streamed (compact JSON, or the scenario's raw text)."""
     arguments: dict[str, Any] | None
     """The arguments as an object, or ``None`` when the raw text is not a JSON object."""
+    fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields of the call's wire item, in the request's dialect."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,16 @@ class Reply:
     chunk_size: int
     created: int
     input_tokens: int
+    items: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """The dialect's own items, each with where it goes (``reasoning``, ``text``, ``calls``)."""
+    finish: str | None = None
+    """The dialect's finish word to send instead of the usual one."""
+    fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields of the answer, in the request's dialect."""
+
+    def items_after(self, place: str) -> list[dict[str, Any]]:
+        """The dialect's own items that go after ``place``, in order."""
+        return [item for where, item in self.items if where == place]
 
     @property
     def seed(self) -> str:
