@@ -1,0 +1,221 @@
+"""Items a provider needs to see again, end to end: the Agent against the
+emulation server, which streams them as the provider does, and the next
+request, which must carry them back in place.
+
+Anthropic: server-tool blocks and their results, text between them, a
+``tool_use`` called from code execution (``caller``), the message's
+``container``, ``compaction``, and ``pause_turn`` continued by the Agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolwire import Agent, Anthropic, RunFinished, ServerToolCallReady, tool
+from toolwire.run import AgentEvent, RunResult
+from toolwire.testing import EmulationServer, Scenario
+
+pytestmark = pytest.mark.anyio
+
+ANTHROPIC = "anthropic-messages"
+CODE_TOOL = "srvtoolu_01CodeExecution000000"
+CALLER = {"type": "code_execution_20250825", "tool_id": CODE_TOOL}
+CONTAINER = {"id": "container_011CWHPPTDTn1XufeRB9uHeH", "expires_at": "2026-12-20T05:33:35Z"}
+SEARCH = {
+    "type": "server_tool_use",
+    "id": "srvtoolu_01WebSearch0000000000",
+    "name": "web_search",
+    "input": {"query": "weather in Hangzhou"},
+}
+SEARCH_RESULT = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_01WebSearch0000000000",
+    "content": [
+        {
+            "type": "web_search_result",
+            "url": "https://example.com/hangzhou",
+            "title": "Hangzhou weather",
+            "encrypted_content": "EqgfCioIARgBIiQ3YTAw",
+            "page_age": None,
+        }
+    ],
+}
+CODE = {
+    "type": "server_tool_use",
+    "id": CODE_TOOL,
+    "name": "code_execution",
+    "input": {"code": "print(await get_weather({'city': 'Hangzhou'}))"},
+}
+CODE_RESULT = {
+    "type": "code_execution_tool_result",
+    "tool_use_id": CODE_TOOL,
+    "content": {
+        "type": "code_execution_result",
+        "stdout": "light rain",
+        "stderr": "",
+        "return_code": 0,
+        "content": [],
+    },
+}
+
+
+def anthropic_items(after: str, *items: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"dialect": ANTHROPIC, "after": after, "item": item} for item in items]
+
+
+@tool(read_only=True)
+def get_weather(city: str) -> dict[str, str]:
+    """Current weather of a city.
+
+    Args:
+        city: the city name.
+    """
+    return {"city": city, "condition": "light rain"}
+
+
+async def run(server: EmulationServer, **options: Any) -> tuple[list[AgentEvent], RunResult]:
+    provider = Anthropic(api_key="test-key", base_url=server.url_for(ANTHROPIC))
+    agent = Agent(provider, model="claude-sonnet-4-5", tools=[get_weather], **options)
+    events: list[AgentEvent] = []
+    try:
+        async for event in agent.stream("What is the weather in Hangzhou?"):
+            events.append(event)
+    finally:
+        await agent.aclose()
+    last = events[-1]
+    assert isinstance(last, RunFinished)
+    return events, last.result
+
+
+def types(blocks: list[dict[str, Any]]) -> list[str]:
+    return [block["type"] for block in blocks]
+
+
+async def test_anthropic_server_blocks_caller_and_container_go_back_in_place() -> None:
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {
+                    "text": "Let me look that up.",
+                    "provider_items": anthropic_items(
+                        "text",
+                        SEARCH,
+                        SEARCH_RESULT,
+                        {"type": "text", "text": "Now in code."},
+                        CODE,
+                    ),
+                    "tool_calls": [
+                        {
+                            "name": "get_weather",
+                            "arguments": {"city": "Hangzhou"},
+                            "provider_fields": {ANTHROPIC: {"caller": CALLER}},
+                        }
+                    ],
+                    "provider_fields": {ANTHROPIC: {"container": CONTAINER}},
+                    "chunk_size": 7,
+                },
+                {
+                    "provider_items": anthropic_items("reasoning", CODE_RESULT),
+                    "text": "Hangzhou: {result:get_weather.condition}.",
+                },
+            ]
+        }
+    )
+    with EmulationServer(scenario) as server:
+        events, result = await run(server)
+        requests = list(server.requests)
+    assert result.outcome == "answered" and result.output == "Hangzhou: light rain."
+    servers = [e.call for e in events if isinstance(e, ServerToolCallReady)]
+    assert [(c.name, c.arguments) for c in servers] == [
+        ("web_search", SEARCH["input"]),
+        ("code_execution", CODE["input"]),
+    ]
+    second = requests[1]
+    assert second["container"] == CONTAINER["id"]
+    assistant = second["messages"][1]
+    assert assistant["role"] == "assistant"
+    blocks = assistant["content"]
+    assert types(blocks) == [
+        "text",
+        "server_tool_use",
+        "web_search_tool_result",
+        "text",
+        "server_tool_use",
+        "tool_use",
+    ]
+    assert [blocks[0]["text"], blocks[3]["text"]] == ["Let me look that up.", "Now in code."]
+    assert blocks[1:3] == [SEARCH, SEARCH_RESULT]
+    assert blocks[4] == CODE
+    assert blocks[5]["caller"] == CALLER and blocks[5]["input"] == {"city": "Hangzhou"}
+    assert second["messages"][2]["content"][0]["tool_use_id"] == blocks[5]["id"]
+    # The answer's own code-execution result is kept for a later turn too.
+    final = result.messages[-1]
+    assert [item["type"] for item in final.provider_state] == ["code_execution_tool_result"]
+
+
+async def test_anthropic_pause_turn_is_continued_by_the_agent() -> None:
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {
+                    "text": "Searching.",
+                    "provider_items": anthropic_items("text", SEARCH, SEARCH_RESULT),
+                    "provider_finish": {ANTHROPIC: "pause_turn"},
+                },
+                {"text": "It rains in Hangzhou."},
+            ]
+        }
+    )
+    with EmulationServer(scenario) as server:
+        _, result = await run(server)
+        requests = list(server.requests)
+    assert result.outcome == "answered" and result.output == "It rains in Hangzhou."
+    assert result.turns == 2 and len(requests) == 2
+    # The paused content goes back as it is, last, with no user message after it.
+    roles = [m["role"] for m in requests[1]["messages"]]
+    assert roles == ["user", "assistant"]
+    paused = requests[1]["messages"][1]["content"]
+    assert types(paused) == ["text", "server_tool_use", "web_search_tool_result"]
+    assert paused[1:] == [SEARCH, SEARCH_RESULT]
+
+
+async def test_anthropic_pause_turn_stops_at_the_turn_limit() -> None:
+    turn = {
+        "text": "Searching.",
+        "provider_items": anthropic_items("text", SEARCH, SEARCH_RESULT),
+        "provider_finish": {ANTHROPIC: "pause_turn"},
+    }
+    with EmulationServer(Scenario.from_dict({"turns": [turn, turn]})) as server:
+        _, result = await run(server, max_turns=1)
+        requests = list(server.requests)
+    assert result.outcome == "max_turns" and len(requests) == 1
+
+
+async def test_anthropic_compaction_goes_back_first() -> None:
+    compaction = {
+        "type": "compaction",
+        "content": "The user asked about Hangzhou's weather.",
+        "encrypted_content": "opaque-compaction-payload",
+    }
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {
+                    "provider_items": anthropic_items("reasoning", compaction),
+                    "text": "Checking.",
+                    "tool_calls": [{"name": "get_weather", "arguments": {"city": "Hangzhou"}}],
+                    "chunk_size": 5,
+                },
+                {"text": "Light rain."},
+            ]
+        }
+    )
+    with EmulationServer(scenario) as server:
+        _, result = await run(server)
+        requests = list(server.requests)
+    assert result.output == "Light rain."
+    blocks = requests[1]["messages"][1]["content"]
+    assert types(blocks) == ["compaction", "text", "tool_use"]
+    assert blocks[0] == compaction
