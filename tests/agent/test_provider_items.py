@@ -5,15 +5,29 @@ request, which must carry them back in place.
 Anthropic: server-tool blocks and their results, text between them, a
 ``tool_use`` called from code execution (``caller``), the message's
 ``container``, ``compaction``, and ``pause_turn`` continued by the Agent.
+Gemini: built-in tools' parts (``toolCall`` / ``toolResponse``,
+``executableCode`` / ``codeExecutionResult``) and every ``thoughtSignature``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from toolwire import Agent, Anthropic, RunFinished, ServerToolCallReady, tool
+from toolwire import (
+    Agent,
+    Anthropic,
+    AssistantMessage,
+    Gemini,
+    RunFinished,
+    ServerToolCallReady,
+    StreamDecoder,
+    ToolResultMessage,
+    UserMessage,
+    tool,
+)
 from toolwire.run import AgentEvent, RunResult
 from toolwire.testing import EmulationServer, Scenario
 
@@ -219,3 +233,155 @@ async def test_anthropic_compaction_goes_back_first() -> None:
     blocks = requests[1]["messages"][1]["content"]
     assert types(blocks) == ["compaction", "text", "tool_use"]
     assert blocks[0] == compaction
+
+
+@tool(anthropic_eager_input_streaming=True)
+def write_file(path: str, text: str) -> str:
+    """Write a file.
+
+    Args:
+        path: where.
+        text: what.
+    """
+    return f"wrote {len(text)} characters to {path}"
+
+
+async def test_anthropic_eager_input_streaming_is_a_tool_option() -> None:
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "write_file", "arguments": {"path": "a", "text": "x"}}]},
+                {"text": "{result:0}"},
+            ]
+        }
+    )
+    with EmulationServer(scenario) as server:
+        provider = Anthropic(api_key="test-key", base_url=server.url_for(ANTHROPIC))
+        agent = Agent(provider, model="claude-sonnet-4-5", tools=[get_weather, write_file])
+        try:
+            result = await agent.run("Write it.")
+        finally:
+            await agent.aclose()
+        requests = list(server.requests)
+    assert result.output == "wrote 1 characters to a"
+    tools = {entry["name"]: entry for entry in requests[0]["tools"]}
+    assert tools["write_file"]["eager_input_streaming"] is True
+    assert "eager_input_streaming" not in tools["get_weather"]
+
+
+# -- Gemini ----------------------------------------------------------------------------
+
+GEMINI = "gemini"
+SEARCH_CALL = {
+    "toolCall": {
+        "id": "g7k2p0qa",
+        "toolType": "GOOGLE_SEARCH_WEB",
+        "args": {"queries": ["weather in Hangzhou"]},
+    },
+    "thoughtSignature": "CpwBAY89a1/search==",
+}
+SEARCH_RESPONSE = {
+    "toolResponse": {
+        "id": "g7k2p0qa",
+        "toolType": "GOOGLE_SEARCH_WEB",
+        "response": {"results": [{"title": "Hangzhou weather", "snippet": "light rain"}]},
+    }
+}
+EXECUTABLE = {"executableCode": {"language": "PYTHON", "code": "print(24 * 9 / 5 + 32)"}}
+EXECUTED = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "75.2\n"}}
+
+
+def gemini_items(after: str, *items: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"dialect": GEMINI, "after": after, "item": item} for item in items]
+
+
+async def test_gemini_built_in_tool_parts_and_signatures_go_back_in_place() -> None:
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {
+                    "reasoning": "Search, compute, then ask the tool.",
+                    "provider_items": [
+                        *gemini_items("reasoning", SEARCH_CALL, SEARCH_RESPONSE),
+                        *gemini_items("text", EXECUTABLE, EXECUTED),
+                    ],
+                    "text": "It is 75.2°F.",
+                    "tool_calls": [
+                        {
+                            "name": "get_weather",
+                            "arguments": {"city": "Hangzhou"},
+                            "provider_fields": {GEMINI: {"thoughtSignature": "CiQBcall=="}},
+                        }
+                    ],
+                },
+                {"text": "Hangzhou: {result:get_weather.condition}."},
+            ]
+        }
+    )
+    with EmulationServer(scenario) as server:
+        provider = Gemini(api_key="test-key", base_url=server.url_for(GEMINI))
+        agent = Agent(provider, model="gemini-3-pro", tools=[get_weather])
+        try:
+            result = await agent.run("What is the weather in Hangzhou?")
+        finally:
+            await agent.aclose()
+        requests = list(server.requests)
+    assert result.output == "Hangzhou: light rain."
+    model, answers = requests[1]["contents"][1:3]
+    assert model["role"] == "model"
+    assert model["parts"] == [
+        SEARCH_CALL,
+        SEARCH_RESPONSE,
+        {"text": "It is 75.2°F."},
+        EXECUTABLE,
+        EXECUTED,
+        {
+            "functionCall": {
+                "name": "get_weather",
+                "args": {"city": "Hangzhou"},
+                "id": model["parts"][5]["functionCall"]["id"],
+            },
+            "thoughtSignature": "CiQBcall==",
+        },
+    ]
+    assert answers["parts"][0]["functionResponse"]["name"] == "get_weather"
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("signed", [0, 1, 2])
+def test_gemini_signature_on_any_part_of_a_streamed_call_goes_back_on_it(
+    anyio_backend: str, signed: int
+) -> None:
+    chunks: list[dict[str, Any]] = [
+        {"functionCall": {"name": "get_weather", "willContinue": True}},
+        {
+            "functionCall": {
+                "partialArgs": [{"jsonPath": "$.city", "stringValue": "Hang"}],
+                "willContinue": True,
+            }
+        },
+        {"functionCall": {"partialArgs": [{"jsonPath": "$.city", "stringValue": "zhou"}]}},
+    ]
+    chunks[signed]["thoughtSignature"] = "CiQBvertex=="
+    body = b"".join(
+        b"data: "
+        + json.dumps({"candidates": [{"content": {"role": "model", "parts": [part]}}]}).encode()
+        + b"\r\n\r\n"
+        for part in chunks
+    )
+    body += b'data: {"candidates": [{"finishReason": "STOP"}]}\r\n\r\n'
+    decoder = StreamDecoder(GEMINI)
+    decoder.feed(body)
+    decoder.close()
+    result = decoder.result()
+    assert [c.arguments for c in result.tool_calls] == [{"city": "Hangzhou"}]
+    assistant = AssistantMessage.from_choice(result.choices[0])
+    call = result.tool_calls[0]
+    history = [UserMessage("q"), assistant, ToolResultMessage(call.id, call.name, "ok")]
+    contents = Gemini(api_key="k").build_request(model="m", messages=history).json["contents"]
+    assert contents[1]["parts"] == [
+        {
+            "functionCall": {"name": "get_weather", "args": {"city": "Hangzhou"}},
+            "thoughtSignature": "CiQBvertex==",
+        }
+    ]

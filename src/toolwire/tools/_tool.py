@@ -82,6 +82,9 @@ class Tool:
         coerce: accept lax conversions of the model's arguments (``"500"``,
             ``500.0`` or ``true`` for an integer...); strict by default.
         allow_nul: accept NUL characters in string arguments.
+        anthropic_eager_input_streaming: Anthropic streams the tool's input
+            as the model writes it, unbuffered and unchecked
+            (``eager_input_streaming``); ``None`` leaves the field out.
     """
 
     def __init__(
@@ -105,6 +108,7 @@ class Tool:
         dedupe: bool = True,
         coerce: bool = False,
         allow_nul: bool = False,
+        anthropic_eager_input_streaming: bool | None = None,
     ) -> None:
         _check_options(name, timeout, retries, max_result_chars)
         self.function = function
@@ -129,6 +133,7 @@ class Tool:
         self.dedupe = dedupe
         self.is_async = is_async(function)
         self.strict = strict
+        self.anthropic_eager_input_streaming = anthropic_eager_input_streaming
         self._strict_parameters, self._strict_problem = self._strict_form()
         if not description:
             logger.warning(
@@ -289,6 +294,7 @@ def tool(
     dedupe: bool = True,
     coerce: bool = False,
     allow_nul: bool = False,
+    anthropic_eager_input_streaming: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -329,7 +335,9 @@ def tool(
             ``dedupe`` (run identical calls of one batch once; default True);
             ``coerce`` (accept lax conversions of the arguments: ``"500"``,
             ``500.0`` or ``true`` for an integer; default False, strict);
-            ``allow_nul`` (accept NUL characters in strings; default False).
+            ``allow_nul`` (accept NUL characters in strings; default False);
+            ``anthropic_eager_input_streaming`` (Anthropic streams the input
+            unbuffered and unchecked: ``eager_input_streaming`` on the tool).
 
     Returns:
         A :class:`Tool`, or a decorator that makes one.
@@ -366,5 +374,6 @@ _OPTIONS = frozenset(
         "dedupe",
         "coerce",
         "allow_nul",
+        "anthropic_eager_input_streaming",
     }
 )

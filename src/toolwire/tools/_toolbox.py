@@ -201,7 +201,15 @@ class Toolbox:
         if dialect == "gemini":
             return gemini.tool_schemas([(t.name, t.description, t.parameters) for t in self])
         if dialect == "anthropic-messages":
-            return [anthropic.tool_schema(t.name, t.description, t.parameters) for t in self]
+            return [
+                anthropic.tool_schema(
+                    t.name,
+                    t.description,
+                    t.parameters,
+                    eager_input_streaming=t.anthropic_eager_input_streaming,
+                )
+                for t in self
+            ]
         shape = (
             openai_chat.tool_schema if dialect == "openai-chat" else openai_responses.tool_schema
         )

@@ -459,12 +459,22 @@ class AnthropicCodec:
         return UsagePart(usage_from_anthropic(dict(self._usage)))
 
 
-def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    """One entry of a request's ``tools``: ``{"name", "description", "input_schema"}``."""
+def tool_schema(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    *,
+    eager_input_streaming: bool | None = None,
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: ``{"name", "description", "input_schema"}``,
+    with ``eager_input_streaming`` when it is set (fine-grained tool streaming:
+    the input is streamed unbuffered and may end as invalid JSON)."""
     tool: dict[str, Any] = {"name": name}
     if description:
         tool["description"] = description
     tool["input_schema"] = parameters
+    if eager_input_streaming is not None:
+        tool["eager_input_streaming"] = eager_input_streaming
     return tool
 
 
