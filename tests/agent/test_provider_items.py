@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import httpx
 import pytest
 
 from toolwire import (
@@ -56,6 +57,14 @@ SEARCH_RESULT = {
         }
     ],
 }
+CITATION = {
+    "type": "web_search_result_location",
+    "url": "https://example.com/hangzhou",
+    "title": "Hangzhou weather",
+    "encrypted_index": "Eo8BCioIAhgBIiQ3",
+    "cited_text": "Light rain in Hangzhou today.",
+}
+CITED = {"type": "text", "text": "It rains, says the web; now in code.", "citations": [CITATION]}
 CODE = {
     "type": "server_tool_use",
     "id": CODE_TOOL,
@@ -117,7 +126,7 @@ async def test_anthropic_server_blocks_caller_and_container_go_back_in_place() -
                         "text",
                         SEARCH,
                         SEARCH_RESULT,
-                        {"type": "text", "text": "Now in code."},
+                        CITED,
                         CODE,
                     ),
                     "tool_calls": [
@@ -159,8 +168,8 @@ async def test_anthropic_server_blocks_caller_and_container_go_back_in_place() -
         "server_tool_use",
         "tool_use",
     ]
-    assert [blocks[0]["text"], blocks[3]["text"]] == ["Let me look that up.", "Now in code."]
-    assert blocks[1:3] == [SEARCH, SEARCH_RESULT]
+    assert blocks[0] == {"type": "text", "text": "Let me look that up."}
+    assert blocks[1:4] == [SEARCH, SEARCH_RESULT, CITED]
     assert blocks[4] == CODE
     assert blocks[5]["caller"] == CALLER and blocks[5]["input"] == {"city": "Hangzhou"}
     assert second["messages"][2]["content"][0]["tool_use_id"] == blocks[5]["id"]
@@ -385,3 +394,46 @@ def test_gemini_signature_on_any_part_of_a_streamed_call_goes_back_on_it(
             "thoughtSignature": "CiQBvertex==",
         }
     ]
+
+
+# -- streamed and whole answers keep the same items ---------------------------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("dialect", [ANTHROPIC, GEMINI])
+def test_streamed_and_whole_answers_keep_the_same_items(anyio_backend: str, dialect: str) -> None:
+    items = (
+        anthropic_items("text", SEARCH, SEARCH_RESULT, CITED, CODE)
+        if dialect == ANTHROPIC
+        else gemini_items("text", SEARCH_CALL, SEARCH_RESPONSE, EXECUTABLE, EXECUTED)
+    )
+    turn = {
+        "text": "Looking.",
+        "provider_items": items,
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": "Hangzhou"}}],
+        "provider_fields": {ANTHROPIC: {"container": CONTAINER}},
+        "chunk_size": 3,
+    }
+    provider = (
+        Anthropic(api_key="k", base_url="http://unused")
+        if dialect == ANTHROPIC
+        else Gemini(api_key="k", base_url="http://unused")
+    )
+    results = []
+    with EmulationServer(Scenario.from_dict({"turns": [turn]})) as server, httpx.Client() as http:
+        base = server.url_for(dialect)
+        for stream in (True, False):
+            request = provider.build_request(model="m", messages=[UserMessage("q")], stream=stream)
+            url = request.url.replace("http://unused", base)
+            response = http.post(url, headers=dict(request.headers), content=request.content())
+            if stream:
+                decoder = StreamDecoder(dialect)
+                decoder.feed(response.content)
+                decoder.close()
+                results.append(decoder.result())
+            else:
+                results.append(provider.parse_response(response.json()))
+    streamed, whole = (r.choices[0] for r in results)
+    assert streamed.provider_state == whole.provider_state != ()
+    assert streamed.text == whole.text
+    assert [c.arguments for c in streamed.tool_calls] == [{"city": "Hangzhou"}]

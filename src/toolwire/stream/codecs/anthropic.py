@@ -115,13 +115,18 @@ _KEPT_BLOCKS = frozenset(
         "tool_search_tool_result",
         "advisor_tool_result",
         "mcp_tool_result",
+        "mcp_tool_listing",
         "container_upload",
         "fallback",
     }
 )
 """Blocks sent back exactly as they came (they have no deltas)."""
+_CITATIONS = "text_citations"
+"""The state item of a text block's ``citations`` (web search, documents):
+``{"type": "text_citations", "length": n, "citations": [...]}``, placed where
+the block's text starts; the text itself is the message's."""
 _STATE_BLOCKS = frozenset(
-    {"thinking", "redacted_thinking", "compaction", *_SERVER_BLOCKS, *_KEPT_BLOCKS}
+    {"thinking", "redacted_thinking", "compaction", _CITATIONS, *_SERVER_BLOCKS, *_KEPT_BLOCKS}
 )
 """Every block type kept as provider state and sent back in place."""
 _CALL_FIELDS = "tool_use_fields"
@@ -157,6 +162,7 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
 
 class _Block:
     __slots__ = (
+        "citations",
         "data",
         "fragments",
         "id",
@@ -164,6 +170,7 @@ class _Block:
         "name",
         "raw",
         "signature",
+        "start",
         "text",
         "type",
     )
@@ -180,6 +187,9 @@ class _Block:
         self.text: list[str] = []
         self.signature = [as_str(block.get("signature"), f"{API}: signature") or ""]
         self.data = block.get("data")
+        citations = block.get("citations")
+        self.citations: list[Any] = list(citations) if isinstance(citations, list) else []
+        self.start = (0, 0)  # (calls, characters of text) before the block
 
 
 class AnthropicCodec:
@@ -316,6 +326,7 @@ class AnthropicCodec:
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
     ) -> None:
         b = self._blocks[index] = _Block(block)
+        b.start = (self._calls, self._text)
         if b.type == "tool_use":
             self._tool_blocks[str(index)] = index
         else:
@@ -367,6 +378,10 @@ class AnthropicCodec:
         elif kind == "signature_delta":
             if block is not None:
                 block.signature.append(as_str(delta.get("signature"), f"{API}: signature") or "")
+        elif kind == "citations_delta":
+            if block is None:
+                raise RemoteProtocolError(f"{API}: citations_delta for unknown block {index}")
+            block.citations.append(as_obj(delta.get("citation"), f"{API}: citation"))
         elif kind == "compaction_delta":
             if block is None:
                 raise RemoteProtocolError(f"{API}: compaction_delta for unknown block {index}")
@@ -376,7 +391,7 @@ class AnthropicCodec:
             encrypted = as_str(delta.get("encrypted_content"), f"{API}: encrypted_content")
             if encrypted:
                 block.data = encrypted
-        # citations_delta and future delta types carry nothing we need.
+        # Future delta types carry nothing we need.
 
     def _add_text(self, text: str, parts: list[Part]) -> None:
         self._text += len(text)
@@ -418,7 +433,15 @@ class AnthropicCodec:
             parts.append(StatePart(self._placed(compaction)))
         elif kind in _KEPT_BLOCKS:
             parts.append(StatePart(self._placed(block.raw)))
-        elif kind != "text":
+        elif kind == "text":
+            if block.citations:
+                calls, start = block.start
+                item = {"type": _CITATIONS, "length": self._text - start}
+                item["citations"] = block.citations
+                if calls or start:
+                    item.update({POSITION_KEY: calls, TEXT_POSITION_KEY: start})
+                parts.append(StatePart(item))
+        else:
             self.quirks.add(f"unknown content block type {kind!r}")
 
     @staticmethod
@@ -487,11 +510,20 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
         if isinstance(item.get("id"), str):
             fields[item["id"]] = dict_or_empty(item.get("fields"))
     blocks: list[dict[str, Any]] = []
+    cited: dict[str, Any] | None = None  # citations of the text that follows
     for kind, value in interleave(
         message.text, message.tool_calls, state_items(message, _STATE_BLOCKS)
     ):
         if kind == "text":
-            blocks.append({"type": "text", "text": value})
+            if cited is not None:
+                length = int_or_none(cited.get("length")) or 0
+                head, value = value[:length], value[length:]
+                blocks.append({"type": "text", "text": head, "citations": cited.get("citations")})
+                cited = None
+            if value:
+                blocks.append({"type": "text", "text": value})
+        elif kind == "item" and value.get("type") == _CITATIONS:
+            cited = value
         elif kind == "call":
             arguments = value.arguments if isinstance(value, ToolCall) else {}
             block = {"type": "tool_use", "id": value.id, "name": value.name, "input": arguments}

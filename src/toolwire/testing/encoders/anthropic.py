@@ -5,7 +5,8 @@ Key orders follow ``anthropic/text_then_tool_use.sse`` (``ping`` after the first
 
 A turn's own Anthropic blocks (:class:`~toolwire.testing.ProviderItem`) are
 streamed as the API streams them: ``server_tool_use`` and ``mcp_tool_use``
-with their input in ``input_json_delta`` fragments, ``compaction`` with its
+with their input in ``input_json_delta`` fragments, a ``text`` block's
+``citations`` in ``citations_delta`` before its text, ``compaction`` with its
 content in one ``compaction_delta``, the others (tool results, ``fallback``...)
 whole in their ``content_block_start``.
 """
@@ -103,6 +104,13 @@ class AnthropicEncoder(Encoder):
             pieces = ["", *fragments(raw, size)]
             deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
             return {**item, "input": {}}, deltas
+        if kind == "text":
+            citations = item.get("citations") or []
+            deltas = [{"type": "citations_delta", "citation": c} for c in citations]
+            text = str(item.get("text") or "")
+            deltas += [{"type": "text_delta", "text": p} for p in fragments(text, size)]
+            start = {"type": "text", "text": ""}
+            return ({"citations": [], **start} if "citations" in item else start), deltas
         if kind == "compaction":
             delta = {"type": "compaction_delta", "content": item.get("content")}
             if item.get("encrypted_content") is not None:
