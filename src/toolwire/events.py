@@ -33,6 +33,7 @@ __all__ = [
     "ToolCallInvalid",
     "ToolCallReady",
     "ToolCallStarted",
+    "UnknownItem",
     "UsageReported",
 ]
 
@@ -173,6 +174,31 @@ class StreamFailed:
     error: ToolwireError
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownItem:
+    """Something the provider sent that toolwire does not act on or keep.
+
+    Nothing on the wire is dropped silently: every item, block, part or event
+    of a stream becomes a typed event or call, provider state carried on the
+    assistant message (and sent back in place), or this event. It holds the
+    payload exactly as sent, so an application can see it, log it or act on it,
+    and a later toolwire can learn it. Decoding goes on after it; the payload is
+    not sent back to the provider on the next request.
+    """
+
+    kind: Literal["unknown_item"] = "unknown_item"
+    choice: int = 0
+    dialect: str
+    """The wire dialect that sent it (``"openai-responses"``...)."""
+    type: str
+    """The provider's own name for it: an output item's or block's ``type``,
+    a stream event's ``type``, or a Gemini part's field (``"videoMetadata"``)."""
+    payload: dict[str, Any]
+    """The item, block, part or event as the provider sent it."""
+    quirk: str
+    """Why toolwire does not act on it, in one sentence."""
+
+
 Event = (
     TextDelta
     | ReasoningDelta
@@ -185,6 +211,7 @@ Event = (
     | ChoiceFinished
     | StreamEnded
     | StreamFailed
+    | UnknownItem
 )
 
 

@@ -1,33 +1,21 @@
 """Every content block and delta type of anthropic-sdk-python's beta unions
-lands somewhere: text, a call, a server call, or provider state that goes
-back in the next request. A type a future SDK adds fails here until the
-codec handles it.
+that is kept goes back in the next request, in its place (where each type
+lands is ``test_nothing_dropped``'s table). A type a future SDK adds fails
+here until the codec handles it.
 """
 
 from __future__ import annotations
 
 import json
-import typing
 from typing import Any
 
 import pytest
+from anthropic.types import beta
 
 from toolwire import Anthropic, AssistantMessage, StreamDecoder, ToolResultMessage, UserMessage
 from toolwire.stream.codecs._request import interleave
 
-beta = pytest.importorskip("anthropic.types.beta")
-
-
-def union_types(union: Any) -> list[str]:
-    """The ``type`` literals of a discriminated union of SDK models."""
-    if typing.get_origin(union) is typing.Annotated:
-        union = typing.get_args(union)[0]
-    out = []
-    for model in typing.get_args(union):
-        (literal,) = typing.get_args(model.model_fields["type"].annotation)
-        out.append(literal)
-    return out
-
+from .test_nothing_dropped import union_types
 
 BLOCKS = union_types(beta.BetaContentBlock)
 DELTAS = union_types(beta.BetaRawContentBlockDelta)

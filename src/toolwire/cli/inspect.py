@@ -33,6 +33,7 @@ from toolwire.events import (
     ToolCallInvalid,
     ToolCallReady,
     ToolCallStarted,
+    UnknownItem,
     UsageReported,
 )
 from toolwire.stream.decoder import DecodedFrame, StreamDecoder
@@ -210,6 +211,8 @@ def _describe(event: Event) -> list[tuple[str, str]]:
         return [("protocol", "end of stream marker")]
     if isinstance(event, StreamFailed):
         return [("protocol", f"ERROR {event.error.type_name}: {event.error.message}")]
+    if isinstance(event, UnknownItem):
+        return [("protocol", f"{c}unknown item {event.type}: {event.quirk}")]
     assert_never(event)
 
 

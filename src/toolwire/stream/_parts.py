@@ -36,6 +36,7 @@ __all__ = [
     "StreamEndPart",
     "TextPart",
     "TrailerPart",
+    "UnknownPart",
     "UsagePart",
 ]
 
@@ -95,6 +96,9 @@ class CallPart:
             ``partialArgs``), read at ``mark`` by the delta this part causes.
         new: this piece opens a new call, whatever its id or index.
         done: this piece is the call's own end marker.
+        cut: the provider says the call was cut before its end (a Responses
+            item closed with ``status: "incomplete"``): it is incomplete,
+            never ready nor invalid.
     """
 
     choice: int = 0
@@ -109,6 +113,7 @@ class CallPart:
     mark: int = 0
     new: bool = False
     done: bool = False
+    cut: bool = False
 
 
 @dataclass(slots=True)
@@ -184,6 +189,17 @@ class ErrorPart:
     error: ToolwireError
 
 
+@dataclass(slots=True)
+class UnknownPart:
+    """Something the codec does not act on or keep: an ``UnknownItem`` event."""
+
+    dialect: str
+    type: str
+    payload: dict[str, Any]
+    quirk: str
+    choice: int = 0
+
+
 Part = (
     ArgsPart
     | TextPart
@@ -198,4 +214,5 @@ Part = (
     | StreamEndPart
     | TrailerPart
     | ErrorPart
+    | UnknownPart
 )

@@ -60,6 +60,7 @@ from toolwire.events import (
     ToolCallInvalid,
     ToolCallReady,
     ToolCallStarted,
+    UnknownItem,
     UsageReported,
     new_reasoning_delta,
     new_text_delta,
@@ -91,6 +92,7 @@ from toolwire.stream._parts import (
     StreamEndPart,
     TextPart,
     TrailerPart,
+    UnknownPart,
     UsagePart,
 )
 from toolwire.stream.limits import MAX_TEXT_CHARS, MAX_TOOL_CALLS
@@ -234,6 +236,16 @@ class Accumulator:
             self.trailer(out)
         elif isinstance(part, ErrorPart):
             self.fail(part.error, out)
+        elif isinstance(part, UnknownPart):
+            out.append(
+                UnknownItem(
+                    choice=part.choice,
+                    dialect=part.dialect,
+                    type=part.type,
+                    payload=part.payload,
+                    quirk=part.quirk,
+                )
+            )
 
     def _server_call(self, part: ServerCallPart, out: list[Event]) -> None:
         server = ServerToolCall(
@@ -324,7 +336,9 @@ class Accumulator:
         if part.args and self._add_text(choice, call, part, out):
             return
         self._add_values(call, part, out)
-        if part.done:
+        if part.cut:
+            call.state = INCOMPLETE
+        elif part.done:
             self._finalize(choice, part.choice, call, out, allow_close=False)
         elif (
             name

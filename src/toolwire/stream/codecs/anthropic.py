@@ -69,6 +69,7 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
 from toolwire.stream.codecs._request import (
     ToolChoice,
@@ -391,7 +392,8 @@ class AnthropicCodec:
             encrypted = as_str(delta.get("encrypted_content"), f"{API}: encrypted_content")
             if encrypted:
                 block.data = encrypted
-        # Future delta types carry nothing we need.
+        else:
+            parts.append(unknown_part(API, str(kind), obj, self.quirks))
 
     def _add_text(self, text: str, parts: list[Part]) -> None:
         self._text += len(text)
@@ -442,7 +444,10 @@ class AnthropicCodec:
                     item.update({POSITION_KEY: calls, TEXT_POSITION_KEY: start})
                 parts.append(StatePart(item))
         else:
-            self.quirks.add(f"unknown content block type {kind!r}")
+            payload = dict(block.raw)
+            if block.fragments:  # input streamed for a block of unknown type
+                payload["partial_json"] = "".join(block.fragments)
+            parts.append(unknown_part(API, kind, payload, self.quirks))
 
     @staticmethod
     def _server_input(block: _Block) -> tuple[dict[str, Any], str]:

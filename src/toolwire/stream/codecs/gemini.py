@@ -16,12 +16,12 @@ with an empty ``functionCall: {}``, with a ``partialArgs`` part lacking
 part: it is kept as provider state (on a call's part, also when it comes on
 one of its ``partialArgs`` parts).
 
-Every other part the model sends (built-in tools beside custom ones:
-``toolCall`` / ``toolResponse``, ``executableCode`` / ``codeExecutionResult``;
-``inlineData``, ``fileData``...) is kept whole, signature included, as a
+A part of a built-in tool (beside custom ones: ``toolCall`` /
+``toolResponse``, ``executableCode`` / ``codeExecutionResult``) or of media
+(``inlineData``, ``fileData``) is kept whole, signature included, as a
 provider-state item ``{"type": "part", "part": {...}}`` with where it stood
-among the text and the calls, and goes back there (google-genai's
-``types.Part`` lists the fields). References:
+among the text and the calls, and goes back there; any other part is an
+``UnknownItem`` (google-genai's ``types.Part`` lists the fields). References:
 https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
 https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling
 """
@@ -64,6 +64,7 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
 from toolwire.stream.codecs._request import (
     ToolChoice,
@@ -107,9 +108,19 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
 
 _PART = "part"
 """The provider-state item of a part toolwire keeps whole: ``{"type": "part", "part": {...}}``."""
-_READ_FIELDS = frozenset({"text", "thought", "thoughtSignature", "functionCall"})
-"""Part fields toolwire reads itself; a part without text or a call that
-holds any other is kept whole."""
+_KEPT_FIELDS = frozenset(
+    {
+        "toolCall",
+        "toolResponse",
+        "executableCode",
+        "codeExecutionResult",
+        "inlineData",
+        "fileData",
+        "functionResponse",
+    }
+)
+"""A part holding one of these (a built-in tool's call or result, media the
+model made) is kept whole and sent back in place."""
 
 
 def usage_from_gemini(raw: dict[str, Any]) -> Usage:
@@ -202,7 +213,7 @@ class GeminiCodec:
             parts.append(finish_part(FINISH_REASONS, raw, c))
 
     def _part(self, part: dict[str, Any], c: int, parts: list[Part]) -> None:
-        if "text" not in part and "functionCall" not in part and not _READ_FIELDS.issuperset(part):
+        if not _KEPT_FIELDS.isdisjoint(part):
             # A built-in tool's part (or media): kept whole, in its place.
             item: dict[str, Any] = {"type": _PART, "part": part}
             calls, chars = self._calls.get(c, 0), self._text.get(c, 0)
@@ -236,8 +247,13 @@ class GeminiCodec:
                 parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
         elif text is not None:
             raise RemoteProtocolError(f"{API}: text part is not a string")
-        elif signature:
-            parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
+        else:
+            if signature:
+                parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
+            data = [k for k in part if k not in ("thoughtSignature", "thought_signature")]
+            if data or not signature:
+                kind = data[0] if data else "empty part"
+                parts.append(unknown_part(API, kind, part, self.quirks, c))
 
     def _function_call(self, fc: dict[str, Any], c: int, parts: list[Part]) -> bool:
         """Read a ``functionCall`` part; say whether it opened a call."""

@@ -31,6 +31,7 @@ from toolwire.stream._parts import (
     ArgsPart,
     CallPart,
     ErrorPart,
+    FinishPart,
     Part,
     ReasoningPart,
     StatePart,
@@ -66,6 +67,7 @@ __all__ = [
     "FINISH_REASONS",
     "OpenAIChatCodec",
     "call_arguments_text",
+    "custom_input",
     "encode_messages",
     "encode_request",
     "tool_schema",
@@ -152,6 +154,7 @@ class OpenAIChatCodec:
         self.args_event: EventMatcher | None = None
         self._head = ""
         self._learning = _LEARNING
+        self._custom = CustomCalls()
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
@@ -182,6 +185,8 @@ class OpenAIChatCodec:
             obj = as_obj(obj, f"{API}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
             return [ErrorPart(error_event(obj, API))]
+        if obj.get("error"):
+            return self._inband_error(obj, data)
         try:
             parts = self._parts(obj, data, exact=False)
         except _ExactNeeded:
@@ -194,6 +199,19 @@ class OpenAIChatCodec:
         if self._learning and len(parts) == 1 and type(parts[0]) is ArgsPart:
             self._learn(data)
         return parts
+
+    def _inband_error(self, obj: dict[str, Any], data: str) -> list[Part]:
+        """A chunk with a top-level ``error`` beside its ``choices`` (OpenRouter,
+        HTTP 200): the stream failed. Its text and usage are kept; the error
+        comes before any call or finish of the chunk, so no call is made ready
+        by the chunk that reports the failure."""
+        self.quirks.add("in-band error object on a chunk")
+        kept = [
+            part
+            for part in self._parts(obj, data, exact=True)
+            if not isinstance(part, CallPart | ArgsPart | FinishPart)
+        ]
+        return [*kept, ErrorPart(error_event(obj, API))]
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``chat.completion`` object: what its stream would give."""
@@ -229,7 +247,12 @@ class OpenAIChatCodec:
         if not calls and isinstance(message.get("function_call"), dict):
             calls = [{"function": message["function_call"]}]
         for index, call in enumerate(calls):
-            parts.append(_whole_call(as_obj(call, f"{API}: tool call"), c, index))
+            call = as_obj(call, f"{API}: tool call")
+            if call.get("type") == "custom":
+                self._custom.delta({**call, "index": index}, c, parts)
+            else:
+                parts.append(_whole_call(call, c, index))
+        self._custom.finish(c, parts)
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
             parts.append(finish_part(FINISH_REASONS, finish, c))
@@ -271,10 +294,14 @@ class OpenAIChatCodec:
                 for tc in tool_calls:
                     if type(tc) is not dict:
                         tc = as_obj(tc, f"{API}: tool call")
-                    parts.append(_tool_call(tc, c, exact, self.quirks))
+                    if "custom" in tc and not tc.get("function"):
+                        self._custom.delta(tc, c, parts)
+                    else:
+                        parts.append(_tool_call(tc, c, exact, self.quirks))
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
+            self._custom.finish(c, parts)
             parts.append(finish_part(FINISH_REASONS, raw, c))
 
     def _content(
@@ -303,6 +330,46 @@ class OpenAIChatCodec:
                 parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
             else:
                 raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
+
+
+class CustomCalls:
+    """Chat Completions ``type: "custom"`` tool calls (freeform input).
+
+    The input is one string, streamed in ``custom.input`` pieces; it reaches
+    the accumulator as the arguments ``{"input": ...}``, streamed as JSON text
+    so partial values work, and is settled whole at the choice's finish. Each
+    custom call leaves a ``custom_tool_call`` state item, so the request
+    encoder sends it back in its own shape.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[tuple[int, int], tuple[str | None, list[str]]] = {}
+
+    def delta(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
+        custom = as_obj(tc.get("custom"), f"{API}: custom tool call")
+        index = as_int(tc.get("index"), f"{API}: tool call index") or 0
+        call_id = as_str(tc.get("id"), f"{API}: tool call id") or None
+        name = as_str(custom.get("name"), f"{API}: tool name")
+        text = as_str(custom.get("input"), f"{API}: custom input") or ""
+        piece = dumps(text)[1:-1]
+        entry = self._open.get((c, index))
+        if entry is None or (call_id and call_id != entry[0]):
+            entry = self._open[(c, index)] = (call_id, [])
+            piece = '{"input":"' + piece
+            parts.append(CallPart(c, call_id, index, name, piece, new=True))
+        else:
+            parts.append(CallPart(c, None, index, name, piece))
+        entry[1].append(text)
+
+    def finish(self, c: int, parts: list[Part]) -> None:
+        for (choice, index), (call_id, texts) in list(self._open.items()):
+            if choice != c:
+                continue
+            del self._open[(choice, index)]
+            final = dumps({"input": "".join(texts)})
+            parts.append(CallPart(c, None, index, args_final=final))
+            if call_id:
+                parts.append(StatePart({"type": "custom_tool_call", "call_id": call_id}, c))
 
 
 def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
@@ -398,13 +465,26 @@ def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
     return dumps(call.arguments)
 
 
+def custom_input(call: ToolCall | InvalidToolCall) -> str:
+    """The freeform input of a custom tool call, as the model wrote it."""
+    value = call.arguments.get("input") if isinstance(call, ToolCall) else None
+    return value if isinstance(value, str) else call.raw_arguments
+
+
 def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
     # Calls without text go with "content": "" rather than null: OpenAI
     # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
     out: dict[str, Any] = {"role": "assistant", "content": message.text}
     if message.tool_calls:
+        custom = {item.get("call_id") for item in state_items(message, ("custom_tool_call",))}
         out["tool_calls"] = [
             {
+                "id": call.id,
+                "type": "custom",
+                "custom": {"name": call.name, "input": custom_input(call)},
+            }
+            if call.id in custom
+            else {
                 "id": call.id,
                 "type": "function",
                 "function": {"name": call.name, "arguments": call_arguments_text(call)},

@@ -54,6 +54,7 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
 from toolwire.stream.codecs._request import (
     ToolChoice,
@@ -68,7 +69,9 @@ from toolwire.types import FinishReason, Usage
 
 __all__ = [
     "INCOMPLETE_REASONS",
+    "PROGRESS_EVENTS",
     "SERVER_ITEMS",
+    "STATE_ITEMS",
     "OpenAIResponsesCodec",
     "encode_input",
     "encode_request",
@@ -95,6 +98,72 @@ SERVER_ITEMS: Final = frozenset(
     }
 )
 """Output items of tools the provider runs itself."""
+
+STATE_ITEMS: Final = frozenset(
+    {
+        "reasoning",
+        "mcp_list_tools",
+        "tool_search_call",
+        "tool_search_output",
+        "additional_tools",
+        "compaction",
+        "program",
+        "program_output",
+        "function_call_output",
+        "custom_tool_call_output",
+        "computer_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "mcp_approval_response",
+    }
+)
+"""Output items kept whole as provider state and sent back in their place
+among the calls on the next request: reasoning, the tools a hosted tool search
+or MCP listing found, compacted history, programs and the outputs the
+provider produced itself."""
+
+PROGRESS_EVENTS: Final = frozenset(
+    {
+        "response.queued",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.annotation.added",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.code_interpreter_call.in_progress",
+        "response.code_interpreter_call.interpreting",
+        "response.code_interpreter_call.completed",
+        "response.code_interpreter_call_code.delta",
+        "response.code_interpreter_call_code.done",
+        "response.file_search_call.in_progress",
+        "response.file_search_call.searching",
+        "response.file_search_call.completed",
+        "response.web_search_call.in_progress",
+        "response.web_search_call.searching",
+        "response.web_search_call.completed",
+        "response.image_generation_call.in_progress",
+        "response.image_generation_call.generating",
+        "response.image_generation_call.partial_image",
+        "response.image_generation_call.completed",
+        "response.mcp_call.in_progress",
+        "response.mcp_call.completed",
+        "response.mcp_call.failed",
+        "response.mcp_call_arguments.delta",
+        "response.mcp_call_arguments.done",
+        "response.mcp_list_tools.in_progress",
+        "response.mcp_list_tools.completed",
+        "response.mcp_list_tools.failed",
+        "response.compaction.compacting",
+        "response.shell_call_command.added",
+        "response.shell_call_command.delta",
+        "response.shell_call_command.done",
+        "response.shell_call_output_content.delta",
+        "response.shell_call_output_content.done",
+    }
+)
+"""Stream events that report progress on an output item (or a content part)
+whose ``.done`` event carries it whole: read there, not here."""
 
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 _TEXT_DONE = {"response.output_text.done", "response.refusal.done"}
@@ -192,6 +261,8 @@ class OpenAIResponsesCodec:
             handler = self._handlers.get(kind)
             if handler is not None:
                 handler(obj, parts)
+            elif kind not in PROGRESS_EVENTS:
+                parts.append(unknown_part(API, str(kind), obj, self.quirks))
         return parts
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
@@ -283,13 +354,16 @@ class OpenAIResponsesCodec:
                     name=as_str(item.get("name"), f"{API}: name"),
                     args_final=as_str(item.get("arguments"), f"{API}: arguments"),
                     done=True,
+                    cut=item.get("status") == "incomplete",
                 )
             )
-        elif item_type == "reasoning":
+        elif item_type in STATE_ITEMS:
             # After some calls, it goes back after them.
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
         elif item_type in SERVER_ITEMS:
             parts.append(_server_call(item))
+        elif item_type != "message":
+            parts.append(unknown_part(API, str(item_type), item, self.quirks))
 
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
@@ -342,7 +416,7 @@ def tool_schema(
 
 
 def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, ("reasoning",)))
+    by_position = placed(state_items(message, STATE_ITEMS))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
