@@ -178,3 +178,13 @@ def test_interleave_keeps_the_stream_order() -> None:
     ]
     # Without items, the text comes before the calls, as the providers send it.
     assert interleave("hi", ["call0"], []) == [("text", "hi"), ("call", "call0")]
+
+
+def test_another_dialects_compaction_item_is_not_sent() -> None:
+    responses_item = {"type": "compaction", "id": "cmp_1", "encrypted_content": "opaque"}
+    ours = {"type": "compaction", "content": "summary", "encrypted_content": "opaque"}
+    assistant = AssistantMessage(text="hi", provider_state=(responses_item, ours))
+    body = (
+        Anthropic(api_key="k").build_request(model="m", messages=[UserMessage("q"), assistant]).json
+    )
+    assert body["messages"][1]["content"] == [ours, {"type": "text", "text": "hi"}]

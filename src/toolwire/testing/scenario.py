@@ -24,6 +24,12 @@ every request (``Scenario.replay_file(path)``). The JSON shape::
          "faults": [{"status": 429, "retry_after": 0.05}]},
         {"text": "天气:{result:get_weather}"}
     ]}
+
+A turn may also hold a dialect's own items (:class:`ProviderItem`: Anthropic
+server-tool blocks, Gemini built-in tool parts...), its own finish word
+(``provider_finish``, e.g. Anthropic's ``pause_turn``) and more fields of the
+answer or of a call (``provider_fields``: a ``container``, a ``caller``, a
+``thoughtSignature``), each given per dialect.
 """
 
 from __future__ import annotations

@@ -516,9 +516,13 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
             fields[item["id"]] = dict_or_empty(item.get("fields"))
     blocks: list[dict[str, Any]] = []
     cited: dict[str, Any] | None = None  # citations of the text that follows
-    for kind, value in interleave(
-        message.text, message.tool_calls, state_items(message, _STATE_BLOCKS)
-    ):
+    # A Responses ``compaction`` item (it has an ``id``) is not Anthropic's block.
+    kept = [
+        item
+        for item in state_items(message, _STATE_BLOCKS)
+        if item.get("type") != "compaction" or "id" not in item
+    ]
+    for kind, value in interleave(message.text, message.tool_calls, kept):
         if kind == "text":
             if cited is not None:
                 length = int_or_none(cited.get("length")) or 0
