@@ -47,6 +47,7 @@ EXPECTED_OUTPUT = {
         "It is light rain in Hangzhou. 2",
         "['text', 'server_tool_use', 'web_search_tool_result']",
     ],
+    "wire-items.md": ["Done: applied 5 lines"],
 }
 SHELLS = ("sh", "bash", "shell", "console")
 

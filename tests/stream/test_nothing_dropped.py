@@ -80,12 +80,12 @@ RESPONSES_ITEMS: dict[str, str] = {
     "shell_call_output": "state:shell_call_output",
     "apply_patch_call_output": "state:apply_patch_call_output",
     "mcp_approval_response": "state:mcp_approval_response",
-    "custom_tool_call": "unknown",
-    "computer_call": "unknown",
-    "local_shell_call": "unknown",
-    "shell_call": "unknown",
-    "apply_patch_call": "unknown",
-    "mcp_approval_request": "unknown",
+    "custom_tool_call": "call",
+    "computer_call": "call",
+    "local_shell_call": "call",
+    "shell_call": "call",
+    "apply_patch_call": "call",
+    "mcp_approval_request": "call",
 }
 
 # Events the codec reads (items, text, arguments, the response's life).
@@ -108,6 +108,8 @@ _RESPONSES_READ = {
     "response.reasoning_text.done",
     "response.reasoning_summary_text.delta",
     "response.reasoning_summary_text.done",
+    "response.custom_tool_call_input.delta",
+    "response.custom_tool_call_input.done",
 }
 RESPONSES_EVENTS: dict[str, str] = {
     **dict.fromkeys(_RESPONSES_READ, "read"),
@@ -116,8 +118,6 @@ RESPONSES_EVENTS: dict[str, str] = {
     "response.audio.done": "unknown",
     "response.audio.transcript.delta": "unknown",
     "response.audio.transcript.done": "unknown",
-    "response.custom_tool_call_input.delta": "unknown",
-    "response.custom_tool_call_input.done": "unknown",
 }
 
 CHAT_TOOL_CALLS: dict[str, str] = {
@@ -242,6 +242,10 @@ def responses_item(kind: str) -> dict[str, Any]:
     item: dict[str, Any] = {"type": kind, "id": f"{kind}_1", "status": "completed"}
     if kind == "function_call":
         item.update(call_id="call_1", name="lookup", arguments='{"q": 1}')
+    elif kind == "mcp_approval_request":
+        item.update(name="create_issue", arguments="{}", server_label="tracker")
+    elif kind == "custom_tool_call":
+        item.update(call_id="call_1", name="apply", input="*** Begin Patch")
     elif kind == "message":
         item.update(role="assistant", content=[{"type": "output_text", "text": "hi"}])
     elif kind == "reasoning":

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import anyio.abc
 
+from toolwire.agent._asked import answer_asked_calls
 from toolwire.agent.loop import (
     Broken,
     ContinueTurn,
@@ -176,6 +177,7 @@ class RunDriver:
             assert isinstance(step, RunTools)
             if recorded is not None:
                 done = await self._settle(step.calls, recorded)
+            await self._answer_asked(step.calls, assistant, done)
             await self._run_tools(step.calls, done)
             self._turn_finished(choice, turn_usage, len(step.calls))
 
@@ -344,6 +346,28 @@ class RunDriver:
                 self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
             done[call.id] = (result, False)
         return done
+
+    async def _answer_asked(
+        self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results
+    ) -> None:
+        """Answer the calls the provider asked about (MCP approvals, computer
+        and shell calls no tool handles): see :mod:`toolwire.agent._asked`."""
+        pending = [call for call in calls if call.id not in done]
+        answers = await answer_asked_calls(
+            pending,
+            assistant,
+            self.agent.toolbox,
+            approve=self._approver(),
+            run_id=self.run_id,
+            metadata={**self.agent.metadata, "turn": self.turn, "model": self.agent.model},
+        )
+        for call in pending:
+            result = answers.get(call.id)
+            if result is None:
+                continue
+            done[call.id] = (result, False)
+            if self.emit is not None:
+                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
 
     async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
         """Run the calls that have no result yet (run eagerly, or recorded by

@@ -104,6 +104,10 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         [(r.name, r.content) for r in request.latest_results],
         [(r.name, r.content) for r in request.results],
     )
+    if turn.items and request.dialect != "openai-responses":
+        raise ScenarioError(
+            f"a turn's items are OpenAI Responses output items, not {request.dialect}'s"
+        )
     calls: list[ReplyCall] = []
     for index, call in enumerate(turn.tool_calls):
         if isinstance(call.arguments, str):
@@ -116,13 +120,20 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         else:
             arguments = substitute_value(call.arguments, lookup)
             raw = _json.dumps(arguments)
-        fields = substitute_value(call.provider_fields.get(request.dialect, {}), lookup)
         calls.append(
             ReplyCall(
-                index=index, name=call.name, raw_arguments=raw, arguments=arguments, fields=fields
+                index=index,
+                name=call.name,
+                raw_arguments=raw,
+                arguments=arguments,
+                custom=call.custom,
+                fields=call.fields,
+                provider_fields=substitute_value(
+                    call.provider_fields.get(request.dialect, {}), lookup
+                ),
             )
         )
-    items = tuple(
+    provider_items = tuple(
         (item.after, substitute_value(item.item, lookup))
         for item in turn.provider_items
         if item.dialect == request.dialect
@@ -133,12 +144,13 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         reasoning=substitute(turn.reasoning, lookup),
         text=substitute(turn.text, lookup),
         calls=tuple(calls),
+        items=tuple(substitute_value(item, lookup) for item in turn.items),
         chunk_size=turn.chunk_size,
         created=int(time.time()),
         input_tokens=max(1, input_tokens),
-        items=items,
+        provider_items=provider_items,
         finish=turn.provider_finish.get(request.dialect),
-        fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
+        provider_fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
     )
 
 

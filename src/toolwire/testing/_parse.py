@@ -197,7 +197,7 @@ def _parse_openai_chat(data: dict[str, Any]) -> ParsedRequest:
             events.append(("assistant", None))
             for call in message.get("tool_calls") or []:
                 if isinstance(call, dict):
-                    function = call.get("function")
+                    function = call.get("function") or call.get("custom")
                     if isinstance(call.get("id"), str) and isinstance(function, dict):
                         names[call["id"]] = str(function.get("name"))
         elif role == "tool":
@@ -226,8 +226,55 @@ def _parse_openai_chat(data: dict[str, Any]) -> ParsedRequest:
 
 
 _RESPONSES_ASSISTANT_ITEMS = frozenset(
-    {"function_call", "reasoning", "web_search_call", "file_search_call", "computer_call"}
+    {
+        "function_call",
+        "custom_tool_call",
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_approval_request",
+        "mcp_list_tools",
+        "tool_search_call",
+        "tool_search_output",
+        "compaction",
+        "program",
+        "program_output",
+    }
 )
+_RESPONSES_OUTPUTS = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "computer_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "mcp_approval_response",
+    }
+)
+
+
+def _responses_result(item: dict[str, Any], where: str, names: dict[str, str]) -> ToolResult:
+    """A tool result of a Responses input item: its call's id and its text
+    (``approved`` or ``denied: <reason>`` for an MCP approval response)."""
+    kind = item.get("type")
+    if kind == "mcp_approval_response":
+        call_id = item.get("approval_request_id")
+        approved = item.get("approve") is True
+        content = "approved" if approved else f"denied: {item.get('reason') or ''}".strip()
+    else:
+        call_id = item.get("id") if kind == "local_shell_call_output" else item.get("call_id")
+        output = item.get("output")
+        content = _text_of(output) if not isinstance(output, list | dict) else _json.dumps(output)
+        approved = item.get("status") != "failed"
+    if not isinstance(call_id, str):
+        raise BadRequest(f"{where}: the id of the call it answers must be a string")
+    error = not approved or _looks_like_error(content)
+    return ToolResult(call_id, names.get(call_id), content, error)
 
 
 def _parse_openai_responses(data: dict[str, Any]) -> ParsedRequest:
@@ -255,8 +302,9 @@ def _parse_openai_responses(data: dict[str, Any]) -> ParsedRequest:
         is_assistant = kind in _RESPONSES_ASSISTANT_ITEMS or (
             kind == "message" and item.get("role") == "assistant"
         )
-        if kind == "function_call":
-            call_id, name = item.get("call_id"), item.get("name")
+        if kind in _RESPONSES_ASSISTANT_ITEMS:
+            call_id = item.get("id") if kind == "mcp_approval_request" else item.get("call_id")
+            name = item.get("name", str(kind).removesuffix("_call"))
             if isinstance(call_id, str) and isinstance(name, str):
                 names[call_id] = name
         if is_assistant:
@@ -268,13 +316,8 @@ def _parse_openai_responses(data: dict[str, Any]) -> ParsedRequest:
             in_assistant_run = True
             continue
         in_assistant_run = False
-        if kind == "function_call_output":
-            call_id = item.get("call_id")
-            if not isinstance(call_id, str):
-                raise BadRequest(f"input[{i}].call_id must be a string")
-            content = _text_of(item.get("output"))
-            result = ToolResult(call_id, names.get(call_id), content, _looks_like_error(content))
-            events.append(("result", result))
+        if kind in _RESPONSES_OUTPUTS:
+            events.append(("result", _responses_result(item, f"input[{i}]", names)))
         if not seen_assistant:
             opening.append(item)
     tools = data.get("tools")

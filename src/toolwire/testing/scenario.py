@@ -116,9 +116,22 @@ class ScriptedToolCall(_Model):
     name: str = Field(min_length=1)
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """An object, or raw text streamed exactly as given (it may be invalid JSON)."""
+    custom: bool = False
+    """A custom (freeform) tool call of the OpenAI dialects: ``arguments`` is
+    its input text, streamed as the dialect's custom tool input."""
+    fields: dict[str, Any] = Field(default_factory=dict)
+    """More fields sent beside the call, in the OpenAI dialects: Gemini's
+    ``extra_content`` (its thought signature) on a Chat Completions tool
+    call, a Responses call item's ``caller`` or ``namespace``."""
     provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """More fields of the call's wire item, by dialect: an Anthropic
     ``tool_use`` block's ``caller``, a Gemini part's ``thoughtSignature``."""
+
+    @model_validator(mode="after")
+    def _custom_input_is_text(self) -> ScriptedToolCall:
+        if self.custom and not isinstance(self.arguments, str):
+            raise ValueError("a custom tool call's arguments are its input text: a string")
+        return self
 
 
 class ProviderItem(_Model):
@@ -151,6 +164,10 @@ class Turn(_Model):
     """Seconds to wait between chunks."""
     faults: list[Fault] = Field(default_factory=list)
     """Fault of attempt 1, 2, ... of the same request; later attempts succeed."""
+    items: list[dict[str, Any]] = Field(default_factory=list)
+    """Output items sent as they are after the tool calls (OpenAI Responses
+    only): ``mcp_approval_request``, ``shell_call``, ``computer_call``, state
+    items such as ``compaction``... Each needs a ``type``."""
     provider_items: list[ProviderItem] = Field(default_factory=list)
     """Items of one dialect's own, streamed whole in its answers (see :class:`ProviderItem`)."""
     provider_finish: dict[str, str] = Field(default_factory=dict)
@@ -162,6 +179,12 @@ class Turn(_Model):
     """The turn to play instead when one of the latest tool results is an error:
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a
     JSON object with a non-empty ``error`` key (the shape toolwire sends back)."""
+
+    @model_validator(mode="after")
+    def _items_have_a_type(self) -> Turn:
+        if any(not isinstance(item.get("type"), str) for item in self.items):
+            raise ValueError("every item of a turn needs a string 'type'")
+        return self
 
 
 class Scenario(_Model):

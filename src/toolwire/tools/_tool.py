@@ -82,6 +82,10 @@ class Tool:
         coerce: accept lax conversions of the model's arguments (``"500"``,
             ``500.0`` or ``true`` for an integer...); strict by default.
         allow_nul: accept NUL characters in string arguments.
+        freeform: ``None`` for a function tool; for a custom (freeform) tool
+            of the OpenAI dialects, ``{}`` (any text) or its grammar
+            ``{"syntax": "lark" or "regex", "definition": ...}``. Its one
+            parameter, ``input: str``, receives the model's text.
         anthropic_eager_input_streaming: Anthropic streams the tool's input
             as the model writes it, unbuffered and unchecked
             (``eager_input_streaming``); ``None`` leaves the field out.
@@ -108,6 +112,7 @@ class Tool:
         dedupe: bool = True,
         coerce: bool = False,
         allow_nul: bool = False,
+        freeform: bool | Mapping[str, str] = False,
         anthropic_eager_input_streaming: bool | None = None,
     ) -> None:
         _check_options(name, timeout, retries, max_result_chars)
@@ -133,6 +138,7 @@ class Tool:
         self.dedupe = dedupe
         self.is_async = is_async(function)
         self.strict = strict
+        self.freeform = _freeform(name, freeform, self.parameters)
         self.anthropic_eager_input_streaming = anthropic_eager_input_streaming
         self._strict_parameters, self._strict_problem = self._strict_form()
         if not description:
@@ -294,6 +300,7 @@ def tool(
     dedupe: bool = True,
     coerce: bool = False,
     allow_nul: bool = False,
+    freeform: bool | Mapping[str, str] = False,
     anthropic_eager_input_streaming: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
@@ -336,6 +343,9 @@ def tool(
             ``coerce`` (accept lax conversions of the arguments: ``"500"``,
             ``500.0`` or ``true`` for an integer; default False, strict);
             ``allow_nul`` (accept NUL characters in strings; default False);
+            ``freeform`` (a custom tool of the OpenAI dialects, whose one
+            parameter ``input: str`` is the model's text: ``True``, or its
+            grammar ``{"syntax": "lark" or "regex", "definition": ...}``).
             ``anthropic_eager_input_streaming`` (Anthropic streams the input
             unbuffered and unchecked: ``eager_input_streaming`` on the tool).
 
@@ -374,6 +384,44 @@ _OPTIONS = frozenset(
         "dedupe",
         "coerce",
         "allow_nul",
+        "freeform",
         "anthropic_eager_input_streaming",
     }
 )
+
+
+def _freeform(
+    name: str, freeform: bool | Mapping[str, str], parameters: Mapping[str, Any]
+) -> dict[str, str] | None:
+    """A custom tool's grammar (``{}`` for any text), ``None`` for a function tool.
+
+    Raises:
+        UsageError: the tool does not take exactly ``input: str``, or the
+            grammar is not ``{"syntax": "lark" or "regex", "definition": str}``.
+    """
+    if freeform is False:
+        return None
+    properties = parameters.get("properties")
+    one_string = (
+        isinstance(properties, Mapping)
+        and list(properties) == ["input"]
+        and isinstance(properties["input"], Mapping)
+        and properties["input"].get("type") == "string"
+        and parameters.get("required") == ["input"]
+    )
+    if not one_string:
+        raise UsageError(f"freeform tool {name!r} must take exactly one parameter: input: str")
+    if freeform is True:
+        return {}
+    grammar = dict(freeform)
+    if (
+        set(grammar) != {"syntax", "definition"}
+        or grammar["syntax"] not in ("lark", "regex")
+        or not isinstance(grammar["definition"], str)
+        or not grammar["definition"]
+    ):
+        raise UsageError(
+            f"freeform tool {name!r}: the grammar is "
+            '{"syntax": "lark" or "regex", "definition": "..."}'
+        )
+    return grammar

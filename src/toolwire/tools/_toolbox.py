@@ -213,8 +213,17 @@ class Toolbox:
         shape = (
             openai_chat.tool_schema if dialect == "openai-chat" else openai_responses.tool_schema
         )
+        custom = (
+            openai_chat.custom_tool_schema
+            if dialect == "openai-chat"
+            else openai_responses.custom_tool_schema
+        )
         out = []
         for t in self:
+            if t.freeform is not None:
+                grammar = t.freeform or None  # {} is free text
+                out.append(custom(t.name, t.description, grammar))
+                continue
             parameters, is_strict = self._openai_parameters(t, strict)
             out.append(shape(t.name, t.description, parameters, strict=is_strict))
         return out

@@ -17,6 +17,7 @@ from toolwire.stream._parts import POSITION_KEY, TEXT_POSITION_KEY
 __all__ = [
     "Segment",
     "ToolChoice",
+    "allowed_tools",
     "check_tool_choice",
     "dict_or_empty",
     "interleave",
@@ -29,8 +30,10 @@ __all__ = [
     "without_position",
 ]
 
-ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, str]"
-"""``"auto"``, ``"required"``, ``"none"`` or ``{"name": "tool_name"}``."""
+ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, Any]"
+"""``"auto"``, ``"required"``, ``"none"``, ``{"name": "tool_name"}``, or (OpenAI
+only) ``{"allowed": ["tool_a", "tool_b"], "mode": "auto"}``: the model may
+call only these tools, and must call one with ``"mode": "required"``."""
 
 
 def dict_or_empty(value: Any) -> dict[str, Any]:
@@ -149,6 +152,32 @@ def check_tool_choice(tool_choice: Any, tool_names: Sequence[str] | None) -> str
         "tool_choice must be 'auto', 'required', 'none' or {'name': <tool name>}, "
         f"got {tool_choice!r}"
     )
+
+
+def allowed_tools(
+    tool_choice: Any, tool_names: Sequence[str] | None
+) -> tuple[list[str], str] | None:
+    """``(names, mode)`` of an ``{"allowed": [...], "mode": ...}`` tool choice,
+    else ``None``.
+
+    Raises:
+        UsageError: a name not among the tools, an empty list or another mode.
+    """
+    if not isinstance(tool_choice, Mapping) or "allowed" not in tool_choice:
+        return None
+    names = tool_choice.get("allowed")
+    mode = tool_choice.get("mode", "auto")
+    if set(tool_choice) - {"allowed", "mode"} or mode not in ("auto", "required"):
+        raise UsageError(
+            f"tool_choice {dict(tool_choice)!r}: only 'allowed' and a 'mode' of "
+            "'auto' or 'required' go together"
+        )
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise UsageError("tool_choice 'allowed' must be a non-empty list of tool names")
+    unknown = [n for n in names if tool_names is not None and n not in tool_names]
+    if unknown:
+        raise UsageError(f"tool_choice allows {unknown!r}, which are not among the tools")
+    return names, str(mode)
 
 
 def tool_names(

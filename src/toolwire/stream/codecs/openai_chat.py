@@ -50,9 +50,11 @@ from toolwire.stream.codecs._common import (
     finish_part,
     int_or_none,
     meta_part,
+    unknown_part,
 )
 from toolwire.stream.codecs._request import (
     ToolChoice,
+    allowed_tools,
     check_tool_choice,
     dict_or_empty,
     state_items,
@@ -68,6 +70,7 @@ __all__ = [
     "OpenAIChatCodec",
     "call_arguments_text",
     "custom_input",
+    "custom_tool_schema",
     "encode_messages",
     "encode_request",
     "tool_schema",
@@ -93,6 +96,8 @@ servers send, in toolwire's vocabulary."""
 # Reasoning fields some compatible servers return on the assistant message and
 # expect to see again (DeepSeek: reasoning_content; OpenRouter: reasoning_details).
 ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
+
+_CALL_KEYS = frozenset({"index", "id", "type", "function", "custom"})
 
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
@@ -252,6 +257,7 @@ class OpenAIChatCodec:
                 self._custom.delta({**call, "index": index}, c, parts)
             else:
                 parts.append(_whole_call(call, c, index))
+            self._call_fields(call, c, parts)
         self._custom.finish(c, parts)
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
@@ -298,11 +304,27 @@ class OpenAIChatCodec:
                         self._custom.delta(tc, c, parts)
                     else:
                         parts.append(_tool_call(tc, c, exact, self.quirks))
+                    if len(tc) > 3:
+                        self._call_fields(tc, c, parts)
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
             self._custom.finish(c, parts)
             parts.append(finish_part(FINISH_REASONS, raw, c))
+
+    def _call_fields(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
+        """Fields a server sends beside a call (Gemini's ``extra_content`` with
+        its thought signature): kept, and sent back with the call."""
+        fields = {k: v for k, v in tc.items() if k not in _CALL_KEYS and v is not None}
+        if not fields:
+            return
+        call_id = tc.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            parts.append(unknown_part(API, "tool call fields", fields, self.quirks, c))
+            return
+        self.quirks.add(f"tool call fields {sorted(fields)}")
+        state = {"type": "call_item", "call_id": call_id, "item_type": "function_call"}
+        parts.append(StatePart({**state, "chat_fields": fields}, c))
 
     def _content(
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
@@ -369,7 +391,8 @@ class CustomCalls:
             final = dumps({"input": "".join(texts)})
             parts.append(CallPart(c, None, index, args_final=final))
             if call_id:
-                parts.append(StatePart({"type": "custom_tool_call", "call_id": call_id}, c))
+                state = {"type": "call_item", "call_id": call_id, "item_type": "custom_tool_call"}
+                parts.append(StatePart(state, c))
 
 
 def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
@@ -447,6 +470,22 @@ def tool_schema(
     return {"type": "function", "function": function}
 
 
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "custom": {...}}``; its
+    input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    custom: dict[str, Any] = {"name": name}
+    if description:
+        custom["description"] = description
+    if grammar is not None:
+        custom["format"] = {"type": "grammar", "grammar": dict(grammar)}
+    else:
+        custom["format"] = {"type": "text"}
+    return {"type": "custom", "custom": custom}
+
+
 # -- requests ---------------------------------------------------------------------
 
 
@@ -471,26 +510,30 @@ def custom_input(call: ToolCall | InvalidToolCall) -> str:
     return value if isinstance(value, str) else call.raw_arguments
 
 
+def _tool_call_out(
+    call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """One entry of an assistant message's ``tool_calls``, with the fields the
+    provider sent beside it (Gemini's ``extra_content`` thought signature)."""
+    out: dict[str, Any] = {"id": call.id}
+    if state is not None and state.get("item_type") == "custom_tool_call":
+        out["type"] = "custom"
+        out["custom"] = {"name": call.name, "input": custom_input(call)}
+    else:
+        out["type"] = "function"
+        out["function"] = {"name": call.name, "arguments": call_arguments_text(call)}
+    if state is not None:
+        out.update(dict_or_empty(state.get("chat_fields")))
+    return out
+
+
 def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
     # Calls without text go with "content": "" rather than null: OpenAI
     # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
     out: dict[str, Any] = {"role": "assistant", "content": message.text}
     if message.tool_calls:
-        custom = {item.get("call_id") for item in state_items(message, ("custom_tool_call",))}
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "custom",
-                "custom": {"name": call.name, "input": custom_input(call)},
-            }
-            if call.id in custom
-            else {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call_arguments_text(call)},
-            }
-            for call in message.tool_calls
-        ]
+        calls = {item.get("call_id"): item for item in state_items(message, ("call_item",))}
+        out["tool_calls"] = [_tool_call_out(c, calls.get(c.id)) for c in message.tool_calls]
     for item in state_items(message, ("message_fields",)):
         for key, value in dict_or_empty(item.get("fields")).items():
             if key not in ("role", "content", "tool_calls"):
@@ -554,8 +597,15 @@ def encode_request(
     if tools:
         body["tools"] = [dict(t) for t in tools]
         names = tool_names(tools, lambda t: dict_or_empty(t.get("function")).get("name"))
-        forced = check_tool_choice(tool_choice, names)
-        if forced is not None:
+        allowed = allowed_tools(tool_choice, names)
+        forced = None if allowed else check_tool_choice(tool_choice, names)
+        if allowed:
+            listed = [{"type": "function", "function": {"name": n}} for n in allowed[0]]
+            body["tool_choice"] = {
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": allowed[1], "tools": listed},
+            }
+        elif forced is not None:
             body["tool_choice"] = {"type": "function", "function": {"name": forced}}
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice

@@ -17,7 +17,7 @@ Reference: https://platform.openai.com/docs/api-reference/responses-streaming
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError, UsageError
@@ -28,6 +28,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream._json import dumps
 from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream._parts import (
     POSITION_KEY,
@@ -58,21 +59,25 @@ from toolwire.stream.codecs._common import (
 )
 from toolwire.stream.codecs._request import (
     ToolChoice,
+    allowed_tools,
     check_tool_choice,
+    dict_or_empty,
     placed,
     state_items,
     tool_names,
 )
-from toolwire.stream.codecs.openai_chat import call_arguments_text
+from toolwire.stream.codecs.openai_chat import call_arguments_text, custom_input
 from toolwire.stream.framing import FramingKind
-from toolwire.types import FinishReason, Usage
+from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
+    "ASKED_CALLS",
     "INCOMPLETE_REASONS",
     "PROGRESS_EVENTS",
     "SERVER_ITEMS",
     "STATE_ITEMS",
     "OpenAIResponsesCodec",
+    "custom_tool_schema",
     "encode_input",
     "encode_request",
     "tool_schema",
@@ -98,6 +103,18 @@ SERVER_ITEMS: Final = frozenset(
     }
 )
 """Output items of tools the provider runs itself."""
+
+ASKED_CALLS: Final[dict[str, str]] = {
+    "mcp_approval_request": "mcp_approval",
+    "computer_call": "computer",
+    "local_shell_call": "local_shell",
+    "shell_call": "shell",
+    "apply_patch_call": "apply_patch",
+}
+"""Output items by which the provider asks the application something, each a
+tool call named after the hosted tool (``"shell"``...): its arguments are the
+item's own fields. An MCP approval request is the call of the MCP tool it is
+about. The item goes back whole, then the answer as the item type's output."""
 
 STATE_ITEMS: Final = frozenset(
     {
@@ -165,6 +182,8 @@ PROGRESS_EVENTS: Final = frozenset(
 """Stream events that report progress on an output item (or a content part)
 whose ``.done`` event carries it whole: read there, not here."""
 
+_CALL_KEYS = frozenset({"type", "id", "call_id", "name", "arguments", "input", "status"})
+
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 _TEXT_DONE = {"response.output_text.done", "response.refusal.done"}
 _REASONING_DELTAS = {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
@@ -225,6 +244,8 @@ class OpenAIResponsesCodec:
         self.quirks: set[str] = set()
         self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
             "response.function_call_arguments.done": self._arguments_done,
+            "response.custom_tool_call_input.delta": self._custom_delta,
+            "response.custom_tool_call_input.done": self._custom_done,
             "response.output_item.added": self._item_added,
             "response.output_item.done": self._item_done,
             "response.created": self._created,
@@ -288,6 +309,8 @@ class OpenAIResponsesCodec:
                         reasoning += 1
             elif kind == "function_call":
                 self._item_added({"output_index": index, "item": {**item, "arguments": ""}}, parts)
+            elif kind == "custom_tool_call":
+                self._item_added({"output_index": index, "item": {**item, "input": ""}}, parts)
             self._item_done({"output_index": index, "item": item}, parts)
         status = body.get("status")
         if status == "failed":
@@ -328,9 +351,31 @@ class OpenAIResponsesCodec:
         if final is not None:
             parts.append(CallPart(index=self._index(obj), args_final=final))
 
+    def _custom_delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        delta = as_str(obj.get("delta"), f"{API}: delta") or ""
+        parts.append(CallPart(index=self._index(obj), args=dumps(delta)[1:-1]))
+
+    def _custom_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        final = as_str(obj.get("input"), f"{API}: input")
+        if final is not None:
+            parts.append(CallPart(index=self._index(obj), args_final=dumps({"input": final})))
+
     def _item_added(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
-        if item.get("type") == "function_call":
+        if item.get("type") == "custom_tool_call":
+            # Freeform input: the arguments {"input": ...}, streamed as JSON text.
+            self._calls += 1
+            text = as_str(item.get("input"), f"{API}: input") or ""
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    name=as_str(item.get("name"), f"{API}: name"),
+                    args='{"input":"' + dumps(text)[1:-1],
+                    new=True,
+                )
+            )
+        elif item.get("type") == "function_call":
             self._calls += 1
             args = as_str(item.get("arguments"), f"{API}: arguments")
             parts.append(
@@ -346,17 +391,30 @@ class OpenAIResponsesCodec:
     def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
         item_type = item.get("type")
-        if item_type == "function_call":
+        if item_type == "function_call" or item_type == "custom_tool_call":
+            call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            if item_type == "custom_tool_call":
+                text = as_str(item.get("input"), f"{API}: input")
+                final = None if text is None else dumps({"input": text})
+            else:
+                final = as_str(item.get("arguments"), f"{API}: arguments")
             parts.append(
                 CallPart(
                     index=self._index(obj),
-                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    id=call_id,
                     name=as_str(item.get("name"), f"{API}: name"),
-                    args_final=as_str(item.get("arguments"), f"{API}: arguments"),
+                    args_final=final,
                     done=True,
                     cut=item.get("status") == "incomplete",
                 )
             )
+            fields = {k: v for k, v in item.items() if k not in _CALL_KEYS and v is not None}
+            if call_id and (fields or item_type == "custom_tool_call"):
+                # caller, namespace...: sent back with the call.
+                state = {"type": "call_item", "call_id": call_id, "item_type": item_type}
+                parts.append(StatePart({**state, "fields": fields}))
+        elif item_type in ASKED_CALLS:
+            self._asked_call(str(item_type), item, self._index(obj), parts)
         elif item_type in STATE_ITEMS:
             # After some calls, it goes back after them.
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
@@ -364,6 +422,30 @@ class OpenAIResponsesCodec:
             parts.append(_server_call(item))
         elif item_type != "message":
             parts.append(unknown_part(API, str(item_type), item, self.quirks))
+
+    def _asked_call(self, kind: str, item: dict[str, Any], index: int, parts: list[Part]) -> None:
+        """A call the provider asks the application to answer (see ``ASKED_CALLS``)."""
+        self._calls += 1
+        fields = {k: v for k, v in item.items() if k != "type"}
+        if kind == "mcp_approval_request":
+            call_id = as_str(item.get("id"), f"{API}: id")
+            name = as_str(item.get("name"), f"{API}: name")
+            part = CallPart(index=index, id=call_id, name=name, new=True, done=True)
+            part.args_final = as_str(item.get("arguments"), f"{API}: arguments") or "{}"
+        else:
+            call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            arguments = {k: v for k, v in fields.items() if k not in _CALL_KEYS}
+            part = CallPart(index=index, id=call_id, name=ASKED_CALLS[kind], new=True, done=True)
+            part.args_value = arguments
+        parts.append(part)
+        if call_id:
+            # "asked" tells the Agent how to answer, in toolwire's words.
+            state: dict[str, Any] = {"type": "call_item", "call_id": call_id, "item_type": kind}
+            if kind == "mcp_approval_request":
+                state.update(asked="approval", server=str(item.get("server_label") or "?"))
+            else:
+                state["asked"] = "action"
+            parts.append(StatePart({**state, "fields": fields}))
 
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
@@ -412,23 +494,99 @@ def tool_schema(
     return tool
 
 
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "name": ..., "format": ...}``;
+    its input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    tool: dict[str, Any] = {"type": "custom", "name": name}
+    if description:
+        tool["description"] = description
+    tool["format"] = {"type": "grammar", **grammar} if grammar is not None else {"type": "text"}
+    return tool
+
+
 # -- requests ---------------------------------------------------------------------
 
 
-def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+def _call_items(message: AssistantMessage) -> dict[str, dict[str, Any]]:
+    """The ``call_item`` state of ``message`` by call id: the item type of each
+    call that is not a plain function call, and the fields to send back."""
+    return {str(item.get("call_id")): item for item in state_items(message, ("call_item",))}
+
+
+def _call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None) -> dict[str, Any]:
+    kind = state.get("item_type") if state is not None else None
+    item: dict[str, Any]
+    if state is not None and kind in ASKED_CALLS:
+        return {"type": kind, **dict_or_empty(state.get("fields"))}  # whole, as it came
+    if kind == "custom_tool_call":
+        item = {"type": kind, "call_id": call.id, "name": call.name, "input": custom_input(call)}
+    else:
+        arguments = call_arguments_text(call)
+        item = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": arguments,
+        }
+    if state is not None:
+        item.update(dict_or_empty(state.get("fields")))
+    return item
+
+
+def _asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
+    """The answer to a call the provider asked about, as its item type's output."""
+    ok, call_id, content = not message.is_error, message.call_id, message.content
+    if kind == "mcp_approval_request":
+        answer = {"type": "mcp_approval_response", "approval_request_id": call_id, "approve": ok}
+        return answer if ok else {**answer, "reason": content}
+    if kind == "computer_call":
+        screenshot = _screenshot(content)
+        if screenshot is None:  # refused: told in words, the call left out
+            return {
+                "role": "user",
+                "content": f"The computer call {call_id} was not run: {content}",
+            }
+        return {"type": "computer_call_output", "call_id": call_id, "output": screenshot}
+    if kind == "local_shell_call":
+        return {"type": "local_shell_call_output", "id": call_id, "output": content}
+    if kind == "shell_call":
+        outcome = {"type": "exit", "exit_code": 0 if ok else 1}
+        text = {"stdout": content, "stderr": ""} if ok else {"stdout": "", "stderr": content}
+        return {
+            "type": "shell_call_output",
+            "call_id": call_id,
+            "output": [{**text, "outcome": outcome}],
+        }
+    status = "completed" if ok else "failed"
+    return {
+        "type": "apply_patch_call_output",
+        "call_id": call_id,
+        "status": status,
+        "output": content,
+    }
+
+
+def _screenshot(content: str) -> dict[str, Any] | None:
+    """A computer call's result when it is a screenshot object, else ``None``."""
+    try:
+        value = _loads(content)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and value.get("type") == "computer_screenshot" else None
+
+
+def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
     by_position = placed(state_items(message, STATE_ITEMS))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
+    calls = _call_items(message)
     for position, call in enumerate(message.tool_calls, start=1):
-        out.append(
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call_arguments_text(call),
-            }
-        )
+        if call.id not in skip:
+            out.append(_call_item(call, calls.get(call.id)))
         out.extend(by_position.pop(position, []))
     for position in sorted(by_position):  # positions past the last call
         out.extend(by_position[position])
@@ -439,6 +597,21 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
     """``(instructions, input)`` for a conversation."""
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
+    # A call's result goes back as the output item of the call's own type.
+    kinds = {
+        call_id: str(state.get("item_type"))
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for call_id, state in _call_items(message).items()
+    }
+    # Computer calls answered with no screenshot (refused) are left out.
+    skip = {
+        m.call_id
+        for m in messages
+        if isinstance(m, ToolResultMessage)
+        and kinds.get(m.call_id) == "computer_call"
+        and _screenshot(m.content) is None
+    }
     for message in messages:
         if isinstance(message, SystemMessage):
             if items:  # a later system message stays where it was said
@@ -448,15 +621,14 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         elif isinstance(message, UserMessage):
             items.append({"role": "user", "content": message.text})
         elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(message))
+            items.extend(_assistant_items(message, skip))
         elif isinstance(message, ToolResultMessage):
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": message.call_id,
-                    "output": message.content,
-                }
-            )
+            kind = kinds.get(message.call_id, "function_call")
+            if kind in ASKED_CALLS:
+                items.append(_asked_output(kind, message))
+            else:
+                output = {"call_id": message.call_id, "output": message.content}
+                items.append({"type": kind + "_output", **output})
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
     return ("\n\n".join(instructions) if instructions else None), items
@@ -487,8 +659,13 @@ def encode_request(
         body["instructions"] = instructions
     if tools:
         body["tools"] = [dict(t) for t in tools]
-        forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
-        if forced is not None:
+        names = tool_names(tools, lambda t: t.get("name"))
+        allowed = allowed_tools(tool_choice, names)
+        forced = None if allowed else check_tool_choice(tool_choice, names)
+        if allowed:
+            listed = [{"type": "function", "name": n} for n in allowed[0]]
+            body["tool_choice"] = {"type": "allowed_tools", "mode": allowed[1], "tools": listed}
+        elif forced is not None:
             body["tool_choice"] = {"type": "function", "name": forced}
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice

@@ -35,8 +35,13 @@ class ReplyCall:
     """The arguments text as streamed (compact JSON, or the scenario's raw text)."""
     arguments: dict[str, Any] | None
     """The arguments as an object, or ``None`` when the raw text is not a JSON object."""
+    custom: bool = False
+    """A custom (freeform) tool call: ``raw_arguments`` is its input text."""
     fields: dict[str, Any] = field(default_factory=dict[str, Any])
-    """More fields of the call's wire item, in the request's dialect."""
+    """More fields sent beside the call (OpenAI dialects)."""
+    provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields of the call's wire item, in the request's dialect (the
+    scenario's ``provider_fields``: an Anthropic ``caller``, a Gemini ``thoughtSignature``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +56,18 @@ class Reply:
     chunk_size: int
     created: int
     input_tokens: int
-    items: tuple[tuple[str, dict[str, Any]], ...] = ()
+    items: tuple[dict[str, Any], ...] = ()
+    """Output items sent as they are (OpenAI Responses only)."""
+    provider_items: tuple[tuple[str, dict[str, Any]], ...] = ()
     """The dialect's own items, each with where it goes (``reasoning``, ``text``, ``calls``)."""
     finish: str | None = None
     """The dialect's finish word to send instead of the usual one."""
-    fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
     """More fields of the answer, in the request's dialect."""
 
     def items_after(self, place: str) -> list[dict[str, Any]]:
         """The dialect's own items that go after ``place``, in order."""
-        return [item for where, item in self.items if where == place]
+        return [item for where, item in self.provider_items if where == place]
 
     @property
     def seed(self) -> str:

@@ -83,7 +83,7 @@ class AnthropicEncoder(Encoder):
             "stop_sequence": None,
             "usage": self._usage(reply, reply.output_tokens if done else 1),
         }
-        return {**message, **reply.fields} if done else message
+        return {**message, **reply.provider_fields} if done else message
 
     def _tool_use(self, reply: Reply, call: ReplyCall, arguments: dict[str, Any]) -> dict[str, Any]:
         block = {
@@ -93,7 +93,7 @@ class AnthropicEncoder(Encoder):
             "caller": {"type": "direct"},
             "input": arguments,
         }
-        return {**block, **call.fields}
+        return {**block, **call.provider_fields}
 
     @staticmethod
     def _streamed(item: dict[str, Any], size: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -166,7 +166,11 @@ class AnthropicEncoder(Encoder):
             block(*self._streamed(item, size))
         if index == 0:
             frames.append(ping)
-        delta = {"stop_reason": self._stop_reason(reply), "stop_sequence": None, **reply.fields}
+        delta = {
+            "stop_reason": self._stop_reason(reply),
+            "stop_sequence": None,
+            **reply.provider_fields,
+        }
         emit("message_delta", delta=delta, usage={"output_tokens": reply.output_tokens})
         emit("message_stop")
         return frames
@@ -198,7 +202,7 @@ class AnthropicEncoder(Encoder):
                     "a non-streaming Anthropic message cannot carry them"
                 )
             block = self._tool_use(reply, call, call.arguments)
-            if not call.fields:
+            if not call.provider_fields:
                 del block["caller"]  # as recorded: whole messages leave the default out
             content.append(block)
         content.extend(reply.items_after("calls"))

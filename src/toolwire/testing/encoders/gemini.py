@@ -90,7 +90,7 @@ class GeminiEncoder(Encoder):
                 "args": call.arguments,
                 "id": self.call_id(reply, call.index),
             }
-            parts.append({"functionCall": function, **call.fields})
+            parts.append({"functionCall": function, **call.provider_fields})
         return parts
 
     def stream(self, reply: Reply) -> list[Frame]:

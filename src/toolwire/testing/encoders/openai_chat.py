@@ -70,15 +70,17 @@ class OpenAIChatEncoder(Encoder):
         for piece in fragments(reply.text, reply.chunk_size):
             chunk({"content": piece})
         for call in reply.calls:
+            kind, field = ("custom", "input") if call.custom else ("function", "arguments")
             opener = {
                 "index": call.index,
                 "id": self.call_id(reply, call.index),
-                "type": "function",
-                "function": {"name": call.name, "arguments": ""},
+                "type": kind,
+                kind: {"name": call.name, field: ""},
+                **call.fields,
             }
             chunk({"tool_calls": [opener]})
             for piece in fragments(call.raw_arguments, reply.chunk_size):
-                chunk({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
+                chunk({"tool_calls": [{"index": call.index, kind: {field: piece}}]})
         chunk({}, "tool_calls" if reply.calls else "stop")
         if request.include_usage:
             obj = dict(base)
@@ -126,8 +128,15 @@ class OpenAIChatEncoder(Encoder):
             message["tool_calls"] = [
                 {
                     "id": self.call_id(reply, call.index),
+                    "type": "custom",
+                    "custom": {"name": call.name, "input": call.raw_arguments},
+                }
+                if call.custom
+                else {
+                    "id": self.call_id(reply, call.index),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.raw_arguments},
+                    **call.fields,
                 }
                 for call in reply.calls
             ]

@@ -119,16 +119,14 @@ class OpenAIResponsesEncoder(Encoder):
             )
         for call in reply.calls:
             item_id, call_id = self.call_ids(reply, call.index)
-            items.append(
-                {
-                    "id": item_id,
-                    "type": "function_call",
-                    "status": "completed",
-                    "arguments": call.raw_arguments,
-                    "call_id": call_id,
-                    "name": call.name,
-                }
-            )
+            if call.custom:
+                item = {"id": "ctc_" + item_id[3:], "type": "custom_tool_call"}
+                item.update(status="completed", call_id=call_id, input=call.raw_arguments)
+            else:
+                item = {"id": item_id, "type": "function_call", "status": "completed"}
+                item.update(arguments=call.raw_arguments, call_id=call_id)
+            items.append({**item, "name": call.name, **call.fields})
+        items.extend(reply.items)
         return items
 
     @staticmethod
@@ -147,6 +145,10 @@ class OpenAIResponsesEncoder(Encoder):
             kind = item["type"]
             if kind == "function_call":
                 opened = dict(item, status="in_progress", arguments="")
+            elif kind == "custom_tool_call":
+                opened = dict(item, status="in_progress", input="")
+            elif kind not in ("reasoning", "message"):
+                opened = item
             else:
                 opened = dict(item, status="in_progress", content=[])
             out.emit("response.output_item.added", item=opened, output_index=output_index)
@@ -155,7 +157,9 @@ class OpenAIResponsesEncoder(Encoder):
                 out.reasoning(item, where)
             elif kind == "message":
                 out.message(item, where, self._text_part(""))
-            else:
+            elif kind == "custom_tool_call":
+                out.custom_input(item, where)
+            elif kind == "function_call":
                 out.arguments(item, where)
             out.emit("response.output_item.done", item=item, output_index=output_index)
         out.emit(
@@ -236,6 +240,11 @@ class _Events:
         self.emit("response.output_text.done", content_index=0, logprobs=[], text=text, **where)
         done = item["content"][0]
         self.emit("response.content_part.done", content_index=0, part=done, **where)
+
+    def custom_input(self, item: dict[str, Any], where: dict[str, Any]) -> None:
+        for piece in fragments(item["input"], self.reply.chunk_size):
+            self.emit("response.custom_tool_call_input.delta", delta=piece, **where)
+        self.emit("response.custom_tool_call_input.done", input=item["input"], **where)
 
     def arguments(self, item: dict[str, Any], where: dict[str, Any]) -> None:
         for piece in fragments(item["arguments"], self.reply.chunk_size):
