@@ -527,7 +527,9 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
             if cited is not None:
                 length = int_or_none(cited.get("length")) or 0
                 head, value = value[:length], value[length:]
-                blocks.append({"type": "text", "text": head, "citations": cited.get("citations")})
+                if head:  # the API refuses an empty text block
+                    citations = cited.get("citations")
+                    blocks.append({"type": "text", "text": head, "citations": citations})
                 cited = None
             if value:
                 blocks.append({"type": "text", "text": value})
