@@ -12,6 +12,7 @@ Gemini: built-in tools' parts (``toolCall`` / ``toolResponse``,
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,8 +30,11 @@ from toolwire import (
     UserMessage,
     tool,
 )
+from toolwire.journal import JournalObserver, SQLiteJournal
 from toolwire.run import AgentEvent, RunResult
 from toolwire.testing import EmulationServer, Scenario
+
+from ..journal._support import CrashAt, expect_crash, make_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -202,6 +206,44 @@ async def test_anthropic_pause_turn_is_continued_by_the_agent() -> None:
     paused = requests[1]["messages"][1]["content"]
     assert types(paused) == ["text", "server_tool_use", "web_search_tool_result"]
     assert paused[1:] == [SEARCH, SEARCH_RESULT]
+
+
+async def test_a_paused_turn_is_continued_after_a_crash_from_the_journal(tmp_path: Path) -> None:
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {
+                    "text": "Searching.",
+                    "provider_items": anthropic_items("text", SEARCH, SEARCH_RESULT),
+                    "provider_finish": {ANTHROPIC: "pause_turn"},
+                },
+                {"text": "It rains in Hangzhou."},
+            ]
+        }
+    )
+    journal = SQLiteJournal(tmp_path / "journal.sqlite3")
+    with EmulationServer(scenario) as server:
+        # The process dies as it is about to continue the paused turn.
+        first = make_agent(
+            server,
+            [get_weather],
+            journal=False,
+            observers=[JournalObserver(journal), CrashAt("model_request", nth=2)],
+            provider="anthropic",
+        )
+        await expect_crash(first.run("Weather in Hangzhou?", run_id="run-1"))
+        await first.aclose()
+        second = make_agent(server, [get_weather], journal=journal, provider="anthropic")
+        try:
+            result = await second.resume("run-1")
+        finally:
+            await second.aclose()
+        requests = list(server.requests)
+    assert result.outcome == "answered" and result.output == "It rains in Hangzhou."
+    assert len(requests) == 2
+    paused = requests[1]["messages"][-1]
+    assert paused["role"] == "assistant"
+    assert types(paused["content"]) == ["text", "server_tool_use", "web_search_tool_result"]
 
 
 async def test_anthropic_pause_turn_stops_at_the_turn_limit() -> None:
