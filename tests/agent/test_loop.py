@@ -8,6 +8,7 @@ import pytest
 
 from toolwire.agent.loop import (
     Broken,
+    ContinueTurn,
     Deny,
     Fail,
     Finish,
@@ -67,6 +68,12 @@ def test_calls_run_in_the_order_the_model_gave_them_invalid_ones_included() -> N
     assert isinstance(step, RunTools)
     assert [c.index for c in step.calls] == [0, 1, 2]
     assert isinstance(step.calls[1], InvalidToolCall)
+
+
+def test_a_paused_turn_is_continued_within_the_turn_limit() -> None:
+    paused = ChoiceResult(text="Searching.", finish_reason="paused", raw_finish_reason="pause_turn")
+    assert next_step(Replied(paused, 1), max_turns=3, stream_retries=0) == ContinueTurn()
+    assert next_step(Replied(paused, 3), max_turns=3, stream_retries=0) == Finish("max_turns")
 
 
 def test_calls_on_the_last_allowed_turn_end_the_run_at_the_limit() -> None:

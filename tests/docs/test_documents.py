@@ -43,6 +43,10 @@ EXPECTED_OUTPUT = {
         "2 answered",
     ],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
+    "provider-items.md": [
+        "It is light rain in Hangzhou. 2",
+        "['text', 'server_tool_use', 'web_search_tool_result']",
+    ],
     "wire-items.md": ["Done: applied 5 lines"],
 }
 SHELLS = ("sh", "bash", "shell", "console")

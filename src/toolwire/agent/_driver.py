@@ -27,6 +27,7 @@ from typing_extensions import assert_never
 from toolwire.agent._asked import answer_asked_calls
 from toolwire.agent.loop import (
     Broken,
+    ContinueTurn,
     Deny,
     Fail,
     Finish,
@@ -192,6 +193,8 @@ class RunDriver:
                     await self._answer_asked(calls, assistant, done)
                     await self._run_tools(calls, done)
                     self._turn_finished(choice, turn_usage, len(calls))
+                case ContinueTurn():
+                    self._turn_finished(choice, turn_usage, 0)
                 case _:
                     assert_never(step)
 

@@ -5,6 +5,8 @@ async driver (:mod:`toolwire.agent`) only carries the answer out:
 
 * :class:`RunTools`: execute these calls (in call order; the toolbox asks for
   approval where a tool requires it, per call), then ask the model again;
+* :class:`ContinueTurn`: the provider paused the turn (``finish_reason ==
+  "paused"``): ask again with what it said so far, no message added;
 * :class:`Finish`: the run is over, answered or stopped by the turn limit;
 * :class:`RetryTurn`: the turn's stream broke after bytes were read, send the
   whole turn again (no tool of the broken stream ever runs);
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Broken",
+    "ContinueTurn",
     "Deny",
     "Fail",
     "Finish",
@@ -131,6 +134,11 @@ class RunTools:
 
 
 @dataclass(frozen=True, slots=True)
+class ContinueTurn:
+    """The provider paused the turn: send it back as it is, to be continued."""
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     """The run is over, with this outcome."""
 
@@ -152,20 +160,23 @@ class Fail:
     error: ToolwireError
 
 
-NextStep = RunTools | Finish | RetryTurn | Fail
+NextStep = RunTools | ContinueTurn | Finish | RetryTurn | Fail
 
 
 @overload
-def next_step(end: Replied, *, max_turns: int, stream_retries: int) -> RunTools | Finish: ...
+def next_step(
+    end: Replied, *, max_turns: int, stream_retries: int
+) -> RunTools | ContinueTurn | Finish: ...
 @overload
 def next_step(end: Broken, *, max_turns: int, stream_retries: int) -> RetryTurn | Fail: ...
 def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
     """What the loop does after a turn ended as ``end``.
 
     Calls are run whatever the finish reason says (some providers never say
-    ``tool_calls``); a turn without calls is the answer. Running tools after
-    the last allowed turn would only produce results nobody reads, so the
-    limit is checked first. A broken stream is sent again while
+    ``tool_calls``); a turn without calls is the answer, unless the provider
+    paused it, and then it is continued. Running tools or continuing after
+    the last allowed turn would only produce work nobody reads, so the limit
+    is checked first. A broken stream is sent again while
     ``stream_retries`` allow. A turn that replied never leads to a retry or a
     failure, and a broken one never to tools or an answer: the overloads say so.
     """
@@ -176,10 +187,12 @@ def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
             return RetryTurn(attempt + 1, error)
         case Replied(choice=choice, turn=turn):
             calls: list[AnyCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
-            if not calls:
+            if not calls and choice.finish_reason != "paused":
                 return Finish("answered")
             if turn >= max_turns:
                 return Finish("max_turns")
+            if not calls:
+                return ContinueTurn()
             calls.sort(key=lambda call: call.index)
             return RunTools(tuple(calls))
         case _:

@@ -22,6 +22,7 @@ from toolwire.types import FinishReason, Usage
 __all__ = [
     "MISSING",
     "POSITION_KEY",
+    "TEXT_POSITION_KEY",
     "ArgsPart",
     "CallDone",
     "CallPart",
@@ -44,6 +45,12 @@ POSITION_KEY = "after_tool_calls"
 """Key toolwire adds to a provider_state item that came *after* some tool
 calls (interleaved thinking, reasoning items), so that it is sent back in the
 same place: its value is how many calls came before it."""
+
+
+TEXT_POSITION_KEY = "after_text"
+"""Key toolwire adds beside :data:`POSITION_KEY` to an item that came after
+some text (server-tool blocks between two texts, Gemini built-in tool
+parts): how many characters of the choice's text came before it."""
 
 
 class _Missing:

@@ -129,8 +129,16 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
                 arguments=arguments,
                 custom=call.custom,
                 fields=call.fields,
+                provider_fields=substitute_value(
+                    call.provider_fields.get(request.dialect, {}), lookup
+                ),
             )
         )
+    provider_items = tuple(
+        (item.after, substitute_value(item.item, lookup))
+        for item in turn.provider_items
+        if item.dialect == request.dialect
+    )
     return Reply(
         request=request,
         turn=request.assistant_turns,
@@ -141,6 +149,9 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         chunk_size=turn.chunk_size,
         created=int(time.time()),
         input_tokens=max(1, input_tokens),
+        provider_items=provider_items,
+        finish=turn.provider_finish.get(request.dialect),
+        provider_fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
     )
 
 

@@ -24,6 +24,12 @@ every request (``Scenario.replay_file(path)``). The JSON shape::
          "faults": [{"status": 429, "retry_after": 0.05}]},
         {"text": "天气:{result:get_weather}"}
     ]}
+
+A turn may also hold a dialect's own items (:class:`ProviderItem`: Anthropic
+server-tool blocks, Gemini built-in tool parts...), its own finish word
+(``provider_finish``, e.g. Anthropic's ``pause_turn``) and more fields of the
+answer or of a call (``provider_fields``: a ``container``, a ``caller``, a
+``thoughtSignature``), each given per dialect.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -41,6 +47,7 @@ from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 
 __all__ = [
     "Fault",
+    "ProviderItem",
     "Scenario",
     "ScenarioError",
     "ScriptedToolCall",
@@ -119,12 +126,32 @@ class ScriptedToolCall(_Model):
     """More fields sent beside the call, in the OpenAI dialects: Gemini's
     ``extra_content`` (its thought signature) on a Chat Completions tool
     call, a Responses call item's ``caller`` or ``namespace``."""
+    provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """More fields of the call's wire item, by dialect: an Anthropic
+    ``tool_use`` block's ``caller``, a Gemini part's ``thoughtSignature``."""
 
     @model_validator(mode="after")
     def _custom_input_is_text(self) -> ScriptedToolCall:
         if self.custom and not isinstance(self.arguments, str):
             raise ValueError("a custom tool call's arguments are its input text: a string")
         return self
+
+
+class ProviderItem(_Model):
+    """A provider's own item, sent as it is in that dialect's answers (and
+    left out of other dialects'): an Anthropic content block
+    (``server_tool_use``, ``web_search_tool_result``, ``compaction``...), a
+    Gemini part (``executableCode``, ``toolCall``...). Its strings may quote
+    tool results (``{result:0}``)."""
+
+    dialect: str = Field(min_length=1)
+    """The dialect whose answers carry it (``"anthropic-messages"``, ``"gemini"``...)."""
+    item: dict[str, Any]
+    """The item, in the dialect's wire shape."""
+    after: Literal["reasoning", "text", "calls"] = "text"
+    """Where it goes: after the reasoning (before the text), after the text
+    (before the calls) or after the calls. Items with the same ``after``
+    keep their order."""
 
 
 class Turn(_Model):
@@ -144,6 +171,13 @@ class Turn(_Model):
     """Output items sent as they are after the tool calls (OpenAI Responses
     only): ``mcp_approval_request``, ``shell_call``, ``computer_call``, state
     items such as ``compaction``... Each needs a ``type``."""
+    provider_items: list[ProviderItem] = Field(default_factory=list)
+    """Items of one dialect's own, streamed whole in its answers (see :class:`ProviderItem`)."""
+    provider_finish: dict[str, str] = Field(default_factory=dict)
+    """The finish word to send instead of the usual one, by dialect (Anthropic's
+    ``pause_turn``)."""
+    provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """More fields of the answer, by dialect: an Anthropic message's ``container``."""
     if_error: Turn | None = None
     """The turn to play instead when one of the latest tool results is an error:
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a

@@ -87,6 +87,9 @@ class Tool:
             of the OpenAI dialects, ``{}`` (any text) or its grammar
             ``{"syntax": "lark" or "regex", "definition": ...}``. Its one
             parameter, ``input: str``, receives the model's text.
+        anthropic_eager_input_streaming: Anthropic streams the tool's input
+            as the model writes it, unbuffered and unchecked
+            (``eager_input_streaming``); ``None`` leaves the field out.
     """
 
     def __init__(
@@ -111,6 +114,7 @@ class Tool:
         coerce: bool = False,
         allow_nul: bool = False,
         freeform: bool | Mapping[str, str] = False,
+        anthropic_eager_input_streaming: bool | None = None,
     ) -> None:
         _check_options(name, timeout, retries, max_result_chars)
         self.function = function
@@ -136,6 +140,7 @@ class Tool:
         self.is_async = is_async(function)
         self.strict = strict
         self.freeform = _freeform(name, freeform, self.parameters)
+        self.anthropic_eager_input_streaming = anthropic_eager_input_streaming
         if strict:
             self._check_strict()
         if not description:
@@ -284,6 +289,7 @@ def tool(
     coerce: bool = False,
     allow_nul: bool = False,
     freeform: bool | Mapping[str, str] = False,
+    anthropic_eager_input_streaming: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -328,6 +334,8 @@ def tool(
             ``freeform`` (a custom tool of the OpenAI dialects, whose one
             parameter ``input: str`` is the model's text: ``True``, or its
             grammar ``{"syntax": "lark" or "regex", "definition": ...}``).
+            ``anthropic_eager_input_streaming`` (Anthropic streams the input
+            unbuffered and unchecked: ``eager_input_streaming`` on the tool).
 
     Returns:
         A :class:`Tool`, or a decorator that makes one.
@@ -365,6 +373,7 @@ _OPTIONS = frozenset(
         "coerce",
         "allow_nul",
         "freeform",
+        "anthropic_eager_input_streaming",
     }
 )
 

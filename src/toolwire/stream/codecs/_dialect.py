@@ -47,6 +47,10 @@ class SchemaTool(Protocol):
         """``None`` for a function tool; a custom (freeform) tool's grammar,
         ``{}`` for free text."""
 
+    @property
+    def anthropic_eager_input_streaming(self) -> bool | None:
+        """Anthropic's per-tool ``eager_input_streaming`` (``None``: not sent)."""
+
 
 def _never(_: Any) -> bool:
     return False

@@ -12,13 +12,15 @@ from typing import Any, Literal, TypeAlias
 
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage
-from toolwire.stream._parts import POSITION_KEY
+from toolwire.stream._parts import POSITION_KEY, TEXT_POSITION_KEY
 
 __all__ = [
+    "Segment",
     "ToolChoice",
     "allowed_tools",
     "check_tool_choice",
     "dict_or_empty",
+    "interleave",
     "list_or_empty",
     "merge_extra",
     "placed",
@@ -61,8 +63,52 @@ def state_position(item: Mapping[str, Any]) -> int:
 
 
 def without_position(item: Mapping[str, Any]) -> dict[str, Any]:
-    """``item`` as the provider sent it (toolwire's position key removed)."""
-    return {k: v for k, v in item.items() if k != POSITION_KEY}
+    """``item`` as the provider sent it (toolwire's position keys removed)."""
+    return {k: v for k, v in item.items() if k != POSITION_KEY and k != TEXT_POSITION_KEY}
+
+
+Segment: TypeAlias = tuple[Literal["text", "call", "item"], Any]
+"""``("text", str)``, ``("call", call)`` or ``("item", provider item)``."""
+
+
+def interleave(
+    text: str, calls: Sequence[Any], items: Iterable[Mapping[str, Any]]
+) -> list[Segment]:
+    """An assistant turn's content in the order the provider sent it.
+
+    ``items`` (in stream order) carry where they stood: after
+    ``after_tool_calls`` calls and ``after_text`` characters of ``text``. An
+    item without ``after_text`` stands before the text when no call came
+    before it, else after all of it (the place older records had). Calls
+    keep their order and come after the text before them; text after the
+    last item comes before the calls that follow it, as the providers send
+    a turn's text before its calls.
+    """
+    out: list[Segment] = []
+    shown = 0  # characters of text already placed
+    called = 0  # calls already placed
+
+    def text_up_to(end: int) -> None:
+        nonlocal shown
+        if end > shown:
+            out.append(("text", text[shown:end]))
+            shown = end
+
+    for item in items:
+        after_calls = min(state_position(item), len(calls))
+        default = 0 if after_calls == 0 else len(text)
+        at = item.get(TEXT_POSITION_KEY, default)
+        at = at if isinstance(at, int) and not isinstance(at, bool) else default
+        at = min(max(at, shown), len(text))
+        while called < after_calls:
+            text_up_to(at)
+            out.append(("call", calls[called]))
+            called += 1
+        text_up_to(at)
+        out.append(("item", without_position(item)))
+    text_up_to(len(text))
+    out.extend(("call", call) for call in calls[called:])
+    return out
 
 
 def placed(items: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[str, Any]]]:

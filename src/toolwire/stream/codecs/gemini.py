@@ -13,7 +13,15 @@ set values by JSONPath (``$.a.b[0].c``, see ``_vertex.py``). The call ends
 with an empty ``functionCall: {}``, with a ``partialArgs`` part lacking
 ``willContinue``, with the next name-bearing part, or with the candidate's
 ``finishReason``. ``thoughtSignature`` on a part must be sent back with that
-part: it is kept as provider state. References:
+part: it is kept as provider state (on a call's part, also when it comes on
+one of its ``partialArgs`` parts).
+
+A part of a built-in tool (beside custom ones: ``toolCall`` /
+``toolResponse``, ``executableCode`` / ``codeExecutionResult``) or of media
+(``inlineData``, ``fileData``) is kept whole, signature included, as a
+provider-state item ``{"type": "part", "part": {...}}`` with where it stood
+among the text and the calls, and goes back there; any other part is an
+``UnknownItem`` (google-genai's ``types.Part`` lists the fields). References:
 https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
 https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling
 """
@@ -33,6 +41,8 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.stream._parts import (
+    POSITION_KEY,
+    TEXT_POSITION_KEY,
     CallPart,
     ErrorPart,
     FinishPart,
@@ -62,6 +72,7 @@ from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
     dict_or_empty,
+    interleave,
     list_or_empty,
     state_items,
 )
@@ -98,6 +109,22 @@ RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "UNEXPECTED_TOOL_CALL": "error",
 }
 """Gemini's ``finishReason`` values in toolwire's vocabulary."""
+
+_PART = "part"
+"""The provider-state item of a part toolwire keeps whole: ``{"type": "part", "part": {...}}``."""
+_KEPT_FIELDS = frozenset(
+    {
+        "toolCall",
+        "toolResponse",
+        "executableCode",
+        "codeExecutionResult",
+        "inlineData",
+        "fileData",
+        "functionResponse",
+    }
+)
+"""A part holding one of these (a built-in tool's call or result, media the
+model made) is kept whole and sent back in place."""
 
 
 def usage_from_gemini(raw: dict[str, Any]) -> Usage:
@@ -140,6 +167,7 @@ class GeminiCodec:
     def __init__(self) -> None:
         self._open: dict[int, _Streamed] = {}
         self._calls: dict[int, int] = {}
+        self._text: dict[int, int] = {}  # characters of answer text per candidate
         self._meta_seen = False
         self.quirks: set[str] = set()
 
@@ -189,20 +217,36 @@ class GeminiCodec:
             parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
 
     def _part(self, part: dict[str, Any], c: int, parts: list[Part]) -> None:
+        if not _KEPT_FIELDS.isdisjoint(part):
+            # A built-in tool's part (or media): kept whole, in its place.
+            item: dict[str, Any] = {"type": _PART, "part": part}
+            calls, chars = self._calls.get(c, 0), self._text.get(c, 0)
+            if calls or chars:
+                item = {**item, POSITION_KEY: calls, TEXT_POSITION_KEY: chars}
+            parts.append(StatePart(item, c))
+            return
         signature = part.get("thoughtSignature")
         if "functionCall" in part:
+            continued = c in self._open  # a Vertex call streamed in partialArgs parts
             opened = self._function_call(
                 as_obj(part["functionCall"], f"{API}: functionCall"), c, parts
             )
-            if signature and opened:
+            if signature and (opened or continued):
+                # The signature of the call this part opened or continues.
                 position = self._calls.get(c, 0) - 1
                 state = {"type": "thought_signature", "call": position, "signature": signature}
                 parts.append(StatePart(state, c))
+            elif signature:
+                parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
             return
         text = part.get("text")
         if isinstance(text, str):
             if text:
-                parts.append(ReasoningPart(text, c) if part.get("thought") else TextPart(text, c))
+                if part.get("thought"):
+                    parts.append(ReasoningPart(text, c))
+                else:
+                    self._text[c] = self._text.get(c, 0) + len(text)
+                    parts.append(TextPart(text, c))
             if signature:
                 parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
         elif text is not None:
@@ -328,27 +372,36 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
         else:
             loose.append(signature)
     parts: list[dict[str, Any]] = []
+    text_part: dict[str, Any] | None = None
+    calls = 0
+    kept = state_items(message, (_PART,))
+    for kind, value in interleave(message.text, message.tool_calls, kept):
+        if kind == "text":
+            text_part = {"text": value}
+            parts.append(text_part)
+        elif kind == "call":
+            function: dict[str, Any] = {
+                "name": value.name,
+                "args": value.arguments if isinstance(value, ToolCall) else {},
+            }
+            if not value.minted_id:
+                function["id"] = value.id
+            part: dict[str, Any] = {"functionCall": function}
+            if calls in call_signatures:
+                part["thoughtSignature"] = call_signatures[calls]
+            parts.append(part)
+            calls += 1
+        elif isinstance(value.get("part"), dict):
+            parts.append(dict(value["part"]))
     # Gemini puts a text answer's signature on its last part (often an
     # empty one at the end of a stream): the last loose signature goes on
     # the text, any earlier ones on empty parts before it.
-    for signature in loose[:-1]:
-        parts.append({"text": "", "thoughtSignature": signature})
-    if message.text or loose:
-        part: dict[str, Any] = {"text": message.text}
-        if loose:
-            part["thoughtSignature"] = loose[-1]
-        parts.append(part)
-    for index, call in enumerate(message.tool_calls):
-        function: dict[str, Any] = {
-            "name": call.name,
-            "args": call.arguments if isinstance(call, ToolCall) else {},
-        }
-        if not call.minted_id:
-            function["id"] = call.id
-        part = {"functionCall": function}
-        if index in call_signatures:
-            part["thoughtSignature"] = call_signatures[index]
-        parts.append(part)
+    if loose:
+        if text_part is None:
+            text_part = {"text": ""}
+            parts.insert(0, text_part)
+        text_part["thoughtSignature"] = loose[-1]
+        parts[:0] = [{"text": "", "thoughtSignature": s} for s in loose[:-1]]
     return parts
 
 

@@ -43,6 +43,9 @@ class ReplyCall:
     """A custom (freeform) tool call: ``raw_arguments`` is its input text."""
     fields: dict[str, Any] = field(default_factory=dict[str, Any])
     """More fields sent beside the call (OpenAI dialects)."""
+    provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields of the call's wire item, in the request's dialect (the
+    scenario's ``provider_fields``: an Anthropic ``caller``, a Gemini ``thoughtSignature``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,16 @@ class Reply:
     input_tokens: int
     items: tuple[dict[str, Any], ...] = ()
     """Output items sent as they are (OpenAI Responses only)."""
+    provider_items: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """The dialect's own items, each with where it goes (``reasoning``, ``text``, ``calls``)."""
+    finish: str | None = None
+    """The dialect's finish word to send instead of the usual one."""
+    provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields of the answer, in the request's dialect."""
+
+    def items_after(self, place: str) -> list[dict[str, Any]]:
+        """The dialect's own items that go after ``place``, in order."""
+        return [item for where, item in self.provider_items if where == place]
 
     @property
     def seed(self) -> str:

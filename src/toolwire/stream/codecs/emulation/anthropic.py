@@ -2,16 +2,25 @@
 
 Key orders follow ``anthropic/text_then_tool_use.sse`` (``ping`` after the first
 ``content_block_start``, written with a space: ``{"type": "ping"}``).
+
+A turn's own Anthropic blocks (:class:`~toolwire.testing.ProviderItem`) are
+streamed as the API streams them: ``server_tool_use`` and ``mcp_tool_use``
+with their input in ``input_json_delta`` fragments, a ``text`` block's
+``citations`` in ``citations_delta`` before its text, ``compaction`` with its
+content in one ``compaction_delta``, the others (tool results, ``fallback``...)
+whole in their ``content_block_start``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from toolwire.stream._json import dumps
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
     Reply,
+    ReplyCall,
     fragments,
     merge_error,
     token,
@@ -72,18 +81,55 @@ class AnthropicEncoder(Encoder):
             "service_tier": "standard",
         }
 
+    @staticmethod
+    def _stop_reason(reply: Reply) -> str:
+        return reply.finish or ("tool_use" if reply.calls else "end_turn")
+
     def _message(self, reply: Reply, content: list[Any], *, done: bool) -> dict[str, Any]:
-        stop = ("tool_use" if reply.calls else "end_turn") if done else None
-        return {
+        message = {
             "id": self.message_id(reply),
             "type": "message",
             "role": "assistant",
             "model": reply.request.model,
             "content": content,
-            "stop_reason": stop,
+            "stop_reason": self._stop_reason(reply) if done else None,
             "stop_sequence": None,
             "usage": self._usage(reply, reply.output_tokens if done else 1),
         }
+        return {**message, **reply.provider_fields} if done else message
+
+    def _tool_use(self, reply: Reply, call: ReplyCall, arguments: dict[str, Any]) -> dict[str, Any]:
+        block = {
+            "type": "tool_use",
+            "id": self.call_id(reply, call.index),
+            "name": call.name,
+            "caller": {"type": "direct"},
+            "input": arguments,
+        }
+        return {**block, **call.provider_fields}
+
+    @staticmethod
+    def _streamed(item: dict[str, Any], size: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """A whole block as its ``content_block_start`` and deltas."""
+        kind = item.get("type")
+        if kind in ("server_tool_use", "mcp_tool_use"):
+            raw = dumps(item.get("input") or {})
+            pieces = ["", *fragments(raw, size)]
+            deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces]
+            return {**item, "input": {}}, deltas
+        if kind == "text":
+            citations = item.get("citations") or []
+            deltas = [{"type": "citations_delta", "citation": c} for c in citations]
+            text = str(item.get("text") or "")
+            deltas += [{"type": "text_delta", "text": p} for p in fragments(text, size)]
+            start = {"type": "text", "text": ""}
+            return ({"citations": [], **start} if "citations" in item else start), deltas
+        if kind == "compaction":
+            delta = {"type": "compaction_delta", "content": item.get("content")}
+            if item.get("encrypted_content") is not None:
+                delta["encrypted_content"] = item["encrypted_content"]
+            return {"type": "compaction", "content": None}, [delta]
+        return item, []
 
     def stream(self, reply: Reply) -> list[Frame]:
         """``message_start``, blocks (start, deltas, stop), ``message_delta``, ``message_stop``."""
@@ -113,31 +159,32 @@ class AnthropicEncoder(Encoder):
             ]
             deltas.append({"type": "signature_delta", "signature": self._signature(reply)})
             block({"type": "thinking", "thinking": "", "signature": ""}, deltas)
+        for item in reply.items_after("reasoning"):
+            block(*self._streamed(item, size))
         if reply.text:
             block(
                 {"type": "text", "text": ""},
                 [{"type": "text_delta", "text": p} for p in fragments(reply.text, size)],
             )
+        for item in reply.items_after("text"):
+            block(*self._streamed(item, size))
         for call in reply.calls:
             # The first input_json_delta is always empty, as Anthropic sends it.
             pieces = ["", *fragments(call.raw_arguments, size)]
             block(
-                {
-                    "type": "tool_use",
-                    "id": self.call_id(reply, call.index),
-                    "name": call.name,
-                    "caller": {"type": "direct"},
-                    "input": {},
-                },
+                self._tool_use(reply, call, {}),
                 [{"type": "input_json_delta", "partial_json": p} for p in pieces],
             )
+        for item in reply.items_after("calls"):
+            block(*self._streamed(item, size))
         if index == 0:
             frames.append(ping)
-        emit(
-            "message_delta",
-            delta={"stop_reason": "tool_use" if reply.calls else "end_turn", "stop_sequence": None},
-            usage={"output_tokens": reply.output_tokens},
-        )
+        delta = {
+            "stop_reason": self._stop_reason(reply),
+            "stop_sequence": None,
+            **reply.provider_fields,
+        }
+        emit("message_delta", delta=delta, usage={"output_tokens": reply.output_tokens})
         emit("message_stop")
         return frames
 
@@ -157,22 +204,21 @@ class AnthropicEncoder(Encoder):
                     "signature": self._signature(reply),
                 }
             )
+        content.extend(reply.items_after("reasoning"))
         if reply.text:
             content.append({"type": "text", "text": reply.text})
+        content.extend(reply.items_after("text"))
         for call in reply.calls:
             if call.arguments is None:
                 raise ValueError(
                     f"tool call {call.name!r} has arguments that are not a JSON object; "
                     "a non-streaming Anthropic message cannot carry them"
                 )
-            content.append(
-                {
-                    "type": "tool_use",
-                    "id": self.call_id(reply, call.index),
-                    "name": call.name,
-                    "input": call.arguments,
-                }
-            )
+            block = self._tool_use(reply, call, call.arguments)
+            if not call.provider_fields:
+                del block["caller"]  # as recorded: whole messages leave the default out
+            content.append(block)
+        content.extend(reply.items_after("calls"))
         return self._message(reply, content, done=True)
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:

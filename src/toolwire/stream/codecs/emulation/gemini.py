@@ -3,6 +3,10 @@
 Framing follows ``gemini/sse_call_with_id.sse`` (``": "`` after keys,
 ``\\r\\n\\r\\n`` between events) and ``gemini/json_array_nested_args_with_id.sse``
 (a pretty-printed array, elements separated by ``\\n,\\r\\n``).
+
+A turn's own Gemini parts (:class:`~toolwire.testing.ProviderItem`:
+``executableCode``, ``toolCall``...) are streamed whole, one per chunk, in
+their place; a call's ``provider_fields`` (``thoughtSignature``) go on its part.
 """
 
 from __future__ import annotations
@@ -98,15 +102,12 @@ class GeminiEncoder(Encoder):
         for call in reply.calls:
             if call.arguments is None:
                 return call.raw_arguments
-            parts.append(
-                {
-                    "functionCall": {
-                        "name": call.name,
-                        "args": call.arguments,
-                        "id": self.call_id(reply, call.index),
-                    }
-                }
-            )
+            function = {
+                "name": call.name,
+                "args": call.arguments,
+                "id": self.call_id(reply, call.index),
+            }
+            parts.append({"functionCall": function, **call.provider_fields})
         return parts
 
     def stream(self, reply: Reply) -> list[Frame]:
@@ -114,7 +115,9 @@ class GeminiEncoder(Encoder):
         pending: list[list[Any]] = []
         size = reply.chunk_size
         pending.extend([{"text": p, "thought": True}] for p in fragments(reply.reasoning, size))
+        pending.extend([item] for item in reply.items_after("reasoning"))
         pending.extend([{"text": p}] for p in fragments(reply.text, size))
+        pending.extend([item] for item in reply.items_after("text"))
         calls = self._call_parts(reply)
         frames: list[Frame] = []
         if isinstance(calls, str):
@@ -126,10 +129,11 @@ class GeminiEncoder(Encoder):
             frames.append(Frame(last))
             return frames
         pending.extend([part] for part in calls)
+        pending.extend([item] for item in reply.items_after("calls"))
         if not pending:
             pending.append([{"text": ""}])
         for n, parts in enumerate(pending):
-            finish = "STOP" if n == len(pending) - 1 else None
+            finish = (reply.finish or "STOP") if n == len(pending) - 1 else None
             frames.append(Frame(self._chunk(reply, parts, finish)))
         return frames
 
@@ -138,15 +142,18 @@ class GeminiEncoder(Encoder):
         parts: list[Any] = []
         if reply.reasoning:
             parts.append({"text": reply.reasoning, "thought": True})
+        parts.extend(reply.items_after("reasoning"))
         if reply.text:
             parts.append({"text": reply.text})
+        parts.extend(reply.items_after("text"))
         calls = self._call_parts(reply)
         if isinstance(calls, str):
             body = self._chunk(reply, None, "MALFORMED_FUNCTION_CALL")
             body["candidates"][0]["finishMessage"] = f"Malformed function call: {calls}"
             return body
         parts.extend(calls)
-        return self._chunk(reply, parts or [{"text": ""}], "STOP")
+        parts.extend(reply.items_after("calls"))
+        return self._chunk(reply, parts or [{"text": ""}], reply.finish or "STOP")
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         """``{"error": {"code", "message", "status"}}``."""
