@@ -133,7 +133,7 @@ def build_app(
     )
 
 
-_API_ALIASES = {
+_DIALECT_ALIASES = {
     "openai": "openai-chat",
     "openai-chat": "openai-chat",
     "openai-responses": "openai-responses",
@@ -204,7 +204,7 @@ class EmulationServer(LoopbackServer):
         Raises:
             UsageError: an unknown dialect.
         """
-        name = _API_ALIASES.get(dialect)
+        name = _DIALECT_ALIASES.get(dialect)
         if name is None:
             raise UsageError(f"unknown dialect {dialect!r}; known: {', '.join(PROVIDER_DIALECTS)}")
         if name.startswith("openai"):
