@@ -203,3 +203,13 @@ def test_a_changed_request_is_advised_a_new_recording(recorded: Path) -> None:
     message = refused.json()["error"]["message"]
     assert "record the cassette again (TOOLWIRE_RECORD=1)" in message
     assert "prefix" not in message
+
+
+def test_only_a_whole_path_prefix_is_called_a_prefix() -> None:
+    from toolwire.testing._match import _prefix_fix
+
+    fix = _prefix_fix("/v1/chat/completions", "/chat/completions", "http://h:1")
+    assert fix is not None and "End the base URL with '/v1' (http://h:1/v1)" in fix
+    assert _prefix_fix("/v1/chat/completions", "", "http://h:1") is None  # the root
+    assert _prefix_fix("/chat/completions", "/chat/completions", "http://h:1") is None
+    assert _prefix_fix("/v1/responses", "/v1/chat/completions", "http://h:1") is None

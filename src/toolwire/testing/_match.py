@@ -158,20 +158,8 @@ def _advice(
     differ by a prefix (recording again would not help: the recording is
     right, the client points elsewhere), a new recording when the request
     changed."""
-    recorded, received = recorded.rstrip("/"), received.rstrip("/")
-    if recorded != received and recorded.endswith(received):
-        missing = recorded[: len(recorded) - len(received)]
-        fix = (
-            f"The paths differ only by a {missing!r} prefix: the client's base URL lacks it. "
-            f"End the base URL with {missing!r} ({server}{missing}) instead of recording again."
-        )
-    elif recorded != received and received.endswith(recorded):
-        extra = received[: len(received) - len(recorded)]
-        fix = (
-            f"The paths differ only by a {extra!r} prefix: the client's base URL has it and "
-            f"the recording's had not. Drop {extra!r} from the base URL instead of recording again."
-        )
-    else:
+    fix = _prefix_fix(recorded.rstrip("/"), received.rstrip("/"), server)
+    if fix is None:
         return (
             "If the request changed on purpose, record the cassette again (TOOLWIRE_RECORD=1); "
             "if a field changes from run to run, leave it out of matching (ignore=...)."
@@ -180,6 +168,25 @@ def _advice(
     if rest:
         fix += f" The request also differs at {', '.join(rest[:_SHOWN])}."
     return fix
+
+
+def _prefix_fix(recorded: str, received: str, server: str) -> str | None:
+    """What to do when one path is the other with a prefix; ``None`` otherwise."""
+    if not recorded or not received or recorded == received:
+        return None
+    if recorded.endswith(received):
+        missing = recorded[: len(recorded) - len(received)]
+        return (
+            f"The paths differ only by a {missing!r} prefix: the client's base URL lacks it. "
+            f"End the base URL with {missing!r} ({server}{missing}) instead of recording again."
+        )
+    if received.endswith(recorded):
+        extra = received[: len(received) - len(recorded)]
+        return (
+            f"The paths differ only by a {extra!r} prefix: the client's base URL has it and "
+            f"the recording's had not. Drop {extra!r} from the base URL instead of recording again."
+        )
+    return None
 
 
 class Matcher:

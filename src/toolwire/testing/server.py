@@ -128,7 +128,7 @@ def _endpoint(handler: Handler, dialect: WireDialect) -> Callable[[Request], Awa
     return answer
 
 
-_API_ALIASES = {
+_DIALECT_ALIASES = {
     "openai": "openai-chat",
     "openai-chat": "openai-chat",
     "openai-responses": "openai-responses",
@@ -199,7 +199,7 @@ class EmulationServer(LoopbackServer):
         Raises:
             UsageError: an unknown dialect.
         """
-        name = _API_ALIASES.get(dialect)
+        name = _DIALECT_ALIASES.get(dialect)
         if name is None:
             raise UsageError(f"unknown dialect {dialect!r}; known: {', '.join(PROVIDER_DIALECTS)}")
         return self.base_url + wire_dialect(name).base_path
