@@ -50,7 +50,7 @@ from toolwire.stream._parts import (
     StreamEndPart,
 )
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered
+from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered, wire_dialect
 from toolwire.stream.framing import (
     END_OF_BODY,
     Frame,
@@ -61,7 +61,7 @@ from toolwire.stream.framing import (
     reader_for,
 )
 from toolwire.stream.limits import MAX_FRAME_BYTES
-from toolwire.types import DIALECTS, StreamResult
+from toolwire.types import StreamResult
 
 __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
 
@@ -149,10 +149,8 @@ class StreamDecoder:
             if dialect not in ("auto", api):
                 raise UsageError(f"dialect={dialect!r} and api={api!r} disagree: pass one")
             dialect = api
-        if dialect != "auto" and dialect not in DIALECTS:
-            raise UsageError(
-                f"unknown dialect {dialect!r}; expected one of: {', '.join(DIALECTS)} or auto"
-            )
+        if dialect != "auto":
+            wire_dialect(dialect)  # a registered one, or a UsageError
         self._requested = dialect
         self.dialect: str | None = None if dialect == "auto" else dialect
         """The dialect being decoded (``None`` until ``auto`` has told)."""

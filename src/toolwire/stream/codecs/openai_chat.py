@@ -38,6 +38,7 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
+from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
     as_int,
@@ -569,5 +570,8 @@ DIALECT: Final = WireDialect(
     is_error_body=lambda body: (
         isinstance(body, dict) and "choices" not in body and body.get("error") is not None
     ),
+    sdk_shape=sdk.OpenAIChatShape(),
+    answer_fields=("stream", "stream_options"),
+    volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "stream_options", "user"),
 )
 """Chat Completions, as OpenAI and every compatible server speak it."""
