@@ -43,6 +43,7 @@ EXPECTED_OUTPUT = {
         "2 answered",
     ],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
+    "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
 }
 SHELLS = ("sh", "bash", "shell", "console")
 

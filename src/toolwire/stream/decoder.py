@@ -322,34 +322,38 @@ class StreamDecoder:
         add_args = acc.add_args
         decode = codec.decode
         fast = cast(ArgsEventCodec, self._fast)  # not None when the reader matched
-        for item in payloads:
-            if acc.error is not None:
-                return
-            if isinstance(item, tuple):
-                event, data = item
-            else:
-                found = fast.args_delta(item)
-                if found is not None:
-                    c, index, fragment = found
-                    self.short_path_deltas += 1
-                    try:
-                        add_args(c, index, fragment, out)
-                    except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
-                        acc.fail(exc, out)
+        taken = 0  # argument deltas read the short way
+        try:
+            for item in payloads:
+                if acc.error is not None:
+                    return
+                if isinstance(item, tuple):
+                    event, data = item
+                else:
+                    found = fast.args_delta(item)
+                    if found is not None:
+                        c, index, fragment = found
+                        taken += 1
+                        try:
+                            add_args(c, index, fragment, out)
+                        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+                            acc.fail(exc, out)
+                        continue
+                    event, data = fast.args_frame(item)
+                if not data and not event:  # END_OF_BODY
+                    apply([StreamEndPart()], out)
                     continue
-                event, data = fast.args_frame(item)
-            if not data and not event:  # END_OF_BODY
-                apply([StreamEndPart()], out)
-                continue
-            try:
-                decoded = decode(event, data)
-            except ToolwireError as exc:
-                acc.fail(exc, out)
-                return
-            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                acc.fail(_codec_bug(codec.dialect, exc, data), out)
-                return
-            apply(decoded, out)
+                try:
+                    decoded = decode(event, data)
+                except ToolwireError as exc:
+                    acc.fail(exc, out)
+                    return
+                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                    acc.fail(_codec_bug(codec.dialect, exc, data), out)
+                    return
+                apply(decoded, out)
+        finally:
+            self.short_path_deltas += taken
 
     def _decode_frames(
         self,
