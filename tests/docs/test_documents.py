@@ -48,6 +48,7 @@ EXPECTED_OUTPUT = {
         "['text', 'server_tool_use', 'web_search_tool_result']",
     ],
     "wire-items.md": ["Done: applied 5 lines"],
+    "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
 }
 SHELLS = ("sh", "bash", "shell", "console")
 

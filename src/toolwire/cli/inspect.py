@@ -37,9 +37,9 @@ from toolwire.events import (
     UnknownItem,
     UsageReported,
 )
-from toolwire.stream.codecs import wire_dialect
+from toolwire.stream.codecs import registered
 from toolwire.stream.decoder import DecodedFrame, StreamDecoder
-from toolwire.types import DIALECTS, StreamResult
+from toolwire.types import StreamResult
 
 __all__ = ["inspect"]
 
@@ -204,8 +204,8 @@ def _print_human(
     whole = _one_json_body(body)
     echo = click.echo
     echo(f"dialect: {result.dialect}")
-    known = result.dialect in DIALECTS
-    silent_output = wire_dialect(result.dialect).silent_output if known else None
+    known = {d.name: d for d in registered()}.get(result.dialect)
+    silent_output = known.silent_output if known is not None else None
     if whole:
         echo("input: one JSON body (a non-streamed response), not a stream")
     if not body.strip():
@@ -254,14 +254,14 @@ def _print_human(
 @click.argument("file", metavar="FILE|-")
 @click.option(
     "--dialect",
-    type=click.Choice(["auto", *DIALECTS]),
+    type=click.Choice(["auto", *(d.name for d in registered())]),
     default="auto",
     show_default=True,
     help="The wire dialect; auto tells it from the bytes.",
 )
 @click.option(
     "--api",
-    type=click.Choice(["auto", *DIALECTS]),
+    type=click.Choice(["auto", *(d.name for d in registered())]),
     default=None,
     hidden=True,
     help="The former name of --dialect (deprecated).",

@@ -183,6 +183,9 @@ class TrailerPart:
     """A ``data: [DONE]`` line in a dialect whose own end marker is another
     event: a clean end after that event, a cut stream before it."""
 
+    text: str = ""
+    """The line's data as the stream sent it (for the error of a cut stream)."""
+
 
 @dataclass(slots=True)
 class ErrorPart:

@@ -233,7 +233,7 @@ class Accumulator:
             self._finalize_all(out, allow_close=True)
             out.append(StreamEnded())
         elif isinstance(part, TrailerPart):
-            self.trailer(out)
+            self.trailer(out, part.text)
         elif isinstance(part, ErrorPart):
             self.fail(part.error, out)
         elif isinstance(part, UnknownPart):
@@ -288,7 +288,7 @@ class Accumulator:
         error.raw = self.cut_tail[:500] if self.cut_tail is not None else None
         self.fail(error, out)
 
-    def trailer(self, out: list[Event]) -> None:
+    def trailer(self, out: list[Event], text: str = "") -> None:
         """A ``data: [DONE]`` line in a dialect whose own end is another event
         (Cohere v2 and OpenRouter's Responses endpoint send one after it).
 
@@ -297,7 +297,8 @@ class Accumulator:
         """
         if self.error is not None or self.ended or self._all_choices_finished():
             return
-        self.fail(self._truncated("a [DONE] line arrived before the provider's end event"), out)
+        line = f"a {text} line" if text else "an end-of-stream line"
+        self.fail(self._truncated(f"{line} arrived before the provider's end event"), out)
 
     def _truncated(self, what: str) -> StreamTruncated:
         incomplete = [call for choice in self._choices.values() for call in choice.incomplete()]

@@ -51,7 +51,7 @@ from toolwire.stream._parts import (
     StreamEndPart,
 )
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered
+from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered, wire_dialect
 from toolwire.stream.framing import (
     END_OF_BODY,
     Frame,
@@ -62,7 +62,7 @@ from toolwire.stream.framing import (
     reader_for,
 )
 from toolwire.stream.limits import MAX_FRAME_BYTES
-from toolwire.types import DIALECTS, StreamResult
+from toolwire.types import StreamResult
 
 __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_dialect"]
 
@@ -151,10 +151,8 @@ class StreamDecoder:
             if dialect not in ("auto", api):
                 raise UsageError(f"dialect={dialect!r} and api={api!r} disagree: pass one")
             dialect = api
-        if dialect != "auto" and dialect not in DIALECTS:
-            raise UsageError(
-                f"unknown dialect {dialect!r}; expected one of: {', '.join(DIALECTS)} or auto"
-            )
+        if dialect != "auto":
+            wire_dialect(dialect)  # a registered one, or a UsageError
         self._requested = dialect
         self.dialect: str | None = None if dialect == "auto" else dialect
         """The dialect being decoded (``None`` until ``auto`` has told)."""
@@ -326,34 +324,38 @@ class StreamDecoder:
         add_args = acc.add_args
         decode = codec.decode
         fast = cast(ArgsEventCodec, self._fast)  # not None when the reader matched
-        for item in payloads:
-            if acc.error is not None:
-                return
-            if isinstance(item, tuple):
-                event, data = item
-            else:
-                found = fast.args_delta(item)
-                if found is not None:
-                    c, index, fragment = found
-                    self.short_path_deltas += 1
-                    try:
-                        add_args(c, index, fragment, out)
-                    except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
-                        acc.fail(exc, out)
+        taken = 0  # argument deltas read the short way
+        try:
+            for item in payloads:
+                if acc.error is not None:
+                    return
+                if isinstance(item, tuple):
+                    event, data = item
+                else:
+                    found = fast.args_delta(item)
+                    if found is not None:
+                        c, index, fragment = found
+                        taken += 1
+                        try:
+                            add_args(c, index, fragment, out)
+                        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+                            acc.fail(exc, out)
+                        continue
+                    event, data = fast.args_frame(item)
+                if not data and not event:  # END_OF_BODY
+                    apply([StreamEndPart()], out)
                     continue
-                event, data = fast.args_frame(item)
-            if not data and not event:  # END_OF_BODY
-                apply([StreamEndPart()], out)
-                continue
-            try:
-                decoded = decode(event, data)
-            except ToolwireError as exc:
-                acc.fail(exc, out)
-                return
-            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                acc.fail(_codec_bug(codec.dialect, exc, data), out)
-                return
-            apply(decoded, out)
+                try:
+                    decoded = decode(event, data)
+                except ToolwireError as exc:
+                    acc.fail(exc, out)
+                    return
+                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                    acc.fail(_codec_bug(codec.dialect, exc, data), out)
+                    return
+                apply(decoded, out)
+        finally:
+            self.short_path_deltas += taken
 
     def _decode_frames(
         self,

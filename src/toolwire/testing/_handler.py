@@ -20,7 +20,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from toolwire.stream import _json
-from toolwire.stream.codecs import wire_dialect
+from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (
@@ -90,9 +90,12 @@ def _prompt_size(body: bytes) -> int:
         return len(body)
     if not isinstance(data, dict):
         return len(body)
-    for key in ("stream", "stream_options"):
+    for key in _ANSWER_FIELDS:
         data.pop(key, None)
     return len(_json.dumps(data).encode())
+
+
+_ANSWER_FIELDS = frozenset(field for d in registered() for field in d.answer_fields)
 
 
 def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:

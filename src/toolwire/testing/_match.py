@@ -22,16 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.http._credentials import redact_query
+from toolwire.stream.codecs import registered
 from toolwire.testing.cassette import Exchange
 
 __all__ = ["VOLATILE_FIELDS", "Matcher", "Mismatch", "RequestKey", "canonical_body"]
 
-VOLATILE_FIELDS: tuple[str, ...] = (
-    "metadata",
-    "prompt_cache_key",
-    "safety_identifier",
-    "stream_options",
-    "user",
+VOLATILE_FIELDS: tuple[str, ...] = tuple(
+    sorted({field for d in registered() for field in d.volatile_fields})
 )
 """Body fields that change between runs of the same code (user and request
 ids, cache keys, usage options), left out when matching. A dotted name

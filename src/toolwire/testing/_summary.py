@@ -20,7 +20,7 @@ from toolwire.http import decode_error_body
 from toolwire.stream.codecs import dialect_for_path, registered
 from toolwire.stream.decoder import StreamDecoder, decode_response
 from toolwire.testing.cassette import Exchange
-from toolwire.types import PROVIDER_DIALECTS, StreamResult
+from toolwire.types import StreamResult
 
 __all__ = [
     "READ_LIMIT",
@@ -35,7 +35,7 @@ __all__ = [
 READ_LIMIT = 16 * 1024 * 1024
 """Bytes of a response body read for its summary line; the rest only passes."""
 
-_WHOLE = frozenset(PROVIDER_DIALECTS)
+_WHOLE = frozenset(d.name for d in registered() if hasattr(d.codec, "decode_response"))
 """The dialects :func:`~toolwire.stream.decoder.decode_response` reads whole."""
 
 

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import anyio
 from starlette.types import Receive, Scope, Send
 
+from toolwire.stream.codecs import registered
 from toolwire.testing._match import VOLATILE_FIELDS, Matcher, Mismatch
 from toolwire.testing._serving import LoopbackServer
 from toolwire.testing.cassette import Cassette, Exchange
@@ -202,17 +203,6 @@ def _root(scope: Scope) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-_ENDPOINTS = {
-    "openai-chat": "/chat/completions",
-    "openai-responses": "/responses",
-    "anthropic-messages": "/v1/messages",
-    "ollama-ndjson": "/api/chat",
-    "cohere-v2": "/v2/chat",
-}
-"""The path a client of each dialect adds to its base URL (Gemini's holds
-the model: its base URL ends before ``/models/``)."""
-
-
 def recorded_prefixes(cassette: Cassette) -> dict[str, str]:
     """The path of each recorded dialect's base URL, in recording order."""
     found: dict[str, str] = {}
@@ -220,9 +210,10 @@ def recorded_prefixes(cassette: Cassette) -> dict[str, str]:
         dialect, path = exchange.dialect, exchange.request.path.partition("?")[0].rstrip("/")
         if dialect is None or dialect in found:
             continue
-        tail = _ENDPOINTS.get(dialect)
-        if dialect == "gemini" and "/models/" in path:
+        known = {d.name: d for d in registered()}.get(dialect)
+        tail = known.client_path if known is not None else ""
+        if not tail and "/models/" in path:  # the path holds the model
             found[dialect] = path[: path.rindex("/models/")]
-        elif tail is not None and path.endswith(tail):
+        elif tail and path.endswith(tail):
             found[dialect] = path[: len(path) - len(tail)]
     return found

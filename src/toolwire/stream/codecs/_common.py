@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
@@ -11,6 +11,7 @@ from toolwire.stream._parts import FinishPart, MetaPart, UnknownPart
 from toolwire.types import FinishReason
 
 __all__ = [
+    "DONE",
     "as_int",
     "as_list",
     "as_obj",
@@ -26,11 +27,15 @@ __all__ = [
 ]
 
 
+DONE: Final = "[DONE]"
+"""OpenAI's end-of-stream line."""
+
+
 def is_done_trailer(data: str) -> bool:
     """Whether a payload is OpenAI's ``[DONE]`` line, which servers of other
     dialects (Cohere v2, OpenRouter's Responses endpoint) send after their own
     end event."""
-    return data[:1] == "[" and data.strip() == "[DONE]"
+    return data[:1] == "[" and data.strip() == DONE
 
 
 def load_payload(data: str, dialect: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from toolwire.types import FinishReason, Usage
 if TYPE_CHECKING:
     from toolwire.stream.codecs import Codec
     from toolwire.stream.codecs.emulation import Encoder, ParsedRequest
+    from toolwire.stream.codecs.sdk import Shape
 
 __all__ = ["RouteTarget", "SchemaTool", "WireDialect", "plain_schemas"]
 
@@ -120,6 +121,9 @@ class WireDialect:
     """What a request's path and query say (``None``: no such method)."""
     base_path: str = ""
     """What an SDK's base URL adds to the server's root (``/v1``)."""
+    client_path: str = ""
+    """What a client adds to its base URL to call the model (``/v1/messages``);
+    empty where the path holds the model (Gemini's)."""
     request_id_header: str = "x-request-id"
     """The response header that carries the request id."""
 
@@ -130,6 +134,12 @@ class WireDialect:
     """True for a whole response body that is an error object (HTTP 200)."""
 
     # -- requests: bodies -----------------------------------------------------------
+    answer_fields: tuple[str, ...] = ("stream",)
+    """Request members that say how to answer, not what (the emulation server
+    leaves them out of its made-up input token count)."""
+    volatile_fields: tuple[str, ...] = ()
+    """Request members that change between runs of the same code (user and
+    request ids, cache keys, usage options): cassettes match without them."""
     encode_request: Callable[..., dict[str, Any]] | None = None
     """Builds a request body (keyword arguments: ``model``, ``messages``,
     ``tools``, ``tool_choice``, ``stream``... see the module's own)."""
@@ -147,6 +157,10 @@ class WireDialect:
     encoder: type[Encoder] | None = None
     """Writes scripted answers, streamed and whole (given whether the request
     asked for SSE where the dialect has another framing)."""
+
+    # -- the official SDK's stream objects (``toolwire.adapters``) ------------------------
+    sdk_shape: Shape | None = None
+    """Turns the SDK's stream objects back into payloads for the codec."""
 
     # -- observability ----------------------------------------------------------------
     silent_output: Callable[[str], str | None] | None = None

@@ -59,8 +59,10 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
+from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_obj,
     as_str,
@@ -258,7 +260,7 @@ class AnthropicCodec:
                 obj = load_payload(data, API)  # raises the descriptive error
         elif is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         else:
             obj = load_payload(data, API)
         if type(obj) is not dict:
@@ -746,6 +748,7 @@ DIALECT: Final = WireDialect(
     usage=usage_from_anthropic,
     sniff_name=_EVENTS.__contains__,
     paths=("/messages",),
+    client_path="/v1/messages",
     routes=("/v1/messages",),
     request_id_header="request-id",
     encode_request=encode_request,
@@ -756,5 +759,7 @@ DIALECT: Final = WireDialect(
     encoder=emulation.AnthropicEncoder,
     request_path=lambda model, stream: "/v1/messages",
     is_error_body=lambda body: isinstance(body, dict) and body.get("type") == "error",
+    sdk_shape=sdk.AnthropicShape(),
+    volatile_fields=("metadata",),
 )
 """Anthropic's Messages API."""

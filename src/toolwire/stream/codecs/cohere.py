@@ -25,6 +25,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_obj,
     as_str,
@@ -99,7 +100,7 @@ class CohereCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         obj = load_payload(data, API)
         kind = obj.get("type") or event
         parts: list[Part] = []
@@ -170,6 +171,7 @@ DIALECT: Final = WireDialect(
     finish_reasons=RAW_FINISH_REASONS,
     sniff_name=_EVENTS.__contains__,
     paths=("/v2/chat",),
+    client_path="/v2/chat",
     otel_provider="cohere",
 )
 """Cohere's v2 chat stream."""

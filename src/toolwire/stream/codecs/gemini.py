@@ -55,6 +55,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_list,
     as_obj,
@@ -174,7 +175,7 @@ class GeminiCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         return self._response(load_payload(data, API))
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:

@@ -23,6 +23,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream.codecs._common import (
+    DONE,
     as_list,
     as_obj,
     as_str,
@@ -57,7 +58,7 @@ class OllamaCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         obj = load_payload(data, API)
         if "error" in obj and "message" not in obj:
             return [ErrorPart(error_event(obj, API))]
@@ -115,6 +116,7 @@ DIALECT: Final = WireDialect(
     finish_reasons=RAW_FINISH_REASONS,
     sniff_shape=lambda obj: "message" in obj and "done" in obj,
     paths=("/api/chat",),
+    client_path="/api/chat",
     stream_paths=("/api/chat",),
 )
 """Ollama's native chat stream."""

@@ -39,6 +39,7 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
+from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
     as_int,
@@ -687,6 +688,7 @@ DIALECT: Final = WireDialect(
         "choices" in obj or str(obj.get("object", "")).startswith("chat.completion")
     ),
     paths=("/chat/completions",),
+    client_path="/chat/completions",
     routes=("/v1/chat/completions", "/chat/completions"),
     base_path="/v1",
     encode_request=encode_request,
@@ -699,5 +701,8 @@ DIALECT: Final = WireDialect(
     is_error_body=lambda body: (
         isinstance(body, dict) and "choices" not in body and body.get("error") is not None
     ),
+    sdk_shape=sdk.OpenAIChatShape(),
+    answer_fields=("stream", "stream_options"),
+    volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "stream_options", "user"),
 )
 """Chat Completions, as OpenAI and every compatible server speak it."""

@@ -45,7 +45,9 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
+from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_list,
     as_obj,
@@ -270,7 +272,7 @@ class OpenAIResponsesCodec:
                 obj = load_payload(data, API)  # raises the descriptive error
         elif is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         else:
             obj = load_payload(data, API)
         kind = obj.get("type") or event
@@ -699,6 +701,7 @@ DIALECT: Final = WireDialect(
     usage=usage_from_responses,
     sniff_name=lambda name: name.startswith("response."),
     paths=("/responses",),
+    client_path="/responses",
     routes=("/v1/responses",),
     base_path="/v1",
     encode_request=encode_request,
@@ -711,5 +714,7 @@ DIALECT: Final = WireDialect(
     is_error_body=lambda body: (
         isinstance(body, dict) and "output" not in body and body.get("error") is not None
     ),
+    sdk_shape=sdk.OpenAIResponsesShape(),
+    volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "user"),
 )
 """The Responses API."""
