@@ -285,3 +285,34 @@ def test_a_refused_computer_call_is_told_in_words_and_left_out() -> None:
     assert items == [
         {"role": "user", "content": 'The computer call call_a was not run: {"error": "refused"}'}
     ]
+
+
+def test_whole_chat_responses_keep_custom_calls_and_their_fields() -> None:
+    from toolwire.stream.decoder import decode_response
+
+    extra = {"google": {"thought_signature": "c2ln"}}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_c", "type": "custom", "custom": {"name": "apply", "input": PATCH}},
+            {
+                "id": "call_f",
+                "type": "function",
+                "extra_content": extra,
+                "function": {"name": "get", "arguments": "{}"},
+            },
+        ],
+    }
+    body = {
+        "id": "c1",
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+    result = decode_response("openai-chat", body)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [
+        ("apply", {"input": PATCH}),
+        ("get", {}),
+    ]
+    sent = openai_chat.encode_messages([AssistantMessage.from_choice(result.choices[0])])[0]
+    assert sent["tool_calls"] == message["tool_calls"]
