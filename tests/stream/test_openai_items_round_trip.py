@@ -316,3 +316,36 @@ def test_whole_chat_responses_keep_custom_calls_and_their_fields() -> None:
     ]
     sent = openai_chat.encode_messages([AssistantMessage.from_choice(result.choices[0])])[0]
     assert sent["tool_calls"] == message["tool_calls"]
+
+
+def test_streamed_reasoning_details_are_joined_and_sent_back() -> None:
+    """OpenRouter streams reasoning_details in pieces; Claude's and Gemini's
+    signatures behind it travel in them and must come back."""
+
+    def piece(**detail: Any) -> dict[str, Any]:
+        return _choice({"reasoning": detail.get("text", ""), "reasoning_details": [detail]})
+
+    call = {
+        "index": 0,
+        "id": "call_r",
+        "type": "function",
+        "function": {"name": "get", "arguments": "{}"},
+    }
+    result = chat(
+        piece(type="reasoning.text", text="Let me ", index=0, format="anthropic-claude-v1"),
+        piece(type="reasoning.text", text="look.", index=0, format="anthropic-claude-v1"),
+        piece(type="reasoning.text", signature="c2ln", index=0, format="anthropic-claude-v1"),
+        _choice({"tool_calls": [call]}),
+        _choice({}, "tool_calls"),
+    )
+    assert result.choices[0].reasoning == "Let me look."
+    sent = openai_chat.encode_messages([AssistantMessage.from_choice(result.choices[0])])[0]
+    assert sent["reasoning_details"] == [
+        {
+            "type": "reasoning.text",
+            "text": "Let me look.",
+            "index": 0,
+            "format": "anthropic-claude-v1",
+            "signature": "c2ln",
+        }
+    ]

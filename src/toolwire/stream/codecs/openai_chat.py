@@ -160,6 +160,7 @@ class OpenAIChatCodec:
         self._head = ""
         self._learning = _LEARNING
         self._custom = CustomCalls()
+        self._details = ReasoningDetails()
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
@@ -181,7 +182,9 @@ class OpenAIChatCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         """One SSE event's data (its ``event:`` name in ``event``) to parts."""
         if data[:1] != "{" and data.strip() == "[DONE]":
-            return [StreamEndPart()]
+            parts: list[Part] = []
+            self._details.flush(None, parts)
+            return [*parts, StreamEndPart()]
         try:
             obj = _loads(data)
         except ValueError as exc:
@@ -310,6 +313,7 @@ class OpenAIChatCodec:
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
             self._custom.finish(c, parts)
+            self._details.flush(c, parts)
             parts.append(finish_part(FINISH_REASONS, raw, c))
 
     def _call_fields(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
@@ -338,6 +342,9 @@ class OpenAIChatCodec:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+        details = delta.get("reasoning_details")
+        if details:
+            self._details.add(c, as_list(details, f"{API}: reasoning_details"))
         function_call = delta.get("function_call")
         if function_call and with_tool_calls and delta.get("tool_calls"):
             # llama-cpp-python repeats each tool_calls piece as the deprecated
@@ -352,6 +359,42 @@ class OpenAIChatCodec:
                 parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
             else:
                 raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
+
+
+class ReasoningDetails:
+    """OpenRouter's streamed ``reasoning_details``: the pieces of each detail
+    (by its ``index``) joined, then kept as the message field that is sent
+    back (thinking signatures and encrypted reasoning travel in them)."""
+
+    _JOINED = ("text", "summary", "data")
+
+    def __init__(self) -> None:
+        self._open: dict[int, list[dict[str, Any]]] = {}
+
+    def add(self, c: int, pieces: list[Any]) -> None:
+        details = self._open.setdefault(c, [])
+        for piece in pieces:
+            piece = as_obj(piece, f"{API}: reasoning detail")
+            last = details[-1] if details else None
+            if last is None or (last.get("index"), last.get("type")) != (
+                piece.get("index"),
+                piece.get("type"),
+            ):
+                details.append(dict(piece))
+                continue
+            for key, value in piece.items():
+                if key in self._JOINED and isinstance(value, str):
+                    before = last.get(key)
+                    last[key] = (before if isinstance(before, str) else "") + value
+                elif value is not None:
+                    last[key] = value
+
+    def flush(self, c: int | None, parts: list[Part]) -> None:
+        for choice in [c] if c is not None else list(self._open):
+            details = self._open.pop(choice, None)
+            if details:
+                fields = {"reasoning_details": details}
+                parts.append(StatePart({"type": "message_fields", "fields": fields}, choice))
 
 
 class CustomCalls:
