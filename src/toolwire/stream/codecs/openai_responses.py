@@ -145,7 +145,6 @@ PROGRESS_EVENTS: Final = frozenset(
         "response.queued",
         "response.content_part.added",
         "response.content_part.done",
-        "response.output_text.annotation.added",
         "response.reasoning_summary_part.added",
         "response.reasoning_summary_part.done",
         "response.code_interpreter_call.in_progress",
