@@ -349,3 +349,23 @@ def test_streamed_reasoning_details_are_joined_and_sent_back() -> None:
             "signature": "c2ln",
         }
     ]
+
+
+def test_a_custom_tool_is_forced_and_allowed_in_its_own_shape() -> None:
+    chat_tools = [*TOOLS_CHAT, openai_chat.custom_tool_schema("patch", "", None)]
+    body = openai_chat.encode_request(
+        model="m", messages=[], tools=chat_tools, tool_choice={"name": "patch"}
+    )
+    assert body["tool_choice"] == {"type": "custom", "custom": {"name": "patch"}}
+    tools = [*TOOLS_RESPONSES, openai_responses.custom_tool_schema("patch", "", None)]
+    body = openai_responses.encode_request(
+        model="m", messages=[], tools=tools, tool_choice={"allowed": ["a", "patch"]}
+    )
+    assert body["tool_choice"]["tools"] == [
+        {"type": "function", "name": "a"},
+        {"type": "custom", "name": "patch"},
+    ]
+    with pytest.raises(UsageError):
+        openai_chat.encode_request(
+            model="m", messages=[], tools=chat_tools, tool_choice={"name": "x"}
+        )

@@ -639,17 +639,25 @@ def encode_request(
     }
     if tools:
         body["tools"] = [dict(t) for t in tools]
-        names = tool_names(tools, lambda t: dict_or_empty(t.get("function")).get("name"))
+        names = tool_names(
+            tools, lambda t: dict_or_empty(t.get("function") or t.get("custom")).get("name")
+        )
+        custom = {dict_or_empty(t.get("custom")).get("name") for t in tools}
+
+        def named(name: str) -> dict[str, Any]:
+            kind = "custom" if name in custom else "function"
+            return {"type": kind, kind: {"name": name}}
+
         allowed = allowed_tools(tool_choice, names)
         forced = None if allowed else check_tool_choice(tool_choice, names)
         if allowed:
-            listed = [{"type": "function", "function": {"name": n}} for n in allowed[0]]
+            listed = [named(n) for n in allowed[0]]
             body["tool_choice"] = {
                 "type": "allowed_tools",
                 "allowed_tools": {"mode": allowed[1], "tools": listed},
             }
         elif forced is not None:
-            body["tool_choice"] = {"type": "function", "function": {"name": forced}}
+            body["tool_choice"] = named(forced)
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
         if parallel_tool_calls is not None:

@@ -659,13 +659,16 @@ def encode_request(
     if tools:
         body["tools"] = [dict(t) for t in tools]
         names = tool_names(tools, lambda t: t.get("name"))
+        kinds = {
+            t.get("name"): "custom" if t.get("type") == "custom" else "function" for t in tools
+        }
         allowed = allowed_tools(tool_choice, names)
         forced = None if allowed else check_tool_choice(tool_choice, names)
         if allowed:
-            listed = [{"type": "function", "name": n} for n in allowed[0]]
+            listed = [{"type": kinds.get(n, "function"), "name": n} for n in allowed[0]]
             body["tool_choice"] = {"type": "allowed_tools", "mode": allowed[1], "tools": listed}
         elif forced is not None:
-            body["tool_choice"] = {"type": "function", "name": forced}
+            body["tool_choice"] = {"type": kinds.get(forced, "function"), "name": forced}
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
         if parallel_tool_calls is not None:
