@@ -60,6 +60,7 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetails, custom_input
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
@@ -69,7 +70,6 @@ __all__ = [
     "FINISH_REASONS",
     "OpenAIChatCodec",
     "call_arguments_text",
-    "custom_input",
     "custom_tool_schema",
     "encode_messages",
     "encode_request",
@@ -361,83 +361,6 @@ class OpenAIChatCodec:
                 raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
 
 
-class ReasoningDetails:
-    """OpenRouter's streamed ``reasoning_details``: the pieces of each detail
-    (by its ``index``) joined, then kept as the message field that is sent
-    back (thinking signatures and encrypted reasoning travel in them)."""
-
-    _JOINED = ("text", "summary", "data")
-
-    def __init__(self) -> None:
-        self._open: dict[int, list[dict[str, Any]]] = {}
-
-    def add(self, c: int, pieces: list[Any]) -> None:
-        details = self._open.setdefault(c, [])
-        for piece in pieces:
-            piece = as_obj(piece, f"{API}: reasoning detail")
-            last = details[-1] if details else None
-            if last is None or (last.get("index"), last.get("type")) != (
-                piece.get("index"),
-                piece.get("type"),
-            ):
-                details.append(dict(piece))
-                continue
-            for key, value in piece.items():
-                if key in self._JOINED and isinstance(value, str):
-                    before = last.get(key)
-                    last[key] = (before if isinstance(before, str) else "") + value
-                elif value is not None:
-                    last[key] = value
-
-    def flush(self, c: int | None, parts: list[Part]) -> None:
-        for choice in [c] if c is not None else list(self._open):
-            details = self._open.pop(choice, None)
-            if details:
-                fields = {"reasoning_details": details}
-                parts.append(StatePart({"type": "message_fields", "fields": fields}, choice))
-
-
-class CustomCalls:
-    """Chat Completions ``type: "custom"`` tool calls (freeform input).
-
-    The input is one string, streamed in ``custom.input`` pieces; it reaches
-    the accumulator as the arguments ``{"input": ...}``, streamed as JSON text
-    so partial values work, and is settled whole at the choice's finish. Each
-    custom call leaves a ``custom_tool_call`` state item, so the request
-    encoder sends it back in its own shape.
-    """
-
-    def __init__(self) -> None:
-        self._open: dict[tuple[int, int], tuple[str | None, list[str]]] = {}
-
-    def delta(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
-        custom = as_obj(tc.get("custom"), f"{API}: custom tool call")
-        index = as_int(tc.get("index"), f"{API}: tool call index") or 0
-        call_id = as_str(tc.get("id"), f"{API}: tool call id") or None
-        name = as_str(custom.get("name"), f"{API}: tool name")
-        text = as_str(custom.get("input"), f"{API}: custom input") or ""
-        piece = dumps(text)[1:-1]
-        entry = self._open.get((c, index))
-        if entry is None or (call_id and call_id != entry[0]):
-            entry = self._open[(c, index)] = (call_id, [])
-            piece = '{"input":"' + piece
-            parts.append(CallPart(c, call_id, index, name, piece, new=True))
-        else:
-            parts.append(CallPart(c, None, index, name, piece))
-        entry[1].append(text)
-
-    def finish(self, c: int, parts: list[Part]) -> None:
-        for (choice, index), (call_id, texts) in list(self._open.items()):
-            if choice != c:
-                continue
-            del self._open[(choice, index)]
-            final = dumps({"input": "".join(texts)})
-            parts.append(CallPart(c, None, index, args_final=final))
-            if call_id:
-                state = {"type": "call_item", "call_id": call_id, "item_type": "custom_tool_call"}
-                parts.append(StatePart(state, c))
-
-
 def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
     """A call of a whole message: a new call at its position, complete."""
     fn = as_obj(call.get("function") or {}, f"{API}: tool call function")
@@ -545,12 +468,6 @@ def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
     if call.raw_arguments.strip() and not call.repaired:
         return call.raw_arguments
     return dumps(call.arguments)
-
-
-def custom_input(call: ToolCall | InvalidToolCall) -> str:
-    """The freeform input of a custom tool call, as the model wrote it."""
-    value = call.arguments.get("input") if isinstance(call, ToolCall) else None
-    return value if isinstance(value, str) else call.raw_arguments
 
 
 def _tool_call_out(
