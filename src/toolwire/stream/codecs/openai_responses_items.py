@@ -15,6 +15,7 @@ from toolwire.stream.codecs.openai_chat_items import custom_input
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [
+    "ANSWER_ITEMS",
     "ASKED_CALLS",
     "PROGRESS_EVENTS",
     "STATE_ITEMS",
@@ -37,16 +38,8 @@ tool call named after the hosted tool (``"shell"``...): its arguments are the
 item's own fields. An MCP approval request is the call of the MCP tool it is
 about. The item goes back whole, then the answer as the item type's output."""
 
-STATE_ITEMS: Final = frozenset(
+ANSWER_ITEMS: Final = frozenset(
     {
-        "reasoning",
-        "mcp_list_tools",
-        "tool_search_call",
-        "tool_search_output",
-        "additional_tools",
-        "compaction",
-        "program",
-        "program_output",
         "function_call_output",
         "custom_tool_call_output",
         "computer_call_output",
@@ -56,6 +49,19 @@ STATE_ITEMS: Final = frozenset(
         "mcp_approval_response",
     }
 )
+"""The items that answer a call: sent by the application, or found among the
+output when the provider answered a call itself."""
+
+STATE_ITEMS: Final = ANSWER_ITEMS | {
+    "reasoning",
+    "mcp_list_tools",
+    "tool_search_call",
+    "tool_search_output",
+    "additional_tools",
+    "compaction",
+    "program",
+    "program_output",
+}
 """Output items kept whole as provider state and sent back in their place
 among the calls on the next request: reasoning, the tools a hosted tool search
 or MCP listing found, compacted history, programs and the outputs the
