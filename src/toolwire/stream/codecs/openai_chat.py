@@ -344,7 +344,13 @@ class OpenAIChatCodec:
             parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
         details = delta.get("reasoning_details")
         if details:
-            self._details.add(c, as_list(details, f"{API}: reasoning_details"))
+            if isinstance(details, list):
+                self._details.add(c, details)
+            else:
+                kind = "reasoning_details (not an array)"
+                parts.append(
+                    unknown_part(API, kind, {"reasoning_details": details}, self.quirks, c)
+                )
         function_call = delta.get("function_call")
         if function_call and with_tool_calls and delta.get("tool_calls"):
             # llama-cpp-python repeats each tool_calls piece as the deprecated

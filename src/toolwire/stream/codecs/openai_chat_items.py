@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolwire.errors import RemoteProtocolError
 from toolwire.stream._json import dumps
 from toolwire.stream._parts import CallPart, Part, StatePart
 from toolwire.stream.codecs._common import as_int, as_obj, as_str
+from toolwire.stream.limits import MAX_ARGUMENTS_CHARS, MAX_TEXT_CHARS
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = ["CustomCalls", "ReasoningDetails", "custom_input"]
 
 API = "openai-chat"
+MAX_DETAILS = 4096
+"""At most this many reasoning details in one choice."""
 
 
 class ReasoningDetails:
@@ -23,13 +27,22 @@ class ReasoningDetails:
     _JOINED = ("text", "summary", "data")
 
     def __init__(self) -> None:
-        self._open: dict[int, list[dict[str, Any]]] = {}
+        self._open: dict[int, list[Any]] = {}
+        self._size = 0
 
     def add(self, c: int, pieces: list[Any]) -> None:
         details = self._open.setdefault(c, [])
         for piece in pieces:
-            piece = as_obj(piece, f"{API}: reasoning detail")
+            self._size += len(dumps(piece))
+            if self._size > MAX_TEXT_CHARS or len(details) >= MAX_DETAILS:
+                raise RemoteProtocolError(f"{API}: the reasoning_details exceed toolwire's limits")
+            if not isinstance(piece, dict):
+                details.append(piece)  # kept and sent back as it came
+                continue
             last = details[-1] if details else None
+            if not isinstance(last, dict):
+                details.append(dict(piece))
+                continue
             if last is None or (last.get("index"), last.get("type")) != (
                 piece.get("index"),
                 piece.get("type"),
@@ -63,6 +76,7 @@ class CustomCalls:
 
     def __init__(self) -> None:
         self._open: dict[tuple[int, int], tuple[str | None, list[str]]] = {}
+        self._size = 0
 
     def delta(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
         custom = as_obj(tc.get("custom"), f"{API}: custom tool call")
@@ -79,6 +93,11 @@ class CustomCalls:
         else:
             parts.append(CallPart(c, None, index, name, piece))
         entry[1].append(text)
+        self._size += len(text)
+        if self._size > MAX_ARGUMENTS_CHARS:
+            raise RemoteProtocolError(
+                f"{API}: custom tool input exceeds {MAX_ARGUMENTS_CHARS} chars"
+            )
 
     def finish(self, c: int, parts: list[Part]) -> None:
         for (choice, index), (call_id, texts) in list(self._open.items()):
