@@ -29,7 +29,8 @@ from typing import Any
 import pytest
 from anthropic.types import beta as anthropic_beta
 from google.genai import types as genai_types
-from openai.types.chat import ChatCompletionMessageToolCallUnion
+from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageToolCallUnion
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from openai.types.responses import ResponseOutputItem, ResponseStreamEvent
 
 from toolwire import StreamDecoder, StreamResult
@@ -41,6 +42,8 @@ from toolwire.events import (
     ToolCallReady,
     UnknownItem,
 )
+from toolwire.stream._parts import UnknownPart
+from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import PROGRESS_EVENTS
 
 
@@ -121,6 +124,16 @@ RESPONSES_EVENTS: dict[str, str] = {
     "response.audio.transcript.done": "unknown",
 }
 
+CHAT_MESSAGE_FIELDS: dict[str, str] = {
+    "role": "read",
+    "content": "text",
+    "refusal": "text",
+    "tool_calls": "call",
+    "function_call": "call",
+    "annotations": "unknown",
+    "audio": "unknown",
+}
+
 CHAT_TOOL_CALLS: dict[str, str] = {
     "function": "call",
     "custom": "call",
@@ -185,6 +198,8 @@ def sdk_types() -> dict[str, tuple[list[str], dict[str, str]]]:
         "responses items": (union_types(ResponseOutputItem), RESPONSES_ITEMS),
         "responses events": (union_types(ResponseStreamEvent), RESPONSES_EVENTS),
         "chat tool calls": (union_types(ChatCompletionMessageToolCallUnion), CHAT_TOOL_CALLS),
+        "chat message fields": (list(ChatCompletionMessage.model_fields), CHAT_MESSAGE_FIELDS),
+        "chat delta fields": (list(ChoiceDelta.model_fields), CHAT_MESSAGE_FIELDS),
         "anthropic blocks": (union_types(anthropic_beta.BetaContentBlock), ANTHROPIC_BLOCKS),
         "anthropic deltas": (
             union_types(anthropic_beta.BetaRawContentBlockDelta),
@@ -344,6 +359,46 @@ def test_chat_tool_calls_land(kind: str) -> None:
     ]
     events, result = decode("openai-chat", [(None, c) for c in chunks])
     assert landed(events, result, kind, CHAT_TOOL_CALLS[kind]), events
+
+
+_FIELD_VALUES: dict[str, Any] = {
+    "content": "hi",
+    "refusal": "no",
+    "tool_calls": [chat_call("function")],
+    "function_call": {"name": "lookup", "arguments": "{}"},
+    "annotations": [{"type": "url_citation", "url_citation": {"url": "https://example.com"}}],
+    "audio": {"id": "audio_1", "data": "UklGRg==", "transcript": "hi"},
+}
+
+
+@pytest.mark.parametrize("field", sorted(set(CHAT_MESSAGE_FIELDS) - {"role"}))
+@pytest.mark.parametrize("streamed", [True, False], ids=["delta", "message"])
+def test_chat_message_fields_land(field: str, streamed: bool) -> None:
+    from toolwire.stream.decoder import decode_response
+
+    value = _FIELD_VALUES[field]
+    if streamed:
+        if field == "tool_calls":
+            value = [{"index": 0, **value[0]}]
+        delta = {"role": "assistant", field: value}
+        chunks = [
+            {"id": "c", "choices": [{"index": 0, "delta": delta}]},
+            {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        ]
+        events, result = decode("openai-chat", [(None, c) for c in chunks])
+        assert landed(events, result, field, CHAT_MESSAGE_FIELDS[field]), events
+        return
+    message = {"role": "assistant", field: value}
+    body = {"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    result = decode_response("openai-chat", body)
+    place = CHAT_MESSAGE_FIELDS[field]
+    if place == "text":
+        assert result.choices[0].text == value
+    elif place == "call":
+        assert result.tool_calls
+    else:  # a whole response's unknown fields are parts that become UnknownItem events
+        parts = OpenAIChatCodec().decode_response(body)
+        assert [p.type for p in parts if isinstance(p, UnknownPart)] == [field]
 
 
 # -- Anthropic Messages ---------------------------------------------------------------------

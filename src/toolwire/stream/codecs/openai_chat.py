@@ -99,6 +99,23 @@ ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
 
 _CALL_KEYS = frozenset({"index", "id", "type", "function", "custom"})
 
+# The fields of a message or delta that are read. Groq's "channel" names the
+# channel (analysis, final) that reasoning and content already tell apart.
+_MESSAGE_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "refusal",
+        "reasoning",
+        "reasoning_content",
+        "reasoning_details",
+        "tool_calls",
+        "function_call",
+        "channel",
+        "name",
+    }
+)
+
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
 
@@ -241,9 +258,14 @@ class OpenAIChatCodec:
         c = position if c is None else c
         message = choice.get("message")
         message = message if isinstance(message, dict) else {}
+        if not _MESSAGE_KEYS.issuperset(message):
+            self._unknown_fields(message, c, parts)
         text = _text_of(message.get("content"))
         if text:
             parts.append(TextPart(text, c))
+        refusal = message.get("refusal")
+        if isinstance(refusal, str) and refusal:  # as a stream gives it: text
+            parts.append(TextPart(refusal, c))
         for key in ("reasoning_content", "reasoning"):
             if isinstance(message.get(key), str) and message[key]:
                 parts.append(ReasoningPart(message[key], c))
@@ -316,6 +338,13 @@ class OpenAIChatCodec:
             self._details.flush(c, parts)
             parts.append(finish_part(FINISH_REASONS, raw, c))
 
+    def _unknown_fields(self, message: dict[str, Any], c: int, parts: list[Part]) -> None:
+        """Fields of a message or delta that toolwire does not read (a server's
+        annotations, audio...): handed on as an unknown item each."""
+        for key, value in message.items():
+            if key not in _MESSAGE_KEYS and value not in (None, "", [], {}):
+                parts.append(unknown_part(API, key, {key: value}, self.quirks, c))
+
     def _call_fields(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
         """Fields a server sends beside a call (Gemini's ``extra_content`` with
         its thought signature): kept, and sent back with the call."""
@@ -333,6 +362,8 @@ class OpenAIChatCodec:
     def _content(
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
     ) -> None:
+        if len(delta) > 1 and not _MESSAGE_KEYS.issuperset(delta):
+            self._unknown_fields(delta, c, parts)
         content = delta.get("content")
         if content:
             parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
