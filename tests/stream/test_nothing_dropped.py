@@ -29,7 +29,8 @@ from typing import Any
 import pytest
 from anthropic.types import beta as anthropic_beta
 from google.genai import types as genai_types
-from openai.types.chat import ChatCompletionMessageToolCallUnion
+from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageToolCallUnion
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from openai.types.responses import ResponseOutputItem, ResponseStreamEvent
 
 from toolwire import StreamDecoder, StreamResult
@@ -41,6 +42,8 @@ from toolwire.events import (
     ToolCallReady,
     UnknownItem,
 )
+from toolwire.stream._parts import UnknownPart
+from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import PROGRESS_EVENTS
 
 
@@ -114,10 +117,21 @@ _RESPONSES_READ = {
 RESPONSES_EVENTS: dict[str, str] = {
     **dict.fromkeys(_RESPONSES_READ, "read"),
     **dict.fromkeys(PROGRESS_EVENTS, "progress"),
+    "response.output_text.annotation.added": "unknown",
     "response.audio.delta": "unknown",
     "response.audio.done": "unknown",
     "response.audio.transcript.delta": "unknown",
     "response.audio.transcript.done": "unknown",
+}
+
+CHAT_MESSAGE_FIELDS: dict[str, str] = {
+    "role": "read",
+    "content": "text",
+    "refusal": "text",
+    "tool_calls": "call",
+    "function_call": "call",
+    "annotations": "unknown",
+    "audio": "unknown",
 }
 
 CHAT_TOOL_CALLS: dict[str, str] = {
@@ -184,6 +198,8 @@ def sdk_types() -> dict[str, tuple[list[str], dict[str, str]]]:
         "responses items": (union_types(ResponseOutputItem), RESPONSES_ITEMS),
         "responses events": (union_types(ResponseStreamEvent), RESPONSES_EVENTS),
         "chat tool calls": (union_types(ChatCompletionMessageToolCallUnion), CHAT_TOOL_CALLS),
+        "chat message fields": (list(ChatCompletionMessage.model_fields), CHAT_MESSAGE_FIELDS),
+        "chat delta fields": (list(ChoiceDelta.model_fields), CHAT_MESSAGE_FIELDS),
         "anthropic blocks": (union_types(anthropic_beta.BetaContentBlock), ANTHROPIC_BLOCKS),
         "anthropic deltas": (
             union_types(anthropic_beta.BetaRawContentBlockDelta),
@@ -345,6 +361,46 @@ def test_chat_tool_calls_land(kind: str) -> None:
     assert landed(events, result, kind, CHAT_TOOL_CALLS[kind]), events
 
 
+_FIELD_VALUES: dict[str, Any] = {
+    "content": "hi",
+    "refusal": "no",
+    "tool_calls": [chat_call("function")],
+    "function_call": {"name": "lookup", "arguments": "{}"},
+    "annotations": [{"type": "url_citation", "url_citation": {"url": "https://example.com"}}],
+    "audio": {"id": "audio_1", "data": "UklGRg==", "transcript": "hi"},
+}
+
+
+@pytest.mark.parametrize("field", sorted(set(CHAT_MESSAGE_FIELDS) - {"role"}))
+@pytest.mark.parametrize("streamed", [True, False], ids=["delta", "message"])
+def test_chat_message_fields_land(field: str, streamed: bool) -> None:
+    from toolwire.stream.decoder import decode_response
+
+    value = _FIELD_VALUES[field]
+    if streamed:
+        if field == "tool_calls":
+            value = [{"index": 0, **value[0]}]
+        delta = {"role": "assistant", field: value}
+        chunks = [
+            {"id": "c", "choices": [{"index": 0, "delta": delta}]},
+            {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        ]
+        events, result = decode("openai-chat", [(None, c) for c in chunks])
+        assert landed(events, result, field, CHAT_MESSAGE_FIELDS[field]), events
+        return
+    message = {"role": "assistant", field: value}
+    body = {"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    result = decode_response("openai-chat", body)
+    place = CHAT_MESSAGE_FIELDS[field]
+    if place == "text":
+        assert result.choices[0].text == value
+    elif place == "call":
+        assert result.tool_calls
+    else:  # a whole response's unknown fields are parts that become UnknownItem events
+        parts = OpenAIChatCodec().decode_response(body)
+        assert [p.type for p in parts if isinstance(p, UnknownPart)] == [field]
+
+
 # -- Anthropic Messages ---------------------------------------------------------------------
 
 
@@ -440,3 +496,18 @@ def test_gemini_parts_land(field: str) -> None:
     events, result = decode("gemini", [(None, chunk)])
     kind = camel(field) if GEMINI_PARTS[field] == "unknown" else field
     assert landed(events, result, kind, GEMINI_PARTS[field]), events
+
+
+def test_inspect_shows_unknown_items(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from toolwire.cli import main
+
+    frames = responses_stream(
+        {"type": "response.audio.delta", "delta": "UklGRg==", "sequence_number": 2}
+    )
+    path = tmp_path / "audio.sse"
+    path.write_text("".join(f"event: {e}\ndata: {json.dumps(p)}\n\n" for e, p in frames))
+    out = CliRunner().invoke(main, ["inspect", "--dialect", "openai-responses", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "unknown item response.audio.delta" in out.output

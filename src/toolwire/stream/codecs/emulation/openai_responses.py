@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.stream import _json
+from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -295,17 +296,7 @@ _RESPONSES_ASSISTANT_ITEMS = frozenset(
         "program_output",
     }
 )
-_RESPONSES_OUTPUTS = frozenset(
-    {
-        "function_call_output",
-        "custom_tool_call_output",
-        "computer_call_output",
-        "local_shell_call_output",
-        "shell_call_output",
-        "apply_patch_call_output",
-        "mcp_approval_response",
-    }
-)
+_RESPONSES_OUTPUTS = ANSWER_ITEMS
 
 
 def _responses_result(item: dict[str, Any], where: str, names: dict[str, str]) -> ToolResult:
