@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests._json_strategies import json_text
 from toolwire import StreamDecoder
 from toolwire.errors import RemoteProtocolError
@@ -229,7 +230,8 @@ def _decode(dialect: str, body: bytes, cuts: list[int], *, by_frames: bool) -> A
 _cuts = st.lists(st.integers(0, 10**6), max_size=12)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=anthropic_streams(), cuts=_cuts)
 def test_anthropic_matched_deltas_read_as_the_general_path_reads_them(
     body: bytes, cuts: list[int]
@@ -238,7 +240,7 @@ def test_anthropic_matched_deltas_read_as_the_general_path_reads_them(
     assert fast == _decode("anthropic-messages", body, cuts, by_frames=True)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=openai_streams(), cuts=_cuts)
 def test_openai_matched_chunks_read_as_the_general_path_reads_them(
     body: bytes, cuts: list[int]
@@ -300,7 +302,7 @@ def _frames_read(body: bytes, cuts: list[int]) -> list[Any]:
     return frames + reader.close_pairs()
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(body=sse_bodies(), cuts=_cuts)
 def test_feed_matched_gives_the_frames_feed_pairs_gives(body: bytes, cuts: list[int]) -> None:
     frames, _ = _frames_matched(body, cuts)

@@ -234,6 +234,7 @@ def test_a_json_path_deeper_than_the_limit_is_refused() -> None:
     assert "deeper than" in result.error.message
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_vertex_string_appends_and_partials_are_linear() -> None:
     n = 40_000
@@ -248,6 +249,7 @@ def test_vertex_string_appends_and_partials_are_linear() -> None:
     assert longest == 25 * n
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_anthropic_signature_appends_are_linear() -> None:
     n = 60_000
@@ -284,6 +286,7 @@ def _many_calls(n: int) -> bytes:
     return body + chunk(finish="tool_calls") + DONE
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(30)
 def test_twenty_thousand_distinct_calls_each_decoded_once() -> None:
     n = 20_000
