@@ -1,9 +1,11 @@
-"""Every Python block of README.md and docs/*.md runs as written, against the
-emulation server; every ``toolwire`` command they show exists, with its options.
+"""Every Python block of README.md and docs/*.md runs as written, on its own
+(unless marked ``<!-- continues -->``), against the emulation server, and so
+do the offline ``toolwire`` commands; every other ``toolwire`` command they
+show exists, with its options.
 
 The blocks are read from the documents themselves (``_markdown.blocks``) and
-run in a subprocess (``run_document.py``), in a scratch folder, with HOME
-pointed at an empty folder that must stay empty. Providers find the server
+run in a subprocess (``run_document.py``), each in a scratch folder of its
+own, with HOME pointed at an empty folder that must stay empty. Providers find the server
 through their base-URL variables, as a reader's would find theirs; the keys
 are fake, and never printed. A block marked ``<!-- docs-test: pytest -->`` is
 a test file: it is written to a file of its own and run by pytest, the
@@ -25,7 +27,7 @@ import pytest
 from tests._userland import run_pytest, user_env
 from toolwire.cli import main
 
-from ._markdown import Block, blocks, inline_code
+from ._markdown import SHELLS, Block, blocks, commands, inline_code, runnable
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -40,11 +42,13 @@ EXPECTED_OUTPUT = {
     "README.md": [
         "It is light rain in Hangzhou.",
         "get_weather {'city': 'Hangzhou'}",
-        "2 answered",
+        "search_docs",
+        "failed",
+        "run_finished",
     ],
+    "integrations.md": ["2 answered"],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
 }
-SHELLS = ("sh", "bash", "shell", "console")
 
 
 def python_blocks(document: Path) -> list[Block]:
@@ -68,10 +72,12 @@ def scratch(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return work, home, env
 
 
-@pytest.mark.parametrize(
-    "document", [d for d in DOCUMENTS if python_blocks(d)], ids=lambda d: d.name
-)
-def test_every_python_block_runs(document: Path, tmp_path: Path) -> None:
+def run_blocks(document: Path) -> list[Block]:
+    return [b for b in blocks(document) if runnable(b)]
+
+
+@pytest.mark.parametrize("document", [d for d in DOCUMENTS if run_blocks(d)], ids=lambda d: d.name)
+def test_every_block_runs(document: Path, tmp_path: Path) -> None:
     work, home, env = scratch(tmp_path)
     report = tmp_path / "report.json"
     proc = subprocess.run(
@@ -90,7 +96,7 @@ def test_every_python_block_runs(document: Path, tmp_path: Path) -> None:
             f"{document.name}:{result['line']} fails:\n{result['error']}\n"
             f"output:\n{proc.stdout[-3000:]}"
         )
-    expected = [b.line for b in python_blocks(document) if b.directive != "pytest"]
+    expected = [b.line for b in run_blocks(document)]
     assert [r["line"] for r in results] == expected, "every block runs, none is skipped"
     assert proc.returncode == 0, proc.stderr[-4000:]
     for fragment in EXPECTED_OUTPUT.get(document.name, []):
@@ -124,23 +130,12 @@ def test_test_file_blocks_pass_under_pytest(block: Block, tmp_path: Path) -> Non
 def shell_commands(document: Path) -> list[tuple[str, list[str]]]:
     """``(where, argv)`` of each command shown in the document's shell blocks, and of
     each inline ``toolwire ...`` span."""
-    found: list[tuple[str, list[str]]] = []
-    for block in blocks(document):
-        if block.language not in SHELLS:
-            continue
-        lines = block.text.replace("\\\n", " ").splitlines()
-        if block.language == "console":  # only the prompts are commands
-            lines = [line[2:] for line in lines if line.startswith("$ ")]
-        for line in lines:
-            tokens = shlex.split(line, comments=True)
-            command: list[str] = []
-            for token in [*tokens, "&&"]:
-                if token in ("&&", "||", "|", ";", "&"):
-                    if command:
-                        found.append((block.where, command))
-                    command = []
-                elif command or not re.fullmatch(r"[A-Z_]+=\S*", token):  # VAR=value prefix
-                    command.append(token)
+    found = [
+        (block.where, argv)
+        for block in blocks(document)
+        if block.language in SHELLS
+        for argv in commands(block)
+    ]
     for line, text in inline_code(document):
         if re.match(r"(\.venv/bin/)?toolwire ", text) and "|" not in text:
             found.append((f"{document.name}:{line}", shlex.split(text)))
