@@ -46,7 +46,7 @@ EXPECTED_OUTPUT = {
         "failed",
         "run_finished",
     ],
-    "integrations.md": ["2 answered"],
+    "integrations.md": ["It is light rain in Hangzhou.", "get_weather {'city': 'Hangzhou'}"],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
 }
 
@@ -205,3 +205,46 @@ def test_the_checker_catches_a_wrong_command() -> None:
     with pytest.raises(AssertionError, match="--provider"):
         check_toolwire(["demo", "--provider", "openai"])
     check_toolwire(["chat", "--provider", "openai-chat", "--model", "m", "hi"])
+
+
+# -- the runner itself ----------------------------------------------------------------
+
+
+def test_the_readme_is_a_short_guide() -> None:
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 400
+
+
+def run_page(tmp_path: Path, page: str) -> list[dict[str, object]]:
+    document = tmp_path / "page.md"
+    document.write_text(page, encoding="utf-8")
+    work, _home, env = scratch(tmp_path)
+    report = tmp_path / "report.json"
+    subprocess.run(
+        [sys.executable, str(RUNNER), str(document), str(report)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    results: list[dict[str, object]] = json.loads(report.read_text(encoding="utf-8"))
+    return results
+
+
+def test_each_block_runs_on_its_own_unless_it_continues(tmp_path: Path) -> None:
+    page = (
+        "```python\nx = 1\nopen('here.txt', 'w').close()\n```\n\n"
+        "<!-- continues -->\n```python\n"
+        "import os\nassert x == 1 and os.path.exists('here.txt')\n```\n\n"
+        "```python\nimport os\nassert not os.path.exists('here.txt')\nprint(x)\n```\n"
+    )
+    results = run_page(tmp_path, page)
+    assert [r["ok"] for r in results] == [True, True, False]
+    assert "NameError: name 'x' is not defined" in str(results[2]["error"])
+
+
+def test_a_misspelt_marker_is_refused(tmp_path: Path) -> None:
+    document = tmp_path / "page.md"
+    document.write_text("<!-- continue -->\n```python\npass\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not a marker"):
+        blocks(document)
