@@ -361,6 +361,7 @@ def test_long_ndjson_line_in_small_pieces_is_linear() -> None:
     assert [len(line) for line in lines] == [BIG + 2]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(5)
 def test_long_array_element_in_small_pieces_is_linear() -> None:
     decoder = JSONArrayDecoder()

@@ -145,6 +145,7 @@ def test_agrees_with_json_loads_at_random_splits(
     check_stream(split_at(text, [c for c in cuts if c < len(text)]))
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(40), deadline=None)
 @given(value=json_documents, style=dump_styles)
 def test_agrees_with_json_loads_at_every_two_piece_split(value: Any, style: dict[str, Any]) -> None:

@@ -328,6 +328,7 @@ def test_text_past_its_cap_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> 
     assert "text exceeds 1000 characters" in result.error.message
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("dialect", ["gemini", "auto"])
 def test_leading_whitespace_is_not_buffered(dialect: str) -> None:
@@ -345,6 +346,7 @@ def test_a_whitespace_line_past_the_cap_is_a_typed_error() -> None:
         reader.feed_pairs(b" " * 600)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_auto_looks_at_each_held_frame_once() -> None:
     body = b'data: {"x": 1}\n\n' * 40_000 + chunk(content="hi", finish="stop") + DONE
