@@ -76,6 +76,7 @@ def run_blocks(document: Path) -> list[Block]:
     return [b for b in blocks(document) if runnable(b)]
 
 
+@pytest.mark.timeout(600)  # the page's own bound below: Ray starts slowly on a busy machine
 @pytest.mark.parametrize("document", [d for d in DOCUMENTS if run_blocks(d)], ids=lambda d: d.name)
 def test_every_block_runs(document: Path, tmp_path: Path) -> None:
     work, home, env = scratch(tmp_path)
