@@ -2,7 +2,7 @@
 #   make test   create .venv if needed, install toolwire with its test deps, lint, type-check,
 #               build the docs (--strict), run the whole suite (failing when the sans-I/O
 #               core's coverage drops below 95%)
-#   make unit   the fast tier: the sans-I/O core and the other pure tests, in seconds
+#   make unit   the fast tier: the sans-I/O core's tests that do no I/O, in seconds
 #   make docs   build the documentation site into site/ (make docs-serve: live preview)
 #   make demo   the offline demo: an agent against the local emulation server (core install only)
 #   make bench  the streaming benchmark against the libraries you would otherwise use
