@@ -249,3 +249,14 @@ def test_a_misspelt_marker_is_refused(tmp_path: Path) -> None:
     document.write_text("<!-- continue -->\n```python\npass\n```\n", encoding="utf-8")
     with pytest.raises(ValueError, match="is not a marker"):
         blocks(document)
+
+
+@pytest.mark.parametrize("name", ["README.md", "CHANGELOG.md"])
+def test_relative_links_resolve(name: str) -> None:
+    """The site checks the links of docs/ (mkdocs build --strict); these two
+    pages are read on the repository's front page."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    relative = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert relative, "links to the docs"
+    assert [t for t in relative if not (ROOT / t).exists()] == []
