@@ -46,8 +46,12 @@ UNIT_TESTS := $(filter-out tests/stream/test_inspect_cli.py tests/stream/test_st
 	$(wildcard tests/stream/test_*.py)) tests/test_jsonstream.py tests/test_framing_corpus.py \
 	tests/test_framing_readers.py tests/test_framing_sniff.py tests/test_repair.py tests/test_sse.py
 
+# Bytecode is cached (in the gitignored __pycache__/) even where the
+# environment says not to: compiling the core and rewriting the tests' asserts
+# again on every run is a second of the tier's few.
 unit: $(STAMP)
-	TOOLWIRE_HYPOTHESIS=quick $(BIN)/python -m pytest -q -m "not slow" $(UNIT_TESTS)
+	env -u PYTHONDONTWRITEBYTECODE TOOLWIRE_HYPOTHESIS=quick \
+		$(BIN)/python -m pytest -q -m "not slow" $(UNIT_TESTS)
 
 # The whole suite under coverage, with Hypothesis's thorough profile.
 suite: $(STAMP)
