@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests._json_strategies import json_text
 from toolwire import StreamDecoder
 from toolwire.errors import RemoteProtocolError
@@ -288,7 +289,8 @@ def _check_both_paths(dialect: str, body: bytes, cuts: list[int], ends: list[int
 _cuts = st.lists(st.integers(0, 10**6), max_size=12)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=anthropic_streams(), cuts=_cuts)
 def test_anthropic_matched_deltas_read_as_the_general_path_reads_them(
     stream: tuple[bytes, list[int]], cuts: list[int]
@@ -297,7 +299,7 @@ def test_anthropic_matched_deltas_read_as_the_general_path_reads_them(
     _check_both_paths("anthropic-messages", body, cuts, ends)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=openai_streams(), cuts=_cuts)
 def test_openai_matched_chunks_read_as_the_general_path_reads_them(
     stream: tuple[bytes, list[int]], cuts: list[int]
@@ -359,7 +361,7 @@ def _frames_read(body: bytes, cuts: list[int]) -> list[Any]:
     return frames + reader.close_pairs()
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(body=sse_bodies(), cuts=_cuts)
 def test_feed_matched_gives_the_frames_feed_pairs_gives(body: bytes, cuts: list[int]) -> None:
     frames, _ = _frames_matched(body, cuts)

@@ -251,6 +251,7 @@ def _untraced() -> Iterator[None]:
         sys.settrace(tracer)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_vertex_string_appends_and_partials_are_linear() -> None:
     n = 40_000
@@ -267,6 +268,7 @@ def test_vertex_string_appends_and_partials_are_linear() -> None:
     assert longest == 25 * n
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_anthropic_signature_appends_are_linear() -> None:
     n = 60_000
@@ -303,6 +305,7 @@ def _many_calls(n: int) -> bytes:
     return body + chunk(finish="tool_calls") + DONE
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(30)
 def test_twenty_thousand_distinct_calls_each_decoded_once() -> None:
     n = 20_000
@@ -344,6 +347,7 @@ def test_text_past_its_cap_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> 
     assert "text exceeds 1000 characters" in result.error.message
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("dialect", ["gemini", "auto"])
 def test_leading_whitespace_is_not_buffered(dialect: str) -> None:
@@ -361,6 +365,7 @@ def test_a_whitespace_line_past_the_cap_is_a_typed_error() -> None:
         reader.feed_pairs(b" " * 600)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_auto_looks_at_each_held_frame_once() -> None:
     body = b'data: {"x": 1}\n\n' * 40_000 + chunk(content="hi", finish="stop") + DONE

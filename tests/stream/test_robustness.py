@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests.conftest import TRACES, Trace
 from toolwire import DIALECTS, StreamDecoder, StreamResult, StreamTruncated, ToolwireError
 from toolwire.events import StreamFailed, ToolCallReady
@@ -36,7 +37,7 @@ def full_calls(trace: Trace) -> list[tuple[str, str]]:
     return [(c.name, c.raw_arguments) for c in result.choices[0].tool_calls]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.binary(max_size=400), dialect=st.sampled_from(["auto", *DIALECTS]))
 def test_random_bytes_never_raise(body: bytes, dialect: str) -> None:
     result = run(body, dialect)
@@ -65,7 +66,7 @@ def mutated(draw: st.DrawFn) -> tuple[Trace, bytes]:
     return trace, bytes(body)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=mutated(), auto=st.booleans())
 def test_mutated_traces_never_raise_and_never_invent_calls(
     case: tuple[Trace, bytes], auto: bool
@@ -79,6 +80,7 @@ def test_mutated_traces_never_raise_and_never_invent_calls(
             assert call.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace", TRACES, ids=lambda t: t.name)
 def test_every_cut_yields_only_true_calls(trace: Trace) -> None:
     """Cut at many offsets: ready calls are always calls of the whole stream,
@@ -129,6 +131,7 @@ def test_the_former_keyword_api_is_still_accepted_with_a_warning() -> None:
         assert decoder.result().api == decoder.result().dialect == "openai-chat"
 
 
+@pytest.mark.slow
 def test_the_core_imports_no_io_library() -> None:
     code = (
         "import sys\n"

@@ -433,7 +433,9 @@ class RecordingProxy(LoopbackServer):
         log: called with one summary line per exchange.
         timeouts: deadlines of the upstream requests.
         max_request_bytes: the largest request body passed on (413 beyond).
-        host, port, allow_remote: where to listen (loopback unless allowed).
+        host: where to listen (loopback unless ``allow_remote``).
+        port: the port to listen on (0: any free one).
+        allow_remote: allow a ``host`` that is not loopback.
 
     Raises:
         UsageError: a non-loopback ``host`` without ``allow_remote``, or an

@@ -145,7 +145,9 @@ class CassetteServer(LoopbackServer):
         ignore: body fields left out of matching, besides the volatile ones.
         realtime: send each chunk at its recorded time.
         log: called with one line per request.
-        host, port, allow_remote: where to listen (loopback unless allowed).
+        host: where to listen (loopback unless ``allow_remote``).
+        port: the port to listen on (0: any free one).
+        allow_remote: allow a ``host`` that is not loopback.
 
     Raises:
         CassetteError: the cassette cannot be read.

@@ -63,8 +63,8 @@ from toolwire.stream.codecs._request import (
     tool_names,
 )
 from toolwire.stream.codecs.emulation import openai_chat as emulation
-from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetails, custom_input
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage

@@ -69,8 +69,6 @@ from toolwire.stream.codecs._request import (
     tool_names,
 )
 from toolwire.stream.codecs.emulation import openai_responses as emulation
-from toolwire.stream.codecs.openai_chat import call_arguments_text
-from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     PROGRESS_EVENTS,
@@ -80,6 +78,7 @@ from toolwire.stream.codecs.openai_responses_items import (
     call_items,
     screenshot,
 )
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.stream import _json
-from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -33,6 +32,7 @@ from toolwire.stream.codecs.emulation._request import (
     split_latest,
     text_of,
 )
+from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
 __all__ = ["OpenAIResponsesEncoder"]
 
