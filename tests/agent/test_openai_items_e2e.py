@@ -4,13 +4,14 @@ emulation server, in Chat Completions and Responses."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.agent.test_agent_http import agent_for, collect
 from toolwire import tool
-from toolwire.errors import UsageError
+from toolwire.errors import StreamErrorEvent, UsageError
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.tools import Approval, ApprovalRequest
 
@@ -249,3 +250,32 @@ async def test_state_items_caller_and_namespace_go_back_in_place() -> None:
     ]
     assert sent[0]["namespace"] == "weather" and sent[0]["caller"] == {"type": "direct"}
     assert sent[1:4] == state
+
+
+async def test_an_in_band_error_chunk_fails_the_turn_and_runs_no_call(tmp_path: Path) -> None:
+    """OpenRouter's error object beside ordinary choices, after HTTP 200."""
+    head = {"id": "gen-1", "model": "m", "object": "chat.completion.chunk"}
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "lookup", "arguments": '{"city": "Rome"}'},
+    }
+    chunks = [
+        {**head, "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+        {
+            **head,
+            "error": {"code": 502, "message": "Upstream error"},
+            "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}],
+        },
+    ]
+    body = tmp_path / "inband.sse"
+    body.write_text("".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n")
+    seen: list[str] = []
+    with EmulationServer(Scenario.replay_file(body)) as server:
+        agent = agent_for(server, "openai-chat", [lookup_tool(seen)])
+        with pytest.raises(StreamErrorEvent) as caught:
+            await agent.run("weather in Rome?")
+        await agent.aclose()
+    assert caught.value.status_code == 502 and caught.value.message == "Upstream error"
+    assert seen == []

@@ -114,6 +114,7 @@ _RESPONSES_READ = {
 RESPONSES_EVENTS: dict[str, str] = {
     **dict.fromkeys(_RESPONSES_READ, "read"),
     **dict.fromkeys(PROGRESS_EVENTS, "progress"),
+    "response.output_text.annotation.added": "unknown",
     "response.audio.delta": "unknown",
     "response.audio.done": "unknown",
     "response.audio.transcript.delta": "unknown",
@@ -440,3 +441,18 @@ def test_gemini_parts_land(field: str) -> None:
     events, result = decode("gemini", [(None, chunk)])
     kind = camel(field) if GEMINI_PARTS[field] == "unknown" else field
     assert landed(events, result, kind, GEMINI_PARTS[field]), events
+
+
+def test_inspect_shows_unknown_items(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from toolwire.cli import main
+
+    frames = responses_stream(
+        {"type": "response.audio.delta", "delta": "UklGRg==", "sequence_number": 2}
+    )
+    path = tmp_path / "audio.sse"
+    path.write_text("".join(f"event: {e}\ndata: {json.dumps(p)}\n\n" for e, p in frames))
+    out = CliRunner().invoke(main, ["inspect", "--dialect", "openai-responses", str(path)])
+    assert out.exit_code == 0, out.output
+    assert "unknown item response.audio.delta" in out.output

@@ -285,3 +285,87 @@ def test_a_refused_computer_call_is_told_in_words_and_left_out() -> None:
     assert items == [
         {"role": "user", "content": 'The computer call call_a was not run: {"error": "refused"}'}
     ]
+
+
+def test_whole_chat_responses_keep_custom_calls_and_their_fields() -> None:
+    from toolwire.stream.decoder import decode_response
+
+    extra = {"google": {"thought_signature": "c2ln"}}
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_c", "type": "custom", "custom": {"name": "apply", "input": PATCH}},
+            {
+                "id": "call_f",
+                "type": "function",
+                "extra_content": extra,
+                "function": {"name": "get", "arguments": "{}"},
+            },
+        ],
+    }
+    body = {
+        "id": "c1",
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+    result = decode_response("openai-chat", body)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [
+        ("apply", {"input": PATCH}),
+        ("get", {}),
+    ]
+    sent = openai_chat.encode_messages([AssistantMessage.from_choice(result.choices[0])])[0]
+    assert sent["tool_calls"] == message["tool_calls"]
+
+
+def test_streamed_reasoning_details_are_joined_and_sent_back() -> None:
+    """OpenRouter streams reasoning_details in pieces; Claude's and Gemini's
+    signatures behind it travel in them and must come back."""
+
+    def piece(**detail: Any) -> dict[str, Any]:
+        return _choice({"reasoning": detail.get("text", ""), "reasoning_details": [detail]})
+
+    call = {
+        "index": 0,
+        "id": "call_r",
+        "type": "function",
+        "function": {"name": "get", "arguments": "{}"},
+    }
+    result = chat(
+        piece(type="reasoning.text", text="Let me ", index=0, format="anthropic-claude-v1"),
+        piece(type="reasoning.text", text="look.", index=0, format="anthropic-claude-v1"),
+        piece(type="reasoning.text", signature="c2ln", index=0, format="anthropic-claude-v1"),
+        _choice({"tool_calls": [call]}),
+        _choice({}, "tool_calls"),
+    )
+    assert result.choices[0].reasoning == "Let me look."
+    sent = openai_chat.encode_messages([AssistantMessage.from_choice(result.choices[0])])[0]
+    assert sent["reasoning_details"] == [
+        {
+            "type": "reasoning.text",
+            "text": "Let me look.",
+            "index": 0,
+            "format": "anthropic-claude-v1",
+            "signature": "c2ln",
+        }
+    ]
+
+
+def test_a_custom_tool_is_forced_and_allowed_in_its_own_shape() -> None:
+    chat_tools = [*TOOLS_CHAT, openai_chat.custom_tool_schema("patch", "", None)]
+    body = openai_chat.encode_request(
+        model="m", messages=[], tools=chat_tools, tool_choice={"name": "patch"}
+    )
+    assert body["tool_choice"] == {"type": "custom", "custom": {"name": "patch"}}
+    tools = [*TOOLS_RESPONSES, openai_responses.custom_tool_schema("patch", "", None)]
+    body = openai_responses.encode_request(
+        model="m", messages=[], tools=tools, tool_choice={"allowed": ["a", "patch"]}
+    )
+    assert body["tool_choice"]["tools"] == [
+        {"type": "function", "name": "a"},
+        {"type": "custom", "name": "patch"},
+    ]
+    with pytest.raises(UsageError):
+        openai_chat.encode_request(
+            model="m", messages=[], tools=chat_tools, tool_choice={"name": "x"}
+        )

@@ -17,6 +17,7 @@ from typing import Any
 
 from toolwire.errors import ToolwireError
 from toolwire.stream import _json
+from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
 __all__ = ["BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
 
@@ -245,17 +246,7 @@ _RESPONSES_ASSISTANT_ITEMS = frozenset(
         "program_output",
     }
 )
-_RESPONSES_OUTPUTS = frozenset(
-    {
-        "function_call_output",
-        "custom_tool_call_output",
-        "computer_call_output",
-        "local_shell_call_output",
-        "shell_call_output",
-        "apply_patch_call_output",
-        "mcp_approval_response",
-    }
-)
+_RESPONSES_OUTPUTS = ANSWER_ITEMS
 
 
 def _responses_result(item: dict[str, Any], where: str, names: dict[str, str]) -> ToolResult:

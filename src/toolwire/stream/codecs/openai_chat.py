@@ -60,6 +60,7 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetails, custom_input
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
@@ -69,7 +70,6 @@ __all__ = [
     "FINISH_REASONS",
     "OpenAIChatCodec",
     "call_arguments_text",
-    "custom_input",
     "custom_tool_schema",
     "encode_messages",
     "encode_request",
@@ -160,6 +160,7 @@ class OpenAIChatCodec:
         self._head = ""
         self._learning = _LEARNING
         self._custom = CustomCalls()
+        self._details = ReasoningDetails()
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
@@ -181,7 +182,9 @@ class OpenAIChatCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         """One SSE event's data (its ``event:`` name in ``event``) to parts."""
         if data[:1] != "{" and data.strip() == "[DONE]":
-            return [StreamEndPart()]
+            parts: list[Part] = []
+            self._details.flush(None, parts)
+            return [*parts, StreamEndPart()]
         try:
             obj = _loads(data)
         except ValueError as exc:
@@ -310,6 +313,7 @@ class OpenAIChatCodec:
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
             self._custom.finish(c, parts)
+            self._details.flush(c, parts)
             parts.append(finish_part(FINISH_REASONS, raw, c))
 
     def _call_fields(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
@@ -338,6 +342,15 @@ class OpenAIChatCodec:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+        details = delta.get("reasoning_details")
+        if details:
+            if isinstance(details, list):
+                self._details.add(c, details)
+            else:
+                kind = "reasoning_details (not an array)"
+                parts.append(
+                    unknown_part(API, kind, {"reasoning_details": details}, self.quirks, c)
+                )
         function_call = delta.get("function_call")
         if function_call and with_tool_calls and delta.get("tool_calls"):
             # llama-cpp-python repeats each tool_calls piece as the deprecated
@@ -352,47 +365,6 @@ class OpenAIChatCodec:
                 parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
             else:
                 raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
-
-
-class CustomCalls:
-    """Chat Completions ``type: "custom"`` tool calls (freeform input).
-
-    The input is one string, streamed in ``custom.input`` pieces; it reaches
-    the accumulator as the arguments ``{"input": ...}``, streamed as JSON text
-    so partial values work, and is settled whole at the choice's finish. Each
-    custom call leaves a ``custom_tool_call`` state item, so the request
-    encoder sends it back in its own shape.
-    """
-
-    def __init__(self) -> None:
-        self._open: dict[tuple[int, int], tuple[str | None, list[str]]] = {}
-
-    def delta(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
-        custom = as_obj(tc.get("custom"), f"{API}: custom tool call")
-        index = as_int(tc.get("index"), f"{API}: tool call index") or 0
-        call_id = as_str(tc.get("id"), f"{API}: tool call id") or None
-        name = as_str(custom.get("name"), f"{API}: tool name")
-        text = as_str(custom.get("input"), f"{API}: custom input") or ""
-        piece = dumps(text)[1:-1]
-        entry = self._open.get((c, index))
-        if entry is None or (call_id and call_id != entry[0]):
-            entry = self._open[(c, index)] = (call_id, [])
-            piece = '{"input":"' + piece
-            parts.append(CallPart(c, call_id, index, name, piece, new=True))
-        else:
-            parts.append(CallPart(c, None, index, name, piece))
-        entry[1].append(text)
-
-    def finish(self, c: int, parts: list[Part]) -> None:
-        for (choice, index), (call_id, texts) in list(self._open.items()):
-            if choice != c:
-                continue
-            del self._open[(choice, index)]
-            final = dumps({"input": "".join(texts)})
-            parts.append(CallPart(c, None, index, args_final=final))
-            if call_id:
-                state = {"type": "call_item", "call_id": call_id, "item_type": "custom_tool_call"}
-                parts.append(StatePart(state, c))
 
 
 def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
@@ -504,12 +476,6 @@ def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
     return dumps(call.arguments)
 
 
-def custom_input(call: ToolCall | InvalidToolCall) -> str:
-    """The freeform input of a custom tool call, as the model wrote it."""
-    value = call.arguments.get("input") if isinstance(call, ToolCall) else None
-    return value if isinstance(value, str) else call.raw_arguments
-
-
 def _tool_call_out(
     call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None
 ) -> dict[str, Any]:
@@ -596,17 +562,25 @@ def encode_request(
     }
     if tools:
         body["tools"] = [dict(t) for t in tools]
-        names = tool_names(tools, lambda t: dict_or_empty(t.get("function")).get("name"))
+        names = tool_names(
+            tools, lambda t: dict_or_empty(t.get("function") or t.get("custom")).get("name")
+        )
+        custom = {dict_or_empty(t.get("custom")).get("name") for t in tools}
+
+        def named(name: str) -> dict[str, Any]:
+            kind = "custom" if name in custom else "function"
+            return {"type": kind, kind: {"name": name}}
+
         allowed = allowed_tools(tool_choice, names)
         forced = None if allowed else check_tool_choice(tool_choice, names)
         if allowed:
-            listed = [{"type": "function", "function": {"name": n}} for n in allowed[0]]
+            listed = [named(n) for n in allowed[0]]
             body["tool_choice"] = {
                 "type": "allowed_tools",
                 "allowed_tools": {"mode": allowed[1], "tools": listed},
             }
         elif forced is not None:
-            body["tool_choice"] = {"type": "function", "function": {"name": forced}}
+            body["tool_choice"] = named(forced)
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
         if parallel_tool_calls is not None:

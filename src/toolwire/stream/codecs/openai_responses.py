@@ -61,14 +61,21 @@ from toolwire.stream.codecs._request import (
     ToolChoice,
     allowed_tools,
     check_tool_choice,
-    dict_or_empty,
     placed,
     state_items,
     tool_names,
 )
-from toolwire.stream.codecs.openai_chat import call_arguments_text, custom_input
+from toolwire.stream.codecs.openai_responses_items import (
+    ASKED_CALLS,
+    PROGRESS_EVENTS,
+    STATE_ITEMS,
+    asked_output,
+    call_item,
+    call_items,
+    screenshot,
+)
 from toolwire.stream.framing import FramingKind
-from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
+from toolwire.types import FinishReason, Usage
 
 __all__ = [
     "ASKED_CALLS",
@@ -103,84 +110,6 @@ SERVER_ITEMS: Final = frozenset(
     }
 )
 """Output items of tools the provider runs itself."""
-
-ASKED_CALLS: Final[dict[str, str]] = {
-    "mcp_approval_request": "mcp_approval",
-    "computer_call": "computer",
-    "local_shell_call": "local_shell",
-    "shell_call": "shell",
-    "apply_patch_call": "apply_patch",
-}
-"""Output items by which the provider asks the application something, each a
-tool call named after the hosted tool (``"shell"``...): its arguments are the
-item's own fields. An MCP approval request is the call of the MCP tool it is
-about. The item goes back whole, then the answer as the item type's output."""
-
-STATE_ITEMS: Final = frozenset(
-    {
-        "reasoning",
-        "mcp_list_tools",
-        "tool_search_call",
-        "tool_search_output",
-        "additional_tools",
-        "compaction",
-        "program",
-        "program_output",
-        "function_call_output",
-        "custom_tool_call_output",
-        "computer_call_output",
-        "local_shell_call_output",
-        "shell_call_output",
-        "apply_patch_call_output",
-        "mcp_approval_response",
-    }
-)
-"""Output items kept whole as provider state and sent back in their place
-among the calls on the next request: reasoning, the tools a hosted tool search
-or MCP listing found, compacted history, programs and the outputs the
-provider produced itself."""
-
-PROGRESS_EVENTS: Final = frozenset(
-    {
-        "response.queued",
-        "response.content_part.added",
-        "response.content_part.done",
-        "response.output_text.annotation.added",
-        "response.reasoning_summary_part.added",
-        "response.reasoning_summary_part.done",
-        "response.code_interpreter_call.in_progress",
-        "response.code_interpreter_call.interpreting",
-        "response.code_interpreter_call.completed",
-        "response.code_interpreter_call_code.delta",
-        "response.code_interpreter_call_code.done",
-        "response.file_search_call.in_progress",
-        "response.file_search_call.searching",
-        "response.file_search_call.completed",
-        "response.web_search_call.in_progress",
-        "response.web_search_call.searching",
-        "response.web_search_call.completed",
-        "response.image_generation_call.in_progress",
-        "response.image_generation_call.generating",
-        "response.image_generation_call.partial_image",
-        "response.image_generation_call.completed",
-        "response.mcp_call.in_progress",
-        "response.mcp_call.completed",
-        "response.mcp_call.failed",
-        "response.mcp_call_arguments.delta",
-        "response.mcp_call_arguments.done",
-        "response.mcp_list_tools.in_progress",
-        "response.mcp_list_tools.completed",
-        "response.mcp_list_tools.failed",
-        "response.compaction.compacting",
-        "response.shell_call_command.added",
-        "response.shell_call_command.delta",
-        "response.shell_call_command.done",
-        "response.shell_call_output_content.delta",
-        "response.shell_call_output_content.done",
-    }
-)
-"""Stream events that report progress on an output item (or a content part)
-whose ``.done`` event carries it whole: read there, not here."""
 
 _CALL_KEYS = frozenset({"type", "id", "call_id", "name", "arguments", "input", "status"})
 
@@ -510,83 +439,15 @@ def custom_tool_schema(
 # -- requests ---------------------------------------------------------------------
 
 
-def _call_items(message: AssistantMessage) -> dict[str, dict[str, Any]]:
-    """The ``call_item`` state of ``message`` by call id: the item type of each
-    call that is not a plain function call, and the fields to send back."""
-    return {str(item.get("call_id")): item for item in state_items(message, ("call_item",))}
-
-
-def _call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None) -> dict[str, Any]:
-    kind = state.get("item_type") if state is not None else None
-    item: dict[str, Any]
-    if state is not None and kind in ASKED_CALLS:
-        return {"type": kind, **dict_or_empty(state.get("fields"))}  # whole, as it came
-    if kind == "custom_tool_call":
-        item = {"type": kind, "call_id": call.id, "name": call.name, "input": custom_input(call)}
-    else:
-        arguments = call_arguments_text(call)
-        item = {
-            "type": "function_call",
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": arguments,
-        }
-    if state is not None:
-        item.update(dict_or_empty(state.get("fields")))
-    return item
-
-
-def _asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
-    """The answer to a call the provider asked about, as its item type's output."""
-    ok, call_id, content = not message.is_error, message.call_id, message.content
-    if kind == "mcp_approval_request":
-        answer = {"type": "mcp_approval_response", "approval_request_id": call_id, "approve": ok}
-        return answer if ok else {**answer, "reason": content}
-    if kind == "computer_call":
-        screenshot = _screenshot(content)
-        if screenshot is None:  # refused: told in words, the call left out
-            return {
-                "role": "user",
-                "content": f"The computer call {call_id} was not run: {content}",
-            }
-        return {"type": "computer_call_output", "call_id": call_id, "output": screenshot}
-    if kind == "local_shell_call":
-        return {"type": "local_shell_call_output", "id": call_id, "output": content}
-    if kind == "shell_call":
-        outcome = {"type": "exit", "exit_code": 0 if ok else 1}
-        text = {"stdout": content, "stderr": ""} if ok else {"stdout": "", "stderr": content}
-        return {
-            "type": "shell_call_output",
-            "call_id": call_id,
-            "output": [{**text, "outcome": outcome}],
-        }
-    status = "completed" if ok else "failed"
-    return {
-        "type": "apply_patch_call_output",
-        "call_id": call_id,
-        "status": status,
-        "output": content,
-    }
-
-
-def _screenshot(content: str) -> dict[str, Any] | None:
-    """A computer call's result when it is a screenshot object, else ``None``."""
-    try:
-        value = _loads(content)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) and value.get("type") == "computer_screenshot" else None
-
-
 def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
     by_position = placed(state_items(message, STATE_ITEMS))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
-    calls = _call_items(message)
+    calls = call_items(message)
     for position, call in enumerate(message.tool_calls, start=1):
         if call.id not in skip:
-            out.append(_call_item(call, calls.get(call.id)))
+            out.append(call_item(call, calls.get(call.id)))
         out.extend(by_position.pop(position, []))
     for position in sorted(by_position):  # positions past the last call
         out.extend(by_position[position])
@@ -602,7 +463,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         call_id: str(state.get("item_type"))
         for message in messages
         if isinstance(message, AssistantMessage)
-        for call_id, state in _call_items(message).items()
+        for call_id, state in call_items(message).items()
     }
     # Computer calls answered with no screenshot (refused) are left out.
     skip = {
@@ -610,7 +471,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         for m in messages
         if isinstance(m, ToolResultMessage)
         and kinds.get(m.call_id) == "computer_call"
-        and _screenshot(m.content) is None
+        and screenshot(m.content) is None
     }
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -625,7 +486,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         elif isinstance(message, ToolResultMessage):
             kind = kinds.get(message.call_id, "function_call")
             if kind in ASKED_CALLS:
-                items.append(_asked_output(kind, message))
+                items.append(asked_output(kind, message))
             else:
                 output = {"call_id": message.call_id, "output": message.content}
                 items.append({"type": kind + "_output", **output})
@@ -660,13 +521,16 @@ def encode_request(
     if tools:
         body["tools"] = [dict(t) for t in tools]
         names = tool_names(tools, lambda t: t.get("name"))
+        kinds = {
+            t.get("name"): "custom" if t.get("type") == "custom" else "function" for t in tools
+        }
         allowed = allowed_tools(tool_choice, names)
         forced = None if allowed else check_tool_choice(tool_choice, names)
         if allowed:
-            listed = [{"type": "function", "name": n} for n in allowed[0]]
+            listed = [{"type": kinds.get(n, "function"), "name": n} for n in allowed[0]]
             body["tool_choice"] = {"type": "allowed_tools", "mode": allowed[1], "tools": listed}
         elif forced is not None:
-            body["tool_choice"] = {"type": "function", "name": forced}
+            body["tool_choice"] = {"type": kinds.get(forced, "function"), "name": forced}
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
         if parallel_tool_calls is not None:
