@@ -3,8 +3,11 @@ is not UTF-8, and the old ``toolwire.sse`` import path."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+import toolwire
 from toolwire.errors import RemoteProtocolError
 from toolwire.stream.framing import (
     END_OF_BODY,
@@ -94,7 +97,9 @@ def test_a_json_array_element_past_the_depth_limit_is_refused() -> None:
         JSONArrayDecoder().feed(b"[" + b"[" * 300)
 
 
-def test_the_old_import_path_still_works() -> None:
+def test_the_old_import_path_still_works(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(sys.modules, "toolwire.sse", raising=False)  # imported afresh
+    monkeypatch.delattr(toolwire, "sse", raising=False)
     with pytest.warns(DeprecationWarning, match=r"toolwire\.sse is now toolwire\.stream\.framing"):
         from toolwire import sse
 

@@ -43,8 +43,11 @@ def boxes(*tools: Any) -> tuple[Toolbox, Toolbox]:
 
 
 def comparable(result: ToolResult) -> dict[str, Any]:
+    """A result without what differs by where it ran: its time and its
+    traceback's frames (a Ray worker's traceback names the worker)."""
     data = result.to_dict()
     del data["elapsed"]
+    data["traceback"] = bool(data.get("traceback"))
     return data
 
 
