@@ -81,6 +81,9 @@ _RUNS = (
     "FROM runs ORDER BY rowid DESC LIMIT ?"
 )
 _PAGE = "SELECT rowid, run_id, started_at, updated_at, status, header, summary, resumes FROM runs"
+_ID_PREFIX = "SELECT 1 FROM runs WHERE run_id >= ? AND run_id < ?"
+_TOP = chr(0x10FFFF)
+"""After every text that starts with a given prefix (SQLite compares UTF-8 bytes)."""
 _LAST = (1 << SEQ_BITS) - 1
 """The largest ``seq`` (and message position) of a run."""
 # A run's events and messages: a range of keys, or (schema 1) its text id.
@@ -392,7 +395,8 @@ class SQLiteJournal:
         Args:
             before: only runs older than this position.
             status: only runs of this status.
-            search: only runs whose id starts with it or whose model holds it.
+            search: only the runs whose id starts with it, or, when none
+                does, the runs whose model holds it.
             limit: the most runs.
         """
         where: list[str] = ["1"]
@@ -403,12 +407,13 @@ class SQLiteJournal:
         if status:
             where.append("status = ?")
             args.append(status)
-        if search:
+        if search and self._read(_ID_PREFIX + " LIMIT 1", (search, search + _TOP)):
+            where.append("run_id >= ? AND run_id < ?")  # the run id index, a range
+            args += [search, search + _TOP]
+        elif search:
             like = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            where.append(
-                "(run_id LIKE ? ESCAPE '\\' OR json_extract(header, '$.model') LIKE ? ESCAPE '\\')"
-            )
-            args += [like + "%", "%" + like + "%"]
+            where.append("json_extract(header, '$.model') LIKE ? ESCAPE '\\'")
+            args.append("%" + like + "%")
         clause = " AND ".join(where)  # fixed fragments: the values are parameters
         query = f"{_PAGE} WHERE {clause} ORDER BY rowid DESC LIMIT ?"
         rows = self._read(query, (*args, max(limit, 0)))

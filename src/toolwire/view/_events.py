@@ -65,7 +65,7 @@ def _run_started(event: JournalEvent) -> str:
 def _model_request(event: JournalEvent) -> str:
     attempt = f" · attempt {event.attempt}" if event.attempt and event.attempt > 1 else ""
     data = event.data
-    return f"request: {text(data.get('messages'))} messages ({text(data.get('new'))} new){attempt}"
+    return f"request carrying {text(data.get('messages'))} message(s){attempt}"
 
 
 def _model_response(event: JournalEvent) -> str:
