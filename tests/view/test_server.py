@@ -171,6 +171,9 @@ def test_without_the_token_nothing_is_answered(viewer: Viewer) -> None:
         for path in ("/", "/runs/hostile-1", "/runs/hostile-1/events", "/static/view.js"):
             assert client.get(path).status_code == 401, path
         assert client.get("/", params={"token": "x" + viewer.token}).status_code == 401
+        assert client.get("/", params={"token": "é" + viewer.token[1:]}).status_code == 401
+        odd = {"cookie": f"{COOKIE}=\u00e9".encode()}
+        assert client.get("/", headers=odd).status_code == 401
         wrong = {"cookie": f"{COOKIE}={viewer.token[:-1]}"}
         assert client.get("/", headers=wrong).status_code == 401
         assert client.post("/runs/hostile-1/resume").status_code == 401

@@ -25,7 +25,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode
 
@@ -112,15 +112,10 @@ class Guard:
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         offered = query.get("token")
         if offered is None:
-            cookie: SimpleCookie = SimpleCookie()
-            cookie.load(headers.get("cookie", ""))
-            morsel = cookie.get(COOKIE)
-            offered = morsel.value if morsel is not None else None
-        elif scope["method"] == "GET" and secrets.compare_digest(offered, self.settings.token):
+            offered = _cookie(headers.get("cookie", ""))
+        elif scope["method"] == "GET" and self._matches(offered):
             return self._set_cookie(scope["path"], query)
-        if offered is None or not secrets.compare_digest(
-            offered.encode(), self.settings.token.encode()
-        ):
+        if offered is None or not self._matches(offered):
             return _plain(401, "open the URL toolwire view printed (it carries the access token)")
         method, path = scope["method"], scope["path"]
         if method in ("GET", "HEAD"):
@@ -136,12 +131,29 @@ class Guard:
             return _plain(403, "actions are taken from the viewer's own pages only")
         return None
 
+    def _matches(self, offered: str) -> bool:
+        """Whether ``offered`` is the token (in constant time, any text)."""
+        return secrets.compare_digest(
+            offered.encode("utf-8", "surrogateescape"), self.settings.token.encode()
+        )
+
     def _set_cookie(self, path: str, query: dict[str, str]) -> Response:
         rest = {k: v for k, v in query.items() if k != "token"}
         target = path + ("?" + urlencode(rest) if rest else "")
         response = Response(status_code=303, headers={"location": target})
         response.set_cookie(COOKIE, self.settings.token, httponly=True, samesite="strict", path="/")
         return response
+
+
+def _cookie(header: str) -> str | None:
+    """The viewer's cookie in a ``Cookie`` header (``None``: none, or unreadable)."""
+    cookie: SimpleCookie = SimpleCookie()
+    try:
+        cookie.load(header)
+    except CookieError:
+        return None
+    morsel = cookie.get(COOKIE)
+    return morsel.value if morsel is not None else None
 
 
 def _with_headers(send: Send) -> Send:

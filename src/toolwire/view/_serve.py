@@ -39,7 +39,11 @@ def serve(
         settings = ViewSettings(journal=journal, token=ViewSettings.new_token(), port=bound)
         url = f"http://127.0.0.1:{bound}/?token={settings.token}"
         config = uvicorn.Config(
-            create_app(settings), log_level="warning", access_log=False, lifespan="off"
+            create_app(settings),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=2,
         )
         server = uvicorn.Server(config)
         announce(url)
