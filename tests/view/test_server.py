@@ -95,6 +95,9 @@ def test_a_run_page_is_a_timeline_with_diffs_tracebacks_and_folds(
     assert "messages sent: 1 " in text and "JSON diff" in text and "+ $[1]" in text
     assert ">traceback</summary>" in text and "RuntimeError" in text
     assert "echo_html" in text and "1 attempt(s)" in text
+    kinds = re.findall(r'<rect [^>]*data-kind="([a-z-]+)"', text)
+    # The waterfall: the two answers around the two calls (which end in either order).
+    assert kinds[0] == kinds[3] == "model" and sorted(kinds[1:3]) == ["tool", "tool-failed"]
     assert "approval of <b>launch</b>" in denied and "deny" in denied
     assert "model failed" in failed and "run failed" in failed and "class=error" in failed
 

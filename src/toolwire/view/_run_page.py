@@ -1,7 +1,8 @@
 """A run's page: its header, then a timeline of turns (each request with the
 messages it added, the streamed answer, the tool calls with their
 arguments, attempts, outcomes and tracebacks, approvals, failures and
-resumptions), the usage and cost of each turn, and a JSON diff of the
+resumptions), a waterfall of model and tool time, the usage and cost of
+each turn, and a JSON diff of the
 messages each turn sent compared with the turn before.
 
 A run in progress follows the journal live: the page's script opens the
@@ -15,6 +16,7 @@ from toolwire.journal import JournalEvent, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
+from toolwire.view._waterfall import waterfall
 
 __all__ = ["run_page"]
 
@@ -143,6 +145,7 @@ def run_page(log: RunLog) -> str:
     last = log.events[-1].seq if log.events else 0
     body = (
         f'<main id=run data-run="{ident(log.run.run_id)}" data-status="{ident(log.run.status)}" '
-        f'data-last="{last}">{_header(log)}<div id=timeline>{_timeline(log)}</div></main>'
+        f'data-last="{last}">{_header(log)}{waterfall(log)}'
+        f"<div id=timeline>{_timeline(log)}</div></main>"
     )
     return layout(f"run {log.run.run_id[:12]}", body)
