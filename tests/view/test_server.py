@@ -78,7 +78,7 @@ def test_every_kind_of_record_is_rendered(viewer: Viewer, made: Made) -> None:
         for run_id in made.runs.values():
             page = client.get(f"/runs/{run_id}")
             assert page.status_code == 200, run_id
-            kinds |= set(re.findall(r'data-kind="([a-z_]+)"', page.text))
+            kinds |= set(re.findall(r'<div class=event [^>]*data-kind="([a-z_]+)"', page.text))
     assert kinds == set(RENDERERS)
 
 
