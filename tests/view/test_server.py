@@ -55,6 +55,8 @@ def test_the_list_shows_every_run_with_its_facts(viewer: Viewer, made: Made) -> 
     assert 'class="status failed">failed' in page.text
     assert "gpt-4.1-mini" in page.text and "resumed 1×" in page.text
     assert "bad_request" in page.text or "400" in page.text  # the failed run's error
+    # The chart: a bar for each run with usage (the failed one has none).
+    assert len(re.findall(r"<rect [^>]*><title>[^<]+ tokens</title>", page.text)) == 3
 
 
 def test_the_list_filters_by_status_and_searches(viewer: Viewer) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from toolwire.journal import RUN_STATUSES, RunSummary, SQLiteJournal
+from toolwire.view._chart import usage_chart
 from toolwire.view._html import duration, error_line, ident, layout, money, text, when
 
 __all__ = ["PAGE_SIZE", "ListQuery", "list_page"]
@@ -129,7 +130,8 @@ def list_page(journal: SQLiteJournal | None, query: ListQuery) -> str:
     if more:
         paging.append(f'<a rel=next href="{text(query.link(before=page[-1][0]))}">older →</a>')
     body = (
-        f"{_filters(query)}<table id=runs><thead>{_HEAD}</thead><tbody>{rows}</tbody></table>"
+        f"{_filters(query)}{usage_chart([summary for _, summary in page])}"
+        f"<table id=runs><thead>{_HEAD}</thead><tbody>{rows}</tbody></table>"
         f"<nav class=pages>{' · '.join(paging)}</nav>"
     )
     return layout("runs", body)
