@@ -74,3 +74,16 @@ def test_keyset_pages_walk_every_run_once(tmp_path: Path) -> None:
     assert reader.events_after("run-0003", 2) == []
     assert [e.kind for e in reader.events_after("run-0003", 0)] == ["run_started", "run_finished"]
     reader.close()
+
+
+def test_a_schema_1_journal_pages_and_follows_as_it_is(tmp_path: Path) -> None:
+    from tests.journal.test_batching import _schema_1_file
+
+    path = tmp_path / "old.sqlite3"
+    _schema_1_file(path)
+    reader = SQLiteJournal(path, read_only=True)
+    assert [s.run_id for _, s in reader.page_runs()] == ["new", "old"]
+    (position, _), *_ = reader.page_runs(search="ne")
+    assert [s.run_id for _, s in reader.page_runs(before=position)] == ["old"]
+    assert [e.kind for e in reader.events_after("old", 2)] == ["model_response", "run_finished"]
+    reader.close()
