@@ -15,7 +15,7 @@ from typing import Any
 from toolwire.journal import JournalEvent
 from toolwire.view._html import duration, error_line, ident, money, text, value
 
-__all__ = ["RENDERERS", "render_event"]
+__all__ = ["RENDERERS", "event_json", "render_event"]
 
 
 def _tokens(usage: Any) -> str:

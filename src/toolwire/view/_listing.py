@@ -12,7 +12,7 @@ from toolwire.journal import RUN_STATUSES, RunSummary, SQLiteJournal
 from toolwire.view._chart import usage_chart
 from toolwire.view._html import duration, error_line, ident, layout, money, text, when
 
-__all__ = ["PAGE_SIZE", "ListQuery", "list_page"]
+__all__ = ["PAGE_SIZE", "BadQuery", "ListQuery", "list_page"]
 
 PAGE_SIZE = 50
 _SEARCH_LIMIT = 200
