@@ -9,6 +9,8 @@
 #   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
 #   make soak   2,000 concurrent journaled runs in one process, the server in another
 #   make test-llamacpp  the agent against two real llama.cpp servers (not part of make test)
+#   make test-browser  toolwire view in headless Chromium (installs Debian's chromium if missing;
+#               not part of make test); screenshots in build/view-screenshots/
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -17,7 +19,7 @@ STAMP  := $(VENV)/.installed-dev
 CORE_STAMP := $(VENV)/.installed-core
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent soak clean test-llamacpp
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent soak clean test-llamacpp test-browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -97,6 +99,13 @@ soak: $(STAMP)
 test-llamacpp: $(STAMP)
 	$(BIN)/python -m tests.realservers.build
 	$(BIN)/python -m pytest -q --realservers tests/realservers
+
+# Debian's chromium, driven over the DevTools protocol (tests/browser/_cdp.py).
+CHROMIUM := $(firstword $(wildcard /usr/lib/chromium/chromium /usr/bin/chromium))
+
+test-browser: $(STAMP)
+	@if [ -z "$(CHROMIUM)" ]; then apt-get update && apt-get install -y chromium; fi
+	TOOLWIRE_BROWSER=1 $(BIN)/python -m pytest -q tests/browser
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage

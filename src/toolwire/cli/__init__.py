@@ -45,6 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "toolwire.cli.serve:serve",
         "Run the emulation server, or replay a cassette, on loopback.",
     ),
+    "view": ("toolwire.cli.view:view", "Show the journal's runs in a browser, live, on loopback."),
 }
 
 

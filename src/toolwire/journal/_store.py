@@ -80,6 +80,10 @@ _RUNS = (
     "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
     "FROM runs ORDER BY rowid DESC LIMIT ?"
 )
+_PAGE = "SELECT rowid, run_id, started_at, updated_at, status, header, summary, resumes FROM runs"
+_ID_PREFIX = "SELECT 1 FROM runs WHERE run_id >= ? AND run_id < ?"
+_TOP = chr(0x10FFFF)
+"""After every text that starts with a given prefix (SQLite compares UTF-8 bytes)."""
 _LAST = (1 << SEQ_BITS) - 1
 """The largest ``seq`` (and message position) of a run."""
 # A run's events and messages: a range of keys, or (schema 1) its text id.
@@ -363,22 +367,7 @@ class SQLiteJournal:
         run = summary_from_row(rows[0][1:])
         base = rows[0][0] << SEQ_BITS
         key: tuple[Any, ...] = (run_id,) if self._by_text else (base, base + _LAST)
-        events: list[JournalEvent] = []
-        for seq, at, kind, turn, attempt, call_id, data in self._read(_EVENTS[self._by_text], key):
-            payload = loads_record(data, f"{kind} record")
-            if not isinstance(payload, dict):
-                raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
-            events.append(
-                JournalEvent(
-                    seq=seq,
-                    at=at,
-                    kind=kind,
-                    turn=turn,
-                    attempt=attempt,
-                    call_id=call_id,
-                    data=payload,
-                )
-            )
+        events = _events(run_id, self._read(_EVENTS[self._by_text], key))
         messages: list[dict[str, Any]] = []
         for (text,) in self._read(_MESSAGES[self._by_text], key):
             message = loads_record(text, "message")
@@ -391,6 +380,63 @@ class SQLiteJournal:
         """See :meth:`Journal.list_runs`."""
         rows = self._read(_RUNS, (max(limit, 0),))
         return [summary_from_row(row) for row in rows]
+
+    def page_runs(
+        self,
+        *,
+        before: int | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+    ) -> list[tuple[int, RunSummary]]:
+        """One page of runs, newest first, each with its position (a keyset
+        cursor: pass the last one as ``before`` for the next page).
+
+        Args:
+            before: only runs older than this position.
+            status: only runs of this status.
+            search: only the runs whose id starts with it, or, when none
+                does, the runs whose model holds it.
+            limit: the most runs.
+        """
+        where: list[str] = ["1"]
+        args: list[Any] = []
+        if before is not None:
+            where.append("rowid < ?")
+            args.append(before)
+        if status:
+            where.append("status = ?")
+            args.append(status)
+        if search and self._read(_ID_PREFIX + " LIMIT 1", (search, search + _TOP)):
+            where.append("run_id >= ? AND run_id < ?")  # the run id index, a range
+            args += [search, search + _TOP]
+        elif search:
+            like = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            where.append("json_extract(header, '$.model') LIKE ? ESCAPE '\\'")
+            args.append("%" + like + "%")
+        clause = " AND ".join(where)  # fixed fragments: the values are parameters
+        query = f"{_PAGE} WHERE {clause} ORDER BY rowid DESC LIMIT ?"
+        rows = self._read(query, (*args, max(limit, 0)))
+        return [(int(row[0]), summary_from_row(row[1:])) for row in rows]
+
+    def events_after(self, run_id: str, seq: int, *, limit: int = 500) -> list[JournalEvent]:
+        """The run's events numbered after ``seq``, in order (at most ``limit``):
+        what a reader following a run in progress has not seen yet.
+
+        Raises:
+            JournalError: no such run, or the journal cannot be read.
+        """
+        rows = self._read("SELECT rowid FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            raise JournalError(f"no run {run_id!r} in the journal {self.path}")
+        if self._by_text:
+            query = _EVENTS[True].replace("ORDER BY", "AND seq > ? ORDER BY") + " LIMIT ?"
+            bounds: tuple[Any, ...] = (run_id, seq, limit)
+        else:
+            base = rows[0][0] << SEQ_BITS
+            query = _EVENTS[False] + " LIMIT ?"
+            bounds = (base + max(seq, 0) + 1, base + _LAST, limit)
+        return _events(run_id, self._read(query, bounds))
 
     def find_run(self, ref: str) -> str:
         """See :meth:`Journal.find_run`."""
@@ -419,3 +465,18 @@ class SQLiteJournal:
             db, self._db = self._db, None
         if db is not None:
             db.close()
+
+
+def _events(run_id: str, rows: list[tuple[Any, ...]]) -> list[JournalEvent]:
+    """Events from their rows (``seq, at, kind, turn, attempt, call_id, data``)."""
+    events: list[JournalEvent] = []
+    for seq, at, kind, turn, attempt, call_id, data in rows:
+        payload = loads_record(data, f"{kind} record")
+        if not isinstance(payload, dict):
+            raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
+        events.append(
+            JournalEvent(
+                seq=seq, at=at, kind=kind, turn=turn, attempt=attempt, call_id=call_id, data=payload
+            )
+        )
+    return events

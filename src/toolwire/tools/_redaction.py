@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import traceback
 
-__all__ = ["TRACEBACK_LIMIT", "describe_exception", "scrub", "traceback_text"]
+__all__ = ["TRACEBACK_LIMIT", "describe_exception", "redact", "scrub", "traceback_text"]
 
 TRACEBACK_LIMIT = 8_000
 """The most characters of a traceback kept (its end: where it was raised)."""
@@ -58,6 +58,13 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
         text = _POSIX_PATH.sub("<path>", text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def redact(text: str) -> str:
+    """``text`` cleaned of credentials as :func:`scrub` cleans it (URLs cut to
+    their host), its layout, paths and length kept: for showing a recorded
+    value to its user."""
+    return _redact(text)
 
 
 def _redact(text: str) -> str:

@@ -1,0 +1,289 @@
+"""The viewer's web application: routes, and the guard in front of them.
+
+Theory of operation: the viewer serves one user on their own machine, on
+loopback. Every request passes :class:`Guard` first:
+
+* the ``Host`` must be the loopback address the viewer listens on (a page
+  of another site cannot reach it through DNS rebinding);
+* it must carry the access token, in the URL the viewer printed
+  (``?token=``: answered with a redirect to the same page without it and a
+  cookie, ``HttpOnly`` and ``SameSite=Strict``, holding it) or in that
+  cookie; else 401;
+* ``GET`` and ``HEAD`` read; ``POST`` is taken on the action paths alone,
+  and only from the viewer's own pages (``Origin`` is the viewer's, or,
+  without one, ``Sec-Fetch-Site: same-origin``), else 403; any other
+  method or path that would write is 405.
+
+The journal is opened read-only, once per request (a file another process
+writes to is read as it stands now, and no read transaction stays open).
+Pages carry a content security policy that allows the viewer's own script
+and style alone.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from toolwire.journal import JournalError, SQLiteJournal
+from toolwire.view._assets import ASSETS
+from toolwire.view._html import layout, text
+from toolwire.view._listing import BadQuery, ListQuery, list_page
+from toolwire.view._live import STREAMS, follow
+from toolwire.view._run_page import run_page
+
+__all__ = ["COOKIE", "ViewSettings", "create_app"]
+
+COOKIE = "toolwire_view"
+_HEADERS = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+    "x-frame-options": "DENY",
+}
+_ACTIONS = ("/resume", "/approve", "/deny")
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSettings:
+    """What one viewer serves, and how."""
+
+    journal: Path
+    token: str
+    port: int
+    """The port the viewer listens on (what the ``Host`` header must say)."""
+    poll: float = 0.5
+    """Seconds between two reads of the journal by a live stream."""
+    stream_deadline: float = 300.0
+    """Seconds one live stream lasts at most (the browser reconnects)."""
+
+    @staticmethod
+    def new_token() -> str:
+        return secrets.token_urlsafe(32)
+
+
+def _plain(status: int, message: str) -> Response:
+    return PlainTextResponse(message + "\n", status_code=status)
+
+
+def _page(status: int, title: str, message: str) -> Response:
+    body = f"<p>{text(message)}</p>"
+    return HTMLResponse(layout(title, body), status_code=status)
+
+
+class Guard:
+    """The token, host, method and origin checks (see the module's docstring)."""
+
+    def __init__(self, app: ASGIApp, settings: ViewSettings) -> None:
+        self.app = app
+        self.settings = settings
+        self.hosts = {f"127.0.0.1:{settings.port}", f"localhost:{settings.port}"}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await self.app(scope, receive, send)
+            return
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            await refusal(scope, receive, _with_headers(send))
+            return
+        await self.app(scope, receive, _with_headers(send))
+
+    def _refusal(self, scope: Scope) -> Response | None:
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        if headers.get("host") not in self.hosts:
+            return _plain(403, "this viewer answers on its loopback address only")
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        offered = query.get("token")
+        if offered is None:
+            offered = _cookie(headers.get("cookie", ""))
+        elif scope["method"] == "GET" and self._matches(offered):
+            return self._set_cookie(scope["path"], query)
+        if offered is None or not self._matches(offered):
+            return _plain(401, "open the URL toolwire view printed (it carries the access token)")
+        method, path = scope["method"], scope["path"]
+        if method in ("GET", "HEAD"):
+            return None
+        if method != "POST" or not path.endswith(_ACTIONS):
+            return _plain(405, "the viewer reads; it writes only through its actions")
+        origin = headers.get("origin")
+        if origin is not None:
+            same = origin in {f"http://{host}" for host in self.hosts}
+            if not same or origin != f"http://{headers['host']}":
+                return _plain(403, "actions are taken from the viewer's own pages only")
+        elif headers.get("sec-fetch-site") != "same-origin":
+            return _plain(403, "actions are taken from the viewer's own pages only")
+        return None
+
+    def _matches(self, offered: str) -> bool:
+        """Whether ``offered`` is the token (in constant time, any text)."""
+        return secrets.compare_digest(
+            offered.encode("utf-8", "surrogateescape"), self.settings.token.encode()
+        )
+
+    def _set_cookie(self, path: str, query: dict[str, str]) -> Response:
+        rest = {k: v for k, v in query.items() if k != "token"}
+        target = path + ("?" + urlencode(rest) if rest else "")
+        response = Response(status_code=303, headers={"location": target})
+        response.set_cookie(COOKIE, self.settings.token, httponly=True, samesite="strict", path="/")
+        return response
+
+
+def _cookie(header: str) -> str | None:
+    """The viewer's cookie in a ``Cookie`` header (``None``: none, or unreadable)."""
+    cookie: SimpleCookie = SimpleCookie()
+    try:
+        cookie.load(header)
+    except CookieError:
+        return None
+    morsel = cookie.get(COOKIE)
+    return morsel.value if morsel is not None else None
+
+
+def _with_headers(send: Send) -> Send:
+    """``send`` that adds the security headers to every response."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            present = {k.lower() for k, _ in message.get("headers", [])}
+            extra = [
+                (k.encode(), v.encode()) for k, v in _HEADERS.items() if k.encode() not in present
+            ]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending
+
+
+def create_app(settings: ViewSettings) -> ASGIApp:
+    """The viewer of the journal ``settings.journal``, behind its guard."""
+    streams = anyio.Semaphore(STREAMS)
+
+    def open_journal() -> SQLiteJournal | None:
+        if not settings.journal.exists():
+            return None
+        return SQLiteJournal(settings.journal, read_only=True)
+
+    def opened() -> SQLiteJournal:
+        journal = open_journal()
+        if journal is None:
+            raise JournalError(f"there is no journal at {settings.journal}")
+        return journal
+
+    async def runs(request: Request) -> Response:
+        try:
+            query = ListQuery.parse(dict(request.query_params))
+        except BadQuery as exc:
+            return _page(400, "runs", str(exc))
+
+        def render() -> str:
+            journal = open_journal()
+            try:
+                return list_page(journal, query)
+            finally:
+                if journal is not None:
+                    journal.close()
+
+        return HTMLResponse(await anyio.to_thread.run_sync(render))
+
+    async def run(request: Request) -> Response:
+        ref = request.path_params["run_id"]
+
+        def render() -> str:
+            journal = opened()
+            try:
+                return run_page(journal.load_run(journal.find_run(ref)))
+            finally:
+                journal.close()
+
+        try:
+            return HTMLResponse(await anyio.to_thread.run_sync(render))
+        except JournalError as exc:
+            return _page(404, "run", exc.message)
+
+    async def events(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        raw = request.headers.get("last-event-id") or request.query_params.get("after", "0")
+        if not (raw.isascii() and raw.isdigit() and len(raw) < 12):
+            return _plain(400, "after must be a non-negative integer")
+
+        def first() -> float:
+            journal = opened()
+            try:
+                found = journal.events_after(run_id, 0, limit=1)
+            finally:
+                journal.close()
+            return found[0].at if found else 0.0
+
+        try:
+            start = await anyio.to_thread.run_sync(first)
+        except JournalError as exc:
+            return _plain(404, exc.message)
+        if streams.value == 0:
+            return _plain(503, "too many live streams are open")
+
+        async def body() -> AsyncIterator[str]:
+            async with streams:
+                async for chunk in follow(
+                    opened,
+                    run_id,
+                    int(raw),
+                    start=start,
+                    poll=settings.poll,
+                    deadline=settings.stream_deadline,
+                ):
+                    yield chunk
+
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+    async def asset(request: Request) -> Response:
+        found = ASSETS.get(request.path_params["name"])
+        if found is None:
+            return _plain(404, "no such file")
+        media_type, content = found
+        return Response(content, media_type=media_type)
+
+    async def resume(request: Request) -> Response:
+        return _plain(
+            501,
+            "resuming a run from the viewer is not available in this toolwire: the run's tools "
+            "live in your program; call agent.resume(run_id) there",
+        )
+
+    async def decide(request: Request) -> Response:
+        return _plain(
+            501,
+            "approving or denying a waiting call from the viewer is not available in this "
+            "toolwire: approvals are given by the approve= callback of the running program",
+        )
+
+    return Guard(
+        Starlette(
+            routes=[
+                Route("/", runs, methods=["GET"]),
+                Route("/runs/{run_id}", run, methods=["GET"]),
+                Route("/runs/{run_id}/events", events, methods=["GET"]),
+                Route("/static/{name}", asset, methods=["GET"]),
+                Route("/runs/{run_id}/resume", resume, methods=["POST"]),
+                Route("/runs/{run_id}/calls/{call_id}/approve", decide, methods=["POST"]),
+                Route("/runs/{run_id}/calls/{call_id}/deny", decide, methods=["POST"]),
+            ]
+        ),
+        settings,
+    )

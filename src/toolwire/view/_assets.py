@@ -1,0 +1,76 @@
+"""The viewer's style sheet and script, served as files (``/static/``) so
+that pages carry no inline script and the content security policy can
+forbid any."""
+
+from __future__ import annotations
+
+__all__ = ["ASSETS"]
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 1.5rem 3rem;color:#1d2330;background:#fbfbfd}
+header{display:flex;gap:1rem;align-items:baseline;padding:.8rem 0;border-bottom:1px solid #dde}
+header a{color:#334;text-decoration:none;font-weight:600}
+table{border-collapse:collapse;width:100%;margin-top:.8rem}
+th,td{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #e6e6ee;vertical-align:top}
+th{font-weight:600;color:#556}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.status{font-weight:600}.answered{color:#17803d}.max_turns{color:#a86b00}
+.failed,.cancelled,.error{color:#b3261e}.running{color:#1a5fb4}
+pre{white-space:pre-wrap;word-break:break-word;background:#f1f2f6;padding:.4rem .6rem;
+margin:.2rem 0;border-radius:4px;font:12.5px/1.4 ui-monospace,monospace}
+details>summary{cursor:pointer;color:#445}
+.turn{border-left:3px solid #c7cbe0;margin:1rem 0;padding:.2rem 0 .2rem 1rem}
+.event{margin:.45rem 0}.event .meta{color:#667;font-size:12px}
+.kind{display:inline-block;min-width:8.5rem;font-weight:600}
+.diff-add{color:#17803d}.diff-del{color:#b3261e}
+form.inline{display:inline}nav.pages{margin-top:1rem}
+input,select,button{font:inherit}
+"""
+
+JS = """// toolwire view: local times, and a run in progress followed live.
+for (const t of document.querySelectorAll('time[datetime]')) {
+  const d = new Date(t.getAttribute('datetime'));
+  if (!isNaN(d)) { t.title = t.textContent; t.textContent = d.toLocaleString(); }
+}
+(function () {
+  const page = document.getElementById('run');
+  if (!page) return;
+  if (page.dataset.status !== 'running') return;
+  const timeline = document.getElementById('timeline');
+  const url = '/runs/' + encodeURIComponent(page.dataset.run) +
+    '/events?after=' + page.dataset.last;
+  const source = new EventSource(url);
+  source.addEventListener('record', (message) => {
+    const record = JSON.parse(message.data);
+    if (document.getElementById('e' + record.seq)) return;
+    let into = timeline;
+    if (record.turn !== null) {
+      into = timeline.querySelector('section.turn[data-turn="' + record.turn + '"]');
+      if (!into || into !== timeline.lastElementChild) {
+        into = document.createElement('section');
+        into.className = 'turn';
+        into.dataset.turn = String(record.turn);
+        const title = document.createElement('h3');
+        title.textContent = 'turn ' + record.turn;
+        into.appendChild(title);
+        timeline.appendChild(into);
+      }
+    }
+    into.insertAdjacentHTML('beforeend', record.html);
+    page.dataset.last = String(record.seq);
+  });
+  source.addEventListener('end', (message) => {
+    source.close();
+    const status = document.getElementById('status');
+    status.textContent = message.data;
+    status.className = 'status ' + message.data;
+    page.dataset.status = message.data;
+  });
+})();
+"""
+
+ASSETS: dict[str, tuple[str, str]] = {
+    "view.css": ("text/css; charset=utf-8", CSS),
+    "view.js": ("text/javascript; charset=utf-8", JS),
+}
+"""Each file's media type and text."""

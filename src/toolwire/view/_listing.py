@@ -1,0 +1,137 @@
+"""The runs list: newest first, filtered by status, searched by run id or
+model, paged by position (a keyset: each page is one index range read, as
+fast at the 100,000th run as at the first)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from toolwire.journal import RUN_STATUSES, RunSummary, SQLiteJournal
+from toolwire.view._chart import usage_chart
+from toolwire.view._html import duration, error_line, ident, layout, money, text, when
+
+__all__ = ["PAGE_SIZE", "BadQuery", "ListQuery", "list_page"]
+
+PAGE_SIZE = 50
+_SEARCH_LIMIT = 200
+
+
+class BadQuery(ValueError):
+    """A query parameter the list does not take."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """What the list shows: a status filter, a search, the page's cursor."""
+
+    status: str = ""
+    search: str = ""
+    before: int | None = None
+
+    @classmethod
+    def parse(cls, params: dict[str, str]) -> ListQuery:
+        """From a request's query parameters.
+
+        Raises:
+            BadQuery: an unknown status, a cursor that is not a positive
+                integer, or a search longer than 200 characters.
+        """
+        status = params.get("status", "")
+        if status and status not in RUN_STATUSES:
+            raise BadQuery(f"unknown status {status!r}")
+        search = params.get("q", "").strip()
+        if len(search) > _SEARCH_LIMIT:
+            raise BadQuery("the search is too long")
+        raw = params.get("before", "")
+        if raw and not (raw.isascii() and raw.isdigit() and 0 < len(raw) < 19):
+            raise BadQuery("before must be a positive integer")
+        return cls(status=status, search=search, before=int(raw) if raw else None)
+
+    def link(self, **changes: Any) -> str:
+        """The list's URL with ``changes`` applied."""
+        params = {"status": self.status, "q": self.search, "before": self.before, **changes}
+        kept = {k: v for k, v in params.items() if v not in ("", None)}
+        return "/?" + urlencode(kept) if kept else "/"
+
+
+def _tokens(usage: dict[str, Any] | None) -> str:
+    if not usage:
+        return "-"
+    counts = [usage.get(k) for k in ("input_tokens", "output_tokens")]
+    return " / ".join(str(c) if isinstance(c, int) else "-" for c in counts)
+
+
+def _error(summary: RunSummary) -> str:
+    return error_line(summary.error, "span") if summary.error else ""
+
+
+def _row(summary: RunSummary) -> str:
+    ended = summary.status != "running"
+    took = summary.updated_at - summary.started_at if ended else None
+    resumed = f" (resumed {summary.resumes}×)" if summary.resumes else ""
+    run = ident(summary.run_id)
+    cells = (
+        f'<td><a href="/runs/{run}"><code>{run[:12]}</code></a></td>',
+        f"<td>{when(summary.started_at)}</td>",
+        f'<td class="status {ident(summary.status)}">{ident(summary.status)}{resumed}</td>',
+        f"<td>{ident(summary.model)}</td><td>{ident(summary.provider)}</td>",
+        f"<td class=num>{'-' if summary.turns is None else summary.turns}</td>",
+        f"<td class=num>{'-' if summary.tool_calls is None else summary.tool_calls}</td>",
+        f"<td class=num>{_tokens(summary.usage)}</td>",
+        f"<td class=num>{money(getattr(summary, 'cost', None))}</td>",
+        f"<td class=num>{duration(took)}</td><td>{_error(summary)}</td>",
+    )
+    return f'<tr data-run="{run}">{"".join(cells)}</tr>'
+
+
+def _filters(query: ListQuery) -> str:
+    options = "".join(
+        f'<option value="{s}"{" selected" if s == query.status else ""}>{s}</option>'
+        for s in ("", *RUN_STATUSES)
+    )
+    return (
+        '<form method=get action="/" class=filters>'
+        f"<label>status <select name=status>{options}</select></label> "
+        f'<label>search <input name=q value="{text(query.search)}" '
+        'placeholder="run id or model" maxlength=200></label> '
+        "<button>show</button></form>"
+    )
+
+
+_HEAD = (
+    "<tr><th>run</th><th>started</th><th>status</th><th>model</th><th>provider</th>"
+    "<th>turns</th><th>tool calls</th><th>tokens in / out</th><th>cost</th>"
+    "<th>duration</th><th>error</th></tr>"
+)
+
+
+def list_page(journal: SQLiteJournal | None, query: ListQuery) -> str:
+    """The list's page (``journal`` is ``None`` when there is no file yet)."""
+    page = (
+        journal.page_runs(
+            before=query.before,
+            status=query.status or None,
+            search=query.search or None,
+            limit=PAGE_SIZE + 1,
+        )
+        if journal is not None
+        else []
+    )
+    more = len(page) > PAGE_SIZE
+    page = page[:PAGE_SIZE]
+    rows = "".join(_row(summary) for _, summary in page)
+    if not rows:
+        rows = "<tr><td colspan=11 class=empty>no runs</td></tr>"
+    paging = []
+    if query.before is not None:
+        paging.append(f'<a href="{text(query.link(before=None))}">newest</a>')
+    if more:
+        paging.append(f'<a rel=next href="{text(query.link(before=page[-1][0]))}">older →</a>')
+    body = (
+        f"{_filters(query)}{usage_chart([summary for _, summary in page])}"
+        f"<table id=runs><thead>{_HEAD}</thead><tbody>{rows}</tbody></table>"
+        f"<nav class=pages>{' · '.join(paging)}</nav>"
+    )
+    return layout("runs", body)

@@ -1,0 +1,151 @@
+"""A run's page: its header, then a timeline of turns (each request with the
+messages it added, the streamed answer, the tool calls with their
+arguments, attempts, outcomes and tracebacks, approvals, failures and
+resumptions), a waterfall of model and tool time, the usage and cost of
+each turn, and a JSON diff of the
+messages each turn sent compared with the turn before.
+
+A run in progress follows the journal live: the page's script opens the
+event stream (:mod:`toolwire.view._live`) after the last event it shows and
+appends each new block to its turn.
+"""
+
+from __future__ import annotations
+
+from toolwire.journal import JournalEvent, RunLog
+from toolwire.view._diff import diff_html
+from toolwire.view._events import render_event
+from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
+from toolwire.view._waterfall import waterfall
+
+__all__ = ["run_page"]
+
+
+def _usage(events: list[JournalEvent]) -> str:
+    total: dict[str, int] = {}
+    cost = 0.0
+    priced = False
+    for event in events:
+        if event.kind not in ("model_response", "model_failed"):
+            continue
+        for key, count in (event.data.get("usage") or {}).items():
+            if isinstance(count, int) and not isinstance(count, bool):
+                total[key] = total.get(key, 0) + count
+        shown = event.data.get("cost")
+        if isinstance(shown, dict) and shown.get("total") is not None:
+            try:
+                cost += float(shown["total"])
+                priced = True
+            except (TypeError, ValueError):
+                pass
+    parts = [f"{text(k)} {v}" for k, v in total.items() if v]
+    if priced:
+        parts.append(f"cost {money({'total': cost})}")
+    return " · ".join(parts)
+
+
+def _messages_sent(log: RunLog, events: list[JournalEvent], before: int) -> tuple[str, int]:
+    """The diff of the messages this turn's last request sent against the
+    ``before`` messages the turn before sent; and how many it sent."""
+    requests = [e for e in events if e.kind == "model_request"]
+    if not requests:
+        return "", before
+    count = requests[-1].data.get("messages")
+    if not isinstance(count, int) or count < 0:
+        return "", before
+    old, new = list(log.messages[:before]), list(log.messages[:count])
+    if not log.messages:
+        return "", count
+    diff = diff_html(old, new)
+    return (
+        f"<details class=messages><summary>messages sent: {count} "
+        f"({max(count - before, 0)} more than the turn before): JSON diff</summary>{diff}"
+        f"</details>",
+        count,
+    )
+
+
+def _turn_section(
+    log: RunLog, number: int, events: list[JournalEvent], sent: int
+) -> tuple[str, int]:
+    start = log.events[0].at if log.events else log.run.started_at
+    usage = _usage(events)
+    diff, sent = _messages_sent(log, events, sent)
+    blocks = "".join(render_event(e, start) for e in events)
+    head = f"<h3>turn {number}</h3>" + (f"<div class=meta>usage: {usage}</div>" if usage else "")
+    return f'<section class=turn data-turn="{number}">{head}{diff}{blocks}</section>', sent
+
+
+def _timeline(log: RunLog) -> str:
+    start = log.events[0].at if log.events else log.run.started_at
+    out: list[str] = []
+    sent = 0
+    pending: list[JournalEvent] = []
+    current: int | None = None
+
+    def flush() -> None:
+        nonlocal sent, pending
+        if current is not None and pending:
+            section, sent = _turn_section(log, current, pending, sent)
+            out.append(section)
+        pending = []
+
+    for event in log.events:
+        if event.turn is None:
+            flush()
+            current = None
+            out.append(render_event(event, start))
+        else:
+            if event.turn != current:
+                flush()
+                current = event.turn
+            pending.append(event)
+    flush()
+    return "".join(out)
+
+
+def _header(log: RunLog) -> str:
+    run = log.run
+    took = (log.events[-1].at - log.events[0].at) if log.events else None
+    facts = [
+        f'<span class="status {ident(run.status)}" id=status>{ident(run.status)}</span>',
+        f"model {ident(run.model)} · {ident(run.provider)} ({ident(run.dialect)})",
+        f"started {when(run.started_at)}",
+        f"duration {duration(took)}",
+        f"turns {'-' if run.turns is None else run.turns}",
+        f"tool calls {'-' if run.tool_calls is None else run.tool_calls}",
+    ]
+    if run.usage:
+        facts.append("tokens " + ", ".join(f"{text(k)} {text(v)}" for k, v in run.usage.items()))
+    cost = money(getattr(run, "cost", None))
+    if cost != "-":
+        facts.append(f"cost {cost}")
+    if run.resumes:
+        facts.append(f"resumed {run.resumes}×")
+    parts = [f"<h2><code>{ident(run.run_id)}</code></h2><p>{' · '.join(facts)}</p>"]
+    for message in log.messages:
+        if not isinstance(message, dict) or message.get("kind") not in ("system", "user"):
+            break
+        parts.append(f"<div><b>{ident(message['kind'])}</b>{value(message.get('text', ''))}</div>")
+    if run.error:
+        parts.append(error_line(run.error))
+    if run.status in ("failed", "cancelled", "running"):
+        parts.append(
+            f'<form class=inline method=post action="/runs/{ident(run.run_id)}/resume">'
+            "<button>resume</button></form>"
+        )
+    problems = log.problems() if run.status != "running" else []
+    if problems:
+        parts.append(f"<div class=error>journal problems: {text('; '.join(problems))}</div>")
+    return "".join(parts)
+
+
+def run_page(log: RunLog) -> str:
+    """The page of one run."""
+    last = log.events[-1].seq if log.events else 0
+    body = (
+        f'<main id=run data-run="{ident(log.run.run_id)}" data-status="{ident(log.run.status)}" '
+        f'data-last="{last}">{_header(log)}{waterfall(log)}'
+        f"<div id=timeline>{_timeline(log)}</div></main>"
+    )
+    return layout(f"run {log.run.run_id[:12]}", body)

@@ -1,0 +1,180 @@
+"""Shared pieces of the viewer's tests: a journal written by agents against
+the emulation server (with every kind of record, and hostile content), and
+the viewer served by uvicorn on loopback in a thread."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import uvicorn
+
+from tests.journal._support import CrashAt, crashing_agent, expect_crash, make_agent
+from toolwire import Approval, ApprovalRequest, Toolbox, tool
+from toolwire.journal import SQLiteJournal, close_journals
+from toolwire.testing import EmulationServer, Scenario
+from toolwire.view import COOKIE, ViewSettings, create_app
+
+HOSTILE = '<script>alert("pwned")</script>'
+SECRET = "sk-live-VIEWERsecret0123456789abcdef"
+
+
+@tool
+def echo_html(text: str) -> str:
+    """Say it back.
+
+    Args:
+        text: what to say.
+    """
+    return f"{text} {HOSTILE} and key {SECRET}"
+
+
+@tool
+def explode(reason: str) -> str:
+    """Fail.
+
+    Args:
+        reason: why.
+    """
+    raise RuntimeError(f"boom {HOSTILE} token={SECRET}")
+
+
+@tool(requires_approval=True)
+def launch(target: str) -> str:
+    """Launch something (asks first).
+
+    Args:
+        target: where.
+    """
+    return "launched"
+
+
+def _scenario(name: str, turns: list[dict[str, Any]]) -> Scenario:
+    return Scenario.from_dict({"name": name, "turns": turns})
+
+
+HOSTILE_TURNS = [
+    {
+        "tool_calls": [
+            {"name": "echo_html", "arguments": {"text": "<img src=x onerror=alert(1)>"}},
+            {"name": "explode", "arguments": {"reason": "</pre><script>x()</script>"}},
+        ]
+    },
+    {"text": f"done {HOSTILE}"},
+]
+DENIED_TURNS = [
+    {"tool_calls": [{"name": "launch", "arguments": {"target": "moon"}}]},
+    {"text": "not launched"},
+]
+FAILED_TURNS = [{"text": "never", "faults": [{"status": 400, "message": f"bad {HOSTILE}"}]}]
+
+
+@dataclass
+class Made:
+    """The journal and the ids of its runs, by what each run shows."""
+
+    path: Path
+    runs: dict[str, str]
+
+
+async def _run(scenario: Scenario, tools: Any, path: Path, run_id: str, **options: Any) -> None:
+    with EmulationServer(scenario) as server:
+        agent = make_agent(server, tools, journal=str(path), **options)
+        try:
+            await agent.run("do it", run_id=run_id)
+        except Exception:  # the failing run fails: its record is what is wanted
+            pass
+        finally:
+            await agent.aclose()
+
+
+async def _resumed(path: Path, run_id: str) -> None:
+    journal = SQLiteJournal(path)
+    scenario = _scenario("resumed", HOSTILE_TURNS)
+    try:
+        with EmulationServer(scenario) as server:
+            first = crashing_agent(
+                server,
+                [echo_html, explode],
+                journal,
+                CrashAt("model_response", nth=2),
+                before_journal=True,
+            )
+            await expect_crash(first.run("do it", run_id=run_id))
+            await first.aclose()
+            second = make_agent(server, [echo_html, explode], journal=journal)
+            await second.resume(run_id)
+            await second.aclose()
+    finally:
+        journal.close()
+
+
+def make_journal(path: Path) -> Made:
+    """A journal with runs that answered (hostile tool results, a tool that
+    raised), were denied approval, failed, and were resumed after a crash."""
+
+    def deny(request: ApprovalRequest) -> Approval:
+        return Approval.deny(f"no {HOSTILE}")
+
+    async def main() -> None:
+        await _run(_scenario("hostile", HOSTILE_TURNS), [echo_html, explode], path, "hostile-1")
+        await _run(
+            _scenario("denied", DENIED_TURNS), Toolbox([launch], approve=deny), path, "denied-1"
+        )
+        await _run(_scenario("failed", FAILED_TURNS), [], path, "failed-1")
+        await _resumed(path, "resumed-1")
+
+    anyio.run(main)
+    close_journals()
+    return Made(path, {k: f"{k}-1" for k in ("hostile", "denied", "failed", "resumed")})
+
+
+@dataclass
+class Viewer:
+    """A viewer serving on loopback, and a client that holds its cookie."""
+
+    base: str
+    token: str
+    settings: ViewSettings
+
+    def client(self, *, authorized: bool = True) -> httpx.Client:
+        cookies = {COOKIE: self.token} if authorized else {}
+        return httpx.Client(base_url=self.base, cookies=cookies, timeout=10.0)
+
+
+@contextmanager
+def serving(journal: Path, *, poll: float = 0.05, deadline: float = 5.0) -> Iterator[Viewer]:
+    """The viewer of ``journal`` on a free loopback port, stopped on exit."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    port = sock.getsockname()[1]
+    settings = ViewSettings(
+        journal=journal,
+        token=ViewSettings.new_token(),
+        port=port,
+        poll=poll,
+        stream_deadline=deadline,
+    )
+    config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    limit = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < limit, "the viewer did not start"
+        time.sleep(0.01)
+    try:
+        yield Viewer(f"http://127.0.0.1:{port}", settings.token, settings)
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
