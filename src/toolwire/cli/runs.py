@@ -177,6 +177,7 @@ def timeline(log: RunLog) -> dict[str, Any]:
                 call["starts"] += 1
                 call["arguments"] = data.get("arguments", data.get("arguments_preview"))
                 call["eager"] = data.get("eager", False)
+                call["repaired"] = data.get("repaired", False)
             elif event.kind == "approval":
                 call["approval"] = {k: v for k, v in data.items() if k != "name"}
             else:
@@ -275,8 +276,11 @@ def _tool_intent(event: JournalEvent, names: dict[str, str]) -> Text:
     data = event.data
     names[event.call_id or ""] = str(data.get("name"))
     eager = " (eager)" if data.get("eager") else ""
+    repaired = " (arguments repaired)" if data.get("repaired") else ""
     return Text.assemble(
-        "    ▶ ", (str(data.get("name")), "bold"), f" {_short(_arguments(data), 100)}{eager}"
+        "    ▶ ",
+        (str(data.get("name")), "bold"),
+        f" {_short(_arguments(data), 100)}{eager}{repaired}",
     )
 
 

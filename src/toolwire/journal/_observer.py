@@ -145,6 +145,8 @@ def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
         record["error"] = call.error
         return record
     record.update(_arguments_record(call.arguments))
+    if call.repaired:
+        record["repaired"] = True
     return record
 
 

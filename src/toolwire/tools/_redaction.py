@@ -11,7 +11,9 @@ import re
 
 __all__ = ["describe_exception", "scrub"]
 
-_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#'\"<>]+)[^\s'\"<>]*")
+# A scheme is at most 32 characters: each candidate is read a bounded distance
+# (unbounded, "a.a.a.a..." made every letter read to the end of the text).
+_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s/?#'\"<>]+)[^\s'\"<>]*")
 _SECRETS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
