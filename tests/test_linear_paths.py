@@ -17,8 +17,6 @@ from toolwire.stream._repair import ArgumentsParseError, parse_arguments
 from toolwire.tools._redaction import scrub
 from toolwire.tools._results import to_content, truncate
 
-pytestmark = pytest.mark.slow
-
 
 def repeat(unit: str, size: int, head: str = "", tail: str = "") -> str:
     return head + unit * max((size - len(head) - len(tail)) // len(unit), 1) + tail
@@ -39,6 +37,7 @@ ARGUMENT_SHAPES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ARGUMENT_SHAPES, ids=str)
 def test_parse_arguments_is_linear(shape: str) -> None:
     def run(text: str) -> None:
@@ -50,6 +49,7 @@ def test_parse_arguments_is_linear(shape: str) -> None:
     assert_linear(ARGUMENT_SHAPES[shape], run)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make",
     [
@@ -69,6 +69,7 @@ def test_check_depth_is_linear(make: Any) -> None:
     assert_linear(make, run)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "unit", ["a.", "a-", "/a", "a1", "sk-", "token ", "A1+/", "a:", " ", "~/a.", "http://a/"]
 )
@@ -76,10 +77,12 @@ def test_scrub_is_linear(unit: str) -> None:
     assert_linear(lambda n: repeat(unit, n), lambda text: scrub(text))
 
 
+@pytest.mark.slow
 def test_scrub_of_a_key_error_on_a_hostile_argument_is_linear() -> None:
     assert_linear(lambda n: repr(KeyError(repeat("a.", n))), lambda text: scrub(text))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make",
     [
@@ -105,6 +108,7 @@ def billion_laughs(levels: int) -> Any:
     return yaml.safe_load("\n".join(lines))
 
 
+@pytest.mark.slow
 def test_a_result_is_cut_before_it_is_serialized_whole() -> None:
     """A 700-byte YAML document that expands to 9**9 strings costs no more
     than its budget."""
@@ -119,6 +123,7 @@ def test_a_result_is_cut_before_it_is_serialized_whole() -> None:
     assert counts[-1] < 10_000_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make",
     [
@@ -155,3 +160,11 @@ def test_large_finite_numbers_stay() -> None:
         -0.0,
         123456789012345678901234567890,
     ]
+
+
+@pytest.mark.parametrize("limit", [240, 2000])
+def test_scrub_redacts_a_bounded_prefix_and_cuts_no_secret_in_two(limit: int) -> None:
+    secrets = " ".join(["f" * 1000] * 13 + ["AKIA" + "B" * 16] * 2000)
+    out = scrub(secrets, limit=limit)
+    assert "ffff" not in out and "AKIA" not in out and "BBBB" not in out
+    assert out.startswith("<redacted> <redacted>") and len(out) <= limit

@@ -41,7 +41,8 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
     URLs keep their scheme and host (their path and query may hold tokens),
     file paths become ``<path>``, and anything shaped like a credential
     (``sk-...``, ``Bearer ...``, ``password=...``, JWTs, long hex or base64
-    strings) becomes ``<redacted>``. The result is cut to ``limit`` characters.
+    strings) becomes ``<redacted>``. The result is cut to ``limit`` characters;
+    the work is bounded by ``limit`` too, whatever the length of ``text``.
 
     Args:
         text: the message.
@@ -49,6 +50,15 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
         keep_paths: keep file and URL-less paths (``POST /v1/messages``): for
             the user's own records, where they help and reveal nothing.
     """
+    text = " ".join(text.split())
+    bound = 4 * limit + 4096
+    if len(text) > bound:
+        # Only the first ``limit`` characters are kept: redact a bounded
+        # prefix, cut at a space so no secret is cut in two (its head might
+        # no longer look like one).
+        cut = text[:bound]
+        space = cut.rfind(" ", bound - 512)
+        text = (cut[:space] if space > 0 else cut) + " ..."
     text = _URL.sub(lambda m: m.group(1) + "/...", text)
     for pattern in _SECRETS:
         if pattern.groups >= 3:
