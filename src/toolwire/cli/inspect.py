@@ -21,6 +21,8 @@ from pathlib import Path
 import click
 from typing_extensions import assert_never
 
+from toolwire._reading import MAX_FILE_BYTES, read_file
+from toolwire.errors import UsageError
 from toolwire.events import (
     ChoiceFinished,
     Event,
@@ -42,13 +44,16 @@ __all__ = ["inspect"]
 
 
 def _read(path: str) -> bytes:
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise click.UsageError(f"stdin holds more than {MAX_FILE_BYTES} bytes")
+        return data
     try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as exc:
-        raise click.UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        return read_file(path, what="")
+    except UsageError as exc:
+        hint = " (a pipe or a device can be read as '-', stdin)" if "regular" in str(exc) else ""
+        raise click.UsageError(f"{exc}{hint}") from None
 
 
 def _decode(

@@ -36,8 +36,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from toolwire._reading import read_file, regular_file
 from toolwire.errors import UsageError
 from toolwire.stream import _json
+from toolwire.stream.limits import MAX_JSON_DEPTH
 
 __all__ = [
     "Fault",
@@ -47,6 +49,10 @@ __all__ = [
     "Turn",
     "builtin_names",
 ]
+
+
+MAX_SCENARIO_BYTES = 64 * 1024 * 1024
+"""The largest scenario file read."""
 
 
 class ScenarioError(UsageError):
@@ -179,10 +185,7 @@ class Scenario(_Model):
                 valid scenario.
         """
         path = Path(path)
-        try:
-            content = path.read_bytes()
-        except OSError as exc:
-            raise ScenarioError(f"cannot read scenario {path}: {exc.strerror}") from exc
+        content = read_file(path, what="scenario", limit=MAX_SCENARIO_BYTES, error=ScenarioError)
         scenario = cls.from_dict(_parse_document(content, path), base_dir=path.parent)
         if scenario.name == "scenario":
             scenario = scenario.model_copy(update={"name": path.stem})
@@ -196,6 +199,7 @@ class Scenario(_Model):
             ScenarioError: the file does not exist.
         """
         path = Path(path)
+        regular_file(path, what="replay file", error=ScenarioError)
         if not path.is_file():
             raise ScenarioError(f"replay file not found: {path}")
         return cls(name=path.stem, replay=path)
@@ -277,8 +281,8 @@ def _parse_document(content: bytes, path: Path) -> Any:
     if stripped.startswith(b"{"):
         try:
             return _json.loads(content)
-        except _json.JSONDecodeError as exc:
-            raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from exc
+        except ValueError as exc:
+            raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from None
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
@@ -287,9 +291,14 @@ def _parse_document(content: bytes, path: Path) -> Any:
 
     try:
         data = yaml.safe_load(text)
+        depth = _json.value_depth(data)
+    except RecursionError:
+        depth = MAX_JSON_DEPTH + 1
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ScenarioError(f"scenario {path} is neither JSON nor YAML ({first})") from None
+    if depth > MAX_JSON_DEPTH:
+        raise ScenarioError(f"scenario {path} nests deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(data, dict):
         raise ScenarioError(
             f"scenario {path} is not a mapping with 'turns' (it reads as "
