@@ -11,7 +11,9 @@ of one, or ``last``. Every command reads the journal agents write by default
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from dataclasses import fields, is_dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -348,8 +350,27 @@ _DESCRIBE: dict[str, Callable[[JournalEvent, dict[str, str]], Text]] = {
 }
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(value: Any) -> Any:
+    """``value`` (a record, a dataclass of them) with every control character
+    of its strings shown as an escape (``\x1b``): model text, tool output and
+    names reach the terminal as text, never as terminal commands."""
+    if isinstance(value, str):
+        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], value)
+    if isinstance(value, dict):
+        return {visible(k): visible(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(visible(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: visible(getattr(value, f.name)) for f in fields(value)})
+    return value
+
+
 def render(log: RunLog, console: Console) -> None:
-    """Print a run as a readable timeline."""
+    """Print a run as a readable timeline (control characters escaped)."""
+    log = visible(log)
     for line in _header(log.run, log):
         console.print(line, highlight=False)
     console.print()
@@ -400,7 +421,7 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for column in ("run", "started", "status", "model", "turns", "tools", "tokens"):
         table.add_column(column, no_wrap=True)
-    for s in summaries:
+    for s in visible(summaries):
         usage = s.usage or {}
         table.add_row(
             s.run_id[:12],
