@@ -43,6 +43,7 @@ EXPECTED_OUTPUT = {
         "2 answered",
     ],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
+    "security.md": ["invalid_arguments 100"],
 }
 SHELLS = ("sh", "bash", "shell", "console")
 
