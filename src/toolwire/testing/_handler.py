@@ -110,7 +110,7 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
             raw = substitute(call.arguments, lookup)
             try:
                 parsed = _json.loads(raw)
-            except _json.JSONDecodeError:
+            except ValueError:
                 parsed = None
             arguments = parsed if isinstance(parsed, dict) else None
         else:
