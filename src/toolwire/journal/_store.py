@@ -29,7 +29,8 @@ system's cache; only a power cut may lose the last commits.
 
 A journal holds whole conversations, tool arguments and results: the
 directories toolwire creates for it are 0700 and its files (the database,
-``-wal``, ``-shm`` and ``-lock``) 0600, created that way (see
+``-wal``, ``-shm``, and ``-lock`` where leases need a lock file) 0600, created
+that way (see
 :mod:`toolwire.journal._files`). Reading commands open it read-only.
 
 One connection serves the whole process, behind a lock, so many runs of one
