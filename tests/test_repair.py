@@ -108,19 +108,28 @@ def test_trailing_commas_everywhere(value: Any) -> None:
     ("text", "value"),
     [
         ('{"a": {"b": 1}', {"a": {"b": 1}}),
-        ('{"a": [1, 2', {"a": [1, 2]}),
+        ('{"a": [1, "2"', {"a": [1, "2"]}),
         ('{"a": "x"', {"a": "x"}),
         ('{"a": "}"', {"a": "}"}),
         ('[{"a": true}, [null', [{"a": True}, [None]]),
+        ('{"a": [false', {"a": [False]}),
         ('{"a": [1, 2,', None),  # a dangling comma: ambiguous
-        ('{"a": [1, 2,]', {"a": [1, 2]}),  # a trailing comma then a missing brace
-        ('{"a": 12', {"a": 12}),
-        ('{"a": [', {"a": []}),
-        ("{", {}),
-        ('```json\n{"a": 1\n```', {"a": 1}),
+        ('{"a": [1, "2",]', {"a": [1, "2"]}),  # a trailing comma then a missing brace
+        ('{"a": [1, 2,]', {"a": [1, 2]}),  # the array closed: its numbers are complete
+        ('{"a": 12', None),  # a number at the cut may go on: 12 may have been 1200
+        ('{"a": 12 ', None),
+        ('{"a": 1.5', None),
+        ('{"a": [1, 2', None),
+        ('{"a": [', None),  # an empty container opened at the cut
+        ("{", None),
+        ('{"a": {', None),
+        ('```json\n{"a": "x"\n```', {"a": "x"}),
+        ('```json\n{"a": 1\n```', None),
     ],
 )
-def test_missing_closers_only_when_the_stream_really_ended(text: str, value: Any) -> None:
+def test_missing_closers_only_after_a_complete_value_of_a_stream_that_ended(
+    text: str, value: Any
+) -> None:
     if value is None:
         with pytest.raises(ArgumentsParseError):
             parse_arguments(text, at_end=True)
@@ -132,14 +141,65 @@ def test_missing_closers_only_when_the_stream_really_ended(text: str, value: Any
 
 @settings(max_examples=examples(100), deadline=None)
 @given(value=json_documents_int64)
-def test_missing_closers_are_restored_exactly(value: Any) -> None:
+def test_missing_closers_are_restored_exactly_or_refused(value: Any) -> None:
     text = json.dumps(value)
     cut = text.rstrip("]}")
     if cut == text or not cut:
         return
-    assert parse_arguments(cut, at_end=True) == (value, True)
+    if cut.rstrip()[-1] in '"el':  # a closed string or a literal: complete
+        assert parse_arguments(cut, at_end=True) == (value, True)
+    else:  # a number, or an empty container opened at the cut
+        with pytest.raises(ArgumentsParseError):
+            parse_arguments(cut, at_end=True)
     with pytest.raises(ArgumentsParseError):
         parse_arguments(cut, at_end=False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"to": "alice", "to": "mallory", "cents": 5,}',
+        '{"to": "alice", "to": "mallory", "memo": "x"',
+        '```json\n{"to": "alice", "to": "mallory"}\n```',
+        '"{\\"to\\": \\"alice\\", \\"to\\": \\"mallory\\"}"',
+        '{"a": {"to": "alice", "to": "mallory"},}',
+    ],
+)
+def test_repaired_text_writes_no_key_twice(text: str) -> None:
+    """The duplicate-key rule holds for repaired text as for any other."""
+    with pytest.raises(ArgumentsParseError, match="written more than once"):
+        parse_arguments(text, at_end=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"to": "Alice", "cents": 5',
+        '{"to": "alice", "to": "mallory", "cents": 5',
+        '{"to": "Alice", "cents": 5 ',
+        '{"to": "Alice", "cents": 5.0',
+        '{"to": "Alice", "cents": 5e1',
+    ],
+)
+def test_a_number_at_the_cut_is_never_completed(text: str) -> None:
+    with pytest.raises(ArgumentsParseError, match="unexpected end of text"):
+        parse_arguments(text, at_end=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1e400}', "too large for a float"),
+        ('{"a": -1e400,}', "too large for a float"),
+        ('{"a": "x", "b": 1' + "0" * 400 + ".5}", "too large for a float"),
+        ('{"a": NaN}', "expected a value"),
+        ('{"a": Infinity,}', "expected a value"),
+        ('{"a": [-Infinity]', "invalid number '-'"),
+    ],
+)
+def test_repaired_or_not_no_number_becomes_nan_or_infinite(text: str, message: str) -> None:
+    with pytest.raises(ArgumentsParseError, match=message):
+        parse_arguments(text, at_end=True)
 
 
 @pytest.mark.parametrize(

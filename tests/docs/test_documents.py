@@ -54,6 +54,7 @@ EXPECTED_OUTPUT = {
     ],
     "wire-items.md": ["Done: applied 5 lines"],
     "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
+    "security.md": ["invalid_arguments 100"],
 }
 
 

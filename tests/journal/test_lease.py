@@ -78,6 +78,52 @@ def test_a_live_process_holds_the_lease_and_a_killed_one_does_not(tmp_path: Path
     journal.close()
 
 
+def spellings(tmp_path: Path) -> list[Path]:
+    """One journal under four names: its path, another spelling of it, a
+    symbolic link and a hard link."""
+    path = tmp_path / "j.sqlite3"
+    SQLiteJournal(path).close()
+    (tmp_path / "sub").mkdir()
+    other = tmp_path / "sub" / ".." / "j.sqlite3"
+    link = tmp_path / "link.sqlite3"
+    link.symlink_to(path)
+    hard = tmp_path / "sub" / "hard.sqlite3"
+    os.link(path, hard)
+    return [path, other, link, hard]
+
+
+def test_every_name_of_a_journal_meets_the_same_lease_in_a_process(tmp_path: Path) -> None:
+    names = spellings(tmp_path)
+    journals = [SQLiteJournal(name) for name in names]
+    for holder in journals:
+        with holder.lease("run-1"):
+            for other in journals:
+                with pytest.raises(RunLeased, match="already running in this process"):
+                    with other.lease("run-1"):
+                        pass
+    for journal in journals:
+        journal.close()
+
+
+@pytest.mark.parametrize(("held_by", "asked_by"), [(2, 3), (3, 0), (0, 2), (1, 3)])
+def test_every_name_of_a_journal_meets_the_same_lease_across_processes(
+    tmp_path: Path, held_by: int, asked_by: int
+) -> None:
+    names = spellings(tmp_path)
+    child = _holder(names[held_by], "run-1")
+    journal = SQLiteJournal(names[asked_by])
+    try:
+        with pytest.raises(RunLeased, match="running in another process"):
+            with journal.lease("run-1"):
+                pass
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.communicate()
+    with journal.lease("run-1"):
+        pass
+    journal.close()
+
+
 def race_scenario() -> Scenario:
     return Scenario.from_dict(
         {

@@ -62,7 +62,6 @@ async def test_a_fresh_journal_is_private(tmp_path: Path, open_umask: None) -> N
         "journal.sqlite3": 0o600,
         "journal.sqlite3-wal": 0o600,
         "journal.sqlite3-shm": 0o600,
-        "journal.sqlite3-lock": 0o600,
     }
 
 

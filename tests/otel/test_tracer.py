@@ -374,3 +374,21 @@ async def test_a_failed_run_with_a_typed_error_records_it(spans: Spans) -> None:
     assert root.status.status_code is StatusCode.ERROR
     assert attrs(root)["error.type"] == caught.value.type_name == "connect_error"
     assert spans.one("chat m").status.status_code is StatusCode.ERROR
+
+
+async def test_a_repaired_call_is_flagged_on_its_span(spans: Spans) -> None:
+    scenario = Scenario.from_dict(
+        {
+            "name": "repaired",
+            "turns": [
+                {"tool_calls": [{"name": "get_weather", "arguments": '{"city": "杭州",}'}]},
+                {"tool_calls": [{"name": "get_weather", "arguments": {"city": "杭州"}}]},
+                {"text": "杭州{result:get_weather.condition_zh}"},
+            ],
+        }
+    )
+    with EmulationServer(scenario) as server:
+        await run(agent_for(server, "openai-chat", Tracer(spans.provider)))
+    repaired, clean = sorted(spans.named("execute_tool"), key=lambda s: attrs(s)["toolwire.turn"])
+    assert attrs(repaired)["toolwire.tool.arguments_repaired"] is True
+    assert attrs(clean)["toolwire.tool.arguments_repaired"] is False

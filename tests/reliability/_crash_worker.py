@@ -96,7 +96,7 @@ def make_tools(folder: Path, plan: dict[str, Any]) -> list[Any]:
             if calls[name] == plan["nth"]:
                 die()
 
-    @tool(name="send_payment", strict=True)
+    @tool(name="send_payment", strict=True, idempotent=True)  # it deduplicates by key
     def send_payment(to: str, amount_cents: int, ctx: ToolContext) -> Any:
         """Send a payment.
 

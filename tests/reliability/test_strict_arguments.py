@@ -78,15 +78,15 @@ async def test_arguments_that_are_not_strict_json_are_refused(raw: str, tmp_path
 
 
 NOT_NUMBERS = {
-    "NaN": '{"limit": NaN}',
-    "Infinity": '{"limit": Infinity}',
-    "-Infinity": '{"limit": -Infinity}',
-    "overflowing number": '{"limit": 1e999}',
+    "NaN": ('{"limit": NaN}', "not valid JSON"),
+    "Infinity": ('{"limit": Infinity}', "not valid JSON"),
+    "-Infinity": ('{"limit": -Infinity}', "not valid JSON"),
+    "overflowing number": ('{"limit": 1e999}', "too large for a float"),
 }
 
 
-@pytest.mark.parametrize("raw", list(NOT_NUMBERS.values()), ids=list(NOT_NUMBERS))
-async def test_nan_and_infinity_are_not_numbers(raw: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("raw", "why"), list(NOT_NUMBERS.values()), ids=list(NOT_NUMBERS))
+async def test_nan_and_infinity_are_not_numbers(raw: str, why: str, tmp_path: Path) -> None:
     limits: list[float] = []
 
     @tool(name="send_payment")
@@ -99,7 +99,7 @@ async def test_nan_and_infinity_are_not_numbers(raw: str, tmp_path: Path) -> Non
     assert limits == []
     [record] = result.tool_calls
     assert record.result.error == "invalid_arguments"
-    assert "NaN and Infinity are not JSON numbers" in record.result.message
+    assert why in record.result.message and "Nothing was run" in record.result.message
 
 
 async def test_the_same_payment_written_strictly_is_paid(tmp_path: Path) -> None:

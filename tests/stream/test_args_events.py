@@ -451,7 +451,10 @@ def test_a_limit_passed_on_the_short_way_fails_the_stream_as_on_the_general_way(
         decoder.close()
         results.append(_outcome(decoder.result()))
     assert results[0] == results[1]
-    assert results[0][0] == ("RemoteProtocolError", "a choice has more than 3 tool calls")
+    assert results[0][0] == (
+        "RemoteProtocolError",
+        "the response has more than 3 tool calls, all choices together",
+    )
 
 
 @pytest.mark.parametrize("line", [b"data: " + b"x" * 20, b"data: " + b"x" * 100])

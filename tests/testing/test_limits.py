@@ -143,3 +143,36 @@ def test_the_body_cap_is_a_setting() -> None:
             big = {**CHAT, "messages": [{"role": "user", "content": "x" * 2000}]}
             assert client.post(url, json=big).status_code == 413
             assert client.post(url, json=CHAT).status_code == 200
+
+
+def test_a_body_sent_slowly_gets_408_and_the_others_are_served() -> None:
+    limits = ServerLimits(body_timeout=0.3, min_body_rate=1000)
+    with EmulationServer(Scenario.builtin("quickstart"), limits=limits) as server:
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Length: 100000\r\nContent-Type: application/json\r\n\r\n{"
+            )
+            sock.settimeout(30)  # a guard: the server answers long before
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                piece = sock.recv(4096)
+                if not piece:
+                    break
+                reply += piece
+                sock.sendall(b" ")  # a byte at a time: far below the minimum rate
+            assert reply.startswith(b"HTTP/1.1 408")
+        with httpx.Client(timeout=30) as client:
+            assert client.post(server.url_for("openai-chat") + "/chat/completions", json=CHAT)
+
+
+def test_large_bodies_are_kept_as_digests() -> None:
+    scenario = Scenario.from_dict({"name": "t", "turns": [{"text": "ok"}]})
+    with EmulationServer(scenario) as server:
+        with httpx.Client(timeout=30) as client:
+            big = {**CHAT, "messages": [{"role": "user", "content": "x" * 2 * MIB}]}
+            for body in (big, CHAT):
+                client.post(server.url_for("openai-chat") + "/chat/completions", json=body)
+    first, second = server.requests
+    assert set(first) == {"toolwire_body_digest", "bytes"} and first["bytes"] > 2 * MIB
+    assert second == CHAT

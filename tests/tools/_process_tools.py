@@ -42,3 +42,21 @@ def picky(n: int) -> int:
 def flaky() -> str:
     """Fail with an error that pickles."""
     raise ConnectionError("connection reset by peer")
+
+
+@tool(timeout=3)
+def spawn(pid_file: str) -> int:
+    """Start a grandchild that would run for a minute, then wait past the deadline."""
+    import subprocess
+    import time
+
+    grandchild = subprocess.Popen(["sleep", "60"])
+    Path(pid_file).write_text(str(grandchild.pid))
+    time.sleep(60)
+    return grandchild.pid
+
+
+@tool
+def huge() -> str:
+    """An outcome far over a small limit."""
+    return "x" * 1_000_000

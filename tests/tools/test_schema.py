@@ -194,7 +194,8 @@ def test_description_and_context_parameter() -> None:
     assert t.description == "Nested."
     assert t.context_param == "ctx"
     assert "ctx" not in t.parameters["properties"]
-    assert t.idempotent is True  # it can use the idempotency key
+    assert t.idempotent is False  # taking a context does not make a tool idempotent
+    assert tool(idempotent=True)(f_nested).idempotent and tool(f_nested).retries == 0
     assert tool(f_basic).idempotent is False
     assert tool(f_basic).description == "Forecast."
 

@@ -147,3 +147,37 @@ async def test_a_process_runner_keeps_the_toolbox_semantics() -> None:
     assert (
         by_id["e"].error == "failed" and "cannot be sent to a child process" in by_id["e"].message
     )
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for its new parent to reap it."""
+    if _gone(pid):
+        return True
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status
+
+
+async def test_a_process_runner_kills_the_grandchildren_at_the_deadline(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    box = Toolbox([_process_tools.spawn], runner=ProcessRunner())
+    [result] = await box.execute(
+        [ToolCall(id="c1", name="spawn", arguments={"pid_file": str(pid_file)})]
+    )
+    assert result.error == "timeout"
+    grandchild = int(pid_file.read_text())
+    for _ in range(500):  # a guard of 10 s: the kill is at once
+        if _dead(grandchild):
+            break
+        await anyio.sleep(0.02)
+    assert _dead(grandchild), "the grandchild outlived the deadline"
+
+
+async def test_an_outcome_too_large_is_a_clear_error() -> None:
+    box = Toolbox([_process_tools.huge], runner=ProcessRunner(max_output_bytes=1000))
+    [result] = await box.execute([ToolCall(id="c1", name="huge", arguments={})])
+    assert result.error == "failed"
+    assert "larger than 1000 bytes" in result.message
+    assert "ExceptionGroup" not in result.message and "TaskGroup" not in result.message

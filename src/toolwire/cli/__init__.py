@@ -22,6 +22,8 @@ from typing import Any, NoReturn
 
 import click
 
+from toolwire.errors import ToolwireError
+
 __all__ = ["COMMANDS", "main"]
 
 # name -> ("module:attribute" of a click command, the line `toolwire --help` shows)
@@ -134,6 +136,9 @@ class _LazyGroup(click.Group):
         except click.ClickException as exc:
             click.echo(_error_line(exc), err=True)
             sys.exit(exc.exit_code)
+        except ToolwireError as exc:  # a typed error no command turned into a usage error
+            click.echo("Error: " + " ".join(str(exc).split()), err=True)
+            sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -18,7 +18,8 @@ from typing import Any
 import anyio
 import click
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import ToolwireError, UsageError
+from toolwire.testing._reading import MAX_FILE_BYTES, read_file, regular_file
 
 __all__ = ["batch", "load_factory", "read_prompts"]
 
@@ -154,13 +155,25 @@ def batch(
     to the results file. Exits with 1 when a run failed."""
     from toolwire.batch import run_batch
 
-    if str(prompts_file) == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            text = prompts_file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise click.BadParameter(str(exc), param_hint="PROMPTS_FILE") from None
+    try:
+        if str(prompts_file) == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+            if len(data) > MAX_FILE_BYTES:
+                raise UsageError(f"stdin holds more than {MAX_FILE_BYTES} bytes")
+        else:
+            data = read_file(prompts_file, what="prompts file")
+        text = data.decode("utf-8")
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="PROMPTS_FILE") from None
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"the prompts are not UTF-8 text (byte {exc.start} is not): a binary file?",
+            param_hint="PROMPTS_FILE",
+        ) from None
+    try:
+        regular_file(results_path, what="results file")
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--results") from None
     prompts = read_prompts(text, jsonl=prompts_file.suffix in (".jsonl", ".ndjson"))
     factory = load_factory(factory_ref)
     try:  # before any run: a results file that cannot be written is a usage error

@@ -22,6 +22,7 @@ import click
 from typing_extensions import assert_never
 
 from toolwire import _compat
+from toolwire.errors import UsageError
 from toolwire.events import (
     ChoiceFinished,
     Event,
@@ -39,19 +40,23 @@ from toolwire.events import (
 )
 from toolwire.stream.codecs import registered
 from toolwire.stream.decoder import DecodedFrame, StreamDecoder
+from toolwire.testing._reading import MAX_FILE_BYTES, read_file
 from toolwire.types import StreamResult
 
 __all__ = ["inspect"]
 
 
 def _read(path: str) -> bytes:
+    if path == "-":
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise click.UsageError(f"stdin holds more than {MAX_FILE_BYTES} bytes")
+        return data
     try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as exc:
-        raise click.UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        return read_file(path, what="")
+    except UsageError as exc:
+        hint = " (a pipe or a device can be read as '-', stdin)" if "regular" in str(exc) else ""
+        raise click.UsageError(f"{exc}{hint}") from None
 
 
 def _decode(

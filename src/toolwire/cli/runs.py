@@ -11,7 +11,9 @@ of one, or ``last``. Every command reads the journal agents write by default
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from dataclasses import fields, is_dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -177,6 +179,7 @@ def timeline(log: RunLog) -> dict[str, Any]:
                 call["starts"] += 1
                 call["arguments"] = data.get("arguments", data.get("arguments_preview"))
                 call["eager"] = data.get("eager", False)
+                call["repaired"] = data.get("repaired", False)
             elif event.kind == "approval":
                 call["approval"] = {k: v for k, v in data.items() if k != "name"}
             else:
@@ -277,8 +280,11 @@ def _tool_intent(event: JournalEvent, names: dict[str, str]) -> Text:
     data = event.data
     names[event.call_id or ""] = str(data.get("name"))
     eager = " (eager)" if data.get("eager") else ""
+    repaired = " (arguments repaired)" if data.get("repaired") else ""
     return Text.assemble(
-        "    ▶ ", (str(data.get("name")), "bold"), f" {_short(_arguments(data), 100)}{eager}"
+        "    ▶ ",
+        (str(data.get("name")), "bold"),
+        f" {_short(_arguments(data), 100)}{eager}{repaired}",
     )
 
 
@@ -354,9 +360,28 @@ def _traceback(event: JournalEvent) -> Text | None:
     return Text("\n".join("        " + line for line in text.splitlines()), style="dim")
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(value: Any) -> Any:
+    """``value`` (a record, a dataclass of them) with every control character
+    of its strings shown as an escape (``\x1b``): model text, tool output and
+    names reach the terminal as text, never as terminal commands."""
+    if isinstance(value, str):
+        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], value)
+    if isinstance(value, dict):
+        return {visible(k): visible(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(visible(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return replace(value, **{f.name: visible(getattr(value, f.name)) for f in fields(value)})
+    return value
+
+
 def render(log: RunLog, console: Console, *, verbose: bool = False) -> None:
     """Print a run as a readable timeline; ``verbose`` adds each failed
-    tool's traceback under its line."""
+    tool's traceback under its line (control characters escaped)."""
+    log = visible(log)
     for line in _header(log.run, log):
         console.print(line, highlight=False)
     console.print()
@@ -410,7 +435,7 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for column in ("run", "started", "status", "model", "turns", "tools", "tokens"):
         table.add_column(column, no_wrap=True)
-    for s in summaries:
+    for s in visible(summaries):
         usage = s.usage or {}
         table.add_row(
             s.run_id[:12],

@@ -140,7 +140,7 @@ def payment_tool(ledger: PaymentLedger, *, requires_approval: bool = False) -> T
         requires_approval: ask the toolbox's approver before each payment.
     """
 
-    @tool(name="send_payment", requires_approval=requires_approval, strict=True)
+    @tool(name="send_payment", requires_approval=requires_approval, strict=True, idempotent=True)
     def send_payment(
         to: Annotated[str, Field(min_length=1, max_length=100)],
         amount_cents: Annotated[int, Field(gt=0, le=1_000_000)],

@@ -6,9 +6,16 @@ Theory of operation: a key travels in a header (``Authorization``,
 userinfo, and now and then back in a body (a gateway echoing the request, an
 error quoting the header). Names are judged by their words, not by a list of
 providers: a header or parameter is a credential when one of the words of its
-name (split at ``-``, ``_`` and ``.``) is one of :data:`CREDENTIAL_WORDS`, so
-``x-goog-api-key`` and ``access_token`` are, and
-``x-ratelimit-remaining-tokens`` is not.
+name (split at ``-``, ``_``, ``.`` and camelCase humps) is one of
+:data:`CREDENTIAL_WORDS` or ends like one (``accesstoken``, ``clientsecret``),
+so ``x-goog-api-key``, ``access_token``, ``X-AccessToken``, ``X-API-Keys`` and
+``Authentication`` are, and ``x-ratelimit-remaining-tokens`` is not. A query
+parameter named ``code`` (an OAuth authorization code) is one too.
+
+A known secret is also removed from every other header and parameter (a
+``Referer`` quoting a URL with the key), and in its URL-encoded and base64
+forms (:func:`secret_forms`: a key inside HTTP Basic credentials or any other
+base64 text, at any of its three alignments).
 
 The values of such headers and parameters are the secrets; they are then
 removed wherever else they occur by :class:`Scrubber`, which works on a stream
@@ -37,6 +44,7 @@ __all__ = [
     "redact",
     "redact_headers",
     "redact_query",
+    "secret_forms",
     "strip_userinfo",
 ]
 
@@ -46,12 +54,15 @@ REDACTED = "<redacted>"
 CREDENTIAL_WORDS = frozenset(
     {
         "apikey",
+        "apikeys",
         "auth",
+        "authentication",
         "authorization",
         "cookie",
         "credential",
         "credentials",
         "key",
+        "keys",
         "password",
         "passwd",
         "secret",
@@ -72,11 +83,50 @@ LONG_SECRET_LENGTH = 20
 word."""
 
 _SPLIT = re.compile(r"[-_.]")
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_ENDINGS = ("token", "apikey", "secret", "password", "credential", "credentials")
+_QUERY_WORDS = frozenset({"code"})
 
 
-def is_credential_name(name: str) -> bool:
-    """True when a header or query parameter named ``name`` carries a credential."""
-    return any(word in CREDENTIAL_WORDS for word in _SPLIT.split(name.lower()))
+def is_credential_name(name: str, *, query: bool = False) -> bool:
+    """True when a header (or, ``query``, a query parameter) named ``name``
+    carries a credential."""
+    words = _SPLIT.split(_HUMP.sub("-", name).lower())
+    return any(
+        word in CREDENTIAL_WORDS or word.endswith(_ENDINGS) or (query and word in _QUERY_WORDS)
+        for word in words
+    )
+
+
+def _base64_cores(secret: bytes) -> list[bytes]:
+    """What ``secret`` looks like inside base64 text, at each of the three
+    alignments it may have there: the characters that depend on its bytes
+    alone (standard and URL-safe alphabets)."""
+    cores = []
+    for shift, skip in ((0, 0), (1, 2), (2, 3)):
+        encoded = base64.b64encode(b"\0" * shift + secret)
+        end = (8 * (shift + len(secret))) // 6
+        core = encoded[skip:end]
+        cores += [core, core.replace(b"+", b"-").replace(b"/", b"_")]
+    return cores
+
+
+def secret_forms(secrets: Iterable[str]) -> list[str]:
+    """The secrets (at least :data:`MIN_SECRET_LENGTH` long) and the forms
+    they take in other text: URL-encoded, ``/`` escaped as JSON may, and
+    inside base64 at any alignment."""
+    forms: dict[str, None] = {}
+    for secret in secrets:
+        if len(secret) < MIN_SECRET_LENGTH:
+            continue
+        raw = secret.encode("utf-8", "surrogateescape")
+        forms[secret] = None
+        forms[secret.replace("/", "\\/")] = None
+        forms[quote(secret, safe="")] = None
+        for core in _base64_cores(raw):
+            if len(core) >= MIN_SECRET_LENGTH:
+                forms[core.decode("ascii")] = None
+    return list(forms)
 
 
 def _secrets_of(value: str) -> list[str]:
@@ -100,29 +150,39 @@ def redact_headers(
     """The headers with credential values replaced, and the secrets they held."""
     kept: list[tuple[str, str]] = []
     secrets: list[str] = []
+    headers = list(headers)
     for name, value in headers:
         if is_credential_name(name):
             secrets += _secrets_of(value)
             kept.append((name, REDACTED))
         else:
             kept.append((name, value))
+    scrubber = Scrubber(secrets)
+    if scrubber:  # a known key elsewhere: a Referer quoting it, an echo
+        kept = [(name, scrubber.scrub_text(value)) for name, value in kept]
     return kept, secrets
 
 
-def redact_query(query: str) -> tuple[str, list[str]]:
+def redact_query(query: str, known: Iterable[str] = ()) -> tuple[str, list[str]]:
     """A raw query string with credential parameters' values replaced (the
-    rest is kept byte for byte), and the secrets they held."""
+    rest is kept byte for byte, but for the ``known`` secrets and those of
+    its credential parameters, removed wherever they occur), and the
+    secrets it held."""
     if not query:
         return "", []
     pieces: list[str] = []
     secrets: list[str] = []
     for piece in query.split("&"):
         name, sep, value = piece.partition("=")
-        if sep and is_credential_name(unquote(name)):
+        if sep and is_credential_name(unquote(name), query=True):
             secrets += [value, unquote(value)]
             piece = f"{name}={REDACTED}"
         pieces.append(piece)
-    return "&".join(pieces), [s for s in secrets if s]
+    text = "&".join(pieces)
+    scrubber = Scrubber([*secrets, *known])
+    if scrubber:
+        text = scrubber.scrub_text(text)
+    return text, [s for s in secrets if s]
 
 
 def strip_userinfo(url: str) -> tuple[str, list[str]]:
@@ -152,10 +212,7 @@ class Scrubber:
     """
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        forms = {s.encode() for s in secrets if len(s) >= MIN_SECRET_LENGTH}
-        # JSON bodies escape "/" as "\/" in some servers; quoting covers URLs.
-        forms |= {f.replace(b"/", b"\\/") for f in forms}
-        forms |= {quote(f, safe="").encode() for f in forms}
+        forms = {f.encode("utf-8", "surrogateescape") for f in secret_forms(secrets)}
         self._secrets: Sequence[bytes] = sorted(
             (f for f in forms if len(f) >= MIN_SECRET_LENGTH), key=len, reverse=True
         )
@@ -171,6 +228,14 @@ class Scrubber:
             if secret in data:
                 data = data.replace(secret, self._replacement)
         return data
+
+    def scrub_text(self, text: str) -> str:
+        """:meth:`scrub` for text."""
+        if not self._secrets:
+            return text
+        data = text.encode("utf-8", "surrogateescape")
+        scrubbed = self.scrub(data)
+        return text if scrubbed == data else scrubbed.decode("utf-8", "surrogateescape")
 
     def feed(self, chunk: bytes) -> bytes:
         """The next chunk, scrubbed, minus a tail that may begin a secret."""
@@ -207,9 +272,11 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     whatever the secrets are.
 
     A secret shorter than :data:`MIN_SECRET_LENGTH` is not a credential (a
-    placeholder key) and is left alone; one shorter than
+    placeholder key) and is left alone; a plain lower-case word shorter than
     :data:`LONG_SECRET_LENGTH` is replaced where no letter or digit touches
-    it; a longer one wherever it occurs.
+    it; anything that looks like a key (a digit, a capital, a symbol), and
+    anything longer, wherever it occurs. Their URL-encoded and base64 forms
+    are replaced too (:func:`secret_forms`).
 
     Args:
         value: JSON-like data (dicts, lists, strings, numbers...).
@@ -219,16 +286,27 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     return rules.apply(value) if rules else value
 
 
+def _key_like(secret: str) -> bool:
+    return not (secret.isalpha() and secret.islower())
+
+
 class _Rules:
     def __init__(self, secrets: Iterable[str]) -> None:
-        unique = sorted({s for s in secrets if s}, key=len, reverse=True)
-        words = [s for s in unique if MIN_SECRET_LENGTH <= len(s) < LONG_SECRET_LENGTH]
+        unique = sorted({s for s in secret_forms(secrets)}, key=len, reverse=True)
+        # A short secret that looks like a key (a digit, an upper-case letter
+        # or a symbol in it) is replaced wherever it occurs, letters touching
+        # it or not; a plain word only where it stands alone.
+        words = [
+            s
+            for s in unique
+            if MIN_SECRET_LENGTH <= len(s) < LONG_SECRET_LENGTH and not _key_like(s)
+        ]
         self.words = (
             re.compile("|".join(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])" for w in words))
             if words
             else None
         )
-        self.long = [s for s in unique if len(s) >= LONG_SECRET_LENGTH]
+        self.long = [s for s in unique if len(s) >= LONG_SECRET_LENGTH or _key_like(s)]
 
     def __bool__(self) -> bool:
         return bool(self.words or self.long)

@@ -63,9 +63,16 @@ class BodyLimits:
     """An error response's body: what is beyond is never read (a provider's
     message fits many times over)."""
 
+    max_inflate_ratio: int = 100
+    """A ``gzip`` or ``deflate`` body may inflate to this many times the
+    bytes received (past a first MiB); more is refused as a compression
+    bomb. It is inflated a MiB at a time, never a whole network read at once."""
+
     def __post_init__(self) -> None:
         if self.max_body_bytes < 1 or self.max_error_body_bytes < 1:
             raise UsageError("body limits must be at least 1 byte")
+        if self.max_inflate_ratio < 1:
+            raise UsageError("max_inflate_ratio must be at least 1")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

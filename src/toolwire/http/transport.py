@@ -55,6 +55,7 @@ from toolwire.http import (
     redact_url,
 )
 from toolwire.http._errors import generic_error, map_httpx_error, redirect_error, too_large
+from toolwire.http._inflate import INFLATED, inflate
 from toolwire.http._pools import DirectPools, make_pools
 from toolwire.http._settings import BodyLimits, HttpRetryPolicy, Timeouts
 
@@ -74,17 +75,17 @@ async def _anyio_sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
-async def _read_capped(response: httpx.Response, cap: int) -> bytes:
+async def _read_capped(response: httpx.Response, cap: int, limits: BodyLimits) -> bytes:
     """At most ``cap`` bytes of the body (decoded): the rest is never read."""
     data = bytearray()
-    async for piece in response.aiter_bytes():
+    async for piece in _body_pieces(response, limits):
         data += piece[: cap - len(data)]
         if len(data) >= cap:
             break
     return bytes(data)
 
 
-def _body_pieces(response: httpx.Response) -> AsyncIterator[bytes]:
+def _body_pieces(response: httpx.Response, limits: BodyLimits) -> AsyncIterator[bytes]:
     """The pieces of a response body as the network delivers them.
 
     An unencoded body is read from the connection's stream itself: httpx's
@@ -97,6 +98,10 @@ def _body_pieces(response: httpx.Response) -> AsyncIterator[bytes]:
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     if encoding in ("", "identity") and isinstance(stream, httpx.AsyncByteStream):
         return stream.__aiter__()
+    if encoding in INFLATED:  # in bounded pieces, never a whole read at once
+        return inflate(
+            response.aiter_raw(), encoding, max_ratio=limits.max_inflate_ratio
+        ).__aiter__()
     return response.aiter_bytes().__aiter__()
 
 
@@ -136,7 +141,7 @@ class _HttpxStreamResponse:
     async def _read_body(self) -> AsyncGenerator[bytes, None]:
         import httpx
 
-        pieces = _body_pieces(self._response)
+        pieces = _body_pieces(self._response, self._transport.limits)
         deadline = self._deadline
         read = self._transport.timeouts.read
         while True:
@@ -386,7 +391,9 @@ class HttpxTransport:
                 finally:
                     await response.aclose()
             try:
-                return response, await _read_capped(response, self.limits.max_error_body_bytes)
+                return response, await _read_capped(
+                    response, self.limits.max_error_body_bytes, self.limits
+                )
             finally:
                 await response.aclose()
 
@@ -395,7 +402,7 @@ class HttpxTransport:
         length = response.headers.get("content-length", "")
         if length.isdigit() and int(length) > cap:
             raise too_large(cap)
-        content = await _read_capped(response, cap + 1)
+        content = await _read_capped(response, cap + 1, self.limits)
         if len(content) > cap:
             raise too_large(cap)
         return content

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -165,6 +166,8 @@ def connect(path: str, *, timeout: float, read_only: bool) -> sqlite3.Connection
         JournalError: the file cannot be opened, is not a journal, or was
             written by a newer toolwire.
     """
+    if path != ":memory:":
+        _regular(path)
     deadline = time.monotonic() + timeout
     delay = 0.005
     while True:
@@ -181,6 +184,19 @@ def connect(path: str, *, timeout: float, read_only: bool) -> sqlite3.Connection
             delay = min(delay * 2, 0.2)
         except (sqlite3.Error, OSError) as exc:
             raise _cannot_open(path, exc) from exc
+
+
+def _regular(path: str) -> None:
+    """A journal is a regular file: SQLite would wait forever on a FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # missing (created next), or unreadable (SQLite says why)
+    if not stat.S_ISREG(mode):
+        raise JournalError(
+            f"the journal {path} is not a regular file (a FIFO, a device or a directory); "
+            f"{_OFF_HINT}"
+        )
 
 
 def _cannot_open(path: str, exc: BaseException) -> JournalError:

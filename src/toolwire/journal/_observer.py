@@ -42,7 +42,7 @@ import anyio
 import anyio.to_thread
 
 from toolwire.errors import ToolwireError
-from toolwire.http._credentials import MIN_SECRET_LENGTH, redact
+from toolwire.http._credentials import MIN_SECRET_LENGTH, redact, secret_forms
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import Step, end_step
 from toolwire.messages import AssistantMessage, Message
@@ -79,7 +79,7 @@ def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
     than failing the run.
     """
     text = _dumps(value)
-    present = [s for s in secrets if len(s) >= MIN_SECRET_LENGTH and _occurs(s, text)]
+    present = [s for s in secret_forms(secrets) if _occurs(s, text)]
     if present:
         text = _dumps(redact(value, present))
     return text
@@ -145,6 +145,8 @@ def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
         record["error"] = call.error
         return record
     record.update(_arguments_record(call.arguments))
+    if call.repaired:
+        record["repaired"] = True
     return record
 
 
@@ -187,7 +189,8 @@ class JournalObserver(RunObserver):
         self, journal: Journal, *, secrets: Iterable[str] = (), offload: bool = False
     ) -> None:
         self.journal = journal
-        self._secrets = tuple(s for s in secrets if s)
+        # The secrets and the forms they take in text (URL-encoded, base64).
+        self._secrets = tuple(secret_forms(s for s in secrets if s))
         # What a secret looks like in JSON text, as is and escaped: found
         # by one search each, most records need no redaction.
         self._needles = tuple(

@@ -9,12 +9,12 @@ process gets when it tries to run or resume a run that a live process holds.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolwire.errors import ToolwireError
+from toolwire.stream import _json
 
 __all__ = [
     "RUN_STATUSES",
@@ -227,7 +227,7 @@ def loads_record(text: str | None, what: str) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return _json.loads(text)
     except ValueError as exc:
         raise JournalError(f"the journal holds a {what} that is not JSON: {exc}") from exc
 

@@ -29,7 +29,8 @@ system's cache; only a power cut may lose the last commits.
 
 A journal holds whole conversations, tool arguments and results: the
 directories toolwire creates for it are 0700 and its files (the database,
-``-wal``, ``-shm`` and ``-lock``) 0600, created that way (see
+``-wal``, ``-shm``, and ``-lock`` where leases need a lock file) 0600, created
+that way (see
 :mod:`toolwire.journal._files`). Reading commands open it read-only.
 
 One connection serves the whole process, behind a lock, so many runs of one
@@ -56,7 +57,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
-from toolwire.journal._lease import hold_lease
+from toolwire.journal._lease import file_identity, hold_lease
 from toolwire.journal._records import (
     JournalError,
     JournalEvent,
@@ -133,6 +134,8 @@ class SQLiteJournal:
         self._db: sqlite3.Connection | None = connect(
             self.path, timeout=timeout, read_only=read_only
         )
+        self._identity = None if self.path == ":memory:" else file_identity(self.path)
+        """The journal file's device and inode, read once: its leases' key."""
         self._tables = True
         self._by_text = False
         if read_only:
@@ -162,9 +165,11 @@ class SQLiteJournal:
         return f"SQLiteJournal({self.path!r}{mode})"
 
     def lease(self, run_id: str) -> AbstractContextManager[None]:
-        """See :meth:`Journal.lease`."""
-        key = self.path if self.path != ":memory:" else f":memory:{id(self)}"
-        return hold_lease(key, run_id)
+        """See :meth:`Journal.lease`: keyed by the file's identity, so every
+        spelling of its path (links included) meets the same lease."""
+        if self._identity is None:
+            return hold_lease(f":memory:{id(self)}", run_id)
+        return hold_lease(self.path, run_id, identity=self._identity)
 
     # -- writing ---------------------------------------------------------------
 

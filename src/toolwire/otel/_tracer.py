@@ -289,6 +289,7 @@ class Tracer(RunObserver):
             "toolwire.turn": turn,
             "toolwire.tool.eager": eager,
             "toolwire.tool.idempotency_key": idempotency_key,
+            "toolwire.tool.arguments_repaired": isinstance(call, ToolCall) and call.repaired,
         }
         if self.capture_content:
             arguments = call.arguments if isinstance(call, ToolCall) else call.raw_arguments

@@ -26,6 +26,7 @@ value toolwire hands on is read by ``loads``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from itertools import accumulate
@@ -34,6 +35,7 @@ from typing import Any, Final
 from toolwire.stream.limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
 
 __all__ = [
+    "DuplicateKeyError",
     "JSONDecodeError",
     "JSONLimitError",
     "check_depth",
@@ -41,6 +43,7 @@ __all__ = [
     "dumps_bytes",
     "loads",
     "loads_fast",
+    "loads_unique",
     "value_depth",
 ]
 
@@ -51,13 +54,19 @@ class JSONLimitError(ValueError):
     """Valid JSON that goes past one of toolwire's limits; the message says which."""
 
 
-_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+# A string, closed or running to the end of the text: possessive, so each
+# string is read once and an unterminated one is never read again from each
+# of its escaped quotes (which made the old form quadratic).
+_STRINGS: Final = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.S)
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
 _STEP: Final = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
 
 def check_depth(data: str | bytes) -> None:
-    """Raise :class:`JSONLimitError` when ``data`` nests deeper than ``MAX_JSON_DEPTH``."""
+    """Raise :class:`JSONLimitError` when ``data`` nests deeper than ``MAX_JSON_DEPTH``.
+
+    One pass over the text, whatever its shape (strings are skipped by a
+    possessive pattern, then the brackets left are summed in C)."""
     if len(data) <= MAX_JSON_DEPTH:
         return
     text = data if isinstance(data, str) else data.decode("utf-8", "replace")
@@ -85,6 +94,8 @@ def value_depth(value: Any) -> int:
 
 
 def _limit_error(exc: ValueError) -> ValueError:
+    if isinstance(exc, JSONLimitError):
+        return exc
     """The error to raise for a parser's ``ValueError``: Python's refusal of a
     long integer becomes a :class:`JSONLimitError` that says so."""
     if "integer string conversion" in str(exc):
@@ -95,11 +106,73 @@ def _limit_error(exc: ValueError) -> ValueError:
     return exc
 
 
+# Only a number with a 3-digit exponent or a run of 200 digits can be too
+# large for a float; the run is matched from its start only (linear).
+_MAYBE_HUGE: Final = r"[eE][+-]?[0-9]{3}|(?<![0-9])[0-9]{200}"
+_MAYBE_HUGE_TEXT: Final = re.compile(_MAYBE_HUGE)
+_MAYBE_HUGE_BYTES: Final = re.compile(_MAYBE_HUGE.encode())
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JSONDecodeError(f"{name} is not a JSON value", name, 0)
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if math.isinf(value):
+        raise JSONLimitError(
+            f"the number {token[:20]}{'...' if len(token) > 20 else ''} is too large for a float"
+        )
+    return value
+
+
 def loads(data: str | bytes) -> Any:
-    """Parse JSON text exactly."""
+    """Parse JSON text exactly and strictly: ``NaN`` and ``Infinity`` are not
+    JSON (``ValueError``), and a number too large for a float (``1e400``) is
+    refused (:class:`JSONLimitError`) instead of becoming ``inf``."""
     check_depth(data)
+    huge = (_MAYBE_HUGE_TEXT if isinstance(data, str) else _MAYBE_HUGE_BYTES).search(data)  # type: ignore[arg-type]
+    parse_float = None if huge is None else _finite_float
     try:
-        return json.loads(data)
+        return json.loads(data, parse_constant=_refuse_constant, parse_float=parse_float)
+    except ValueError as exc:
+        raise _limit_error(exc) from None
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object writes one key twice: which value was meant?"""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key[:40]!r} is written more than once in one object")
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return value
+
+
+def loads_unique(data: str) -> Any:
+    """:func:`loads`, refusing an object that writes a key twice
+    (:class:`DuplicateKeyError`): for text that toolwire repaired, whose
+    checks must all hold before anything may act on it."""
+    check_depth(data)
+    huge = _MAYBE_HUGE_TEXT.search(data)
+    try:
+        return json.loads(
+            data,
+            object_pairs_hook=_unique_pairs,
+            parse_constant=_refuse_constant,
+            parse_float=None if huge is None else _finite_float,
+        )
+    except DuplicateKeyError:
+        raise
     except ValueError as exc:
         raise _limit_error(exc) from None
 
@@ -131,11 +204,7 @@ def _load_backend() -> tuple[Callable[[str | bytes], Any], Callable[[Any], bytes
         except orjson_error:
             # orjson is stricter than the standard library on a few inputs
             # (escaped lone surrogates); let json decide, with its message.
-            check_depth(data)
-            try:
-                return json.loads(data)
-            except ValueError as exc:
-                raise _limit_error(exc) from None
+            return loads(data)
 
     def fast_dumps(value: Any) -> bytes:
         try:

@@ -1,22 +1,32 @@
-"""Parse a tool call's complete arguments text, repairing only what is unambiguous.
+"""Parse a tool call's complete arguments text, repairing only what carries no value.
 
 Theory of operation
 -------------------
-Models sometimes send arguments that are not quite JSON. A few mistakes have
-exactly one sensible reading, and fixing them saves a round trip to the model:
-a markdown fence around the JSON, trailing commas, closing brackets missing at
-the very end of a stream that really ended, and arguments encoded twice (a
-JSON string whose content is the JSON object). Everything else is refused
-with a short message that says what is wrong and where, so the model can
-correct itself; the message never repeats the text.
+Models sometimes send arguments that are not quite JSON. A repair may only
+remove what carries no value, never guess what the model meant:
+
+* a markdown fence around the JSON;
+* trailing commas (a comma that follows a value and precedes a closing
+  bracket);
+* closing brackets missing at the very end of a stream that really ended,
+  and only after a value that is provably complete: a closed string,
+  ``true``/``false``/``null``, a closed object or array. A number, a key or a
+  string at the cut is never completed (``{"cents": 5`` may have been
+  ``500``), nor an empty container opened at the cut;
+* arguments encoded twice (a JSON string whose content is the JSON object).
+
+Repaired text is held to every rule of strict parsing, as any other: nesting,
+``NaN``, numbers too large for a float, and no key written twice (which of
+two values did the model mean?). A repaired call is flagged (``repaired``),
+and the tool layer runs it only for tools that allow it (read-only tools, or
+those that opt in); the others send the model an error asking it to resend.
+Everything else is refused with a short message that says what is wrong and
+where, so the model can correct itself; the message never repeats the text.
 
 The order is fixed: the text as it is first (the fast path: one call to the
-JSON library), then the repairs, each of which must produce valid JSON on its
-own terms. Trailing commas are found with a tokenizer that skips strings, so
-a comma inside a string is never touched. Missing closers are decided by the
-incremental parser, which knows whether the text ends between values (safe
-to close) or inside a string, after a key, a colon or a comma (ambiguous:
-the text was cut, and guessing its end would invent data).
+JSON library), then the repairs. Every step is one pass over the text (no
+pattern is ever retried from inside a string, so hostile text such as an
+unterminated string of escaped quotes costs no more than any other).
 """
 
 from __future__ import annotations
@@ -25,7 +35,7 @@ import re
 from typing import Any
 
 from toolwire.errors import ToolwireError
-from toolwire.stream._json import JSONLimitError, loads
+from toolwire.stream._json import DuplicateKeyError, JSONLimitError, loads, loads_unique
 from toolwire.stream._jsonstream import PartialJSONParser
 
 __all__ = ["ArgumentsParseError", "parse_arguments"]
@@ -62,13 +72,17 @@ class ArgumentsParseError(ToolwireError, ValueError):
         return d
 
 
-# ```json ... ``` or ``` ... ```, the whole text and nothing else.
-_FENCE = re.compile(
-    r"\A[ \t\r\n]*```(?:json|JSON)?[ \t]*\r?\n?(.*?)[ \t\r\n]*```[ \t\r\n]*\Z", re.S
-)
-# A complete string, a comma, or any other run of significant characters.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|,|[^ \t\n\r",]+|"', re.S)
-_CLOSER_AHEAD = re.compile(r"[ \t\n\r]*[}\]]")
+_WS = " \t\r\n"
+# The rest of a string after its opening quote: closed, or running to the end
+# of the text. Possessive, so it is read once.
+_STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.S)
+_AFTER_TAG = re.compile(r"[ \t]*+\r?\n?")
+_QUOTE_OR_COMMA = re.compile(r'[",]')
+_CLOSER_AHEAD = re.compile(r"[ \t\n\r]*+[}\]]")
+_COMMA_CLOSER = re.compile(r",[ \t\n\r]*+[}\]]")
+# The last character of a value that is provably complete: a closed string,
+# a literal, a closed container (never a digit: a number may go on).
+_COMPLETE_END = frozenset('"el}]')
 
 
 def parse_arguments(text: str, *, at_end: bool) -> tuple[Any, bool]:
@@ -105,37 +119,75 @@ def parse_arguments(text: str, *, at_end: bool) -> tuple[Any, bool]:
         return _unwrap_double_encoded(value, repaired=False)
 
     body, body_start = text, 0
-    fence = _FENCE.match(text)
+    fence = _fenced(text)
     if fence is not None:
-        body, body_start = fence.group(1), fence.start(1)
+        body, body_start = fence
     cleaned = _drop_trailing_commas(body)
     if fence is not None or cleaned != body:
-        try:
-            value = loads(cleaned)
-        except ValueError:
-            pass
-        else:
+        value = _strict(text, cleaned, body_start)
+        if value is not _NOT_JSON:
             return _unwrap_double_encoded(value, repaired=True)
+    parser = None
     if at_end:
-        parser = PartialJSONParser()
-        parser.feed(cleaned)
-        suffix = parser._closing_suffix()
+        suffix, parser = _closing_suffix(cleaned)
         if suffix is not None:
-            # The parser vouched for the text up to here, so this parses.
-            try:
-                value = loads(cleaned + suffix)
-            except ValueError:  # pragma: no cover - only if the two parsers disagreed
-                pass
-            else:
+            value = _strict(text, cleaned + suffix, body_start)
+            if value is not _NOT_JSON:
                 return _unwrap_double_encoded(value, repaired=True)
-    raise _explain(text, body, body_start)
+    raise _explain(text, body, body_start, parser if cleaned is body else None)
+
+
+_NOT_JSON: Any = object()
+
+
+def _strict(text: str, candidate: str, body_start: int) -> Any:
+    """``candidate`` (a repair of ``text``) parsed with every strict rule, or
+    ``_NOT_JSON``; a rule it breaks (a key twice, a limit) is raised."""
+    try:
+        return loads_unique(candidate)
+    except DuplicateKeyError as exc:
+        raise _error(text, str(exc), body_start) from None
+    except JSONLimitError:
+        error = _explain(text, candidate, body_start)
+        error.over_limit = True
+        raise error from None
+    except ValueError:
+        return _NOT_JSON
+
+
+def _fenced(text: str) -> tuple[str, int] | None:
+    """The body of a markdown fence that is the whole text (```` ```json ````
+    or ```` ``` ````, then the body, then ```` ``` ````), and where it starts."""
+    start = len(text) - len(text.lstrip(_WS))
+    stop = len(text.rstrip(_WS)) - 3  # where the closing fence starts
+    if stop < start + 3 or not text.startswith("```", start) or not text.startswith("```", stop):
+        return None
+    i = start + 3
+    if text.startswith(("json", "JSON"), i) and i + 4 <= stop:
+        i += 4
+    i = _AFTER_TAG.match(text, i, stop).end()  # type: ignore[union-attr]
+    return text[i:stop].rstrip(_WS), i
+
+
+def _closing_suffix(text: str) -> tuple[str | None, PartialJSONParser | None]:
+    """The closing brackets that complete ``text``, when it ends after a value
+    that is provably complete and lacks nothing else (``None`` otherwise),
+    and the parser that read it, if one did."""
+    end = text.rstrip(_WS)
+    if not end or end[-1] not in _COMPLETE_END:
+        return None, None
+    parser = PartialJSONParser()
+    parser.feed(text)
+    return parser._closing_suffix(), parser
 
 
 def _unwrap_double_encoded(value: Any, *, repaired: bool) -> tuple[Any, bool]:
     """A JSON string holding a JSON object stands for that object."""
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            inner = loads(value)
+            inner = loads_unique(value)
+        except DuplicateKeyError as exc:
+            raise _error(value, str(exc), 0) from None
         except ValueError:
             return value, repaired
         if isinstance(inner, dict):
@@ -144,18 +196,28 @@ def _unwrap_double_encoded(value: Any, *, repaired: bool) -> tuple[Any, bool]:
 
 
 def _drop_trailing_commas(text: str) -> str:
-    """Remove each comma that follows a value and precedes a closing bracket, outside strings."""
+    """Remove each comma that follows a value and precedes a closing bracket,
+    outside strings; one pass, whatever the text."""
+    if _COMMA_CLOSER.search(text) is None:
+        return text  # no comma before a closer anywhere, even inside strings
     cut: list[int] = []
-    last = ""  # the last character of the previous significant token
-    for m in _TOKEN.finditer(text):
-        piece = m.group()
-        if (
-            piece == ","
-            and last not in ("", ",", "[", "{", ":")
-            and _CLOSER_AHEAD.match(text, m.end()) is not None
-        ):
-            cut.append(m.start())
-        last = piece[-1]
+    last = ""  # the last significant character before the current position
+    pos = 0
+    while (m := _QUOTE_OR_COMMA.search(text, pos)) is not None:
+        at = m.start()
+        between = text[pos:at].rstrip(_WS)
+        if between:
+            last = between[-1]
+        if text[at] == '"':
+            rest = _STRING_REST.match(text, at + 1)
+            assert rest is not None  # it matches up to the end at worst
+            pos = rest.end()
+            last = '"'
+            continue
+        if last not in ("", ",", "[", "{", ":") and _CLOSER_AHEAD.match(text, at + 1) is not None:
+            cut.append(at)
+        last = ","
+        pos = at + 1
     if not cut:
         return text
     parts = []
@@ -183,10 +245,14 @@ def _error(text: str, reason: str, pos: int) -> ArgumentsParseError:
     )
 
 
-def _explain(text: str, body: str, body_start: int) -> ArgumentsParseError:
-    """Say what is wrong with ``body`` (found at ``body_start`` in ``text``) and where."""
-    parser = PartialJSONParser()
-    parser.feed(body)
+def _explain(
+    text: str, body: str, body_start: int, parser: PartialJSONParser | None = None
+) -> ArgumentsParseError:
+    """Say what is wrong with ``body`` (found at ``body_start`` in ``text``) and
+    where; ``parser`` may have read ``body`` already."""
+    if parser is None:
+        parser = PartialJSONParser()
+        parser.feed(body)
     if parser.error is not None:
         return _error(text, parser._error_reason, body_start + parser._error_offset)
     if not parser.complete:

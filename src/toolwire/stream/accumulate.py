@@ -67,6 +67,7 @@ from toolwire.events import (
     new_tool_call_delta,
 )
 from toolwire.stream import _calls
+from toolwire.stream._budget import ResponseBudget
 from toolwire.stream._calls import (
     INCOMPLETE,
     OPEN,
@@ -95,7 +96,7 @@ from toolwire.stream._parts import (
     UnknownPart,
     UsagePart,
 )
-from toolwire.stream.limits import MAX_TEXT_CHARS, MAX_TOOL_CALLS
+from toolwire.stream.limits import MAX_CHOICES, MAX_TEXT_CHARS, MAX_TOOL_CALLS
 from toolwire.types import (
     ChoiceResult,
     InvalidToolCall,
@@ -117,6 +118,9 @@ class Accumulator:
     def __init__(self, *, id_factory: Callable[[], str] | None = None) -> None:
         self._id_factory = id_factory or mint_call_id
         self._choices: dict[int, Choice] = {}
+        self._budget = ResponseBudget()
+        self._calls = 0
+        """Tool calls (client and server) of all choices."""
         self.usage: Usage | None = None
         self.model: str | None = None
         self.response_id: str | None = None
@@ -168,6 +172,7 @@ class Accumulator:
             return
         if not args:
             return
+        self._budget.take(len(args))
         size = call.size + len(args)
         if size > _calls.MAX_ARGUMENTS_CHARS:
             call.over_size(len(args))
@@ -192,6 +197,7 @@ class Accumulator:
         if self.check_utf8:
             text = replace_undecodable(text)
         choice = self._choice(part.choice)
+        self._budget.take(len(text))
         if type(part) is TextPart:
             choice.text_size += len(text)
             if choice.text_size > MAX_TEXT_CHARS:
@@ -256,8 +262,7 @@ class Accumulator:
             raw_arguments=part.raw_arguments,
         )
         choice = self._choice(part.choice)
-        if len(choice.server_calls) + len(choice.calls) >= MAX_TOOL_CALLS:
-            self._too_many()
+        self._count_call()
         choice.server_calls.append(server)
         out.append(ServerToolCallReady(choice=part.choice, call=server))
 
@@ -266,6 +271,7 @@ class Accumulator:
         if self.error is not None:
             return
         self.error = error
+        self._budget.release()
         for choice in self._choices.values():
             for call in choice.calls:
                 if call.state == OPEN:
@@ -278,6 +284,7 @@ class Accumulator:
         if self.closed:
             return
         self.closed = True
+        self._budget.release()
         if self.error is not None:
             return
         if self.ended or self._all_choices_finished():
@@ -314,6 +321,8 @@ class Accumulator:
     def _choice(self, index: int) -> Choice:
         choice = self._choices.get(index)
         if choice is None:
+            if len(self._choices) >= MAX_CHOICES:
+                raise RemoteProtocolError(f"the response has more than {MAX_CHOICES} choices")
             choice = self._choices[index] = Choice()
         return choice
 
@@ -353,6 +362,7 @@ class Accumulator:
     def _add_text(self, choice: Choice, call: OpenCall, part: CallPart, out: list[Event]) -> bool:
         """Append a fragment of argument text; say whether that completed the call."""
         args = part.args or ""
+        self._budget.take(len(args))
         if call.over_size(len(args)):
             self._finalize(choice, part.choice, call, out, allow_close=False)
             return True
@@ -413,8 +423,7 @@ class Accumulator:
         # The start of a new call proves nothing about the others: parallel
         # calls may interleave their fragments, so each one waits for its own
         # end marker, the choice's finish or the end of the stream.
-        if len(choice.calls) + len(choice.server_calls) >= MAX_TOOL_CALLS:
-            self._too_many()
+        self._count_call()
         call = OpenCall(len(choice.calls), part.index)
         choice.calls.append(call)
         if part.index is not None:
@@ -429,8 +438,12 @@ class Accumulator:
         )
         return call
 
-    def _too_many(self) -> NoReturn:
-        raise RemoteProtocolError(f"a choice has more than {MAX_TOOL_CALLS} tool calls")
+    def _count_call(self) -> None:
+        if self._calls >= MAX_TOOL_CALLS:
+            raise RemoteProtocolError(
+                f"the response has more than {MAX_TOOL_CALLS} tool calls, all choices together"
+            )
+        self._calls += 1
 
     def _late_part(self, call: OpenCall, part: CallPart, name: str, out: list[Event]) -> None:
         """A part for a call that is already complete: harmless repeats are

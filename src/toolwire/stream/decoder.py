@@ -213,8 +213,11 @@ class StreamDecoder:
         frames: list[DecodedFrame] = []
         out: list[Event] = []
         self._close(out, frames)
-        if out:
-            frames.append(DecodedFrame(event="", data="", events=tuple(out)))
+        # The last payloads' events are in their frames already (they are the
+        # first of ``out``); the end frame holds only what came after them.
+        rest = out[sum(len(frame.events) for frame in frames) :]
+        if rest:
+            frames.append(DecodedFrame(event="", data="", events=tuple(rest)))
         return frames
 
     def result(self) -> StreamResult:

@@ -18,7 +18,14 @@ MAX_JSON_DEPTH         256         the nesting of a payload and of a tool
                                    call's arguments (decoder, repair, tools)
 MAX_ARGUMENTS_CHARS    64 Mi       the argument text of one tool call
 MAX_TEXT_CHARS         64 Mi       the text, and the reasoning, of one choice
-MAX_TOOL_CALLS         100,000     the tool calls of one choice
+MAX_TOOL_CALLS         100,000     the tool calls of one response, all its
+                                   choices together
+MAX_RESPONSE_CHARS     128 Mi      the text, reasoning and argument text of
+                                   one response, all choices and calls
+                                   together
+MAX_CHOICES            128         the choices of one response
+MAX_PROCESS_CHARS      1 Gi        the same, of all the responses a process
+                                   is decoding at once
 MAX_INT_DIGITS         4,300       the digits of an integer in JSON (Python's
                                    own limit, ``sys.get_int_max_str_digits``)
 =====================  ==========  ==========================================
@@ -34,9 +41,12 @@ from typing import Final
 
 __all__ = [
     "MAX_ARGUMENTS_CHARS",
+    "MAX_CHOICES",
     "MAX_FRAME_BYTES",
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
+    "MAX_PROCESS_CHARS",
+    "MAX_RESPONSE_CHARS",
     "MAX_TEXT_CHARS",
     "MAX_TOOL_CALLS",
 ]
@@ -56,7 +66,18 @@ MAX_TEXT_CHARS: Final = 64 * 1024 * 1024
 """Characters of one choice's text, and of its reasoning."""
 
 MAX_TOOL_CALLS: Final = 100_000
-"""Tool calls (client and server side) in one choice."""
+"""Tool calls (client and server side) in one response, all choices together."""
+
+MAX_RESPONSE_CHARS: Final = 128 * 1024 * 1024
+"""Characters of text, reasoning and argument text in one response, all its
+choices and calls together (each is also bounded alone, above)."""
+
+MAX_CHOICES: Final = 128
+"""Choices in one response (OpenAI's ``n`` is at most 128)."""
+
+MAX_PROCESS_CHARS: Final = 1024 * 1024 * 1024
+"""Characters held by all the responses being decoded at once in a process;
+a response's count is given back when its decoding ends."""
 
 MAX_INT_DIGITS: Final = sys.get_int_max_str_digits()
 """Digits of a JSON integer (0: no limit): Python refuses to convert longer

@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import asyncio
 import resource
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import anyio
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = [
@@ -63,6 +65,12 @@ class ServerLimits:
     """Seconds a connection has to send a request head."""
     idle_timeout: float = 5.0
     """Seconds an idle keep-alive connection stays open."""
+    body_timeout: float = 10.0
+    """Seconds a request body has, plus one second per ``min_body_rate``
+    bytes received: a client that sends a head and then trickles the body
+    gets ``408`` and its connection closed, instead of holding it."""
+    min_body_rate: int = 64 * 1024
+    """Bytes per second a request body must keep up, past ``body_timeout``."""
 
 
 class BodyLimit:
@@ -73,9 +81,18 @@ class BodyLimit:
         max_bytes: the largest request body accepted.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_bytes: int,
+        *,
+        body_timeout: float = 10.0,
+        min_rate: int = 64 * 1024,
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.body_timeout = body_timeout
+        self.min_rate = min_rate
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope.get("type") != "http":
@@ -86,8 +103,16 @@ class BodyLimit:
             await self._refuse(receive, send)
             return
         body = bytearray()
+        start = time.monotonic()
         while True:
-            message = await receive()
+            # The body's deadline grows with what arrived: a trickle misses it.
+            left = start + self.body_timeout + len(body) / self.min_rate - time.monotonic()
+            with anyio.move_on_after(max(left, 0)) as waited:
+                message = await receive()
+            if waited.cancelled_caught:
+                body.clear()
+                await self._too_slow(send)
+                return
             if message["type"] == "http.disconnect":
                 return
             body += message.get("body", b"")
@@ -107,6 +132,24 @@ class BodyLimit:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _too_slow(self, send: Any) -> None:
+        text = (
+            b'{"error": {"message": "the request body arrived too slowly", '
+            b'"type": "request_timeout"}}'
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 408,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(text)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": text})
 
     async def _refuse(self, receive: Any, send: Any, *, more: bool = True) -> None:
         text = (

@@ -118,7 +118,7 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
             raw = substitute(call.arguments, lookup)
             try:
                 parsed = _json.loads(raw)
-            except _json.JSONDecodeError:
+            except ValueError:
                 parsed = None
             arguments = parsed if isinstance(parsed, dict) else None
         else:
@@ -162,6 +162,11 @@ _MAX_COUNTED_BODIES = 10_000
 """Distinct request bodies whose attempts are counted (for faults), at most."""
 
 
+MAX_KEPT_BODY_BYTES = 256 * 1024
+"""A request body larger than this is kept in :attr:`EmulationServer.requests`
+as ``{"toolwire_body_digest": sha256, "bytes": size}`` only."""
+
+
 class RecentRequests(list[Any]):
     """A list that keeps only the latest ``limit`` items appended to it."""
 
@@ -203,9 +208,13 @@ class Handler:
         return attempt
 
     def _record(self, body: bytes) -> None:
+        if len(body) > MAX_KEPT_BODY_BYTES:  # a digest: a crowd of uploads holds nothing
+            digest = hashlib.sha256(body).hexdigest()
+            self.requests.append({"toolwire_body_digest": digest, "bytes": len(body)})
+            return
         try:
             self.requests.append(_json.loads(body))
-        except _json.JSONDecodeError:
+        except ValueError:
             self.requests.append(body.decode("utf-8", "replace"))
 
     @staticmethod

@@ -31,7 +31,7 @@ def parse_request(
     """
     try:
         data = _json.loads(body)
-    except _json.JSONDecodeError as exc:
+    except ValueError as exc:  # not JSON, or past a limit (nesting, 1e400)
         raise BadRequest(f"request body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise BadRequest("request body must be a JSON object")

@@ -196,7 +196,12 @@ class LoopbackServer:
                 header_timeout=self.limits.header_timeout,
             ),
         }
-        app = BodyLimit(self.app, self.limits.max_body_bytes)
+        app = BodyLimit(
+            self.app,
+            self.limits.max_body_bytes,
+            body_timeout=self.limits.body_timeout,
+            min_rate=self.limits.min_body_rate,
+        )
         config = uvicorn.Config(app, **{**options, **self.uvicorn_options})
         return _UvicornServer(config, ready, on_started)
 

@@ -22,6 +22,7 @@ import base64
 import json
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -29,6 +30,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from toolwire.errors import UsageError
+from toolwire.stream import _json
+from toolwire.testing._reading import open_file, read_file
 
 __all__ = [
     "FORMAT_VERSION",
@@ -113,7 +116,7 @@ class RecordedResponse:
 
     def body(self) -> bytes:
         """The whole body file."""
-        return self.body_file.read_bytes()
+        return read_file(self.body_file, what="cassette body", links=False, error=CassetteError)
 
     def iter_chunks(self) -> Iterator[tuple[bytes, float]]:
         """The body as recorded, chunk by chunk, with each one's arrival time.
@@ -123,7 +126,11 @@ class RecordedResponse:
         the rest.
         """
         try:
-            with self.body_file.open("rb") as f:
+            with open_file(
+                self.body_file, what="cassette body", links=False, error=CassetteError
+            ) as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise CassetteError(f"{self.body_file} is not a regular file")
                 for n, (size, at) in enumerate(self.chunks):
                     last = n == len(self.chunks) - 1
                     data = f.read() if last else f.read(size)
@@ -212,12 +219,13 @@ def load_exchange(sidecar: Path) -> Exchange:
     Raises:
         CassetteError: the file cannot be read or is not a sidecar of this version.
     """
+    if sidecar.is_symlink():
+        raise CassetteError(f"{sidecar} is a symbolic link: a cassette holds files only")
+    data = read_file(sidecar, what="cassette sidecar", limit=MAX_SIDECAR_BYTES, error=CassetteError)
     try:
-        meta = json.loads(sidecar.read_bytes())
-    except OSError as exc:
-        raise CassetteError(f"cannot read {sidecar}: {exc.strerror or exc}") from exc
+        meta = _json.loads(data)
     except ValueError as exc:
-        raise CassetteError(f"{sidecar} is not valid JSON: {exc}") from exc
+        raise CassetteError(f"{sidecar} is not valid JSON: {exc}") from None
     if not isinstance(meta, dict) or meta.get("toolwire_cassette") != FORMAT_VERSION:
         raise CassetteError(
             f"{sidecar} is not a toolwire cassette sidecar of version {FORMAT_VERSION}"
@@ -230,34 +238,94 @@ def load_exchange(sidecar: Path) -> Exchange:
 
 def _exchange(meta: dict[str, Any], sidecar: Path) -> Exchange:
     req, res = meta["request"], meta["response"]
-    body_file = sidecar.parent / str(res["body_file"])
-    if Path(res["body_file"]).name != res["body_file"]:
-        raise ValueError("body_file must name a file beside the sidecar")
-    if not body_file.is_file():
-        raise CassetteError(f"{sidecar}: its body file {body_file.name} is missing")
+    body_file = _body_file(sidecar, res["body_file"])
+    status = int(res["status"])
+    if not 100 <= status <= 599:
+        raise ValueError(f"status {status} is not an HTTP status")
+    error = res.get("error")
+    dialect = meta.get("dialect", meta.get("api"))
+    if not isinstance(error, (str, type(None))) or not isinstance(dialect, (str, type(None))):
+        raise TypeError("'error' and 'dialect' must be strings")
     return Exchange(
         number=int(meta["exchange"]),
-        dialect=meta.get("dialect", meta.get("api")),
+        dialect=dialect,
         upstream=str(meta.get("upstream", "")),
         recorded_at=str(meta.get("recorded_at", "")),
         request=RecordedRequest(
-            method=str(req["method"]),
-            path=str(req["path"]),
-            query=str(req.get("query", "")),
-            headers=tuple((str(k), str(v)) for k, v in req.get("headers", [])),
+            method=_token(req["method"]),
+            path=_line(req["path"]),
+            query=_line(req.get("query", "")),
+            headers=_headers(req.get("headers", [])),
             body=_request_body(req),
         ),
         response=RecordedResponse(
-            status=int(res["status"]),
-            headers=tuple((str(k), str(v)) for k, v in res.get("headers", [])),
+            status=status,
+            headers=_headers(res.get("headers", [])),
             body_file=body_file,
-            chunks=tuple((int(size), float(at)) for size, at in res.get("chunks", [])),
-            headers_ms=float(res.get("headers_ms", 0.0)),
+            chunks=tuple((_size(size), _ms(at)) for size, at in res.get("chunks", [])),
+            headers_ms=_ms(res.get("headers_ms", 0.0)),
             complete=bool(res.get("complete", True)),
-            error=res.get("error"),
+            error=error,
         ),
         sidecar=sidecar,
     )
+
+
+MAX_SIDECAR_BYTES = 64 * 1024 * 1024
+"""The largest sidecar a cassette may hold (request bodies are kept in it)."""
+_HEADER_TEXT = re.compile(r"[^\r\n\x00]*")
+
+
+def _body_file(sidecar: Path, name: Any) -> Path:
+    """The body file a sidecar names: a regular file beside it, never a link."""
+    if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+        raise ValueError("body_file must name a file beside the sidecar")
+    body_file = sidecar.parent / name
+    try:
+        mode = os.lstat(body_file).st_mode
+    except FileNotFoundError:
+        raise CassetteError(f"{sidecar}: its body file {name} is missing") from None
+    if stat.S_ISLNK(mode):
+        raise CassetteError(f"{sidecar}: its body file {name} is a symbolic link")
+    if not stat.S_ISREG(mode):
+        raise CassetteError(f"{sidecar}: its body file {name} is not a regular file")
+    return body_file
+
+
+def _headers(pairs: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(pairs, list):
+        raise TypeError("headers must be a list of [name, value] pairs")
+    headers = []
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise TypeError("headers must be a list of [name, value] pairs")
+        headers.append((_token(pair[0]), _line(pair[1])))
+    return tuple(headers)
+
+
+def _token(value: Any) -> str:
+    text = _line(value)
+    if not text or any(c in text for c in ' \t:()<>@,;\\"/[]?={}'):
+        raise ValueError(f"{text[:40]!r} is not an HTTP token")
+    return text
+
+
+def _line(value: Any) -> str:
+    if not isinstance(value, str) or _HEADER_TEXT.fullmatch(value) is None:
+        raise ValueError("a method, path, query or header must be a string on one line")
+    return value
+
+
+def _size(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError("a chunk size must be a non-negative integer")
+    return value
+
+
+def _ms(value: Any) -> float:
+    if type(value) not in (int, float) or not 0 <= value < 1e9:
+        raise ValueError("a time must be a non-negative number of milliseconds")
+    return float(value)
 
 
 def _request_body(req: dict[str, Any]) -> bytes:

@@ -377,8 +377,8 @@ class ProxyApp:
         request = RecordedRequest(
             method=ex.method,
             path=scrub(ex.path.encode()).decode("latin-1"),
-            query=redact_query(ex.query)[0],
-            headers=tuple(redact_headers(ex.headers)[0]),
+            query=scrubber.scrub_text(redact_query(ex.query)[0]),
+            headers=tuple((k, scrubber.scrub_text(v)) for k, v in redact_headers(ex.headers)[0]),
             body=scrub(ex.body),
         )
         headers = [

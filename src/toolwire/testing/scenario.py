@@ -44,6 +44,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from toolwire.errors import UsageError
 from toolwire.stream import _json
 from toolwire.stream.codecs.emulation import hex_token, lower_token, token
+from toolwire.stream.limits import MAX_JSON_DEPTH
+from toolwire.testing._reading import read_file, regular_file
 
 __all__ = [
     "Fault",
@@ -57,6 +59,10 @@ __all__ = [
     "lower_token",
     "token",
 ]
+
+
+MAX_SCENARIO_BYTES = 64 * 1024 * 1024
+"""The largest scenario file read."""
 
 
 class ScenarioError(UsageError):
@@ -239,10 +245,7 @@ class Scenario(_Model):
                 valid scenario.
         """
         path = Path(path)
-        try:
-            content = path.read_bytes()
-        except OSError as exc:
-            raise ScenarioError(f"cannot read scenario {path}: {exc.strerror}") from exc
+        content = read_file(path, what="scenario", limit=MAX_SCENARIO_BYTES, error=ScenarioError)
         scenario = cls.from_dict(_parse_document(content, path), base_dir=path.parent)
         if scenario.name == "scenario":
             scenario = scenario.model_copy(update={"name": path.stem})
@@ -256,6 +259,7 @@ class Scenario(_Model):
             ScenarioError: the file does not exist.
         """
         path = Path(path)
+        regular_file(path, what="replay file", error=ScenarioError)
         if not path.is_file():
             raise ScenarioError(f"replay file not found: {path}")
         return cls(name=path.stem, replay=path)
@@ -337,8 +341,8 @@ def _parse_document(content: bytes, path: Path) -> Any:
     if stripped.startswith(b"{"):
         try:
             return _json.loads(content)
-        except _json.JSONDecodeError as exc:
-            raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from exc
+        except ValueError as exc:
+            raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from None
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
@@ -347,9 +351,14 @@ def _parse_document(content: bytes, path: Path) -> Any:
 
     try:
         data = yaml.safe_load(text)
+        depth = _json.value_depth(data)
+    except RecursionError:
+        depth = MAX_JSON_DEPTH + 1
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ScenarioError(f"scenario {path} is neither JSON nor YAML ({first})") from None
+    if depth > MAX_JSON_DEPTH:
+        raise ScenarioError(f"scenario {path} nests deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(data, dict):
         raise ScenarioError(
             f"scenario {path} is not a mapping with 'turns' (it reads as "

@@ -180,7 +180,8 @@ class EmulationServer(LoopbackServer):
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
-        """The latest request bodies received (parsed JSON), in arrival order."""
+        """The latest request bodies received (parsed JSON), in arrival order; a
+        body over 256 KiB is kept as ``{"toolwire_body_digest", "bytes"}``."""
         app = build_app(self.scenario, requests=self.requests, log=log)
         super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
 

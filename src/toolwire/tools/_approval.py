@@ -34,6 +34,9 @@ class ApprovalRequest:
     metadata: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """The ``metadata`` passed to ``execute()``."""
     run_id: str | None = None
+    repaired: bool = False
+    """The arguments were repaired by toolwire (see ``ToolCall.repaired``):
+    the model's text was not valid JSON as sent."""
 
     @property
     def tool_name(self) -> str:

@@ -198,6 +198,12 @@ class Arguments:
             return None, errors + [e for e in strict_errors if e[0] not in flagged]
         if strict_errors:
             return None, strict_errors
+        if self.coerce:
+            # Lax conversions may make NaN or an infinity of a string
+            # ("NaN", "Infinity", "1e999"): no more a number than JSON's own.
+            converted = json_problems(instance.model_dump(), allow_nul=True)
+            if converted:
+                return None, converted
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for param in self.params:

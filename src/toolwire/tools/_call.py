@@ -201,7 +201,7 @@ class CallRun:
 
     def success(self, value: Any, *, fallback_used: bool = False) -> ToolResult:
         try:
-            content = to_content(value)
+            content, whole = to_content(value, self.toolbox.budget(self.tool))
         except Exception as exc:
             logger.exception(
                 "result of tool %r call %s cannot be serialized", self.tool.name, self.call.id
@@ -213,7 +213,7 @@ class CallRun:
                 error="failed",
                 fallback_used=fallback_used,
             )
-        return self.result(content, ok=True, fallback_used=fallback_used)
+        return self.result(content, ok=True, fallback_used=fallback_used, whole=whole)
 
     def failure(self, error: BaseException, *, fallback_error: str | None = None) -> ToolResult:
         name, tries = self.tool.name, ""
@@ -310,6 +310,7 @@ class CallRun:
             arguments=self.prepared.arguments,
             metadata=self.batch.metadata,
             run_id=self.batch.run_id,
+            repaired=self.call.repaired,
         )
         # One prompt at a time: an interactive approver must not see two
         # questions interleaved.

@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import os
 import pickle
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -83,13 +84,21 @@ class ProcessRunner:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=_child_env(),
+            start_new_session=True,  # its own process group: its children die with it
         )
         try:
             output, errors = await self._exchange(process, message)
             code = await process.wait()
+        except BaseException:
+            # Cancelled at the deadline, or failed: the child and everything
+            # it started go (a grandchild would otherwise run on).
+            _kill_group(process)
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+            raise
         finally:
             if process.returncode is None:
-                process.kill()
+                _kill_group(process)
                 with anyio.CancelScope(shield=True):
                     await process.wait()
         return _unpack(name, output, errors, code)
@@ -97,6 +106,7 @@ class ProcessRunner:
     async def _exchange(self, process: anyio.abc.Process, message: bytes) -> tuple[bytes, bytes]:
         output = bytearray()
         errors = bytearray()
+        too_large = False
 
         async def send() -> None:
             assert process.stdin is not None
@@ -104,13 +114,17 @@ class ProcessRunner:
                 await process.stdin.send(message)
 
         async def read_output() -> None:
+            nonlocal too_large
             assert process.stdout is not None
             async for piece in process.stdout:
                 output.extend(piece)
                 if len(output) > self.max_output_bytes:
-                    raise ToolFailed(
-                        f"the outcome of the tool is larger than {self.max_output_bytes} bytes"
-                    )
+                    # Stop everything, then say why outside the task group
+                    # (an error inside it would reach the model as a group).
+                    too_large = True
+                    output.clear()
+                    tg.cancel_scope.cancel()
+                    return
 
         async def read_errors() -> None:
             assert process.stderr is not None
@@ -122,7 +136,20 @@ class ProcessRunner:
             tg.start_soon(send)
             tg.start_soon(read_errors)
             await read_output()
+        if too_large:
+            raise ToolFailed(
+                f"the outcome of the tool is larger than {self.max_output_bytes} bytes"
+            )
         return bytes(output), bytes(errors)
+
+
+def _kill_group(process: anyio.abc.Process) -> None:
+    """Kill the child's process group (the child leads it), or the child alone."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        if process.returncode is None:
+            process.kill()
 
 
 def _child_env() -> dict[str, str]:

@@ -16,7 +16,9 @@ __all__ = ["TRACEBACK_LIMIT", "describe_exception", "redact", "scrub", "tracebac
 TRACEBACK_LIMIT = 8_000
 """The most characters of a traceback kept (its end: where it was raised)."""
 
-_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#'\"<>]+)[^\s'\"<>]*")
+# A scheme is at most 32 characters: each candidate is read a bounded distance
+# (unbounded, "a.a.a.a..." made every letter read to the end of the text).
+_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s/?#'\"<>]+)[^\s'\"<>]*")
 _SECRETS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
     re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
@@ -44,7 +46,8 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
     URLs keep their scheme and host (their path and query may hold tokens),
     file paths become ``<path>``, and anything shaped like a credential
     (``sk-...``, ``Bearer ...``, ``password=...``, JWTs, long hex or base64
-    strings) becomes ``<redacted>``. The result is cut to ``limit`` characters.
+    strings) becomes ``<redacted>``. The result is cut to ``limit`` characters;
+    the work is bounded by ``limit`` too, whatever the length of ``text``.
 
     Args:
         text: the message.
@@ -52,6 +55,15 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
         keep_paths: keep file and URL-less paths (``POST /v1/messages``): for
             the user's own records, where they help and reveal nothing.
     """
+    text = " ".join(text.split())
+    bound = 4 * limit + 4096
+    if len(text) > bound:
+        # Only the first ``limit`` characters are kept: redact a bounded
+        # prefix, cut at a space so no secret is cut in two (its head might
+        # no longer look like one).
+        cut = text[:bound]
+        space = cut.rfind(" ", bound - 512)
+        text = (cut[:space] if space > 0 else cut) + " ..."
     text = _redact(text)
     if not keep_paths:
         text = _WINDOWS_PATH.sub("<path>", text)

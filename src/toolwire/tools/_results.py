@@ -10,7 +10,7 @@ the rest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -92,25 +92,121 @@ class ToolResult:
         }
 
 
-def to_content(value: Any) -> str:
-    """The text form of a tool's return value."""
+def to_content(value: Any, limit: int | None = None) -> tuple[str, bool]:
+    """The text form of a tool's return value, and whether it is whole.
+
+    With a ``limit``, a value whose JSON form is longer is never serialized
+    whole: the first ``limit + 1`` characters are written and the rest is not
+    (a result of shared references, such as a YAML "billion laughs", stays
+    cheap). Its text is then a prefix (``False``): :func:`truncate` cuts it.
+    """
     if isinstance(value, str):
-        return value
+        return value, True
     if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "replace")
+        return bytes(value).decode("utf-8", "replace"), True
+    if limit is not None and _nodes_past(value, limit):
+        return _json_prefix(value, limit + 1), False
     jsonable = pydantic_core.to_jsonable_python(value, fallback=str)
-    return _json.dumps(jsonable)
+    return _json.dumps(jsonable), True
 
 
-def truncate(content: str, limit: int) -> tuple[str, bool]:
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def _nodes_past(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values, counting a shared
+    one each time it appears (as its JSON form would): one bounded walk."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, _CONTAINERS):
+            stack.extend(item)
+    return False
+
+
+def _json_prefix(value: Any, size: int) -> str:
+    """The first ``size`` characters of ``value``'s JSON form, written lazily:
+    containers are walked one item at a time, never expanded whole."""
+    out: list[str] = []
+    written = 0
+    for piece in _json_pieces(value, size):
+        out.append(piece)
+        written += len(piece)
+        if written >= size:
+            break
+    return "".join(out)[:size]
+
+
+def _json_pieces(value: Any, size: int) -> Iterator[str]:
+    stack: list[tuple[Iterator[Any], str]] = [(iter((value,)), "")]
+    first = [True]
+    while stack:
+        iterator, closer = stack[-1]
+        item = next(iterator, _END)
+        if item is _END:
+            stack.pop()
+            first.pop()
+            yield closer
+            continue
+        if not first[-1]:
+            yield ","
+        first[-1] = False
+        if type(iterator) is _Members:
+            key, item = item
+            yield _json.dumps(key if isinstance(key, str) else str(key))[: size + 2] + ":"
+        if isinstance(item, dict):
+            stack.append((_Members(item), "}"))
+            first.append(True)
+            yield "{"
+        elif isinstance(item, _CONTAINERS):
+            stack.append((iter(item), "]"))
+            first.append(True)
+            yield "["
+        elif isinstance(item, str):
+            yield _json.dumps(item[:size])
+        elif isinstance(item, (bytes, bytearray)):
+            yield _json.dumps(bytes(item[:size]).decode("utf-8", "replace"))
+        else:
+            text, _ = to_content(item, size)
+            yield text
+
+
+_END: Any = object()
+
+
+class _Members:
+    """The ``(key, value)`` pairs of a dict, told apart from a list's items."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, mapping: dict[Any, Any]) -> None:
+        self._items = iter(mapping.items())
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        return self
+
+    def __next__(self) -> tuple[Any, Any]:
+        return next(self._items)
+
+
+def truncate(content: str, limit: int, *, whole: bool = True) -> tuple[str, bool]:
+    """``content`` cut to ``limit`` characters with a note for the model;
+    ``whole`` is false when ``content`` is already a prefix of the result."""
     if len(content) <= limit:
         return content, False
     total = len(content)
     keep = limit
     note = ""
     for _ in range(3):  # the note's length depends on the numbers in it
+        cut = f"{total - keep} of {total}" if whole else f"all but the first {keep}"
         note = (
-            f"\n\n[Result truncated: {total - keep} of {total} characters were cut. "
+            f"\n\n[Result truncated: {cut} characters were cut. "
             "To see the rest, call the tool again with narrower arguments "
             "(a more specific query, a filter, a smaller limit or a later page).]"
         )
@@ -127,11 +223,13 @@ def make_result(
     ok: bool,
     error: ToolErrorKind | None = None,
     arguments: Mapping[str, Any] | None = None,
+    whole: bool = True,
     **fields: Any,
 ) -> ToolResult:
     """A result whose content is cut to ``budget`` characters, and wrapped in
-    the ``{"error", "message"}`` object when the call failed."""
-    content, truncated = truncate(content, budget)
+    the ``{"error", "message"}`` object when the call failed (``whole`` is
+    false when ``content`` is already a prefix: see :func:`to_content`)."""
+    content, truncated = truncate(content, budget, whole=whole)
     if not ok:
         content = _json.dumps({"error": error or "failed", "message": content})
     return ToolResult(

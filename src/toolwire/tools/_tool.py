@@ -8,8 +8,9 @@ Nothing is inferred again per call.
 
 A parameter annotated :class:`ToolContext` is not part of the schema: the
 toolbox fills it with the call id, an idempotency key stable across retries of
-that call, the attempt number and the run's metadata. A tool that takes it is
-*idempotent-capable*, which is why :attr:`Tool.idempotent` is true for it.
+that call, the attempt number and the run's metadata. Taking it does not make
+a tool idempotent: only the tool knows whether it uses the key to deduplicate,
+so it says so (``idempotent=True``) before it is retried or re-run on resume.
 """
 
 from __future__ import annotations
@@ -78,8 +79,13 @@ class Tool:
             have one (OpenAI's), ``False`` never sends one, ``None`` sends
             one when the schema allows it.
         max_result_chars: result size budget; ``None`` uses the toolbox's.
-        idempotent: repeating a call with the same idempotency key is safe.
+        idempotent: repeating a call with the same idempotency key is safe
+            (the tool says so; taking a ``ToolContext`` is not enough).
         dedupe: identical calls in one batch run once.
+        accept_repaired: run calls whose arguments toolwire repaired (a
+            fence, trailing commas, closing brackets after a complete value);
+            defaults to ``read_only``. The other tools answer such a call
+            with an error asking the model to send it again.
         coerce: accept lax conversions of the model's arguments (``"500"``,
             ``500.0`` or ``true`` for an integer...); strict by default.
         allow_nul: accept NUL characters in string arguments.
@@ -115,6 +121,7 @@ class Tool:
         allow_nul: bool = False,
         freeform: bool | Mapping[str, str] = False,
         anthropic_eager_input_streaming: bool | None = None,
+        accept_repaired: bool | None = None,
     ) -> None:
         _check_options(name, timeout, retries, max_result_chars)
         self.function = function
@@ -128,7 +135,8 @@ class Tool:
         self.sequential = sequential
         self.max_result_chars = max_result_chars
         self.context_param = context_param
-        self.idempotent = bool(idempotent) if idempotent is not None else context_param is not None
+        self.idempotent = bool(idempotent)
+        self.accept_repaired = read_only if accept_repaired is None else bool(accept_repaired)
         # Repeating is safe for tools that change nothing or that can
         # deduplicate by key, so those retry transient errors by default.
         default_retries = 2 if read_only or self.idempotent else 0
@@ -290,6 +298,7 @@ def tool(
     allow_nul: bool = False,
     freeform: bool | Mapping[str, str] = False,
     anthropic_eager_input_streaming: bool | None = None,
+    accept_repaired: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -326,7 +335,8 @@ def tool(
             required ``True``, never ``False`` or when possible ``None``);
             ``max_result_chars`` (cut results longer than this);
             ``idempotent`` (repeating a call with the same idempotency key is
-            safe; defaults to whether the function takes a ``ToolContext``);
+            safe; default False: say so for a tool that deduplicates by the
+            ``ToolContext``'s key);
             ``dedupe`` (run identical calls of one batch once; default True);
             ``coerce`` (accept lax conversions of the arguments: ``"500"``,
             ``500.0`` or ``true`` for an integer; default False, strict);
@@ -336,6 +346,8 @@ def tool(
             grammar ``{"syntax": "lark" or "regex", "definition": ...}``).
             ``anthropic_eager_input_streaming`` (Anthropic streams the input
             unbuffered and unchecked: ``eager_input_streaming`` on the tool).
+            ``accept_repaired`` (run calls whose arguments toolwire repaired;
+            defaults to ``read_only``).
 
     Returns:
         A :class:`Tool`, or a decorator that makes one.
@@ -374,6 +386,7 @@ _OPTIONS = frozenset(
         "allow_nul",
         "freeform",
         "anthropic_eager_input_streaming",
+        "accept_repaired",
     }
 )
 

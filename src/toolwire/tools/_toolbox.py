@@ -295,6 +295,9 @@ class Toolbox:
             if t is None:
                 await batch.deliver(index, call, self._unknown(call))
                 continue
+            if call.repaired and not t.accept_repaired:
+                await batch.deliver(index, call, self._repaired(call, t))
+                continue
             raw = None if call.repaired else call.raw_arguments
             prepared, errors = t.arguments.prepare(call.arguments, raw=raw)
             if prepared is None:
@@ -318,6 +321,17 @@ class Toolbox:
         budget = self.budget(self._tools.get(call.name))
         return make_result(
             call.id, call.name, content, budget=budget, ok=False, error="invalid_arguments"
+        )
+
+    def _repaired(self, call: ToolCall, t: Tool) -> ToolResult:
+        content = (
+            f"Error: the arguments of this call to {call.name!r} were not valid JSON as sent "
+            "(a fence, a trailing comma or a missing closing bracket), and this tool does not "
+            "run on arguments that had to be repaired. Nothing was run. Send the call again "
+            "with its complete arguments as one valid JSON object."
+        )
+        return make_result(
+            call.id, call.name, content, budget=self.budget(t), ok=False, error="invalid_arguments"
         )
 
     def _unknown(self, call: ToolCall) -> ToolResult:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from pydantic import ValidationError
@@ -245,7 +246,21 @@ def _check_number(v: float, s: Mapping[str, Any], loc: Loc, err: Callable[..., N
     if "exclusiveMaximum" in s and v >= s["exclusiveMaximum"]:
         err(loc, f"must be < {s['exclusiveMaximum']} (got {v})")
     step = s.get("multipleOf")
-    if isinstance(step, (int, float)) and step > 0:
-        quotient = v / step
-        if not math.isclose(quotient, round(quotient), rel_tol=0, abs_tol=1e-9):
-            err(loc, f"must be a multiple of {step} (got {v})")
+    if isinstance(step, (int, float)) and step > 0 and math.isfinite(step):
+        if not _is_multiple(v, step):
+            err(loc, f"must be a multiple of {step} (got {_short(v)})")
+
+
+_TOLERANCE = Fraction(1, 10**9)
+
+
+def _is_multiple(v: float, step: float) -> bool:
+    """Whether ``v`` is a multiple of ``step``, in exact arithmetic (a float
+    quotient overflows on ``1e308`` or a 400-digit integer), within 1e-9 of
+    an integer quotient as floats like ``0.3`` and ``0.1`` need."""
+    if isinstance(v, int) and isinstance(step, int):
+        return v % step == 0
+    if isinstance(v, float) and not math.isfinite(v):
+        return False
+    quotient = Fraction(v) / Fraction(step)
+    return abs(quotient - round(quotient)) <= _TOLERANCE

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json.decoder
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from toolwire.errors import ToolwireError, UsageError
 from toolwire.stream.limits import MAX_INT_DIGITS
@@ -210,7 +210,9 @@ def read_escape(s: str, j: int) -> tuple[str, int] | str | None:
 
 
 def to_number(token: str) -> Any:
-    """The value of a JSON number token, or :data:`INVALID`; the same as ``json.loads``."""
+    """The value of a JSON number token, or :data:`INVALID`; the same as
+    :func:`toolwire.stream._json.loads` (a number too large for a float is
+    refused, not made ``inf``)."""
     m = _NUMBER_TOKEN.fullmatch(token)
     if m is None:
         return INVALID
@@ -219,7 +221,11 @@ def to_number(token: str) -> Any:
             return int(token)
         except ValueError:  # more digits than sys.get_int_max_str_digits() allows
             return INVALID
-    return float(token)
+    value = float(token)
+    return INVALID if value in (_INF, -_INF) else value
+
+
+_INF: Final = float("inf")
 
 
 def number_problem(token: str) -> str:
@@ -228,6 +234,8 @@ def number_problem(token: str) -> str:
     digits = len(token.lstrip("-"))
     if token.lstrip("-").isdigit() and digits > MAX_INT_DIGITS > 0:
         return f"an integer of {digits} digits (more than the {MAX_INT_DIGITS}-digit limit)"
+    if _NUMBER_TOKEN.fullmatch(token) is not None:
+        return f"the number {token[:20]!r} is too large for a float"
     return f"invalid number {token[:40]!r}"
 
 

@@ -137,7 +137,7 @@ def looks_like_error(content: str) -> bool:
         return False
     try:
         value = _json.loads(content)
-    except _json.JSONDecodeError:
+    except ValueError:  # past a limit (1e400) too
         return False
     return isinstance(value, dict) and value.get("error") not in (None, False, "")
 

@@ -1,0 +1,115 @@
+"""Caps hold per response and per process, not only per choice and per call:
+many choices, calls spread over choices and text spread over choices all
+meet one total, and the responses a process decodes at once share one more."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolwire.errors import RemoteProtocolError
+from toolwire.stream import _budget, accumulate
+from toolwire.stream.decoder import StreamDecoder
+
+MIB = 1024 * 1024
+
+
+def sse(*chunks: dict[str, object]) -> bytes:
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+
+
+def text(choice: int, content: str) -> dict[str, object]:
+    return {"choices": [{"index": choice, "delta": {"content": content}}]}
+
+
+def call(choice: int, index: int) -> dict[str, object]:
+    delta = {
+        "tool_calls": [
+            {
+                "index": index,
+                "id": f"c{choice}_{index}",
+                "function": {"name": "f", "arguments": "{}"},
+            }
+        ]
+    }
+    return {"choices": [{"index": choice, "delta": delta}]}
+
+
+def test_a_response_has_at_most_128_choices() -> None:
+    decoder = StreamDecoder("openai-chat")
+    decoder.feed(sse(*(text(i, "x") for i in range(200))))
+    assert isinstance(decoder.error, RemoteProtocolError)
+    assert "more than 128 choices" in str(decoder.error)
+
+
+def test_text_spread_over_choices_meets_one_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_budget, "MAX_RESPONSE_CHARS", 10_000)
+    decoder = StreamDecoder("openai-chat")
+    decoder.feed(sse(*(text(i, "x" * 1000) for i in range(16))))  # 1,000 each, 16,000 in all
+    assert decoder.error is not None and "more than 10000 characters" in str(decoder.error)
+
+
+def test_arguments_spread_over_calls_meet_one_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_budget, "MAX_RESPONSE_CHARS", 10_000)
+    decoder = StreamDecoder("openai-chat")
+    chunks = []
+    for i in range(20):
+        chunks.append(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": i,
+                                    "id": f"c{i}",
+                                    "function": {"name": "f", "arguments": '{"a": "'},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            }
+        )
+        chunks.append(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [{"index": i, "function": {"arguments": "y" * 900}}]
+                        },
+                    }
+                ]
+            }
+        )
+    decoder.feed(sse(*chunks))
+    assert decoder.error is not None and "more than 10000 characters" in str(decoder.error)
+
+
+def test_calls_spread_over_choices_meet_one_total(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(accumulate, "MAX_TOOL_CALLS", 10)
+    decoder = StreamDecoder("openai-chat")
+    decoder.feed(sse(*(call(c, i) for c in range(4) for i in range(3))))  # 12 calls
+    assert decoder.error is not None
+    assert "more than 10 tool calls, all choices together" in str(decoder.error)
+
+
+def test_the_responses_of_a_process_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_budget, "MAX_PROCESS_CHARS", 4 * MIB + _budget.process_held())
+    first = StreamDecoder("openai-chat")
+    first.feed(sse(*(text(0, "x" * 100_000) for _ in range(25))))  # 2.5 MB
+    assert first.error is None
+    second = StreamDecoder("openai-chat")
+    second.feed(sse(*(text(0, "z" * 100_000) for _ in range(15))))
+    assert second.error is not None and "in this process" in str(second.error)
+    held = _budget.process_held()
+    first.feed(b"data: [DONE]\n\n")
+    first.close()
+    assert _budget.process_held() < held  # given back when decoding ended
+    third = StreamDecoder("openai-chat")
+    third.feed(sse(*(text(0, "z" * 100_000) for _ in range(15))))
+    assert third.error is None
+    third.close()
