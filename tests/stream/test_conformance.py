@@ -21,7 +21,7 @@ from tests.conftest import CORPUS, TRACES, Trace
 from toolwire import StreamDecoder
 from toolwire.cli import main
 
-assert len(TRACES) == 104, "the conformance corpus is incomplete"
+assert len(TRACES) == 116, "the conformance corpus is incomplete"
 
 
 def check(trace: Trace, out: dict[str, Any]) -> None:

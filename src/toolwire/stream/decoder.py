@@ -62,7 +62,7 @@ from toolwire.types import DIALECTS, StreamResult
 
 __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
 
-FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
+FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array", "eventstream"})
 
 _ANTHROPIC_EVENTS = frozenset(
     {
@@ -89,6 +89,9 @@ _COHERE_EVENTS = frozenset(
         "message-end",
     }
 )
+_BEDROCK_CONVERSE_EVENTS = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,10 @@ def sniff_api(event: str, data: str) -> str | None:
         return "openai-responses"
     if event in _COHERE_EVENTS:
         return "cohere-v2"
+    if event in _BEDROCK_CONVERSE_EVENTS:
+        return "bedrock-converse"
+    if event == "chunk":
+        return "bedrock-invoke"
     stripped = data.strip()
     if stripped == "[DONE]":
         return "openai-chat"

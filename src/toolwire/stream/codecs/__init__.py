@@ -27,6 +27,8 @@ from toolwire.stream._parts import (
     Part,
 )
 from toolwire.stream.codecs.anthropic import AnthropicCodec
+from toolwire.stream.codecs.bedrock import BedrockConverseCodec
+from toolwire.stream.codecs.bedrock_invoke import BedrockInvokeCodec
 from toolwire.stream.codecs.cohere import CohereCodec
 from toolwire.stream.codecs.gemini import GeminiCodec
 from toolwire.stream.codecs.ollama import OllamaCodec
@@ -39,6 +41,8 @@ from toolwire.types import DIALECTS
 __all__ = [
     "AnthropicCodec",
     "ArgsEventCodec",
+    "BedrockConverseCodec",
+    "BedrockInvokeCodec",
     "Codec",
     "CohereCodec",
     "GeminiCodec",
@@ -90,6 +94,8 @@ _CODECS: dict[str, type[Codec]] = {
     "gemini": GeminiCodec,
     "ollama-ndjson": OllamaCodec,
     "cohere-v2": CohereCodec,
+    "bedrock-converse": BedrockConverseCodec,
+    "bedrock-invoke": BedrockInvokeCodec,
 }
 
 assert tuple(_CODECS) == DIALECTS, "one codec per dialect, in the order of DIALECTS"
