@@ -60,7 +60,12 @@ DIALECTS: tuple[Dialect, ...] = (
 """Every :data:`Dialect`: the streams toolwire decodes."""
 
 ProviderDialect: TypeAlias = Literal[
-    "openai-chat", "openai-responses", "anthropic-messages", "gemini"
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini",
+    "bedrock-converse",
+    "bedrock-invoke",
 ]
 """The dialects toolwire also writes: requests, tool schemas, whole responses
 (one :mod:`toolwire.providers` class each)."""
@@ -70,6 +75,8 @@ PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = (
     "openai-responses",
     "anthropic-messages",
     "gemini",
+    "bedrock-converse",
+    "bedrock-invoke",
 )
 """Every :data:`ProviderDialect`."""
 

@@ -2,7 +2,8 @@
 
 One class per wire dialect — :class:`OpenAIChat` (OpenAI and every
 compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
-:class:`Gemini` — each with a pure ``build_request`` / ``parse_response`` /
+:class:`Gemini`, :class:`Bedrock` (Converse), :class:`BedrockInvoke` — each
+with a pure ``build_request`` / ``parse_response`` /
 ``parse_error`` and a thin async ``stream`` / ``complete`` over a transport.
 What is the wire format (request bodies, streams, whole responses, finish and
 usage tables) lives in :mod:`toolwire.stream.codecs`, one module per dialect; a
@@ -22,12 +23,15 @@ from toolwire.providers._base import (
     retry_after_seconds,
 )
 from toolwire.providers.anthropic import Anthropic
+from toolwire.providers.bedrock import Bedrock, BedrockInvoke
 from toolwire.providers.gemini import Gemini
 from toolwire.providers.openai_chat import OpenAIChat
 from toolwire.providers.openai_responses import OpenAIResponses
 
 __all__ = [
     "Anthropic",
+    "Bedrock",
+    "BedrockInvoke",
     "ErrorParser",
     "Gemini",
     "HttpRequest",

@@ -12,7 +12,7 @@ Request bodies come from arbitrary clients: every shape error becomes a
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from toolwire.errors import ToolwireError
@@ -70,8 +70,8 @@ def parse_request(
     Args:
         dialect: one of :data:`~toolwire.types.PROVIDER_DIALECTS`.
         body: the raw request body.
-        model: the model when the dialect puts it in the URL (Gemini).
-        stream: whether the endpoint streams, when the URL says so (Gemini).
+        model: the model when the dialect puts it in the URL (Gemini, Bedrock).
+        stream: whether the endpoint streams, when the URL says so (Gemini, Bedrock).
 
     Raises:
         BadRequest: the body is not JSON or not in the dialect's shape.
@@ -90,6 +90,12 @@ def parse_request(
         return _parse_anthropic(data)
     if dialect == "gemini":
         return _parse_gemini(data, model=model or "gemini", stream=bool(stream))
+    if dialect == "bedrock-converse":
+        return _parse_bedrock_converse(data, model=model or "bedrock", stream=bool(stream))
+    if dialect == "bedrock-invoke":
+        # Anthropic's body, with the model and the streaming in the URL.
+        inner = _parse_anthropic({**data, "model": model or "bedrock", "stream": bool(stream)})
+        return replace(inner, dialect=dialect)
     raise BadRequest(f"unknown API {dialect!r}")
 
 
@@ -336,6 +342,56 @@ def _parse_anthropic(data: dict[str, Any]) -> ParsedRequest:
         results=every,
         latest_results=latest,
         include_usage=True,
+    )
+
+
+def _parse_bedrock_converse(data: dict[str, Any], *, model: str, stream: bool) -> ParsedRequest:
+    messages = _get_list(data, "messages")
+    names: dict[str, str] = {}
+    events: list[tuple[str, ToolResult | None]] = []
+    opening: list[Any] = [data.get("system")]
+    seen_assistant = False
+    for i, raw in enumerate(messages):
+        message = _item(raw, f"messages[{i}]")
+        role = message.get("role")
+        content = message.get("content")
+        blocks = [b for b in (content if isinstance(content, list) else []) if isinstance(b, dict)]
+        if role == "assistant":
+            seen_assistant = True
+            events.append(("assistant", None))
+            for block in blocks:
+                use = block.get("toolUse")
+                if isinstance(use, dict) and isinstance(use.get("toolUseId"), str):
+                    names[use["toolUseId"]] = str(use.get("name"))
+        elif role == "user":
+            for j, block in enumerate(blocks):
+                result = block.get("toolResult")
+                if not isinstance(result, dict):
+                    continue
+                call_id = result.get("toolUseId")
+                if not isinstance(call_id, str):
+                    raise BadRequest(
+                        f"messages[{i}].content[{j}].toolResult.toolUseId must be a string"
+                    )
+                text = _text_of(result.get("content"))
+                is_error = result.get("status") == "error" or _looks_like_error(text)
+                events.append(("result", ToolResult(call_id, names.get(call_id), text, is_error)))
+        else:
+            raise BadRequest(f"messages[{i}].role must be 'user' or 'assistant'")
+        if not seen_assistant:
+            opening.append(message)
+    turns, every, latest = _split_latest(events)
+    config = data.get("toolConfig")
+    return ParsedRequest(
+        dialect="bedrock-converse",
+        model=model,
+        stream=stream,
+        assistant_turns=turns,
+        conversation=_conversation_key(opening),
+        results=every,
+        latest_results=latest,
+        include_usage=True,
+        tools=list(config.get("tools") or []) if isinstance(config, dict) else [],
     )
 
 

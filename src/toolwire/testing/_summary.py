@@ -53,12 +53,21 @@ def api_for(path: str) -> str | None:
         return "ollama-ndjson"
     if path.endswith("/v2/chat"):
         return "cohere-v2"
+    if path.endswith(("/converse-stream", "/converse")):
+        return "bedrock-converse"
+    if path.endswith(("/invoke-with-response-stream", "/invoke")) and "/model/" in path:
+        return "bedrock-invoke"
     return None
 
 
 def _is_stream(dialect: str | None, path: str, content_type: str) -> bool:
     media = content_type.split(";")[0].strip().lower()
-    if media in ("text/event-stream", "application/x-ndjson", "application/ndjson"):
+    if media in (
+        "text/event-stream",
+        "application/x-ndjson",
+        "application/ndjson",
+        "application/vnd.amazon.eventstream",
+    ):
         return True
     return dialect == "ollama-ndjson" or path.endswith(":streamGenerateContent")
 

@@ -1,7 +1,8 @@
-"""The emulation server: a real HTTP server on loopback speaking four providers' wire formats.
+"""The emulation server: a real HTTP server on loopback speaking the providers' wire formats.
 
 Theory of operation: a Starlette app answers the OpenAI Chat Completions,
-OpenAI Responses, Anthropic Messages and Gemini endpoints. For each request it
+OpenAI Responses, Anthropic Messages, Gemini and Bedrock (Converse and
+InvokeModel, in AWS's event stream) endpoints. For each request it
 parses the body in its dialect (:mod:`toolwire.testing._parse`), picks the turn
 of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 (:class:`~toolwire.testing.encoders.Reply`) and encodes it as the provider would
@@ -104,6 +105,15 @@ def build_app(
             return await handler.handle(request, "gemini", encoder, model=model, stream=False)
         return handler._error(encoder, 404, f"method {method!r} not found for model {model!r}")
 
+    async def bedrock(request: Request) -> Response:
+        model, method = request.path_params["model"], request.path_params["method"]
+        dialect = "bedrock-invoke" if method.startswith("invoke") else "bedrock-converse"
+        encoder = ENCODERS[dialect]()
+        if method not in _BEDROCK_METHODS:
+            return handler._error(encoder, 404, f"no operation {method!r} for model {model!r}")
+        stream = method in ("converse-stream", "invoke-with-response-stream")
+        return await handler.handle(request, dialect, encoder, model=model, stream=stream)
+
     async def unknown(request: Request) -> Response:
         path = request.url.path
         if path.startswith(("/v1beta", "/v1/models")):
@@ -128,10 +138,15 @@ def build_app(
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1beta/models/{target:path}", gemini, methods=["POST"]),
             Route("/v1/models/{target:path}", gemini, methods=["POST"]),
+            Route("/model/{model}/{method}", bedrock, methods=["POST"]),
             Route("/{path:path}", unknown, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         ]
     )
 
+
+_BEDROCK_METHODS = frozenset(
+    {"converse-stream", "converse", "invoke-with-response-stream", "invoke"}
+)
 
 _API_ALIASES = {
     "openai": "openai-chat",
@@ -140,11 +155,14 @@ _API_ALIASES = {
     "anthropic": "anthropic-messages",
     "anthropic-messages": "anthropic-messages",
     "gemini": "gemini",
+    "bedrock": "bedrock-converse",
+    "bedrock-converse": "bedrock-converse",
+    "bedrock-invoke": "bedrock-invoke",
 }
 
 
 class EmulationServer(LoopbackServer):
-    """A real HTTP server on loopback answering as OpenAI, Anthropic and Gemini do.
+    """A real HTTP server on loopback answering as OpenAI, Anthropic, Gemini and Bedrock do.
 
     Use it as a context manager (sync or async)::
 
@@ -199,7 +217,8 @@ class EmulationServer(LoopbackServer):
         ``openai-chat``/``openai-responses`` (or ``openai``): ``.../v1``;
         ``anthropic-messages`` (or ``anthropic``): the root; ``gemini``:
         ``.../v1beta`` (the API version is part of the base URL, as in
-        :class:`toolwire.providers.Gemini`).
+        :class:`toolwire.providers.Gemini`); ``bedrock-converse``/``bedrock-invoke``
+        (or ``bedrock``): the root (``/model/{id}/converse-stream``...).
 
         Raises:
             UsageError: an unknown dialect.

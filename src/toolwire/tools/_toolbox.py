@@ -39,7 +39,7 @@ import anyio
 from toolwire.backoff import Backoff
 from toolwire.errors import UnknownTool, UsageError
 from toolwire.stream import _json
-from toolwire.stream.codecs import anthropic, gemini, openai_chat, openai_responses
+from toolwire.stream.codecs import anthropic, bedrock, gemini, openai_chat, openai_responses
 from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
 from toolwire.tools._call import Batch, CallRun, ResultHook
@@ -184,7 +184,8 @@ class Toolbox:
 
         Args:
             dialect: ``"openai-chat"``, ``"openai-responses"``,
-                ``"anthropic-messages"`` or ``"gemini"``.
+                ``"anthropic-messages"``, ``"gemini"``, ``"bedrock-converse"``
+                or ``"bedrock-invoke"`` (Anthropic's shape).
             strict: for the OpenAI dialects: ``None`` sends a strict-mode
                 schema for each tool that allows one (and whose own ``strict``
                 is not ``False``), ``True`` requires it for every tool,
@@ -200,8 +201,10 @@ class Toolbox:
             )
         if dialect == "gemini":
             return gemini.tool_schemas([(t.name, t.description, t.parameters) for t in self])
-        if dialect == "anthropic-messages":
+        if dialect in ("anthropic-messages", "bedrock-invoke"):
             return [anthropic.tool_schema(t.name, t.description, t.parameters) for t in self]
+        if dialect == "bedrock-converse":
+            return [bedrock.tool_schema(t.name, t.description, t.parameters) for t in self]
         shape = (
             openai_chat.tool_schema if dialect == "openai-chat" else openai_responses.tool_schema
         )

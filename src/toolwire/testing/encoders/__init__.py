@@ -1,4 +1,4 @@
-"""The four wire formats the emulation server speaks.
+"""The wire formats the emulation server speaks.
 
 Theory of operation: a scripted :class:`~toolwire.testing.Turn` is first
 rendered into a dialect-neutral :class:`Reply` (templates substituted,
@@ -23,12 +23,16 @@ One module per dialect; key orders and framing follow these recorded traces:
 * Gemini: ``gemini/sse_call_with_id.sse`` (``": "`` after keys, ``\\r\\n\\r\\n``
   between events) and ``gemini/json_array_nested_args_with_id.sse`` (a
   pretty-printed array, elements separated by ``\\n,\\r\\n``).
+* Bedrock: ``bedrock/rubyllm_nova2lite_weather_i0.sse`` (ConverseStream) and
+  ``bedrock/chatlas_claude45_invoke_stream_i0.sse`` (InvokeModel): AWS's
+  binary event stream, keys sorted, a ``"p"`` padding key on every event.
 """
 
 from __future__ import annotations
 
 from toolwire.testing.encoders._base import Encoder, Frame, Reply, ReplyCall, fragments
 from toolwire.testing.encoders.anthropic import AnthropicEncoder
+from toolwire.testing.encoders.bedrock import BedrockConverseEncoder, BedrockInvokeEncoder
 from toolwire.testing.encoders.gemini import GeminiEncoder
 from toolwire.testing.encoders.openai_chat import OpenAIChatEncoder
 from toolwire.testing.encoders.openai_responses import OpenAIResponsesEncoder
@@ -36,6 +40,8 @@ from toolwire.testing.encoders.openai_responses import OpenAIResponsesEncoder
 __all__ = [
     "ENCODERS",
     "AnthropicEncoder",
+    "BedrockConverseEncoder",
+    "BedrockInvokeEncoder",
     "Encoder",
     "Frame",
     "GeminiEncoder",
@@ -51,5 +57,7 @@ ENCODERS: dict[str, type[Encoder]] = {
     "openai-responses": OpenAIResponsesEncoder,
     "anthropic-messages": AnthropicEncoder,
     "gemini": GeminiEncoder,
+    "bedrock-converse": BedrockConverseEncoder,
+    "bedrock-invoke": BedrockInvokeEncoder,
 }
 """Encoder class per API name."""
