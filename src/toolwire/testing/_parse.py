@@ -87,6 +87,8 @@ def parse_request(
     if dialect == "openai-responses":
         return _parse_openai_responses(data)
     if dialect == "anthropic-messages":
+        if model is not None:  # Claude on Vertex AI: the model is in the URL
+            data = {"model": model, **data}
         return _parse_anthropic(data)
     if dialect == "gemini":
         return _parse_gemini(data, model=model or "gemini", stream=bool(stream))

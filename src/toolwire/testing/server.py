@@ -114,6 +114,15 @@ def build_app(
         stream = method in ("converse-stream", "invoke-with-response-stream")
         return await handler.handle(request, dialect, encoder, model=model, stream=stream)
 
+    async def vertex(request: Request) -> Response:
+        if request.path_params["publisher"] == "google":
+            return await gemini(request)
+        model, _, method = request.path_params["target"].rpartition(":")
+        encoder = ENCODERS["anthropic-messages"]()
+        if method not in ("rawPredict", "streamRawPredict"):
+            return handler._error(encoder, 404, f"method {method!r} not found for model {model!r}")
+        return await handler.handle(request, "anthropic-messages", encoder, model=model)
+
     async def unknown(request: Request) -> Response:
         path = request.url.path
         if path.startswith(("/v1beta", "/v1/models")):
@@ -134,11 +143,20 @@ def build_app(
         routes=[
             Route("/v1/chat/completions", openai_chat, methods=["POST"]),
             Route("/chat/completions", openai_chat, methods=["POST"]),
+            Route("/openai/v1/chat/completions", openai_chat, methods=["POST"]),
+            Route(
+                "/openai/deployments/{deployment}/chat/completions", openai_chat, methods=["POST"]
+            ),
             Route("/v1/responses", openai_responses, methods=["POST"]),
             Route("/v1/messages", anthropic_messages, methods=["POST"]),
             Route("/v1beta/models/{target:path}", gemini, methods=["POST"]),
             Route("/v1/models/{target:path}", gemini, methods=["POST"]),
             Route("/model/{model}/{method}", bedrock, methods=["POST"]),
+            Route(
+                "/v1/projects/{project}/locations/{region}/publishers/{publisher}/models/{target}",
+                vertex,
+                methods=["POST"],
+            ),
             Route("/{path:path}", unknown, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         ]
     )
