@@ -43,6 +43,10 @@ EXPECTED_OUTPUT = {
         "2 answered",
     ],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
+    "clouds.md": [
+        f"{name} 2 calls: 杭州现在小雨"
+        for name in ("Bedrock", "BedrockInvoke", "AnthropicVertex", "AzureOpenAI")
+    ],
 }
 SHELLS = ("sh", "bash", "shell", "console")
 
