@@ -9,6 +9,8 @@ import struct
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import TRACES, Trace
 from toolwire import StreamDecoder
@@ -332,3 +334,63 @@ def test_invoke_request_body_is_anthropic_with_bedrock_version() -> None:
         "max_tokens": 10,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
     }
+
+
+# -- argument deltas read by their text give what the general path gives -----------
+
+_DELTA_VARIANTS = [
+    '{"contentBlockIndex":1,"delta":{"toolUse":{"input":%s}},"p":"abc"}',
+    '{"contentBlockIndex":1,"delta":{"toolUse":{"input":%s}}}',
+    '{"contentBlockIndex": 1,"delta":{"toolUse":{"input":%s}},"p":"abc"}',
+    '{"delta":{"toolUse":{"input":%s}},"contentBlockIndex":1}',
+    '{"contentBlockIndex":0,"delta":{"toolUse":{"input":%s}},"p":"abc"}',
+    '{"contentBlockIndex":1,"delta":{"toolUse":{"input":%s,"x":1}},"p":"abc"}',
+    '{"contentBlockIndex":1,"delta":{"toolUse":{"input":%s}},"p":"a-b"}',
+]
+
+
+def _event_frames(decoder: StreamDecoder, body: bytes, cuts: list[int]) -> list[Any]:
+    events: list[Any] = []
+    start = 0
+    for cut in [*sorted(cuts), len(body)]:
+        events += decoder.feed(body[start:cut])
+        start = cut
+    return events + decoder.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    fragments=st.lists(
+        st.tuples(
+            st.sampled_from(range(len(_DELTA_VARIANTS))),
+            st.sampled_from(['"ab"', '"a\\"b"', '"\\u00e9"', '"\\q"', '""', '"{\\"k\\": 1"', "5"]),
+        ),
+        max_size=8,
+    ),
+    cuts=st.lists(st.integers(0, 2000), max_size=6),
+)
+def test_matched_deltas_read_as_the_general_path_reads_them(
+    fragments: list[tuple[int, str]], cuts: list[int]
+) -> None:
+    head = converse(("messageStart", {"role": "assistant"}), start(1, "t1", "f"))
+    body = head + b"".join(
+        event_message("contentBlockDelta", (_DELTA_VARIANTS[v] % text).encode())
+        for v, text in fragments
+    )
+    body += converse(stop(1), ("messageStop", {"stopReason": "tool_use"}), ("metadata", {}))
+    cuts = [c for c in cuts if c <= len(body)]
+    fast = StreamDecoder("bedrock-converse")
+    fast_events = _event_frames(fast, body, cuts)
+    general = StreamDecoder("bedrock-converse")
+    general_events = [e for f in general.feed_frames(body) for e in f.events]
+    general_events += [e for f in general.close_frames() for e in f.events]
+    assert repr(fast_events) == repr(general_events)
+    assert repr(fast.result()) == repr(general.result())
+
+
+def test_plain_deltas_are_taken_as_matches() -> None:
+    decoder = StreamDecoder("bedrock-converse")
+    assert decoder._fast is not None and decoder._sse is not None
+    payload = '{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\\"a\\""}},"p":"xyz"}'
+    found = decoder._fast.args_event(payload, 0)
+    assert found is not None and found.groups() == ("0", '{\\"a\\"')

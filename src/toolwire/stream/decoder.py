@@ -43,6 +43,7 @@ from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, dumps, loads
 from toolwire.stream._parts import (
+    ArgsPart,
     Part,
     StreamEndPart,
 )
@@ -50,6 +51,7 @@ from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for
 from toolwire.stream.framing import (
     END_OF_BODY,
+    EventStreamDecoder,
     Frame,
     FrameReader,
     FramingKind,
@@ -191,8 +193,9 @@ class StreamDecoder:
         self._closed = False
         self._reader: FrameReader
         self._sniffer: SniffingReader | None = None
-        # An SSE reader and a codec that reads argument deltas by their shape.
-        self._sse: SSEDecoder | None = None
+        # A reader and a codec that reads argument deltas by their shape (SSE;
+        # AWS event streams, whose codec names the event type it matches).
+        self._sse: SSEDecoder | EventStreamDecoder | None = None
         self._fast: ArgsEventCodec | None = None
         if self.dialect is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
@@ -202,9 +205,13 @@ class StreamDecoder:
             if len(framings) == 1:
                 (kind,) = framings
                 self._reader = reader_for(kind)
-                if isinstance(self._reader, SSEDecoder) and hasattr(self._codec, "args_event"):
+                if isinstance(self._reader, SSEDecoder | EventStreamDecoder) and hasattr(
+                    self._codec, "args_event"
+                ):
                     self._sse = self._reader
                     self._fast = cast(ArgsEventCodec, self._codec)
+                    if isinstance(self._reader, EventStreamDecoder):
+                        self._reader.match_event = getattr(self._codec, "args_event_type", None)
             else:
                 self._reader = self._sniffer = SniffingReader(framings)
 
@@ -362,6 +369,10 @@ class StreamDecoder:
                 continue
             try:
                 decoded = decode(event, data)
+                if len(decoded) == 1 and type(part := decoded[0]) is ArgsPart:
+                    # One argument fragment, the commonest payload: straight to its call.
+                    add_args(part.choice, part.index, part.args, out)
+                    continue
             except ToolwireError as exc:
                 acc.fail(exc, out)
                 return

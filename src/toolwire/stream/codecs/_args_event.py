@@ -24,12 +24,24 @@ from typing import Final
 from toolwire.stream._json import loads_fast
 from toolwire.stream.framing.sse import EventMatcher
 
-__all__ = ["ANTHROPIC_ARGS_EVENT", "learn_openai_head", "openai_args_event", "string_text"]
+__all__ = [
+    "ANTHROPIC_ARGS_EVENT",
+    "INDEX_PATTERN",
+    "STRING_CONTENT_PATTERN",
+    "learn_openai_head",
+    "openai_args_event",
+    "string_text",
+]
 
 _INDEX: Final = r"(0|[1-9][0-9]{0,8})"  # a small JSON integer: no sign, no leading zero
 # A JSON string's raw content: no raw control character, each backslash with
 # the character after it (string_text checks the escape).
 _STRING_CONTENT: Final = r'([^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*)'
+
+INDEX_PATTERN: Final = _INDEX
+"""A small JSON integer, as one group (for other dialects' patterns)."""
+STRING_CONTENT_PATTERN: Final = _STRING_CONTENT
+"""A JSON string's raw content, as one group (for other dialects' patterns)."""
 
 ANTHROPIC_ARGS_EVENT: Final = re.compile(
     r"event: content_block_delta\n"

@@ -26,6 +26,7 @@ Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_C
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -37,6 +38,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream._parts import (
     POSITION_KEY,
     ArgsPart,
@@ -48,6 +50,11 @@ from toolwire.stream._parts import (
     StreamEndPart,
     TextPart,
     UsagePart,
+)
+from toolwire.stream.codecs._args_event import (
+    INDEX_PATTERN,
+    STRING_CONTENT_PATTERN,
+    string_text,
 )
 from toolwire.stream.codecs._common import (
     as_int,
@@ -66,6 +73,7 @@ from toolwire.stream.codecs._request import (
     tool_names,
 )
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
@@ -136,31 +144,70 @@ class _Reasoning:
         return {"reasoningText": text}
 
 
+_ARGS_PAYLOAD: Final = re.compile(
+    r'\{"contentBlockIndex":' + INDEX_PATTERN + r',"delta":\{"toolUse":\{"input":"'
+    + STRING_CONTENT_PATTERN + r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
+)  # fmt: skip
+"""An argument delta's payload as Bedrock writes it (keys sorted, the padding
+last); groups: block index, raw fragment."""
+
+
 class BedrockConverseCodec:
-    """Decodes ConverseStream events into parts."""
+    """Decodes ConverseStream events into parts.
+
+    Argument deltas of the exact form Bedrock sends are read by their text
+    (``args_event``, see :mod:`toolwire.stream.codecs._args_event`): the
+    event-stream reader matches the payloads of ``contentBlockDelta`` events.
+    """
 
     dialect = API
     framings: frozenset[FramingKind] = frozenset({"eventstream"})
+    args_event_type = "contentBlockDelta"
 
     def __init__(self) -> None:
         self._tools: set[int] = set()  # open toolUse blocks
         self._reasoning: dict[int, _Reasoning] = {}
         self._calls = 0  # toolUse blocks so far: where reasoning goes back
         self.quirks: set[str] = set()
+        self.args_event: EventMatcher | None = _ARGS_PAYLOAD.fullmatch
+
+    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+        """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a
+        block that is not an open ``toolUse``, nor a bad escape."""
+        digits, raw = m.group(1, 2)
+        index = int(digits)
+        if index not in self._tools:
+            return None
+        if "\\" not in raw:
+            return 0, index, raw
+        text = string_text(raw)
+        return None if text is None else (0, index, text)
+
+    @staticmethod
+    def args_frame(m: re.Match[str]) -> tuple[str, str]:
+        return "contentBlockDelta", m.string
 
     def decode(self, event: str, data: str) -> list[Part]:
-        obj = load_payload(data, API)
         if event == "contentBlockDelta":
-            index = self._index(obj)
+            # Arguments travel as strings: the fast parser loses nothing
+            # (see toolwire.stream._json).
+            try:
+                obj = _loads(data)
+            except ValueError:
+                obj = load_payload(data, API)  # raises the descriptive error
+            if type(obj) is not dict:
+                obj = as_obj(obj, f"{API}: event")
+            index = obj.get("contentBlockIndex")
             delta = obj.get("delta")
-            if type(delta) is dict:
+            # The hot path: one event per few characters of arguments.
+            if type(delta) is dict and type(index) is int and index in self._tools:
                 tool = delta.get("toolUse")
-                # The hot path: one event per few characters of arguments.
-                if type(tool) is dict and index in self._tools:
+                if type(tool) is dict:
                     fragment = tool.get("input")
                     if type(fragment) is str:
                         return [ArgsPart(0, index, fragment)]
-            return self._delta(index, as_obj(delta, f"{API}: delta"))
+            return self._delta(self._index(obj), as_obj(delta, f"{API}: delta"))
+        obj = load_payload(data, API)
         if event == "contentBlockStart":
             return self._start(self._index(obj), as_obj(obj.get("start"), f"{API}: start"))
         if event == "contentBlockStop":

@@ -30,13 +30,14 @@ Reference: https://docs.aws.amazon.com/AmazonS3/latest/API/RESTSelectObjectAppen
 
 from __future__ import annotations
 
+import re
 import struct
 import uuid
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Final, TypeAlias
+from typing import Any, Final, TypeAlias, overload
 
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent, StreamTruncated, UsageError
 from toolwire.stream._json import loads
@@ -47,6 +48,7 @@ from toolwire.stream.framing._common import (
     check_errors,
     check_limit,
 )
+from toolwire.stream.framing.sse import EventMatcher
 
 __all__ = [
     "EventStreamDecoder",
@@ -76,6 +78,9 @@ _INTS: Final = {
 }
 _LEN16: Final = struct.Struct(">H")
 _SNIPPET: Final = 80
+_KNOWN_BLOCKS: Final = 32
+_KNOWN_SIZE: Final = 512
+"""The header blocks kept read: at most so many, of at most so many bytes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +110,13 @@ class EventStreamDecoder:
         "_closed",
         "_error",
         "_errors",
+        "_known",
         "_max",
         "_need",
         "_pending",
         "_pending_len",
         "_undecodable",
+        "match_event",
     )
 
     def __init__(
@@ -123,6 +130,9 @@ class EventStreamDecoder:
         self._need = _PRELUDE  # bytes needed before anything more can be read
         self._closed = False
         self._error: RemoteProtocolError | StreamErrorEvent | None = None
+        self._known: dict[bytes, dict[str, HeaderValue]] = {}
+        self.match_event: str | None = None
+        """The events whose payloads :meth:`feed_matched` tries to match."""
 
     @property
     def undecodable(self) -> bool:
@@ -137,6 +147,20 @@ class EventStreamDecoder:
                 bounds or a header cannot be read.
             UsageError: called after :meth:`close`.
         """
+        out: list[EventStreamMessage] = []
+        raw = self._cut(data)
+        try:
+            for headers, payload in raw:
+                out.append(EventStreamMessage(dict(self._read_headers(headers)), payload))
+        except RemoteProtocolError as exc:
+            self._error = exc
+            if not out:
+                raise
+        return out
+
+    def _cut(self, data: bytes) -> list[tuple[bytes, bytes]]:
+        """``(raw headers, payload)`` of each message ``data`` completes, both
+        CRCs checked; the messages before a fault, then the fault on the next call."""
         if self._error is not None:
             raise self._error.with_traceback(None)
         if self._closed:
@@ -148,20 +172,40 @@ class EventStreamDecoder:
         if self._pending_len < self._need:
             return []
         buffer = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
-        out: list[EventStreamMessage] = []
-        pos = 0
+        view = memoryview(buffer)
+        out: list[tuple[bytes, bytes]] = []
+        pos, size = 0, len(buffer)
+        crc32, prelude, unpack = zlib.crc32, _PRELUDE_STRUCT.unpack_from, _U32.unpack_from
+        limit = self._max
         try:
             while True:
-                available = len(buffer) - pos
-                if available < _PRELUDE:
+                if size - pos < _PRELUDE:
                     self._need = _PRELUDE
                     break
-                total = self._prelude(buffer, pos)
-                if available < total:
+                total, headers_len, crc = prelude(buffer, pos)
+                if crc32(view[pos : pos + 8]) != crc:
+                    raise RemoteProtocolError(
+                        "an event-stream prelude fails its CRC32 check",
+                        raw=buffer[pos : pos + _PRELUDE],
+                    )
+                if not (
+                    _OVERHEAD <= total <= limit
+                    and headers_len <= total - _OVERHEAD
+                    and headers_len <= MAX_HEADERS_BYTES
+                ):
+                    raise self._out_of_bounds(total, headers_len, buffer[pos : pos + _PRELUDE])
+                end = pos + total
+                if size < end:
                     self._need = total
                     break
-                out.append(_message(buffer, pos, total))
-                pos += total
+                if crc32(view[pos : end - 4]) != unpack(buffer, end - 4)[0]:
+                    raise RemoteProtocolError(
+                        "an event-stream message fails its CRC32 check",
+                        raw=buffer[pos : pos + _SNIPPET],
+                    )
+                split = pos + _PRELUDE + headers_len
+                out.append((buffer[pos + _PRELUDE : split], buffer[split : end - 4]))
+                pos = end
         except RemoteProtocolError as exc:
             self._error = exc
             self._pending, self._pending_len = [], 0
@@ -172,6 +216,17 @@ class EventStreamDecoder:
         self._pending = [rest] if rest else []
         self._pending_len = len(rest)
         return out
+
+    def _read_headers(self, raw: bytes) -> Mapping[str, HeaderValue]:
+        """The headers of a raw header block; blocks seen before are not read
+        again (a stream repeats a few, one per event type)."""
+        known = self._known.get(raw)
+        if known is not None:
+            return known
+        headers = _headers(raw)
+        if len(self._known) < _KNOWN_BLOCKS and len(raw) <= _KNOWN_SIZE:
+            self._known[raw] = headers
+        return headers
 
     def close(self) -> list[EventStreamMessage]:
         """Mark the end of the body.
@@ -196,69 +251,80 @@ class EventStreamDecoder:
         """Like :meth:`feed`, each event as an ``(:event-type, payload text)``
         frame; an ``exception`` or ``error`` message raises
         :class:`~toolwire.errors.StreamErrorEvent` (after the frames before it)."""
-        return self._frames(self.feed(data))
+        return self._frames(self._cut(data))
+
+    def feed_matched(self, data: bytes, match: EventMatcher) -> list[Frame | re.Match[str]]:
+        """Like :meth:`feed_pairs`, but the payload of a :attr:`match_event`
+        event that ``match`` recognizes whole (``match(payload, 0)``) is given
+        as its match, for the codec to read without parsing it."""
+        return self._frames(self._cut(data), match)
 
     def close_pairs(self) -> list[Frame]:
         """Like :meth:`close`, as frames."""
-        return self._frames(self.close())
+        self.close()
+        return []
 
-    def _frames(self, messages: list[EventStreamMessage]) -> list[Frame]:
-        frames: list[Frame] = []
-        for message in messages:
-            kind = message.header(":message-type") or "event"
-            if kind != "event":
-                self._error = _provider_error(kind, message)
-                if not frames:
-                    raise self._error
-                break
-            frames.append((message.header(":event-type") or "message", self._text(message)))
+    @overload
+    def _frames(self, raw: list[tuple[bytes, bytes]]) -> list[Frame]: ...
+    @overload
+    def _frames(
+        self, raw: list[tuple[bytes, bytes]], match: EventMatcher
+    ) -> list[Frame | re.Match[str]]: ...
+
+    def _frames(
+        self, raw: list[tuple[bytes, bytes]], match: EventMatcher | None = None
+    ) -> list[Frame] | list[Frame | re.Match[str]]:
+        frames: list[Any] = []
+        known = self._known
+        matched = self.match_event if match is not None else None
+        try:
+            for block, payload in raw:
+                headers = known.get(block) or self._read_headers(block)
+                kind = headers.get(":message-type", "event")
+                if kind != "event":
+                    message = EventStreamMessage(dict(headers), payload)
+                    raise _provider_error(str(kind), message)
+                event = headers.get(":event-type")
+                if type(event) is not str:
+                    event = "message"
+                try:
+                    text = payload.decode()
+                except UnicodeDecodeError:
+                    text = self._text(payload)
+                if event == matched:
+                    found = match(text, 0)  # type: ignore[misc]  # set with matched
+                    if found is not None:
+                        frames.append(found)
+                        continue
+                frames.append((event, text))
+        except (RemoteProtocolError, StreamErrorEvent) as exc:
+            self._error = exc
+            if not frames:
+                raise
         return frames
 
-    def _text(self, message: EventStreamMessage) -> str:
+    def _text(self, payload: bytes) -> str:
         try:
-            return message.payload.decode("utf-8")
+            return payload.decode("utf-8")
         except UnicodeDecodeError as exc:
             self._undecodable = True
             if self._errors != "strict":
-                return message.payload.decode("utf-8", self._errors)
-            error = RemoteProtocolError(
-                f"an event-stream payload is not valid UTF-8 ({exc.reason} at byte {exc.start})",
-                raw=message.payload[:_SNIPPET],
-            )
-            self._error = error
-            raise error from None
-
-    def _prelude(self, buffer: bytes, pos: int) -> int:
-        """The total length of the message at ``pos``, its prelude checked."""
-        total, headers, crc = _PRELUDE_STRUCT.unpack_from(buffer, pos)
-        raw = buffer[pos : pos + _PRELUDE]
-        if zlib.crc32(buffer[pos : pos + 8]) != crc:
-            raise RemoteProtocolError("an event-stream prelude fails its CRC32 check", raw=raw)
-        if total < _OVERHEAD or total > self._max:
+                return payload.decode("utf-8", self._errors)
             raise RemoteProtocolError(
+                f"an event-stream payload is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                raw=payload[:_SNIPPET],
+            ) from None
+
+    def _out_of_bounds(self, total: int, headers: int, raw: bytes) -> RemoteProtocolError:
+        if total < _OVERHEAD or total > self._max:
+            return RemoteProtocolError(
                 f"an event-stream message length of {total} bytes is out of bounds "
                 f"({_OVERHEAD}..{self._max})",
                 raw=raw,
             )
-        if headers > MAX_HEADERS_BYTES or headers > total - _OVERHEAD:
-            raise RemoteProtocolError(
-                f"an event-stream headers length of {headers} bytes is out of bounds", raw=raw
-            )
-        return int(total)
-
-
-def _message(buffer: bytes, pos: int, total: int) -> EventStreamMessage:
-    """The message of ``total`` bytes at ``pos``: its CRC checked, headers read."""
-    end = pos + total
-    (crc,) = _U32.unpack_from(buffer, end - 4)
-    if zlib.crc32(buffer[pos : end - 4]) != crc:
-        raise RemoteProtocolError(
-            "an event-stream message fails its CRC32 check", raw=buffer[pos : pos + _SNIPPET]
+        return RemoteProtocolError(
+            f"an event-stream headers length of {headers} bytes is out of bounds", raw=raw
         )
-    (headers_len,) = _U32.unpack_from(buffer, pos + 4)
-    start = pos + _PRELUDE
-    headers = _headers(buffer[start : start + headers_len])
-    return EventStreamMessage(headers, buffer[start + headers_len : end - 4])
 
 
 def _headers(raw: bytes) -> dict[str, HeaderValue]:
