@@ -23,7 +23,11 @@ message is a :class:`~toolwire.errors.StreamTruncated`.
 
 Pieces are kept in a list until a whole message is there and joined once, so
 any split costs linear time. A message larger than ``max_message_bytes`` is
-refused as soon as its prelude is read, before its bytes are buffered.
+refused as soon as its prelude is read, before its bytes are buffered. A
+stream repeats a few header blocks (one per event type): each is read once
+and kept (a few dozen at most). :meth:`EventStreamDecoder.feed_matched` hands
+the payloads of one event type that a codec recognizes by their text as
+matches, as ``SSEDecoder.feed_matched`` does for SSE events.
 Reference: https://docs.aws.amazon.com/AmazonS3/latest/API/RESTSelectObjectAppendix.html
 (the same encoding, described for S3 Select) and the SDKs' event-stream codecs.
 """
