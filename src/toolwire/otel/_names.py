@@ -41,6 +41,8 @@ _ALIASES = {
     "mistral": "mistral_ai",
     "xai": "x_ai",
     "bedrock": "aws.bedrock",
+    "anthropic-vertex": "gcp.vertex_ai",
+    "gemini-vertex": "gcp.vertex_ai",
 }
 # ... and the telemetry flavour of each wire dialect, for any other name.
 _BY_DIALECT = {
@@ -49,6 +51,8 @@ _BY_DIALECT = {
     "anthropic-messages": "anthropic",
     "gemini": "gcp.gemini",
     "cohere-v2": "cohere",
+    "bedrock-converse": "aws.bedrock",
+    "bedrock-invoke": "aws.bedrock",
 }
 
 
