@@ -14,32 +14,41 @@ cancelled and discarded, exactly as if it had never started.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+from typing_extensions import assert_never
 
+from toolwire.agent._asked import answer_asked_calls
 from toolwire.agent.loop import (
     Broken,
+    ContinueTurn,
     Deny,
     Fail,
     Finish,
     Interrupt,
     Replied,
+    RequestOptions,
     RetryTurn,
     Reuse,
+    Run,
     RunTools,
     denied_result,
     interrupted_result,
     next_step,
-    settle,
+    settlement,
+    turn_options,
 )
 from toolwire.errors import ReadError, ToolwireError, TransportTimeout
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage
 from toolwire.observe import Observers
+from toolwire.providers._reads import ProviderStream
 from toolwire.run import (
     AgentEvent,
     ModelRetrying,
@@ -50,7 +59,6 @@ from toolwire.run import (
     TurnFinished,
     TurnStarted,
 )
-from toolwire.stream.decoder import StreamDecoder
 from toolwire.tools import (
     Approval,
     ApprovalCallback,
@@ -67,7 +75,7 @@ if TYPE_CHECKING:
     from toolwire.journal import RecordedTurn, ResumePlan
     from toolwire.providers import Provider
 
-__all__ = ["AgentSettings", "Emit", "RunDriver"]
+__all__ = ["Emit", "RunConfig", "RunDriver"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
@@ -75,29 +83,38 @@ Results = dict[str, tuple[ToolResult, bool]]
 """Tool results by call id, each with whether it ran eagerly."""
 
 
-class AgentSettings(Protocol):
-    """What a run needs of its :class:`~toolwire.Agent`.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunConfig:
+    """What a run needs of its :class:`~toolwire.Agent`, fixed when the run starts.
 
-    The Agent satisfies it as it is; a protocol, because the agent's module
-    imports this one."""
+    The agent builds one per run from its settings; the driver reads nothing
+    else of it, so changing an agent's attributes never changes a run under way.
+    """
 
-    @property
-    def provider(self) -> Provider: ...
-    @property
-    def transport(self) -> Transport | None: ...
-    @property
-    def toolbox(self) -> Toolbox: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def metadata(self) -> Mapping[str, Any]: ...
-    @property
-    def eager(self) -> bool: ...
-    @property
-    def max_turns(self) -> int: ...
-    @property
-    def stream_retries(self) -> int: ...
-    def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest: ...
+    provider: Provider
+    transport: Transport | None
+    """The agent's own transport; ``None`` for the provider's."""
+    toolbox: Toolbox
+    metadata: Mapping[str, Any]
+    eager: bool
+    max_turns: int
+    stream_retries: int
+    request: RequestOptions
+    """What every model request says besides the conversation."""
+
+    def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
+        """The HTTP request of model turn number ``turn`` for this conversation."""
+        options = turn_options(self.request, turn)
+        return self.provider.build_request(
+            model=options.model,
+            messages=messages,
+            tools=options.tools,
+            tool_choice=options.tool_choice,
+            stream=True,
+            max_tokens=options.max_tokens,
+            temperature=options.temperature,
+            extra=options.extra,
+        )
 
 
 class RunDriver:
@@ -105,7 +122,7 @@ class RunDriver:
 
     def __init__(
         self,
-        agent: AgentSettings,
+        config: RunConfig,
         run_id: str,
         messages: list[Message],
         observers: Observers,
@@ -116,7 +133,7 @@ class RunDriver:
         ``emit`` (one at a time) and ``emit_many`` (a network read's decoded
         events at once); ``None`` when nobody reads them, and then they are
         not made at all."""
-        self.agent = agent
+        self.config = config
         self.run_id = run_id
         self.messages = messages
         self.observe = observers
@@ -156,24 +173,30 @@ class RunDriver:
                 done = {call_id: (r, True) for call_id, r in early.items()}
             self.messages.append(assistant)
             step = next_step(
-                Replied(choice, self.turn), max_turns=self.agent.max_turns, stream_retries=0
+                Replied(choice, self.turn), max_turns=self.config.max_turns, stream_retries=0
             )
-            if isinstance(step, Finish):
-                self._turn_finished(choice, turn_usage, 0)
-                return RunResult(
-                    output=choice.text if step.outcome == "answered" else "",
-                    outcome=step.outcome,
-                    messages=tuple(self.messages),
-                    usage=self.usage,
-                    tool_calls=tuple(self.records),
-                    turns=self.turn,
-                    run_id=self.run_id,
-                )
-            assert isinstance(step, RunTools)
-            if recorded is not None:
-                done = await self._settle(step.calls, recorded)
-            await self._run_tools(step.calls, done)
-            self._turn_finished(choice, turn_usage, len(step.calls))
+            match step:
+                case Finish(outcome=outcome):
+                    self._turn_finished(choice, turn_usage, 0)
+                    return RunResult(
+                        output=choice.text if outcome == "answered" else "",
+                        outcome=outcome,
+                        messages=tuple(self.messages),
+                        usage=self.usage,
+                        tool_calls=tuple(self.records),
+                        turns=self.turn,
+                        run_id=self.run_id,
+                    )
+                case RunTools(calls=calls):
+                    if recorded is not None:
+                        done = await self._recorded_results(calls, recorded)
+                    await self._answer_asked(calls, assistant, done)
+                    await self._run_tools(calls, done)
+                    self._turn_finished(choice, turn_usage, len(calls))
+                case ContinueTurn():
+                    self._turn_finished(choice, turn_usage, 0)
+                case _:
+                    assert_never(step)
 
     def _turn_finished(self, choice: ChoiceResult, usage: Usage | None, calls: int) -> None:
         if self.emit is None:
@@ -190,13 +213,13 @@ class RunDriver:
         """One model request, sent again while a broken stream may be retried.
 
         Returns the decoded result and the results of tools run eagerly."""
-        request = self.agent.build_request(self.messages, self.turn)
+        request = self.config.build_request(self.messages, self.turn)
         observe = self.observe
         turn = self.turn
         attempt = 1
         while True:
-            for hook in observe.model_request:
-                await hook(self.run_id, turn, attempt, tuple(self.messages))
+            for requested in observe.model_request:
+                await requested(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
             try:
                 result, early = await self._stream_once(request)
@@ -204,90 +227,85 @@ class RunDriver:
                 await self._failed(attempt, broke.error, started)
                 step = next_step(
                     Broken(broke.error, attempt),
-                    max_turns=self.agent.max_turns,
-                    stream_retries=self.agent.stream_retries,
+                    max_turns=self.config.max_turns,
+                    stream_retries=self.config.stream_retries,
                 )
-                if isinstance(step, Fail):
-                    raise step.error from None
-                assert isinstance(step, RetryTurn)
-                if self.emit is not None:
-                    self.emit(ModelRetrying(turn=turn, attempt=step.attempt, error=step.error))
-                attempt = step.attempt
-                continue
+                match step:
+                    case Fail(error=error):
+                        raise error from None
+                    case RetryTurn(attempt=attempt, error=error):  # the next attempt's number
+                        if self.emit is not None:
+                            self.emit(ModelRetrying(turn=turn, attempt=attempt, error=error))
+                        continue
+                    case _:
+                        assert_never(step)
             except ToolwireError as error:
                 await self._failed(attempt, error, started)
                 raise
-            for hook in observe.model_response:
-                await hook(self.run_id, turn, attempt, result, time.monotonic() - started)
+            for responded in observe.model_response:
+                await responded(self.run_id, turn, attempt, result, time.monotonic() - started)
             return result, early
 
     async def _failed(self, attempt: int, error: ToolwireError, started: float) -> None:
-        for hook in self.observe.model_failed:
-            await hook(self.run_id, self.turn, attempt, error, time.monotonic() - started)
+        for failed in self.observe.model_failed:
+            await failed(self.run_id, self.turn, attempt, error, time.monotonic() - started)
 
-    async def _stream_once(self, request: Any) -> tuple[StreamResult, dict[str, ToolResult]]:
-        decoder = StreamDecoder(self.agent.provider.dialect)
+    async def _stream_once(
+        self, request: HttpRequest
+    ) -> tuple[StreamResult, dict[str, ToolResult]]:
+        config = self.config
+        source = ProviderStream(
+            request,
+            transport=config.transport or config.provider.transport,
+            parse_error=config.provider.parse_error,
+            dialect=config.provider.dialect,
+        )
         early: dict[str, ToolResult] = {}
-        if self.agent.eager:
+        if config.eager:
             # Eager tools start while the stream is read, in this task group.
             async with anyio.create_task_group() as tg:
-                failed, request_error = await self._read(request, decoder, tg, early)
+                failed, request_error = await self._read(source, tg, early)
                 if failed is not None or request_error is not None:
                     # Nothing from a failed stream may run: cancel and discard.
                     tg.cancel_scope.cancel()
         else:
-            failed, request_error = await self._read(request, decoder, None, early)
+            failed, request_error = await self._read(source, None, early)
         # Raised outside the task group, so callers get the error itself,
         # not an exception group.
         if request_error is not None:
             raise request_error
         if failed is not None:
             raise _TurnBroke(failed)
-        result = decoder.result()
-        if result.error is not None:  # pragma: no cover - reported as StreamFailed above
-            raise _TurnBroke(result.error)
-        return result, early
+        return source.decoder.result(), early
 
     async def _read(
         self,
-        request: Any,
-        decoder: StreamDecoder,
+        source: ProviderStream,
         tg: anyio.abc.TaskGroup | None,
         early: dict[str, ToolResult],
     ) -> tuple[ToolwireError | None, ToolwireError | None]:
         """Send the request and decode its stream: why the stream failed, and
-        why the request did (each ``None`` when it did not)."""
-        agent = self.agent
-        transport = agent.transport or agent.provider.transport
-        failed: ToolwireError | None = None
+        why the request did (each ``None`` when it did not).
+
+        Once the body is being read, a broken stream is a failed turn, which
+        may be sent again; errors before (connect, an HTTP status after the
+        transport's retries) end the run."""
         # Events go on when someone reads them or eager tools may start.
         listening = self.emit_many is not None or tg is not None
         try:
-            stream = transport.stream(request, parse_error=agent.provider.parse_error)
-            async with stream as response:
-                # From here on, a broken stream is a failed turn, which may be
-                # sent again; errors before (connect, an HTTP status after the
-                # transport's retries) end the run.
-                try:
-                    async for chunk in response.aiter_bytes():
-                        events = decoder.feed(chunk)
-                        if events and listening:
-                            self._hand_on(events, tg, early)
-                        if decoder.error is not None:  # its last event said so
-                            failed = decoder.error
-                            break
-                except (ReadError, TransportTimeout) as exc:
-                    failed = exc
-                    if self.emit is not None:
-                        self.emit(StreamFailed(error=exc))
+            async with contextlib.aclosing(source.reads()) as reads:
+                async for events in reads:
+                    if listening:
+                        self._hand_on(events, tg, early)
+        except (ReadError, TransportTimeout) as exc:
+            if not source.reading:
+                return None, exc
+            if self.emit is not None:
+                self.emit(StreamFailed(error=exc))
+            return exc, None
         except ToolwireError as exc:
-            return failed, exc
-        if failed is None:
-            events = decoder.close()
-            if events and listening:
-                self._hand_on(events, tg, early)
-            failed = decoder.error
-        return failed, None
+            return None, exc
+        return source.decoder.error, None
 
     def _hand_on(
         self, events: list[Event], tg: anyio.abc.TaskGroup | None, early: dict[str, ToolResult]
@@ -301,7 +319,7 @@ class RunDriver:
             return
         for event in events:
             if isinstance(event, ToolCallReady) and event.choice == 0:
-                tool = self.agent.toolbox.get(event.call.name)
+                tool = self.config.toolbox.get(event.call.name)
                 if tool is not None and tool.read_only:
                     tg.start_soon(self._run_early, event.call, early)
 
@@ -311,35 +329,64 @@ class RunDriver:
 
     # -- the tools ------------------------------------------------------------------
 
-    async def _settle(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
+    async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
         """The results a resumed turn already has: recorded outcomes, recorded
         denials, and interrupted calls that must not run again. The other
         calls (never started, or safe to repeat) are left to run."""
         done: Results = {}
         for call in calls:
-            decision = settle(
+            decision = settlement(
                 call,
                 outcomes=recorded.outcomes,
                 denied=recorded.denied,
                 started=recorded.started,
                 approved=recorded.approved,
-                tool=self.agent.toolbox.get,
+                tool=self.config.toolbox.get,
             )
-            if isinstance(decision, Reuse):
-                done[call.id] = (decision.result, decision.eager)
-                continue
-            if isinstance(decision, Deny):
-                result = denied_result(call, decision.reason)
-            elif isinstance(decision, Interrupt):
-                result = interrupted_result(call)
-            else:
-                continue
-            for hook in self.observe.tool_interrupted:
-                await hook(self.run_id, self.turn, call, result)
+            match decision:
+                case Reuse(result=reused, eager=eager):
+                    done[call.id] = (reused, eager)
+                    continue
+                case Deny(reason=reason):
+                    result = denied_result(call, reason)
+                case Interrupt():
+                    result = interrupted_result(call)
+                case Run():
+                    continue
+                case _:
+                    assert_never(decision)
+            for interrupted in self.observe.tool_interrupted:
+                await interrupted(self.run_id, self.turn, call, result)
             if self.emit is not None:
                 self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
             done[call.id] = (result, False)
         return done
+
+    async def _answer_asked(
+        self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results
+    ) -> None:
+        """Answer the calls the provider asked about (MCP approvals, computer
+        and shell calls no tool handles): see :mod:`toolwire.agent._asked`."""
+        pending = [call for call in calls if call.id not in done]
+        answers = await answer_asked_calls(
+            pending,
+            assistant,
+            self.config.toolbox,
+            approve=self._approver(),
+            run_id=self.run_id,
+            metadata={
+                **self.config.metadata,
+                "turn": self.turn,
+                "model": self.config.request.model,
+            },
+        )
+        for call in pending:
+            result = answers.get(call.id)
+            if result is None:
+                continue
+            done[call.id] = (result, False)
+            if self.emit is not None:
+                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
 
     async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
         """Run the calls that have no result yet (run eagerly, or recorded by
@@ -372,8 +419,8 @@ class RunDriver:
         if observe.tools_started:
             # The keys the toolbox derives from the run id and the call ids.
             intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
-            for hook in observe.tools_started:
-                await hook(run_id, turn, intents, eager=eager)
+            for started in observe.tools_started:
+                await started(run_id, turn, intents, eager=eager)
         if emit is not None:
             for call in calls:
                 emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
@@ -385,11 +432,11 @@ class RunDriver:
             if emit is not None:
                 emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
 
-        agent = self.agent
-        results = await agent.toolbox.execute(
+        config = self.config
+        results = await config.toolbox.execute(
             calls,
             run_id=run_id,
-            metadata={**agent.metadata, "turn": turn, "model": agent.model},
+            metadata={**config.metadata, "turn": turn, "model": config.request.model},
             approve=self._approver(),
             on_result=finished if finished_hooks or emit is not None else None,
         )
@@ -398,7 +445,7 @@ class RunDriver:
     def _approver(self) -> ApprovalCallback | None:
         """The toolbox's approval callback, with each decision told to the
         observers (the journal records it) before the toolbox acts on it."""
-        inner = self.agent.toolbox.approve
+        inner = self.config.toolbox.approve
         hooks = self.observe.approval_decided
         if inner is None or not hooks:
             return inner

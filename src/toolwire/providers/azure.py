@@ -136,8 +136,10 @@ class AzureOpenAI(OpenAIChat):
         if self.api_version is None:
             return request
         deployment = quote(self.deployment or model, safe="")
+        path = self.wire.request_path
+        assert path is not None  # the dialect's requests are written
         url = (
-            f"{self.base_url}/deployments/{deployment}/chat/completions"
+            f"{self.base_url}/deployments/{deployment}{path(model, stream)}"
             f"?api-version={quote(self.api_version, safe='')}"
         )
         return dataclasses.replace(request, url=url)

@@ -25,15 +25,13 @@ import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import Message
 from toolwire.providers._aws import AwsSigner
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
-from toolwire.stream.codecs import bedrock, bedrock_invoke
 from toolwire.stream.codecs._request import dict_or_empty, merge_extra
-from toolwire.stream.decoder import decode_response
+from toolwire.stream.framing.eventstream import MEDIA_TYPE
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -41,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Bedrock", "BedrockInvoke"]
 
-EVENT_STREAM = "application/vnd.amazon.eventstream"
 _OVERLOADED = frozenset({"ServiceUnavailableException", "ModelNotReadyException"})
 
 
@@ -52,8 +49,6 @@ class _BedrockBase(Provider):
     env_vars = ("AWS_BEARER_TOKEN_BEDROCK",)
     base_url_env_vars = ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME",)
     requires_key_for_default_url = False
-    _stream_method = ""
-    _whole_method = ""
 
     def __init__(
         self,
@@ -113,16 +108,12 @@ class _BedrockBase(Provider):
     def _headers(self, *, stream: bool) -> dict[str, str]:
         headers = {
             "content-type": "application/json",
-            "accept": EVENT_STREAM if stream else "application/json",
+            "accept": MEDIA_TYPE if stream else "application/json",
         }
         if self._api_key is not None:
             headers["authorization"] = f"Bearer {self._api_key.reveal()}"
         headers.update(self._extra_headers)
         return headers
-
-    def _model_url(self, model: str, *, stream: bool) -> str:
-        method = self._stream_method if stream else self._whole_method
-        return f"{self.base_url}/model/{quote(model, safe='')}/{method}"
 
     def _post(self, url: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
         request = super()._post(url, body, stream=stream)
@@ -139,7 +130,7 @@ class _BedrockBase(Provider):
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a whole response (see :meth:`Provider.parse_response`)."""
-        return decode_response(self.dialect, body)
+        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
@@ -163,8 +154,6 @@ class Bedrock(_BedrockBase):
     Bedrock serves (Claude, Nova, Llama, Mistral...), one request format."""
 
     dialect = "bedrock-converse"
-    _stream_method = "converse-stream"
-    _whole_method = "converse"
 
     def build_request(
         self,
@@ -185,7 +174,7 @@ class Bedrock(_BedrockBase):
         Raises:
             UsageError: ``tool_choice="none"`` with tools, or an invalid ``tool_choice``.
         """
-        body = bedrock.encode_request(
+        body = self._encode(
             messages=messages,
             tools=tools,
             tool_choice=tool_choice,
@@ -193,7 +182,7 @@ class Bedrock(_BedrockBase):
             temperature=temperature,
         )
         merge_extra(body, extra)
-        return self._post(self._model_url(model, stream=stream), body, stream=stream)
+        return self._post_model(model, body, stream=stream)
 
 
 class BedrockInvoke(_BedrockBase):
@@ -201,8 +190,6 @@ class BedrockInvoke(_BedrockBase):
     Anthropic's Messages format, with every Anthropic feature Bedrock passes on."""
 
     dialect = "bedrock-invoke"
-    _stream_method = "invoke-with-response-stream"
-    _whole_method = "invoke"
 
     def __init__(
         self,
@@ -236,7 +223,7 @@ class BedrockInvoke(_BedrockBase):
     ) -> HttpRequest:
         """Build an ``InvokeModel[WithResponseStream]`` request, signed (see
         :meth:`Provider.build_request`); tools are in Anthropic's shape."""
-        body = bedrock_invoke.encode_request(
+        body = self._encode(
             messages=messages,
             tools=tools,
             tool_choice=tool_choice,
@@ -246,4 +233,4 @@ class BedrockInvoke(_BedrockBase):
             thinking=self.anthropic_thinking,
         )
         merge_extra(body, extra)
-        return self._post(self._model_url(model, stream=stream), body, stream=stream)
+        return self._post_model(model, body, stream=stream)

@@ -26,22 +26,19 @@ they expire (a blocking call, about once an hour). The token travels as
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 from toolwire.errors import UsageError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, ToolChoice
+from toolwire.providers._base import HttpRequest
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.gemini import Gemini
-from toolwire.stream.codecs._request import merge_extra
-from toolwire.stream.codecs.anthropic import encode_request as anthropic_request
-from toolwire.stream.codecs.gemini import encode_request as gemini_request
+from toolwire.stream.codecs import anthropic
 
 __all__ = ["VERTEX_ANTHROPIC_VERSION", "AnthropicVertex", "GeminiVertex"]
 
-VERTEX_ANTHROPIC_VERSION = "vertex-2023-10-16"
+VERTEX_ANTHROPIC_VERSION = anthropic.VERTEX_VERSION
 """The ``anthropic_version`` Vertex AI wants in the body of Claude requests."""
 _SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -132,11 +129,11 @@ class _Vertex:
         self.project, self.region = project, region
         return project, region
 
-    def _model_url(self, model: str, method: str) -> str:
+    def _publisher_url(self) -> str:
+        """Where the publisher's models are: the model's path follows."""
         return (
             f"{self.base_url}/projects/{quote(self.project, safe='')}/locations/"
-            f"{quote(self.region, safe='')}/publishers/{self._publisher}/models/"
-            f"{quote(model, safe='-._~@')}:{method}"
+            f"{quote(self.region, safe='')}/publishers/{self._publisher}"
         )
 
     def _bearer(self) -> dict[str, str]:
@@ -191,37 +188,17 @@ class AnthropicVertex(_Vertex, Anthropic):
             headers["anthropic-beta"] = ",".join(self.anthropic_beta)
         return headers
 
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``rawPredict``/``streamRawPredict`` request (see
-        :meth:`Provider.build_request`)."""
-        body = anthropic_request(
-            model=model,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            default_max_tokens=self.anthropic_max_tokens,
-            thinking=self.anthropic_thinking,
-            disable_parallel_tool_use=self.anthropic_disable_parallel_tool_use,
+    def _encode(self, **options: Any) -> dict[str, Any]:
+        """Anthropic's body without ``model`` (it is in the URL), with
+        ``anthropic_version``."""
+        options.pop("model", None)
+        return anthropic.encode_platform_request(
+            anthropic_version=VERTEX_ANTHROPIC_VERSION, **options
         )
-        del body["model"]
-        body = {"anthropic_version": VERTEX_ANTHROPIC_VERSION, **body}
-        merge_extra(body, extra)
-        method = "streamRawPredict" if stream else "rawPredict"
-        return self._post(self._model_url(model, method), body, stream=stream)
+
+    def _post_model(self, model: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        path = anthropic.vertex_request_path(model, stream)
+        return self._post(self._publisher_url() + path, body, stream=stream)
 
 
 class GeminiVertex(_Vertex, Gemini):
@@ -255,31 +232,7 @@ class GeminiVertex(_Vertex, Gemini):
     def _auth_headers(self) -> dict[str, str]:
         return self._bearer()
 
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``generateContent``/``streamGenerateContent`` request (see
-        :meth:`Provider.build_request`)."""
-        body = gemini_request(
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            thinking_budget=self.gemini_thinking_budget,
-            include_thoughts=self.gemini_include_thoughts,
-        )
-        merge_extra(body, extra)
-        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return self._post(
-            self._model_url(model.removeprefix("models/"), method), body, stream=stream
-        )
+    def _post_model(self, model: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        request_path = self.wire.request_path
+        assert request_path is not None  # Gemini's requests are written
+        return self._post(self._publisher_url() + request_path(model, stream), body, stream=stream)

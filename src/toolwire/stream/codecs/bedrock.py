@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.messages import (
@@ -52,8 +53,8 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream.codecs._args_event import (
-    INDEX_PATTERN,
-    STRING_CONTENT_PATTERN,
+    INDEX,
+    STRING_CONTENT,
     string_text,
 )
 from toolwire.stream.codecs._common import (
@@ -65,6 +66,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
     load_payload,
 )
+from toolwire.stream.codecs._dialect import RouteTarget, WireDialect, plain_schemas
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -72,12 +74,14 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import bedrock as emulation
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
-    "FINISH_REASONS",
+    "DIALECT",
+    "RAW_FINISH_REASONS",
     "BedrockConverseCodec",
     "encode_request",
     "tool_schema",
@@ -86,7 +90,7 @@ __all__ = [
 
 API = "bedrock-converse"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "tool_use": "tool_calls",
@@ -145,8 +149,8 @@ class _Reasoning:
 
 
 _ARGS_PAYLOAD: Final = re.compile(
-    r'\{"contentBlockIndex":' + INDEX_PATTERN + r',"delta":\{"toolUse":\{"input":"'
-    + STRING_CONTENT_PATTERN + r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
+    r'\{"contentBlockIndex":' + INDEX + r',"delta":\{"toolUse":\{"input":"'
+    + STRING_CONTENT + r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
 )  # fmt: skip
 """An argument delta's payload as Bedrock writes it (keys sorted, the padding
 last); groups: block index, raw fragment."""
@@ -216,7 +220,7 @@ class BedrockConverseCodec:
             stop = as_str(obj.get("stopReason"), f"{API}: stopReason")
             if stop is None:
                 raise RemoteProtocolError(f"{API}: messageStop has no stopReason", raw=data)
-            return [finish_part(FINISH_REASONS, stop)]
+            return [finish_part(RAW_FINISH_REASONS, stop)]
         if event == "metadata":
             parts: list[Part] = []
             usage = obj.get("usage")
@@ -311,7 +315,7 @@ class BedrockConverseCodec:
                 parts.append(StatePart(self._state(reasoning)))
         stop = as_str(body.get("stopReason"), f"{API}: stopReason")
         if stop is not None:
-            parts.append(finish_part(FINISH_REASONS, stop))
+            parts.append(finish_part(RAW_FINISH_REASONS, stop))
         usage = body.get("usage")
         if usage is not None:
             parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
@@ -400,7 +404,7 @@ def encode_request(
     temperature: float | None = None,
 ) -> dict[str, Any]:
     """The JSON body of a ``Converse`` / ``ConverseStream`` request (the model
-    and the choice of streaming are in the URL).
+    and the choice of streaming are in the URL: :data:`DIALECT`'s ``request_path``).
 
     Raises:
         UsageError: ``tool_choice="none"`` with tools (Converse cannot forbid
@@ -448,3 +452,51 @@ def _tool_choice(
 def _tool_name(tool: Mapping[str, Any]) -> Any:
     spec = tool.get("toolSpec")
     return spec.get("name") if isinstance(spec, Mapping) else None
+
+
+# -- the dialect --------------------------------------------------------------------
+
+_EVENTS: Final = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop"}
+)
+_STREAM_METHOD: Final = "converse-stream"
+_WHOLE_METHOD: Final = "converse"
+
+
+def model_path(model: str, method: str) -> str:
+    """``/model/{model}/{method}``: where Bedrock's runtime takes a model call
+    (the model id or ARN quoted whole)."""
+    return f"/model/{quote(model, safe='')}/{method}"
+
+
+def model_target(path: str, stream_method: str, whole_method: str) -> RouteTarget | None:
+    """What a ``/model/{model}/{method}`` path says: the model and whether it
+    streams (``None``: another method)."""
+    model, _, method = path.partition("/model/")[2].rpartition("/")
+    if not model or method not in (stream_method, whole_method):
+        return None
+    return model, method == stream_method, True
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=BedrockConverseCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_bedrock,
+    sniff_name=_EVENTS.__contains__,
+    paths=("/" + _STREAM_METHOD, "/" + _WHOLE_METHOD),
+    stream_paths=("/" + _STREAM_METHOD,),
+    routes=(f"/model/{{model}}/{_STREAM_METHOD}", f"/model/{{model}}/{_WHOLE_METHOD}"),
+    route_target=lambda path, query: model_target(path, _STREAM_METHOD, _WHOLE_METHOD),
+    request_path=lambda model, stream: model_path(
+        model, _STREAM_METHOD if stream else _WHOLE_METHOD
+    ),
+    request_id_header="x-amzn-requestid",
+    answer_fields=(),
+    encode_request=encode_request,
+    tool_schemas=plain_schemas(tool_schema),
+    decode_request=emulation.decode_converse_request,
+    encoder=emulation.BedrockConverseEncoder,
+    otel_provider="aws.bedrock",
+)
+"""Amazon Bedrock's Converse API, in AWS's event stream."""

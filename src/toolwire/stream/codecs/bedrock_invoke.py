@@ -23,10 +23,13 @@ from toolwire.messages import Message
 from toolwire.stream._parts import Part
 from toolwire.stream.codecs import anthropic
 from toolwire.stream.codecs._common import as_str, load_payload
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import ToolChoice
+from toolwire.stream.codecs.bedrock import model_path, model_target
+from toolwire.stream.codecs.emulation import bedrock as emulation
 from toolwire.stream.framing import FramingKind
 
-__all__ = ["ANTHROPIC_VERSION", "BedrockInvokeCodec", "encode_request"]
+__all__ = ["ANTHROPIC_VERSION", "DIALECT", "BedrockInvokeCodec", "encode_request"]
 
 API = "bedrock-invoke"
 ANTHROPIC_VERSION: Final = "bedrock-2023-05-31"
@@ -80,8 +83,8 @@ def encode_request(
     """The JSON body of an ``InvokeModel`` request for Claude: Anthropic's,
     without ``model`` and ``stream`` (the URL says both), with
     ``anthropic_version``. Tools are in Anthropic's shape."""
-    body = anthropic.encode_request(
-        model="",
+    return anthropic.encode_platform_request(
+        anthropic_version=anthropic_version,
         messages=messages,
         tools=tools,
         tool_choice=tool_choice,
@@ -91,5 +94,31 @@ def encode_request(
         default_max_tokens=default_max_tokens,
         thinking=thinking,
     )
-    del body["model"]
-    return {"anthropic_version": anthropic_version, **body}
+
+
+_STREAM_METHOD: Final = "invoke-with-response-stream"
+_WHOLE_METHOD: Final = "invoke"
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=BedrockInvokeCodec,
+    finish_reasons=anthropic.RAW_FINISH_REASONS,
+    usage=anthropic.usage_from_anthropic,
+    sniff_name=lambda name: name == "chunk",
+    paths=("/" + _STREAM_METHOD, "/" + _WHOLE_METHOD),
+    stream_paths=("/" + _STREAM_METHOD,),
+    routes=(f"/model/{{model}}/{_STREAM_METHOD}", f"/model/{{model}}/{_WHOLE_METHOD}"),
+    route_target=lambda path, query: model_target(path, _STREAM_METHOD, _WHOLE_METHOD),
+    request_path=lambda model, stream: model_path(
+        model, _STREAM_METHOD if stream else _WHOLE_METHOD
+    ),
+    request_id_header="x-amzn-requestid",
+    answer_fields=(),
+    encode_request=encode_request,
+    tool_schemas=anthropic.DIALECT.tool_schemas,
+    decode_request=emulation.decode_invoke_request,
+    encoder=emulation.BedrockInvokeEncoder,
+    otel_provider="aws.bedrock",
+)
+"""Amazon Bedrock's InvokeModel API for Claude: Anthropic's Messages in AWS's
+event stream."""

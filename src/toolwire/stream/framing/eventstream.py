@@ -55,6 +55,7 @@ from toolwire.stream.framing._common import (
 from toolwire.stream.framing.sse import EventMatcher
 
 __all__ = [
+    "MEDIA_TYPE",
     "EventStreamDecoder",
     "EventStreamMessage",
     "HeaderValue",
@@ -66,6 +67,9 @@ __all__ = [
 HeaderValue: TypeAlias = bool | int | bytes | str | datetime | uuid.UUID
 """A header's value, by its wire type: bool, byte/short/int/long (``int``),
 byte array (``bytes``), string (``str``), timestamp (``datetime``, UTC), UUID."""
+
+MEDIA_TYPE: Final = "application/vnd.amazon.eventstream"
+"""The framing's media type (a response's ``Content-Type``)."""
 
 _PRELUDE: Final = 12  # total length, headers length, prelude CRC
 _OVERHEAD: Final = _PRELUDE + 4  # and the message CRC
