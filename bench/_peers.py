@@ -39,13 +39,18 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import struct
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["FORMATS", "PIECE", "Runner", "available_runners", "missing_runners"]
 
-FORMATS = ("openai", "anthropic")
+FORMATS = ("openai", "anthropic", "bedrock")
+SSE_FORMATS = ("openai", "anthropic")
+"""The formats the peer libraries read here (Bedrock's event stream: toolwire
+and the naive loop only)."""
 PIECE = 64 * 1024
 """Size of the pieces toolwire is fed: a typical HTTP client read."""
 
@@ -115,6 +120,29 @@ def naive_anthropic(body: bytes) -> list[Any]:
             delta = event["delta"]
             if delta["type"] == "input_json_delta":
                 fragments[event["index"]].append(delta["partial_json"])
+    return [loads("".join(fragments[i]) or "{}") for i in sorted(fragments)]
+
+
+def naive_bedrock(body: bytes) -> list[Any]:
+    """Cut the event-stream messages (both CRCs checked, as any reader must),
+    join ``toolUse.input`` pieces per block index, parse once at the end."""
+    loads, crc32, unpack_from = json.loads, zlib.crc32, struct.unpack_from
+    fragments: dict[int, list[str]] = {}
+    pos, end = 0, len(body)
+    while pos < end:
+        total, headers, prelude_crc = unpack_from(">III", body, pos)
+        if crc32(body[pos : pos + 8]) != prelude_crc:
+            raise ValueError("prelude CRC")
+        (message_crc,) = unpack_from(">I", body, pos + total - 4)
+        if crc32(body[pos : pos + total - 4]) != message_crc:
+            raise ValueError("message CRC")
+        event = loads(body[pos + 12 + headers : pos + total - 4])
+        pos += total
+        delta = event.get("delta")
+        if delta is not None and "toolUse" in delta:
+            fragments.setdefault(event["contentBlockIndex"], []).append(delta["toolUse"]["input"])
+        elif "start" in event and "toolUse" in event["start"]:
+            fragments[event["contentBlockIndex"]] = []
     return [loads("".join(fragments[i]) or "{}") for i in sorted(fragments)]
 
 
@@ -373,7 +401,8 @@ def _jiter(fmt: str) -> RunFn:
 
 # -- registry -------------------------------------------------------------------------
 
-_API = {"openai": "openai-chat", "anthropic": "anthropic-messages"}
+_API = {"openai": "openai-chat", "anthropic": "anthropic-messages", "bedrock": "bedrock-converse"}
+_NAIVE = {"openai": naive_openai, "anthropic": naive_anthropic, "bedrock": naive_bedrock}
 
 # name -> (module that must be importable, formats, factory(fmt), partial values?, note)
 _SPECS: list[tuple[str, str | None, tuple[str, ...], Callable[[str], RunFn], bool, str]] = [
@@ -381,7 +410,7 @@ _SPECS: list[tuple[str, str | None, tuple[str, ...], Callable[[str], RunFn], boo
         "naive",
         None,
         FORMATS,
-        lambda fmt: naive_openai if fmt == "openai" else naive_anthropic,
+        lambda fmt: _NAIVE[fmt],
         False,
         "",
     ),
@@ -396,9 +425,9 @@ _SPECS: list[tuple[str, str | None, tuple[str, ...], Callable[[str], RunFn], boo
     ),
     ("openai SDK", "openai", ("openai",), lambda fmt: _openai_sdk(), True, ""),
     ("anthropic SDK", "anthropic", ("anthropic",), lambda fmt: _anthropic_sdk(), True, ""),
-    ("langchain-core", "langchain_core", FORMATS, _langchain, True, ""),
-    ("litellm", "litellm", FORMATS, _litellm, False, ""),
-    ("jiter partial re-parse", "jiter", FORMATS, _jiter, True, ""),
+    ("langchain-core", "langchain_core", SSE_FORMATS, _langchain, True, ""),
+    ("litellm", "litellm", SSE_FORMATS, _litellm, False, ""),
+    ("jiter partial re-parse", "jiter", SSE_FORMATS, _jiter, True, ""),
 ]
 
 RUNNER_NAMES = tuple(spec[0] for spec in _SPECS)

@@ -10,7 +10,11 @@ built-in generator below, which produces the same wire shapes:
   argument fragment, a ``finish_reason`` chunk, a usage chunk and ``[DONE]``;
 * Anthropic Messages: ``message_start``, ``ping``, per call a
   ``content_block_start`` (``tool_use``), ``input_json_delta`` fragments and
-  ``content_block_stop``, then ``message_delta`` and ``message_stop``.
+  ``content_block_stop``, then ``message_delta`` and ``message_stop``;
+* Bedrock ConverseStream (built in only): AWS event-stream messages
+  ``messageStart``, per call a ``contentBlockStart`` (``toolUse``),
+  ``toolUse.input`` fragments and ``contentBlockStop``, then ``messageStop``
+  and ``metadata``, each payload with its ``"p"`` padding, as Bedrock sends them.
 
 Arguments are ``{"path": ..., "content": <source code>}`` of exactly
 ``n_bytes`` UTF-8 bytes, with escapes (quotes, backslashes, tabs, newlines)
@@ -23,6 +27,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import struct
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +39,7 @@ __all__ = [
     "DEFAULT_GEN",
     "Generator",
     "anthropic_sse",
+    "bedrock_converse",
     "load_generator",
     "make_arguments",
     "openai_sse",
@@ -194,6 +201,44 @@ def anthropic_sse(n_bytes: int, k: int = 1, c: int = 6, seed: int = 0) -> tuple[
     return b"".join(out), calls
 
 
+def _aws_message(event: str, obj: dict[str, Any]) -> bytes:
+    """One AWS event-stream message: string headers, a JSON payload, both CRCs."""
+    headers = b""
+    for name, value in ((":event-type", event), (":content-type", "application/json"),
+                        (":message-type", "event")):  # fmt: skip
+        raw = value.encode()
+        headers += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+    payload = _dumps(obj).encode()
+    prelude = struct.pack(">II", 16 + len(headers) + len(payload), len(headers))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def bedrock_converse(n_bytes: int, k: int = 1, c: int = 6, seed: int = 0) -> tuple[bytes, Calls]:
+    """A Bedrock ConverseStream body with ``k`` ``toolUse`` blocks of ``n_bytes`` each."""
+    rng = random.Random(seed + 3)
+    calls = _calls(n_bytes, k, seed, "tooluse_")
+    pad = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+    def event(name: str, **obj: Any) -> bytes:
+        return _aws_message(name, {**obj, "p": pad[: rng.randint(1, len(pad))]})
+
+    out = [event("messageStart", role="assistant")]
+    pieces = 0
+    for index, call in enumerate(calls):
+        start = {"toolUse": {"name": call["name"], "toolUseId": call["id"]}}
+        out.append(event("contentBlockStart", contentBlockIndex=index, start=start))
+        for piece in _fragments(call["arguments"], c, rng):
+            pieces += 1
+            delta = {"toolUse": {"input": piece}}
+            out.append(event("contentBlockDelta", contentBlockIndex=index, delta=delta))
+        out.append(event("contentBlockStop", contentBlockIndex=index))
+    out.append(event("messageStop", stopReason="tool_use"))
+    usage = {"inputTokens": 100, "outputTokens": pieces, "totalTokens": 100 + pieces}
+    out.append(event("metadata", metrics={"latencyMs": 100}, usage=usage))
+    return b"".join(out), calls
+
+
 @dataclass(frozen=True)
 class Generator:
     """The stream functions the benchmark uses, and where they come from."""
@@ -203,7 +248,10 @@ class Generator:
     description: str
 
     def stream(self, fmt: str, n_bytes: int, k: int) -> tuple[bytes, Calls]:
-        """The body and ground truth for ``fmt`` (``openai`` or ``anthropic``)."""
+        """The body and ground truth for ``fmt`` (``openai``, ``anthropic`` or
+        ``bedrock``, always from the built-in generator)."""
+        if fmt == "bedrock":
+            return bedrock_converse(n_bytes, k=k, c=6)
         fn = self.openai_sse if fmt == "openai" else self.anthropic_sse
         return fn(n_bytes, k=k, c=6)
 

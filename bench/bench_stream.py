@@ -6,7 +6,8 @@ plus 8 parallel calls of 10 KB) in the OpenAI chat-completions and the
 Anthropic Messages formats, with every runner of ``_peers.py``: toolwire with
 and without partial values, a naive loop, the openai and anthropic SDKs'
 stream helpers, langchain-core chunk folding, litellm's chunk builder and
-jiter's per-chunk partial re-parse. Each runner starts from the body bytes
+jiter's per-chunk partial re-parse; and in Bedrock's ConverseStream (AWS's
+binary event stream), toolwire beside a naive loop. Each runner starts from the body bytes
 (parsing SSE and JSON is part of everyone's work) and its result is checked
 against the generator's ground truth on every run: a wrong result is
 reported, never timed.
@@ -455,7 +456,7 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
-PARTIALS_TARGET = {"openai": 1.0, "anthropic": 1.1}
+PARTIALS_TARGET = {"openai": 1.0, "anthropic": 1.1, "bedrock": 1.1}
 """Toolwire with partial values read after every delta, at the largest size,
 at most this many times the naive loop (CPU); 1.0× for a format not named."""
 
@@ -720,7 +721,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gen", type=Path, help="path of a gen.py stream generator")
     parser.add_argument("--builtin-gen", action="store_true", help="use the built-in generator")
     parser.add_argument("--cap", type=float, default=DEFAULT_CAP, help="seconds per runner, size")
-    parser.add_argument("--formats", default=",".join(FORMATS), help="openai,anthropic")
+    parser.add_argument("--formats", default=",".join(FORMATS), help="openai,anthropic,bedrock")
     parser.add_argument("--json", type=Path, help="save the raw figures here")
     parser.add_argument("--readme", type=Path, help="put the tables in this page")
     parser.add_argument("--render", type=Path, help="no run: print the figures of a --json file")

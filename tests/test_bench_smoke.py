@@ -22,6 +22,8 @@ import _peers  # noqa: E402
 import _streams  # noqa: E402
 import bench_stream  # noqa: E402
 
+from toolwire.stream.framing import EventStreamDecoder  # noqa: E402
+
 BUILTIN = _streams.load_generator(builtin=True)
 ALWAYS = {"naive", "toolwire", "toolwire (no partial)"}
 # litellm's own pydantic models warn when first built (a third-party notice,
@@ -51,13 +53,14 @@ def test_toolwire_and_naive_runners_are_always_there() -> None:
         assert names >= ALWAYS
         # Whatever is left out is said, never silently dropped.
         missing = _peers.missing_runners(fmt)
-        assert len(names) + len(missing) == len(
-            [n for n in _peers.RUNNER_NAMES if n != _other_sdk(fmt)]
-        )
+        assert len(names) + len(missing) == len(_runners_of(fmt))
 
 
-def _other_sdk(fmt: str) -> str:
-    return "anthropic SDK" if fmt == "openai" else "openai SDK"
+def _runners_of(fmt: str) -> list[str]:
+    if fmt == "bedrock":  # the peers read SSE only
+        return sorted(ALWAYS)
+    other = "anthropic SDK" if fmt == "openai" else "openai SDK"
+    return [n for n in _peers.RUNNER_NAMES if n != other]
 
 
 @pytest.mark.parametrize(("fmt", "runner"), INSTALLED)
@@ -71,7 +74,11 @@ def test_runner_returns_the_ground_truth(fmt: str, runner: _peers.Runner) -> Non
 @pytest.mark.parametrize("fmt", _peers.FORMATS)
 def test_toolwire_partials_grow_to_the_final_arguments(fmt: str) -> None:
     body, calls = BUILTIN.stream(fmt, 1000, 2)
-    dialect = {"openai": "openai-chat", "anthropic": "anthropic-messages"}[fmt]
+    dialect = {
+        "openai": "openai-chat",
+        "anthropic": "anthropic-messages",
+        "bedrock": "bedrock-converse",
+    }[fmt]
     partials = _peers.toolwire_partials(body, dialect)
     for index, final in enumerate(_truth(calls)):
         values = [value for i, value in partials if i == index]
@@ -89,7 +96,12 @@ def test_builtin_generator_has_the_promised_shape(fmt: str) -> None:
     assert '"' in content and "\\" in content and "\n" in content and "\t" in content
     assert max(map(ord, content)) > 0xFFFF  # 4-byte UTF-8 as well as 2- and 3-byte
     events = [json.loads(line[6:]) for line in body.split(b"\n") if line.startswith(b"data: {")]
-    if fmt == "openai":
+    if fmt == "bedrock":
+        frames = EventStreamDecoder().feed_pairs(body)
+        events = [{"type": name, **json.loads(data)} for name, data in frames]
+        pieces = [e["delta"]["toolUse"]["input"] for e in events if "delta" in e]
+        assert events[0]["type"] == "messageStart" and events[-1]["type"] == "metadata"
+    elif fmt == "openai":
         pieces = [
             call["function"]["arguments"]
             for event in events

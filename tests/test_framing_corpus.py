@@ -2,7 +2,7 @@
 
 Each trace is read with the decoder its sidecar's ``api`` calls for:
 ``ollama-ndjson`` -> NDJSON, a ``gemini`` body starting with ``[`` -> JSON
-array, anything else -> SSE.
+array, ``bedrock-*`` -> AWS event stream, anything else -> SSE.
 """
 
 from __future__ import annotations
@@ -18,12 +18,19 @@ from hypothesis import strategies as st
 
 from tests._hypothesis import examples
 from toolwire.errors import ToolwireError
-from toolwire.stream.framing import JSONArrayDecoder, NDJSONDecoder, ServerSentEvent, SSEDecoder
+from toolwire.stream.framing import (
+    EventStreamDecoder,
+    EventStreamMessage,
+    JSONArrayDecoder,
+    NDJSONDecoder,
+    ServerSentEvent,
+    SSEDecoder,
+)
 
 CORPUS = Path(__file__).parent / "fixtures" / "conformance"
 
-Decoder: TypeAlias = SSEDecoder | NDJSONDecoder | JSONArrayDecoder
-Frame: TypeAlias = ServerSentEvent | str
+Decoder: TypeAlias = SSEDecoder | NDJSONDecoder | JSONArrayDecoder | EventStreamDecoder
+Frame: TypeAlias = ServerSentEvent | str | EventStreamMessage
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,8 @@ class Trace:
             return NDJSONDecoder
         if dialect == "gemini" and self.body.lstrip().startswith(b"["):
             return JSONArrayDecoder
+        if dialect.startswith("bedrock-"):
+            return EventStreamDecoder
         return SSEDecoder
 
 
@@ -51,7 +60,7 @@ def load_traces() -> list[Trace]:
 
 
 TRACES = load_traces()
-READERS: list[type[Decoder]] = [SSEDecoder, NDJSONDecoder, JSONArrayDecoder]
+READERS: list[type[Decoder]] = [SSEDecoder, NDJSONDecoder, JSONArrayDecoder, EventStreamDecoder]
 TRACE_IDS = [t.name for t in TRACES]
 
 
@@ -73,7 +82,7 @@ def split(body: bytes, cuts: list[int]) -> list[bytes]:
     return [body[i:j] for i, j in zip([0, *cuts], [*cuts, len(body)], strict=True)]
 
 
-def test_corpus_is_present_and_uses_all_three_readers() -> None:
+def test_corpus_is_present_and_uses_every_reader() -> None:
     assert len(TRACES) >= 40
     readers = {t.reader for t in TRACES}
     assert readers == set(READERS)
@@ -93,7 +102,10 @@ def test_trace_whole_equals_one_byte_at_a_time(trace: Trace) -> None:
 def test_sse_trace_frames_are_the_json_payloads(trace: Trace) -> None:
     frames, _ = run(trace.reader, [trace.body])
     for frame in frames:
-        text = frame.data if isinstance(frame, ServerSentEvent) else frame
+        if isinstance(frame, EventStreamMessage):
+            text = frame.payload.decode()
+        else:
+            text = frame.data if isinstance(frame, ServerSentEvent) else frame
         if text != "[DONE]":
             json.loads(text)
 

@@ -37,12 +37,16 @@ Dialect: TypeAlias = Literal[
     "gemini",
     "ollama-ndjson",
     "cohere-v2",
+    "bedrock-converse",
+    "bedrock-invoke",
 ]
 """A wire dialect: the format of a provider's requests, streams and responses.
 ``openai-chat`` is Chat Completions (OpenAI and every compatible server),
 ``openai-responses`` the Responses API, ``anthropic-messages`` Anthropic's
 Messages, ``gemini`` Google's ``generateContent``, ``ollama-ndjson`` Ollama's
-native chat stream, ``cohere-v2`` Cohere's v2 chat stream."""
+native chat stream, ``cohere-v2`` Cohere's v2 chat stream, ``bedrock-converse``
+Amazon Bedrock's Converse API, ``bedrock-invoke`` Bedrock's InvokeModel API
+for Claude (Anthropic's Messages in AWS's event stream)."""
 
 DIALECTS: tuple[Dialect, ...] = (
     "openai-chat",
@@ -51,11 +55,18 @@ DIALECTS: tuple[Dialect, ...] = (
     "gemini",
     "ollama-ndjson",
     "cohere-v2",
+    "bedrock-converse",
+    "bedrock-invoke",
 )
 """Every :data:`Dialect`: the streams toolwire decodes."""
 
 ProviderDialect: TypeAlias = Literal[
-    "openai-chat", "openai-responses", "anthropic-messages", "gemini"
+    "openai-chat",
+    "openai-responses",
+    "anthropic-messages",
+    "gemini",
+    "bedrock-converse",
+    "bedrock-invoke",
 ]
 """The dialects toolwire also writes: requests, tool schemas, whole responses
 (one :mod:`toolwire.providers` class each)."""
@@ -65,6 +76,8 @@ PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = (
     "openai-responses",
     "anthropic-messages",
     "gemini",
+    "bedrock-converse",
+    "bedrock-invoke",
 )
 """Every :data:`ProviderDialect`."""
 

@@ -4,6 +4,7 @@ eager execution, turn limits and cancellation."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ from toolwire.examples import get_current_time as sample_time
 from toolwire.examples import get_weather as sample_weather
 from toolwire.messages import UserMessage
 from toolwire.run import AgentEvent, RunResult
+from toolwire.stream.framing import EventStreamDecoder
 from toolwire.testing import EmulationServer, Scenario
 
 pytestmark = pytest.mark.anyio
@@ -151,8 +153,12 @@ async def test_multi_turn_run_with_parallel_calls(name: str) -> None:
 
 
 def _tool_choice_of(body: dict[str, Any]) -> Any:
-    """What a request body says about tool choice (Gemini: ``toolConfig``)."""
-    return body.get("tool_choice", body.get("toolConfig"))
+    """What a request body says about tool choice (Gemini: ``toolConfig``;
+    Bedrock Converse: ``toolConfig.toolChoice``, beside the tools)."""
+    config = body.get("toolConfig")
+    if isinstance(config, dict) and "tools" in config:
+        return config.get("toolChoice")
+    return body.get("tool_choice", config)
 
 
 @pytest.mark.parametrize("name", PROVIDER_NAMES)
@@ -229,8 +235,23 @@ async def _cut_offset(server: EmulationServer, name: str) -> int:
         response = await client.post(request.url, json=request.json, headers=dict(request.headers))
     body = response.content
     start = body.find("杭".encode())
+    if dialect == "bedrock-invoke":  # the events are base64 in event-stream messages
+        start = _invoke_offset(body, "杭")
     assert start > 0
     return start + 2  # in the middle of the character's UTF-8 bytes, mid-arguments
+
+
+def _invoke_offset(body: bytes, text: str) -> int:
+    """An offset inside the first event-stream message whose base64 event holds ``text``."""
+    offset = 0
+    for message in EventStreamDecoder().feed(body):
+        size = 16 + sum(len(k) + 2 for k in message.headers) + len(message.payload)
+        size += sum(len(str(v).encode()) + 2 for v in message.headers.values())
+        inner = base64.b64decode(json.loads(message.payload)["bytes"]).decode()
+        if text in json.loads(inner).get("delta", {}).get("partial_json", ""):
+            return offset + size // 2 - 2
+        offset += size
+    return -1
 
 
 @pytest.mark.parametrize("name", PROVIDER_NAMES)

@@ -48,6 +48,10 @@ EXPECTED_OUTPUT = {
     ],
     "integrations.md": ["It is light rain in Hangzhou.", "get_weather {'city': 'Hangzhou'}"],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
+    "clouds.md": [
+        f"{name} 2 calls: 杭州现在小雨"
+        for name in ("Bedrock", "BedrockInvoke", "AnthropicVertex", "AzureOpenAI")
+    ],
     "provider-items.md": [
         "It is light rain in Hangzhou. 2",
         "['text', 'server_tool_use', 'web_search_tool_result']",

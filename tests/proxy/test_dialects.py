@@ -32,6 +32,18 @@ def _decoded(body: bytes, dialect: str) -> dict[str, object]:
     [
         ("ollama/ndjson_single_call_docs.sse", "/api/chat", "ollama-ndjson", "ndjson"),
         ("cohere/v2_tool_plan_then_two_calls.sse", "/v2/chat", "cohere-v2", "sse"),
+        (
+            "bedrock/rubyllm_nova2lite_weather_i0.sse",
+            "/model/us.amazon.nova-2-lite-v1:0/converse-stream",
+            "bedrock-converse",
+            "bin",
+        ),
+        (
+            "bedrock/chatlas_claude45_invoke_stream_i0.sse",
+            "/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/invoke-with-response-stream",
+            "bedrock-invoke",
+            "bin",
+        ),
     ],
 )
 def test_recorded_dialects_relay_record_and_replay(

@@ -22,7 +22,7 @@ from tests.conftest import CORPUS, TRACES, Trace
 from toolwire import StreamDecoder
 from toolwire.cli import main
 
-assert len(TRACES) == 152, "the conformance corpus is incomplete"
+assert len(TRACES) == 164, "the conformance corpus is incomplete"
 
 
 def check(trace: Trace, out: dict[str, Any]) -> None:

@@ -70,6 +70,7 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
         "stop_reason",
         "end_turn",
         "/v1/messages",
+        "rawPredict",
         "input_schema",
         "server_tool_use",
         "redacted_thinking",
@@ -103,6 +104,23 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
         "citation-start",
         "/v2/chat",
     ),
+    "bedrock-converse": (
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "toolUse",
+        "toolResult",
+        "toolSpec",
+        "inputSchema",
+        "inferenceConfig",
+        "reasoningContent",
+        "stopReason",
+        "inputTokens",
+        "converse-stream",
+        "/model/",
+    ),
+    "bedrock-invoke": ("invoke-with-response-stream", "bedrock-2023-05-31"),
 }
 """Words only a dialect's own format uses: event names, members, paths."""
 
@@ -191,6 +209,10 @@ def test_every_dialect_is_registered_once_in_order() -> None:
         ("/v1beta/models/gemini-2.5-flash:streamGenerateContent", "gemini"),
         ("/api/chat", "ollama-ndjson"),
         ("/v2/chat", "cohere-v2"),
+        ("/model/us.amazon.nova-2-lite-v1%3A0/converse-stream", "bedrock-converse"),
+        ("/model/us.amazon.nova-2-lite-v1:0/converse", "bedrock-converse"),
+        ("/model/anthropic.claude-sonnet-4-5/invoke-with-response-stream", "bedrock-invoke"),
+        ("/model/anthropic.claude-sonnet-4-5/invoke", "bedrock-invoke"),
         ("/v1/embeddings", None),
     ],
 )
@@ -202,7 +224,14 @@ def test_a_request_path_tells_its_dialect(path: str, name: str | None) -> None:
 def test_the_tool_schemas_come_from_the_dialect() -> None:
     shaped = {d.name for d in registered() if d.tool_schemas is not None}
     strict = {d.name for d in registered() if d.strict_schema is not None}
-    assert shaped == {"openai-chat", "openai-responses", "anthropic-messages", "gemini"}
+    assert shaped == {
+        "openai-chat",
+        "openai-responses",
+        "anthropic-messages",
+        "gemini",
+        "bedrock-converse",
+        "bedrock-invoke",
+    }
     assert strict == {"openai-chat", "openai-responses"}
 
 

@@ -38,6 +38,12 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     "openai-responses": ("OpenAIResponses", "openai-responses", "gpt-4.1-mini"),
     "anthropic": ("Anthropic", "anthropic-messages", "claude-sonnet-4-5"),
     "gemini": ("Gemini", "gemini", "gemini-2.5-flash"),
+    "bedrock": ("Bedrock", "bedrock-converse", "us.amazon.nova-2-lite-v1:0"),
+    "bedrock-invoke": (
+        "BedrockInvoke",
+        "bedrock-invoke",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    ),
 }
 _DIALECT_PROVIDERS = {dialect: name for name, (_, dialect, _) in PROVIDERS.items()}
 """--dialect -> the --provider that speaks it."""

@@ -132,7 +132,8 @@ def _not_a_stream(body: bytes, frames: list[DecodedFrame], result: StreamResult)
     try:
         sample.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start < len(sample) - 3:  # not just a character cut at the sample's end
+        # An AWS event stream is binary by design (its first byte is NUL).
+        if exc.start < len(sample) - 3 and body[:1] != b"\x00":
             return "is binary, not a recorded stream (SSE, NDJSON or a JSON array)"
     if _one_json_body(body) and (result.error is not None or not any(f.data for f in frames)):
         return (

@@ -44,6 +44,8 @@ _ALIASES = {
     "mistral": "mistral_ai",
     "xai": "x_ai",
     "bedrock": "aws.bedrock",
+    "anthropic-vertex": "gcp.vertex_ai",
+    "gemini-vertex": "gcp.vertex_ai",
 }
 
 

@@ -2,8 +2,11 @@
 
 One class per wire dialect — :class:`OpenAIChat` (OpenAI and every
 compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
-:class:`Gemini` — each with a pure ``build_request`` / ``parse_response`` /
-``parse_error`` and a thin async ``stream`` / ``complete`` over a transport.
+:class:`Gemini`, :class:`Bedrock` (Converse), :class:`BedrockInvoke` — each
+(and the cloud variants :class:`AnthropicVertex`, :class:`GeminiVertex`,
+:class:`AzureOpenAI`, which change only URLs and credentials) with a pure
+``build_request`` / ``parse_response`` / ``parse_error`` and a thin async
+``stream`` / ``complete`` over a transport.
 What is the wire format (request bodies, streams, whole responses, finish and
 usage tables) lives in :mod:`toolwire.stream.codecs`, one module per dialect; a
 provider holds only what is HTTP: URLs, credentials, headers, error bodies.
@@ -22,14 +25,22 @@ from toolwire.providers._base import (
     retry_after_seconds,
 )
 from toolwire.providers.anthropic import Anthropic
+from toolwire.providers.azure import AzureOpenAI
+from toolwire.providers.bedrock import Bedrock, BedrockInvoke
 from toolwire.providers.gemini import Gemini
 from toolwire.providers.openai_chat import OpenAIChat
 from toolwire.providers.openai_responses import OpenAIResponses
+from toolwire.providers.vertex import AnthropicVertex, GeminiVertex
 
 __all__ = [
     "Anthropic",
+    "AnthropicVertex",
+    "AzureOpenAI",
+    "Bedrock",
+    "BedrockInvoke",
     "ErrorParser",
     "Gemini",
+    "GeminiVertex",
     "HttpRequest",
     "HttpResponse",
     "OpenAIChat",

@@ -47,6 +47,7 @@ from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, dumps, loads
 from toolwire.stream._parts import (
+    ArgsPart,
     Part,
     StreamEndPart,
 )
@@ -54,6 +55,7 @@ from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered, wire_dialect
 from toolwire.stream.framing import (
     END_OF_BODY,
+    EventStreamDecoder,
     Frame,
     FrameReader,
     FramingKind,
@@ -66,7 +68,7 @@ from toolwire.types import StreamResult
 
 __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_dialect"]
 
-FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
+FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array", "eventstream"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,8 +165,9 @@ class StreamDecoder:
         self._closed = False
         self._reader: FrameReader
         self._sniffer: SniffingReader | None = None
-        # An SSE reader and a codec that reads argument deltas by their shape.
-        self._sse: SSEDecoder | None = None
+        # A reader and a codec that reads argument deltas by their shape (SSE;
+        # AWS event streams, whose codec names the event type it matches).
+        self._sse: SSEDecoder | EventStreamDecoder | None = None
         self._fast: ArgsEventCodec | None = None
         self.short_path_deltas = 0
         """How many argument deltas were read the short way (matched by their
@@ -179,11 +182,13 @@ class StreamDecoder:
                 self._reader = reader_for(kind)
                 if (
                     short_path
-                    and isinstance(self._reader, SSEDecoder)
+                    and isinstance(self._reader, SSEDecoder | EventStreamDecoder)
                     and hasattr(self._codec, "args_event")
                 ):
                     self._sse = self._reader
                     self._fast = cast(ArgsEventCodec, self._codec)
+                    if isinstance(self._reader, EventStreamDecoder):
+                        self._reader.match_event = getattr(self._codec, "args_event_type", None)
             else:
                 self._reader = self._sniffer = SniffingReader(framings)
 
@@ -350,6 +355,10 @@ class StreamDecoder:
                     continue
                 try:
                     decoded = decode(event, data)
+                    if len(decoded) == 1 and type(part := decoded[0]) is ArgsPart:
+                        # One argument fragment, the commonest payload: straight to its call.
+                        add_args(part.choice, part.index, part.args, out)
+                        continue
                 except ToolwireError as exc:
                     acc.fail(exc, out)
                     return

@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from toolwire.stream import _json
 from toolwire.stream.codecs import registered, wire_dialect
+from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (
@@ -257,6 +258,8 @@ class Handler:
             media = "application/json; charset=UTF-8"
         elif stripped.startswith(b"{"):
             media = "application/x-ndjson"
+        elif data.startswith(b"\x00"):  # an AWS event stream's first length
+            media = EVENT_STREAM
         self._log(f"{request.method} {request.url.path} 200 replay {path.name}")
         return WireResponse(
             [data], status=200, headers={"content-type": media, "content-length": str(len(data))}

@@ -19,6 +19,7 @@ from typing import Any
 from toolwire.http import decode_error_body
 from toolwire.stream.codecs import dialect_for_path, registered
 from toolwire.stream.decoder import StreamDecoder, decode_response
+from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
 from toolwire.testing.cassette import Exchange
 from toolwire.types import StreamResult
 
@@ -47,7 +48,7 @@ def dialect_for(path: str) -> str | None:
 
 def _is_stream(dialect: str | None, path: str, content_type: str) -> bool:
     media = content_type.split(";")[0].strip().lower()
-    if media in ("text/event-stream", "application/x-ndjson", "application/ndjson"):
+    if media in ("text/event-stream", "application/x-ndjson", "application/ndjson", EVENT_STREAM):
         return True
     for d in registered():
         if d.stream_paths and (

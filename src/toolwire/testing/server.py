@@ -1,8 +1,9 @@
-"""The emulation server: a real HTTP server on loopback speaking four providers' wire formats.
+"""The emulation server: a real HTTP server on loopback speaking the providers' wire formats.
 
 Theory of operation: a Starlette app answers the routes of every registered
 dialect that has an encoder (:mod:`toolwire.stream.codecs`: OpenAI Chat
-Completions, OpenAI Responses, Anthropic Messages, Gemini). For each request it
+Completions, OpenAI Responses, Anthropic Messages, Gemini, Bedrock's Converse
+and InvokeModel in AWS's event stream). For each request it
 parses the body in its dialect (the dialect's ``decode_request``), picks the turn
 of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 (:class:`~toolwire.testing.encoders.Reply`) and encodes it as the provider would
@@ -135,11 +136,14 @@ _DIALECT_ALIASES = {
     "anthropic": "anthropic-messages",
     "anthropic-messages": "anthropic-messages",
     "gemini": "gemini",
+    "bedrock": "bedrock-converse",
+    "bedrock-converse": "bedrock-converse",
+    "bedrock-invoke": "bedrock-invoke",
 }
 
 
 class EmulationServer(LoopbackServer):
-    """A real HTTP server on loopback answering as OpenAI, Anthropic and Gemini do.
+    """A real HTTP server on loopback answering as OpenAI, Anthropic, Gemini and Bedrock do.
 
     Use it as a context manager (sync or async)::
 
@@ -195,7 +199,8 @@ class EmulationServer(LoopbackServer):
         ``openai-chat``/``openai-responses`` (or ``openai``): ``.../v1``;
         ``anthropic-messages`` (or ``anthropic``): the root; ``gemini``:
         ``.../v1beta`` (the API version is part of the base URL, as in
-        :class:`toolwire.providers.Gemini`).
+        :class:`toolwire.providers.Gemini`); ``bedrock-converse``/``bedrock-invoke``
+        (or ``bedrock``): the root (``/model/{id}/converse-stream``...).
 
         Raises:
             UsageError: an unknown dialect.

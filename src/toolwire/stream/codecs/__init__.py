@@ -50,6 +50,8 @@ from toolwire.stream._parts import (
 )
 from toolwire.stream.codecs import (
     anthropic,
+    bedrock,
+    bedrock_invoke,
     cohere,
     gemini,
     ollama,
@@ -58,6 +60,8 @@ from toolwire.stream.codecs import (
 )
 from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
 from toolwire.stream.codecs.anthropic import AnthropicCodec
+from toolwire.stream.codecs.bedrock import BedrockConverseCodec
+from toolwire.stream.codecs.bedrock_invoke import BedrockInvokeCodec
 from toolwire.stream.codecs.cohere import CohereCodec
 from toolwire.stream.codecs.gemini import GeminiCodec
 from toolwire.stream.codecs.ollama import OllamaCodec
@@ -70,6 +74,8 @@ from toolwire.types import DIALECTS
 __all__ = [
     "AnthropicCodec",
     "ArgsEventCodec",
+    "BedrockConverseCodec",
+    "BedrockInvokeCodec",
     "Codec",
     "CohereCodec",
     "GeminiCodec",
@@ -141,6 +147,8 @@ register(anthropic.DIALECT)
 register(gemini.DIALECT)
 register(ollama.DIALECT)
 register(cohere.DIALECT)
+register(bedrock.DIALECT)
+register(bedrock_invoke.DIALECT)
 
 assert tuple(_REGISTRY) == DIALECTS, "one registered dialect per name of DIALECTS, in order"
 

@@ -31,6 +31,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.messages import (
@@ -74,7 +75,7 @@ from toolwire.stream.codecs._common import (
     meta_part,
     unknown_part,
 )
-from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
+from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
@@ -93,6 +94,7 @@ __all__ = [
     "RAW_FINISH_REASONS",
     "AnthropicCodec",
     "encode_messages",
+    "encode_platform_request",
     "encode_request",
     "tool_schema",
     "usage_from_anthropic",
@@ -697,6 +699,36 @@ def encode_request(
     return body
 
 
+VERTEX_VERSION: Final = "vertex-2023-10-16"
+"""The ``anthropic_version`` Vertex AI wants in the body of Claude requests."""
+_VERTEX_METHODS: Final = ("streamRawPredict", "rawPredict")
+
+
+def encode_platform_request(*, anthropic_version: str, **options: Any) -> dict[str, Any]:
+    """A Messages body as the clouds take it (Vertex AI, Bedrock): the model
+    in the URL, not the body, and the API version in the body
+    (``anthropic_version``), not a header. ``options`` as for
+    :func:`encode_request`, ``model`` excepted."""
+    body = encode_request(model="", **options)
+    del body["model"]
+    return {"anthropic_version": anthropic_version, **body}
+
+
+def vertex_request_path(model: str, stream: bool) -> str:
+    """Claude's path on Vertex AI after a publisher's URL (``.../publishers/anthropic``)."""
+    method = _VERTEX_METHODS[0] if stream else _VERTEX_METHODS[1]
+    return f"/models/{quote(model, safe='-._~@')}:{method}"
+
+
+def _route_target(path: str, query: Mapping[str, str]) -> RouteTarget | None:
+    """``/v1/messages`` (the body says the rest), or Vertex AI's
+    ``.../models/{model}:{method}`` (the model in the URL)."""
+    if path.rstrip("/").endswith("/messages"):
+        return None, None, True
+    model, _, method = path.rpartition("/models/")[2].rpartition(":")
+    return (model, None, True) if model and method in _VERTEX_METHODS else None
+
+
 def _tool_choice(
     tools: Sequence[Mapping[str, Any]],
     tool_choice: ToolChoice | None,
@@ -749,7 +781,11 @@ DIALECT: Final = WireDialect(
     sniff_name=_EVENTS.__contains__,
     paths=("/messages",),
     client_path="/v1/messages",
-    routes=("/v1/messages",),
+    routes=(
+        "/v1/messages",
+        "/v1/projects/{project}/locations/{region}/publishers/anthropic/models/{target}",
+    ),
+    route_target=_route_target,
     request_id_header="request-id",
     encode_request=encode_request,
     tool_schemas=_tool_schemas,

@@ -544,7 +544,11 @@ DIALECT: Final = WireDialect(
     whole_framing="json-array",
     paths=(":streamGenerateContent", ":generateContent"),
     stream_paths=(":streamGenerateContent",),
-    routes=("/v1beta/models/{target:path}", "/v1/models/{target:path}"),
+    routes=(
+        "/v1beta/models/{target:path}",
+        "/v1/models/{target:path}",
+        "/v1/projects/{project}/locations/{region}/publishers/google/models/{target}",
+    ),
     route_target=_route_target,
     base_path="/v1beta",
     encode_request=encode_request,

@@ -694,7 +694,12 @@ DIALECT: Final = WireDialect(
     ),
     paths=("/chat/completions",),
     client_path="/chat/completions",
-    routes=("/v1/chat/completions", "/chat/completions"),
+    routes=(
+        "/v1/chat/completions",
+        "/chat/completions",
+        "/openai/v1/chat/completions",  # Azure OpenAI's v1 API
+        "/openai/deployments/{deployment}/chat/completions",  # and its deployment URLs
+    ),
     base_path="/v1",
     encode_request=encode_request,
     tool_schemas=strict_schemas(tool_schema, custom_tool_schema),

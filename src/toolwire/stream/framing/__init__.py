@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Providers stream their responses in one of three framings, and each has one
+Providers stream their responses in one of four framings, and each has one
 reader here, behind one interface (:class:`FrameReader`: ``feed_pairs`` and
 ``close_pairs``, giving ``(event, text)`` frames):
 
@@ -12,6 +12,9 @@ reader here, behind one interface (:class:`FrameReader`: ``feed_pairs`` and
 * :class:`JSONArrayDecoder` (``json_array.py``) — one JSON array whose
   elements arrive over time (Gemini ``streamGenerateContent`` without
   ``alt=sse``); the closing ``]`` gives :data:`END_OF_BODY`.
+* :class:`EventStreamDecoder` (``eventstream.py``) — AWS's binary
+  ``application/vnd.amazon.eventstream`` (Bedrock): length-prefixed messages
+  with CRC32 checks; frames are ``(:event-type, payload)``.
 
 :class:`SniffingReader` (``sniff.py``) picks one of them from the body's first
 significant byte, for ``StreamDecoder("auto")`` and Gemini.
@@ -44,6 +47,7 @@ from toolwire.stream.framing._common import (
     FrameReader,
     TextErrors,
 )
+from toolwire.stream.framing.eventstream import EventStreamDecoder, EventStreamMessage
 from toolwire.stream.framing.json_array import JSONArrayDecoder
 from toolwire.stream.framing.ndjson import NDJSONDecoder
 from toolwire.stream.framing.sniff import FramingKind, SniffingReader, reader_for
@@ -52,6 +56,8 @@ from toolwire.stream.framing.sse import ServerSentEvent, SSEDecoder
 __all__ = [
     "DEFAULT_MAX_FRAME_BYTES",
     "END_OF_BODY",
+    "EventStreamDecoder",
+    "EventStreamMessage",
     "Frame",
     "FrameReader",
     "FramingKind",

@@ -1,7 +1,8 @@
 """Telling the framing from the body's first significant byte.
 
 ``[`` starts a streamed JSON array (Gemini without ``alt=sse``), ``{`` a
-line of NDJSON (Ollama), anything else SSE. Whitespace before that byte is
+line of NDJSON (Ollama), a NUL byte an AWS event stream (the high byte of its
+first message's length), anything else SSE. Whitespace before that byte is
 held only as far as it matters: a whole line of it is a blank line, which no
 framing reads as anything, so only the spaces and tabs since the last line
 break are kept (an SSE line starting with a space is an unknown field, and
@@ -16,6 +17,7 @@ from typing import Final, Literal, TypeAlias
 
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.stream.framing._common import Frame, FrameReader, TextErrors
+from toolwire.stream.framing.eventstream import EventStreamDecoder
 from toolwire.stream.framing.json_array import JSONArrayDecoder
 from toolwire.stream.framing.ndjson import NDJSONDecoder
 from toolwire.stream.framing.sse import SSEDecoder
@@ -23,8 +25,8 @@ from toolwire.stream.limits import MAX_FRAME_BYTES
 
 __all__ = ["FramingKind", "SniffingReader", "reader_for"]
 
-FramingKind: TypeAlias = Literal["sse", "ndjson", "json-array"]
-"""The three framings providers stream in."""
+FramingKind: TypeAlias = Literal["sse", "ndjson", "json-array", "eventstream"]
+"""The framings providers stream in (``eventstream``: AWS's binary messages)."""
 
 _BOM: Final = b"\xef\xbb\xbf"
 _NOT_WS: Final = re.compile(rb"[^ \t\r\n]")
@@ -43,6 +45,8 @@ def reader_for(
         return NDJSONDecoder(max_line_bytes=max_frame_bytes, errors=errors)
     if kind == "json-array":
         return JSONArrayDecoder(max_element_bytes=max_frame_bytes, errors=errors)
+    if kind == "eventstream":
+        return EventStreamDecoder(max_message_bytes=max_frame_bytes, errors=errors)
     raise UsageError(f"unknown framing {kind!r}")
 
 
@@ -127,6 +131,8 @@ class SniffingReader:
         return held + data
 
     def _pick(self, first: int) -> FramingKind:
+        if first == 0x00 and "eventstream" in self._kinds:  # a message's length: < 16 MiB
+            return "eventstream"
         if first == 0x5B and "json-array" in self._kinds:  # [
             return "json-array"
         if first == 0x7B and "ndjson" in self._kinds:  # {

@@ -238,7 +238,8 @@ class AnthropicEncoder(Encoder):
 def decode_request(
     data: dict[str, Any], model: str | None = None, stream: bool | None = None
 ) -> ParsedRequest:
-    """What the emulation server reads of a ``/v1/messages`` request."""
+    """What the emulation server reads of a ``/v1/messages`` request (the
+    model and whether it streams, when the URL says: Vertex AI, Bedrock)."""
     messages = get_list(data, "messages")
     names: dict[str, str] = {}
     events: list[tuple[str, ToolResult | None]] = []
@@ -273,8 +274,8 @@ def decode_request(
     turns, every, latest = split_latest(events)
     return ParsedRequest(
         dialect="anthropic-messages",
-        model=get_model(data),
-        stream=get_bool(data, "stream"),
+        model=model if model is not None else get_model(data),
+        stream=stream if stream is not None else get_bool(data, "stream"),
         assistant_turns=turns,
         conversation=conversation_key(opening),
         results=every,

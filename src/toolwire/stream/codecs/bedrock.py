@@ -1,0 +1,502 @@
+"""Amazon Bedrock's Converse API (``ConverseStream`` / ``Converse``).
+
+The stream is AWS event-stream framed (``framing/eventstream.py``); each
+event's name is its ``:event-type`` header and its payload a JSON object:
+
+* ``messageStart`` (``role``);
+* ``contentBlockStart`` (``contentBlockIndex``, ``start.toolUse{toolUseId,
+  name}``): a tool call opens. Text blocks usually have no start event: their
+  first ``contentBlockDelta`` opens them;
+* ``contentBlockDelta`` (``delta.text``, ``delta.toolUse.input``: a fragment
+  of the arguments' JSON text, ``delta.reasoningContent{text | signature |
+  redactedContent}``);
+* ``contentBlockStop``; ``messageStop`` (``stopReason``);
+* ``metadata`` (``usage``, ``metrics``), which comes *after* ``messageStop``
+  and is the stream's last event.
+
+Every payload carries a ``"p"`` key of random padding (it hides the lengths
+of the tokens); it is ignored. Errors arrive as event-stream ``exception``
+messages, which the framing turns into typed errors.
+
+A call whose arguments never arrive (a tool without parameters) gets ``{}``.
+Reasoning blocks (Claude's thinking through Converse) are kept as provider
+state, to be sent back before the calls they led to.
+Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+from urllib.parse import quote
+
+from toolwire.errors import RemoteProtocolError, UsageError
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.stream._json import loads_fast as _loads
+from toolwire.stream._parts import (
+    POSITION_KEY,
+    ArgsPart,
+    CallDone,
+    CallPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    UsagePart,
+)
+from toolwire.stream.codecs._args_event import (
+    INDEX,
+    STRING_CONTENT,
+    string_text,
+)
+from toolwire.stream.codecs._common import (
+    as_int,
+    as_list,
+    as_obj,
+    as_str,
+    finish_part,
+    int_or_none,
+    load_payload,
+)
+from toolwire.stream.codecs._dialect import RouteTarget, WireDialect, plain_schemas
+from toolwire.stream.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    placed,
+    state_items,
+    tool_names,
+)
+from toolwire.stream.codecs.emulation import bedrock as emulation
+from toolwire.stream.framing import FramingKind
+from toolwire.stream.framing.sse import EventMatcher
+from toolwire.types import FinishReason, ToolCall, Usage
+
+__all__ = [
+    "DIALECT",
+    "RAW_FINISH_REASONS",
+    "BedrockConverseCodec",
+    "encode_request",
+    "tool_schema",
+    "usage_from_bedrock",
+]
+
+API = "bedrock-converse"
+
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
+    "malformed_model_output": "error",
+    "malformed_tool_use": "error",
+}
+"""Bedrock's ``stopReason`` values in toolwire's vocabulary."""
+
+_REASONING = "reasoningContent"
+"""The provider-state item type of a reasoning block (its Converse name)."""
+
+
+def usage_from_bedrock(raw: dict[str, Any]) -> Usage:
+    """A Converse ``usage`` object as a :class:`Usage`.
+
+    ``inputTokens`` leaves out the tokens read from and written to the prompt
+    cache; ``input_tokens`` counts all of them, so it compares with other
+    providers'.
+    """
+    fresh = int_or_none(raw.get("inputTokens"))
+    cache_read = int_or_none(raw.get("cacheReadInputTokens"))
+    cache_write = int_or_none(raw.get("cacheWriteInputTokens"))
+    counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
+    output = int_or_none(raw.get("outputTokens"))
+    total = int_or_none(raw.get("totalTokens"))
+    if total is None and (counted or output is not None):
+        total = sum(counted) + (output or 0)
+    return Usage(
+        input_tokens=sum(counted) if counted else None,
+        output_tokens=output,
+        total_tokens=total,
+        cached_tokens=cache_read,
+        raw=raw,
+    )
+
+
+class _Reasoning:
+    __slots__ = ("redacted", "signature", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.signature: list[str] = []
+        self.redacted: list[str] = []
+
+    def block(self) -> dict[str, Any]:
+        if self.redacted:
+            return {"redactedContent": "".join(self.redacted)}
+        text: dict[str, Any] = {"text": "".join(self.text)}
+        if self.signature:
+            text["signature"] = "".join(self.signature)
+        return {"reasoningText": text}
+
+
+_ARGS_PAYLOAD: Final = re.compile(
+    r'\{"contentBlockIndex":' + INDEX + r',"delta":\{"toolUse":\{"input":"'
+    + STRING_CONTENT + r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
+)  # fmt: skip
+"""An argument delta's payload as Bedrock writes it (keys sorted, the padding
+last); groups: block index, raw fragment."""
+
+
+class BedrockConverseCodec:
+    """Decodes ConverseStream events into parts.
+
+    Argument deltas of the exact form Bedrock sends are read by their text
+    (``args_event``, see :mod:`toolwire.stream.codecs._args_event`): the
+    event-stream reader matches the payloads of ``contentBlockDelta`` events.
+    """
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"eventstream"})
+    args_event_type = "contentBlockDelta"
+
+    def __init__(self) -> None:
+        self._tools: set[int] = set()  # open toolUse blocks
+        self._reasoning: dict[int, _Reasoning] = {}
+        self._calls = 0  # toolUse blocks so far: where reasoning goes back
+        self.quirks: set[str] = set()
+        self.args_event: EventMatcher | None = _ARGS_PAYLOAD.fullmatch
+
+    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+        """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a
+        block that is not an open ``toolUse``, nor a bad escape."""
+        digits, raw = m.group(1, 2)
+        index = int(digits)
+        if index not in self._tools:
+            return None
+        if "\\" not in raw:
+            return 0, index, raw
+        text = string_text(raw)
+        return None if text is None else (0, index, text)
+
+    @staticmethod
+    def args_frame(m: re.Match[str]) -> tuple[str, str]:
+        return "contentBlockDelta", m.string
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if event == "contentBlockDelta":
+            # Arguments travel as strings: the fast parser loses nothing
+            # (see toolwire.stream._json).
+            try:
+                obj = _loads(data)
+            except ValueError:
+                obj = load_payload(data, API)  # raises the descriptive error
+            if type(obj) is not dict:
+                obj = as_obj(obj, f"{API}: event")
+            index = obj.get("contentBlockIndex")
+            delta = obj.get("delta")
+            # The hot path: one event per few characters of arguments.
+            if type(delta) is dict and type(index) is int and index in self._tools:
+                tool = delta.get("toolUse")
+                if type(tool) is dict:
+                    fragment = tool.get("input")
+                    if type(fragment) is str:
+                        return [ArgsPart(0, index, fragment)]
+            return self._delta(self._index(obj), as_obj(delta, f"{API}: delta"))
+        obj = load_payload(data, API)
+        if event == "contentBlockStart":
+            return self._start(self._index(obj), as_obj(obj.get("start"), f"{API}: start"))
+        if event == "contentBlockStop":
+            return self._stop(self._index(obj))
+        if event == "messageStop":
+            stop = as_str(obj.get("stopReason"), f"{API}: stopReason")
+            if stop is None:
+                raise RemoteProtocolError(f"{API}: messageStop has no stopReason", raw=data)
+            return [finish_part(RAW_FINISH_REASONS, stop)]
+        if event == "metadata":
+            parts: list[Part] = []
+            usage = obj.get("usage")
+            if usage is not None:
+                parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
+            parts.append(StreamEndPart())
+            return parts
+        # messageStart (the role) and future events carry nothing we need.
+        return []
+
+    @staticmethod
+    def _index(obj: dict[str, Any]) -> int:
+        index = as_int(obj.get("contentBlockIndex"), f"{API}: contentBlockIndex")
+        if index is None:
+            raise RemoteProtocolError(f"{API}: a content block event has no contentBlockIndex")
+        return index
+
+    def _start(self, index: int, start: dict[str, Any]) -> list[Part]:
+        tool = start.get("toolUse")
+        if tool is None:
+            return []  # a toolResult or image block: nothing the client runs
+        tool = as_obj(tool, f"{API}: toolUse")
+        self._tools.add(index)
+        self._calls += 1
+        return [
+            CallPart(
+                id=as_str(tool.get("toolUseId"), f"{API}: toolUseId"),
+                index=index,
+                name=as_str(tool.get("name"), f"{API}: tool name"),
+                args_default={},
+                new=True,
+            )
+        ]
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[Part]:
+        if "text" in delta:
+            text = as_str(delta["text"], f"{API}: text") or ""
+            return [TextPart(text)] if text else []
+        if "toolUse" in delta:
+            if index not in self._tools:
+                raise RemoteProtocolError(f"{API}: toolUse delta for block {index}, never started")
+            tool = as_obj(delta["toolUse"], f"{API}: toolUse delta")
+            return [ArgsPart(0, index, as_str(tool.get("input"), f"{API}: toolUse input") or "")]
+        if _REASONING in delta:
+            reasoning = as_obj(delta[_REASONING], f"{API}: reasoningContent")
+            block = self._reasoning.setdefault(index, _Reasoning())
+            for key, into in (("signature", block.signature), ("redactedContent", block.redacted)):
+                if key in reasoning:
+                    into.append(as_str(reasoning[key], f"{API}: {key}") or "")
+            text = as_str(reasoning.get("text"), f"{API}: reasoning text") or ""
+            if text:
+                block.text.append(text)
+                return [ReasoningPart(text)]
+        # citation, image and toolResult deltas carry nothing a client runs.
+        return []
+
+    def _stop(self, index: int) -> list[Part]:
+        if index in self._tools:
+            self._tools.discard(index)
+            return [CallDone(index=index)]
+        reasoning = self._reasoning.pop(index, None)
+        if reasoning is not None:
+            return [StatePart(self._state(reasoning.block()))]
+        return []
+
+    def _state(self, block: dict[str, Any]) -> dict[str, Any]:
+        item: dict[str, Any] = {"type": _REASONING, _REASONING: block}
+        # Reasoning after some calls (interleaved) goes back after them.
+        return {**item, POSITION_KEY: self._calls} if self._calls else item
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``Converse`` response: what its stream would give."""
+        output = as_obj(body.get("output"), f"{API}: output")
+        message = as_obj(output.get("message"), f"{API}: output.message")
+        parts: list[Part] = []
+        for index, raw in enumerate(as_list(message.get("content"), f"{API}: content")):
+            block = as_obj(raw, f"{API}: content block")
+            if "text" in block:
+                parts.append(TextPart(as_str(block["text"], f"{API}: text") or ""))
+            elif "toolUse" in block:
+                tool = as_obj(block["toolUse"], f"{API}: toolUse")
+                start = {"toolUse": tool}
+                (call,) = self._start(index, start)
+                assert isinstance(call, CallPart)
+                call.args_value = as_obj(tool.get("input", {}), f"{API}: toolUse input")
+                parts += [call, *self._stop(index)]
+            elif _REASONING in block:
+                reasoning = as_obj(block[_REASONING], f"{API}: reasoningContent")
+                text = as_obj(reasoning.get("reasoningText", {}), f"{API}: reasoningText")
+                if text.get("text"):
+                    parts.append(ReasoningPart(as_str(text["text"], f"{API}: reasoning") or ""))
+                parts.append(StatePart(self._state(reasoning)))
+        stop = as_str(body.get("stopReason"), f"{API}: stopReason")
+        if stop is not None:
+            parts.append(finish_part(RAW_FINISH_REASONS, stop))
+        usage = body.get("usage")
+        if usage is not None:
+            parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
+        parts.append(StreamEndPart())
+        return parts
+
+
+def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    """One entry of ``toolConfig.tools``: ``{"toolSpec": {name, description, inputSchema}}``."""
+    spec: dict[str, Any] = {"name": name}
+    if description:
+        spec["description"] = description
+    spec["inputSchema"] = {"json": parameters}
+    return {"toolSpec": spec}
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    by_position = placed(state_items(message, (_REASONING,)))
+
+    def reasoning(position: int) -> list[dict[str, Any]]:
+        return [{_REASONING: item[_REASONING]} for item in by_position.pop(position, [])]
+
+    blocks = reasoning(0)
+    if message.text:
+        blocks.append({"text": message.text})
+    for position, call in enumerate(message.tool_calls, start=1):
+        arguments = call.arguments if isinstance(call, ToolCall) else {}
+        blocks.append({"toolUse": {"toolUseId": call.id, "name": call.name, "input": arguments}})
+        blocks.extend(reasoning(position))
+    for position in sorted(by_position):
+        blocks.extend(reasoning(position))
+    return blocks
+
+
+def encode_messages(
+    messages: Sequence[Message],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(system, messages)`` of a Converse request."""
+    system: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
+
+    def content(role: str) -> list[dict[str, Any]]:
+        # Consecutive messages of one side are one message: the API wants the
+        # roles to alternate, and a turn's results to share a message.
+        if not out or out[-1]["role"] != role:
+            out.append({"role": role, "content": []})
+        blocks: list[dict[str, Any]] = out[-1]["content"]
+        return blocks
+
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append({"text": message.text})
+        elif isinstance(message, UserMessage):
+            if message.text:  # the API refuses a blank text block
+                content("user").append({"text": message.text})
+        elif isinstance(message, ToolResultMessage):
+            blocks = content("user")
+            result = {
+                "toolResult": {
+                    "toolUseId": message.call_id,
+                    "content": [{"text": message.content or " "}],
+                    "status": "error" if message.is_error else "success",
+                }
+            }
+            # Results come before any text of the same message.
+            first_text = next((i for i, b in enumerate(blocks) if "toolResult" not in b), None)
+            blocks.insert(len(blocks) if first_text is None else first_text, result)
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message)
+            if blocks:
+                content("assistant").extend(blocks)
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return system, out
+
+
+def encode_request(
+    *,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``Converse`` / ``ConverseStream`` request (the model
+    and the choice of streaming are in the URL: :data:`DIALECT`'s ``request_path``).
+
+    Raises:
+        UsageError: ``tool_choice="none"`` with tools (Converse cannot forbid
+            the tools it is sent: send none), an invalid ``tool_choice``, or a
+            message it cannot express.
+    """
+    system, wire = encode_messages(messages)
+    body: dict[str, Any] = {"messages": wire}
+    if system:
+        body["system"] = system
+    config: dict[str, Any] = {}
+    if max_tokens is not None:
+        config["maxTokens"] = max_tokens
+    if temperature is not None:
+        config["temperature"] = temperature
+    if config:
+        body["inferenceConfig"] = config
+    if tools:
+        body["toolConfig"] = {"tools": [dict(t) for t in tools]}
+        choice = _tool_choice(tools, tool_choice)
+        if choice is not None:
+            body["toolConfig"]["toolChoice"] = choice
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    return body
+
+
+def _tool_choice(
+    tools: Sequence[Mapping[str, Any]], tool_choice: ToolChoice | None
+) -> dict[str, Any] | None:
+    forced = check_tool_choice(tool_choice, tool_names(tools, _tool_name))
+    if forced is not None:
+        return {"tool": {"name": forced}}
+    if tool_choice == "required":
+        return {"any": {}}
+    if tool_choice == "auto":
+        return {"auto": {}}
+    if tool_choice == "none":
+        raise UsageError(
+            "Bedrock Converse has no tool_choice 'none': send the request without tools"
+        )
+    return None
+
+
+def _tool_name(tool: Mapping[str, Any]) -> Any:
+    spec = tool.get("toolSpec")
+    return spec.get("name") if isinstance(spec, Mapping) else None
+
+
+# -- the dialect --------------------------------------------------------------------
+
+_EVENTS: Final = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop"}
+)
+_STREAM_METHOD: Final = "converse-stream"
+_WHOLE_METHOD: Final = "converse"
+
+
+def model_path(model: str, method: str) -> str:
+    """``/model/{model}/{method}``: where Bedrock's runtime takes a model call
+    (the model id or ARN quoted whole)."""
+    return f"/model/{quote(model, safe='')}/{method}"
+
+
+def model_target(path: str, stream_method: str, whole_method: str) -> RouteTarget | None:
+    """What a ``/model/{model}/{method}`` path says: the model and whether it
+    streams (``None``: another method)."""
+    model, _, method = path.partition("/model/")[2].rpartition("/")
+    if not model or method not in (stream_method, whole_method):
+        return None
+    return model, method == stream_method, True
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=BedrockConverseCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_bedrock,
+    sniff_name=_EVENTS.__contains__,
+    paths=("/" + _STREAM_METHOD, "/" + _WHOLE_METHOD),
+    stream_paths=("/" + _STREAM_METHOD,),
+    routes=(f"/model/{{model}}/{_STREAM_METHOD}", f"/model/{{model}}/{_WHOLE_METHOD}"),
+    route_target=lambda path, query: model_target(path, _STREAM_METHOD, _WHOLE_METHOD),
+    request_path=lambda model, stream: model_path(
+        model, _STREAM_METHOD if stream else _WHOLE_METHOD
+    ),
+    request_id_header="x-amzn-requestid",
+    answer_fields=(),
+    encode_request=encode_request,
+    tool_schemas=plain_schemas(tool_schema),
+    decode_request=emulation.decode_converse_request,
+    encoder=emulation.BedrockConverseEncoder,
+    otel_provider="aws.bedrock",
+)
+"""Amazon Bedrock's Converse API, in AWS's event stream."""

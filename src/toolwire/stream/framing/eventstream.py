@@ -1,0 +1,460 @@
+"""AWS event-stream framing (``application/vnd.amazon.eventstream``).
+
+Bedrock's ``ConverseStream`` and ``InvokeModelWithResponseStream`` answer in
+binary messages, each length-prefixed and checked twice::
+
+    total length (4) | headers length (4) | prelude CRC32 (4)
+    headers (headers length bytes) | payload | message CRC32 (4)
+
+Integers are big-endian; the prelude CRC covers the first 8 bytes, the
+message CRC everything before it. A header is a name (1-byte length, UTF-8),
+a type byte and a value: ``0`` true, ``1`` false, ``2`` byte, ``3`` short,
+``4`` int, ``5`` long, ``6`` byte array and ``7`` string (2-byte length),
+``8`` timestamp (milliseconds, 8 bytes), ``9`` UUID (16 bytes).
+
+The reader gives each ``:message-type: event`` message as an
+``(:event-type, payload text)`` frame, the interface of the other framings.
+``exception`` and ``error`` messages are the provider's errors inside a 200
+response: they become :class:`~toolwire.errors.StreamErrorEvent` (``code``
+is the ``:exception-type`` or ``:error-code``). A CRC that does not match, a
+length out of bounds or a header it cannot read is a
+:class:`~toolwire.errors.RemoteProtocolError`; a body that stops inside a
+message is a :class:`~toolwire.errors.StreamTruncated`.
+
+Pieces are kept in a list until a whole message is there and joined once, so
+any split costs linear time. A message larger than ``max_message_bytes`` is
+refused as soon as its prelude is read, before its bytes are buffered. A
+stream repeats a few header blocks (one per event type): each is read once
+and kept (a few dozen at most). :meth:`EventStreamDecoder.feed_matched` hands
+the payloads of one event type that a codec recognizes by their text as
+matches, as ``SSEDecoder.feed_matched`` does for SSE events.
+Reference: https://docs.aws.amazon.com/AmazonS3/latest/API/RESTSelectObjectAppendix.html
+(the same encoding, described for S3 Select) and the SDKs' event-stream codecs.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import uuid
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Final, TypeAlias, overload
+
+from toolwire.errors import RemoteProtocolError, StreamErrorEvent, StreamTruncated, UsageError
+from toolwire.stream._json import loads
+from toolwire.stream.framing._common import (
+    DEFAULT_MAX_FRAME_BYTES,
+    Frame,
+    TextErrors,
+    check_errors,
+    check_limit,
+)
+from toolwire.stream.framing.sse import EventMatcher
+
+__all__ = [
+    "MEDIA_TYPE",
+    "EventStreamDecoder",
+    "EventStreamMessage",
+    "HeaderValue",
+    "encode_message",
+    "event_message",
+    "exception_message",
+]
+
+HeaderValue: TypeAlias = bool | int | bytes | str | datetime | uuid.UUID
+"""A header's value, by its wire type: bool, byte/short/int/long (``int``),
+byte array (``bytes``), string (``str``), timestamp (``datetime``, UTC), UUID."""
+
+MEDIA_TYPE: Final = "application/vnd.amazon.eventstream"
+"""The framing's media type (a response's ``Content-Type``)."""
+
+_PRELUDE: Final = 12  # total length, headers length, prelude CRC
+_OVERHEAD: Final = _PRELUDE + 4  # and the message CRC
+MAX_HEADERS_BYTES: Final = 128 * 1024
+"""The most header bytes one message may have (the AWS limit)."""
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_U32: Final = struct.Struct(">I")
+_PRELUDE_STRUCT: Final = struct.Struct(">III")
+_INTS: Final = {
+    2: struct.Struct(">b"),
+    3: struct.Struct(">h"),
+    4: struct.Struct(">i"),
+    5: struct.Struct(">q"),
+}
+_LEN16: Final = struct.Struct(">H")
+_SNIPPET: Final = 80
+_KNOWN_BLOCKS: Final = 32
+_KNOWN_SIZE: Final = 512
+"""The header blocks kept read: at most so many, of at most so many bytes."""
+
+
+@dataclass(frozen=True, slots=True)
+class EventStreamMessage:
+    """One message: its headers by name, and its payload bytes."""
+
+    headers: Mapping[str, HeaderValue]
+    payload: bytes
+
+    def header(self, name: str) -> str | None:
+        """A string header's value (``:event-type``...), or ``None``."""
+        value = self.headers.get(name)
+        return value if isinstance(value, str) else None
+
+
+class EventStreamDecoder:
+    """Incremental AWS event-stream framing.
+
+    Args:
+        max_message_bytes: the largest message accepted (its total length);
+            a larger one raises :class:`~toolwire.errors.RemoteProtocolError`.
+        errors: what becomes of payload bytes that are not UTF-8 in
+            :meth:`feed_pairs` (see :data:`~toolwire.stream.framing.TextErrors`).
+    """
+
+    __slots__ = (
+        "_closed",
+        "_error",
+        "_errors",
+        "_known",
+        "_max",
+        "_need",
+        "_pending",
+        "_pending_len",
+        "_undecodable",
+        "match_event",
+    )
+
+    def __init__(
+        self, *, max_message_bytes: int = DEFAULT_MAX_FRAME_BYTES, errors: TextErrors = "strict"
+    ) -> None:
+        self._max = check_limit(max_message_bytes, "max_message_bytes")
+        self._errors = check_errors(errors)
+        self._undecodable = False
+        self._pending: list[bytes] = []
+        self._pending_len = 0
+        self._need = _PRELUDE  # bytes needed before anything more can be read
+        self._closed = False
+        self._error: RemoteProtocolError | StreamErrorEvent | None = None
+        self._known: dict[bytes, dict[str, HeaderValue]] = {}
+        self.match_event: str | None = None
+        """The events whose payloads :meth:`feed_matched` tries to match."""
+
+    @property
+    def undecodable(self) -> bool:
+        """Whether some payload bytes were not UTF-8 (see ``errors``)."""
+        return self._undecodable
+
+    def feed(self, data: bytes) -> list[EventStreamMessage]:
+        """The messages completed by the next piece of the body (any split).
+
+        Raises:
+            RemoteProtocolError: a CRC does not match, a length is out of
+                bounds or a header cannot be read.
+            UsageError: called after :meth:`close`.
+        """
+        out: list[EventStreamMessage] = []
+        raw = self._cut(data)
+        try:
+            for headers, payload in raw:
+                out.append(EventStreamMessage(dict(self._read_headers(headers)), payload))
+        except RemoteProtocolError as exc:
+            self._error = exc
+            if not out:
+                raise
+        return out
+
+    def _cut(self, data: bytes) -> list[tuple[bytes, bytes]]:
+        """``(raw headers, payload)`` of each message ``data`` completes, both
+        CRCs checked; the messages before a fault, then the fault on the next call."""
+        if self._error is not None:
+            raise self._error.with_traceback(None)
+        if self._closed:
+            raise UsageError("EventStreamDecoder.feed() called after close()")
+        if not data:
+            return []
+        self._pending.append(data)
+        self._pending_len += len(data)
+        if self._pending_len < self._need:
+            return []
+        buffer = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
+        view = memoryview(buffer)
+        out: list[tuple[bytes, bytes]] = []
+        pos, size = 0, len(buffer)
+        crc32, prelude, unpack = zlib.crc32, _PRELUDE_STRUCT.unpack_from, _U32.unpack_from
+        limit = self._max
+        try:
+            while True:
+                if size - pos < _PRELUDE:
+                    self._need = _PRELUDE
+                    break
+                total, headers_len, crc = prelude(buffer, pos)
+                if crc32(view[pos : pos + 8]) != crc:
+                    raise RemoteProtocolError(
+                        "an event-stream prelude fails its CRC32 check",
+                        raw=buffer[pos : pos + _PRELUDE],
+                    )
+                if not (
+                    _OVERHEAD <= total <= limit
+                    and headers_len <= total - _OVERHEAD
+                    and headers_len <= MAX_HEADERS_BYTES
+                ):
+                    raise self._out_of_bounds(total, headers_len, buffer[pos : pos + _PRELUDE])
+                end = pos + total
+                if size < end:
+                    self._need = total
+                    break
+                if crc32(view[pos : end - 4]) != unpack(buffer, end - 4)[0]:
+                    raise RemoteProtocolError(
+                        "an event-stream message fails its CRC32 check",
+                        raw=buffer[pos : pos + _SNIPPET],
+                    )
+                split = pos + _PRELUDE + headers_len
+                out.append((buffer[pos + _PRELUDE : split], buffer[split : end - 4]))
+                pos = end
+        except RemoteProtocolError as exc:
+            self._error = exc
+            self._pending, self._pending_len = [], 0
+            if not out:
+                raise
+            return out
+        rest = buffer[pos:]
+        self._pending = [rest] if rest else []
+        self._pending_len = len(rest)
+        return out
+
+    def _read_headers(self, raw: bytes) -> Mapping[str, HeaderValue]:
+        """The headers of a raw header block; blocks seen before are not read
+        again (a stream repeats a few, one per event type)."""
+        known = self._known.get(raw)
+        if known is not None:
+            return known
+        headers = _headers(raw)
+        if len(self._known) < _KNOWN_BLOCKS and len(raw) <= _KNOWN_SIZE:
+            self._known[raw] = headers
+        return headers
+
+    def close(self) -> list[EventStreamMessage]:
+        """Mark the end of the body.
+
+        Raises:
+            StreamTruncated: the body stopped inside a message.
+        """
+        if self._error is not None:
+            raise self._error.with_traceback(None)
+        if self._closed:
+            return []
+        self._closed = True
+        if self._pending_len:
+            self._error = StreamTruncated(
+                f"the event stream ended inside a message ({self._pending_len} of "
+                f"{self._need} bytes)"
+            )
+            raise self._error
+        return []
+
+    def feed_pairs(self, data: bytes) -> list[Frame]:
+        """Like :meth:`feed`, each event as an ``(:event-type, payload text)``
+        frame; an ``exception`` or ``error`` message raises
+        :class:`~toolwire.errors.StreamErrorEvent` (after the frames before it)."""
+        return self._frames(self._cut(data))
+
+    def feed_matched(self, data: bytes, match: EventMatcher) -> list[Frame | re.Match[str]]:
+        """Like :meth:`feed_pairs`, but the payload of a :attr:`match_event`
+        event that ``match`` recognizes whole (``match(payload, 0)``) is given
+        as its match, for the codec to read without parsing it."""
+        return self._frames(self._cut(data), match)
+
+    def close_pairs(self) -> list[Frame]:
+        """Like :meth:`close`, as frames."""
+        self.close()
+        return []
+
+    @overload
+    def _frames(self, raw: list[tuple[bytes, bytes]]) -> list[Frame]: ...
+    @overload
+    def _frames(
+        self, raw: list[tuple[bytes, bytes]], match: EventMatcher
+    ) -> list[Frame | re.Match[str]]: ...
+
+    def _frames(
+        self, raw: list[tuple[bytes, bytes]], match: EventMatcher | None = None
+    ) -> list[Frame] | list[Frame | re.Match[str]]:
+        frames: list[Any] = []
+        known = self._known
+        matched = self.match_event if match is not None else None
+        try:
+            for block, payload in raw:
+                headers = known.get(block) or self._read_headers(block)
+                kind = headers.get(":message-type", "event")
+                if kind != "event":
+                    message = EventStreamMessage(dict(headers), payload)
+                    raise _provider_error(str(kind), message)
+                event = headers.get(":event-type")
+                if type(event) is not str:
+                    event = "message"
+                try:
+                    text = payload.decode()
+                except UnicodeDecodeError:
+                    text = self._text(payload)
+                if event == matched:
+                    found = match(text, 0)  # type: ignore[misc]  # set with matched
+                    if found is not None:
+                        frames.append(found)
+                        continue
+                frames.append((event, text))
+        except (RemoteProtocolError, StreamErrorEvent) as exc:
+            self._error = exc
+            if not frames:
+                raise
+        return frames
+
+    def _text(self, payload: bytes) -> str:
+        try:
+            return payload.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._undecodable = True
+            if self._errors != "strict":
+                return payload.decode("utf-8", self._errors)
+            raise RemoteProtocolError(
+                f"an event-stream payload is not valid UTF-8 ({exc.reason} at byte {exc.start})",
+                raw=payload[:_SNIPPET],
+            ) from None
+
+    def _out_of_bounds(self, total: int, headers: int, raw: bytes) -> RemoteProtocolError:
+        if total < _OVERHEAD or total > self._max:
+            return RemoteProtocolError(
+                f"an event-stream message length of {total} bytes is out of bounds "
+                f"({_OVERHEAD}..{self._max})",
+                raw=raw,
+            )
+        return RemoteProtocolError(
+            f"an event-stream headers length of {headers} bytes is out of bounds", raw=raw
+        )
+
+
+def _headers(raw: bytes) -> dict[str, HeaderValue]:
+    headers: dict[str, HeaderValue] = {}
+    pos, n = 0, len(raw)
+    try:
+        while pos < n:
+            size = raw[pos]
+            name = raw[pos + 1 : pos + 1 + size]
+            pos += 1 + size
+            kind = raw[pos]  # IndexError when the name ran past the end
+            value, pos = _value(raw, pos + 1, kind)
+            headers[name.decode("utf-8")] = value
+    except (IndexError, struct.error, UnicodeDecodeError, OverflowError):
+        raise RemoteProtocolError(
+            f"an event-stream header cannot be read at byte {pos}", raw=raw[:_SNIPPET]
+        ) from None
+    return headers
+
+
+def _value(raw: bytes, pos: int, kind: int) -> tuple[HeaderValue, int]:
+    if kind == 0 or kind == 1:
+        return kind == 0, pos
+    if kind in _INTS:
+        fmt = _INTS[kind]
+        return fmt.unpack_from(raw, pos)[0], pos + fmt.size
+    if kind == 6 or kind == 7:
+        (size,) = _LEN16.unpack_from(raw, pos)
+        pos += 2
+        data = raw[pos : pos + size]
+        if len(data) != size:
+            raise IndexError
+        return (data if kind == 6 else data.decode("utf-8")), pos + size
+    if kind == 8:
+        (millis,) = _INTS[5].unpack_from(raw, pos)
+        return _EPOCH + timedelta(milliseconds=millis), pos + 8
+    if kind == 9:
+        data = raw[pos : pos + 16]
+        if len(data) != 16:
+            raise IndexError
+        return uuid.UUID(bytes=data), pos + 16
+    raise RemoteProtocolError(f"an event-stream header has an unknown type {kind}")
+
+
+def _provider_error(kind: str, message: EventStreamMessage) -> StreamErrorEvent:
+    """An ``exception`` or ``error`` message as the provider's error."""
+    if kind == "exception":
+        code = message.header(":exception-type")
+        text = _payload_message(message.payload)
+    else:
+        code = message.header(":error-code")
+        text = message.header(":error-message")
+    body = message.payload.decode("utf-8", "replace")
+    return StreamErrorEvent(
+        f"the stream reported {kind} {code or 'without a type'}: {(text or body)[:2000]}",
+        body=body,
+        code=code,
+        error_type=kind,
+    )
+
+
+def _payload_message(payload: bytes) -> str | None:
+    try:
+        obj = loads(payload.decode("utf-8"))
+    except ValueError:
+        return None
+    if isinstance(obj, dict):
+        for key in ("message", "Message"):
+            if isinstance(obj.get(key), str):
+                return str(obj[key])
+    return None
+
+
+# -- writing (the emulation server and tests) ------------------------------------
+
+
+def encode_message(headers: Mapping[str, HeaderValue], payload: bytes) -> bytes:
+    """One message's bytes: headers in the order given, both CRCs computed."""
+    encoded = b"".join(_encode_header(name, value) for name, value in headers.items())
+    total = _OVERHEAD + len(encoded) + len(payload)
+    head = _U32.pack(total) + _U32.pack(len(encoded))
+    body = head + _U32.pack(zlib.crc32(head)) + encoded + payload
+    return body + _U32.pack(zlib.crc32(body))
+
+
+def _encode_header(name: str, value: HeaderValue) -> bytes:
+    key = name.encode("utf-8")
+    out = bytes([len(key)]) + key
+    if isinstance(value, bool):
+        return out + bytes([0 if value else 1])
+    if isinstance(value, int):
+        return out + b"\x05" + _INTS[5].pack(value)
+    if isinstance(value, bytes):
+        return out + b"\x06" + _LEN16.pack(len(value)) + value
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        return out + b"\x07" + _LEN16.pack(len(data)) + data
+    if isinstance(value, datetime):
+        millis = (value - _EPOCH) // timedelta(milliseconds=1)
+        return out + b"\x08" + _INTS[5].pack(millis)
+    return out + b"\x09" + value.bytes
+
+
+def event_message(event_type: str, payload: bytes) -> bytes:
+    """An ``event`` message as AWS sends one (JSON payload)."""
+    return encode_message(
+        {
+            ":event-type": event_type,
+            ":content-type": "application/json",
+            ":message-type": "event",
+        },
+        payload,
+    )
+
+
+def exception_message(exception_type: str, payload: bytes) -> bytes:
+    """An ``exception`` message as AWS sends one (JSON payload)."""
+    return encode_message(
+        {
+            ":exception-type": exception_type,
+            ":content-type": "application/json",
+            ":message-type": "exception",
+        },
+        payload,
+    )
