@@ -77,6 +77,7 @@ def _usage_from_dict(data: Any) -> Usage | None:
         total_tokens=number("total_tokens"),
         reasoning_tokens=number("reasoning_tokens"),
         cached_tokens=number("cached_tokens"),
+        cache_write_tokens=number("cache_write_tokens"),
     )
 
 
