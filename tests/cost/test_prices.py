@@ -256,3 +256,49 @@ def test_a_cost_survives_its_json_shape() -> None:
     for bad in (None, [], *bad_records):
         assert cost_from_dict(bad) is None
     assert str(cost) == "$0.005415"
+
+
+@pytest.mark.parametrize("provider_id", ["openai", "anthropic", "google", "deepseek", "groq"])
+def test_every_model_of_the_data_is_priced_as_calc_price_prices_it(provider_id: str) -> None:
+    # toolwire reads each model's rates once (calc_price is slow); whatever
+    # path a model takes, its figures are calc_price's own.
+    import random
+
+    from genai_prices.data_snapshot import get_snapshot
+
+    (provider,) = [p for p in get_snapshot().providers if p.id == provider_id]
+    prices = Prices(at=AT)
+    rng = random.Random(provider_id)
+    for info in provider.models:
+        for _ in range(4):
+            total = rng.choice([50, 9_000, 150_000, 250_000, 1_500_000])
+            read, write = rng.randrange(total // 2), rng.randrange(total // 4)
+            output = rng.randrange(1, 20_000)
+            reasoning = rng.randrange(output)
+            usage = Usage(
+                input_tokens=total,
+                cached_tokens=read,
+                cache_write_tokens=write,
+                output_tokens=output,
+                reasoning_tokens=reasoning,
+            )
+            cost = prices.cost(info.id, usage, provider=provider_id)
+            try:
+                expected = genai_prices.calc_price(
+                    genai_prices.Usage(
+                        input_tokens=total,
+                        cache_read_tokens=read,
+                        cache_write_tokens=write,
+                        output_tokens=output,
+                        output_reasoning_tokens=reasoning,
+                    ),
+                    info.id,
+                    provider_id=provider_id,
+                    genai_request_timestamp=AT,
+                )
+            except (LookupError, ValueError):  # an id that names no model of its own
+                assert cost is None, info.id
+                continue
+            assert cost is not None, info.id
+            assert cost.total == expected.total_price, info.id
+            assert (cost.input, cost.output) == (expected.input_price, expected.output_price)

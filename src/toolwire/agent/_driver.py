@@ -36,7 +36,8 @@ from toolwire.agent.loop import (
     next_step,
     settle,
 )
-from toolwire.errors import ReadError, ToolwireError, TransportTimeout
+from toolwire.cost import Cost, RunMeter
+from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLimitExceeded
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage
 from toolwire.observe import Observers
@@ -111,11 +112,13 @@ class RunDriver:
         observers: Observers,
         emit: Emit | None,
         emit_many: Callable[[list[Event]], None] | None,
+        meter: RunMeter | None = None,
     ) -> None:
         """Prepare the run; :meth:`drive` carries it out. Its events go to
         ``emit`` (one at a time) and ``emit_many`` (a network read's decoded
         events at once); ``None`` when nobody reads them, and then they are
-        not made at all."""
+        not made at all. ``meter`` prices the run's requests and stops it at
+        its usage limits (see :mod:`toolwire.cost`)."""
         self.agent = agent
         self.run_id = run_id
         self.messages = messages
@@ -125,6 +128,8 @@ class RunDriver:
         self.records: list[ToolCallRecord] = []
         self.usage = Usage()
         self.turn = 0
+        self.meter = meter
+        self.turn_cost: Cost | None = None
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult:
         """Turn after turn until :func:`next_step` says finish."""
@@ -135,6 +140,8 @@ class RunDriver:
                 for r in plan.records
             ]
             self.usage = plan.usage
+            if self.meter is not None:
+                self.meter.resumed(plan.usage, plan.cost)
             settling = plan.response
             # Without a recorded answer, the last turn is requested again.
             self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
@@ -168,8 +175,11 @@ class RunDriver:
                     tool_calls=tuple(self.records),
                     turns=self.turn,
                     run_id=self.run_id,
+                    cost=self.meter.cost if self.meter is not None else None,
                 )
             assert isinstance(step, RunTools)
+            if self.meter is not None and recorded is None:
+                self.meter.tools(len(step.calls))  # raises at the tool-call limit
             if recorded is not None:
                 done = await self._settle(step.calls, recorded)
             await self._run_tools(step.calls, done)
@@ -180,7 +190,11 @@ class RunDriver:
             return
         self.emit(
             TurnFinished(
-                turn=self.turn, finish_reason=choice.finish_reason, usage=usage, tool_calls=calls
+                turn=self.turn,
+                finish_reason=choice.finish_reason,
+                usage=usage,
+                tool_calls=calls,
+                cost=self.turn_cost,
             )
         )
 
@@ -194,7 +208,10 @@ class RunDriver:
         observe = self.observe
         turn = self.turn
         attempt = 1
+        meter = self.meter
         while True:
+            if meter is not None:  # raises at the request or wall-time limit
+                meter.request(len(request.content()) if meter.watching else 0)
             for hook in observe.model_request:
                 await hook(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
@@ -215,11 +232,25 @@ class RunDriver:
                 attempt = step.attempt
                 continue
             except ToolwireError as error:
+                if meter is not None and isinstance(error, UsageLimitExceeded):
+                    # Cut by a limit: what the stream revealed is its usage.
+                    await self._usage(attempt, meter.in_flight())
                 await self._failed(attempt, error, started)
                 raise
+            await self._usage(attempt, result.usage)
             for hook in observe.model_response:
                 await hook(self.run_id, turn, attempt, result, time.monotonic() - started)
+            if meter is not None:
+                meter.check()  # the final usage may cross a limit: no tool runs then
             return result, early
+
+    async def _usage(self, attempt: int, usage: Usage | None) -> None:
+        """Price a request's usage and tell the observers."""
+        if self.meter is None:
+            return
+        self.turn_cost = cost = self.meter.response(usage)
+        for hook in self.observe.model_usage:
+            await hook(self.run_id, self.turn, attempt, usage, cost)
 
     async def _failed(self, attempt: int, error: ToolwireError, started: float) -> None:
         for hook in self.observe.model_failed:
@@ -262,6 +293,8 @@ class RunDriver:
         failed: ToolwireError | None = None
         # Events go on when someone reads them or eager tools may start.
         listening = self.emit_many is not None or tg is not None
+        meter = self.meter
+        watching = meter is not None and meter.watching
         try:
             stream = transport.stream(request, parse_error=agent.provider.parse_error)
             async with stream as response:
@@ -271,6 +304,10 @@ class RunDriver:
                 try:
                     async for chunk in response.aiter_bytes():
                         events = decoder.feed(chunk)
+                        if watching and events:
+                            # A crossing raises here: the stream is closed and
+                            # none of this read's calls is handed on.
+                            meter.watch(events)  # type: ignore[union-attr]
                         if events and listening:
                             self._hand_on(events, tg, early)
                         if decoder.error is not None:  # its last event said so
@@ -284,6 +321,11 @@ class RunDriver:
             return failed, exc
         if failed is None:
             events = decoder.close()
+            if watching and events:
+                try:
+                    meter.watch(events)  # type: ignore[union-attr]
+                except UsageLimitExceeded as exc:
+                    return None, exc
             if events and listening:
                 self._hand_on(events, tg, early)
             failed = decoder.error

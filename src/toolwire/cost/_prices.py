@@ -25,7 +25,7 @@ Python 3.11+); without it, only the rates you give are known.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -39,8 +39,9 @@ __all__ = ["Cost", "Prices", "Rates", "cost_from_dict", "default_prices"]
 _MILLION = Decimal(1_000_000)
 _ZERO = Decimal(0)
 
-_PROVIDER_IDS = {"gemini": "google", "openai-responses": "openai", "vertex": "google-vertex"}
-"""toolwire's provider names where genai-prices calls the provider otherwise."""
+Parts = tuple[int, int, int, int, int]
+"""A request's usage as priced: (all input, cache reads, cache writes, all
+output, reasoning)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -155,6 +156,10 @@ class Rates:
         parts = _parts(usage)
         if parts is None:
             return None
+        return self.price(parts)
+
+    def price(self, parts: Parts) -> Cost:
+        """What a request's :data:`Parts` cost at these rates (the tier its input reaches)."""
         total_input, cache_read, cache_write, output, reasoning = parts
         rates = self
         for threshold, tier in self.tiers:
@@ -184,7 +189,7 @@ class Rates:
         return Cost(total=input_cost + output_cost + fee, input=input_cost, output=output_cost)
 
 
-def _parts(usage: Usage) -> tuple[int, int, int, int, int] | None:
+def _parts(usage: Usage) -> Parts | None:
     """(all input, cache reads, cache writes, all output, reasoning), or
     ``None`` when the usage cannot be priced: input or output unknown, or
     parts larger than their whole."""
@@ -234,7 +239,9 @@ class Prices:
         if at is not None and at.tzinfo is None:
             raise UsageError("Prices(at=...) must be an aware datetime (with a time zone)")
         self.at = at
-        self._calc = _genai_calc() if data else None
+        from toolwire.cost._genai import genai_calculator
+
+        self._calc = genai_calculator() if data else None
 
     def __repr__(self) -> str:
         source = "genai-prices" if self._calc is not None else "no data"
@@ -280,55 +287,6 @@ class Prices:
             return None
         when = self.at or at or datetime.now(timezone.utc)
         return self._calc(model, parts, provider, base_url, when)
-
-
-_Parts = tuple[int, int, int, int, int]
-_Calc = Callable[[str, _Parts, "str | None", "str | None", datetime], "Cost | None"]
-
-
-def _genai_calc() -> _Calc | None:
-    """The pricing function over ``genai-prices``' data, or ``None`` when the
-    package is not installed."""
-    try:
-        import genai_prices
-    except ImportError:
-        return None
-
-    def calc(
-        model: str,
-        parts: tuple[int, int, int, int, int],
-        provider: str | None,
-        base_url: str | None,
-        when: datetime,
-    ) -> Cost | None:
-        total_input, cache_read, cache_write, output, reasoning = parts
-        usage = genai_prices.Usage(
-            input_tokens=total_input,
-            cache_read_tokens=cache_read,
-            cache_write_tokens=cache_write,
-            output_tokens=output,
-            output_reasoning_tokens=reasoning,
-        )
-        found = None
-        if base_url:
-            found = _try(genai_prices.calc_price, usage, model, provider_api_url=base_url, at=when)
-        if found is None and provider:
-            provider_id = _PROVIDER_IDS.get(provider, provider)
-            found = _try(genai_prices.calc_price, usage, model, provider_id=provider_id, at=when)
-        if found is None:
-            return None
-        return Cost(total=found.total_price, input=found.input_price, output=found.output_price)
-
-    return calc
-
-
-def _try(calc: Any, usage: Any, model: str, *, at: datetime, **where: str) -> Any:
-    """``calc_price``, or ``None`` for a model or provider it does not know
-    (its ``LookupError``) or counts it refuses (its ``ValueError``)."""
-    try:
-        return calc(usage, model, genai_request_timestamp=at, **where)
-    except (LookupError, ValueError):
-        return None
 
 
 _DEFAULT: list[Prices] = []
