@@ -197,6 +197,9 @@ class RunMeter:
         self._started = limits.clock() if limits is not None else 0.0
         self._at = datetime.now(timezone.utc)
         self._flight: _Flight | None = None
+        self._cost_limited = (limits is not None and limits.cost is not None) or (
+            budget is not None and budget.limits.cost is not None
+        )
         self.watching = limits is not None or budget is not None
         """Whether :meth:`watch` needs to see the stream's events."""
 
@@ -223,7 +226,9 @@ class RunMeter:
         self._check(None)
 
     def watch(self, events: Iterable[Event]) -> None:
-        """The events of one network read, before they are handed on.
+        """The events of one network read, before they are handed on. Each
+        event that changes a figure is checked as it comes, so the error
+        names the figure at the crossing, not at the end of the read.
 
         Raises:
             UsageLimitExceeded: a figure crossed its limit with this read.
@@ -235,10 +240,9 @@ class RunMeter:
             if isinstance(event, (TextDelta, ReasoningDelta)):
                 flight.chars += len(event.text)
             elif isinstance(event, ToolCallDelta):
-                flight.chars += len(event.delta)
-                flight.streamed[event.index] = flight.streamed.get(event.index, 0) + len(
-                    event.delta
-                )
+                size = len(event.delta)
+                flight.chars += size
+                flight.streamed[event.index] = flight.streamed.get(event.index, 0) + size
             elif isinstance(event, ToolCallStarted):
                 flight.chars += len(event.name or "")
             elif isinstance(event, ToolCallReady) and event.choice == 0:
@@ -248,7 +252,9 @@ class RunMeter:
                 flight.chars += max(0, raw - flight.streamed.get(event.call.index, 0))
             elif isinstance(event, UsageReported):
                 flight.reported = event.usage
-        self._check(flight)
+            else:
+                continue
+            self._check(flight)
 
     def response(self, usage: Usage | None) -> Cost | None:
         """The request ended (whole, or cut) with this final usage: count it;
@@ -305,7 +311,7 @@ class RunMeter:
         extra = _Figures()
         if flight is not None:
             usage = flight.usage()
-            extra.add(usage, self._price(usage))
+            extra.add(usage, self._price(usage) if self._cost_limited else None)
             # The input limit counts reported input only (the request's size
             # estimates it for the cost alone).
             reported = flight.reported
