@@ -356,6 +356,8 @@ def _failure_message(content: str) -> str:
 def _run_failed(event: JournalEvent, names: dict[str, str]) -> Text:
     error = event.data.get("error", {})
     word = "cancelled" if event.data.get("cancelled") else "failed"
+    if error.get("type") == "usage_limit_exceeded":
+        word = "stopped by a usage limit"
     return Text(
         f"run {word}: {error.get('type')}: {_short(str(error.get('message', '')))}",
         style="bold red",

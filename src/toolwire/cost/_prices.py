@@ -93,7 +93,8 @@ def cost_from_dict(data: Any) -> Cost | None:
 
 
 def format_usd(amount: Decimal | float | None) -> str:
-    """``$0.0123``: four significant decimals for small amounts; ``-`` for unknown."""
+    """``$0.0123``: four significant digits under a dollar, cents above; ``-``
+    for an unknown amount."""
     if amount is None:
         return "-"
     value = float(amount)
@@ -101,7 +102,8 @@ def format_usd(amount: Decimal | float | None) -> str:
         return "$0"
     if value >= 1:
         return f"${value:,.2f}"
-    return f"${value:.4g}" if value >= 0.0001 else f"${value:.2e}"
+    decimals = 3 - math.floor(math.log10(value))
+    return "$" + f"{value:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def _decimal(value: Decimal | float | int | str, what: str) -> Decimal:

@@ -361,6 +361,8 @@ class JournalObserver(RunObserver):
         """Keep a request's usage and cost for its response (or failure) record,
         and add its cost to the run's."""
         self._priced[run_id] = (usage, cost)
+        if usage is not None:
+            self._usage[run_id] = self._usage.get(run_id, Usage()) + usage
         total = self._cost.get(run_id, _ZERO)
         self._cost[run_id] = None if total is None or cost is None else total + cost
 
@@ -368,10 +370,11 @@ class JournalObserver(RunObserver):
         self, run_id: str, turn: int, attempt: int, result: StreamResult, elapsed: float
     ) -> None:
         """Record what the model answered (choice 0 is the one the run follows)."""
-        _, cost = self._priced.pop(run_id, (None, None))
+        priced = self._priced.pop(run_id, None)
+        cost = priced[1] if priced is not None else None
         assistant = AssistantMessage.from_choice(result.choices[0]) if result.choices else None
         choice = result.choices[0] if result.choices else None
-        if result.usage is not None:
+        if priced is None and result.usage is not None:  # counted by model_usage otherwise
             self._usage[run_id] = self._usage.get(run_id, Usage()) + result.usage
         data = self._encode(
             {
