@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
 
@@ -262,3 +263,20 @@ def test_limits_are_numbers() -> None:
         UsageLimits(cost="1")  # type: ignore[arg-type]
     assert UsageLimits(cost=0.5, tool_calls=3).to_dict() == {"cost": 0.5, "tool_calls": 3}
     assert UsageLimits(cost=0.5).cost == Decimal("0.5")
+
+
+async def test_a_stream_that_stalls_is_cut_when_the_wall_time_runs_out() -> None:
+    # The server waits three seconds between chunks; the run has half a second
+    # (of the injected clock, which stands still: what is left when the
+    # request is sent bounds the stream).
+    clock = FakeClock()
+    tools = Tools()
+    scenario = Scenario.from_dict({"turns": [{"text": LONG_TEXT, "chunk_size": 100, "delay": 3}]})
+    with EmulationServer(scenario) as server:
+        agent = agent_for(
+            server, "openai-chat", tools, limits=UsageLimits(wall_time=0.5, clock=clock)
+        )
+        with anyio.fail_after(8):
+            _, error = await stream_until_error(agent)
+    assert isinstance(error, UsageLimitExceeded)
+    assert (error.limit, error.maximum, error.scope) == ("wall_time", 0.5, "run")

@@ -249,3 +249,16 @@ async def test_spans_carry_each_requests_cost_and_the_runs(spans: Any) -> None:
     assert sum(per_request) == pytest.approx(float(result.cost.total))
     run = spans.one("invoke_agent")
     assert run.attributes["toolwire.cost.usd"] == float(result.cost.total)
+
+
+async def test_a_resumed_run_keeps_the_cost_of_its_recorded_part(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    prices = Prices({"gpt-4.1-mini": Rates(input=1_000, output=2_000)}, data=False)
+    with EmulationServer(WEATHER) as server:
+        agent = agent_for(server, "openai-chat", journal, prices=prices)
+        try:
+            result = await agent.run("Weather in Paris?")
+            again = await agent.resume(result.run_id)  # finished: read from the journal
+        finally:
+            await agent.aclose()
+    assert result.cost is not None and again.cost == result.cost

@@ -216,7 +216,7 @@ class RunDriver:
                 await hook(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
             try:
-                result, early = await self._stream_once(request)
+                result, early = await self._stream_timed(request)
             except _TurnBroke as broke:
                 await self._failed(attempt, broke.error, started)
                 step = next_step(
@@ -255,6 +255,17 @@ class RunDriver:
     async def _failed(self, attempt: int, error: ToolwireError, started: float) -> None:
         for hook in self.observe.model_failed:
             await hook(self.run_id, self.turn, attempt, error, time.monotonic() - started)
+
+    async def _stream_timed(self, request: Any) -> tuple[StreamResult, dict[str, ToolResult]]:
+        """:meth:`_stream_once` within the run's wall time left: a stream that
+        stalls is cut when it runs out."""
+        left = self.meter.time_left() if self.meter is not None else None
+        if left is None:
+            return await self._stream_once(request)
+        with anyio.move_on_after(left):
+            return await self._stream_once(request)
+        assert self.meter is not None
+        raise self.meter.wall_time_exceeded()
 
     async def _stream_once(self, request: Any) -> tuple[StreamResult, dict[str, ToolResult]]:
         decoder = StreamDecoder(self.agent.provider.dialect)

@@ -276,6 +276,31 @@ class RunMeter:
         """What the request being streamed has used so far (reported or estimated)."""
         return self._flight.usage() if self._flight is not None else None
 
+    def time_left(self) -> float | None:
+        """Seconds of wall time left (the run's or its budget's, the fewer);
+        ``None`` without a wall-time limit."""
+        left = [maximum - elapsed for maximum, elapsed, _ in self._wall_times()]
+        return max(0.0, min(left)) if left else None
+
+    def wall_time_exceeded(self) -> UsageLimitExceeded:
+        """The error of a stream cut because the wall time ran out."""
+        maximum, elapsed, scope = min(self._wall_times(), key=lambda t: t[0] - t[1])
+        return UsageLimitExceeded(
+            "wall_time", maximum=maximum, value=max(elapsed, maximum), scope=scope
+        )
+
+    def _wall_times(self) -> list[tuple[float, float, str]]:
+        """(limit, elapsed, scope) of each wall-time limit."""
+        found: list[tuple[float, float, str]] = []
+        if self.limits is not None and self.limits.wall_time is not None:
+            elapsed = self.limits.clock() - self._started
+            found.append((self.limits.wall_time, elapsed, "run"))
+        budget = self.budget
+        if budget is not None and budget.limits.wall_time is not None:
+            elapsed = budget.limits.clock() - budget._started
+            found.append((budget.limits.wall_time, elapsed, "budget"))
+        return found
+
     def check(self) -> None:
         """Raise if the finished requests crossed a limit.
 
