@@ -19,15 +19,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from toolwire.cost._prices import Cost, Parts, Rates
+from toolwire.cost._prices import Calculator, Cost, Parts, Rates
 
 __all__ = ["PROVIDER_IDS", "Calculator", "genai_calculator"]
 
 PROVIDER_IDS = {"gemini": "google", "openai-responses": "openai", "vertex": "google-vertex"}
 """toolwire's provider names where genai-prices calls the provider otherwise."""
 
-Calculator = Callable[[str, Parts, "str | None", "str | None", datetime], "Cost | None"]
-"""``(model, parts, provider, base_url, at) -> Cost | None``."""
 
 _RATE_KEYS = {
     "input_mtok": "input",

@@ -25,7 +25,7 @@ Python 3.11+); without it, only the rates you give are known.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -42,6 +42,9 @@ _ZERO = Decimal(0)
 Parts = tuple[int, int, int, int, int]
 """A request's usage as priced: (all input, cache reads, cache writes, all
 output, reasoning)."""
+
+Calculator = Callable[[str, Parts, "str | None", "str | None", datetime], "Cost | None"]
+"""``(model, parts, provider, base_url, at) -> Cost | None``: prices from a data set."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -241,18 +244,26 @@ class Prices:
         if at is not None and at.tzinfo is None:
             raise UsageError("Prices(at=...) must be an aware datetime (with a time zone)")
         self.at = at
-        from toolwire.cost._genai import genai_calculator
-
-        self._calc = genai_calculator() if data else None
+        self.data = data
+        self._loaded: list[Calculator | None] = []
 
     def __repr__(self) -> str:
-        source = "genai-prices" if self._calc is not None else "no data"
+        source = "genai-prices" if self.data else "no data"
         return f"Prices(rates={sorted(self.rates)!r}, {source}, at={self.at!r})"
 
     @property
     def has_data(self) -> bool:
         """Whether ``genai-prices``' data is consulted (installed and asked for)."""
-        return self._calc is not None
+        return self._calc() is not None
+
+    def _calc(self) -> Calculator | None:
+        """The data's pricing function, loaded on first use (the data takes
+        about a second to import): ``None`` without ``genai-prices``."""
+        if not self._loaded:
+            from toolwire.cost._genai import genai_calculator
+
+            self._loaded.append(genai_calculator() if self.data else None)
+        return self._loaded[0]
 
     def cost(
         self,
@@ -282,13 +293,14 @@ class Prices:
         own = self.rates.get(model)
         if own is not None:
             return own.cost(usage)
-        if self._calc is None:
+        calc = self._calc()
+        if calc is None:
             return None
         parts = _parts(usage)
         if parts is None:
             return None
         when = self.at or at or datetime.now(timezone.utc)
-        return self._calc(model, parts, provider, base_url, when)
+        return calc(model, parts, provider, base_url, when)
 
 
 _DEFAULT: list[Prices] = []
