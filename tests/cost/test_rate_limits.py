@@ -196,3 +196,33 @@ def test_durations_and_limits_are_checked() -> None:
         RateLimit(requests_per_minute=0)
     with pytest.raises(UsageError):
         RateLimit(tokens_per_minute=float("inf"))
+
+
+def test_toolwire_serve_enforces_a_rate_limit() -> None:
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    args = [sys.executable, "-m", "toolwire", "serve", "--port", "0", "--rate-limit", "2"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()  # printed once it serves
+        base_url = first.rsplit(" ", 1)[1].strip()
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        answers = [
+            httpx.post(base_url + "/v1/chat/completions", json=body, timeout=10) for _ in range(3)
+        ]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert [a.headers["x-ratelimit-remaining-requests"] for a in answers] == ["1", "0", "0"]
+    assert float(answers[2].headers["retry-after"]) > 0
