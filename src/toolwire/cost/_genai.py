@@ -23,7 +23,13 @@ from toolwire.cost._prices import Calculator, Cost, Parts, Rates
 
 __all__ = ["PROVIDER_IDS", "Calculator", "genai_calculator"]
 
-PROVIDER_IDS = {"gemini": "google", "openai-responses": "openai", "vertex": "google-vertex"}
+PROVIDER_IDS = {
+    "gemini": "google",
+    "openai-responses": "openai",
+    "vertex": "google",
+    "bedrock": "aws",
+    "xai": "x-ai",
+}
 """toolwire's provider names where genai-prices calls the provider otherwise."""
 
 
