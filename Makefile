@@ -1,6 +1,9 @@
 # toolwire's one entry point for people and CI.
 #   make test   create .venv if needed, install toolwire with its test deps, lint, type-check,
-#               test (failing when the sans-I/O core's coverage drops below 95%)
+#               build the docs (--strict), run the whole suite (failing when the sans-I/O
+#               core's coverage drops below 95%)
+#   make unit   the fast tier: the sans-I/O core's tests that do no I/O, in seconds
+#   make docs   build the documentation site into site/ (make docs-serve: live preview)
 #   make demo   the offline demo: an agent against the local emulation server (core install only)
 #   make bench  the streaming benchmark against the libraries you would otherwise use
 #   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
@@ -14,7 +17,7 @@ STAMP  := $(VENV)/.installed-dev
 CORE_STAMP := $(VENV)/.installed-core
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit demo bench bench-agent soak clean test-llamacpp
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent soak clean test-llamacpp
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +29,7 @@ $(CORE_STAMP): $(BIN)/python pyproject.toml constraints.txt
 	touch $(CORE_STAMP)
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,mcp,otel,ray,cost]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,docs,mcp,otel,ray,cost]'
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -36,11 +39,37 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The fast tier: the sans-I/O core and the other tests that do no I/O, with
+# Hypothesis's quick profile (tests/conftest.py); make test runs them again,
+# with the thorough one, among everything else.
+UNIT_TESTS := $(filter-out tests/stream/test_inspect_cli.py tests/stream/test_streamed_equals_whole.py, \
+	$(wildcard tests/stream/test_*.py)) tests/test_jsonstream.py tests/test_framing_corpus.py \
+	tests/test_framing_readers.py tests/test_framing_sniff.py tests/test_repair.py tests/test_sse.py
+
+# Bytecode is cached (in the gitignored __pycache__/) even where the
+# environment says not to: compiling the core and rewriting the tests' asserts
+# again on every run is a second of the tier's few.
 unit: $(STAMP)
-	$(BIN)/coverage run -m pytest -q
+	env -u PYTHONDONTWRITEBYTECODE TOOLWIRE_HYPOTHESIS=quick \
+		$(BIN)/python -m pytest -q -m "not slow" $(UNIT_TESTS)
+
+# The whole suite under coverage, with Hypothesis's thorough profile.
+suite: $(STAMP)
+	TOOLWIRE_HYPOTHESIS=thorough $(BIN)/coverage run -m pytest -q
 	$(BIN)/coverage report
 
-test: lint typecheck unit
+# The documentation site (mkdocs-material): offline, no fonts or plugins that
+# fetch anything; --strict turns every warning (a broken link, a docstring
+# mkdocstrings cannot read) into a failure.
+export NO_MKDOCS_2_WARNING := 1
+
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
+test: lint typecheck docs suite
 
 demo: $(CORE_STAMP)
 	$(BIN)/toolwire demo
@@ -70,4 +99,4 @@ test-llamacpp: $(STAMP)
 	$(BIN)/python -m pytest -q --realservers tests/realservers
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage

@@ -27,10 +27,10 @@ from typing import Any
 
 import toolwire.adapters as adapters
 from toolwire import StreamDecoder
-from toolwire.adapters._shapes import type_first
 from toolwire.stream._json import dumps
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import codec_for
+from toolwire.stream.codecs.sdk import type_first
 
 
 def arguments(n_bytes: int) -> str:

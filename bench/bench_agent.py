@@ -18,7 +18,7 @@ clients interleaved so that a burst of load hits them alike.
 
     python bench/bench_agent.py                     # full run, several minutes
     python bench/bench_agent.py --quick             # 1 round, small conversation only
-    python bench/bench_agent.py --json out.json --readme README.md
+    python bench/bench_agent.py --json out.json --readme docs/benchmarks.md
 """
 
 from __future__ import annotations
@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--json", type=Path, help="save the raw figures here")
-    parser.add_argument("--readme", type=Path, help="put the tables in this README")
+    parser.add_argument("--readme", type=Path, help="put the tables in this page")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--variant", help=argparse.SUPPRESS)

@@ -7,7 +7,7 @@ shuffled order, for a streamed answer and times the first body byte; the
 figure is the median over the rounds of (through the proxy - straight), so
 that the machine's load, which moves both, cancels out as far as it can.
 
-    python bench/bench_proxy.py [--rounds 300] [--json FILE] [--readme README.md]
+    python bench/bench_proxy.py [--rounds 300] [--json FILE] [--readme docs/benchmarks.md]
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=300, help="measured rounds")
     parser.add_argument("--warmup", type=int, default=30, help="rounds not measured")
     parser.add_argument("--json", type=Path, help="save the raw figures here")
-    parser.add_argument("--readme", type=Path, help="put the table in this README")
+    parser.add_argument("--readme", type=Path, help="put the table in this page")
     args = parser.parse_args(argv)
     load_before = _load()
     times = measure(args.rounds, args.warmup)

@@ -29,7 +29,7 @@ with the calls before it. The whole run takes about five minutes on two cores.
 
     python bench/bench_stream.py                     # full run, a few minutes
     python bench/bench_stream.py --quick             # sizes up to 100 KB
-    python bench/bench_stream.py --json out.json --readme README.md
+    python bench/bench_stream.py --json out.json --readme docs/benchmarks.md
 """
 
 from __future__ import annotations
@@ -722,7 +722,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cap", type=float, default=DEFAULT_CAP, help="seconds per runner, size")
     parser.add_argument("--formats", default=",".join(FORMATS), help="openai,anthropic")
     parser.add_argument("--json", type=Path, help="save the raw figures here")
-    parser.add_argument("--readme", type=Path, help="put the tables in this README")
+    parser.add_argument("--readme", type=Path, help="put the tables in this page")
     parser.add_argument("--render", type=Path, help="no run: print the figures of a --json file")
     args = parser.parse_args(argv)
 

@@ -23,7 +23,11 @@ from typing import Any
 import anyio
 import pytest
 
+from tests._hypothesis import load_profile
+
 pytest_plugins = ["pytester"]
+
+load_profile()  # before any test module is imported: examples() reads it
 
 CORPUS = Path(__file__).parent / "fixtures" / "conformance"
 

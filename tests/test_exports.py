@@ -62,3 +62,18 @@ def test_the_agent_face_is_honest() -> None:
     with pytest.warns(DeprecationWarning, match="ToolExecutionFinished"):
         assert toolwire.ToolFinished is toolwire.ToolExecutionFinished
     assert "ToolStarted" not in toolwire.__all__
+
+
+def test_each_event_kind_is_its_class_name_in_snake_case() -> None:
+    import dataclasses
+    import re
+    import typing
+
+    from toolwire.events import Event
+    from toolwire.run import AgentEvent
+
+    classes = typing.get_args(AgentEvent)
+    assert set(typing.get_args(Event)) <= set(classes) and len(classes) >= 17
+    for cls in classes:
+        (kind,) = [f.default for f in dataclasses.fields(cls) if f.name == "kind"]
+        assert kind == re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower(), cls

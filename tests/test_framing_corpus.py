@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from toolwire.errors import ToolwireError
 from toolwire.stream.framing import JSONArrayDecoder, NDJSONDecoder, ServerSentEvent, SSEDecoder
 
@@ -78,6 +79,7 @@ def test_corpus_is_present_and_uses_all_three_readers() -> None:
     assert readers == set(READERS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace", TRACES, ids=TRACE_IDS)
 def test_trace_whole_equals_one_byte_at_a_time(trace: Trace) -> None:
     whole, error = run(trace.reader, [trace.body])
@@ -96,7 +98,7 @@ def test_sse_trace_frames_are_the_json_payloads(trace: Trace) -> None:
             json.loads(text)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_trace_random_splits_give_the_same_frames(data: st.DataObject) -> None:
     trace = data.draw(st.sampled_from(TRACES), label="trace")
@@ -144,7 +146,7 @@ def test_ollama_ndjson_lines_hold_the_call() -> None:
 # --- fuzz: only toolwire errors may escape ---------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     reader=st.sampled_from(READERS),
     body=st.binary(max_size=300),
@@ -175,7 +177,7 @@ def mutate(data: st.DataObject, body: bytes) -> bytes:
     return bytes(mutated)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_traces_raise_only_toolwire_errors(data: st.DataObject) -> None:
     # Any trace into any reader: mostly rejected at once by the wrong reader.
@@ -189,7 +191,7 @@ def test_mutated_traces_raise_only_toolwire_errors(data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("reader", READERS, ids=lambda r: r.__name__)
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_traces_of_each_reader(reader: type[Decoder], data: st.DataObject) -> None:
     # A trace of the reader's own format, damaged: deep into the decoder's states.

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from toolwire.errors import RemoteProtocolError, StreamTruncated, UsageError
 from toolwire.stream.framing import JSONArrayDecoder, NDJSONDecoder, SSEDecoder
 
@@ -321,7 +322,7 @@ def streamed_arrays(draw: st.DrawFn) -> tuple[list[Any], bytes, list[int]]:
     return values, body, cuts
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(streamed_arrays())
 def test_array_any_values_any_split(case: tuple[list[Any], bytes, list[int]]) -> None:
     values, body, cuts = case
@@ -360,6 +361,7 @@ def test_long_ndjson_line_in_small_pieces_is_linear() -> None:
     assert [len(line) for line in lines] == [BIG + 2]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(5)
 def test_long_array_element_in_small_pieces_is_linear() -> None:
     decoder = JSONArrayDecoder()

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests._json_strategies import DUMP_STYLES, corpus_arguments, dump_styles, json_documents
 from toolwire.errors import ToolwireError, UsageError
 from toolwire.stream._jsonstream import (
@@ -134,7 +135,7 @@ def check_all_ways(text: str, rng: random.Random, random_splits: int = 10) -> No
 # -- agreement with json.loads -------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(value=json_documents, style=dump_styles, data=st.data())
 def test_agrees_with_json_loads_at_random_splits(
     value: Any, style: dict[str, Any], data: Any
@@ -144,7 +145,8 @@ def test_agrees_with_json_loads_at_random_splits(
     check_stream(split_at(text, [c for c in cuts if c < len(text)]))
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
 @given(value=json_documents, style=dump_styles)
 def test_agrees_with_json_loads_at_every_two_piece_split(value: Any, style: dict[str, Any]) -> None:
     text = json.dumps(value, **style)
@@ -153,6 +155,7 @@ def test_agrees_with_json_loads_at_every_two_piece_split(value: Any, style: dict
         check_stream([text[:cut], text[cut:]])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "arguments"), corpus_arguments(), ids=lambda x: str(x)[:60])
 def test_corpus_arguments_every_way(name: str, arguments: Any) -> None:
     rng = random.Random(name)
@@ -546,6 +549,7 @@ def test_value_after_each_piece_does_not_disturb_the_string() -> None:
     assert parser.finish() == ["abcd"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_megabyte_string_in_six_character_fragments() -> None:
     # With a copy of the string per fragment this would move about 90 GB and

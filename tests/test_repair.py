@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests._json_strategies import (
     corpus_arguments,
     dump_styles,
@@ -30,7 +31,7 @@ def test_empty_and_null_mean_no_arguments(text: str, at_end: bool) -> None:
 # -- rule 2: valid JSON ----------------------------------------------------------
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(value=json_documents_int64, style=dump_styles, at_end=st.booleans())
 def test_valid_json_is_taken_as_is(value: Any, style: dict[str, Any], at_end: bool) -> None:
     assert parse_arguments(json.dumps(value, **style), at_end=at_end) == (value, False)
@@ -89,7 +90,7 @@ def test_trailing_commas_outside_strings(text: str, value: Any) -> None:
     assert parse_arguments(text, at_end=False) == (value, True)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(value=json_documents_int64)
 def test_trailing_commas_everywhere(value: Any) -> None:
     def dump(v: Any) -> str:
@@ -129,7 +130,7 @@ def test_missing_closers_only_when_the_stream_really_ended(text: str, value: Any
         parse_arguments(text, at_end=False)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(value=json_documents_int64)
 def test_missing_closers_are_restored_exactly(value: Any) -> None:
     text = json.dumps(value)
@@ -153,7 +154,7 @@ def test_double_encoded_object(text: str, value: Any) -> None:
     assert parse_arguments(text, at_end=True) == (value, True)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(value=st.dictionaries(st.text(max_size=5), json_values_int64, max_size=4))
 def test_double_encoded_any_object(value: Any) -> None:
     assert parse_arguments(json.dumps(json.dumps(value)), at_end=False) == (value, True)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.stream.framing import ServerSentEvent, SSEDecoder
 
@@ -400,7 +401,7 @@ def sse_bodies_and_splits(draw: st.DrawFn) -> tuple[bytes, list[int]]:
     return body, cuts
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(sse_bodies_and_splits())
 def test_decoder_matches_the_standard_on_any_split(case: tuple[bytes, list[int]]) -> None:
     body, cuts = case

@@ -202,8 +202,8 @@ _SUBMODULES = frozenset(
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"toolwire.{name}")
-    if name in _compat.RENAMED:
-        return _compat.renamed(name)
+    if (__name__, name) in _compat.RENAMED:
+        return _compat.renamed(__name__, name)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'toolwire' has no attribute {name!r}")

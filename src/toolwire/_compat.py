@@ -1,10 +1,22 @@
 """Every older name toolwire still answers to, in one place, each with a
 ``DeprecationWarning`` that names its successor.
 
-Modules that moved when the sans-I/O core, the HTTP layer and the agent
-became packages keep their old import paths through a meta path finder:
-``import toolwire.decoder`` gives :mod:`toolwire.stream.decoder` itself (the
-same module object, so ``isinstance`` and monkeypatching agree).
+* modules that moved when the sans-I/O core, the HTTP layer and the agent
+  became packages keep their old import paths through a meta path finder:
+  ``import toolwire.decoder`` gives :mod:`toolwire.stream.decoder` itself (the
+  same module object, so ``isinstance`` and monkeypatching agree);
+* renamed module attributes (:data:`RENAMED`) are served by the module's
+  ``__getattr__``, which asks :func:`renamed`;
+* renamed keyword arguments and properties (:data:`RENAMED_ARGUMENTS`) call
+  :func:`renamed_argument`; renamed command-line options
+  (:data:`RENAMED_OPTIONS`) print :func:`renamed_option`'s note on stderr.
+
+Keys that older releases *wrote* (a journal header's or a cassette's
+``"api"``) are read without a warning where they are read: nobody can
+change a file already written.
+
+Nothing here imports above the standard library, so every layer may name
+its old names here.
 """
 
 from __future__ import annotations
@@ -18,7 +30,16 @@ import warnings
 from collections.abc import Sequence
 from types import ModuleType
 
-__all__ = ["MOVED_MODULES", "RENAMED", "install"]
+__all__ = [
+    "MOVED_MODULES",
+    "RENAMED",
+    "RENAMED_ARGUMENTS",
+    "RENAMED_OPTIONS",
+    "install",
+    "renamed",
+    "renamed_argument",
+    "renamed_option",
+]
 
 MOVED_MODULES: dict[str, str] = {
     "toolwire.sse": "toolwire.stream.framing",
@@ -32,18 +53,56 @@ MOVED_MODULES: dict[str, str] = {
 }
 """Old module path -> where the module lives now."""
 
-RENAMED: dict[str, tuple[str, str]] = {
-    "ToolStarted": ("toolwire.run", "ToolExecutionStarted"),
-    "ToolFinished": ("toolwire.run", "ToolExecutionFinished"),
+RENAMED: dict[tuple[str, str], tuple[str, str]] = {
+    ("toolwire", "ToolStarted"): ("toolwire.run", "ToolExecutionStarted"),
+    ("toolwire", "ToolFinished"): ("toolwire.run", "ToolExecutionFinished"),
+    ("toolwire.run", "ToolStarted"): ("toolwire.run", "ToolExecutionStarted"),
+    ("toolwire.run", "ToolFinished"): ("toolwire.run", "ToolExecutionFinished"),
+    ("toolwire.agent", "ToolStarted"): ("toolwire.run", "ToolExecutionStarted"),
+    ("toolwire.agent", "ToolFinished"): ("toolwire.run", "ToolExecutionFinished"),
+    ("toolwire.agent.loop", "settle"): ("toolwire.agent.loop", "settlement"),
+    ("toolwire.stream.decoder", "sniff_api"): ("toolwire.stream.decoder", "sniff_dialect"),
 }
-"""Old top-level name -> (module, current name)."""
+"""(module, old name) -> (module, current name)."""
+
+RENAMED_ARGUMENTS: dict[tuple[str, str], str] = {
+    ("StreamDecoder", "api"): "dialect",
+    ("StreamResult", "api"): "dialect",
+}
+"""(owner, old keyword argument or property) -> current name."""
+
+RENAMED_OPTIONS: dict[tuple[str, str], str] = {
+    ("inspect", "--api"): "--dialect",
+}
+"""(command, old option) -> current option."""
 
 
-def renamed(name: str) -> object:
-    """The value of an old top-level name, with a warning naming the new one."""
-    module, new = RENAMED[name]
-    warnings.warn(f"toolwire.{name} is now toolwire.{new}", DeprecationWarning, stacklevel=3)
-    return getattr(importlib.import_module(module), new)
+def renamed(module: str, name: str) -> object:
+    """The value of ``module``'s old attribute ``name``, with a warning
+    naming the new one.
+
+    Raises:
+        AttributeError: ``module`` has no such attribute, old or new.
+    """
+    moved = RENAMED.get((module, name))
+    if moved is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    target, new = moved
+    warnings.warn(f"{module}.{name} is now {target}.{new}", DeprecationWarning, stacklevel=3)
+    return getattr(importlib.import_module(target), new)
+
+
+def renamed_argument(owner: str, old: str) -> str:
+    """Warn that ``owner``'s ``old`` argument (or property) is now another; its name."""
+    new = RENAMED_ARGUMENTS[(owner, old)]
+    warnings.warn(f"{owner}: {old} is now {new}", DeprecationWarning, stacklevel=3)
+    return new
+
+
+def renamed_option(command: str, old: str) -> str:
+    """The note a command prints when given its old option ``old``."""
+    new = RENAMED_OPTIONS[(command, old)]
+    return f"warning: {old} is deprecated and will be removed; use {new}"
 
 
 class _Alias(importlib.abc.Loader):

@@ -33,6 +33,7 @@ __all__ = [
     "ToolCallInvalid",
     "ToolCallReady",
     "ToolCallStarted",
+    "UnknownItem",
     "UsageReported",
 ]
 
@@ -49,7 +50,7 @@ class PartialSource(Protocol):
 class TextDelta:
     """A piece of the answer text."""
 
-    kind: Literal["text"] = "text"
+    kind: Literal["text_delta"] = "text_delta"
     choice: int = 0
     text: str
 
@@ -58,7 +59,7 @@ class TextDelta:
 class ReasoningDelta:
     """A piece of the model's reasoning ("thinking"), never part of the text."""
 
-    kind: Literal["reasoning"] = "reasoning"
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
     choice: int = 0
     text: str
 
@@ -132,7 +133,7 @@ class ToolCallInvalid:
 class ServerToolCallReady:
     """A tool call the provider executes itself (shown, never run here)."""
 
-    kind: Literal["server_tool_call"] = "server_tool_call"
+    kind: Literal["server_tool_call_ready"] = "server_tool_call_ready"
     choice: int = 0
     call: ServerToolCall
 
@@ -141,7 +142,7 @@ class ServerToolCallReady:
 class UsageReported:
     """Token usage (providers may report it more than once; the last wins)."""
 
-    kind: Literal["usage"] = "usage"
+    kind: Literal["usage_reported"] = "usage_reported"
     usage: Usage
 
 
@@ -149,7 +150,7 @@ class UsageReported:
 class ChoiceFinished:
     """The model finished a choice, with a normalized reason."""
 
-    kind: Literal["finish"] = "finish"
+    kind: Literal["choice_finished"] = "choice_finished"
     choice: int = 0
     reason: FinishReason
     raw_reason: str | None = None
@@ -161,7 +162,7 @@ class StreamEnded:
     """The provider's end-of-stream marker was seen (``[DONE]``,
     ``message_stop``, ``response.completed``...)."""
 
-    kind: Literal["end"] = "end"
+    kind: Literal["stream_ended"] = "stream_ended"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -169,8 +170,33 @@ class StreamFailed:
     """The stream failed: a provider error event, malformed data, or a cut.
     Nothing after this event is decoded."""
 
-    kind: Literal["error"] = "error"
+    kind: Literal["stream_failed"] = "stream_failed"
     error: ToolwireError
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownItem:
+    """Something the provider sent that toolwire does not act on or keep.
+
+    Nothing on the wire is dropped silently: every item, block, part or event
+    of a stream becomes a typed event or call, provider state carried on the
+    assistant message (and sent back in place), or this event. It holds the
+    payload exactly as sent, so an application can see it, log it or act on it,
+    and a later toolwire can learn it. Decoding goes on after it; the payload is
+    not sent back to the provider on the next request.
+    """
+
+    kind: Literal["unknown_item"] = "unknown_item"
+    choice: int = 0
+    dialect: str
+    """The wire dialect that sent it (``"openai-responses"``...)."""
+    type: str
+    """The provider's own name for it: an output item's or block's ``type``,
+    a stream event's ``type``, or a Gemini part's field (``"videoMetadata"``)."""
+    payload: dict[str, Any]
+    """The item, block, part or event as the provider sent it."""
+    quirk: str
+    """Why toolwire does not act on it, in one sentence."""
 
 
 Event = (
@@ -185,6 +211,7 @@ Event = (
     | ChoiceFinished
     | StreamEnded
     | StreamFailed
+    | UnknownItem
 )
 
 
@@ -233,7 +260,7 @@ def new_text_delta(
 ) -> TextDelta:
     """``TextDelta(...)`` for the hot path (internal)."""
     obj: TextDelta = _new(TextDelta)
-    _s[0](obj, "text")
+    _s[0](obj, "text_delta")
     _s[1](obj, choice)
     _s[2](obj, text)
     return obj
@@ -244,7 +271,7 @@ def new_reasoning_delta(
 ) -> ReasoningDelta:
     """``ReasoningDelta(...)`` for the hot path (internal)."""
     obj: ReasoningDelta = _new(ReasoningDelta)
-    _s[0](obj, "reasoning")
+    _s[0](obj, "reasoning_delta")
     _s[1](obj, choice)
     _s[2](obj, text)
     return obj

@@ -9,12 +9,16 @@ wire shape.
 
 What a provider needs to see again but toolwire does not interpret (thinking
 signatures, Gemini thought signatures, Responses reasoning items, DeepSeek
-``reasoning_content``) travels in :attr:`AssistantMessage.provider_state` as
-opaque JSON objects, exactly as the stream decoder or ``parse_response``
-left them in :attr:`~toolwire.types.ChoiceResult.provider_state`. Each
-provider sends back only the item types of its own dialect (``thinking``,
-``thought_signature``, ``reasoning``...), so a conversation can move between
-providers without leaking one provider's signatures into another's request.
+``reasoning_content``, Anthropic server-tool blocks, citations, compaction
+and containers, Gemini built-in tool parts) travels in
+:attr:`AssistantMessage.provider_state` as opaque JSON objects, exactly as
+the stream decoder or ``parse_response`` left them in
+:attr:`~toolwire.types.ChoiceResult.provider_state`. An item that stood
+between the text and the calls says where (``after_tool_calls``,
+``after_text``) and goes back there. Each provider sends back only the item
+types of its own dialect (``thinking``, ``thought_signature``,
+``reasoning``...), so a conversation can move between providers without
+leaking one provider's signatures into another's request.
 
 ``to_dict()`` / :func:`message_from_dict` give a JSON shape for the journal.
 Decoding a malformed record raises :class:`~toolwire.errors.UsageError`,

@@ -133,7 +133,87 @@ HOOKS = (
 )
 """The methods of :class:`RunObserver`, in the order a run may call them."""
 
+# -- the bound hooks, typed ------------------------------------------------------------
+# Each is the signature of the RunObserver method of the same name, bound to
+# its observer (positional parameters only: an observer may name them as it likes).
+
+AnyCall = ToolCall | InvalidToolCall
+
+
+class RunStartedHook(Protocol):
+    def __call__(self, info: RunInfo, /) -> Awaitable[None]: ...
+
+
+class ModelRequestHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, attempt: int, messages: Sequence[Message], /
+    ) -> Awaitable[None]: ...
+
+
+class ModelUsageHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None, /
+    ) -> Awaitable[None]: ...
+
+
+class ModelResponseHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, attempt: int, result: StreamResult, elapsed: float, /
+    ) -> Awaitable[None]: ...
+
+
+class ModelFailedHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float, /
+    ) -> Awaitable[None]: ...
+
+
+class ToolStartedHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, call: AnyCall, idempotency_key: str, /, *, eager: bool = ...
+    ) -> Awaitable[None]: ...
+
+
+class ToolsStartedHook(Protocol):
+    def __call__(
+        self,
+        run_id: str,
+        turn: int,
+        calls: Sequence[tuple[AnyCall, str]],
+        /,
+        *,
+        eager: bool = ...,
+    ) -> Awaitable[None]: ...
+
+
+class ApprovalDecidedHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval, /
+    ) -> Awaitable[None]: ...
+
+
+class ToolFinishedHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, call: AnyCall, result: ToolResult, /, *, eager: bool = ...
+    ) -> Awaitable[None]: ...
+
+
+class ToolInterruptedHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, call: AnyCall, result: ToolResult, /
+    ) -> Awaitable[None]: ...
+
+
+class RunFinishedHook(Protocol):
+    def __call__(self, run_id: str, result: RunResult, /) -> Awaitable[None]: ...
+
+
+class RunFailedHook(Protocol):
+    def __call__(self, run_id: str, error: BaseException, /) -> Awaitable[None]: ...
+
+
 Hook = Callable[..., Awaitable[None]]
+"""Any of the above, as :func:`_bind` finds it (by name, on any object)."""
 
 
 _FORWARDS = {"tool_interrupted": "tool_finished", "tools_started": "tool_started"}
@@ -195,18 +275,18 @@ class Observers:
 
     __slots__ = HOOKS
 
-    run_started: tuple[Hook, ...]
-    model_request: tuple[Hook, ...]
-    model_usage: tuple[Hook, ...]
-    model_response: tuple[Hook, ...]
-    model_failed: tuple[Hook, ...]
-    tool_started: tuple[Hook, ...]
-    tools_started: tuple[Hook, ...]
-    approval_decided: tuple[Hook, ...]
-    tool_finished: tuple[Hook, ...]
-    tool_interrupted: tuple[Hook, ...]
-    run_finished: tuple[Hook, ...]
-    run_failed: tuple[Hook, ...]
+    run_started: tuple[RunStartedHook, ...]
+    model_request: tuple[ModelRequestHook, ...]
+    model_usage: tuple[ModelUsageHook, ...]
+    model_response: tuple[ModelResponseHook, ...]
+    model_failed: tuple[ModelFailedHook, ...]
+    tool_started: tuple[ToolStartedHook, ...]
+    tools_started: tuple[ToolsStartedHook, ...]
+    approval_decided: tuple[ApprovalDecidedHook, ...]
+    tool_finished: tuple[ToolFinishedHook, ...]
+    tool_interrupted: tuple[ToolInterruptedHook, ...]
+    run_finished: tuple[RunFinishedHook, ...]
+    run_failed: tuple[RunFailedHook, ...]
 
     def __init__(self, observers: Sequence[RunObserver | Any]) -> None:
         """Bind every hook to the observers that implement it."""

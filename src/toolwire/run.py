@@ -7,8 +7,8 @@ imports nothing above the stream's own types.
 Naming: the stream reports a tool *call* as it is streamed
 (``ToolCallStarted``, ``ToolCallDelta``, ``ToolCallReady``); the agent reports
 the *execution* of a ready call (:class:`ToolExecutionStarted`,
-:class:`ToolExecutionFinished`). ``ToolStarted`` and ``ToolFinished`` are the
-older names of the latter two, kept as aliases.
+:class:`ToolExecutionFinished`). ``ToolStarted`` and ``ToolFinished``, their
+older names, still resolve with a warning (:mod:`toolwire._compat`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolwire import _compat
 from toolwire.errors import ToolwireError
 from toolwire.events import Event
 from toolwire.messages import Message
@@ -154,7 +155,7 @@ class ModelRetrying:
 class ToolExecutionStarted:
     """A ready tool call began executing."""
 
-    kind: Literal["tool_started"] = "tool_started"
+    kind: Literal["tool_execution_started"] = "tool_execution_started"
     turn: int
     call: ToolCall | InvalidToolCall
     eager: bool = False
@@ -165,7 +166,7 @@ class ToolExecutionStarted:
 class ToolExecutionFinished:
     """A tool call finished executing (successfully or not: see ``result.ok``)."""
 
-    kind: Literal["tool_finished"] = "tool_finished"
+    kind: Literal["tool_execution_finished"] = "tool_execution_finished"
     turn: int
     call: ToolCall | InvalidToolCall
     result: ToolResult
@@ -204,7 +205,7 @@ AgentEvent = (
 )
 """Everything :meth:`toolwire.Agent.stream` yields: the stream's events and the run's."""
 
-ToolStarted = ToolExecutionStarted
-"""The older name of :class:`ToolExecutionStarted`."""
-ToolFinished = ToolExecutionFinished
-"""The older name of :class:`ToolExecutionFinished`."""
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

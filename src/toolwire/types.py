@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from toolwire import _compat
 from toolwire.errors import ToolwireError
 
 __all__ = [
@@ -68,7 +69,7 @@ PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = (
 """Every :data:`ProviderDialect`."""
 
 FinishReason: TypeAlias = Literal[
-    "stop", "tool_calls", "length", "content_filter", "error", "other"
+    "stop", "tool_calls", "length", "content_filter", "error", "paused", "other"
 ]
 """Why a choice ended, in one vocabulary for every dialect; the provider's own
 word is kept beside it (``raw_finish_reason``, ``ChoiceFinished.raw_reason``):
@@ -80,7 +81,10 @@ word is kept beside it (``raw_finish_reason``, ``ChoiceFinished.raw_reason``):
 - ``content_filter``: a safety filter or a refusal stopped it;
 - ``error``: the provider failed to produce a valid turn (Gemini's
   ``MALFORMED_FUNCTION_CALL``, Cohere's ``ERROR``, a failed response);
-- ``other``: anything else, such as Anthropic's ``pause_turn``: read the raw value.
+- ``paused``: the provider paused a long turn (Anthropic's ``pause_turn``,
+  while its server tools work): sending the turn back as it is continues it,
+  which the :class:`~toolwire.Agent` does by itself;
+- ``other``: anything else: read the raw value.
 """
 
 FINISH_REASONS: tuple[FinishReason, ...] = (
@@ -89,6 +93,7 @@ FINISH_REASONS: tuple[FinishReason, ...] = (
     "length",
     "content_filter",
     "error",
+    "paused",
     "other",
 )
 """Every :data:`FinishReason`."""
@@ -287,7 +292,8 @@ class StreamResult:
 
     @property
     def api(self) -> str:
-        """The former name of :attr:`dialect`."""
+        """The former name of :attr:`dialect` (deprecated)."""
+        _compat.renamed_argument("StreamResult", "api")
         return self.dialect
 
     @property

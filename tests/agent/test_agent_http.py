@@ -20,6 +20,7 @@ from toolwire import (
     ModelRetrying,
     ProviderError,
     RunFinished,
+    Toolbox,
     ToolExecutionFinished,
     ToolExecutionStarted,
     ToolwireError,
@@ -147,6 +148,29 @@ async def test_multi_turn_run_with_parallel_calls(name: str) -> None:
     kinds = [type(e).__name__ for e in events]
     assert kinds.count("TurnStarted") == 2 and kinds.count("ToolExecutionFinished") == 2
     assert result.usage.total_tokens is not None and result.usage.total_tokens > 0
+
+
+def _tool_choice_of(body: dict[str, Any]) -> Any:
+    """What a request body says about tool choice (Gemini: ``toolConfig``)."""
+    return body.get("tool_choice", body.get("toolConfig"))
+
+
+@pytest.mark.parametrize("name", PROVIDER_NAMES)
+@pytest.mark.parametrize(
+    ("choice", "later"),
+    [(None, False), ("required", False), ({"name": "get_weather"}, False), ("auto", True)],
+    ids=["unset", "required", "named", "auto"],
+)
+async def test_later_turns_send_a_tool_choice_only_when_asked(
+    name: str, choice: Any, later: bool
+) -> None:
+    recorder = Recorder()
+    with EmulationServer(weather()) as server:
+        _, result = await collect(agent_for(server, name, recorder.tools, tool_choice=choice))
+        first, second = list(server.requests)
+    assert result.ok
+    assert (_tool_choice_of(first) is not None) is (choice is not None)
+    assert (_tool_choice_of(second) is not None) is later
 
 
 @pytest.mark.parametrize(
@@ -351,3 +375,31 @@ async def test_turn_events_bracket_each_turn() -> None:
         events, _ = await collect(agent_for(server, "anthropic", Recorder().tools))
     turns = [e.turn for e in events if isinstance(e, TurnStarted)]
     assert turns == [1, 2]
+
+
+async def test_a_run_keeps_the_settings_it_started_with() -> None:
+    # The driver gets a frozen configuration, not the live Agent: a tool that
+    # changes the agent's settings mid-run changes the next run only.
+    recorder = Recorder()
+    with EmulationServer(weather()) as server:
+        agent = agent_for(server, "openai-chat", recorder.tools, max_tokens=50)
+
+        @tool(read_only=True)
+        def get_current_time(timezone: str = "UTC") -> dict[str, Any]:
+            """The current time in a time zone.
+
+            Args:
+                timezone: an IANA zone name.
+            """
+            agent.max_tokens, agent.max_turns, agent.model = 7, 1, "another-model"
+            return {"timezone": timezone, "time": "10:30"}
+
+        agent.toolbox = Toolbox([recorder.tools[0], get_current_time])
+        _, result = await collect(agent)
+        requests = list(server.requests)
+    assert result.outcome == "answered" and result.turns == 2
+    assert [(r["model"], r["max_tokens"]) for r in requests] == [
+        (PROVIDERS["openai-chat"][2], 50)
+    ] * 2
+    later = agent.build_request([UserMessage("hi")], 1).json
+    assert later is not None and (later["model"], later["max_tokens"]) == ("another-model", 7)

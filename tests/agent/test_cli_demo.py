@@ -14,9 +14,18 @@ from toolwire.cli import main
 from toolwire.testing import EmulationServer, Scenario
 
 
-@pytest.mark.parametrize("provider", ["openai-chat", "openai-responses", "anthropic", "gemini"])
-def test_demo_json_in_every_wire_format(provider: str) -> None:
-    result = CliRunner().invoke(main, ["demo", "--provider", provider, "--json"])
+@pytest.mark.parametrize(
+    "choice",
+    [
+        ("--dialect", "openai-chat"),
+        ("--dialect", "openai-responses"),
+        ("--dialect", "anthropic-messages"),
+        ("--provider", "gemini"),
+    ],
+    ids=lambda c: c[1],
+)
+def test_demo_json_in_every_wire_format(choice: tuple[str, str]) -> None:
+    result = CliRunner().invoke(main, ["demo", *choice, "--json"])
     assert result.exit_code == 0, result.output
     record = json.loads(result.output)
     assert record["outcome"] == "answered" and record["turns"] == 2
@@ -27,6 +36,14 @@ def test_demo_json_in_every_wire_format(provider: str) -> None:
         ("get_current_time", {"timezone": "Asia/Shanghai"}),
     ]
     assert all(r["result"]["ok"] for r in record["tool_calls"])
+
+
+def test_the_demo_dialect_and_provider_must_agree() -> None:
+    both = ["demo", "--dialect", "gemini", "--provider", "gemini", "--json"]
+    assert CliRunner().invoke(main, both).exit_code == 0
+    clash = CliRunner().invoke(main, ["demo", "--dialect", "gemini", "--provider", "anthropic"])
+    assert clash.exit_code == 2
+    assert "--provider anthropic speaks anthropic-messages, not --dialect gemini" in clash.output
 
 
 def _demo(*args: str, tz: str = "UTC") -> subprocess.CompletedProcess[str]:

@@ -8,11 +8,13 @@ import pytest
 
 from toolwire.agent.loop import (
     Broken,
+    ContinueTurn,
     Deny,
     Fail,
     Finish,
     Interrupt,
     Replied,
+    RequestOptions,
     RetryTurn,
     Reuse,
     Run,
@@ -20,7 +22,8 @@ from toolwire.agent.loop import (
     denied_result,
     interrupted_result,
     next_step,
-    settle,
+    settlement,
+    turn_options,
 )
 from toolwire.errors import StreamTruncated
 from toolwire.tools import Tool, ToolResult, tool
@@ -67,6 +70,12 @@ def test_calls_run_in_the_order_the_model_gave_them_invalid_ones_included() -> N
     assert isinstance(step.calls[1], InvalidToolCall)
 
 
+def test_a_paused_turn_is_continued_within_the_turn_limit() -> None:
+    paused = ChoiceResult(text="Searching.", finish_reason="paused", raw_finish_reason="pause_turn")
+    assert next_step(Replied(paused, 1), max_turns=3, stream_retries=0) == ContinueTurn()
+    assert next_step(Replied(paused, 3), max_turns=3, stream_retries=0) == Finish("max_turns")
+
+
 def test_calls_on_the_last_allowed_turn_end_the_run_at_the_limit() -> None:
     step = next_step(Replied(choice(call(0)), 3), max_turns=3, stream_retries=5)
     assert step == Finish("max_turns")
@@ -84,7 +93,7 @@ def test_a_broken_stream_without_retries_left_fails_with_its_own_error() -> None
     assert next_step(Broken(error, 1), max_turns=3, stream_retries=0) == Fail(error)
 
 
-# -- settle -------------------------------------------------------------------------------
+# -- settlement ---------------------------------------------------------------------------
 
 
 @tool
@@ -116,7 +125,7 @@ def decide(
     started: set[str] | None = None,
     approved: set[str] | None = None,
 ) -> object:
-    return settle(
+    return settlement(
         c,
         outcomes=outcomes or {},
         denied=denied or {},
@@ -163,7 +172,8 @@ def test_a_started_call_that_takes_the_idempotency_key_runs_again() -> None:
 
     assert pay.idempotent
     c = call(0, "pay")
-    got = settle(c, outcomes={}, denied={}, started={c.id}, approved=set(), tool={"pay": pay}.get)
+    tools = {"pay": pay}
+    got = settlement(c, outcomes={}, denied={}, started={c.id}, approved=set(), tool=tools.get)
     assert got == Run()
 
 
@@ -188,3 +198,32 @@ def test_the_results_the_model_is_told() -> None:
     assert not denied.ok and denied.error == "denied" and denied.arguments == {}
     body = json.loads(denied.content)
     assert body["error"] == "denied" and "too expensive" in body["message"]
+
+
+# -- turn_options -------------------------------------------------------------------------
+
+SCHEMA = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+
+
+def test_a_forced_tool_choice_holds_for_the_first_turn_only() -> None:
+    asked = RequestOptions(model="m", tools=(SCHEMA,), tool_choice={"name": "f"}, max_tokens=9)
+    assert turn_options(asked, 1) is asked
+    later = turn_options(asked, 2)
+    assert later.tool_choice is None
+    assert (later.model, later.tools, later.max_tokens) == ("m", (SCHEMA,), 9)
+    forced = RequestOptions(model="m", tools=(SCHEMA,), tool_choice="required")
+    assert turn_options(forced, 3).tool_choice is None
+    auto = RequestOptions(model="m", tools=(SCHEMA,), tool_choice="auto")
+    assert turn_options(auto, 2).tool_choice == "auto"
+    assert turn_options(RequestOptions(model="m", tools=(SCHEMA,)), 2).tool_choice is None
+
+
+def test_none_stays_none_on_every_turn() -> None:
+    asked = RequestOptions(model="m", tools=(SCHEMA,), tool_choice="none")
+    assert [turn_options(asked, turn).tool_choice for turn in (1, 2, 5)] == ["none"] * 3
+
+
+def test_without_tools_no_tool_choice_is_sent() -> None:
+    asked = RequestOptions(model="m", tool_choice="required")
+    assert turn_options(asked, 1).tool_choice is None
+    assert turn_options(asked, 2).tool_choice is None

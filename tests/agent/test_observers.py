@@ -176,3 +176,30 @@ def test_approve_with_a_ready_toolbox_is_an_error_not_ignored() -> None:
         Agent(provider, model="m", tools=Toolbox([]), approve=lambda request: True, journal=False)
     agent = Agent(provider, model="m", tools=[], approve=lambda request: True, journal=False)
     assert agent.toolbox.approve is not None
+
+
+def test_each_bound_hook_has_the_signature_of_its_observer_method() -> None:
+    import inspect
+    import typing
+
+    from toolwire import observe
+    from toolwire.messages import Message
+    from toolwire.tools import Approval, ToolResult
+
+    names = {"Message": Message, "Approval": Approval, "ToolResult": ToolResult}
+    bound = typing.get_type_hints(observe.Observers, vars(observe), names)
+    for hook in observe.HOOKS:
+        (hook_type, _) = typing.get_args(bound[hook])
+        typed = hook_type.__call__
+        method = getattr(RunObserver, hook)
+        params = list(inspect.signature(method).parameters.values())[1:]
+        called = list(inspect.signature(typed).parameters.values())[1:]
+        assert [p.kind == p.KEYWORD_ONLY for p in params] == [
+            p.kind == p.KEYWORD_ONLY for p in called
+        ], hook
+        assert [p.name for p in params if p.kind == p.KEYWORD_ONLY] == [
+            p.name for p in called if p.kind == p.KEYWORD_ONLY
+        ], hook
+        wanted = typing.get_type_hints(method, vars(observe), names)
+        given = typing.get_type_hints(typed, vars(observe), names)
+        assert [wanted[p.name] for p in params] == [given[p.name] for p in called], hook

@@ -1,21 +1,38 @@
 """Fenced code blocks of a Markdown document, as written.
 
-A block may be preceded by a directive comment for the documentation tests,
-on the line just before its fence: ``<!-- docs-test: pytest -->`` (the block
-is a test file, run by pytest).
+HTML comments on the lines just before a fence speak to the documentation
+tests (docs/development.md, "Code blocks in the documentation"):
+
+- ``<!-- continues -->``: the block goes on from the previous runnable block
+  of the page (same names, same event loop, same folder); any other block
+  runs on its own, as a reader who copies it alone would run it;
+- ``<!-- docs-test: pytest -->``: the block is a test file, run by pytest.
+
+A fence whose language is not ``python`` or a shell is never run (``text``
+for output, ``json`` and ``yaml`` for files); a shell block runs when it is
+made of ``toolwire`` commands that are safe offline (:func:`runnable`), and
+the others are checked for commands and options that exist.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Block", "blocks", "inline_code"]
+__all__ = ["RUNNABLE", "SHELLS", "Block", "blocks", "commands", "inline_code", "runnable"]
+
+SHELLS = ("sh", "bash", "shell", "console")
+RUNNABLE = ("demo", "runs")
+"""The ``toolwire`` subcommands a shell block may run: offline, and writing
+nowhere but the journal the tests give."""
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
-_DIRECTIVE = re.compile(r"^<!--\s*docs-test:\s*(?P<what>[\w=-]+)\s*-->$")
+_COMMENT = re.compile(r"^<!--\s*(?P<what>[^>]*?)\s*-->$")
+_DIRECTIVE = re.compile(r"^docs-test:\s*(?P<what>[\w=-]+)$")
 _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_ENV_PREFIX = re.compile(r"[A-Z_]+=\S*")
 
 
 @dataclass(frozen=True)
@@ -28,17 +45,29 @@ class Block:
     language: str
     text: str
     directive: str | None = None
+    continues: bool = False
+    """Marked ``<!-- continues -->``: it goes on from the previous block."""
 
     @property
     def where(self) -> str:
         return f"{self.path.name}:{self.line}"
 
 
+def _comments_above(lines: list[str], index: int) -> list[str]:
+    """The HTML comments on the lines just above line ``index``."""
+    found = []
+    while index > 0 and (match := _COMMENT.match(lines[index - 1].strip())):
+        found.append(match["what"])
+        index -= 1
+    return found
+
+
 def blocks(path: Path) -> list[Block]:
     """Every fenced block of ``path``, in order.
 
     Raises:
-        ValueError: a fence is never closed.
+        ValueError: a fence is never closed, or a marker above a fence is
+            misspelt.
     """
     lines = path.read_text(encoding="utf-8").splitlines()
     found: list[Block] = []
@@ -50,8 +79,14 @@ def blocks(path: Path) -> list[Block]:
             continue
         fence, indent = opening["fence"], len(opening["indent"])
         language = opening["info"].strip().split(" ")[0].lower()
-        previous = lines[index - 1].strip() if index else ""
-        directive = _DIRECTIVE.match(previous)
+        directive, continues = None, False
+        for comment in _comments_above(lines, index):
+            if comment == "continues":
+                continues = True
+            elif match := _DIRECTIVE.match(comment):
+                directive = match["what"]
+            elif comment.startswith(("docs-test", "contin")):
+                raise ValueError(f"{path.name}:{index + 1}: <!-- {comment} --> is not a marker")
         body: list[str] = []
         index += 1
         start = index + 1
@@ -67,10 +102,44 @@ def blocks(path: Path) -> list[Block]:
                 line=start,
                 language=language,
                 text="\n".join(body) + "\n",
-                directive=directive["what"] if directive else None,
+                directive=directive,
+                continues=continues,
             )
         )
     return found
+
+
+def commands(block: Block) -> list[list[str]]:
+    """The argv of each command of a shell block (``VAR=value`` prefixes left
+    out; ``&&``, ``;``, ``|`` and ``&`` separate commands)."""
+    lines = block.text.replace("\\\n", " ").splitlines()
+    if block.language == "console":  # only the prompts are commands
+        lines = [line[2:] for line in lines if line.startswith("$ ")]
+    found: list[list[str]] = []
+    for line in lines:
+        command: list[str] = []
+        for token in [*shlex.split(line, comments=True), "&&"]:
+            if token in ("&&", "||", "|", ";", "&"):
+                if command:
+                    found.append(command)
+                command = []
+            elif command or not _ENV_PREFIX.fullmatch(token):
+                command.append(token)
+    return found
+
+
+def runnable(block: Block) -> bool:
+    """Whether the documentation tests run ``block``: a Python block (a test
+    file is run by pytest instead), or a shell block whose every command is a
+    ``toolwire`` command in :data:`RUNNABLE`."""
+    if block.language == "python":
+        return block.directive != "pytest"
+    if block.language not in SHELLS:
+        return False
+    argvs = commands(block)
+    return bool(argvs) and all(
+        Path(argv[0]).name == "toolwire" and len(argv) > 1 and argv[1] in RUNNABLE for argv in argvs
+    )
 
 
 def inline_code(path: Path) -> list[tuple[int, str]]:

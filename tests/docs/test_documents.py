@@ -1,9 +1,11 @@
-"""Every Python block of README.md and docs/*.md runs as written, against the
-emulation server; every ``toolwire`` command they show exists, with its options.
+"""Every Python block of README.md and docs/*.md runs as written, on its own
+(unless marked ``<!-- continues -->``), against the emulation server, and so
+do the offline ``toolwire`` commands; every other ``toolwire`` command they
+show exists, with its options.
 
 The blocks are read from the documents themselves (``_markdown.blocks``) and
-run in a subprocess (``run_document.py``), in a scratch folder, with HOME
-pointed at an empty folder that must stay empty. Providers find the server
+run in a subprocess (``run_document.py``), each in a scratch folder of its
+own, with HOME pointed at an empty folder that must stay empty. Providers find the server
 through their base-URL variables, as a reader's would find theirs; the keys
 are fake, and never printed. A block marked ``<!-- docs-test: pytest -->`` is
 a test file: it is written to a file of its own and run by pytest, the
@@ -25,7 +27,7 @@ import pytest
 from tests._userland import run_pytest, user_env
 from toolwire.cli import main
 
-from ._markdown import Block, blocks, inline_code
+from ._markdown import SHELLS, Block, blocks, commands, inline_code, runnable
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -40,11 +42,19 @@ EXPECTED_OUTPUT = {
     "README.md": [
         "It is light rain in Hangzhou.",
         "get_weather {'city': 'Hangzhou'}",
-        "2 answered",
+        "search_docs",
+        "failed",
+        "run_finished",
     ],
+    "integrations.md": ["It is light rain in Hangzhou.", "get_weather {'city': 'Hangzhou'}"],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
+    "provider-items.md": [
+        "It is light rain in Hangzhou. 2",
+        "['text', 'server_tool_use', 'web_search_tool_result']",
+    ],
+    "wire-items.md": ["Done: applied 5 lines"],
+    "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
 }
-SHELLS = ("sh", "bash", "shell", "console")
 
 
 def python_blocks(document: Path) -> list[Block]:
@@ -68,10 +78,13 @@ def scratch(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return work, home, env
 
 
-@pytest.mark.parametrize(
-    "document", [d for d in DOCUMENTS if python_blocks(d)], ids=lambda d: d.name
-)
-def test_every_python_block_runs(document: Path, tmp_path: Path) -> None:
+def run_blocks(document: Path) -> list[Block]:
+    return [b for b in blocks(document) if runnable(b)]
+
+
+@pytest.mark.timeout(600)  # the page's own bound below: Ray starts slowly on a busy machine
+@pytest.mark.parametrize("document", [d for d in DOCUMENTS if run_blocks(d)], ids=lambda d: d.name)
+def test_every_block_runs(document: Path, tmp_path: Path) -> None:
     work, home, env = scratch(tmp_path)
     report = tmp_path / "report.json"
     proc = subprocess.run(
@@ -90,7 +103,7 @@ def test_every_python_block_runs(document: Path, tmp_path: Path) -> None:
             f"{document.name}:{result['line']} fails:\n{result['error']}\n"
             f"output:\n{proc.stdout[-3000:]}"
         )
-    expected = [b.line for b in python_blocks(document) if b.directive != "pytest"]
+    expected = [b.line for b in run_blocks(document)]
     assert [r["line"] for r in results] == expected, "every block runs, none is skipped"
     assert proc.returncode == 0, proc.stderr[-4000:]
     for fragment in EXPECTED_OUTPUT.get(document.name, []):
@@ -124,23 +137,12 @@ def test_test_file_blocks_pass_under_pytest(block: Block, tmp_path: Path) -> Non
 def shell_commands(document: Path) -> list[tuple[str, list[str]]]:
     """``(where, argv)`` of each command shown in the document's shell blocks, and of
     each inline ``toolwire ...`` span."""
-    found: list[tuple[str, list[str]]] = []
-    for block in blocks(document):
-        if block.language not in SHELLS:
-            continue
-        lines = block.text.replace("\\\n", " ").splitlines()
-        if block.language == "console":  # only the prompts are commands
-            lines = [line[2:] for line in lines if line.startswith("$ ")]
-        for line in lines:
-            tokens = shlex.split(line, comments=True)
-            command: list[str] = []
-            for token in [*tokens, "&&"]:
-                if token in ("&&", "||", "|", ";", "&"):
-                    if command:
-                        found.append((block.where, command))
-                    command = []
-                elif command or not re.fullmatch(r"[A-Z_]+=\S*", token):  # VAR=value prefix
-                    command.append(token)
+    found = [
+        (block.where, argv)
+        for block in blocks(document)
+        if block.language in SHELLS
+        for argv in commands(block)
+    ]
     for line, text in inline_code(document):
         if re.match(r"(\.venv/bin/)?toolwire ", text) and "|" not in text:
             found.append((f"{document.name}:{line}", shlex.split(text)))
@@ -210,3 +212,57 @@ def test_the_checker_catches_a_wrong_command() -> None:
     with pytest.raises(AssertionError, match="--provider"):
         check_toolwire(["demo", "--provider", "openai"])
     check_toolwire(["chat", "--provider", "openai-chat", "--model", "m", "hi"])
+
+
+# -- the runner itself ----------------------------------------------------------------
+
+
+def test_the_readme_is_a_short_guide() -> None:
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 400
+
+
+def run_page(tmp_path: Path, page: str) -> list[dict[str, object]]:
+    document = tmp_path / "page.md"
+    document.write_text(page, encoding="utf-8")
+    work, _home, env = scratch(tmp_path)
+    report = tmp_path / "report.json"
+    subprocess.run(
+        [sys.executable, str(RUNNER), str(document), str(report)],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    results: list[dict[str, object]] = json.loads(report.read_text(encoding="utf-8"))
+    return results
+
+
+def test_each_block_runs_on_its_own_unless_it_continues(tmp_path: Path) -> None:
+    page = (
+        "```python\nx = 1\nopen('here.txt', 'w').close()\n```\n\n"
+        "<!-- continues -->\n```python\n"
+        "import os\nassert x == 1 and os.path.exists('here.txt')\n```\n\n"
+        "```python\nimport os\nassert not os.path.exists('here.txt')\nprint(x)\n```\n"
+    )
+    results = run_page(tmp_path, page)
+    assert [r["ok"] for r in results] == [True, True, False]
+    assert "NameError: name 'x' is not defined" in str(results[2]["error"])
+
+
+def test_a_misspelt_marker_is_refused(tmp_path: Path) -> None:
+    document = tmp_path / "page.md"
+    document.write_text("<!-- continue -->\n```python\npass\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not a marker"):
+        blocks(document)
+
+
+@pytest.mark.parametrize("name", ["README.md", "CHANGELOG.md"])
+def test_relative_links_resolve(name: str) -> None:
+    """The site checks the links of docs/ (mkdocs build --strict); these two
+    pages are read on the repository's front page."""
+    text = (ROOT / name).read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    relative = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert relative, "links to the docs"
+    assert [t for t in relative if not (ROOT / t).exists()] == []

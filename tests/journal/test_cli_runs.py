@@ -129,3 +129,45 @@ def test_a_failed_run_shows_no_none_and_keeps_the_endpoint(tmp_path: Path) -> No
     shown = invoke(journal, "show", "last")
     # The endpoint that answered 404 is named, not scrubbed to "<path>".
     assert "POST /wrong/v2/chat/completions" in shown.output and "<path>" not in shown.output
+
+
+def test_a_failing_tools_traceback_is_kept_and_shown_with_verbose(tmp_path: Path) -> None:
+    from toolwire import Agent, tool
+    from toolwire.providers import OpenAIChat
+    from toolwire.testing import EmulationServer, Scenario
+
+    @tool
+    def lookup(city: str) -> str:
+        """Looks a city up."""
+        raise ValueError(f"no row for {city}: password=hunter2hunter2 key {FAKE_KEY}")
+
+    journal = tmp_path / "tool-failed.sqlite3"
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "lookup", "arguments": {"city": "杭州"}}]},
+                {"text": "I could not look it up."},
+            ]
+        }
+    )
+    with EmulationServer(scenario) as server:
+        provider = OpenAIChat(base_url=server.url_for("openai-chat"), api_key=FAKE_KEY)
+        result = Agent(provider, model="m", tools=[lookup], journal=journal).run_sync("杭州?")
+    assert result.outcome == "answered"
+    recorded = result.tool_calls[0].result.traceback
+    assert recorded is not None and recorded.startswith("Traceback (most recent call last):")
+
+    plain = invoke(journal, "show", "last")
+    verbose = invoke(journal, "show", "last", "--verbose")
+    assert plain.exit_code == verbose.exit_code == 0
+    assert "✗ lookup" in plain.output and "Traceback" not in plain.output
+    out = verbose.output
+    assert "        Traceback (most recent call last):" in out
+    assert 'raise ValueError(f"no row for {city}' in out and "in lookup" in out
+    assert "ValueError: no row for 杭州: password=<redacted>" in out
+    assert out.index("✗ lookup") < out.index("Traceback") < out.index("turn 2")
+    as_json = json.loads(invoke(journal, "show", "last", "--json").output)
+    [call] = as_json["turns"][0]["tool_calls"]
+    assert call["traceback"].splitlines()[-1].startswith("ValueError: no row for 杭州")
+    for shown in (out, json.dumps(as_json), journal.read_bytes().decode("latin-1")):
+        assert "hunter2" not in shown and FAKE_KEY not in shown

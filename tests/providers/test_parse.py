@@ -395,7 +395,7 @@ def test_anthropic_stop_reasons_server_tools_and_errors() -> None:
     refusal = provider.parse_response(message("refusal", text)).choices[0]
     assert refusal.finish_reason == "content_filter"
     pause = provider.parse_response(message("pause_turn", text)).choices[0]
-    assert (pause.finish_reason, pause.raw_finish_reason) == ("other", "pause_turn")
+    assert (pause.finish_reason, pause.raw_finish_reason) == ("paused", "pause_turn")
     search = message(
         "end_turn",
         {
@@ -412,7 +412,12 @@ def test_anthropic_stop_reasons_server_tools_and_errors() -> None:
         ("srvtoolu_1", "web_search", {"query": "q"})
     ]
     assert choice.tool_calls == ()
-    assert choice.provider_state == ()  # only thinking is replayed, as when streamed
+    # The server tool and its result go back before the text, as they came.
+    assert [item["type"] for item in choice.provider_state] == [
+        "server_tool_use",
+        "web_search_tool_result",
+    ]
+    assert "after_text" not in choice.provider_state[1]
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     assert isinstance(provider.parse_response(error).error, ProviderError)
     broken = provider.parse_response({"type": "message", "content": "x"})

@@ -38,7 +38,7 @@ def test_the_readme_section_is_replaced(tmp_path: Path) -> None:
     )
 
 
-def test_the_readme_states_a_measured_figure() -> None:
-    readme = (BENCH.parent / "README.md").read_text()
+def test_the_benchmarks_page_states_a_measured_figure() -> None:
+    readme = (BENCH.parent / "docs" / "benchmarks.md").read_text()
     section = readme.split(bench_proxy.README_START)[1].split(bench_proxy.README_END)[0]
     assert "Headline: the proxy adds" in section and "| proxy --record |" in section

@@ -63,9 +63,11 @@ def test_proxy_prints_a_line_per_exchange_and_serve_replays_the_cassette(tmp_pat
 
     with _toolwire("serve", "--cassette", str(cassette), "--port", "0") as (process, first):
         assert ", 2 exchanges) listening on http://127.0.0.1:" in first, first
+        assert process.stdout is not None
+        # Each recorded dialect's base URL: the proxy was this client's base URL.
+        assert process.stdout.readline().split() == ["openai-chat:", first.split()[-1]]
         replayed = openai_chat(first.split()[-1], True)
         missing = httpx.post(first.split()[-1] + "/chat/completions", json={"model": "other"})
-        assert process.stdout is not None
         log = [process.stdout.readline() for _ in range(3)]
     assert replayed == proxied
     assert missing.status_code == 400 and "nearest is #1" in missing.json()["error"]["message"]

@@ -1,6 +1,6 @@
-"""The README's "Record real traffic, replay it in tests" section runs as written:
-its first block against the emulation server standing in for OpenAI, its
-second as a user's test file, recorded and then replayed."""
+"""The "Record real traffic, replay it in tests" section of docs/integrations.md
+runs as written: its first block against the emulation server standing in
+for OpenAI, its second as a user's test file, recorded and then replayed."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from toolwire.testing import Cassette, Scenario
 
 from ._support import Upstream
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 HEADING = "## Record real traffic, replay it in tests\n"
 KEY = "sk-readme-key-0011223344556677"
 SCENARIO = Scenario.from_dict(

@@ -157,3 +157,59 @@ def test_numbers_booleans_and_key_order_are_told_apart_as_json_does(tmp_path: Pa
         assert httpx.post(url, json={**body, "n": True}).status_code == 400
         assert httpx.post(url, json={**body, "n": 1.0}).status_code == 400
         assert httpx.post(url.replace("/chat", "/v2/chat"), json=body).status_code == 400
+
+
+@pytest.fixture(scope="module")
+def recorded_under_v1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One chat request recorded at ``/v1/chat/completions``."""
+    directory = tmp_path_factory.mktemp("cassette-v1")
+    with Upstream(weather()) as upstream:
+        with RecordingProxy(upstream.base_url, record=directory) as proxy:
+            assert httpx.post(proxy.base_url + "/v1/chat/completions", json=CHAT).is_success
+    return directory
+
+
+def test_a_missing_base_url_prefix_is_named_with_its_fix_not_a_new_recording(
+    recorded_under_v1: Path,
+) -> None:
+    with CassetteServer(recorded_under_v1) as replay:
+        refused = httpx.post(replay.base_url + "/chat/completions", json=CHAT)
+        base_urls = replay.base_urls()
+        root = replay.base_url
+    message = refused.json()["error"]["message"]
+    assert refused.status_code == 400
+    assert 'path: recorded "/v1/chat/completions", received "/chat/completions"' in message
+    assert "differ only by a '/v1' prefix: the client's base URL lacks it" in message
+    assert f"End the base URL with '/v1' ({root}/v1) instead of recording again." in message
+    assert "TOOLWIRE_RECORD" not in message and "also differs" not in message
+    assert base_urls == {"openai-chat": root + "/v1"}
+
+
+def test_an_extra_base_url_prefix_is_named_with_the_other_differences(recorded: Path) -> None:
+    changed = {**Cassette.load(recorded).exchanges[0].request.json(), "model": "other"}
+    with CassetteServer(recorded) as replay:
+        refused = httpx.post(replay.base_url + "/v1/chat/completions", json=changed)
+        assert replay.base_urls() == {"openai-chat": replay.base_url}
+    message = refused.json()["error"]["message"]
+    assert "the client's base URL has it and the recording's had not. Drop '/v1'" in message
+    assert "The request also differs at body.model." in message
+    assert "TOOLWIRE_RECORD" not in message
+
+
+def test_a_changed_request_is_advised_a_new_recording(recorded: Path) -> None:
+    changed = {**Cassette.load(recorded).exchanges[0].request.json(), "model": "other"}
+    with CassetteServer(recorded) as replay:
+        refused = httpx.post(replay.base_url + "/chat/completions", json=changed)
+    message = refused.json()["error"]["message"]
+    assert "record the cassette again (TOOLWIRE_RECORD=1)" in message
+    assert "prefix" not in message
+
+
+def test_only_a_whole_path_prefix_is_called_a_prefix() -> None:
+    from toolwire.testing._match import _prefix_fix
+
+    fix = _prefix_fix("/v1/chat/completions", "/chat/completions", "http://h:1")
+    assert fix is not None and "End the base URL with '/v1' (http://h:1/v1)" in fix
+    assert _prefix_fix("/v1/chat/completions", "", "http://h:1") is None  # the root
+    assert _prefix_fix("/chat/completions", "/chat/completions", "http://h:1") is None
+    assert _prefix_fix("/v1/responses", "/v1/chat/completions", "http://h:1") is None

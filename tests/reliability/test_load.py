@@ -4,7 +4,7 @@ every run answers correctly and its journal is sound.
 
 ``make test`` runs 200 at once, for correctness; ``bench/soak.py`` runs 2,000
 and reports runs/s, latency overhead, memory and journal write latency (see
-the README's Reliability section).
+docs/reliability.md).
 """
 
 from __future__ import annotations

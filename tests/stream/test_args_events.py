@@ -21,12 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests._json_strategies import json_text
 from toolwire import StreamDecoder
 from toolwire.errors import RemoteProtocolError
 from toolwire.events import Event, StreamFailed, ToolCallDelta
 from toolwire.stream.codecs import AnthropicCodec, OpenAIChatCodec
-from toolwire.stream.codecs._args_event import learn_openai_head
+from toolwire.stream.codecs.openai_chat import learn_openai_head
 from toolwire.stream.framing import SSEDecoder
 from toolwire.types import StreamResult
 
@@ -126,8 +127,16 @@ def _mutated(draw: st.DrawFn, event: bytes, own: list[Mutation]) -> bytes:
     return draw(st.sampled_from(draw(st.sampled_from([_COMMON, own]))))(event)
 
 
+_LAST = ['{"last', '": "call"', "}"]
+"""The argument fragments of every generated stream's last call."""
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
 @st.composite
-def anthropic_streams(draw: st.DrawFn) -> bytes:
+def anthropic_streams(draw: st.DrawFn) -> tuple[bytes, list[int]]:
     def sse(name: str, obj: dict[str, Any]) -> bytes:
         return f"event: {name}\ndata: {json.dumps(obj)}\n\n".encode()
 
@@ -152,13 +161,29 @@ def anthropic_streams(draw: st.DrawFn) -> bytes:
             )
             out.append(_mutated(draw, event, _ANTHROPIC))
         out.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    # A last call of plain deltas, each in a piece of its own: the short path
+    # must take them (unless an earlier mutation failed the stream).
+    ends = [sum(map(len, out))]
+    start = {"type": "tool_use", "id": "toolu_last", "name": "f", "input": {}}
+    out.append(
+        sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": calls, "content_block": start},
+        )
+    )
+    for fragment in _LAST:
+        delta = {"type": "input_json_delta", "partial_json": fragment}
+        event = {"type": "content_block_delta", "index": calls, "delta": delta}
+        out.append(f"event: content_block_delta\ndata: {_compact(event)}\n\n".encode())
+        ends.append(sum(map(len, out)))
+    out.append(sse("content_block_stop", {"type": "content_block_stop", "index": calls}))
     stop = {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}
     out += [sse("message_delta", stop), sse("message_stop", {"type": "message_stop"})]
-    return b"".join(out)
+    return b"".join(out), ends
 
 
 @st.composite
-def openai_streams(draw: st.DrawFn) -> bytes:
+def openai_streams(draw: st.DrawFn) -> tuple[bytes, list[int]]:
     head = b'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m",'
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -168,21 +193,37 @@ def openai_streams(draw: st.DrawFn) -> bytes:
 
     out = [chunk({"role": "assistant", "content": None})]
     calls = draw(st.integers(1, 2))
-    for index in range(calls):
+
+    def args_chunk(index: int, quoted: bytes) -> bytes:
+        return (
+            head
+            + b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
+            + str(index).encode()
+            + b',"function":{"arguments":"'
+            + quoted
+            + b'"}}]},"logprobs":null,"finish_reason":null}],"usage":null}\n\n'
+        )
+
+    def call_start(index: int) -> bytes:
         start = {"index": index, "id": f"call_{index}", "type": "function"}
-        out.append(chunk({"tool_calls": [{**start, "function": {"name": "f", "arguments": ""}}]}))
-        for fragment in _fragments(draw, _arguments(draw)):
-            event = (
-                head
-                + b'"choices":[{"index":0,"delta":{"tool_calls":[{"index":'
-                + str(index).encode()
-                + b',"function":{"arguments":"'
-                + _quoted(draw, fragment)
-                + b'"}}]},"logprobs":null,"finish_reason":null}],"usage":null}\n\n'
-            )
-            out.append(_mutated(draw, event, _OPENAI))
+        return chunk({"tool_calls": [{**start, "function": {"name": "f", "arguments": ""}}]})
+
+    for index in range(calls):
+        out.append(call_start(index))
+        for n, fragment in enumerate(_fragments(draw, _arguments(draw))):
+            event = args_chunk(index, _quoted(draw, fragment))
+            # The stream's first argument chunk keeps its shape: the codec
+            # learns the stream's own members from it.
+            out.append(event if index == n == 0 else _mutated(draw, event, _OPENAI))
+    # A last call of plain chunks, each in a piece of its own: the short path
+    # must take them (unless an earlier mutation failed the stream).
+    out.append(call_start(calls))
+    ends = [sum(map(len, out))]
+    for fragment in _LAST:
+        out.append(args_chunk(calls, _compact(fragment)[1:-1].encode()))
+        ends.append(sum(map(len, out)))
     out += [chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
-    return b"".join(out)
+    return b"".join(out), ends
 
 
 def _pieces(body: bytes, cuts: list[int]) -> Iterator[bytes]:
@@ -211,8 +252,12 @@ def _outcome(result: StreamResult) -> Any:
     return (seen, result.choices, result.usage, result.complete, result.model)
 
 
-def _decode(dialect: str, body: bytes, cuts: list[int], *, by_frames: bool) -> Any:
-    decoder = StreamDecoder(dialect, id_factory=_ids())
+def _decode(
+    dialect: str, body: bytes, cuts: list[int], *, by_frames: bool = False, short_path: bool = True
+) -> tuple[Any, Any, tuple[str, ...], int]:
+    """Events, outcome and quirks of a stream, and how many argument deltas
+    took the short path."""
+    decoder = StreamDecoder(dialect, id_factory=_ids(), short_path=short_path)
     events: list[Any] = []
     for piece in _pieces(body, cuts):
         if by_frames:
@@ -223,31 +268,47 @@ def _decode(dialect: str, body: bytes, cuts: list[int], *, by_frames: bool) -> A
         events += [_seen(e) for frame in decoder.close_frames() for e in frame.events]
     else:
         events += [_seen(e) for e in decoder.close()]
-    return events, _outcome(decoder.result()), decoder.quirks
+    return events, _outcome(decoder.result()), decoder.quirks, decoder.short_path_deltas
+
+
+def _check_both_paths(dialect: str, body: bytes, cuts: list[int], ends: list[int]) -> None:
+    """The short path, the general one (switched off, and by frames) agree, and
+    the short path took the last call's deltas (each in a piece of its own:
+    ``ends`` are their bounds)."""
+    size = len(body) + 1
+    cuts = [c for c in cuts if not ends[0] < c % size < ends[-1]] + ends
+    *fast, taken = _decode(dialect, body, cuts)
+    *general, untaken = _decode(dialect, body, cuts, short_path=False)
+    *by_frames, _ = _decode(dialect, body, cuts, by_frames=True)
+    assert fast == general == by_frames
+    assert untaken == 0
+    failed = fast[1][0] is not None
+    assert failed or taken >= len(_LAST), "the short path was not taken"
 
 
 _cuts = st.lists(st.integers(0, 10**6), max_size=12)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(body=anthropic_streams(), cuts=_cuts)
+@pytest.mark.slow
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=anthropic_streams(), cuts=_cuts)
 def test_anthropic_matched_deltas_read_as_the_general_path_reads_them(
-    body: bytes, cuts: list[int]
+    stream: tuple[bytes, list[int]], cuts: list[int]
 ) -> None:
-    fast = _decode("anthropic-messages", body, cuts, by_frames=False)
-    assert fast == _decode("anthropic-messages", body, cuts, by_frames=True)
+    body, ends = stream
+    _check_both_paths("anthropic-messages", body, cuts, ends)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(body=openai_streams(), cuts=_cuts)
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stream=openai_streams(), cuts=_cuts)
 def test_openai_matched_chunks_read_as_the_general_path_reads_them(
-    body: bytes, cuts: list[int]
+    stream: tuple[bytes, list[int]], cuts: list[int]
 ) -> None:
     # A piece that ends after the first argument chunks: the codec learns
     # their shape from them, and matches the chunks of the later pieces.
+    body, ends = stream
     early = [m.end() for m in re.finditer(b"\n\n", body)][2:5]
-    fast = _decode("openai-chat", body, cuts + early, by_frames=False)
-    assert fast == _decode("openai-chat", body, cuts + early, by_frames=True)
+    _check_both_paths("openai-chat", body, cuts + early, ends)
 
 
 # -- the reader: matched events are the frames feed_pairs would give ---------------
@@ -300,7 +361,7 @@ def _frames_read(body: bytes, cuts: list[int]) -> list[Any]:
     return frames + reader.close_pairs()
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(body=sse_bodies(), cuts=_cuts)
 def test_feed_matched_gives_the_frames_feed_pairs_gives(body: bytes, cuts: list[int]) -> None:
     frames, _ = _frames_matched(body, cuts)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests._json_strategies import json_text
 from tests.stream._chunks import DONE, calls, chunk, decode, tc
 from toolwire import StreamDecoder, StreamTruncated, ToolCallReady
@@ -96,7 +97,7 @@ def _decode(dialect: str, pieces: list[bytes]) -> list[tuple[str, str, dict[str,
 
 
 @pytest.mark.parametrize("dialect", sorted(_BUILDERS))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(spec=parallel_calls(), data=st.data())
 def test_any_interleaving_gives_the_same_calls_as_the_sequential_order(
     dialect: str, spec: list[tuple[str, str, list[str], dict[str, Any]]], data: st.DataObject

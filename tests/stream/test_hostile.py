@@ -11,6 +11,7 @@ lowered with ``monkeypatch`` so the test checks the behaviour past them.
 from __future__ import annotations
 
 import json
+import sys
 import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -234,20 +235,40 @@ def test_a_json_path_deeper_than_the_limit_is_refused() -> None:
     assert "deeper than" in result.error.message
 
 
+@contextmanager
+def _untraced() -> Iterator[None]:
+    """Run without a trace function (coverage's), as an application does.
+
+    A string extended in place stays linear only while CPython may resize it
+    in place, which it does not do under a tracer; the partials below would
+    then copy 20 GB and the test would measure coverage, not toolwire.
+    """
+    tracer = sys.gettrace()
+    sys.settrace(None)
+    try:
+        yield
+    finally:
+        sys.settrace(tracer)
+
+
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_vertex_string_appends_and_partials_are_linear() -> None:
     n = 40_000
     pieces = [{"jsonPath": "$.text", "stringValue": "x" * 25} for _ in range(n)]
     decoder = StreamDecoder("gemini")
     longest = 0
-    for event in decoder.feed(_vertex(*pieces)) + decoder.close():
-        if isinstance(event, toolwire.ToolCallDelta):
-            longest = max(longest, len(event.partial.get("text", "")))  # read every one
+    with _untraced():
+        events = decoder.feed(_vertex(*pieces)) + decoder.close()
+        for event in events:
+            if isinstance(event, toolwire.ToolCallDelta):
+                longest = max(longest, len(event.partial.get("text", "")))  # read every one
     (call,) = decoder.result().tool_calls
     assert call.arguments == {"text": "x" * 25 * n}
     assert longest == 25 * n
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_anthropic_signature_appends_are_linear() -> None:
     n = 60_000
@@ -284,6 +305,7 @@ def _many_calls(n: int) -> bytes:
     return body + chunk(finish="tool_calls") + DONE
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(30)
 def test_twenty_thousand_distinct_calls_each_decoded_once() -> None:
     n = 20_000
@@ -325,6 +347,7 @@ def test_text_past_its_cap_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> 
     assert "text exceeds 1000 characters" in result.error.message
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("dialect", ["gemini", "auto"])
 def test_leading_whitespace_is_not_buffered(dialect: str) -> None:
@@ -342,6 +365,7 @@ def test_a_whitespace_line_past_the_cap_is_a_typed_error() -> None:
         reader.feed_pairs(b" " * 600)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(20)
 def test_auto_looks_at_each_held_frame_once() -> None:
     body = b'data: {"x": 1}\n\n' * 40_000 + chunk(content="hi", finish="stop") + DONE

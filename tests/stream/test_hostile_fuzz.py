@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from toolwire import StreamDecoder, ToolwireError
 from toolwire.stream._json import value_depth
 from toolwire.stream.limits import MAX_JSON_DEPTH
@@ -130,7 +132,8 @@ def _safe(value: Any) -> bool:
     return True
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(stream=hostile_streams(), data=st.data())
 def test_hostile_shapes_end_in_typed_errors_or_safe_calls(
     stream: tuple[str, bytes], data: st.DataObject

@@ -135,6 +135,10 @@ def test_a_server_tools_input_is_the_models_output() -> None:
     assert not any("server tool" in line and "(nothing from the model)" in line for line in lines)
 
 
-def test_the_former_option_name_api_is_still_accepted() -> None:
-    code, out = invoke("--api", "openai-chat", "--json", str(QWEN))
-    assert code == 0 and json.loads(out)["dialect"] == "openai-chat"
+def test_the_former_option_name_api_is_still_accepted_with_a_warning() -> None:
+    result = CliRunner().invoke(main, ["inspect", "--api", "openai-chat", "--json", str(QWEN)])
+    assert result.exit_code == 0 and json.loads(result.stdout)["dialect"] == "openai-chat"
+    assert "--api is deprecated" in result.stderr and "use --dialect" in result.stderr
+    both = ["inspect", "--api", "gemini", "--dialect", "openai-chat", "-"]
+    clash = CliRunner().invoke(main, both)
+    assert clash.exit_code == 2 and "disagree" in clash.stderr

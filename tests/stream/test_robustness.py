@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from tests.conftest import TRACES, Trace
 from toolwire import DIALECTS, StreamDecoder, StreamResult, StreamTruncated, ToolwireError
 from toolwire.events import StreamFailed, ToolCallReady
@@ -36,7 +37,7 @@ def full_calls(trace: Trace) -> list[tuple[str, str]]:
     return [(c.name, c.raw_arguments) for c in result.choices[0].tool_calls]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.binary(max_size=400), dialect=st.sampled_from(["auto", *DIALECTS]))
 def test_random_bytes_never_raise(body: bytes, dialect: str) -> None:
     result = run(body, dialect)
@@ -65,7 +66,7 @@ def mutated(draw: st.DrawFn) -> tuple[Trace, bytes]:
     return trace, bytes(body)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=mutated(), auto=st.booleans())
 def test_mutated_traces_never_raise_and_never_invent_calls(
     case: tuple[Trace, bytes], auto: bool
@@ -79,6 +80,7 @@ def test_mutated_traces_never_raise_and_never_invent_calls(
             assert call.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace", TRACES, ids=lambda t: t.name)
 def test_every_cut_yields_only_true_calls(trace: Trace) -> None:
     """Cut at many offsets: ready calls are always calls of the whole stream,
@@ -113,17 +115,23 @@ def test_feed_after_close_is_a_usage_error() -> None:
 def test_unknown_dialect_is_a_usage_error() -> None:
     with pytest.raises(ToolwireError, match="unknown dialect"):
         StreamDecoder("openai-chats")
-    with pytest.raises(ToolwireError, match="disagree"):
+    with (
+        pytest.warns(DeprecationWarning, match="api is now dialect"),
+        pytest.raises(ToolwireError, match="disagree"),
+    ):
         StreamDecoder("gemini", api="openai-chat")
 
 
-def test_the_former_keyword_api_is_still_accepted() -> None:
-    decoder = StreamDecoder(api="openai-chat")
+def test_the_former_keyword_api_is_still_accepted_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="StreamDecoder: api is now dialect"):
+        decoder = StreamDecoder(api="openai-chat")
     assert decoder.dialect == "openai-chat"
     decoder.close()
-    assert decoder.result().api == decoder.result().dialect == "openai-chat"
+    with pytest.warns(DeprecationWarning, match="StreamResult: api is now dialect"):
+        assert decoder.result().api == decoder.result().dialect == "openai-chat"
 
 
+@pytest.mark.slow
 def test_the_core_imports_no_io_library() -> None:
     code = (
         "import sys\n"

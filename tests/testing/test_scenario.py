@@ -335,7 +335,7 @@ def test_parse_gemini_function_responses() -> None:
         ),
         ("anthropic-messages", _body({"model": "m", "messages": [{"role": "bot"}]}), "role"),
         ("gemini", _body({"contents": "x"}), "'contents' must be an array"),
-        ("nope", _body({}), "unknown API"),
+        ("nope", _body({}), "unknown dialect"),
     ],
 )
 def test_bad_requests_are_typed_errors(dialect: str, body: bytes, message: str) -> None:

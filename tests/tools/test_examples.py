@@ -22,6 +22,7 @@ from toolwire.examples import (
     payment_tool,
     sample_toolbox,
 )
+from toolwire.stream.codecs.openai_schema import strict_form
 from toolwire.tools import Toolbox
 
 
@@ -32,7 +33,7 @@ def call(name: str, call_id: str = "c1", **arguments: Any) -> ToolCall:
 def test_sample_tools_are_read_only() -> None:
     assert [t.name for t in SAMPLE_TOOLS] == ["get_current_time", "get_weather", "calculator"]
     assert all(t.read_only and not t.requires_approval for t in SAMPLE_TOOLS)
-    assert all(t.strict_parameters is not None for t in SAMPLE_TOOLS)
+    assert all(strict_form(t)[0] is not None for t in SAMPLE_TOOLS)
 
 
 # ---------------------------------------------------------------------------

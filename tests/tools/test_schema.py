@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 import toolwire
 from toolwire import Tool, ToolArgumentsInvalid, Toolbox, ToolContext, UsageError, tool
 from toolwire.examples import SAMPLE_TOOLS, PaymentLedger, payment_tool
-from toolwire.stream.codecs.openai_schema import to_openai_strict
+from toolwire.stream.codecs.openai_schema import strict_form, to_openai_strict
 from toolwire.tools._validation import validate_instance
 
 
@@ -293,8 +293,8 @@ STRICT_CASES = [c[0] for c in CASES] + [f.function for f in SAMPLE_TOOLS]
 @pytest.mark.parametrize("func", STRICT_CASES, ids=[f.__name__ for f in STRICT_CASES])
 def test_strict_schemas_follow_openai_rules(func: Callable[..., Any]) -> None:
     t = tool(func)
-    strict = t.strict_parameters
-    assert strict is not None, t.strict_problem
+    strict = strict_form(t)[0]
+    assert strict is not None, strict_form(t)[1]
     assert strict_problems(strict, t.parameters) == []
     jsonschema.Draft202012Validator.check_schema(strict)
 
@@ -313,7 +313,7 @@ def test_strict_moves_unsupported_constraints_into_the_description() -> None:
     def limits(name: Annotated[str, Field(min_length=2, max_length=5)], n: int = 4) -> None:
         """Limits."""
 
-    strict = tool(limits).strict_parameters
+    strict = strict_form(tool(limits))[0]
     assert strict is not None
     assert strict["properties"]["name"] == {
         "type": "string",
@@ -328,7 +328,7 @@ def test_strict_moves_unsupported_constraints_into_the_description() -> None:
 def test_strict_null_for_a_defaulted_argument_means_the_default() -> None:
     # In strict mode the model must send every key; null stands for "default".
     t = tool(f_basic)
-    strict = t.strict_parameters
+    strict = strict_form(t)[0]
     assert strict is not None
     sent = {"city": "Paris", "days": None}
     jsonschema.validate(sent, strict)
@@ -345,7 +345,7 @@ def test_strict_null_for_an_optional_argument_without_default_means_absent() -> 
         "required": ["query"],
     }
     t = Tool.from_schema(lambda **kw: kw, name="search", parameters=schema)
-    strict = t.strict_parameters
+    strict = strict_form(t)[0]
     assert strict is not None
     sent = {"query": "x", "limit": None}
     jsonschema.validate(sent, strict)
@@ -361,7 +361,7 @@ def test_recursive_models_keep_defs_and_stay_strict() -> None:
 
     t = tool(tree)
     assert "$defs" in t.parameters
-    strict = t.strict_parameters
+    strict = strict_form(t)[0]
     assert strict is not None
     assert strict_problems(strict, None) == []
     jsonschema.Draft202012Validator.check_schema(strict)
@@ -377,8 +377,8 @@ def test_free_form_maps_are_not_strict() -> None:
         """Counts."""
 
     t = tool(counts)
-    assert t.strict_parameters is None
-    assert t.strict_problem is not None and "free-form" in t.strict_problem
+    assert strict_form(t)[0] is None
+    assert strict_form(t)[1] is not None and "free-form" in strict_form(t)[1]
     with pytest.raises(UsageError, match="strict-mode"):
         tool(strict=True)(counts)
     entry = Toolbox([t]).schemas("openai-chat")[0]

@@ -136,6 +136,18 @@ async def test_connect_refused_is_a_connect_error(refused_url: str) -> None:
     assert sleep.delays == [0.5, 1.0]  # three attempts in all
 
 
+async def test_a_connect_error_names_the_url_without_its_credentials(refused_url: str) -> None:
+    where = refused_url.removeprefix("http://")
+    url = f"http://someone:hunter2@{where}/v1/chat/completions?key=sekrit-key&alt=sse"
+    async with HttpxTransport(retry=HttpRetryPolicy(retries=0)) as transport:
+        with pytest.raises(ConnectError) as caught:
+            await transport.send(post(url))
+    message = caught.value.message
+    shown = f"http://{where}/v1/chat/completions?key=<redacted>&alt=sse"
+    assert message.startswith(f"could not connect to {shown}: ")
+    assert not any(secret in str(caught.value) for secret in ("someone", "hunter2", "sekrit"))
+
+
 async def test_read_timeout_is_a_transport_timeout_and_not_retried(
     server: LoopbackServer,
 ) -> None:
@@ -231,6 +243,7 @@ async def test_stream_cut_after_bytes_were_handed_on_is_not_retried(
     assert b"".join(received) == SSE_EVENTS[0]  # the caller did get bytes...
     assert server.counts[path] == 1 and sleep.delays == []  # ...so nothing was replayed
     assert isinstance(caught.value.__cause__, httpx.RemoteProtocolError)  # closed mid-body
+    assert f"the connection to {server.url + path} broke" in caught.value.message
 
 
 async def test_provider_stream_cut_mid_way_raises_after_its_events(

@@ -8,7 +8,6 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-from toolwire.adapters._shapes import Shape
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.stream._json import dumps
@@ -16,6 +15,7 @@ from toolwire.stream._parts import StreamEndPart
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import Codec, codec_for
 from toolwire.stream.codecs._common import error_event
+from toolwire.stream.codecs.sdk import Shape
 from toolwire.types import StreamResult
 
 IdFactory = Callable[[], str]
@@ -34,13 +34,14 @@ class _DoneTap:
     simply never used and completion falls back to finish reasons.
     """
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, marker: str) -> None:
         self._inner = inner
+        self._marker = marker
         self.seen = False
 
     def _note(self, sse: Any) -> None:
         data = getattr(sse, "data", None)
-        if isinstance(data, str) and data.startswith("[DONE]"):
+        if isinstance(data, str) and data.startswith(self._marker):
             self.seen = True
 
     def iter_bytes(self, iterator: Any) -> Iterator[Any]:
@@ -57,13 +58,13 @@ class _DoneTap:
         return getattr(self._inner, name)
 
 
-def _install_done_tap(source: object) -> _DoneTap | None:
+def _install_done_tap(source: object, marker: str) -> _DoneTap | None:
     # chat.completions.stream() wraps the raw stream in a helper.
     target: Any = getattr(source, "_raw_stream", source)
     decoder = getattr(target, "_decoder", None)
     if decoder is None or not (hasattr(decoder, "iter_bytes") or hasattr(decoder, "aiter_bytes")):
         return None
-    tap = _DoneTap(decoder)
+    tap = _DoneTap(decoder, marker)
     try:
         target._decoder = tap
     except (AttributeError, TypeError):
@@ -116,7 +117,8 @@ class Core:
         self.dialect = shape.dialect
         self.codec: Codec = codec_for(shape.dialect)
         self.acc = Accumulator(id_factory=id_factory)
-        self.tap = _install_done_tap(source) if shape.watches_done else None
+        marker = shape.end_marker
+        self.tap = _install_done_tap(source, marker) if marker is not None else None
 
     @property
     def failed(self) -> bool:

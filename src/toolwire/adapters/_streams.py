@@ -8,9 +8,10 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from types import TracebackType
 
 from toolwire.adapters._core import Core, IdFactory
-from toolwire.adapters._shapes import shape_for
 from toolwire.errors import UsageError
 from toolwire.events import Event
+from toolwire.stream.codecs import registered
+from toolwire.stream.codecs.sdk import Shape
 from toolwire.types import StreamResult
 
 
@@ -248,3 +249,14 @@ class AsyncAdaptedStream:
     def __repr__(self) -> str:
         state = "finished" if self._done else "open"
         return f"<AsyncAdaptedStream {self.dialect} {state}>"
+
+
+def shape_for(dialect: str) -> Shape:
+    """The SDK shape of a dialect that has an adapter."""
+    shapes = {d.name: d.sdk_shape for d in registered() if d.sdk_shape is not None}
+    shape = shapes.get(dialect)
+    if shape is None:
+        raise UsageError(
+            f"no SDK adapter for dialect {dialect!r}; expected one of: {', '.join(shapes)}"
+        )
+    return shape

@@ -7,5 +7,11 @@ that the journal and the observers can import them without the agent.
 
 from __future__ import annotations
 
+from toolwire import _compat
 from toolwire.agent._agent import *  # noqa: F403
 from toolwire.agent._agent import __all__ as __all__
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

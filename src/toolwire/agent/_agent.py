@@ -45,8 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from toolwire.agent._driver import RunDriver
-from toolwire.cost import Budget, Prices, RunMeter, UsageLimits, default_prices
+from toolwire.agent._driver import RunConfig, RunDriver
+from toolwire.agent.loop import RequestOptions
+from toolwire.cost import Budget, Prices, UsageLimits, default_prices
 from toolwire.errors import UsageError
 from toolwire.events import Event
 from toolwire.journal import (
@@ -68,8 +69,6 @@ from toolwire.run import (
     ToolCallRecord,
     ToolExecutionFinished,
     ToolExecutionStarted,
-    ToolFinished,
-    ToolStarted,
     TurnFinished,
     TurnStarted,
 )
@@ -89,8 +88,6 @@ __all__ = [
     "ToolCallRecord",
     "ToolExecutionFinished",
     "ToolExecutionStarted",
-    "ToolFinished",
-    "ToolStarted",
     "TurnFinished",
     "TurnStarted",
 ]
@@ -108,9 +105,11 @@ class Agent:
         tools: tools or plain functions, or a ready :class:`Toolbox`.
         system: the system prompt.
         max_turns: the most model requests a run may make.
-        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``
-            for the first turn; later turns use ``"auto"`` so the model can
-            answer.
+        tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``.
+            ``"auto"`` and ``"none"`` apply to every turn; a forced choice
+            (``"required"``, a name) to the first turn only, and later turns
+            send no ``tool_choice`` at all so the model can answer. With
+            ``None`` (the default) no request carries one.
         eager: start ``read_only`` tools while the model is still streaming.
         stream_retries: how many times a turn whose stream fails mid-way
             (cut, malformed, error event) is sent again; 0 raises the typed
@@ -385,21 +384,30 @@ class Agent:
 
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""
-        # A forced choice applies to the first turn only: afterwards the model
-        # must be free to answer. "none" stays "none".
-        tool_choice = self.tool_choice
-        if turn > 1 and tool_choice is not None and tool_choice != "none":
-            tool_choice = "auto"
-        has_tools = len(self.toolbox) > 0
-        return self.provider.build_request(
-            model=self.model,
-            messages=messages,
-            tools=self.toolbox.schemas(self.provider.dialect) if has_tools else (),
-            tool_choice=tool_choice if has_tools else None,
-            stream=True,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            extra=self.extra or None,
+        return self._config().build_request(messages, turn)
+
+    def _config(self) -> RunConfig:
+        """This agent's settings, fixed for one run."""
+        provider, toolbox = self.provider, self.toolbox
+        return RunConfig(
+            provider=provider,
+            transport=self.transport,
+            toolbox=toolbox,
+            metadata=dict(self.metadata),
+            eager=self.eager,
+            max_turns=self.max_turns,
+            stream_retries=self.stream_retries,
+            request=RequestOptions(
+                model=self.model,
+                tools=tuple(toolbox.schemas(provider.dialect)) if len(toolbox) else (),
+                tool_choice=self.tool_choice,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                extra=dict(self.extra) or None,
+            ),
+            prices=self.prices,
+            limits=self.limits,
+            budget=self.budget,
         )
 
     # -- one run ----------------------------------------------------------------------
@@ -466,8 +474,8 @@ class Agent:
                 messages=tuple(messages),
                 resumed=plan is not None,
             )
-            for hook in observers.run_started:
-                await hook(info)
+            for started in observers.run_started:
+                await started(info)
         if plan is not None and self._journal_observer is not None:
             self._journal_observer.resumed_from(
                 run_id,
@@ -476,24 +484,16 @@ class Agent:
                 turns=plan.turn,
                 cost=plan.cost,
             )
-        meter = RunMeter(
-            model=self.model,
-            prices=self.prices,
-            provider=self.provider.name,
-            base_url=self.provider.base_url,
-            limits=self.limits,
-            budget=self.budget,
-        )
-        driver = RunDriver(self, run_id, messages, observers, emit, emit_many, meter)
         try:
+            driver = RunDriver(self._config(), run_id, messages, observers, emit, emit_many)
             final = await driver.drive(plan)
         except BaseException as exc:
             with anyio.CancelScope(shield=True):
-                for hook in observers.run_failed:
-                    await hook(run_id, exc)
+                for failed in observers.run_failed:
+                    await failed(run_id, exc)
             raise
-        for hook in observers.run_finished:
-            await hook(run_id, final)
+        for finished in observers.run_finished:
+            await finished(run_id, final)
         return final
 
 

@@ -14,33 +14,42 @@ cancelled and discarded, exactly as if it had never started.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
+from typing_extensions import assert_never
 
+from toolwire.agent._asked import answer_asked_calls
 from toolwire.agent.loop import (
     Broken,
+    ContinueTurn,
     Deny,
     Fail,
     Finish,
     Interrupt,
     Replied,
+    RequestOptions,
     RetryTurn,
     Reuse,
+    Run,
     RunTools,
     denied_result,
     interrupted_result,
     next_step,
-    settle,
+    settlement,
+    turn_options,
 )
-from toolwire.cost import Cost, RunMeter
+from toolwire.cost import Budget, Cost, Prices, RunMeter, UsageLimits
 from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLimitExceeded
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage
 from toolwire.observe import Observers
+from toolwire.providers._reads import ProviderStream
 from toolwire.run import (
     AgentEvent,
     ModelRetrying,
@@ -51,7 +60,6 @@ from toolwire.run import (
     TurnFinished,
     TurnStarted,
 )
-from toolwire.stream.decoder import StreamDecoder
 from toolwire.tools import (
     Approval,
     ApprovalCallback,
@@ -68,7 +76,7 @@ if TYPE_CHECKING:
     from toolwire.journal import RecordedTurn, ResumePlan
     from toolwire.providers import Provider
 
-__all__ = ["AgentSettings", "Emit", "RunDriver"]
+__all__ = ["Emit", "RunConfig", "RunDriver"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
@@ -76,29 +84,55 @@ Results = dict[str, tuple[ToolResult, bool]]
 """Tool results by call id, each with whether it ran eagerly."""
 
 
-class AgentSettings(Protocol):
-    """What a run needs of its :class:`~toolwire.Agent`.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunConfig:
+    """What a run needs of its :class:`~toolwire.Agent`, fixed when the run starts.
 
-    The Agent satisfies it as it is; a protocol, because the agent's module
-    imports this one."""
+    The agent builds one per run from its settings; the driver reads nothing
+    else of it, so changing an agent's attributes never changes a run under way.
+    """
 
-    @property
-    def provider(self) -> Provider: ...
-    @property
-    def transport(self) -> Transport | None: ...
-    @property
-    def toolbox(self) -> Toolbox: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def metadata(self) -> Mapping[str, Any]: ...
-    @property
-    def eager(self) -> bool: ...
-    @property
-    def max_turns(self) -> int: ...
-    @property
-    def stream_retries(self) -> int: ...
-    def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest: ...
+    provider: Provider
+    transport: Transport | None
+    """The agent's own transport; ``None`` for the provider's."""
+    toolbox: Toolbox
+    metadata: Mapping[str, Any]
+    eager: bool
+    max_turns: int
+    stream_retries: int
+    request: RequestOptions
+    """What every model request says besides the conversation."""
+    prices: Prices | None = None
+    """How the run's requests are priced (``None``: their cost is unknown)."""
+    limits: UsageLimits | None = None
+    """The most the run may use."""
+    budget: Budget | None = None
+    """Limits shared with other runs."""
+
+    def meter(self) -> RunMeter:
+        """A new run's meter: it prices the requests and stops the run at its limits."""
+        return RunMeter(
+            model=self.request.model,
+            prices=self.prices,
+            provider=self.provider.name,
+            base_url=self.provider.base_url,
+            limits=self.limits,
+            budget=self.budget,
+        )
+
+    def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
+        """The HTTP request of model turn number ``turn`` for this conversation."""
+        options = turn_options(self.request, turn)
+        return self.provider.build_request(
+            model=options.model,
+            messages=messages,
+            tools=options.tools,
+            tool_choice=options.tool_choice,
+            stream=True,
+            max_tokens=options.max_tokens,
+            temperature=options.temperature,
+            extra=options.extra,
+        )
 
 
 class RunDriver:
@@ -106,20 +140,21 @@ class RunDriver:
 
     def __init__(
         self,
-        agent: AgentSettings,
+        config: RunConfig,
         run_id: str,
         messages: list[Message],
         observers: Observers,
         emit: Emit | None,
         emit_many: Callable[[list[Event]], None] | None,
-        meter: RunMeter | None = None,
     ) -> None:
         """Prepare the run; :meth:`drive` carries it out. Its events go to
         ``emit`` (one at a time) and ``emit_many`` (a network read's decoded
         events at once); ``None`` when nobody reads them, and then they are
-        not made at all. ``meter`` prices the run's requests and stops it at
-        its usage limits (see :mod:`toolwire.cost`)."""
-        self.agent = agent
+        not made at all. The run's :class:`~toolwire.cost.RunMeter` prices its
+        requests and stops it at its usage limits: it is consulted before each
+        request, on each network read, after each answer and before each batch
+        of tools."""
+        self.config = config
         self.run_id = run_id
         self.messages = messages
         self.observe = observers
@@ -128,7 +163,7 @@ class RunDriver:
         self.records: list[ToolCallRecord] = []
         self.usage = Usage()
         self.turn = 0
-        self.meter = meter
+        self.meter = config.meter()
         self.turn_cost: Cost | None = None
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult:
@@ -140,8 +175,7 @@ class RunDriver:
                 for r in plan.records
             ]
             self.usage = plan.usage
-            if self.meter is not None:
-                self.meter.resumed(plan.usage, plan.cost)
+            self.meter.resumed(plan.usage, plan.cost)
             settling = plan.response
             # Without a recorded answer, the last turn is requested again.
             self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
@@ -163,27 +197,33 @@ class RunDriver:
                 done = {call_id: (r, True) for call_id, r in early.items()}
             self.messages.append(assistant)
             step = next_step(
-                Replied(choice, self.turn), max_turns=self.agent.max_turns, stream_retries=0
+                Replied(choice, self.turn), max_turns=self.config.max_turns, stream_retries=0
             )
-            if isinstance(step, Finish):
-                self._turn_finished(choice, turn_usage, 0)
-                return RunResult(
-                    output=choice.text if step.outcome == "answered" else "",
-                    outcome=step.outcome,
-                    messages=tuple(self.messages),
-                    usage=self.usage,
-                    tool_calls=tuple(self.records),
-                    turns=self.turn,
-                    run_id=self.run_id,
-                    cost=self.meter.cost if self.meter is not None else None,
-                )
-            assert isinstance(step, RunTools)
-            if self.meter is not None and recorded is None:
-                self.meter.tools(len(step.calls))  # raises at the tool-call limit
-            if recorded is not None:
-                done = await self._settle(step.calls, recorded)
-            await self._run_tools(step.calls, done)
-            self._turn_finished(choice, turn_usage, len(step.calls))
+            match step:
+                case Finish(outcome=outcome):
+                    self._turn_finished(choice, turn_usage, 0)
+                    return RunResult(
+                        output=choice.text if outcome == "answered" else "",
+                        outcome=outcome,
+                        messages=tuple(self.messages),
+                        usage=self.usage,
+                        tool_calls=tuple(self.records),
+                        turns=self.turn,
+                        run_id=self.run_id,
+                        cost=self.meter.cost,
+                    )
+                case RunTools(calls=calls):
+                    if recorded is not None:
+                        done = await self._recorded_results(calls, recorded)
+                    else:
+                        self.meter.tools(len(calls))  # raises at the tool-call limit
+                    await self._answer_asked(calls, assistant, done)
+                    await self._run_tools(calls, done)
+                    self._turn_finished(choice, turn_usage, len(calls))
+                case ContinueTurn():
+                    self._turn_finished(choice, turn_usage, 0)
+                case _:
+                    assert_never(step)
 
     def _turn_finished(self, choice: ChoiceResult, usage: Usage | None, calls: int) -> None:
         if self.emit is None:
@@ -204,16 +244,16 @@ class RunDriver:
         """One model request, sent again while a broken stream may be retried.
 
         Returns the decoded result and the results of tools run eagerly."""
-        request = self.agent.build_request(self.messages, self.turn)
+        request = self.config.build_request(self.messages, self.turn)
         observe = self.observe
         turn = self.turn
         attempt = 1
         meter = self.meter
         while True:
-            if meter is not None:  # raises at the request or wall-time limit
-                meter.request(len(request.content()) if meter.watching else 0)
-            for hook in observe.model_request:
-                await hook(self.run_id, turn, attempt, tuple(self.messages))
+            # Raises at the request or wall-time limit.
+            meter.request(len(request.content()) if meter.watching else 0)
+            for requested in observe.model_request:
+                await requested(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
             try:
                 result, early = await self._stream_timed(request)
@@ -221,126 +261,112 @@ class RunDriver:
                 await self._failed(attempt, broke.error, started)
                 step = next_step(
                     Broken(broke.error, attempt),
-                    max_turns=self.agent.max_turns,
-                    stream_retries=self.agent.stream_retries,
+                    max_turns=self.config.max_turns,
+                    stream_retries=self.config.stream_retries,
                 )
-                if isinstance(step, Fail):
-                    raise step.error from None
-                assert isinstance(step, RetryTurn)
-                if self.emit is not None:
-                    self.emit(ModelRetrying(turn=turn, attempt=step.attempt, error=step.error))
-                attempt = step.attempt
-                continue
+                match step:
+                    case Fail(error=error):
+                        raise error from None
+                    case RetryTurn(attempt=attempt, error=error):  # the next attempt's number
+                        if self.emit is not None:
+                            self.emit(ModelRetrying(turn=turn, attempt=attempt, error=error))
+                        continue
+                    case _:
+                        assert_never(step)
             except ToolwireError as error:
-                if meter is not None and isinstance(error, UsageLimitExceeded):
+                if isinstance(error, UsageLimitExceeded):
                     # Cut by a limit: what the stream revealed is its usage.
                     await self._usage(attempt, meter.in_flight())
                 await self._failed(attempt, error, started)
                 raise
             await self._usage(attempt, result.usage)
-            for hook in observe.model_response:
-                await hook(self.run_id, turn, attempt, result, time.monotonic() - started)
-            if meter is not None:
-                meter.check()  # the final usage may cross a limit: no tool runs then
+            for responded in observe.model_response:
+                await responded(self.run_id, turn, attempt, result, time.monotonic() - started)
+            meter.check()  # the final usage may cross a limit: no tool runs then
             return result, early
 
     async def _usage(self, attempt: int, usage: Usage | None) -> None:
         """Price a request's usage and tell the observers."""
-        if self.meter is None:
-            return
         self.turn_cost = cost = self.meter.response(usage)
-        for hook in self.observe.model_usage:
-            await hook(self.run_id, self.turn, attempt, usage, cost)
+        for used in self.observe.model_usage:
+            await used(self.run_id, self.turn, attempt, usage, cost)
 
     async def _failed(self, attempt: int, error: ToolwireError, started: float) -> None:
-        for hook in self.observe.model_failed:
-            await hook(self.run_id, self.turn, attempt, error, time.monotonic() - started)
+        for failed in self.observe.model_failed:
+            await failed(self.run_id, self.turn, attempt, error, time.monotonic() - started)
 
-    async def _stream_timed(self, request: Any) -> tuple[StreamResult, dict[str, ToolResult]]:
+    async def _stream_timed(
+        self, request: HttpRequest
+    ) -> tuple[StreamResult, dict[str, ToolResult]]:
         """:meth:`_stream_once` within the run's wall time left: a stream that
         stalls is cut when it runs out."""
-        left = self.meter.time_left() if self.meter is not None else None
+        left = self.meter.time_left()
         if left is None:
             return await self._stream_once(request)
         with anyio.move_on_after(left):
             return await self._stream_once(request)
-        assert self.meter is not None
         raise self.meter.wall_time_exceeded()
 
-    async def _stream_once(self, request: Any) -> tuple[StreamResult, dict[str, ToolResult]]:
-        decoder = StreamDecoder(self.agent.provider.dialect)
+    async def _stream_once(
+        self, request: HttpRequest
+    ) -> tuple[StreamResult, dict[str, ToolResult]]:
+        config = self.config
+        meter = self.meter
+        source = ProviderStream(
+            request,
+            transport=config.transport or config.provider.transport,
+            parse_error=config.provider.parse_error,
+            dialect=config.provider.dialect,
+            # A crossing raises on the read that made it: the stream is closed
+            # and none of that read's calls is handed on.
+            watch=meter.watch if meter.watching else None,
+        )
         early: dict[str, ToolResult] = {}
-        if self.agent.eager:
+        if config.eager:
             # Eager tools start while the stream is read, in this task group.
             async with anyio.create_task_group() as tg:
-                failed, request_error = await self._read(request, decoder, tg, early)
+                failed, request_error = await self._read(source, tg, early)
                 if failed is not None or request_error is not None:
                     # Nothing from a failed stream may run: cancel and discard.
                     tg.cancel_scope.cancel()
         else:
-            failed, request_error = await self._read(request, decoder, None, early)
+            failed, request_error = await self._read(source, None, early)
         # Raised outside the task group, so callers get the error itself,
         # not an exception group.
         if request_error is not None:
             raise request_error
         if failed is not None:
             raise _TurnBroke(failed)
-        result = decoder.result()
-        if result.error is not None:  # pragma: no cover - reported as StreamFailed above
-            raise _TurnBroke(result.error)
-        return result, early
+        return source.decoder.result(), early
 
     async def _read(
         self,
-        request: Any,
-        decoder: StreamDecoder,
+        source: ProviderStream,
         tg: anyio.abc.TaskGroup | None,
         early: dict[str, ToolResult],
     ) -> tuple[ToolwireError | None, ToolwireError | None]:
         """Send the request and decode its stream: why the stream failed, and
-        why the request did (each ``None`` when it did not)."""
-        agent = self.agent
-        transport = agent.transport or agent.provider.transport
-        failed: ToolwireError | None = None
+        why the request did (each ``None`` when it did not).
+
+        Once the body is being read, a broken stream is a failed turn, which
+        may be sent again; errors before (connect, an HTTP status after the
+        transport's retries) end the run."""
         # Events go on when someone reads them or eager tools may start.
         listening = self.emit_many is not None or tg is not None
-        meter = self.meter
-        watching = meter is not None and meter.watching
         try:
-            stream = transport.stream(request, parse_error=agent.provider.parse_error)
-            async with stream as response:
-                # From here on, a broken stream is a failed turn, which may be
-                # sent again; errors before (connect, an HTTP status after the
-                # transport's retries) end the run.
-                try:
-                    async for chunk in response.aiter_bytes():
-                        events = decoder.feed(chunk)
-                        if watching and events:
-                            # A crossing raises here: the stream is closed and
-                            # none of this read's calls is handed on.
-                            meter.watch(events)  # type: ignore[union-attr]
-                        if events and listening:
-                            self._hand_on(events, tg, early)
-                        if decoder.error is not None:  # its last event said so
-                            failed = decoder.error
-                            break
-                except (ReadError, TransportTimeout) as exc:
-                    failed = exc
-                    if self.emit is not None:
-                        self.emit(StreamFailed(error=exc))
+            async with contextlib.aclosing(source.reads()) as reads:
+                async for events in reads:
+                    if listening:
+                        self._hand_on(events, tg, early)
+        except (ReadError, TransportTimeout) as exc:
+            if not source.reading:
+                return None, exc
+            if self.emit is not None:
+                self.emit(StreamFailed(error=exc))
+            return exc, None
         except ToolwireError as exc:
-            return failed, exc
-        if failed is None:
-            events = decoder.close()
-            if watching and events:
-                try:
-                    meter.watch(events)  # type: ignore[union-attr]
-                except UsageLimitExceeded as exc:
-                    return None, exc
-            if events and listening:
-                self._hand_on(events, tg, early)
-            failed = decoder.error
-        return failed, None
+            return None, exc
+        return source.decoder.error, None
 
     def _hand_on(
         self, events: list[Event], tg: anyio.abc.TaskGroup | None, early: dict[str, ToolResult]
@@ -354,7 +380,7 @@ class RunDriver:
             return
         for event in events:
             if isinstance(event, ToolCallReady) and event.choice == 0:
-                tool = self.agent.toolbox.get(event.call.name)
+                tool = self.config.toolbox.get(event.call.name)
                 if tool is not None and tool.read_only:
                     tg.start_soon(self._run_early, event.call, early)
 
@@ -364,35 +390,64 @@ class RunDriver:
 
     # -- the tools ------------------------------------------------------------------
 
-    async def _settle(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
+    async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
         """The results a resumed turn already has: recorded outcomes, recorded
         denials, and interrupted calls that must not run again. The other
         calls (never started, or safe to repeat) are left to run."""
         done: Results = {}
         for call in calls:
-            decision = settle(
+            decision = settlement(
                 call,
                 outcomes=recorded.outcomes,
                 denied=recorded.denied,
                 started=recorded.started,
                 approved=recorded.approved,
-                tool=self.agent.toolbox.get,
+                tool=self.config.toolbox.get,
             )
-            if isinstance(decision, Reuse):
-                done[call.id] = (decision.result, decision.eager)
-                continue
-            if isinstance(decision, Deny):
-                result = denied_result(call, decision.reason)
-            elif isinstance(decision, Interrupt):
-                result = interrupted_result(call)
-            else:
-                continue
-            for hook in self.observe.tool_interrupted:
-                await hook(self.run_id, self.turn, call, result)
+            match decision:
+                case Reuse(result=reused, eager=eager):
+                    done[call.id] = (reused, eager)
+                    continue
+                case Deny(reason=reason):
+                    result = denied_result(call, reason)
+                case Interrupt():
+                    result = interrupted_result(call)
+                case Run():
+                    continue
+                case _:
+                    assert_never(decision)
+            for interrupted in self.observe.tool_interrupted:
+                await interrupted(self.run_id, self.turn, call, result)
             if self.emit is not None:
                 self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
             done[call.id] = (result, False)
         return done
+
+    async def _answer_asked(
+        self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results
+    ) -> None:
+        """Answer the calls the provider asked about (MCP approvals, computer
+        and shell calls no tool handles): see :mod:`toolwire.agent._asked`."""
+        pending = [call for call in calls if call.id not in done]
+        answers = await answer_asked_calls(
+            pending,
+            assistant,
+            self.config.toolbox,
+            approve=self._approver(),
+            run_id=self.run_id,
+            metadata={
+                **self.config.metadata,
+                "turn": self.turn,
+                "model": self.config.request.model,
+            },
+        )
+        for call in pending:
+            result = answers.get(call.id)
+            if result is None:
+                continue
+            done[call.id] = (result, False)
+            if self.emit is not None:
+                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
 
     async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
         """Run the calls that have no result yet (run eagerly, or recorded by
@@ -425,8 +480,8 @@ class RunDriver:
         if observe.tools_started:
             # The keys the toolbox derives from the run id and the call ids.
             intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
-            for hook in observe.tools_started:
-                await hook(run_id, turn, intents, eager=eager)
+            for started in observe.tools_started:
+                await started(run_id, turn, intents, eager=eager)
         if emit is not None:
             for call in calls:
                 emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
@@ -438,11 +493,11 @@ class RunDriver:
             if emit is not None:
                 emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
 
-        agent = self.agent
-        results = await agent.toolbox.execute(
+        config = self.config
+        results = await config.toolbox.execute(
             calls,
             run_id=run_id,
-            metadata={**agent.metadata, "turn": turn, "model": agent.model},
+            metadata={**config.metadata, "turn": turn, "model": config.request.model},
             approve=self._approver(),
             on_result=finished if finished_hooks or emit is not None else None,
         )
@@ -451,7 +506,7 @@ class RunDriver:
     def _approver(self) -> ApprovalCallback | None:
         """The toolbox's approval callback, with each decision told to the
         observers (the journal records it) before the toolbox acts on it."""
-        inner = self.agent.toolbox.approve
+        inner = self.config.toolbox.approve
         hooks = self.observe.approval_decided
         if inner is None or not hooks:
             return inner

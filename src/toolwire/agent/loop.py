@@ -5,12 +5,17 @@ async driver (:mod:`toolwire.agent`) only carries the answer out:
 
 * :class:`RunTools`: execute these calls (in call order; the toolbox asks for
   approval where a tool requires it, per call), then ask the model again;
+* :class:`ContinueTurn`: the provider paused the turn (``finish_reason ==
+  "paused"``): ask again with what it said so far, no message added;
 * :class:`Finish`: the run is over, answered or stopped by the turn limit;
 * :class:`RetryTurn`: the turn's stream broke after bytes were read, send the
   whole turn again (no tool of the broken stream ever runs);
 * :class:`Fail`: the stream broke and no retry is left: raise its error.
 
-When a run resumes, :func:`settle` decides for each call of the recorded
+What each model request says besides the conversation is
+:func:`turn_options` of the run's :class:`RequestOptions` and the turn.
+
+When a run resumes, :func:`settlement` decides for each call of the recorded
 turn whether its recorded outcome stands, whether it was denied, whether it
 was interrupted and must not run again, or whether it runs. Nothing here
 does I/O, reads a clock or awaits, so every branch is tested directly.
@@ -19,22 +24,31 @@ does I/O, reads a clock or awaits, so every branch is tested directly.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, overload
 
+from typing_extensions import assert_never
+
+from toolwire import _compat
 from toolwire.errors import ToolwireError
 from toolwire.run import Outcome
 from toolwire.stream import _json
 from toolwire.tools import Tool, ToolResult
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
 
+if TYPE_CHECKING:
+    from toolwire.stream.codecs._request import ToolChoice
+
 __all__ = [
     "Broken",
+    "ContinueTurn",
     "Deny",
     "Fail",
     "Finish",
     "Interrupt",
     "NextStep",
     "Replied",
+    "RequestOptions",
     "RetryTurn",
     "Reuse",
     "Run",
@@ -44,10 +58,47 @@ __all__ = [
     "denied_result",
     "interrupted_result",
     "next_step",
-    "settle",
+    "settlement",
+    "turn_options",
 ]
 
 AnyCall = ToolCall | InvalidToolCall
+
+
+# -- what a turn asks ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestOptions:
+    """What a model request says besides the conversation."""
+
+    model: str
+    """The provider's model id."""
+    tools: tuple[Mapping[str, Any], ...] = ()
+    """The tool schemas, in the provider's dialect."""
+    tool_choice: ToolChoice | None = None
+    """The tool choice asked for (see :func:`turn_options` for later turns)."""
+    max_tokens: int | None = None
+    temperature: float | None = None
+    extra: Mapping[str, Any] | None = None
+    """Provider-specific body fields; ``None`` for none."""
+
+
+def turn_options(options: RequestOptions, turn: int) -> RequestOptions:
+    """The options of model turn number ``turn`` (1-based) of a run asking ``options``.
+
+    A forced tool choice applies to the first turn only: afterwards the model
+    must be free to answer, and the request says nothing (some servers,
+    llama-cpp-python's, cannot stream an explicit ``"auto"``); ``"auto"`` and
+    ``"none"`` stay as the caller asked. Without tools there is nothing to
+    choose: no tool choice is sent.
+    """
+    choice = options.tool_choice
+    if not options.tools or (turn > 1 and choice not in ("auto", "none")):
+        choice = None
+    if choice == options.tool_choice:
+        return options
+    return replace(options, tool_choice=choice)
 
 
 # -- how a turn ended -------------------------------------------------------------------
@@ -83,6 +134,11 @@ class RunTools:
 
 
 @dataclass(frozen=True, slots=True)
+class ContinueTurn:
+    """The provider paused the turn: send it back as it is, to be continued."""
+
+
+@dataclass(frozen=True, slots=True)
 class Finish:
     """The run is over, with this outcome."""
 
@@ -104,29 +160,43 @@ class Fail:
     error: ToolwireError
 
 
-NextStep = RunTools | Finish | RetryTurn | Fail
+NextStep = RunTools | ContinueTurn | Finish | RetryTurn | Fail
 
 
+@overload
+def next_step(
+    end: Replied, *, max_turns: int, stream_retries: int
+) -> RunTools | ContinueTurn | Finish: ...
+@overload
+def next_step(end: Broken, *, max_turns: int, stream_retries: int) -> RetryTurn | Fail: ...
 def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
     """What the loop does after a turn ended as ``end``.
 
     Calls are run whatever the finish reason says (some providers never say
-    ``tool_calls``); a turn without calls is the answer. Running tools after
-    the last allowed turn would only produce results nobody reads, so the
-    limit is checked first. A broken stream is sent again while
-    ``stream_retries`` allow.
+    ``tool_calls``); a turn without calls is the answer, unless the provider
+    paused it, and then it is continued. Running tools or continuing after
+    the last allowed turn would only produce work nobody reads, so the limit
+    is checked first. A broken stream is sent again while
+    ``stream_retries`` allow. A turn that replied never leads to a retry or a
+    failure, and a broken one never to tools or an answer: the overloads say so.
     """
-    if isinstance(end, Broken):
-        if end.attempt > stream_retries:
-            return Fail(end.error)
-        return RetryTurn(end.attempt + 1, end.error)
-    calls: list[AnyCall] = [*end.choice.tool_calls, *end.choice.invalid_tool_calls]
-    if not calls:
-        return Finish("answered")
-    if end.turn >= max_turns:
-        return Finish("max_turns")
-    calls.sort(key=lambda call: call.index)
-    return RunTools(tuple(calls))
+    match end:
+        case Broken(error=error, attempt=attempt):
+            if attempt > stream_retries:
+                return Fail(error)
+            return RetryTurn(attempt + 1, error)
+        case Replied(choice=choice, turn=turn):
+            calls: list[AnyCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
+            if not calls and choice.finish_reason != "paused":
+                return Finish("answered")
+            if turn >= max_turns:
+                return Finish("max_turns")
+            if not calls:
+                return ContinueTurn()
+            calls.sort(key=lambda call: call.index)
+            return RunTools(tuple(calls))
+        case _:
+            assert_never(end)
 
 
 # -- what a resumed turn already has ----------------------------------------------------
@@ -161,7 +231,7 @@ class Run:
 Settlement = Reuse | Deny | Interrupt | Run
 
 
-def settle(
+def settlement(
     call: AnyCall,
     *,
     outcomes: Mapping[str, tuple[ToolResult, bool]],
@@ -221,3 +291,8 @@ def _failed(call: AnyCall, kind: str, message: str, error: str) -> ToolResult:
         error=error,  # type: ignore[arg-type]
         arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
     )
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

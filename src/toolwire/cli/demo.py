@@ -3,9 +3,10 @@
 ``demo`` is toolwire's main job, offline: it starts the emulation server on
 loopback, runs an agent with the sample tools on the seed scenario
 ("杭州天气怎么样?现在几点?": two parallel calls with Chinese arguments, then
-an answer built from their results) and renders it live. ``--provider``
-picks the wire format the same agent speaks. ``chat`` is the same agent
-against a real provider, with the key from the environment.
+an answer built from their results) and renders it live. ``--dialect``
+picks the wire format the same agent speaks (``--provider``, the provider
+that speaks it). ``chat`` is the same agent against a real provider, with
+the key from the environment.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     "anthropic": ("Anthropic", "anthropic-messages", "claude-sonnet-4-5"),
     "gemini": ("Gemini", "gemini", "gemini-2.5-flash"),
 }
+_DIALECT_PROVIDERS = {dialect: name for name, (_, dialect, _) in PROVIDERS.items()}
+"""--dialect -> the --provider that speaks it."""
 
 
 def make_provider(
@@ -118,11 +121,16 @@ def run_and_show(agent: Agent, prompt: str, *, as_json: bool, console: Console) 
 
 @click.command("demo")
 @click.option(
+    "--dialect",
+    type=click.Choice(sorted(_DIALECT_PROVIDERS)),
+    default=None,
+    help="The wire format the agent and the emulated model speak [default: openai-chat].",
+)
+@click.option(
     "--provider",
     type=click.Choice(sorted(PROVIDERS)),
-    default="openai-chat",
-    show_default=True,
-    help="The wire format the agent and the emulated model speak.",
+    default=None,
+    help="The provider the agent uses; the emulated model speaks its dialect.",
 )
 @click.option("--prompt", default=DEMO_PROMPT, show_default=True, help="The user's question.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's record as JSON.")
@@ -138,10 +146,18 @@ def run_and_show(agent: Agent, prompt: str, *, as_json: bool, console: Console) 
     metavar="ISO-8601",
     help="Run the sample clock at this instant (with a UTC offset): the same output every time.",
 )
-def demo(provider: str, prompt: str, as_json: bool, eager: bool, now: datetime | None) -> None:
+def demo(
+    dialect: str | None,
+    provider: str | None,
+    prompt: str,
+    as_json: bool,
+    eager: bool,
+    now: datetime | None,
+) -> None:
     """Run an agent with the sample tools against the local emulation server."""
     from toolwire.testing import EmulationServer, Scenario
 
+    provider = _demo_provider(dialect, provider)
     console = PipeConsole(soft_wrap=True)
     _, dialect, model = PROVIDERS[provider]
     with EmulationServer(Scenario.builtin("weather")) as server:
@@ -168,12 +184,26 @@ def demo(provider: str, prompt: str, as_json: bool, eager: bool, now: datetime |
         sys.exit(1)
 
 
+def _demo_provider(dialect: str | None, provider: str | None) -> str:
+    """The demo's provider: the one given, or the one that speaks ``dialect``."""
+    if dialect is None:
+        return provider or "openai-chat"
+    chosen = _DIALECT_PROVIDERS[dialect]
+    if provider is not None and provider != chosen:
+        raise click.UsageError(
+            f"--provider {provider} speaks {PROVIDERS[provider][1]}, not --dialect {dialect}: "
+            "give one of them"
+        )
+    return chosen
+
+
 @click.command("chat")
 @click.option(
     "--provider",
     type=click.Choice(sorted(PROVIDERS)),
     required=True,
-    help="The provider's API (its wire format).",
+    help="The provider to talk to (each speaks its own dialect; openai-chat also "
+    "serves OpenAI-compatible servers).",
 )
 @click.option("--model", required=True, help="The provider's model id.")
 @click.option(

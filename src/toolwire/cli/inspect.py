@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 from typing_extensions import assert_never
 
+from toolwire import _compat
 from toolwire.events import (
     ChoiceFinished,
     Event,
@@ -33,10 +34,12 @@ from toolwire.events import (
     ToolCallInvalid,
     ToolCallReady,
     ToolCallStarted,
+    UnknownItem,
     UsageReported,
 )
+from toolwire.stream.codecs import registered
 from toolwire.stream.decoder import DecodedFrame, StreamDecoder
-from toolwire.types import DIALECTS, StreamResult
+from toolwire.types import StreamResult
 
 __all__ = ["inspect"]
 
@@ -146,26 +149,6 @@ def _one_json_body(body: bytes) -> bool:
         return False
 
 
-def _silent_model_output(frame: DecodedFrame) -> str | None:
-    """What the model wrote in a payload that makes no event: the name and the
-    input of an Anthropic server tool (run by the provider, never by toolwire),
-    which the decoder keeps whole until the block ends."""
-    try:
-        payload = json.loads(frame.data)
-    except ValueError:
-        return None
-    if not isinstance(payload, dict):
-        return None
-    block, delta = payload.get("content_block"), payload.get("delta")
-    if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use"):
-        return f"server tool call name {block.get('name')} ({block.get('type')})"
-    if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
-        partial = delta.get("partial_json")
-        if isinstance(partial, str) and partial:
-            return f"server tool input += {_short(partial)}"
-    return None
-
-
 def _short(text: str, limit: int = 120) -> str:
     shown = json.dumps(text, ensure_ascii=False)
     return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
@@ -210,6 +193,8 @@ def _describe(event: Event) -> list[tuple[str, str]]:
         return [("protocol", "end of stream marker")]
     if isinstance(event, StreamFailed):
         return [("protocol", f"ERROR {event.error.type_name}: {event.error.message}")]
+    if isinstance(event, UnknownItem):
+        return [("protocol", f"{c}unknown item {event.type}: {event.quirk}")]
     assert_never(event)
 
 
@@ -219,6 +204,8 @@ def _print_human(
     whole = _one_json_body(body)
     echo = click.echo
     echo(f"dialect: {result.dialect}")
+    known = {d.name: d for d in registered()}.get(result.dialect)
+    silent_output = known.silent_output if known is not None else None
     if whole:
         echo("input: one JSON body (a non-streamed response), not a stream")
     if not body.strip():
@@ -228,7 +215,7 @@ def _print_human(
         name = f" event={frame.event}" if frame.event and frame.event != "message" else ""
         lines = [line for event in frame.events for line in _describe(event)]
         if not lines:
-            silent = _silent_model_output(frame) if frame.data else None
+            silent = silent_output(frame.data) if silent_output and frame.data else None
             lines = [("model", silent)] if silent else [("protocol", "(nothing from the model)")]
         for who, what in lines:
             tag = click.style("model   ", fg="green") if who == "model" else "protocol"
@@ -267,12 +254,17 @@ def _print_human(
 @click.argument("file", metavar="FILE|-")
 @click.option(
     "--dialect",
-    "--api",
-    "dialect",
-    type=click.Choice(["auto", *DIALECTS]),
+    type=click.Choice(["auto", *(d.name for d in registered())]),
     default="auto",
     show_default=True,
-    help="The wire dialect (--api is its former name); auto tells it from the bytes.",
+    help="The wire dialect; auto tells it from the bytes.",
+)
+@click.option(
+    "--api",
+    type=click.Choice(["auto", *(d.name for d in registered())]),
+    default=None,
+    hidden=True,
+    help="The former name of --dialect (deprecated).",
 )
 @click.option(
     "--chunk-size",
@@ -281,12 +273,19 @@ def _print_human(
     help="Feed the decoder N bytes at a time (default: all at once).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead.")
-def inspect(file: str, dialect: str, chunk_size: int | None, as_json: bool) -> None:
+def inspect(
+    file: str, dialect: str, api: str | None, chunk_size: int | None, as_json: bool
+) -> None:
     """Decode a recorded provider stream and show what is in it.
 
     FILE may also be a cassette directory (one line per exchange) or one of
     its sidecars (NNNN.json: its body, in its recorded chunks and dialect).
     """
+    if api is not None:
+        click.echo(_compat.renamed_option("inspect", "--api"), err=True)
+        if dialect not in ("auto", api):
+            raise click.UsageError(f"--dialect {dialect} and --api {api} disagree: pass --dialect")
+        dialect = api
     chunks: list[bytes] | None = None
     if file != "-" and os.path.isdir(file):
         _inspect_cassette(file, as_json)
@@ -294,8 +293,8 @@ def inspect(file: str, dialect: str, chunk_size: int | None, as_json: bool) -> N
     if file != "-" and file.endswith(".json") and os.path.isfile(file):
         recorded = _recorded_body(file)
         if recorded is not None:
-            recorded_api, chunks = recorded
-            dialect = recorded_api if dialect == "auto" and recorded_api else dialect
+            recorded_dialect, chunks = recorded
+            dialect = recorded_dialect if dialect == "auto" and recorded_dialect else dialect
     body = b"".join(chunks) if chunks is not None else _read(file)
     if chunks is not None and chunk_size is None:
         decoder, frames = _decode_chunks(chunks, dialect)

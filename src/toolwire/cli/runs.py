@@ -214,6 +214,8 @@ def timeline(log: RunLog) -> dict[str, Any]:
                     content=result.get("content"),
                     interrupted=data.get("interrupted", False),
                 )
+                if isinstance(result.get("traceback"), str):
+                    call["traceback"] = result["traceback"]
     run = log.run.to_dict()
     if run["usage"] is None:
         run["usage"] = _usage_sum(log)
@@ -380,8 +382,17 @@ _DESCRIBE: dict[str, Callable[[JournalEvent, dict[str, str]], Text]] = {
 }
 
 
-def render(log: RunLog, console: Console) -> None:
-    """Print a run as a readable timeline."""
+def _traceback(event: JournalEvent) -> Text | None:
+    """A failed tool's recorded traceback, indented under its line."""
+    text = event.data.get("result", {}).get("traceback") if event.kind == "tool_outcome" else None
+    if not isinstance(text, str) or not text:
+        return None
+    return Text("\n".join("        " + line for line in text.splitlines()), style="dim")
+
+
+def render(log: RunLog, console: Console, *, verbose: bool = False) -> None:
+    """Print a run as a readable timeline; ``verbose`` adds each failed
+    tool's traceback under its line."""
     for line in _header(log.run, log):
         console.print(line, highlight=False)
     console.print()
@@ -391,6 +402,9 @@ def render(log: RunLog, console: Console) -> None:
         shown = _event_line(event, start, names)
         if shown is not None:
             console.print(shown, highlight=False)
+            trace = _traceback(event) if verbose else None
+            if trace is not None:
+                console.print(trace, highlight=False)
     if log.run.output:
         console.print()
         console.print(Text("answer: ", style="bold") + Text(log.run.output), highlight=False)
@@ -469,13 +483,20 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
 @click.argument("run_ref", metavar="RUN")
 @_journal_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def show_command(run_ref: str, journal_path: Path | None, as_json: bool) -> None:
-    """A run as a timeline: turns, tool calls with timings, errors, usage."""
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Show each failed tool's traceback under its line."
+)
+def show_command(run_ref: str, journal_path: Path | None, as_json: bool, verbose: bool) -> None:
+    """A run as a timeline: turns, tool calls with timings, errors, usage.
+
+    A tool that raised has its traceback in the journal (cleaned of
+    credentials, its last 8,000 characters): --verbose shows it, --json
+    always carries it."""
     log = _load(journal_path, run_ref)
     if as_json:
         click.echo(json.dumps(timeline(log), ensure_ascii=False))
         return
-    render(log, PipeConsole(soft_wrap=True))
+    render(log, PipeConsole(soft_wrap=True), verbose=verbose)
 
 
 @runs.command("export")

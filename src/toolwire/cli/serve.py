@@ -164,5 +164,7 @@ def _serve_cassette(
             f"toolwire cassette server ({directory}, {count} exchanges) "
             f"listening on {running.base_url}"
         )
+        for dialect, url in running.base_urls().items():
+            click.echo(f"  {dialect + ':':<20}{url}")
 
     serve_until_interrupted(server, ready, host, port)

@@ -41,27 +41,34 @@ def generic_error(status_code: int, headers: Mapping[str, str], body: Any) -> Pr
     )
 
 
-def map_httpx_error(exc: Exception, timeouts: Timeouts) -> ToolwireError:
-    """The toolwire error for an httpx exception (the caller chains ``__cause__``)."""
+def map_httpx_error(exc: Exception, timeouts: Timeouts, url: str) -> ToolwireError:
+    """The toolwire error for an httpx exception on a request to ``url`` (the
+    caller chains ``__cause__``).
+
+    Connection failures and timeouts name the URL, with its credentials
+    (userinfo, a ``?key=``) redacted: "could not connect" alone does not say
+    which of a program's servers is down or mistyped.
+    """
     import httpx
 
+    shown = redact_url(url)
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.TimeoutException):
         if isinstance(exc, httpx.ConnectTimeout):
-            return TransportTimeout(f"connect timeout ({timeouts.connect}s) expired")
+            return TransportTimeout(f"connect timeout ({timeouts.connect}s) expired: {shown}")
         if isinstance(exc, httpx.WriteTimeout):
-            return TransportTimeout(f"write timeout ({timeouts.write}s) expired")
+            return TransportTimeout(f"write timeout ({timeouts.write}s) expired: {shown}")
         if isinstance(exc, httpx.PoolTimeout):
             return TransportTimeout(
-                f"no free connection within the pool timeout ({timeouts.pool}s)"
+                f"no free connection within the pool timeout ({timeouts.pool}s): {shown}"
             )
-        return TransportTimeout(f"read timeout ({timeouts.read}s) expired")
+        return TransportTimeout(f"read timeout ({timeouts.read}s) expired: {shown}")
     if isinstance(exc, (httpx.ConnectError, httpx.ProxyError)):
-        return ConnectError(f"could not connect: {detail}")
+        return ConnectError(f"could not connect to {shown}: {detail}")
     if isinstance(exc, httpx.RemoteProtocolError):
-        return ReadError(f"the connection broke: {detail}")
+        return ReadError(f"the connection to {shown} broke: {detail}")
     if isinstance(exc, httpx.NetworkError):  # ReadError, WriteError, CloseError
-        return ReadError(f"network error: {detail}")
+        return ReadError(f"network error on {shown}: {detail}")
     if isinstance(exc, httpx.DecodingError):
         return RemoteProtocolError(f"could not decode the response body: {detail}")
     if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):

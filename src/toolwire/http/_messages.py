@@ -106,7 +106,7 @@ class HttpRequest:
         return (
             f"HttpRequest(method={self.method!r}, url={self.redacted_url()!r}, "
             f"headers={self.redacted_headers()!r}, json={self.json!r}, "
-            f"stream={self.stream!r}, api={self.dialect!r})"
+            f"stream={self.stream!r}, dialect={self.dialect!r})"
         )
 
 

@@ -105,9 +105,14 @@ class _HttpxStreamResponse:
     """The response handed to the caller of :meth:`HttpxTransport.stream`."""
 
     def __init__(
-        self, response: httpx.Response, transport: HttpxTransport, deadline: float | None
+        self,
+        response: httpx.Response,
+        transport: HttpxTransport,
+        deadline: float | None,
+        url: str,
     ) -> None:
         self._response = response
+        self._url = url
         self._transport = transport
         self._deadline = deadline
         self.status_code: int = response.status_code
@@ -153,7 +158,7 @@ class _HttpxStreamResponse:
             except TimeoutError as exc:
                 raise self._transport._total_timeout_error() from exc
             except httpx.HTTPError as exc:
-                raise map_httpx_error(exc, self._transport.timeouts) from exc
+                raise map_httpx_error(exc, self._transport.timeouts, self._url) from exc
             yield chunk
 
 
@@ -327,7 +332,7 @@ class HttpxTransport:
             except TimeoutError as exc:
                 raise self._total_timeout_error() from exc
             except httpx.HTTPError as exc:
-                error = map_httpx_error(exc, self.timeouts)
+                error = map_httpx_error(exc, self.timeouts, request.url)
                 if self._retryable_exception(exc) and await self._backoff(
                     request,
                     attempt=attempt,
@@ -449,7 +454,7 @@ class HttpxTransport:
         """
         deadline = self._new_deadline()
         response, _, pool = await self._open(request, parse_error, deadline=deadline)
-        streamed = _HttpxStreamResponse(response, self, deadline)
+        streamed = _HttpxStreamResponse(response, self, deadline, request.url)
         try:
             yield streamed
         finally:

@@ -477,6 +477,8 @@ class JournalObserver(RunObserver):
         interrupted: bool,
     ) -> None:
         payload = result.to_dict()
+        if payload.get("traceback") is None:  # most results: no need to say so
+            del payload["traceback"]
         arguments = payload.pop("arguments", {})
         payload.update(_arguments_record(arguments if isinstance(arguments, dict) else {}))
         data = self._encode({"result": payload, "eager": eager, "interrupted": interrupted})

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from toolwire.stream.codecs import wire_dialect
+from toolwire.types import DIALECTS
+
 SEMCONV_VERSION = "1.41.0"
 """The version of the semantic conventions the spans follow."""
 
@@ -42,14 +45,6 @@ _ALIASES = {
     "xai": "x_ai",
     "bedrock": "aws.bedrock",
 }
-# ... and the telemetry flavour of each wire dialect, for any other name.
-_BY_DIALECT = {
-    "openai-chat": "openai",
-    "openai-responses": "openai",
-    "anthropic-messages": "anthropic",
-    "gemini": "gcp.gemini",
-    "cohere-v2": "cohere",
-}
 
 
 def provider_name(name: str, dialect: str, base_url: str | None = None) -> str:
@@ -76,7 +71,9 @@ def provider_name(name: str, dialect: str, base_url: str | None = None) -> str:
         return "azure.ai.openai"
     if lowered in _ALIASES:
         return _ALIASES[lowered]
-    return _BY_DIALECT.get(dialect, lowered or "_OTHER")
+    # ... and the telemetry flavour of its wire dialect, for any other name.
+    flavour = wire_dialect(dialect).otel_provider if dialect in DIALECTS else None
+    return flavour or lowered or "_OTHER"
 
 
 def _host_port(base_url: str) -> tuple[str | None, int | None]:

@@ -16,6 +16,7 @@ case a server echoes it back.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -36,8 +37,10 @@ from toolwire.http import (
 )
 from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
+from toolwire.providers._reads import ProviderStream
+from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs._request import ToolChoice
-from toolwire.stream.decoder import StreamDecoder
+from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -173,7 +176,7 @@ class Provider(ABC):
             model: the provider's model id.
             messages: the conversation, oldest first.
             tools: tool schemas already in this dialect's shape
-                (``Toolbox.schemas(api)``).
+                (``Toolbox.schemas(dialect)``).
             tool_choice: ``"auto"``, ``"required"``, ``"none"`` or
                 ``{"name": tool}``; ``None`` leaves the provider's default.
             stream: ask for a streamed response.
@@ -266,6 +269,34 @@ class Provider(ABC):
             error_type=str(error_type) if error_type is not None else None,
         )
 
+    @property
+    def wire(self) -> WireDialect:
+        """The provider's dialect: its request bodies, paths and responses."""
+        return wire_dialect(self.dialect)
+
+    def _encode(self, **options: Any) -> dict[str, Any]:
+        """A request body, written by the dialect (``encode_request``)."""
+        encode = self.wire.encode_request
+        if encode is None:
+            raise UsageError(f"{self.dialect}: toolwire does not write this dialect's requests")
+        return encode(**options)
+
+    def _post_model(self, model: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        """The POST of one model call, to the dialect's path under the base URL."""
+        request_path = self.wire.request_path
+        if request_path is None:
+            raise UsageError(f"{self.dialect}: toolwire does not write this dialect's requests")
+        return self._post(self.base_url + request_path(model, stream), body, stream=stream)
+
+    def _read_whole(self, body: Any) -> StreamResult:
+        """A whole response of the dialect, or the error object some servers
+        answer with HTTP 200 (OpenRouter and other gateways)."""
+        if self.wire.is_error_body(body):
+            return StreamResult(
+                dialect=self.dialect, choices=(), error=self._parse_error(200, {}, body)
+            )
+        return decode_response(self.dialect, body)
+
     def _post(self, url: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
         """The POST request every model call is: this provider's headers, the body."""
         return HttpRequest(
@@ -309,6 +340,15 @@ class Provider(ABC):
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
 
+    def _reads(self, request: HttpRequest, transport: Transport | None) -> ProviderStream:
+        """``request`` sent, read and decoded in this provider's dialect."""
+        return ProviderStream(
+            request,
+            transport=self._transport_for(transport),
+            parse_error=self.parse_error,
+            dialect=self.dialect,
+        )
+
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None
     ) -> AsyncIterator[Event]:
@@ -326,15 +366,11 @@ class Provider(ABC):
         """
         if not request.stream:
             raise UsageError("stream() needs a request built with stream=True; use complete()")
-        decoder = StreamDecoder(self.dialect)
-        async with self._transport_for(transport).stream(
-            request, parse_error=self.parse_error
-        ) as response:
-            async for chunk in response.aiter_bytes():
-                for event in decoder.feed(chunk):
+        source = self._reads(request, transport)
+        async with contextlib.aclosing(source.reads()) as reads:
+            async for events in reads:
+                for event in events:
                     yield event
-        for event in decoder.close():
-            yield event
 
     async def complete(
         self, request: HttpRequest, *, transport: Transport | None = None
@@ -348,15 +384,13 @@ class Provider(ABC):
             TransportError: the network failed.
             ProviderError: the provider answered with an HTTP error.
         """
-        chosen = self._transport_for(transport)
         if request.stream:
-            decoder = StreamDecoder(self.dialect)
-            async with chosen.stream(request, parse_error=self.parse_error) as response:
-                async for chunk in response.aiter_bytes():
-                    decoder.feed(chunk)
-            decoder.close()
-            return decoder.result()
-        reply = await chosen.send(request, parse_error=self.parse_error)
+            source = self._reads(request, transport)
+            async with contextlib.aclosing(source.reads()) as reads:
+                async for _ in reads:
+                    pass
+            return source.decoder.result()
+        reply = await self._transport_for(transport).send(request, parse_error=self.parse_error)
         return self.parse_response(reply.json())
 
     async def aclose(self) -> None:

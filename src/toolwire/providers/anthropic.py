@@ -31,8 +31,6 @@ from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import Message
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
 from toolwire.stream.codecs._request import dict_or_empty, merge_extra
-from toolwire.stream.codecs.anthropic import encode_request
-from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -46,7 +44,7 @@ _DEFAULT_MAX_TOKENS = 4096
 
 
 class Anthropic(Provider):
-    """The Anthropic Messages dialect (``api == "anthropic-messages"``)."""
+    """The Anthropic Messages dialect (``dialect == "anthropic-messages"``)."""
 
     dialect = _API
     default_name = "anthropic"
@@ -139,7 +137,7 @@ class Anthropic(Provider):
             UsageError: forcing a tool while thinking is enabled (the API
                 refuses it), or an invalid ``tool_choice``.
         """
-        body = encode_request(
+        body = self._encode(
             model=model,
             messages=messages,
             tools=tools,
@@ -152,15 +150,13 @@ class Anthropic(Provider):
             disable_parallel_tool_use=self.anthropic_disable_parallel_tool_use,
         )
         merge_extra(body, extra)
-        return self._post(f"{self.base_url}/v1/messages", body, stream=stream)
+        return self._post_model(model, body, stream=stream)
 
     # -- responses -------------------------------------------------------
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``message`` object (see :meth:`Provider.parse_response`)."""
-        if isinstance(body, dict) and body.get("type") == "error":
-            return StreamResult(dialect=_API, choices=(), error=self._parse_error(200, {}, body))
-        return decode_response(_API, body)
+        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

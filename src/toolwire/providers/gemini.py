@@ -30,14 +30,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from toolwire.errors import ProviderError
 from toolwire.messages import Message
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
 from toolwire.stream.codecs._request import dict_or_empty, list_or_empty, merge_extra
-from toolwire.stream.codecs.gemini import encode_request
-from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -52,7 +50,7 @@ _VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
 
 
 class Gemini(Provider):
-    """The Gemini dialect (``api == "gemini"``)."""
+    """The Gemini dialect (``dialect == "gemini"``)."""
 
     dialect = _API
     default_name = "gemini"
@@ -125,7 +123,7 @@ class Gemini(Provider):
         extra: Mapping[str, Any] | None = None,
     ) -> HttpRequest:
         """Build a ``generateContent`` request (see :meth:`Provider.build_request`)."""
-        body = encode_request(
+        body = self._encode(
             messages=messages,
             tools=tools,
             tool_choice=tool_choice,
@@ -135,19 +133,13 @@ class Gemini(Provider):
             include_thoughts=self.gemini_include_thoughts,
         )
         merge_extra(body, extra)
-        model_id = model.removeprefix("models/")
-        method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-        return self._post(
-            f"{self.base_url}/models/{quote(model_id, safe='-._~')}:{method}", body, stream=stream
-        )
+        return self._post_model(model, body, stream=stream)
 
     # -- responses -------------------------------------------------------
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``GenerateContentResponse`` (see :meth:`Provider.parse_response`)."""
-        if isinstance(body, dict) and body.get("error") is not None and "candidates" not in body:
-            return StreamResult(dialect=_API, choices=(), error=self._parse_error(200, {}, body))
-        return decode_response(_API, body)
+        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

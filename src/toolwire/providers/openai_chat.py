@@ -33,8 +33,6 @@ from toolwire.messages import Message
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
 from toolwire.stream import _json
 from toolwire.stream.codecs._request import dict_or_empty, merge_extra
-from toolwire.stream.codecs.openai_chat import encode_request
-from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -47,7 +45,7 @@ _OFFICIAL = "https://api.openai.com/v1"
 
 
 class OpenAIChat(Provider):
-    """The OpenAI Chat Completions dialect (``api == "openai-chat"``).
+    """The OpenAI Chat Completions dialect (``dialect == "openai-chat"``).
 
     Example::
 
@@ -155,7 +153,7 @@ class OpenAIChat(Provider):
         extra: Mapping[str, Any] | None = None,
     ) -> HttpRequest:
         """Build a ``/chat/completions`` request (see :meth:`Provider.build_request`)."""
-        body = encode_request(
+        body = self._encode(
             model=model,
             messages=messages,
             tools=tools,
@@ -169,18 +167,13 @@ class OpenAIChat(Provider):
             reasoning_field=self.openai_reasoning_field,
         )
         merge_extra(body, extra)
-        return self._post(f"{self.base_url}/chat/completions", body, stream=stream)
+        return self._post_model(model, body, stream=stream)
 
     # -- responses -------------------------------------------------------
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``chat.completion`` object (see :meth:`Provider.parse_response`)."""
-        if isinstance(body, dict) and "choices" not in body and body.get("error") is not None:
-            # OpenRouter and some gateways answer 200 with an error object.
-            return StreamResult(
-                dialect=_API, choices=(), error=self._parse_error(200, {}, body), complete=True
-            )
-        return decode_response(_API, body)
+        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

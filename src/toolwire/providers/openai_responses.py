@@ -31,8 +31,6 @@ from toolwire.messages import Message
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
 from toolwire.providers.openai_chat import openai_style_error
 from toolwire.stream.codecs._request import merge_extra
-from toolwire.stream.codecs.openai_responses import encode_request
-from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -45,7 +43,7 @@ _OFFICIAL = "https://api.openai.com/v1"
 
 
 class OpenAIResponses(Provider):
-    """The OpenAI Responses dialect (``api == "openai-responses"``)."""
+    """The OpenAI Responses dialect (``dialect == "openai-responses"``)."""
 
     dialect = _API
     default_name = "openai-responses"
@@ -124,7 +122,7 @@ class OpenAIResponses(Provider):
         extra: Mapping[str, Any] | None = None,
     ) -> HttpRequest:
         """Build a ``/responses`` request (see :meth:`Provider.build_request`)."""
-        body = encode_request(
+        body = self._encode(
             model=model,
             messages=messages,
             tools=tools,
@@ -137,15 +135,13 @@ class OpenAIResponses(Provider):
             parallel_tool_calls=self.openai_parallel_tool_calls,
         )
         merge_extra(body, extra)
-        return self._post(f"{self.base_url}/responses", body, stream=stream)
+        return self._post_model(model, body, stream=stream)
 
     # -- responses -------------------------------------------------------
 
     def parse_response(self, body: Any) -> StreamResult:
         """Read a ``response`` object (see :meth:`Provider.parse_response`)."""
-        if isinstance(body, dict) and "output" not in body and body.get("error") is not None:
-            return StreamResult(dialect=_API, choices=(), error=self._parse_error(200, {}, body))
-        return decode_response(_API, body)
+        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

@@ -22,6 +22,7 @@ from toolwire.types import FinishReason, Usage
 __all__ = [
     "MISSING",
     "POSITION_KEY",
+    "TEXT_POSITION_KEY",
     "ArgsPart",
     "CallDone",
     "CallPart",
@@ -35,6 +36,7 @@ __all__ = [
     "StreamEndPart",
     "TextPart",
     "TrailerPart",
+    "UnknownPart",
     "UsagePart",
 ]
 
@@ -43,6 +45,12 @@ POSITION_KEY = "after_tool_calls"
 """Key toolwire adds to a provider_state item that came *after* some tool
 calls (interleaved thinking, reasoning items), so that it is sent back in the
 same place: its value is how many calls came before it."""
+
+
+TEXT_POSITION_KEY = "after_text"
+"""Key toolwire adds beside :data:`POSITION_KEY` to an item that came after
+some text (server-tool blocks between two texts, Gemini built-in tool
+parts): how many characters of the choice's text came before it."""
 
 
 class _Missing:
@@ -88,6 +96,9 @@ class CallPart:
             ``partialArgs``), read at ``mark`` by the delta this part causes.
         new: this piece opens a new call, whatever its id or index.
         done: this piece is the call's own end marker.
+        cut: the provider says the call was cut before its end (a Responses
+            item closed with ``status: "incomplete"``): it is incomplete,
+            never ready nor invalid.
     """
 
     choice: int = 0
@@ -102,6 +113,7 @@ class CallPart:
     mark: int = 0
     new: bool = False
     done: bool = False
+    cut: bool = False
 
 
 @dataclass(slots=True)
@@ -171,10 +183,24 @@ class TrailerPart:
     """A ``data: [DONE]`` line in a dialect whose own end marker is another
     event: a clean end after that event, a cut stream before it."""
 
+    text: str = ""
+    """The line's data as the stream sent it (for the error of a cut stream)."""
+
 
 @dataclass(slots=True)
 class ErrorPart:
     error: ToolwireError
+
+
+@dataclass(slots=True)
+class UnknownPart:
+    """Something the codec does not act on or keep: an ``UnknownItem`` event."""
+
+    dialect: str
+    type: str
+    payload: dict[str, Any]
+    quirk: str
+    choice: int = 0
 
 
 Part = (
@@ -191,4 +217,5 @@ Part = (
     | StreamEndPart
     | TrailerPart
     | ErrorPart
+    | UnknownPart
 )

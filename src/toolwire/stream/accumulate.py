@@ -60,6 +60,7 @@ from toolwire.events import (
     ToolCallInvalid,
     ToolCallReady,
     ToolCallStarted,
+    UnknownItem,
     UsageReported,
     new_reasoning_delta,
     new_text_delta,
@@ -91,6 +92,7 @@ from toolwire.stream._parts import (
     StreamEndPart,
     TextPart,
     TrailerPart,
+    UnknownPart,
     UsagePart,
 )
 from toolwire.stream.limits import MAX_TEXT_CHARS, MAX_TOOL_CALLS
@@ -231,9 +233,19 @@ class Accumulator:
             self._finalize_all(out, allow_close=True)
             out.append(StreamEnded())
         elif isinstance(part, TrailerPart):
-            self.trailer(out)
+            self.trailer(out, part.text)
         elif isinstance(part, ErrorPart):
             self.fail(part.error, out)
+        elif isinstance(part, UnknownPart):
+            out.append(
+                UnknownItem(
+                    choice=part.choice,
+                    dialect=part.dialect,
+                    type=part.type,
+                    payload=part.payload,
+                    quirk=part.quirk,
+                )
+            )
 
     def _server_call(self, part: ServerCallPart, out: list[Event]) -> None:
         server = ServerToolCall(
@@ -276,7 +288,7 @@ class Accumulator:
         error.raw = self.cut_tail[:500] if self.cut_tail is not None else None
         self.fail(error, out)
 
-    def trailer(self, out: list[Event]) -> None:
+    def trailer(self, out: list[Event], text: str = "") -> None:
         """A ``data: [DONE]`` line in a dialect whose own end is another event
         (Cohere v2 and OpenRouter's Responses endpoint send one after it).
 
@@ -285,7 +297,8 @@ class Accumulator:
         """
         if self.error is not None or self.ended or self._all_choices_finished():
             return
-        self.fail(self._truncated("a [DONE] line arrived before the provider's end event"), out)
+        line = f"a {text} line" if text else "an end-of-stream line"
+        self.fail(self._truncated(f"{line} arrived before the provider's end event"), out)
 
     def _truncated(self, what: str) -> StreamTruncated:
         incomplete = [call for choice in self._choices.values() for call in choice.incomplete()]
@@ -324,7 +337,9 @@ class Accumulator:
         if part.args and self._add_text(choice, call, part, out):
             return
         self._add_values(call, part, out)
-        if part.done:
+        if part.cut:
+            call.state = INCOMPLETE
+        elif part.done:
             self._finalize(choice, part.choice, call, out, allow_close=False)
         elif (
             name

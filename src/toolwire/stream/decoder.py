@@ -11,7 +11,7 @@ Ollama, a streamed JSON array for Gemini without ``alt=sse``. *Codecs* turn
 each payload into provider-neutral parts (``codecs/``). The *accumulator*
 owns identity and completion of tool calls (``accumulate.py``).
 
-With ``api="auto"`` the framing is chosen from the first bytes and the
+With ``dialect="auto"`` the framing is chosen from the first bytes and the
 dialect from the first payload that tells (frames before that are held and
 replayed, so nothing is lost).
 
@@ -23,7 +23,10 @@ hands each event of that text over as a regular-expression match
 fragment out of it, and the accumulator appends the fragment to its call:
 no line cut, no JSON parsed, no part built. An event of any other text, or
 one the codec hands back, is read the general way, so both ways give the
-same events (``tests/stream/test_args_events.py`` checks it).
+same events. ``short_path=False`` reads everything the general way, and
+``short_path_deltas`` counts the deltas read the short way:
+``tests/stream/test_args_events.py`` checks that both ways agree and that
+the short way is taken.
 
 Nothing here raises on bad provider data: a malformed payload, an error
 event or a cut stream becomes a :class:`~toolwire.events.StreamFailed` event
@@ -39,6 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from toolwire import _compat
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, dumps, loads
@@ -47,7 +51,7 @@ from toolwire.stream._parts import (
     StreamEndPart,
 )
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for
+from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered, wire_dialect
 from toolwire.stream.framing import (
     END_OF_BODY,
     Frame,
@@ -58,37 +62,11 @@ from toolwire.stream.framing import (
     reader_for,
 )
 from toolwire.stream.limits import MAX_FRAME_BYTES
-from toolwire.types import DIALECTS, StreamResult
+from toolwire.types import StreamResult
 
-__all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_api"]
+__all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_dialect"]
 
 FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array"})
-
-_ANTHROPIC_EVENTS = frozenset(
-    {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-    }
-)
-_COHERE_EVENTS = frozenset(
-    {
-        "message-start",
-        "content-start",
-        "content-delta",
-        "content-end",
-        "tool-plan-delta",
-        "tool-call-start",
-        "tool-call-delta",
-        "tool-call-end",
-        "citation-start",
-        "citation-end",
-        "message-end",
-    }
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,17 +81,21 @@ class DecodedFrame:
     """The toolwire events this payload produced."""
 
 
-def sniff_api(event: str, data: str) -> str | None:
-    """Guess the dialect from one payload, or ``None`` if it does not tell."""
-    if event in _ANTHROPIC_EVENTS:
-        return "anthropic-messages"
-    if event.startswith("response."):
-        return "openai-responses"
-    if event in _COHERE_EVENTS:
-        return "cohere-v2"
+def sniff_dialect(event: str, data: str) -> str | None:
+    """Guess the dialect from one payload, or ``None`` if it does not tell.
+
+    Each registered dialect names what only it sends (``sniff_*`` of
+    :class:`~toolwire.stream.codecs.WireDialect`): an event name, then a
+    payload's text, then its ``type`` member, then its shape.
+    """
+    dialects = registered()
+    for d in dialects:
+        if d.sniff_name(event):
+            return d.name
     stripped = data.strip()
-    if stripped == "[DONE]":
-        return "openai-chat"
+    for d in dialects:
+        if d.sniff_text(stripped):
+            return d.name
     try:
         obj = loads(stripped)
     except JSONLimitError as exc:
@@ -124,18 +106,12 @@ def sniff_api(event: str, data: str) -> str | None:
         return None
     kind = obj.get("type")
     if isinstance(kind, str):
-        if kind in _ANTHROPIC_EVENTS:
-            return "anthropic-messages"
-        if kind.startswith("response."):
-            return "openai-responses"
-        if kind in _COHERE_EVENTS:
-            return "cohere-v2"
-    if "choices" in obj or str(obj.get("object", "")).startswith("chat.completion"):
-        return "openai-chat"
-    if "candidates" in obj or "usageMetadata" in obj:
-        return "gemini"
-    if "message" in obj and "done" in obj:
-        return "ollama-ndjson"
+        for d in dialects:
+            if d.sniff_name(kind):
+                return d.name
+    for d in dialects:
+        if d.sniff_shape(obj):
+            return d.name
     return None
 
 
@@ -146,7 +122,10 @@ class StreamDecoder:
         dialect: a :data:`~toolwire.types.Dialect` (``openai-chat``,
             ``anthropic-messages``...), or ``auto`` to tell from the bytes.
         id_factory: makes call ids where the provider sends none.
-        api: the former name of ``dialect``, still accepted.
+        api: the former name of ``dialect`` (deprecated).
+        short_path: read argument deltas of the dialect's exact text the short
+            way (the default); ``False`` reads every payload the general way,
+            which gives the same events (tests compare the two).
 
     Example::
 
@@ -165,15 +144,15 @@ class StreamDecoder:
         *,
         id_factory: Callable[[], str] | None = None,
         api: str | None = None,
+        short_path: bool = True,
     ) -> None:
         if api is not None:
+            _compat.renamed_argument("StreamDecoder", "api")
             if dialect not in ("auto", api):
                 raise UsageError(f"dialect={dialect!r} and api={api!r} disagree: pass one")
             dialect = api
-        if dialect != "auto" and dialect not in DIALECTS:
-            raise UsageError(
-                f"unknown dialect {dialect!r}; expected one of: {', '.join(DIALECTS)} or auto"
-            )
+        if dialect != "auto":
+            wire_dialect(dialect)  # a registered one, or a UsageError
         self._requested = dialect
         self.dialect: str | None = None if dialect == "auto" else dialect
         """The dialect being decoded (``None`` until ``auto`` has told)."""
@@ -187,6 +166,9 @@ class StreamDecoder:
         # An SSE reader and a codec that reads argument deltas by their shape.
         self._sse: SSEDecoder | None = None
         self._fast: ArgsEventCodec | None = None
+        self.short_path_deltas = 0
+        """How many argument deltas were read the short way (matched by their
+        text, no JSON parsed): proof that the short path is taken."""
         if self.dialect is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
@@ -195,7 +177,11 @@ class StreamDecoder:
             if len(framings) == 1:
                 (kind,) = framings
                 self._reader = reader_for(kind)
-                if isinstance(self._reader, SSEDecoder) and hasattr(self._codec, "args_event"):
+                if (
+                    short_path
+                    and isinstance(self._reader, SSEDecoder)
+                    and hasattr(self._codec, "args_event")
+                ):
                     self._sse = self._reader
                     self._fast = cast(ArgsEventCodec, self._codec)
             else:
@@ -283,7 +269,7 @@ class StreamDecoder:
             if self._acc.error is None and self._codec is None and self._held:
                 self._acc.fail(
                     RemoteProtocolError(
-                        "could not tell which API this stream speaks; pass dialect=...",
+                        "could not tell which dialect this stream speaks; pass dialect=...",
                         raw=self._held[0][1],
                     ),
                     out,
@@ -295,12 +281,15 @@ class StreamDecoder:
         """What the framing told: a JSON array is Gemini's; bytes that were
         not UTF-8 make the accumulator check text and arguments for them."""
         sniffer = self._sniffer
-        if sniffer is not None and sniffer.kind == "json-array" and self._codec is None:
-            self._set_api("gemini")
+        if sniffer is not None and sniffer.kind is not None and self._codec is None:
+            for d in registered():
+                if d.whole_framing == sniffer.kind:
+                    self._set_dialect(d.name)
+                    break
         if self._reader.undecodable:
             self._acc.check_utf8 = True
 
-    def _set_api(self, dialect: str) -> None:
+    def _set_dialect(self, dialect: str) -> None:
         self.dialect = dialect
         self._codec = codec_for(dialect)
 
@@ -335,33 +324,38 @@ class StreamDecoder:
         add_args = acc.add_args
         decode = codec.decode
         fast = cast(ArgsEventCodec, self._fast)  # not None when the reader matched
-        for item in payloads:
-            if acc.error is not None:
-                return
-            if isinstance(item, tuple):
-                event, data = item
-            else:
-                found = fast.args_delta(item)
-                if found is not None:
-                    c, index, fragment = found
-                    try:
-                        add_args(c, index, fragment, out)
-                    except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
-                        acc.fail(exc, out)
+        taken = 0  # argument deltas read the short way
+        try:
+            for item in payloads:
+                if acc.error is not None:
+                    return
+                if isinstance(item, tuple):
+                    event, data = item
+                else:
+                    found = fast.args_delta(item)
+                    if found is not None:
+                        c, index, fragment = found
+                        taken += 1
+                        try:
+                            add_args(c, index, fragment, out)
+                        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+                            acc.fail(exc, out)
+                        continue
+                    event, data = fast.args_frame(item)
+                if not data and not event:  # END_OF_BODY
+                    apply([StreamEndPart()], out)
                     continue
-                event, data = fast.args_frame(item)
-            if not data and not event:  # END_OF_BODY
-                apply([StreamEndPart()], out)
-                continue
-            try:
-                decoded = decode(event, data)
-            except ToolwireError as exc:
-                acc.fail(exc, out)
-                return
-            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                acc.fail(_codec_bug(codec.dialect, exc, data), out)
-                return
-            apply(decoded, out)
+                try:
+                    decoded = decode(event, data)
+                except ToolwireError as exc:
+                    acc.fail(exc, out)
+                    return
+                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                    acc.fail(_codec_bug(codec.dialect, exc, data), out)
+                    return
+                apply(decoded, out)
+        finally:
+            self.short_path_deltas += taken
 
     def _decode_frames(
         self,
@@ -405,15 +399,15 @@ class StreamDecoder:
         Each frame is looked at once, and what is held is capped."""
         self._held.extend(payloads)
         for event, data in payloads:
-            dialect = sniff_api(event, data)
+            dialect = sniff_dialect(event, data)
             if dialect is not None:
-                self._set_api(dialect)
+                self._set_dialect(dialect)
                 held, self._held = self._held, []
                 return held
             self._held_size += len(data)
             if self._held_size > MAX_FRAME_BYTES:
                 raise RemoteProtocolError(
-                    f"could not tell which API this stream speaks from its first "
+                    f"could not tell which dialect this stream speaks from its first "
                     f"{MAX_FRAME_BYTES} bytes; pass dialect=...",
                     raw=self._held[0][1],
                 )
@@ -470,3 +464,8 @@ def _codec_bug(dialect: str, exc: Exception, data: str) -> RemoteProtocolError:
     return RemoteProtocolError(
         f"{dialect}: unexpected payload ({type(exc).__name__}: {exc})", raw=data
     )
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

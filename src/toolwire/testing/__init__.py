@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.testing.proxy import RecordingProxy as RecordingProxy
     from toolwire.testing.replay import CassetteServer as CassetteServer
     from toolwire.testing.scenario import Fault as Fault
+    from toolwire.testing.scenario import ProviderItem as ProviderItem
     from toolwire.testing.scenario import Scenario as Scenario
     from toolwire.testing.scenario import ScenarioError as ScenarioError
     from toolwire.testing.scenario import ScriptedToolCall as ScriptedToolCall
@@ -58,6 +59,7 @@ _LAZY: dict[str, str] = {
     "FAULT_HEADER": "toolwire.testing.server",
     "EmulationServer": "toolwire.testing.server",
     "Fault": "toolwire.testing.scenario",
+    "ProviderItem": "toolwire.testing.scenario",
     "Scenario": "toolwire.testing.scenario",
     "ScenarioError": "toolwire.testing.scenario",
     "ScriptedToolCall": "toolwire.testing.scenario",

@@ -20,6 +20,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from toolwire.stream import _json
+from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
@@ -90,9 +91,12 @@ def _prompt_size(body: bytes) -> int:
         return len(body)
     if not isinstance(data, dict):
         return len(body)
-    for key in ("stream", "stream_options"):
+    for key in _ANSWER_FIELDS:
         data.pop(key, None)
     return len(_json.dumps(data).encode())
+
+
+_ANSWER_FIELDS = frozenset(field for d in registered() for field in d.answer_fields)
 
 
 def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
@@ -105,6 +109,10 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         [(r.name, r.content) for r in request.latest_results],
         [(r.name, r.content) for r in request.results],
     )
+    if turn.items and request.dialect != "openai-responses":
+        raise ScenarioError(
+            f"a turn's items are OpenAI Responses output items, not {request.dialect}'s"
+        )
     calls: list[ReplyCall] = []
     for index, call in enumerate(turn.tool_calls):
         if isinstance(call.arguments, str):
@@ -117,16 +125,37 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         else:
             arguments = substitute_value(call.arguments, lookup)
             raw = _json.dumps(arguments)
-        calls.append(ReplyCall(index=index, name=call.name, raw_arguments=raw, arguments=arguments))
+        calls.append(
+            ReplyCall(
+                index=index,
+                name=call.name,
+                raw_arguments=raw,
+                arguments=arguments,
+                custom=call.custom,
+                fields=call.fields,
+                provider_fields=substitute_value(
+                    call.provider_fields.get(request.dialect, {}), lookup
+                ),
+            )
+        )
+    provider_items = tuple(
+        (item.after, substitute_value(item.item, lookup))
+        for item in turn.provider_items
+        if item.dialect == request.dialect
+    )
     return Reply(
         request=request,
         turn=request.assistant_turns,
         reasoning=substitute(turn.reasoning, lookup),
         text=substitute(turn.text, lookup),
         calls=tuple(calls),
+        items=tuple(substitute_value(item, lookup) for item in turn.items),
         chunk_size=turn.chunk_size,
         created=int(time.time()),
         input_tokens=max(1, input_tokens),
+        provider_items=provider_items,
+        finish=turn.provider_finish.get(request.dialect),
+        provider_fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
     )
 
 
@@ -185,7 +214,7 @@ class Handler:
     @staticmethod
     def _headers(encoder: Encoder, media_type: str, request_seed: str) -> dict[str, str]:
         rid = hashlib.sha256(request_seed.encode()).hexdigest()[:24]
-        name = "request-id" if encoder.dialect == "anthropic-messages" else "x-request-id"
+        name = wire_dialect(encoder.dialect).request_id_header
         return {"content-type": media_type, name: f"req_{rid}"}
 
     def _error(

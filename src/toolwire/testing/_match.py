@@ -22,16 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.http._credentials import redact_query
+from toolwire.stream.codecs import registered
 from toolwire.testing.cassette import Exchange
 
 __all__ = ["VOLATILE_FIELDS", "Matcher", "Mismatch", "RequestKey", "canonical_body"]
 
-VOLATILE_FIELDS: tuple[str, ...] = (
-    "metadata",
-    "prompt_cache_key",
-    "safety_identifier",
-    "stream_options",
-    "user",
+VOLATILE_FIELDS: tuple[str, ...] = tuple(
+    sorted({field for d in registered() for field in d.volatile_fields})
 )
 """Body fields that change between runs of the same code (user and request
 ids, cache keys, usage options), left out when matching. A dotted name
@@ -132,8 +129,9 @@ class Mismatch:
     nearest: Exchange | None
     differences: tuple[tuple[str, Any, Any], ...]
 
-    def message(self, cassette: str) -> str:
-        """The explanation sent to the client and shown by the pytest fixture."""
+    def message(self, cassette: str, server: str = "http://HOST:PORT") -> str:
+        """The explanation sent to the client and shown by the pytest fixture
+        (``server``: the replaying server's root URL, named in the advice)."""
         head = f"no recorded exchange in the cassette {cassette} matches {self.method} {self.path}"
         if self.nearest is None:
             return head + " (the cassette is empty)."
@@ -146,11 +144,46 @@ class Mismatch:
             lines.append(f"  {where}: recorded {_show(recorded)}, received {_show(received)}")
         if len(self.differences) > _SHOWN:
             lines.append(f"  ...and {len(self.differences) - _SHOWN} more")
-        lines.append(
-            "Record the cassette again (TOOLWIRE_RECORD=1), or leave a field "
-            "that changes from run to run out of matching (ignore=...)."
-        )
+        lines.append(_advice(n.request.path, self.path, self.differences, server))
         return "\n".join(lines)
+
+
+def _advice(
+    recorded: str, received: str, differences: Sequence[tuple[str, Any, Any]], server: str
+) -> str:
+    """The fix for these differences: the client's base URL when the paths
+    differ by a prefix (recording again would not help: the recording is
+    right, the client points elsewhere), a new recording when the request
+    changed."""
+    fix = _prefix_fix(recorded.rstrip("/"), received.rstrip("/"), server)
+    if fix is None:
+        return (
+            "If the request changed on purpose, record the cassette again (TOOLWIRE_RECORD=1); "
+            "if a field changes from run to run, leave it out of matching (ignore=...)."
+        )
+    rest = [where for where, _, _ in differences if where != "path"]
+    if rest:
+        fix += f" The request also differs at {', '.join(rest[:_SHOWN])}."
+    return fix
+
+
+def _prefix_fix(recorded: str, received: str, server: str) -> str | None:
+    """What to do when one path is the other with a prefix; ``None`` otherwise."""
+    if not recorded or not received or recorded == received:
+        return None
+    if recorded.endswith(received):
+        missing = recorded[: len(recorded) - len(received)]
+        return (
+            f"The paths differ only by a {missing!r} prefix: the client's base URL lacks it. "
+            f"End the base URL with {missing!r} ({server}{missing}) instead of recording again."
+        )
+    if received.endswith(recorded):
+        extra = received[: len(received) - len(recorded)]
+        return (
+            f"The paths differ only by a {extra!r} prefix: the client's base URL has it and "
+            f"the recording's had not. Drop {extra!r} from the base URL instead of recording again."
+        )
+    return None
 
 
 class Matcher:

@@ -17,15 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolwire.http import decode_error_body
+from toolwire.stream.codecs import dialect_for_path, registered
 from toolwire.stream.decoder import StreamDecoder, decode_response
 from toolwire.testing.cassette import Exchange
-from toolwire.types import PROVIDER_DIALECTS, StreamResult
+from toolwire.types import StreamResult
 
 __all__ = [
     "READ_LIMIT",
     "BodyReader",
     "Reading",
-    "api_for",
+    "dialect_for",
     "exchange_line",
     "is_streamed",
     "summarize",
@@ -34,33 +35,27 @@ __all__ = [
 READ_LIMIT = 16 * 1024 * 1024
 """Bytes of a response body read for its summary line; the rest only passes."""
 
-_WHOLE = frozenset(PROVIDER_DIALECTS)
+_WHOLE = frozenset(d.name for d in registered() if hasattr(d.codec, "decode_response"))
 """The dialects :func:`~toolwire.stream.decoder.decode_response` reads whole."""
 
 
-def api_for(path: str) -> str | None:
+def dialect_for(path: str) -> str | None:
     """The wire dialect of a request path, or ``None`` for other endpoints."""
-    path = path.rstrip("/")
-    if path.endswith("/chat/completions"):
-        return "openai-chat"
-    if path.endswith("/responses"):
-        return "openai-responses"
-    if path.endswith("/messages"):
-        return "anthropic-messages"
-    if path.endswith((":streamGenerateContent", ":generateContent")):
-        return "gemini"
-    if path.endswith("/api/chat"):
-        return "ollama-ndjson"
-    if path.endswith("/v2/chat"):
-        return "cohere-v2"
-    return None
+    dialect = dialect_for_path(path)
+    return dialect.name if dialect is not None else None
 
 
 def _is_stream(dialect: str | None, path: str, content_type: str) -> bool:
     media = content_type.split(";")[0].strip().lower()
     if media in ("text/event-stream", "application/x-ndjson", "application/ndjson"):
         return True
-    return dialect == "ollama-ndjson" or path.endswith(":streamGenerateContent")
+    for d in registered():
+        if d.stream_paths and (
+            (d.name == dialect and set(d.paths) <= set(d.stream_paths))  # always a stream
+            or path.rstrip("/").endswith(d.stream_paths)
+        ):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)

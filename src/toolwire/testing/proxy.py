@@ -40,7 +40,7 @@ from toolwire.http._credentials import Scrubber, redact_headers, redact_query, s
 from toolwire.http.transport import Timeouts
 from toolwire.stream import _json
 from toolwire.testing._serving import LoopbackServer
-from toolwire.testing._summary import BodyReader, Reading, api_for, exchange_line
+from toolwire.testing._summary import BodyReader, Reading, dialect_for, exchange_line
 from toolwire.testing.cassette import CassetteError, CassetteWriter, RecordedRequest
 
 __all__ = ["MAX_REQUEST_BYTES", "ProxyApp", "RecordingProxy", "json_error"]
@@ -320,7 +320,7 @@ class ProxyApp:
         content_type = _header(ex.response_headers, "content-type") or ""
         if self.log is not None:
             ex.reader = BodyReader(
-                api_for(ex.path),
+                dialect_for(ex.path),
                 path=ex.path,
                 status=ex.status,
                 content_type=content_type,
@@ -388,7 +388,7 @@ class ProxyApp:
         try:
             self.recorder.write_sidecar(
                 ex.number,
-                dialect=api_for(ex.path),
+                dialect=dialect_for(ex.path),
                 request=request,
                 status=ex.status,
                 headers=headers,
@@ -407,7 +407,7 @@ class ProxyApp:
             ex.path,
             ex.status,
             reading,
-            dialect=api_for(ex.path),
+            dialect=dialect_for(ex.path),
             streamed=ex.reader.streamed if ex.reader is not None else False,
             ttfb_ms=ex.first_byte_ms,
             duration_ms=ex.ms(time.perf_counter()) if ex.started else 0.0,
@@ -433,7 +433,9 @@ class RecordingProxy(LoopbackServer):
         log: called with one summary line per exchange.
         timeouts: deadlines of the upstream requests.
         max_request_bytes: the largest request body passed on (413 beyond).
-        host, port, allow_remote: where to listen (loopback unless allowed).
+        host: where to listen (loopback unless ``allow_remote``).
+        port: the port to listen on (0: any free one).
+        allow_remote: allow a ``host`` that is not loopback.
 
     Raises:
         UsageError: a non-loopback ``host`` without ``allow_remote``, or an

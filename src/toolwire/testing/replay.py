@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 import anyio
 from starlette.types import Receive, Scope, Send
 
+from toolwire.stream.codecs import registered
 from toolwire.testing._match import VOLATILE_FIELDS, Matcher, Mismatch
 from toolwire.testing._serving import LoopbackServer
 from toolwire.testing.cassette import Cassette, Exchange
@@ -95,7 +96,7 @@ class ReplayApp:
         key = self.matcher.key(method, path, scope["query_string"].decode("latin-1"), bytes(body))
         found = self.matcher.match(key)
         if isinstance(found, Mismatch):
-            text = found.message(str(self.cassette.directory))
+            text = found.message(str(self.cassette.directory), _root(scope))
             self.mismatches.append(text)
             self._log(f"{method} {path} {MISMATCH_STATUS} no recorded exchange matches")
             start, end = json_error(MISMATCH_STATUS, "cassette_mismatch", text)
@@ -144,7 +145,9 @@ class CassetteServer(LoopbackServer):
         ignore: body fields left out of matching, besides the volatile ones.
         realtime: send each chunk at its recorded time.
         log: called with one line per request.
-        host, port, allow_remote: where to listen (loopback unless allowed).
+        host: where to listen (loopback unless ``allow_remote``).
+        port: the port to listen on (0: any free one).
+        allow_remote: allow a ``host`` that is not loopback.
 
     Raises:
         CassetteError: the cassette cannot be read.
@@ -182,3 +185,37 @@ class CassetteServer(LoopbackServer):
     def mismatches(self) -> list[str]:
         """The message of each request that matched nothing, in order."""
         return self.replay.mismatches
+
+    def base_urls(self) -> dict[str, str]:
+        """The base URL a client of each recorded dialect points at, by
+        dialect, in recording order: the recorded path without the
+        dialect's endpoint (``/v1/chat/completions`` gives ``.../v1``)."""
+        return {
+            dialect: self.base_url + prefix
+            for dialect, prefix in recorded_prefixes(self.replay.cassette).items()
+        }
+
+
+def _root(scope: Scope) -> str:
+    """The URL of the server's root, as the client reached it."""
+    server = scope.get("server")
+    if not server or server[1] is None:
+        return "http://HOST:PORT"
+    host, port = server
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def recorded_prefixes(cassette: Cassette) -> dict[str, str]:
+    """The path of each recorded dialect's base URL, in recording order."""
+    found: dict[str, str] = {}
+    for exchange in cassette.exchanges:
+        dialect, path = exchange.dialect, exchange.request.path.partition("?")[0].rstrip("/")
+        if dialect is None or dialect in found:
+            continue
+        known = {d.name: d for d in registered()}.get(dialect)
+        tail = known.client_path if known is not None else ""
+        if not tail and "/models/" in path:  # the path holds the model
+            found[dialect] = path[: path.rindex("/models/")]
+        elif tail and path.endswith(tail):
+            found[dialect] = path[: len(path) - len(tail)]
+    return found

@@ -24,28 +24,38 @@ every request (``Scenario.replay_file(path)``). The JSON shape::
          "faults": [{"status": 429, "retry_after": 0.05}]},
         {"text": "天气:{result:get_weather}"}
     ]}
+
+A turn may also hold a dialect's own items (:class:`ProviderItem`: Anthropic
+server-tool blocks, Gemini built-in tool parts...), its own finish word
+(``provider_finish``, e.g. Anthropic's ``pause_turn``) and more fields of the
+answer or of a call (``provider_fields``: a ``container``, a ``caller``, a
+``thoughtSignature``), each given per dialect.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolwire.errors import UsageError
 from toolwire.stream import _json
+from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 
 __all__ = [
     "Fault",
+    "ProviderItem",
     "Scenario",
     "ScenarioError",
     "ScriptedToolCall",
     "Turn",
     "builtin_names",
+    "hex_token",
+    "lower_token",
+    "token",
 ]
 
 
@@ -109,6 +119,39 @@ class ScriptedToolCall(_Model):
     name: str = Field(min_length=1)
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """An object, or raw text streamed exactly as given (it may be invalid JSON)."""
+    custom: bool = False
+    """A custom (freeform) tool call of the OpenAI dialects: ``arguments`` is
+    its input text, streamed as the dialect's custom tool input."""
+    fields: dict[str, Any] = Field(default_factory=dict)
+    """More fields sent beside the call, in the OpenAI dialects: Gemini's
+    ``extra_content`` (its thought signature) on a Chat Completions tool
+    call, a Responses call item's ``caller`` or ``namespace``."""
+    provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """More fields of the call's wire item, by dialect: an Anthropic
+    ``tool_use`` block's ``caller``, a Gemini part's ``thoughtSignature``."""
+
+    @model_validator(mode="after")
+    def _custom_input_is_text(self) -> ScriptedToolCall:
+        if self.custom and not isinstance(self.arguments, str):
+            raise ValueError("a custom tool call's arguments are its input text: a string")
+        return self
+
+
+class ProviderItem(_Model):
+    """A provider's own item, sent as it is in that dialect's answers (and
+    left out of other dialects'): an Anthropic content block
+    (``server_tool_use``, ``web_search_tool_result``, ``compaction``...), a
+    Gemini part (``executableCode``, ``toolCall``...). Its strings may quote
+    tool results (``{result:0}``)."""
+
+    dialect: str = Field(min_length=1)
+    """The dialect whose answers carry it (``"anthropic-messages"``, ``"gemini"``...)."""
+    item: dict[str, Any]
+    """The item, in the dialect's wire shape."""
+    after: Literal["reasoning", "text", "calls"] = "text"
+    """Where it goes: after the reasoning (before the text), after the text
+    (before the calls) or after the calls. Items with the same ``after``
+    keep their order."""
 
 
 class Turn(_Model):
@@ -124,10 +167,27 @@ class Turn(_Model):
     """Seconds to wait between chunks."""
     faults: list[Fault] = Field(default_factory=list)
     """Fault of attempt 1, 2, ... of the same request; later attempts succeed."""
+    items: list[dict[str, Any]] = Field(default_factory=list)
+    """Output items sent as they are after the tool calls (OpenAI Responses
+    only): ``mcp_approval_request``, ``shell_call``, ``computer_call``, state
+    items such as ``compaction``... Each needs a ``type``."""
+    provider_items: list[ProviderItem] = Field(default_factory=list)
+    """Items of one dialect's own, streamed whole in its answers (see :class:`ProviderItem`)."""
+    provider_finish: dict[str, str] = Field(default_factory=dict)
+    """The finish word to send instead of the usual one, by dialect (Anthropic's
+    ``pause_turn``)."""
+    provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """More fields of the answer, by dialect: an Anthropic message's ``container``."""
     if_error: Turn | None = None
     """The turn to play instead when one of the latest tool results is an error:
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a
     JSON object with a non-empty ``error`` key (the shape toolwire sends back)."""
+
+    @model_validator(mode="after")
+    def _items_have_a_type(self) -> Turn:
+        if any(not isinstance(item.get("type"), str) for item in self.items):
+            raise ValueError("every item of a turn needs a string 'type'")
+        return self
 
 
 class Scenario(_Model):
@@ -395,32 +455,3 @@ class ResultLookup:
             f"{{result:{key}}}: the request carries no result of tool {key!r} "
             f"(results of: {', '.join(names) or 'none'})"
         )
-
-
-# ---------------------------------------------------------------------------
-# Deterministic identifiers
-
-_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-_LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
-_HEX = "0123456789abcdef"
-
-
-def token(seed: str, length: int, alphabet: str = _ALNUM) -> str:
-    """A pseudo-random string drawn deterministically from ``seed``."""
-    out: list[str] = []
-    counter = 0
-    while len(out) < length:
-        digest = hashlib.sha256(f"{seed}#{counter}".encode()).digest()
-        out.extend(alphabet[b % len(alphabet)] for b in digest)
-        counter += 1
-    return "".join(out[:length])
-
-
-def hex_token(seed: str, length: int) -> str:
-    """Like :func:`token`, lowercase hexadecimal."""
-    return token(seed, length, _HEX)
-
-
-def lower_token(seed: str, length: int) -> str:
-    """Like :func:`token`, lowercase letters and digits."""
-    return token(seed, length, _LOWER_ALNUM)

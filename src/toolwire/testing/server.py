@@ -1,11 +1,12 @@
 """The emulation server: a real HTTP server on loopback speaking four providers' wire formats.
 
-Theory of operation: a Starlette app answers the OpenAI Chat Completions,
-OpenAI Responses, Anthropic Messages and Gemini endpoints. For each request it
-parses the body in its dialect (:mod:`toolwire.testing._parse`), picks the turn
+Theory of operation: a Starlette app answers the routes of every registered
+dialect that has an encoder (:mod:`toolwire.stream.codecs`: OpenAI Chat
+Completions, OpenAI Responses, Anthropic Messages, Gemini). For each request it
+parses the body in its dialect (the dialect's ``decode_request``), picks the turn
 of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 (:class:`~toolwire.testing.encoders.Reply`) and encodes it as the provider would
-(:mod:`toolwire.testing.encoders`). Faults are applied last: an HTTP error
+(the dialect's ``encoder``). Faults are applied last: an HTTP error
 instead of the answer, or damage to the frames (a broken chunk, an error
 event) and to the bytes (a cut, slow chunks). The server keeps no conversation
 state; the only state is the attempt counter per request body, which makes a
@@ -18,7 +19,7 @@ uvicorn in a background thread on a socket it binds itself, returning from
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +30,12 @@ from starlette.routing import Route
 
 from toolwire.errors import UsageError
 from toolwire.http import RateLimit
+from toolwire.stream.codecs import WireDialect, registered, wire_dialect
+from toolwire.stream.codecs.emulation import Encoder
 from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
 from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing._serving import LoopbackServer, is_loopback
-from toolwire.testing.encoders import (
-    ENCODERS,
-    Encoder,
-    GeminiEncoder,
-)
 from toolwire.testing.scenario import (
     Scenario,
     ScenarioError,
@@ -88,56 +86,53 @@ def build_app(
     if scenario.replay is not None:
         return Starlette(routes=[Route("/{path:path}", handler.replay, methods=["POST", "GET"])])
 
-    async def openai_chat(request: Request) -> Response:
-        return await handler.handle(request, "openai-chat", ENCODERS["openai-chat"]())
-
-    async def openai_responses(request: Request) -> Response:
-        return await handler.handle(request, "openai-responses", ENCODERS["openai-responses"]())
-
-    async def anthropic_messages(request: Request) -> Response:
-        return await handler.handle(request, "anthropic-messages", ENCODERS["anthropic-messages"]())
-
-    async def gemini(request: Request) -> Response:
-        target = request.path_params["target"]
-        model, _, method = target.rpartition(":")
-        sse = request.query_params.get("alt") == "sse"
-        encoder = GeminiEncoder(sse=sse)
-        if method == "streamGenerateContent":
-            return await handler.handle(request, "gemini", encoder, model=model, stream=True)
-        if method == "generateContent":
-            return await handler.handle(request, "gemini", encoder, model=model, stream=False)
-        return handler._error(encoder, 404, f"method {method!r} not found for model {model!r}")
+    spoken = [d for d in registered() if d.encoder is not None and d.routes]
+    routes = [
+        Route(path, _endpoint(handler, d), methods=["POST"]) for d in spoken for path in d.routes
+    ]
+    endpoints = ", ".join(d.routes[0] for d in spoken)
 
     async def unknown(request: Request) -> Response:
         path = request.url.path
-        if path.startswith(("/v1beta", "/v1/models")):
-            encoder: Encoder = GeminiEncoder()
-        elif "messages" in path:
-            encoder = ENCODERS["anthropic-messages"]()
-        else:
-            encoder = ENCODERS["openai-chat"]()
-        message = (
-            f"no endpoint {request.method} {path}; this server answers POST "
-            "/v1/chat/completions, /v1/responses, /v1/messages and "
-            "/v1beta/models/{model}:streamGenerateContent or :generateContent"
-        )
+        # Answer in the dialect the path looks most like (the first otherwise).
+        like = next((d for d in spoken if _looks_like(d, path)), spoken[0])
+        message = f"no endpoint {request.method} {path}; this server answers POST {endpoints}"
         handler._log(f"{request.method} {path} 404")
-        return handler._error(encoder, 404, message)
+        return handler._error(_encoder(like), 404, message)
 
-    return Starlette(
-        routes=[
-            Route("/v1/chat/completions", openai_chat, methods=["POST"]),
-            Route("/chat/completions", openai_chat, methods=["POST"]),
-            Route("/v1/responses", openai_responses, methods=["POST"]),
-            Route("/v1/messages", anthropic_messages, methods=["POST"]),
-            Route("/v1beta/models/{target:path}", gemini, methods=["POST"]),
-            Route("/v1/models/{target:path}", gemini, methods=["POST"]),
-            Route("/{path:path}", unknown, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
-        ]
+    methods = ["GET", "POST", "PUT", "DELETE", "PATCH"]
+    return Starlette(routes=[*routes, Route("/{path:path}", unknown, methods=methods)])
+
+
+def _encoder(dialect: WireDialect, *, sse: bool = True) -> Encoder:
+    assert dialect.encoder is not None
+    encoder: Encoder = dialect.encoder(sse=sse)
+    return encoder
+
+
+def _looks_like(dialect: WireDialect, path: str) -> bool:
+    """True when ``path`` starts like one of the dialect's routes."""
+    return any(
+        (path.startswith(route.split("{")[0].rstrip("/")) and "{" in route)
+        or path.rstrip("/").endswith(dialect.paths)
+        for route in dialect.routes
     )
 
 
-_API_ALIASES = {
+def _endpoint(handler: Handler, dialect: WireDialect) -> Callable[[Request], Awaitable[Response]]:
+    async def answer(request: Request) -> Response:
+        target = dialect.route_target(request.url.path, dict(request.query_params))
+        if target is None:
+            path = request.url.path
+            return handler._error(_encoder(dialect), 404, f"no method at {path!r}")
+        model, stream, sse = target
+        encoder = _encoder(dialect, sse=sse)
+        return await handler.handle(request, dialect.name, encoder, model=model, stream=stream)
+
+    return answer
+
+
+_DIALECT_ALIASES = {
     "openai": "openai-chat",
     "openai-chat": "openai-chat",
     "openai-responses": "openai-responses",
@@ -217,11 +212,7 @@ class EmulationServer(LoopbackServer):
         Raises:
             UsageError: an unknown dialect.
         """
-        name = _API_ALIASES.get(dialect)
+        name = _DIALECT_ALIASES.get(dialect)
         if name is None:
             raise UsageError(f"unknown dialect {dialect!r}; known: {', '.join(PROVIDER_DIALECTS)}")
-        if name.startswith("openai"):
-            return self.base_url + "/v1"
-        if name == "gemini":
-            return self.base_url + "/v1beta"
-        return self.base_url
+        return self.base_url + wire_dialect(name).base_path

@@ -41,7 +41,7 @@ from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest
 from toolwire.tools._arguments import Prepared, describe_errors
 from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._log import log_failure
-from toolwire.tools._redaction import describe_exception
+from toolwire.tools._redaction import describe_exception, traceback_text
 from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content
 from toolwire.tools._runners import ToolInvocation, ToolRunner, can_stop
 from toolwire.types import InvalidToolCall, ToolCall
@@ -137,7 +137,7 @@ class Batch:
     approval_lock: anyio.Lock | None = None
     """One approval prompt at a time; made when the first prompt is asked."""
 
-    async def settle(
+    async def deliver(
         self, index: int, call: ToolCall | InvalidToolCall, result: ToolResult
     ) -> None:
         """Store a call's final result and tell the ``on_result`` hook."""
@@ -232,13 +232,17 @@ class CallRun:
             else " Check the arguments or answer without this tool."
         )
         return self.result(
-            head + advice, ok=False, error=kind, fallback_used=fallback_error is not None
+            head + advice,
+            ok=False,
+            error=kind,
+            fallback_used=fallback_error is not None,
+            traceback=None if isinstance(error, ToolTimeout) else traceback_text(error),
         )
 
     # -- the steps ----------------------------------------------------------
 
     async def run(self) -> None:
-        """Run the call to its result, and settle it in the batch."""
+        """Run the call to its result, and deliver it to the batch."""
         self.start = time.perf_counter()
         try:
             result = await self._process()
@@ -251,7 +255,7 @@ class CallRun:
             result = self.result(
                 f"Error: the tool {self.tool.name!r} could not be run.", ok=False, error="failed"
             )
-        await self.batch.settle(self.index, self.call, result)
+        await self.batch.deliver(self.index, self.call, result)
 
     async def _process(self) -> ToolResult:
         if self.tool.requires_approval:

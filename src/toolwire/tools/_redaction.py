@@ -2,14 +2,19 @@
 
 :func:`scrub` cleans free text (an exception message) of anything shaped like
 a credential, of file paths and of URLs' paths and queries, because such text
-goes back to the model.
+goes back to the model. :func:`traceback_text` keeps a failure's traceback for
+the user's own records (the journal), cleaned of credentials and bounded.
 """
 
 from __future__ import annotations
 
 import re
+import traceback
 
-__all__ = ["describe_exception", "scrub"]
+__all__ = ["TRACEBACK_LIMIT", "describe_exception", "scrub", "traceback_text"]
+
+TRACEBACK_LIMIT = 8_000
+"""The most characters of a traceback kept (its end: where it was raised)."""
 
 _URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s/?#'\"<>]+)[^\s'\"<>]*")
 _SECRETS = (
@@ -47,7 +52,17 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
         keep_paths: keep file and URL-less paths (``POST /v1/messages``): for
             the user's own records, where they help and reveal nothing.
     """
-    text = _URL.sub(lambda m: m.group(1) + "/...", text)
+    text = _redact(text)
+    if not keep_paths:
+        text = _WINDOWS_PATH.sub("<path>", text)
+        text = _POSIX_PATH.sub("<path>", text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _redact(text: str) -> str:
+    """``text`` with URLs cut to their host and credential-shaped runs redacted."""
+    text = _URL.sub(_url_host, text)
     for pattern in _SECRETS:
         if pattern.groups >= 3:
             text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
@@ -55,11 +70,27 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
             text = pattern.sub(lambda m: f"{m.group(1)} <redacted>", text)
         else:
             text = pattern.sub("<redacted>", text)
-    if not keep_paths:
-        text = _WINDOWS_PATH.sub("<path>", text)
-        text = _POSIX_PATH.sub("<path>", text)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return text
+
+
+def _url_host(match: re.Match[str]) -> str:
+    """A URL cut to its scheme and host, without ``user:password@``."""
+    scheme, _, netloc = match.group(1).partition("://")
+    return f"{scheme}://{netloc.rpartition('@')[2]}/..."
+
+
+def traceback_text(exc: BaseException, *, limit: int = TRACEBACK_LIMIT) -> str:
+    """``exc``'s traceback (its causes included), for the user's own records.
+
+    Each line is cleaned as :func:`scrub` cleans a message, file paths and
+    line breaks kept (they are what a traceback is for). A traceback longer
+    than ``limit`` characters keeps its end, where the error was raised.
+    """
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "\n".join(_redact(line) for line in "".join(lines).rstrip("\n").split("\n"))
+    if len(text) <= limit:
+        return text
+    return f"...({len(text) - limit} characters cut)\n" + text[len(text) - limit :]
 
 
 def describe_exception(exc: BaseException) -> str:

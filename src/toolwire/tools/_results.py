@@ -54,6 +54,10 @@ class ToolResult:
     """The call id whose result this one reuses (identical call in the batch)."""
     model_retry: bool = False
     """True when the tool raised :class:`toolwire.ModelRetry`."""
+    traceback: str | None = None
+    """For a tool that raised: its traceback, cleaned of credentials and cut
+    to its last 8,000 characters. For people (the journal keeps it; ``toolwire
+    runs show --verbose`` shows it), never sent to the model."""
 
     @property
     def message(self) -> str:
@@ -84,6 +88,7 @@ class ToolResult:
             "arguments": self.arguments,
             "deduplicated_from": self.deduplicated_from,
             "model_retry": self.model_retry,
+            "traceback": self.traceback,
         }
 
 

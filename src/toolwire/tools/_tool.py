@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, overload
 
 from toolwire.errors import ToolArgumentsInvalid, UsageError
-from toolwire.stream.codecs.openai_schema import NotStrictCompatible, to_openai_strict
+from toolwire.stream.codecs import registered
 from toolwire.tools._arguments import Arguments, describe_errors
-from toolwire.tools._schema import JSONSchema, clean_schema
+from toolwire.tools._schema import clean_schema
 from toolwire.tools._signature import context_param, is_async, read_signature
 
 __all__ = ["RetryOn", "Tool", "tool"]
@@ -74,14 +74,22 @@ class Tool:
         requires_approval: the toolbox asks its approval callback first.
         sequential: the tool runs alone: calls before it finish first, calls
             after it wait for it.
-        strict: ``True`` requires an OpenAI strict-mode schema, ``False``
-            never sends one, ``None`` sends one when the schema allows it.
+        strict: ``True`` requires a strict-mode schema in the dialects that
+            have one (OpenAI's), ``False`` never sends one, ``None`` sends
+            one when the schema allows it.
         max_result_chars: result size budget; ``None`` uses the toolbox's.
         idempotent: repeating a call with the same idempotency key is safe.
         dedupe: identical calls in one batch run once.
         coerce: accept lax conversions of the model's arguments (``"500"``,
             ``500.0`` or ``true`` for an integer...); strict by default.
         allow_nul: accept NUL characters in string arguments.
+        freeform: ``None`` for a function tool; for a custom (freeform) tool
+            of the OpenAI dialects, ``{}`` (any text) or its grammar
+            ``{"syntax": "lark" or "regex", "definition": ...}``. Its one
+            parameter, ``input: str``, receives the model's text.
+        anthropic_eager_input_streaming: Anthropic streams the tool's input
+            as the model writes it, unbuffered and unchecked
+            (``eager_input_streaming``); ``None`` leaves the field out.
     """
 
     def __init__(
@@ -105,6 +113,8 @@ class Tool:
         dedupe: bool = True,
         coerce: bool = False,
         allow_nul: bool = False,
+        freeform: bool | Mapping[str, str] = False,
+        anthropic_eager_input_streaming: bool | None = None,
     ) -> None:
         _check_options(name, timeout, retries, max_result_chars)
         self.function = function
@@ -129,23 +139,26 @@ class Tool:
         self.dedupe = dedupe
         self.is_async = is_async(function)
         self.strict = strict
-        self._strict_parameters, self._strict_problem = self._strict_form()
+        self.freeform = _freeform(name, freeform, self.parameters)
+        self.anthropic_eager_input_streaming = anthropic_eager_input_streaming
+        if strict:
+            self._check_strict()
         if not description:
             logger.warning(
                 "tool %r has no description: models choose tools by their description", name
             )
 
-    def _strict_form(self) -> tuple[JSONSchema | None, str | None]:
-        if self.strict is False:
-            return None, None
-        try:
-            return to_openai_strict(self.parameters), None
-        except NotStrictCompatible as exc:
-            if self.strict:
+    def _check_strict(self) -> None:
+        """``strict=True``: every dialect with a strict mode can express the schema."""
+        for dialect in registered():
+            if dialect.strict_schema is None:
+                continue
+            try:
+                dialect.strict_schema(self.parameters)
+            except ValueError as exc:
                 raise UsageError(
-                    f"tool {self.name!r} cannot have an OpenAI strict-mode schema: {exc}"
+                    f"tool {self.name!r} cannot have a {dialect.name} strict-mode schema: {exc}"
                 ) from exc
-            return None, str(exc)
 
     # -- construction -------------------------------------------------------
 
@@ -219,20 +232,6 @@ class Tool:
     # -- use ----------------------------------------------------------------
 
     @property
-    def strict_parameters(self) -> JSONSchema | None:
-        """The OpenAI strict-mode form of :attr:`parameters`, or ``None``.
-
-        ``None`` when :attr:`strict` is ``False`` or when the schema needs a
-        feature strict mode lacks (see :attr:`strict_problem`).
-        """
-        return self._strict_parameters
-
-    @property
-    def strict_problem(self) -> str | None:
-        """Why the schema has no strict-mode form, when it has none."""
-        return self._strict_problem
-
-    @property
     def parameter_names(self) -> tuple[str, ...]:
         """The names of the arguments, in declaration order."""
         return self.arguments.names
@@ -289,6 +288,8 @@ def tool(
     dedupe: bool = True,
     coerce: bool = False,
     allow_nul: bool = False,
+    freeform: bool | Mapping[str, str] = False,
+    anthropic_eager_input_streaming: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -329,7 +330,12 @@ def tool(
             ``dedupe`` (run identical calls of one batch once; default True);
             ``coerce`` (accept lax conversions of the arguments: ``"500"``,
             ``500.0`` or ``true`` for an integer; default False, strict);
-            ``allow_nul`` (accept NUL characters in strings; default False).
+            ``allow_nul`` (accept NUL characters in strings; default False);
+            ``freeform`` (a custom tool of the OpenAI dialects, whose one
+            parameter ``input: str`` is the model's text: ``True``, or its
+            grammar ``{"syntax": "lark" or "regex", "definition": ...}``).
+            ``anthropic_eager_input_streaming`` (Anthropic streams the input
+            unbuffered and unchecked: ``eager_input_streaming`` on the tool).
 
     Returns:
         A :class:`Tool`, or a decorator that makes one.
@@ -366,5 +372,44 @@ _OPTIONS = frozenset(
         "dedupe",
         "coerce",
         "allow_nul",
+        "freeform",
+        "anthropic_eager_input_streaming",
     }
 )
+
+
+def _freeform(
+    name: str, freeform: bool | Mapping[str, str], parameters: Mapping[str, Any]
+) -> dict[str, str] | None:
+    """A custom tool's grammar (``{}`` for any text), ``None`` for a function tool.
+
+    Raises:
+        UsageError: the tool does not take exactly ``input: str``, or the
+            grammar is not ``{"syntax": "lark" or "regex", "definition": str}``.
+    """
+    if freeform is False:
+        return None
+    properties = parameters.get("properties")
+    one_string = (
+        isinstance(properties, Mapping)
+        and list(properties) == ["input"]
+        and isinstance(properties["input"], Mapping)
+        and properties["input"].get("type") == "string"
+        and parameters.get("required") == ["input"]
+    )
+    if not one_string:
+        raise UsageError(f"freeform tool {name!r} must take exactly one parameter: input: str")
+    if freeform is True:
+        return {}
+    grammar = dict(freeform)
+    if (
+        set(grammar) != {"syntax", "definition"}
+        or grammar["syntax"] not in ("lark", "regex")
+        or not isinstance(grammar["definition"], str)
+        or not grammar["definition"]
+    ):
+        raise UsageError(
+            f"freeform tool {name!r}: the grammar is "
+            '{"syntax": "lark" or "regex", "definition": "..."}'
+        )
+    return grammar

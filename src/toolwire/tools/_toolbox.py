@@ -39,7 +39,7 @@ import anyio
 from toolwire.backoff import Backoff
 from toolwire.errors import UnknownTool, UsageError
 from toolwire.stream import _json
-from toolwire.stream.codecs import anthropic, gemini, openai_chat, openai_responses
+from toolwire.stream.codecs import wire_dialect
 from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
 from toolwire.tools._call import Batch, CallRun, ResultHook
@@ -47,7 +47,7 @@ from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolResult, make_result
 from toolwire.tools._runners import LocalRunner, ToolRunner
 from toolwire.tools._tool import Tool, tool
-from toolwire.types import PROVIDER_DIALECTS, InvalidToolCall, ProviderDialect, ToolCall
+from toolwire.types import DIALECTS, PROVIDER_DIALECTS, InvalidToolCall, ProviderDialect, ToolCall
 
 __all__ = ["Toolbox"]
 
@@ -194,34 +194,12 @@ class Toolbox:
             UsageError: an unknown dialect, or ``strict=True`` with a tool
                 whose schema strict mode cannot express.
         """
-        if dialect not in PROVIDER_DIALECTS:
+        shape = wire_dialect(dialect).tool_schemas if dialect in DIALECTS else None
+        if shape is None:
             raise UsageError(
                 f"unknown schema dialect {dialect!r}; use one of {', '.join(PROVIDER_DIALECTS)}"
             )
-        if dialect == "gemini":
-            return gemini.tool_schemas([(t.name, t.description, t.parameters) for t in self])
-        if dialect == "anthropic-messages":
-            return [anthropic.tool_schema(t.name, t.description, t.parameters) for t in self]
-        shape = (
-            openai_chat.tool_schema if dialect == "openai-chat" else openai_responses.tool_schema
-        )
-        out = []
-        for t in self:
-            parameters, is_strict = self._openai_parameters(t, strict)
-            out.append(shape(t.name, t.description, parameters, strict=is_strict))
-        return out
-
-    @staticmethod
-    def _openai_parameters(t: Tool, strict: bool | None) -> tuple[dict[str, Any], bool]:
-        if strict is False or (strict is None and t.strict is False):
-            return t.parameters, False
-        if t.strict_parameters is not None:
-            return t.strict_parameters, True
-        if strict:
-            raise UsageError(
-                f"tool {t.name!r} cannot have an OpenAI strict-mode schema: {t.strict_problem}"
-            )
-        return t.parameters, False
+        return shape(list(self), strict)
 
     # -- execution ----------------------------------------------------------
 
@@ -292,7 +270,7 @@ class Toolbox:
                 elapsed=0.0,
                 deduplicated_from=calls[original].id,
             )
-            await batch.settle(index, calls[index], copy)
+            await batch.deliver(index, calls[index], copy)
         results = [r for r in batch.results if r is not None]
         assert len(results) == len(calls)
         return results
@@ -311,16 +289,16 @@ class Toolbox:
         repeated = set() if len(set(names)) == len(names) else _repeated(names)
         for index, call in enumerate(calls):
             if isinstance(call, InvalidToolCall):
-                await batch.settle(index, call, self._invalid_json(call))
+                await batch.deliver(index, call, self._invalid_json(call))
                 continue
             t = self._tools.get(call.name)
             if t is None:
-                await batch.settle(index, call, self._unknown(call))
+                await batch.deliver(index, call, self._unknown(call))
                 continue
             raw = None if call.repaired else call.raw_arguments
             prepared, errors = t.arguments.prepare(call.arguments, raw=raw)
             if prepared is None:
-                await batch.settle(index, call, self._invalid(call, t, errors))
+                await batch.deliver(index, call, self._invalid(call, t, errors))
                 continue
             if t.dedupe and t.name in repeated:
                 key = (t.name, _canonical(prepared.arguments))

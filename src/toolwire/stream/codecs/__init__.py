@@ -1,20 +1,42 @@
-"""Wire dialects: one module per dialect, owning its whole format, sans-I/O.
+"""Wire dialects: the registry, and one module per dialect owning its format.
 
-Each dialect's module reads and writes its format:
+Each dialect's module reads and writes its whole format, sans-I/O, and
+describes it in one :class:`WireDialect`, its ``DIALECT``:
 
 * streamed chunks: a codec class with ``decode(event, data) -> list[Part]``,
   one framed payload in, provider-neutral parts out (``framings`` says how
   its stream is framed; ``quirks`` names the departures from the dialect's
-  reference it noticed on the way, at no cost on the hot path);
+  reference it noticed on the way, at no cost on the hot path), and, for the
+  commonest payload, the exact text of an argument delta (``args_event``, its
+  regular expression in the same module; see ``decoder.py``);
 * whole (non-streamed) responses: ``decode_response(body)``, the parts the
   same response's stream would give, read by the same accumulator
   (:func:`toolwire.stream.decoder.decode_response`);
-* its finish-reason and usage tables (``FINISH_REASONS``, ``usage_from_...``);
-* requests: ``encode_request(...)`` and its tool entries (``tool_schema``),
-  with the schema shaping of ``openai_schema`` and ``gemini_schema``.
+* its finish-reason and usage tables;
+* how to tell it: the event names, texts and shapes only it sends
+  (``sniff_*``) and its request paths;
+* requests: ``encode_request(...)`` and its tool entries (``tool_schemas``,
+  with the strict mode of ``openai_schema`` or the shaping of ``gemini_schema``),
+  and the reverse, ``decode_request``, for the emulation server and the proxy;
+* answers for the emulation server, streamed and whole (``encoder``);
+* its OpenTelemetry provider flavour.
 
-Quirks of a provider live in its dialect's module and nowhere else;
-``providers/`` adds only HTTP (URLs, credentials, headers, error bodies).
+Nothing outside this package names a dialect's wire vocabulary (its event
+names, members, paths): the stream decoder, the tool layer, the providers,
+the proxy, ``toolwire inspect``, the emulation server and the OpenTelemetry
+layer ask the registry (``tests/stream/test_registry.py`` checks it).
+``providers/`` adds only HTTP: credentials, base URLs, headers, error bodies.
+
+Adding a dialect
+----------------
+Write ``codecs/<dialect>.py`` with its codec and a ``DIALECT =
+WireDialect(name=..., codec=..., finish_reasons=..., ...)``, add the name to
+:data:`toolwire.types.Dialect` and :data:`toolwire.types.DIALECTS`, and
+register it below (``register(<dialect>.DIALECT)``, in the order of
+``DIALECTS``). Sniffing, ``toolwire inspect`` and ``toolwire proxy`` then
+know it; it takes part in request building and the emulation server as far
+as it fills ``encode_request``, ``tool_schemas``, ``decode_request`` and
+``encoder``.
 """
 
 from __future__ import annotations
@@ -26,6 +48,15 @@ from toolwire.errors import UsageError
 from toolwire.stream._parts import (
     Part,
 )
+from toolwire.stream.codecs import (
+    anthropic,
+    cohere,
+    gemini,
+    ollama,
+    openai_chat,
+    openai_responses,
+)
+from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
 from toolwire.stream.codecs.anthropic import AnthropicCodec
 from toolwire.stream.codecs.cohere import CohereCodec
 from toolwire.stream.codecs.gemini import GeminiCodec
@@ -45,7 +76,13 @@ __all__ = [
     "OllamaCodec",
     "OpenAIChatCodec",
     "OpenAIResponsesCodec",
+    "SchemaTool",
+    "WireDialect",
     "codec_for",
+    "dialect_for_path",
+    "register",
+    "registered",
+    "wire_dialect",
 ]
 
 
@@ -83,23 +120,58 @@ class ArgsEventCodec(Codec, Protocol):
         ...
 
 
-_CODECS: dict[str, type[Codec]] = {
-    "openai-chat": OpenAIChatCodec,
-    "openai-responses": OpenAIResponsesCodec,
-    "anthropic-messages": AnthropicCodec,
-    "gemini": GeminiCodec,
-    "ollama-ndjson": OllamaCodec,
-    "cohere-v2": CohereCodec,
-}
+_REGISTRY: dict[str, WireDialect] = {}
 
-assert tuple(_CODECS) == DIALECTS, "one codec per dialect, in the order of DIALECTS"
+
+def register(dialect: WireDialect) -> WireDialect:
+    """Add a dialect to the registry (once per name); returns it.
+
+    Raises:
+        UsageError: a dialect of that name is already registered.
+    """
+    if dialect.name in _REGISTRY:
+        raise UsageError(f"dialect {dialect.name!r} is already registered")
+    _REGISTRY[dialect.name] = dialect
+    return dialect
+
+
+register(openai_chat.DIALECT)
+register(openai_responses.DIALECT)
+register(anthropic.DIALECT)
+register(gemini.DIALECT)
+register(ollama.DIALECT)
+register(cohere.DIALECT)
+
+assert tuple(_REGISTRY) == DIALECTS, "one registered dialect per name of DIALECTS, in order"
+
+
+def registered() -> tuple[WireDialect, ...]:
+    """Every registered dialect, in the order of :data:`toolwire.types.DIALECTS`."""
+    return tuple(_REGISTRY.values())
+
+
+def wire_dialect(name: str) -> WireDialect:
+    """The registered dialect called ``name``.
+
+    Raises:
+        UsageError: no dialect of that name.
+    """
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UsageError(
+            f"unknown dialect {name!r}; expected one of: {', '.join(_REGISTRY)} or auto"
+        ) from None
+
+
+def dialect_for_path(path: str) -> WireDialect | None:
+    """The dialect whose requests go to ``path``, or ``None`` for other endpoints."""
+    for dialect in _REGISTRY.values():
+        if dialect.path_matches(path):
+            return dialect
+    return None
 
 
 def codec_for(dialect: str) -> Codec:
     """A fresh codec for ``dialect`` (one per stream: codecs keep state)."""
-    try:
-        return _CODECS[dialect]()
-    except KeyError:
-        raise UsageError(
-            f"unknown dialect {dialect!r}; expected one of: {', '.join(DIALECTS)} or auto"
-        ) from None
+    return wire_dialect(dialect).codec()

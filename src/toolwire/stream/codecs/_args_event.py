@@ -9,6 +9,9 @@ cut, no JSON parsed, no dict built. The fragment is decoded only when it
 holds a backslash, by the parser the general path uses, so escapes are
 checked alike.
 
+Each dialect's pattern lives in its own module (``anthropic.py``,
+``openai_chat.py``), built from the pieces here.
+
 Equal by construction: a pattern admits only text that the general path (the
 JSON parser, then the codec's ``decode``) reads as exactly one ``ArgsPart``
 with that index and that fragment. Anything else (other members, another
@@ -18,40 +21,16 @@ the general path.
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from toolwire.stream._json import loads_fast
-from toolwire.stream.framing.sse import EventMatcher
 
-__all__ = ["ANTHROPIC_ARGS_EVENT", "learn_openai_head", "openai_args_event", "string_text"]
+__all__ = ["INDEX", "STRING_CONTENT", "string_text"]
 
-_INDEX: Final = r"(0|[1-9][0-9]{0,8})"  # a small JSON integer: no sign, no leading zero
+INDEX: Final = r"(0|[1-9][0-9]{0,8})"  # a small JSON integer: no sign, no leading zero
 # A JSON string's raw content: no raw control character, each backslash with
 # the character after it (string_text checks the escape).
-_STRING_CONTENT: Final = r'([^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*)'
-
-ANTHROPIC_ARGS_EVENT: Final = re.compile(
-    r"event: content_block_delta\n"
-    r'data: (\{"type":"content_block_delta","index":' + _INDEX + r","
-    r'"delta":\{"type":"input_json_delta","partial_json":"' + _STRING_CONTENT + r'"\}\})\n\n'
-)
-"""An Anthropic argument delta event; groups: data, block index, raw fragment."""
-
-# An OpenAI chat chunk from "choices" to the end of its event, when it is one
-# argument fragment of one call; the members after the delta may only be
-# null (or OpenAI's obfuscation padding). Groups: the text, choice, index, fragment.
-_OPENAI_ARGS_BODY: Final = re.compile(
-    r'("choices":\[\{"index":'
-    + _INDEX
-    + r',"delta":\{"tool_calls":\[\{"index":'
-    + _INDEX
-    + r',"function":\{"arguments":"'
-    + _STRING_CONTENT
-    + r'"\}\}\]\}'
-    r'(?:,"(?:logprobs|finish_reason)":null)*\}\]'
-    r'(?:,"usage":null)?(?:,"obfuscation":"[0-9A-Za-z]*")?\})\n\n'
-)
+STRING_CONTENT: Final = r'([^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*)'
 
 
 def string_text(raw: str) -> str | None:
@@ -62,34 +41,3 @@ def string_text(raw: str) -> str | None:
     except ValueError:
         return None
     return text
-
-
-def learn_openai_head(data: str) -> str | None:
-    """The members before ``"choices"`` of a chunk that the general path read
-    as one argument fragment, when the rest has the exact shape and those
-    members can hold nothing the general path would read: no usage of their
-    own, and one line (a matched chunk is a single ``data:`` line)."""
-    at = data.find('"choices":[')
-    head = data[:at]
-    if at < 0 or "\n" in head or _OPENAI_ARGS_BODY.fullmatch(data + "\n\n", at) is None:
-        return None
-    try:
-        members = loads_fast(head + '"choices":[]}')
-    except ValueError:
-        return None
-    # Parsed with a "choices" of our own: an object's first members.
-    if type(members) is not dict or members.get("choices") != [] or members.get("usage"):
-        return None
-    return head
-
-
-def openai_args_event(head: str) -> EventMatcher:
-    """The matcher of argument chunks whose members before ``"choices"`` are ``head``."""
-    prefix = "data: " + head
-    size = len(prefix)
-    body = _OPENAI_ARGS_BODY.match
-
-    def match(text: str, pos: int) -> re.Match[str] | None:
-        return body(text, pos + size) if text.startswith(prefix, pos) else None
-
-    return match

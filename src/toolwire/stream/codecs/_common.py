@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
-from toolwire.stream._parts import FinishPart, MetaPart
+from toolwire.stream._parts import FinishPart, MetaPart, UnknownPart
 from toolwire.types import FinishReason
 
 __all__ = [
+    "DONE",
     "as_int",
     "as_list",
     "as_obj",
@@ -22,14 +23,19 @@ __all__ = [
     "is_done_trailer",
     "load_payload",
     "meta_part",
+    "unknown_part",
 ]
+
+
+DONE: Final = "[DONE]"
+"""OpenAI's end-of-stream line."""
 
 
 def is_done_trailer(data: str) -> bool:
     """Whether a payload is OpenAI's ``[DONE]`` line, which servers of other
     dialects (Cohere v2, OpenRouter's Responses endpoint) send after their own
     end event."""
-    return data[:1] == "[" and data.strip() == "[DONE]"
+    return data[:1] == "[" and data.strip() == DONE
 
 
 def load_payload(data: str, dialect: str) -> dict[str, Any]:
@@ -145,3 +151,13 @@ def finish_part(table: Mapping[str, FinishReason], raw: str, choice: int = 0) ->
     """The finish part for a provider's raw reason: its word in the dialect's
     table, ``"other"`` for a word the table does not know."""
     return FinishPart(table.get(raw, "other"), raw, choice)
+
+
+def unknown_part(
+    dialect: str, kind: str, payload: dict[str, Any], quirks: set[str], choice: int = 0
+) -> UnknownPart:
+    """What a codec hands on for an item, block, part or event it does not
+    act on or keep (an ``UnknownItem`` event), noting it among its quirks."""
+    quirks.add(f"{kind} (not understood, handed on as an unknown item)")
+    quirk = f"{dialect}: toolwire does not act on {kind!r}; it is handed on as sent, not sent back"
+    return UnknownPart(dialect, kind, payload, quirk, choice)

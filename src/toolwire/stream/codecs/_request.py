@@ -12,12 +12,15 @@ from typing import Any, Literal, TypeAlias
 
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage
-from toolwire.stream._parts import POSITION_KEY
+from toolwire.stream._parts import POSITION_KEY, TEXT_POSITION_KEY
 
 __all__ = [
+    "Segment",
     "ToolChoice",
+    "allowed_tools",
     "check_tool_choice",
     "dict_or_empty",
+    "interleave",
     "list_or_empty",
     "merge_extra",
     "placed",
@@ -27,8 +30,10 @@ __all__ = [
     "without_position",
 ]
 
-ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, str]"
-"""``"auto"``, ``"required"``, ``"none"`` or ``{"name": "tool_name"}``."""
+ToolChoice: TypeAlias = "Literal['auto', 'required', 'none'] | Mapping[str, Any]"
+"""``"auto"``, ``"required"``, ``"none"``, ``{"name": "tool_name"}``, or (OpenAI
+only) ``{"allowed": ["tool_a", "tool_b"], "mode": "auto"}``: the model may
+call only these tools, and must call one with ``"mode": "required"``."""
 
 
 def dict_or_empty(value: Any) -> dict[str, Any]:
@@ -58,8 +63,52 @@ def state_position(item: Mapping[str, Any]) -> int:
 
 
 def without_position(item: Mapping[str, Any]) -> dict[str, Any]:
-    """``item`` as the provider sent it (toolwire's position key removed)."""
-    return {k: v for k, v in item.items() if k != POSITION_KEY}
+    """``item`` as the provider sent it (toolwire's position keys removed)."""
+    return {k: v for k, v in item.items() if k != POSITION_KEY and k != TEXT_POSITION_KEY}
+
+
+Segment: TypeAlias = tuple[Literal["text", "call", "item"], Any]
+"""``("text", str)``, ``("call", call)`` or ``("item", provider item)``."""
+
+
+def interleave(
+    text: str, calls: Sequence[Any], items: Iterable[Mapping[str, Any]]
+) -> list[Segment]:
+    """An assistant turn's content in the order the provider sent it.
+
+    ``items`` (in stream order) carry where they stood: after
+    ``after_tool_calls`` calls and ``after_text`` characters of ``text``. An
+    item without ``after_text`` stands before the text when no call came
+    before it, else after all of it (the place older records had). Calls
+    keep their order and come after the text before them; text after the
+    last item comes before the calls that follow it, as the providers send
+    a turn's text before its calls.
+    """
+    out: list[Segment] = []
+    shown = 0  # characters of text already placed
+    called = 0  # calls already placed
+
+    def text_up_to(end: int) -> None:
+        nonlocal shown
+        if end > shown:
+            out.append(("text", text[shown:end]))
+            shown = end
+
+    for item in items:
+        after_calls = min(state_position(item), len(calls))
+        default = 0 if after_calls == 0 else len(text)
+        at = item.get(TEXT_POSITION_KEY, default)
+        at = at if isinstance(at, int) and not isinstance(at, bool) else default
+        at = min(max(at, shown), len(text))
+        while called < after_calls:
+            text_up_to(at)
+            out.append(("call", calls[called]))
+            called += 1
+        text_up_to(at)
+        out.append(("item", without_position(item)))
+    text_up_to(len(text))
+    out.extend(("call", call) for call in calls[called:])
+    return out
 
 
 def placed(items: Iterable[Mapping[str, Any]]) -> dict[int, list[dict[str, Any]]]:
@@ -103,6 +152,32 @@ def check_tool_choice(tool_choice: Any, tool_names: Sequence[str] | None) -> str
         "tool_choice must be 'auto', 'required', 'none' or {'name': <tool name>}, "
         f"got {tool_choice!r}"
     )
+
+
+def allowed_tools(
+    tool_choice: Any, tool_names: Sequence[str] | None
+) -> tuple[list[str], str] | None:
+    """``(names, mode)`` of an ``{"allowed": [...], "mode": ...}`` tool choice,
+    else ``None``.
+
+    Raises:
+        UsageError: a name not among the tools, an empty list or another mode.
+    """
+    if not isinstance(tool_choice, Mapping) or "allowed" not in tool_choice:
+        return None
+    names = tool_choice.get("allowed")
+    mode = tool_choice.get("mode", "auto")
+    if set(tool_choice) - {"allowed", "mode"} or mode not in ("auto", "required"):
+        raise UsageError(
+            f"tool_choice {dict(tool_choice)!r}: only 'allowed' and a 'mode' of "
+            "'auto' or 'required' go together"
+        )
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise UsageError("tool_choice 'allowed' must be a non-empty list of tool names")
+    unknown = [n for n in names if tool_names is not None and n not in tool_names]
+    if unknown:
+        raise UsageError(f"tool_choice allows {unknown!r}, which are not among the tools")
+    return names, str(mode)
 
 
 def tool_names(

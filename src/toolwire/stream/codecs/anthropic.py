@@ -9,13 +9,25 @@ Events (each an SSE ``event:`` line whose name repeats the payload's
 the whole input when no delta follows (programmatic tool calls), and a
 ``message_start`` may already carry complete blocks. ``server_tool_use`` and
 ``mcp_tool_use`` blocks are streamed the same way but are executed by
-Anthropic: they are kept apart from the client's calls. Thinking blocks and
-their signatures are kept as provider state, to be sent back.
-Reference: https://docs.anthropic.com/en/docs/build-with-claude/streaming
+Anthropic: they are kept apart from the client's calls.
+
+What the API needs to see again is kept as provider state, each block as
+it was sent, with where it stood among the text and the calls (see
+:func:`~toolwire.stream.codecs._request.interleave`), and sent back in
+place: thinking blocks and their signatures, server-tool blocks and their
+results (``server_tool_use``, ``web_search_tool_result``...), MCP blocks,
+``container_upload``, ``compaction`` (streamed as ``compaction_delta``),
+``fallback``. A ``tool_use`` block's ``caller`` (a call made from code
+execution) is kept by call id; the message's ``container`` goes back as the
+next request's ``container``. ``stop_reason: "pause_turn"`` is toolwire's
+``"paused"``: the turn is sent back as it is, to be continued.
+References: https://docs.anthropic.com/en/docs/build-with-claude/streaming,
+anthropic-sdk-python's ``BetaContentBlock`` and ``BetaRawContentBlockDelta``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -32,6 +44,7 @@ from toolwire.stream._json import dumps
 from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream._parts import (
     POSITION_KEY,
+    TEXT_POSITION_KEY,
     ArgsPart,
     CallDone,
     CallPart,
@@ -46,8 +59,10 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
-from toolwire.stream.codecs._args_event import ANTHROPIC_ARGS_EVENT, string_text
+from toolwire.stream.codecs import sdk
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_obj,
     as_str,
@@ -57,21 +72,25 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
+from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
     dict_or_empty,
-    placed,
+    interleave,
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import anthropic as emulation
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
-    "FINISH_REASONS",
+    "DIALECT",
+    "RAW_FINISH_REASONS",
     "AnthropicCodec",
     "encode_messages",
     "encode_request",
@@ -81,18 +100,67 @@ __all__ = [
 
 API = "anthropic-messages"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
     "tool_use": "tool_calls",
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
     "refusal": "content_filter",
+    "pause_turn": "paused",
 }
-"""Anthropic's ``stop_reason`` values in toolwire's vocabulary (``pause_turn``
-is ``"other"``: read the raw value)."""
+"""Anthropic's ``stop_reason`` values in toolwire's vocabulary."""
+
+ARGS_EVENT: Final = re.compile(
+    r"event: content_block_delta\n"
+    r'data: (\{"type":"content_block_delta","index":' + INDEX + r","
+    r'"delta":\{"type":"input_json_delta","partial_json":"' + STRING_CONTENT + r'"\}\})\n\n'
+)
+"""An Anthropic argument delta event; groups: data, block index, raw fragment."""
 
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+_KEPT_BLOCKS = frozenset(
+    {
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "advisor_tool_result",
+        "mcp_tool_result",
+        "mcp_tool_listing",
+        "container_upload",
+        "fallback",
+    }
+)
+"""Blocks sent back exactly as they came (they have no deltas)."""
+_CITATIONS = "text_citations"
+"""The state item of a text block's ``citations`` (web search, documents):
+``{"type": "text_citations", "length": n, "citations": [...]}``, placed where
+the block's text starts; the text itself is the message's."""
+_STATE_BLOCKS = frozenset(
+    {"thinking", "redacted_thinking", "compaction", _CITATIONS, *_SERVER_BLOCKS, *_KEPT_BLOCKS}
+)
+"""Every block type kept as provider state and sent back in place."""
+_CALL_FIELDS = "tool_use_fields"
+"""The state item holding a ``tool_use`` block's other fields (``caller``),
+by call id: ``{"type": "tool_use_fields", "id": ..., "fields": {...}}``."""
+_CONTAINER = "container"
+"""The state item of the message's code-execution container (``id``, ``expires_at``)."""
+
+_EVENTS: Final = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+"""The stream's event types (its ``ping`` and ``error`` tell nothing: other
+dialects send those words too)."""
 
 
 def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
@@ -121,11 +189,24 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
 
 
 class _Block:
-    __slots__ = ("data", "fragments", "id", "input", "name", "signature", "text", "type")
+    __slots__ = (
+        "citations",
+        "data",
+        "fragments",
+        "id",
+        "input",
+        "name",
+        "raw",
+        "signature",
+        "start",
+        "text",
+        "type",
+    )
 
     signature: list[str]
 
     def __init__(self, block: dict[str, Any]) -> None:
+        self.raw = block
         self.type = str(block.get("type"))
         self.id = as_str(block.get("id"), f"{API}: block id") or ""
         self.name = as_str(block.get("name"), f"{API}: block name") or ""
@@ -134,6 +215,9 @@ class _Block:
         self.text: list[str] = []
         self.signature = [as_str(block.get("signature"), f"{API}: signature") or ""]
         self.data = block.get("data")
+        citations = block.get("citations")
+        self.citations: list[Any] = list(citations) if isinstance(citations, list) else []
+        self.start = (0, 0)  # (calls, characters of text) before the block
 
 
 class AnthropicCodec:
@@ -145,9 +229,10 @@ class AnthropicCodec:
     def __init__(self) -> None:
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
-        self._calls = 0  # tool_use blocks so far: where thinking goes back
+        self._calls = 0  # tool_use blocks so far: where kept blocks go back
+        self._text = 0  # characters of text so far: the same
         self.quirks: set[str] = set()
-        self.args_event: EventMatcher | None = ANTHROPIC_ARGS_EVENT.match
+        self.args_event: EventMatcher | None = ARGS_EVENT.match
         self._tool_blocks: dict[str, int] = {}  # tool_use blocks by index, as args_event reads it
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
@@ -176,7 +261,7 @@ class AnthropicCodec:
                 obj = load_payload(data, API)  # raises the descriptive error
         elif is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         else:
             obj = load_payload(data, API)
         if type(obj) is not dict:
@@ -213,10 +298,12 @@ class AnthropicCodec:
             if usage:
                 parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
             if delta:
-                stop = as_obj(delta, f"{API}: message delta").get("stop_reason")
+                delta = as_obj(delta, f"{API}: message delta")
+                self._container(delta.get("container"), parts)
+                stop = delta.get("stop_reason")
                 if stop:
                     raw = as_str(stop, f"{API}: stop_reason") or ""
-                    parts.append(finish_part(FINISH_REASONS, raw))
+                    parts.append(finish_part(RAW_FINISH_REASONS, raw))
         elif kind == "message_stop":
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
@@ -257,15 +344,17 @@ class AnthropicCodec:
             index = -1 - len(self._blocks)  # never collides with streamed indexes
             self._start(index, as_obj(block, f"{API}: content block"), parts, whole=True)
             self._stop(index, parts)
+        self._container(message.get("container"), parts)
         stop = message.get("stop_reason")
         if stop:
             raw = as_str(stop, f"{API}: stop_reason") or ""
-            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw))
 
     def _start(
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
     ) -> None:
         b = self._blocks[index] = _Block(block)
+        b.start = (self._calls, self._text)
         if b.type == "tool_use":
             self._tool_blocks[str(index)] = index
         else:
@@ -273,7 +362,7 @@ class AnthropicCodec:
         if b.type == "text":
             text = block.get("text")
             if text:
-                parts.append(TextPart(as_str(text, f"{API}: text") or ""))
+                self._add_text(as_str(text, f"{API}: text") or "", parts)
         elif b.type == "thinking":
             thinking = block.get("thinking")
             if thinking:
@@ -307,7 +396,7 @@ class AnthropicCodec:
         elif kind == "text_delta":
             text = as_str(delta.get("text"), f"{API}: text") or ""
             if text:
-                parts.append(TextPart(text))
+                self._add_text(text, parts)
         elif kind == "thinking_delta":
             text = as_str(delta.get("thinking"), f"{API}: thinking") or ""
             if text:
@@ -317,42 +406,106 @@ class AnthropicCodec:
         elif kind == "signature_delta":
             if block is not None:
                 block.signature.append(as_str(delta.get("signature"), f"{API}: signature") or "")
-        # citations_delta and future delta types carry nothing we need.
+        elif kind == "citations_delta":
+            if block is None:
+                raise RemoteProtocolError(f"{API}: citations_delta for unknown block {index}")
+            block.citations.append(as_obj(delta.get("citation"), f"{API}: citation"))
+        elif kind == "compaction_delta":
+            if block is None:
+                raise RemoteProtocolError(f"{API}: compaction_delta for unknown block {index}")
+            content = as_str(delta.get("content"), f"{API}: compaction content")
+            if content:
+                block.text.append(content)
+            encrypted = as_str(delta.get("encrypted_content"), f"{API}: encrypted_content")
+            if encrypted:
+                block.data = encrypted
+        else:
+            parts.append(unknown_part(API, str(kind), obj, self.quirks))
+
+    def _add_text(self, text: str, parts: list[Part]) -> None:
+        self._text += len(text)
+        parts.append(TextPart(text))
 
     def _stop(self, index: int, parts: list[Part]) -> None:
         block = self._blocks.get(index)
         if block is None:
             raise RemoteProtocolError(f"{API}: content_block_stop for unknown block {index}")
-        if block.type == "tool_use":
+        kind = block.type
+        if kind == "tool_use":
             parts.append(CallDone(index=index))
-        elif block.type in _SERVER_BLOCKS:
-            raw = "".join(block.fragments)
-            if raw.strip():
-                try:
-                    value, _ = parse_arguments(raw, at_end=False)
-                except ArgumentsParseError as exc:
-                    raise RemoteProtocolError(
-                        f"{API}: server tool {block.name} input is not valid JSON: {exc}"
-                    ) from exc
-            else:
-                value = block.input if isinstance(block.input, dict) else {}
-                raw = dumps(value)
-            if not isinstance(value, dict):
-                raise RemoteProtocolError(f"{API}: server tool {block.name} input is not an object")
-            parts.append(ServerCallPart(block.id, block.name, block.type, value, raw))
-        elif block.type == "thinking":
+            fields = {
+                k: v
+                for k, v in block.raw.items()
+                if k not in ("type", "id", "name", "input") and v is not None
+            }
+            if fields and fields != {"caller": {"type": "direct"}}:
+                parts.append(StatePart({"type": _CALL_FIELDS, "id": block.id, "fields": fields}))
+        elif kind in _SERVER_BLOCKS:
+            value, raw = self._server_input(block)
+            parts.append(ServerCallPart(block.id, block.name, kind, value, raw))
+            parts.append(StatePart(self._placed({**block.raw, "input": value})))
+        elif kind == "thinking":
             thinking = {
                 "type": "thinking",
                 "thinking": "".join(block.text),
                 "signature": "".join(block.signature),
             }
             parts.append(StatePart(self._placed(thinking)))
-        elif block.type == "redacted_thinking":
+        elif kind == "redacted_thinking":
             parts.append(StatePart(self._placed({"type": "redacted_thinking", "data": block.data})))
+        elif kind == "compaction":
+            compaction = dict(block.raw)
+            if block.text:
+                compaction["content"] = (compaction.get("content") or "") + "".join(block.text)
+            if block.data is not None:
+                compaction["encrypted_content"] = block.data
+            parts.append(StatePart(self._placed(compaction)))
+        elif kind in _KEPT_BLOCKS:
+            parts.append(StatePart(self._placed(block.raw)))
+        elif kind == "text":
+            if block.citations:
+                calls, start = block.start
+                item = {"type": _CITATIONS, "length": self._text - start}
+                item["citations"] = block.citations
+                if calls or start:
+                    item.update({POSITION_KEY: calls, TEXT_POSITION_KEY: start})
+                parts.append(StatePart(item))
+        else:
+            payload = dict(block.raw)
+            if block.fragments:  # input streamed for a block of unknown type
+                payload["partial_json"] = "".join(block.fragments)
+            parts.append(unknown_part(API, kind, payload, self.quirks))
+
+    @staticmethod
+    def _server_input(block: _Block) -> tuple[dict[str, Any], str]:
+        """A server tool's input: its streamed JSON, else the start's ``input``."""
+        raw = "".join(block.fragments)
+        if raw.strip():
+            try:
+                value, _ = parse_arguments(raw, at_end=False)
+            except ArgumentsParseError as exc:
+                raise RemoteProtocolError(
+                    f"{API}: server tool {block.name} input is not valid JSON: {exc}"
+                ) from exc
+        else:
+            value = block.input if isinstance(block.input, dict) else {}
+            raw = dumps(value)
+        if not isinstance(value, dict):
+            raise RemoteProtocolError(f"{API}: server tool {block.name} input is not an object")
+        return value, raw
 
     def _placed(self, item: dict[str, Any]) -> dict[str, Any]:
-        # Thinking after some calls (interleaved thinking) goes back after them.
-        return {**item, POSITION_KEY: self._calls} if self._calls else item
+        # Where the block stood among the calls and the text, to go back there.
+        if self._calls or self._text:
+            return {**item, POSITION_KEY: self._calls, TEXT_POSITION_KEY: self._text}
+        return item
+
+    def _container(self, container: Any, parts: list[Part]) -> None:
+        if container:
+            value = as_obj(container, f"{API}: container")
+            if not isinstance(value.get("id"), str):
+                raise RemoteProtocolError(f"{API}: container has no id")
+            parts.append(StatePart({**value, "type": _CONTAINER}))
 
     def _merge_usage(self, usage: dict[str, Any]) -> UsagePart:
         # message_start carries input usage; message_delta the running output
@@ -361,32 +514,84 @@ class AnthropicCodec:
         return UsagePart(usage_from_anthropic(dict(self._usage)))
 
 
-def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    """One entry of a request's ``tools``: ``{"name", "description", "input_schema"}``."""
+def tool_schema(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    *,
+    eager_input_streaming: bool | None = None,
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: ``{"name", "description", "input_schema"}``,
+    with ``eager_input_streaming`` when it is set (fine-grained tool streaming:
+    the input is streamed unbuffered and may end as invalid JSON)."""
     tool: dict[str, Any] = {"name": name}
     if description:
         tool["description"] = description
     tool["input_schema"] = parameters
+    if eager_input_streaming is not None:
+        tool["eager_input_streaming"] = eager_input_streaming
     return tool
+
+
+def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+    """A request's ``tools``: Anthropic has no strict mode to ask for."""
+    return [
+        tool_schema(
+            t.name,
+            t.description,
+            t.parameters,
+            eager_input_streaming=t.anthropic_eager_input_streaming,
+        )
+        for t in tools
+    ]
 
 
 # -- requests ---------------------------------------------------------------------
 
-_STATE_BLOCKS = ("thinking", "redacted_thinking")
-
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, _STATE_BLOCKS))
-    blocks = list(by_position.pop(0, []))
-    if message.text:
-        blocks.append({"type": "text", "text": message.text})
-    for position, call in enumerate(message.tool_calls, start=1):
-        arguments = call.arguments if isinstance(call, ToolCall) else {}
-        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
-        blocks.extend(by_position.pop(position, []))
-    for position in sorted(by_position):
-        blocks.extend(by_position[position])
+    fields: dict[str, dict[str, Any]] = {}
+    for item in state_items(message, (_CALL_FIELDS,)):
+        if isinstance(item.get("id"), str):
+            fields[item["id"]] = dict_or_empty(item.get("fields"))
+    blocks: list[dict[str, Any]] = []
+    cited: dict[str, Any] | None = None  # citations of the text that follows
+    # A Responses ``compaction`` item (it has an ``id``) is not Anthropic's block.
+    kept = [
+        item
+        for item in state_items(message, _STATE_BLOCKS)
+        if item.get("type") != "compaction" or "id" not in item
+    ]
+    for kind, value in interleave(message.text, message.tool_calls, kept):
+        if kind == "text":
+            if cited is not None:
+                length = int_or_none(cited.get("length")) or 0
+                head, value = value[:length], value[length:]
+                if head:  # the API refuses an empty text block
+                    citations = cited.get("citations")
+                    blocks.append({"type": "text", "text": head, "citations": citations})
+                cited = None
+            if value:
+                blocks.append({"type": "text", "text": value})
+        elif kind == "item" and value.get("type") == _CITATIONS:
+            cited = value
+        elif kind == "call":
+            arguments = value.arguments if isinstance(value, ToolCall) else {}
+            block = {"type": "tool_use", "id": value.id, "name": value.name, "input": arguments}
+            blocks.append({**block, **fields.get(value.id, {})})
+        else:
+            blocks.append(value)
     return blocks
+
+
+def _container(messages: Sequence[Message]) -> str | None:
+    """The id of the latest container the conversation used, to use it again."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            for item in reversed(state_items(message, (_CONTAINER,))):
+                if isinstance(item.get("id"), str):
+                    return str(item["id"])
+    return None
 
 
 def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -428,10 +633,9 @@ def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
             blocks = _assistant_blocks(message)
             if not blocks:
                 continue  # an empty turn carries nothing and the API rejects it
-            if out and out[-1]["role"] == "assistant":
-                out[-1]["content"].extend(blocks)
-            else:
-                out.append({"role": "assistant", "content": blocks})
+            # Consecutive assistant messages stay apart (a paused turn and its
+            # continuation): the API reads them as one turn.
+            out.append({"role": "assistant", "content": blocks})
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
     return ("\n\n".join(system) if system else None), out
@@ -471,6 +675,9 @@ def encode_request(
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": wire}
     if system is not None:
         body["system"] = system
+    container = _container(messages)
+    if container is not None:
+        body["container"] = container
     if tools:
         body["tools"] = [dict(t) for t in tools]
         choice = _tool_choice(tools, tool_choice, disable_parallel_tool_use)
@@ -508,3 +715,52 @@ def _tool_choice(
         choice = choice or {"type": "auto"}
         choice["disable_parallel_tool_use"] = disable_parallel_tool_use
     return choice
+
+
+def silent_output(data: str) -> str | None:
+    """What the model wrote in a payload that makes no event: the name and the
+    input of a server tool (run by the provider, never by toolwire), which the
+    codec keeps whole until the block ends (``toolwire inspect`` shows it)."""
+    try:
+        payload = _loads(data)
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    block, delta = payload.get("content_block"), payload.get("delta")
+    if isinstance(block, dict) and str(block.get("type", "")).endswith("tool_use"):
+        return f"server tool call name {block.get('name')} ({block.get('type')})"
+    if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+        partial = delta.get("partial_json")
+        if isinstance(partial, str) and partial:
+            return f"server tool input += {_dumps_short(partial)}"
+    return None
+
+
+def _dumps_short(text: str, limit: int = 120) -> str:
+    shown = json.dumps(text, ensure_ascii=False)
+    return shown if len(shown) <= limit else shown[: limit - 4] + '..."'
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=AnthropicCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_anthropic,
+    sniff_name=_EVENTS.__contains__,
+    paths=("/messages",),
+    client_path="/v1/messages",
+    routes=("/v1/messages",),
+    request_id_header="request-id",
+    encode_request=encode_request,
+    tool_schemas=_tool_schemas,
+    otel_provider="anthropic",
+    silent_output=silent_output,
+    decode_request=emulation.decode_request,
+    encoder=emulation.AnthropicEncoder,
+    request_path=lambda model, stream: "/v1/messages",
+    is_error_body=lambda body: isinstance(body, dict) and body.get("type") == "error",
+    sdk_shape=sdk.AnthropicShape(),
+    volatile_fields=("metadata",),
+)
+"""Anthropic's Messages API."""

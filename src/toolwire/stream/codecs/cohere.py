@@ -25,6 +25,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_obj,
     as_str,
@@ -33,14 +34,15 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["FINISH_REASONS", "CohereCodec"]
+__all__ = ["DIALECT", "RAW_FINISH_REASONS", "CohereCodec"]
 
 API = "cohere-v2"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "COMPLETE": "stop",
     "STOP_SEQUENCE": "stop",
     "TOOL_CALL": "tool_calls",
@@ -49,6 +51,23 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "TIMEOUT": "error",
 }
 """Cohere's ``finish_reason`` values in toolwire's vocabulary."""
+
+_EVENTS: Final = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
+"""The stream's event types."""
 
 
 def _int(value: Any) -> int | None:
@@ -81,7 +100,7 @@ class CohereCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         obj = load_payload(data, API)
         kind = obj.get("type") or event
         parts: list[Part] = []
@@ -135,7 +154,7 @@ class CohereCodec:
                         )
                     )
             raw = as_str(delta.get("finish_reason"), f"{API}: finish_reason") or "COMPLETE"
-            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
             parts.append(ErrorPart(error_event(obj, API)))
@@ -144,3 +163,15 @@ class CohereCodec:
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
         return as_int(obj.get("index"), f"{API}: index") or 0
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=CohereCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    sniff_name=_EVENTS.__contains__,
+    paths=("/v2/chat",),
+    client_path="/v2/chat",
+    otel_provider="cohere",
+)
+"""Cohere's v2 chat stream."""

@@ -13,7 +13,15 @@ set values by JSONPath (``$.a.b[0].c``, see ``_vertex.py``). The call ends
 with an empty ``functionCall: {}``, with a ``partialArgs`` part lacking
 ``willContinue``, with the next name-bearing part, or with the candidate's
 ``finishReason``. ``thoughtSignature`` on a part must be sent back with that
-part: it is kept as provider state. References:
+part: it is kept as provider state (on a call's part, also when it comes on
+one of its ``partialArgs`` parts).
+
+A part of a built-in tool (beside custom ones: ``toolCall`` /
+``toolResponse``, ``executableCode`` / ``codeExecutionResult``) or of media
+(``inlineData``, ``fileData``) is kept whole, signature included, as a
+provider-state item ``{"type": "part", "part": {...}}`` with where it stood
+among the text and the calls, and goes back there; any other part is an
+``UnknownItem`` (google-genai's ``types.Part`` lists the fields). References:
 https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
 https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling
 """
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
+from urllib.parse import quote
 
 from toolwire.errors import RemoteProtocolError, UsageError
 from toolwire.messages import (
@@ -32,6 +41,8 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.stream._parts import (
+    POSITION_KEY,
+    TEXT_POSITION_KEY,
     CallPart,
     ErrorPart,
     FinishPart,
@@ -44,6 +55,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_list,
     as_obj,
@@ -54,21 +66,26 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
+from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
     check_tool_choice,
     dict_or_empty,
+    interleave,
     list_or_empty,
     state_items,
 )
 from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
+from toolwire.stream.codecs.emulation import gemini as emulation
 from toolwire.stream.codecs.gemini_schema import to_gemini
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, ToolCall, Usage
 
 __all__ = [
-    "FINISH_REASONS",
+    "DIALECT",
+    "RAW_FINISH_REASONS",
     "GeminiCodec",
     "encode_contents",
     "encode_request",
@@ -79,7 +96,7 @@ __all__ = [
 
 API = "gemini"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "STOP": "stop",
     "MAX_TOKENS": "length",
     "SAFETY": "content_filter",
@@ -93,6 +110,22 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "UNEXPECTED_TOOL_CALL": "error",
 }
 """Gemini's ``finishReason`` values in toolwire's vocabulary."""
+
+_PART = "part"
+"""The provider-state item of a part toolwire keeps whole: ``{"type": "part", "part": {...}}``."""
+_KEPT_FIELDS = frozenset(
+    {
+        "toolCall",
+        "toolResponse",
+        "executableCode",
+        "codeExecutionResult",
+        "inlineData",
+        "fileData",
+        "functionResponse",
+    }
+)
+"""A part holding one of these (a built-in tool's call or result, media the
+model made) is kept whole and sent back in place."""
 
 
 def usage_from_gemini(raw: dict[str, Any]) -> Usage:
@@ -135,13 +168,14 @@ class GeminiCodec:
     def __init__(self) -> None:
         self._open: dict[int, _Streamed] = {}
         self._calls: dict[int, int] = {}
+        self._text: dict[int, int] = {}  # characters of answer text per candidate
         self._meta_seen = False
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         return self._response(load_payload(data, API))
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
@@ -181,27 +215,50 @@ class GeminiCodec:
         if finish:
             raw = as_str(finish, f"{API}: finishReason") or ""
             self._close_streamed(c, parts)
-            parts.append(finish_part(FINISH_REASONS, raw, c))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
 
     def _part(self, part: dict[str, Any], c: int, parts: list[Part]) -> None:
+        if not _KEPT_FIELDS.isdisjoint(part):
+            # A built-in tool's part (or media): kept whole, in its place.
+            item: dict[str, Any] = {"type": _PART, "part": part}
+            calls, chars = self._calls.get(c, 0), self._text.get(c, 0)
+            if calls or chars:
+                item = {**item, POSITION_KEY: calls, TEXT_POSITION_KEY: chars}
+            parts.append(StatePart(item, c))
+            return
         signature = part.get("thoughtSignature")
         if "functionCall" in part:
+            continued = c in self._open  # a Vertex call streamed in partialArgs parts
             opened = self._function_call(
                 as_obj(part["functionCall"], f"{API}: functionCall"), c, parts
             )
-            if signature and opened:
+            if signature and (opened or continued):
+                # The signature of the call this part opened or continues.
                 position = self._calls.get(c, 0) - 1
                 state = {"type": "thought_signature", "call": position, "signature": signature}
                 parts.append(StatePart(state, c))
+            elif signature:
+                parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
             return
         text = part.get("text")
         if isinstance(text, str):
             if text:
-                parts.append(ReasoningPart(text, c) if part.get("thought") else TextPart(text, c))
+                if part.get("thought"):
+                    parts.append(ReasoningPart(text, c))
+                else:
+                    self._text[c] = self._text.get(c, 0) + len(text)
+                    parts.append(TextPart(text, c))
             if signature:
                 parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
         elif text is not None:
             raise RemoteProtocolError(f"{API}: text part is not a string")
+        else:
+            if signature:
+                parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
+            data = [k for k in part if k not in ("thoughtSignature", "thought_signature")]
+            if data or not signature:
+                kind = data[0] if data else "empty part"
+                parts.append(unknown_part(API, kind, part, self.quirks, c))
 
     def _function_call(self, fc: dict[str, Any], c: int, parts: list[Part]) -> bool:
         """Read a ``functionCall`` part; say whether it opened a call."""
@@ -316,27 +373,36 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
         else:
             loose.append(signature)
     parts: list[dict[str, Any]] = []
+    text_part: dict[str, Any] | None = None
+    calls = 0
+    kept = state_items(message, (_PART,))
+    for kind, value in interleave(message.text, message.tool_calls, kept):
+        if kind == "text":
+            text_part = {"text": value}
+            parts.append(text_part)
+        elif kind == "call":
+            function: dict[str, Any] = {
+                "name": value.name,
+                "args": value.arguments if isinstance(value, ToolCall) else {},
+            }
+            if not value.minted_id:
+                function["id"] = value.id
+            part: dict[str, Any] = {"functionCall": function}
+            if calls in call_signatures:
+                part["thoughtSignature"] = call_signatures[calls]
+            parts.append(part)
+            calls += 1
+        elif isinstance(value.get("part"), dict):
+            parts.append(dict(value["part"]))
     # Gemini puts a text answer's signature on its last part (often an
     # empty one at the end of a stream): the last loose signature goes on
     # the text, any earlier ones on empty parts before it.
-    for signature in loose[:-1]:
-        parts.append({"text": "", "thoughtSignature": signature})
-    if message.text or loose:
-        part: dict[str, Any] = {"text": message.text}
-        if loose:
-            part["thoughtSignature"] = loose[-1]
-        parts.append(part)
-    for index, call in enumerate(message.tool_calls):
-        function: dict[str, Any] = {
-            "name": call.name,
-            "args": call.arguments if isinstance(call, ToolCall) else {},
-        }
-        if not call.minted_id:
-            function["id"] = call.id
-        part = {"functionCall": function}
-        if index in call_signatures:
-            part["thoughtSignature"] = call_signatures[index]
-        parts.append(part)
+    if loose:
+        if text_part is None:
+            text_part = {"text": ""}
+            parts.insert(0, text_part)
+        text_part["thoughtSignature"] = loose[-1]
+        parts[:0] = [{"text": "", "thoughtSignature": s} for s in loose[:-1]]
     return parts
 
 
@@ -449,3 +515,46 @@ def encode_request(
     if generation:
         body["generationConfig"] = generation
     return body
+
+
+def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+    return tool_schemas([(t.name, t.description, t.parameters) for t in tools])
+
+
+def _route_target(path: str, query: Mapping[str, str]) -> RouteTarget | None:
+    """``.../models/{model}:{method}``; ``alt=sse`` asks for SSE."""
+    model, _, method = path.partition("/models/")[2].rpartition(":")
+    if method not in ("streamGenerateContent", "generateContent"):
+        return None
+    return model, method == "streamGenerateContent", query.get("alt") == "sse"
+
+
+def _request_path(model: str, stream: bool) -> str:
+    model_id = model.removeprefix("models/")
+    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
+    return f"/models/{quote(model_id, safe='-._~')}:{method}"
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=GeminiCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_gemini,
+    sniff_shape=lambda obj: "candidates" in obj or "usageMetadata" in obj,
+    whole_framing="json-array",
+    paths=(":streamGenerateContent", ":generateContent"),
+    stream_paths=(":streamGenerateContent",),
+    routes=("/v1beta/models/{target:path}", "/v1/models/{target:path}"),
+    route_target=_route_target,
+    base_path="/v1beta",
+    encode_request=encode_request,
+    tool_schemas=_tool_schemas,
+    otel_provider="gcp.gemini",
+    decode_request=emulation.decode_request,
+    encoder=emulation.GeminiEncoder,
+    request_path=_request_path,
+    is_error_body=lambda body: (
+        isinstance(body, dict) and body.get("error") is not None and "candidates" not in body
+    ),
+)
+"""Google's ``generateContent`` (Gemini API and Vertex AI)."""

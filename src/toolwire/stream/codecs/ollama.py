@@ -23,6 +23,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream.codecs._common import (
+    DONE,
     as_list,
     as_obj,
     as_str,
@@ -32,14 +33,15 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
-__all__ = ["FINISH_REASONS", "OllamaCodec"]
+__all__ = ["DIALECT", "RAW_FINISH_REASONS", "OllamaCodec"]
 
 API = "ollama-ndjson"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
 """Ollama's ``done_reason`` values in toolwire's vocabulary."""
 
 
@@ -56,7 +58,7 @@ class OllamaCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         obj = load_payload(data, API)
         if "error" in obj and "message" not in obj:
             return [ErrorPart(error_event(obj, API))]
@@ -103,6 +105,18 @@ class OllamaCodec:
                     raw={k: v for k, v in obj.items() if k.endswith(("_count", "_duration"))},
                 )
                 parts.append(UsagePart(usage))
-            parts.append(finish_part(FINISH_REASONS, raw))
+            parts.append(finish_part(RAW_FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         return parts
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OllamaCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    sniff_shape=lambda obj: "message" in obj and "done" in obj,
+    paths=("/api/chat",),
+    client_path="/api/chat",
+    stream_paths=("/api/chat",),
+)
+"""Ollama's native chat stream."""

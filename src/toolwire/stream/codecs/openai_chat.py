@@ -31,6 +31,7 @@ from toolwire.stream._parts import (
     ArgsPart,
     CallPart,
     ErrorPart,
+    FinishPart,
     Part,
     ReasoningPart,
     StatePart,
@@ -38,7 +39,8 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
-from toolwire.stream.codecs._args_event import learn_openai_head, openai_args_event, string_text
+from toolwire.stream.codecs import sdk
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
 from toolwire.stream.codecs._common import (
     as_int,
     as_list,
@@ -49,32 +51,42 @@ from toolwire.stream.codecs._common import (
     finish_part,
     int_or_none,
     meta_part,
+    unknown_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
+    allowed_tools,
     check_tool_choice,
     dict_or_empty,
     state_items,
     tool_names,
 )
+from toolwire.stream.codecs.emulation import openai_chat as emulation
+from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetails, custom_input
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
 
 __all__ = [
+    "DIALECT",
     "ECHOED_FIELDS",
-    "FINISH_REASONS",
+    "RAW_FINISH_REASONS",
     "OpenAIChatCodec",
     "call_arguments_text",
+    "custom_tool_schema",
     "encode_messages",
     "encode_request",
+    "learn_openai_head",
+    "openai_args_event",
     "tool_schema",
     "usage_from_openai",
 ]
 
 API = "openai-chat"
 
-FINISH_REASONS: Final[dict[str, FinishReason]] = {
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
@@ -92,8 +104,74 @@ servers send, in toolwire's vocabulary."""
 # expect to see again (DeepSeek: reasoning_content; OpenRouter: reasoning_details).
 ECHOED_FIELDS: Final = ("reasoning_content", "reasoning_details")
 
+_CALL_KEYS = frozenset({"index", "id", "type", "function", "custom"})
+
+# The fields of a message or delta that are read. Groq's "channel" names the
+# channel (analysis, final) that reasoning and content already tell apart.
+_MESSAGE_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "refusal",
+        "reasoning",
+        "reasoning_content",
+        "reasoning_details",
+        "tool_calls",
+        "function_call",
+        "channel",
+        "name",
+    }
+)
+
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
+
+# An OpenAI chat chunk from "choices" to the end of its event, when it is one
+# argument fragment of one call; the members after the delta may only be
+# null (or OpenAI's obfuscation padding). Groups: the text, choice, index, fragment.
+_OPENAI_ARGS_BODY: Final = re.compile(
+    r'("choices":\[\{"index":'
+    + INDEX
+    + r',"delta":\{"tool_calls":\[\{"index":'
+    + INDEX
+    + r',"function":\{"arguments":"'
+    + STRING_CONTENT
+    + r'"\}\}\]\}'
+    r'(?:,"(?:logprobs|finish_reason)":null)*\}\]'
+    r'(?:,"usage":null)?(?:,"obfuscation":"[0-9A-Za-z]*")?\})\n\n'
+)
+
+
+def learn_openai_head(data: str) -> str | None:
+    """The members before ``"choices"`` of a chunk that the general path read
+    as one argument fragment, when the rest has the exact shape and those
+    members can hold nothing the general path would read: no usage of their
+    own, and one line (a matched chunk is a single ``data:`` line)."""
+    at = data.find('"choices":[')
+    head = data[:at]
+    if at < 0 or "\n" in head or _OPENAI_ARGS_BODY.fullmatch(data + "\n\n", at) is None:
+        return None
+    try:
+        members = _loads(head + '"choices":[]}')
+    except ValueError:
+        return None
+    # Parsed with a "choices" of our own: an object's first members.
+    if type(members) is not dict or members.get("choices") != [] or members.get("usage"):
+        return None
+    return head
+
+
+def openai_args_event(head: str) -> EventMatcher:
+    """The matcher of argument chunks whose members before ``"choices"`` are ``head``."""
+    prefix = "data: " + head
+    size = len(prefix)
+    body = _OPENAI_ARGS_BODY.match
+
+    def match(text: str, pos: int) -> re.Match[str] | None:
+        return body(text, pos + size) if text.startswith(prefix, pos) else None
+
+    return match
+
 
 _LEARNING = 8  # argument chunks read by decode() that may teach args_event
 
@@ -152,6 +230,8 @@ class OpenAIChatCodec:
         self.args_event: EventMatcher | None = None
         self._head = ""
         self._learning = _LEARNING
+        self._custom = CustomCalls()
+        self._details = ReasoningDetails()
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
@@ -173,7 +253,9 @@ class OpenAIChatCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         """One SSE event's data (its ``event:`` name in ``event``) to parts."""
         if data[:1] != "{" and data.strip() == "[DONE]":
-            return [StreamEndPart()]
+            parts: list[Part] = []
+            self._details.flush(None, parts)
+            return [*parts, StreamEndPart()]
         try:
             obj = _loads(data)
         except ValueError as exc:
@@ -182,6 +264,8 @@ class OpenAIChatCodec:
             obj = as_obj(obj, f"{API}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
             return [ErrorPart(error_event(obj, API))]
+        if obj.get("error"):
+            return self._inband_error(obj, data)
         try:
             parts = self._parts(obj, data, exact=False)
         except _ExactNeeded:
@@ -194,6 +278,19 @@ class OpenAIChatCodec:
         if self._learning and len(parts) == 1 and type(parts[0]) is ArgsPart:
             self._learn(data)
         return parts
+
+    def _inband_error(self, obj: dict[str, Any], data: str) -> list[Part]:
+        """A chunk with a top-level ``error`` beside its ``choices`` (OpenRouter,
+        HTTP 200): the stream failed. Its text and usage are kept; the error
+        comes before any call or finish of the chunk, so no call is made ready
+        by the chunk that reports the failure."""
+        self.quirks.add("in-band error object on a chunk")
+        kept = [
+            part
+            for part in self._parts(obj, data, exact=True)
+            if not isinstance(part, CallPart | ArgsPart | FinishPart)
+        ]
+        return [*kept, ErrorPart(error_event(obj, API))]
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``chat.completion`` object: what its stream would give."""
@@ -215,9 +312,14 @@ class OpenAIChatCodec:
         c = position if c is None else c
         message = choice.get("message")
         message = message if isinstance(message, dict) else {}
+        if not _MESSAGE_KEYS.issuperset(message):
+            self._unknown_fields(message, c, parts)
         text = _text_of(message.get("content"))
         if text:
             parts.append(TextPart(text, c))
+        refusal = message.get("refusal")
+        if isinstance(refusal, str) and refusal:  # as a stream gives it: text
+            parts.append(TextPart(refusal, c))
         for key in ("reasoning_content", "reasoning"):
             if isinstance(message.get(key), str) and message[key]:
                 parts.append(ReasoningPart(message[key], c))
@@ -229,10 +331,16 @@ class OpenAIChatCodec:
         if not calls and isinstance(message.get("function_call"), dict):
             calls = [{"function": message["function_call"]}]
         for index, call in enumerate(calls):
-            parts.append(_whole_call(as_obj(call, f"{API}: tool call"), c, index))
+            call = as_obj(call, f"{API}: tool call")
+            if call.get("type") == "custom":
+                self._custom.delta({**call, "index": index}, c, parts)
+            else:
+                parts.append(_whole_call(call, c, index))
+            self._call_fields(call, c, parts)
+        self._custom.finish(c, parts)
         finish = choice.get("finish_reason")
         if isinstance(finish, str) and finish:
-            parts.append(finish_part(FINISH_REASONS, finish, c))
+            parts.append(finish_part(RAW_FINISH_REASONS, finish, c))
 
     def _parts(self, obj: dict[str, Any], data: str, *, exact: bool) -> list[Part]:
         parts: list[Part] = []
@@ -271,15 +379,45 @@ class OpenAIChatCodec:
                 for tc in tool_calls:
                     if type(tc) is not dict:
                         tc = as_obj(tc, f"{API}: tool call")
-                    parts.append(_tool_call(tc, c, exact, self.quirks))
+                    if "custom" in tc and not tc.get("function"):
+                        self._custom.delta(tc, c, parts)
+                    else:
+                        parts.append(_tool_call(tc, c, exact, self.quirks))
+                    if len(tc) > 3:
+                        self._call_fields(tc, c, parts)
         finish = choice.get("finish_reason")
         if finish:
             raw = as_str(finish, f"{API}: finish_reason") or ""
-            parts.append(finish_part(FINISH_REASONS, raw, c))
+            self._custom.finish(c, parts)
+            self._details.flush(c, parts)
+            parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
+
+    def _unknown_fields(self, message: dict[str, Any], c: int, parts: list[Part]) -> None:
+        """Fields of a message or delta that toolwire does not read (a server's
+        annotations, audio...): handed on as an unknown item each."""
+        for key, value in message.items():
+            if key not in _MESSAGE_KEYS and value not in (None, "", [], {}):
+                parts.append(unknown_part(API, key, {key: value}, self.quirks, c))
+
+    def _call_fields(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
+        """Fields a server sends beside a call (Gemini's ``extra_content`` with
+        its thought signature): kept, and sent back with the call."""
+        fields = {k: v for k, v in tc.items() if k not in _CALL_KEYS and v is not None}
+        if not fields:
+            return
+        call_id = tc.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            parts.append(unknown_part(API, "tool call fields", fields, self.quirks, c))
+            return
+        self.quirks.add(f"tool call fields {sorted(fields)}")
+        state = {"type": "call_item", "call_id": call_id, "item_type": "function_call"}
+        parts.append(StatePart({**state, "chat_fields": fields}, c))
 
     def _content(
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
     ) -> None:
+        if len(delta) > 1 and not _MESSAGE_KEYS.issuperset(delta):
+            self._unknown_fields(delta, c, parts)
         content = delta.get("content")
         if content:
             parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
@@ -289,6 +427,15 @@ class OpenAIChatCodec:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+        details = delta.get("reasoning_details")
+        if details:
+            if isinstance(details, list):
+                self._details.add(c, details)
+            else:
+                kind = "reasoning_details (not an array)"
+                parts.append(
+                    unknown_part(API, kind, {"reasoning_details": details}, self.quirks, c)
+                )
         function_call = delta.get("function_call")
         if function_call and with_tool_calls and delta.get("tool_calls"):
             # llama-cpp-python repeats each tool_calls piece as the deprecated
@@ -380,6 +527,22 @@ def tool_schema(
     return {"type": "function", "function": function}
 
 
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "custom": {...}}``; its
+    input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    custom: dict[str, Any] = {"name": name}
+    if description:
+        custom["description"] = description
+    if grammar is not None:
+        custom["format"] = {"type": "grammar", "grammar": dict(grammar)}
+    else:
+        custom["format"] = {"type": "text"}
+    return {"type": "custom", "custom": custom}
+
+
 # -- requests ---------------------------------------------------------------------
 
 
@@ -398,19 +561,30 @@ def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
     return dumps(call.arguments)
 
 
+def _tool_call_out(
+    call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """One entry of an assistant message's ``tool_calls``, with the fields the
+    provider sent beside it (Gemini's ``extra_content`` thought signature)."""
+    out: dict[str, Any] = {"id": call.id}
+    if state is not None and state.get("item_type") == "custom_tool_call":
+        out["type"] = "custom"
+        out["custom"] = {"name": call.name, "input": custom_input(call)}
+    else:
+        out["type"] = "function"
+        out["function"] = {"name": call.name, "arguments": call_arguments_text(call)}
+    if state is not None:
+        out.update(dict_or_empty(state.get("chat_fields")))
+    return out
+
+
 def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
     # Calls without text go with "content": "" rather than null: OpenAI
     # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
     out: dict[str, Any] = {"role": "assistant", "content": message.text}
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call_arguments_text(call)},
-            }
-            for call in message.tool_calls
-        ]
+        calls = {item.get("call_id"): item for item in state_items(message, ("call_item",))}
+        out["tool_calls"] = [_tool_call_out(c, calls.get(c.id)) for c in message.tool_calls]
     for item in state_items(message, ("message_fields",)):
         for key, value in dict_or_empty(item.get("fields")).items():
             if key not in ("role", "content", "tool_calls"):
@@ -473,10 +647,25 @@ def encode_request(
     }
     if tools:
         body["tools"] = [dict(t) for t in tools]
-        names = tool_names(tools, lambda t: dict_or_empty(t.get("function")).get("name"))
-        forced = check_tool_choice(tool_choice, names)
-        if forced is not None:
-            body["tool_choice"] = {"type": "function", "function": {"name": forced}}
+        names = tool_names(
+            tools, lambda t: dict_or_empty(t.get("function") or t.get("custom")).get("name")
+        )
+        custom = {dict_or_empty(t.get("custom")).get("name") for t in tools}
+
+        def named(name: str) -> dict[str, Any]:
+            kind = "custom" if name in custom else "function"
+            return {"type": kind, kind: {"name": name}}
+
+        allowed = allowed_tools(tool_choice, names)
+        forced = None if allowed else check_tool_choice(tool_choice, names)
+        if allowed:
+            listed = [named(n) for n in allowed[0]]
+            body["tool_choice"] = {
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": allowed[1], "tools": listed},
+            }
+        elif forced is not None:
+            body["tool_choice"] = named(forced)
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
         if parallel_tool_calls is not None:
@@ -492,3 +681,33 @@ def encode_request(
         if stream_usage:
             body["stream_options"] = {"include_usage": True}
     return body
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OpenAIChatCodec,
+    finish_reasons=RAW_FINISH_REASONS,
+    usage=usage_from_openai,
+    sniff_text=lambda text: text == "[DONE]",
+    sniff_shape=lambda obj: (
+        "choices" in obj or str(obj.get("object", "")).startswith("chat.completion")
+    ),
+    paths=("/chat/completions",),
+    client_path="/chat/completions",
+    routes=("/v1/chat/completions", "/chat/completions"),
+    base_path="/v1",
+    encode_request=encode_request,
+    tool_schemas=strict_schemas(tool_schema, custom_tool_schema),
+    strict_schema=to_openai_strict,
+    otel_provider="openai",
+    decode_request=emulation.decode_request,
+    encoder=emulation.OpenAIChatEncoder,
+    request_path=lambda model, stream: "/chat/completions",
+    is_error_body=lambda body: (
+        isinstance(body, dict) and "choices" not in body and body.get("error") is not None
+    ),
+    sdk_shape=sdk.OpenAIChatShape(),
+    answer_fields=("stream", "stream_options"),
+    volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "stream_options", "user"),
+)
+"""Chat Completions, as OpenAI and every compatible server speak it."""

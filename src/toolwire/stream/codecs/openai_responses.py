@@ -17,7 +17,7 @@ Reference: https://platform.openai.com/docs/api-reference/responses-streaming
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError, UsageError
@@ -28,6 +28,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream._json import dumps
 from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream._parts import (
     POSITION_KEY,
@@ -44,7 +45,9 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
+from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._common import (
+    DONE,
     as_int,
     as_list,
     as_obj,
@@ -54,22 +57,40 @@ from toolwire.stream.codecs._common import (
     is_done_trailer,
     load_payload,
     meta_part,
+    unknown_part,
 )
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._request import (
     ToolChoice,
+    allowed_tools,
     check_tool_choice,
     placed,
     state_items,
     tool_names,
 )
-from toolwire.stream.codecs.openai_chat import call_arguments_text
+from toolwire.stream.codecs.emulation import openai_responses as emulation
+from toolwire.stream.codecs.openai_responses_items import (
+    ASKED_CALLS,
+    PROGRESS_EVENTS,
+    STATE_ITEMS,
+    asked_output,
+    call_item,
+    call_items,
+    screenshot,
+)
+from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
 __all__ = [
+    "ASKED_CALLS",
+    "DIALECT",
     "INCOMPLETE_REASONS",
+    "PROGRESS_EVENTS",
     "SERVER_ITEMS",
+    "STATE_ITEMS",
     "OpenAIResponsesCodec",
+    "custom_tool_schema",
     "encode_input",
     "encode_request",
     "tool_schema",
@@ -95,6 +116,8 @@ SERVER_ITEMS: Final = frozenset(
     }
 )
 """Output items of tools the provider runs itself."""
+
+_CALL_KEYS = frozenset({"type", "id", "call_id", "name", "arguments", "input", "status"})
 
 _TEXT_DELTAS = {"response.output_text.delta", "response.refusal.delta"}
 _TEXT_DONE = {"response.output_text.done", "response.refusal.done"}
@@ -156,6 +179,8 @@ class OpenAIResponsesCodec:
         self.quirks: set[str] = set()
         self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
             "response.function_call_arguments.done": self._arguments_done,
+            "response.custom_tool_call_input.delta": self._custom_delta,
+            "response.custom_tool_call_input.done": self._custom_done,
             "response.output_item.added": self._item_added,
             "response.output_item.done": self._item_done,
             "response.created": self._created,
@@ -176,7 +201,7 @@ class OpenAIResponsesCodec:
                 obj = load_payload(data, API)  # raises the descriptive error
         elif is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart()]
+            return [TrailerPart(DONE)]
         else:
             obj = load_payload(data, API)
         kind = obj.get("type") or event
@@ -192,6 +217,8 @@ class OpenAIResponsesCodec:
             handler = self._handlers.get(kind)
             if handler is not None:
                 handler(obj, parts)
+            elif kind not in PROGRESS_EVENTS:
+                parts.append(unknown_part(API, str(kind), obj, self.quirks))
         return parts
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
@@ -217,6 +244,8 @@ class OpenAIResponsesCodec:
                         reasoning += 1
             elif kind == "function_call":
                 self._item_added({"output_index": index, "item": {**item, "arguments": ""}}, parts)
+            elif kind == "custom_tool_call":
+                self._item_added({"output_index": index, "item": {**item, "input": ""}}, parts)
             self._item_done({"output_index": index, "item": item}, parts)
         status = body.get("status")
         if status == "failed":
@@ -257,9 +286,31 @@ class OpenAIResponsesCodec:
         if final is not None:
             parts.append(CallPart(index=self._index(obj), args_final=final))
 
+    def _custom_delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        delta = as_str(obj.get("delta"), f"{API}: delta") or ""
+        parts.append(CallPart(index=self._index(obj), args=dumps(delta)[1:-1]))
+
+    def _custom_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        final = as_str(obj.get("input"), f"{API}: input")
+        if final is not None:
+            parts.append(CallPart(index=self._index(obj), args_final=dumps({"input": final})))
+
     def _item_added(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
-        if item.get("type") == "function_call":
+        if item.get("type") == "custom_tool_call":
+            # Freeform input: the arguments {"input": ...}, streamed as JSON text.
+            self._calls += 1
+            text = as_str(item.get("input"), f"{API}: input") or ""
+            parts.append(
+                CallPart(
+                    index=self._index(obj),
+                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    name=as_str(item.get("name"), f"{API}: name"),
+                    args='{"input":"' + dumps(text)[1:-1],
+                    new=True,
+                )
+            )
+        elif item.get("type") == "function_call":
             self._calls += 1
             args = as_str(item.get("arguments"), f"{API}: arguments")
             parts.append(
@@ -275,21 +326,61 @@ class OpenAIResponsesCodec:
     def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
         item_type = item.get("type")
-        if item_type == "function_call":
+        if item_type == "function_call" or item_type == "custom_tool_call":
+            call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            if item_type == "custom_tool_call":
+                text = as_str(item.get("input"), f"{API}: input")
+                final = None if text is None else dumps({"input": text})
+            else:
+                final = as_str(item.get("arguments"), f"{API}: arguments")
             parts.append(
                 CallPart(
                     index=self._index(obj),
-                    id=as_str(item.get("call_id"), f"{API}: call_id"),
+                    id=call_id,
                     name=as_str(item.get("name"), f"{API}: name"),
-                    args_final=as_str(item.get("arguments"), f"{API}: arguments"),
+                    args_final=final,
                     done=True,
+                    cut=item.get("status") == "incomplete",
                 )
             )
-        elif item_type == "reasoning":
+            fields = {k: v for k, v in item.items() if k not in _CALL_KEYS and v is not None}
+            if call_id and (fields or item_type == "custom_tool_call"):
+                # caller, namespace...: sent back with the call.
+                state = {"type": "call_item", "call_id": call_id, "item_type": item_type}
+                parts.append(StatePart({**state, "fields": fields}))
+        elif item_type in ASKED_CALLS:
+            self._asked_call(str(item_type), item, self._index(obj), parts)
+        elif item_type in STATE_ITEMS:
             # After some calls, it goes back after them.
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
         elif item_type in SERVER_ITEMS:
             parts.append(_server_call(item))
+        elif item_type != "message":
+            parts.append(unknown_part(API, str(item_type), item, self.quirks))
+
+    def _asked_call(self, kind: str, item: dict[str, Any], index: int, parts: list[Part]) -> None:
+        """A call the provider asks the application to answer (see ``ASKED_CALLS``)."""
+        self._calls += 1
+        fields = {k: v for k, v in item.items() if k != "type"}
+        if kind == "mcp_approval_request":
+            call_id = as_str(item.get("id"), f"{API}: id")
+            name = as_str(item.get("name"), f"{API}: name")
+            part = CallPart(index=index, id=call_id, name=name, new=True, done=True)
+            part.args_final = as_str(item.get("arguments"), f"{API}: arguments") or "{}"
+        else:
+            call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            arguments = {k: v for k, v in fields.items() if k not in _CALL_KEYS}
+            part = CallPart(index=index, id=call_id, name=ASKED_CALLS[kind], new=True, done=True)
+            part.args_value = arguments
+        parts.append(part)
+        if call_id:
+            # "asked" tells the Agent how to answer, in toolwire's words.
+            state: dict[str, Any] = {"type": "call_item", "call_id": call_id, "item_type": kind}
+            if kind == "mcp_approval_request":
+                state.update(asked="approval", server=str(item.get("server_label") or "?"))
+            else:
+                state["asked"] = "action"
+            parts.append(StatePart({**state, "fields": fields}))
 
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
@@ -338,23 +429,31 @@ def tool_schema(
     return tool
 
 
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "name": ..., "format": ...}``;
+    its input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    tool: dict[str, Any] = {"type": "custom", "name": name}
+    if description:
+        tool["description"] = description
+    tool["format"] = {"type": "grammar", **grammar} if grammar is not None else {"type": "text"}
+    return tool
+
+
 # -- requests ---------------------------------------------------------------------
 
 
-def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, ("reasoning",)))
+def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
+    by_position = placed(state_items(message, STATE_ITEMS))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
+    calls = call_items(message)
     for position, call in enumerate(message.tool_calls, start=1):
-        out.append(
-            {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call_arguments_text(call),
-            }
-        )
+        if call.id not in skip:
+            out.append(call_item(call, calls.get(call.id)))
         out.extend(by_position.pop(position, []))
     for position in sorted(by_position):  # positions past the last call
         out.extend(by_position[position])
@@ -365,6 +464,21 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
     """``(instructions, input)`` for a conversation."""
     instructions: list[str] = []
     items: list[dict[str, Any]] = []
+    # A call's result goes back as the output item of the call's own type.
+    kinds = {
+        call_id: str(state.get("item_type"))
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for call_id, state in call_items(message).items()
+    }
+    # Computer calls answered with no screenshot (refused) are left out.
+    skip = {
+        m.call_id
+        for m in messages
+        if isinstance(m, ToolResultMessage)
+        and kinds.get(m.call_id) == "computer_call"
+        and screenshot(m.content) is None
+    }
     for message in messages:
         if isinstance(message, SystemMessage):
             if items:  # a later system message stays where it was said
@@ -374,15 +488,14 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         elif isinstance(message, UserMessage):
             items.append({"role": "user", "content": message.text})
         elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(message))
+            items.extend(_assistant_items(message, skip))
         elif isinstance(message, ToolResultMessage):
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": message.call_id,
-                    "output": message.content,
-                }
-            )
+            kind = kinds.get(message.call_id, "function_call")
+            if kind in ASKED_CALLS:
+                items.append(asked_output(kind, message))
+            else:
+                output = {"call_id": message.call_id, "output": message.content}
+                items.append({"type": kind + "_output", **output})
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
     return ("\n\n".join(instructions) if instructions else None), items
@@ -413,9 +526,17 @@ def encode_request(
         body["instructions"] = instructions
     if tools:
         body["tools"] = [dict(t) for t in tools]
-        forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
-        if forced is not None:
-            body["tool_choice"] = {"type": "function", "name": forced}
+        names = tool_names(tools, lambda t: t.get("name"))
+        kinds = {
+            t.get("name"): "custom" if t.get("type") == "custom" else "function" for t in tools
+        }
+        allowed = allowed_tools(tool_choice, names)
+        forced = None if allowed else check_tool_choice(tool_choice, names)
+        if allowed:
+            listed = [{"type": kinds.get(n, "function"), "name": n} for n in allowed[0]]
+            body["tool_choice"] = {"type": "allowed_tools", "mode": allowed[1], "tools": listed}
+        elif forced is not None:
+            body["tool_choice"] = {"type": kinds.get(forced, "function"), "name": forced}
         elif tool_choice is not None:
             body["tool_choice"] = tool_choice
         if parallel_tool_calls is not None:
@@ -435,3 +556,29 @@ def encode_request(
     if stream:
         body["stream"] = True
     return body
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=OpenAIResponsesCodec,
+    finish_reasons=INCOMPLETE_REASONS,
+    usage=usage_from_responses,
+    sniff_name=lambda name: name.startswith("response."),
+    paths=("/responses",),
+    client_path="/responses",
+    routes=("/v1/responses",),
+    base_path="/v1",
+    encode_request=encode_request,
+    tool_schemas=strict_schemas(tool_schema, custom_tool_schema),
+    strict_schema=to_openai_strict,
+    otel_provider="openai",
+    decode_request=emulation.decode_request,
+    encoder=emulation.OpenAIResponsesEncoder,
+    request_path=lambda model, stream: "/responses",
+    is_error_body=lambda body: (
+        isinstance(body, dict) and "output" not in body and body.get("error") is not None
+    ),
+    sdk_shape=sdk.OpenAIResponsesShape(),
+    volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "user"),
+)
+"""The Responses API."""

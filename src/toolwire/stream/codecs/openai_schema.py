@@ -12,12 +12,24 @@ is sent non-strict.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from toolwire.errors import UsageError
 from toolwire.stream._jsonschema import JSONSchema, allows_null, append_description, dump_default
+from toolwire.stream.codecs._dialect import SchemaTool
 
-__all__ = ["STRICT_KEYWORDS", "STRICT_STRING_FORMATS", "NotStrictCompatible", "to_openai_strict"]
+__all__ = [
+    "STRICT_KEYWORDS",
+    "STRICT_STRING_FORMATS",
+    "NotStrictCompatible",
+    "strict_form",
+    "strict_schemas",
+    "to_openai_strict",
+]
 
 _STRICT_COMMON: Final = frozenset(
     {
@@ -179,3 +191,61 @@ def _nullable(node: JSONSchema) -> JSONSchema:
     if description:
         out["description"] = description
     return out
+
+
+# -- tool entries -------------------------------------------------------------------
+
+_STRICT_FORMS: weakref.WeakKeyDictionary[Any, tuple[JSONSchema | None, str | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def strict_form(tool: SchemaTool) -> tuple[JSONSchema | None, str | None]:
+    """``(strict parameters, None)`` of a tool, or ``(None, why not)``;
+    computed once per tool."""
+    try:
+        return _STRICT_FORMS[tool]
+    except (KeyError, TypeError):
+        pass
+    try:
+        form: tuple[JSONSchema | None, str | None] = (to_openai_strict(tool.parameters), None)
+    except NotStrictCompatible as exc:
+        form = (None, str(exc))
+    with contextlib.suppress(TypeError):  # an object that takes no weak reference
+        _STRICT_FORMS[tool] = form
+    return form
+
+
+def strict_schemas(
+    entry: Callable[..., dict[str, Any]],
+    custom: Callable[[str, str, Mapping[str, str] | None], dict[str, Any]],
+) -> Callable[[Sequence[SchemaTool], bool | None], list[dict[str, Any]]]:
+    """The tool schemas of an OpenAI dialect whose one entry ``entry`` builds
+    (``entry(name, description, parameters, strict=...)``), and whose
+    ``custom(name, description, grammar)`` builds a custom (freeform) tool's.
+
+    ``strict=None`` sends a strict-mode schema for each tool that allows one
+    (and whose own ``strict`` is not ``False``), ``True`` requires it for
+    every tool (:class:`~toolwire.errors.UsageError` otherwise), ``False``
+    never sends one.
+    """
+
+    def shape(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for t in tools:
+            if t.freeform is not None:
+                out.append(custom(t.name, t.description, t.freeform or None))  # {}: free text
+                continue
+            parameters, is_strict = t.parameters, False
+            if strict is not False and not (strict is None and t.strict is False):
+                form, problem = strict_form(t)
+                if form is not None:
+                    parameters, is_strict = form, True
+                elif strict:
+                    raise UsageError(
+                        f"tool {t.name!r} cannot have an OpenAI strict-mode schema: {problem}"
+                    )
+            out.append(entry(t.name, t.description, parameters, strict=is_strict))
+        return out
+
+    return shape

@@ -9,15 +9,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.testing.encoders._base import (
+from toolwire.stream import _json
+from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
     Reply,
     fragments,
+    hex_token,
     merge_error,
     openai_error,
+    token,
 )
-from toolwire.testing.scenario import hex_token, token
+from toolwire.stream.codecs.emulation._request import (
+    BadRequest,
+    ParsedRequest,
+    ToolResult,
+    as_object,
+    conversation_key,
+    get_bool,
+    get_model,
+    looks_like_error,
+    split_latest,
+    text_of,
+)
+from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
 __all__ = ["OpenAIResponsesEncoder"]
 
@@ -119,16 +134,14 @@ class OpenAIResponsesEncoder(Encoder):
             )
         for call in reply.calls:
             item_id, call_id = self.call_ids(reply, call.index)
-            items.append(
-                {
-                    "id": item_id,
-                    "type": "function_call",
-                    "status": "completed",
-                    "arguments": call.raw_arguments,
-                    "call_id": call_id,
-                    "name": call.name,
-                }
-            )
+            if call.custom:
+                item = {"id": "ctc_" + item_id[3:], "type": "custom_tool_call"}
+                item.update(status="completed", call_id=call_id, input=call.raw_arguments)
+            else:
+                item = {"id": item_id, "type": "function_call", "status": "completed"}
+                item.update(arguments=call.raw_arguments, call_id=call_id)
+            items.append({**item, "name": call.name, **call.fields})
+        items.extend(reply.items)
         return items
 
     @staticmethod
@@ -147,6 +160,10 @@ class OpenAIResponsesEncoder(Encoder):
             kind = item["type"]
             if kind == "function_call":
                 opened = dict(item, status="in_progress", arguments="")
+            elif kind == "custom_tool_call":
+                opened = dict(item, status="in_progress", input="")
+            elif kind not in ("reasoning", "message"):
+                opened = item
             else:
                 opened = dict(item, status="in_progress", content=[])
             out.emit("response.output_item.added", item=opened, output_index=output_index)
@@ -155,7 +172,9 @@ class OpenAIResponsesEncoder(Encoder):
                 out.reasoning(item, where)
             elif kind == "message":
                 out.message(item, where, self._text_part(""))
-            else:
+            elif kind == "custom_tool_call":
+                out.custom_input(item, where)
+            elif kind == "function_call":
                 out.arguments(item, where)
             out.emit("response.output_item.done", item=item, output_index=output_index)
         out.emit(
@@ -237,6 +256,11 @@ class _Events:
         done = item["content"][0]
         self.emit("response.content_part.done", content_index=0, part=done, **where)
 
+    def custom_input(self, item: dict[str, Any], where: dict[str, Any]) -> None:
+        for piece in fragments(item["input"], self.reply.chunk_size):
+            self.emit("response.custom_tool_call_input.delta", delta=piece, **where)
+        self.emit("response.custom_tool_call_input.done", input=item["input"], **where)
+
     def arguments(self, item: dict[str, Any], where: dict[str, Any]) -> None:
         for piece in fragments(item["arguments"], self.reply.chunk_size):
             self.emit(
@@ -247,3 +271,111 @@ class _Events:
             )
         arguments = item["arguments"]
         self.emit("response.function_call_arguments.done", arguments=arguments, **where)
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+_RESPONSES_ASSISTANT_ITEMS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "reasoning",
+        "web_search_call",
+        "file_search_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_approval_request",
+        "mcp_list_tools",
+        "tool_search_call",
+        "tool_search_output",
+        "compaction",
+        "program",
+        "program_output",
+    }
+)
+_RESPONSES_OUTPUTS = ANSWER_ITEMS
+
+
+def _responses_result(item: dict[str, Any], where: str, names: dict[str, str]) -> ToolResult:
+    """A tool result of a Responses input item: its call's id and its text
+    (``approved`` or ``denied: <reason>`` for an MCP approval response)."""
+    kind = item.get("type")
+    if kind == "mcp_approval_response":
+        call_id = item.get("approval_request_id")
+        approved = item.get("approve") is True
+        content = "approved" if approved else f"denied: {item.get('reason') or ''}".strip()
+    else:
+        call_id = item.get("id") if kind == "local_shell_call_output" else item.get("call_id")
+        output = item.get("output")
+        content = text_of(output) if not isinstance(output, list | dict) else _json.dumps(output)
+        approved = item.get("status") != "failed"
+    if not isinstance(call_id, str):
+        raise BadRequest(f"{where}: the id of the call it answers must be a string")
+    error = not approved or looks_like_error(content)
+    return ToolResult(call_id, names.get(call_id), content, error)
+
+
+def decode_request(
+    data: dict[str, Any], model: str | None = None, stream: bool | None = None
+) -> ParsedRequest:
+    """What the emulation server reads of a ``/responses`` request."""
+    if data.get("previous_response_id") is not None:
+        raise BadRequest(
+            "previous_response_id is not supported: the emulation server keeps no "
+            "state, send the whole conversation in 'input'"
+        )
+    raw_input = data.get("input")
+    items: list[Any] = (
+        [{"role": "user", "content": raw_input}] if isinstance(raw_input, str) else []
+    )
+    if isinstance(raw_input, list):
+        items = raw_input
+    elif not isinstance(raw_input, str):
+        raise BadRequest("'input' must be a string or an array")
+    names: dict[str, str] = {}
+    events: list[tuple[str, ToolResult | None]] = []
+    opening: list[Any] = [data.get("instructions")]
+    seen_assistant = False
+    in_assistant_run = False
+    for i, raw in enumerate(items):
+        item = as_object(raw, f"input[{i}]")
+        kind = item.get("type", "message")
+        is_assistant = kind in _RESPONSES_ASSISTANT_ITEMS or (
+            kind == "message" and item.get("role") == "assistant"
+        )
+        if kind in _RESPONSES_ASSISTANT_ITEMS:
+            call_id = item.get("id") if kind == "mcp_approval_request" else item.get("call_id")
+            name = item.get("name", str(kind).removesuffix("_call"))
+            if isinstance(call_id, str) and isinstance(name, str):
+                names[call_id] = name
+        if is_assistant:
+            seen_assistant = True
+            # One assistant turn may span several items (reasoning, message,
+            # function calls): count a run of them once.
+            if not in_assistant_run:
+                events.append(("assistant", None))
+            in_assistant_run = True
+            continue
+        in_assistant_run = False
+        if kind in _RESPONSES_OUTPUTS:
+            events.append(("result", _responses_result(item, f"input[{i}]", names)))
+        if not seen_assistant:
+            opening.append(item)
+    tools = data.get("tools")
+    instructions = data.get("instructions")
+    turns, every, latest = split_latest(events)
+    return ParsedRequest(
+        dialect="openai-responses",
+        model=get_model(data),
+        stream=get_bool(data, "stream"),
+        assistant_turns=turns,
+        conversation=conversation_key(opening),
+        results=every,
+        latest_results=latest,
+        include_usage=True,
+        tools=tools if isinstance(tools, list) else [],
+        instructions=instructions if isinstance(instructions, str) else None,
+    )

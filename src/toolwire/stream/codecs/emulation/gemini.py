@@ -3,6 +3,10 @@
 Framing follows ``gemini/sse_call_with_id.sse`` (``": "`` after keys,
 ``\\r\\n\\r\\n`` between events) and ``gemini/json_array_nested_args_with_id.sse``
 (a pretty-printed array, elements separated by ``\\n,\\r\\n``).
+
+A turn's own Gemini parts (:class:`~toolwire.testing.ProviderItem`:
+``executableCode``, ``toolCall``...) are streamed whole, one per chunk, in
+their place; a call's ``provider_fields`` (``thoughtSignature``) go on its part.
 """
 
 from __future__ import annotations
@@ -10,8 +14,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolwire.testing.encoders._base import Encoder, Frame, Reply, fragments, merge_error
-from toolwire.testing.scenario import lower_token, token
+from toolwire.stream import _json
+from toolwire.stream.codecs.emulation._base import (
+    Encoder,
+    Frame,
+    Reply,
+    fragments,
+    lower_token,
+    merge_error,
+    token,
+)
+from toolwire.stream.codecs.emulation._request import (
+    ParsedRequest,
+    ToolResult,
+    as_object,
+    conversation_key,
+    get_list,
+    looks_like_error,
+    split_latest,
+)
 
 __all__ = ["GeminiEncoder"]
 
@@ -81,15 +102,12 @@ class GeminiEncoder(Encoder):
         for call in reply.calls:
             if call.arguments is None:
                 return call.raw_arguments
-            parts.append(
-                {
-                    "functionCall": {
-                        "name": call.name,
-                        "args": call.arguments,
-                        "id": self.call_id(reply, call.index),
-                    }
-                }
-            )
+            function = {
+                "name": call.name,
+                "args": call.arguments,
+                "id": self.call_id(reply, call.index),
+            }
+            parts.append({"functionCall": function, **call.provider_fields})
         return parts
 
     def stream(self, reply: Reply) -> list[Frame]:
@@ -97,7 +115,9 @@ class GeminiEncoder(Encoder):
         pending: list[list[Any]] = []
         size = reply.chunk_size
         pending.extend([{"text": p, "thought": True}] for p in fragments(reply.reasoning, size))
+        pending.extend([item] for item in reply.items_after("reasoning"))
         pending.extend([{"text": p}] for p in fragments(reply.text, size))
+        pending.extend([item] for item in reply.items_after("text"))
         calls = self._call_parts(reply)
         frames: list[Frame] = []
         if isinstance(calls, str):
@@ -109,10 +129,11 @@ class GeminiEncoder(Encoder):
             frames.append(Frame(last))
             return frames
         pending.extend([part] for part in calls)
+        pending.extend([item] for item in reply.items_after("calls"))
         if not pending:
             pending.append([{"text": ""}])
         for n, parts in enumerate(pending):
-            finish = "STOP" if n == len(pending) - 1 else None
+            finish = (reply.finish or "STOP") if n == len(pending) - 1 else None
             frames.append(Frame(self._chunk(reply, parts, finish)))
         return frames
 
@@ -121,15 +142,18 @@ class GeminiEncoder(Encoder):
         parts: list[Any] = []
         if reply.reasoning:
             parts.append({"text": reply.reasoning, "thought": True})
+        parts.extend(reply.items_after("reasoning"))
         if reply.text:
             parts.append({"text": reply.text})
+        parts.extend(reply.items_after("text"))
         calls = self._call_parts(reply)
         if isinstance(calls, str):
             body = self._chunk(reply, None, "MALFORMED_FUNCTION_CALL")
             body["candidates"][0]["finishMessage"] = f"Malformed function call: {calls}"
             return body
         parts.extend(calls)
-        return self._chunk(reply, parts or [{"text": ""}], "STOP")
+        parts.extend(reply.items_after("calls"))
+        return self._chunk(reply, parts or [{"text": ""}], reply.finish or "STOP")
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         """``{"error": {"code", "message", "status"}}``."""
@@ -168,3 +192,70 @@ class GeminiEncoder(Encoder):
     def trailer(self) -> bytes:
         """The JSON array's closing ``]``."""
         return b"" if self.sse else b"\n]"
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def _gemini_result_text(response: Any) -> str:
+    # Gemini wraps a tool's output in an object; most clients use a single
+    # "result"/"output"/"content" key holding the text: quote that text alone.
+    if isinstance(response, dict) and len(response) == 1:
+        ((key, value),) = response.items()
+        if key in ("result", "output", "content") and isinstance(value, str):
+            return value
+    return _json.dumps(response)
+
+
+def decode_request(
+    data: dict[str, Any], model: str | None = None, stream: bool | None = None
+) -> ParsedRequest:
+    """What the emulation server reads of a ``generateContent`` request (the
+    model and whether it streams come from the URL)."""
+    contents = get_list(data, "contents")
+    events: list[tuple[str, ToolResult | None]] = []
+    opening: list[Any] = [data.get("systemInstruction") or data.get("system_instruction")]
+    seen_assistant = False
+    for i, raw in enumerate(contents):
+        content = as_object(raw, f"contents[{i}]")
+        parts = content.get("parts")
+        parts = parts if isinstance(parts, list) else []
+        if content.get("role") == "model":
+            seen_assistant = True
+            events.append(("assistant", None))
+        else:
+            for j, part in enumerate(parts):
+                if not isinstance(part, dict) or "functionResponse" not in part:
+                    continue
+                response = as_object(part["functionResponse"], f"contents[{i}].parts[{j}]")
+                name = response.get("name")
+                call_id = response.get("id")
+                text = _gemini_result_text(response.get("response"))
+                payload = response.get("response")
+                is_error = (
+                    isinstance(payload, dict) and payload.get("error") not in (None, False, "")
+                ) or looks_like_error(text)
+                events.append(
+                    (
+                        "result",
+                        ToolResult(
+                            call_id if isinstance(call_id, str) else None,
+                            name if isinstance(name, str) else None,
+                            text,
+                            is_error,
+                        ),
+                    )
+                )
+        if not seen_assistant:
+            opening.append(content)
+    turns, every, latest = split_latest(events)
+    return ParsedRequest(
+        dialect="gemini",
+        model=model or "gemini",
+        stream=bool(stream),
+        assistant_turns=turns,
+        conversation=conversation_key(opening),
+        results=every,
+        latest_results=latest,
+        include_usage=True,
+    )

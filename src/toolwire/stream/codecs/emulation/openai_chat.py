@@ -9,15 +9,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.testing.encoders._base import (
+from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
     Reply,
     fragments,
+    hex_token,
     merge_error,
     openai_error,
+    token,
 )
-from toolwire.testing.scenario import hex_token, token
+from toolwire.stream.codecs.emulation._request import (
+    BadRequest,
+    ParsedRequest,
+    ToolResult,
+    as_object,
+    conversation_key,
+    get_bool,
+    get_list,
+    get_model,
+    looks_like_error,
+    split_latest,
+    text_of,
+)
 
 __all__ = ["OpenAIChatEncoder"]
 
@@ -70,15 +84,17 @@ class OpenAIChatEncoder(Encoder):
         for piece in fragments(reply.text, reply.chunk_size):
             chunk({"content": piece})
         for call in reply.calls:
+            kind, field = ("custom", "input") if call.custom else ("function", "arguments")
             opener = {
                 "index": call.index,
                 "id": self.call_id(reply, call.index),
-                "type": "function",
-                "function": {"name": call.name, "arguments": ""},
+                "type": kind,
+                kind: {"name": call.name, field: ""},
+                **call.fields,
             }
             chunk({"tool_calls": [opener]})
             for piece in fragments(call.raw_arguments, reply.chunk_size):
-                chunk({"tool_calls": [{"index": call.index, "function": {"arguments": piece}}]})
+                chunk({"tool_calls": [{"index": call.index, kind: {field: piece}}]})
         chunk({}, "tool_calls" if reply.calls else "stop")
         if request.include_usage:
             obj = dict(base)
@@ -126,8 +142,15 @@ class OpenAIChatEncoder(Encoder):
             message["tool_calls"] = [
                 {
                     "id": self.call_id(reply, call.index),
+                    "type": "custom",
+                    "custom": {"name": call.name, "input": call.raw_arguments},
+                }
+                if call.custom
+                else {
+                    "id": self.call_id(reply, call.index),
                     "type": "function",
                     "function": {"name": call.name, "arguments": call.raw_arguments},
+                    **call.fields,
                 }
                 for call in reply.calls
             ]
@@ -160,3 +183,53 @@ class OpenAIChatEncoder(Encoder):
         """``data: {"error": {...}}`` with no event name, as OpenAI sends it."""
         defaults = openai_error(500, "The server had an error while processing your request.")
         return Frame({"error": merge_error(defaults["error"], error)})
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def decode_request(
+    data: dict[str, Any], model: str | None = None, stream: bool | None = None
+) -> ParsedRequest:
+    """What the emulation server reads of a ``/chat/completions`` request."""
+    messages = get_list(data, "messages")
+    names: dict[str, str] = {}
+    events: list[tuple[str, ToolResult | None]] = []
+    opening: list[Any] = []
+    seen_assistant = False
+    for i, raw in enumerate(messages):
+        message = as_object(raw, f"messages[{i}]")
+        role = message.get("role")
+        if not isinstance(role, str):
+            raise BadRequest(f"messages[{i}].role must be a string")
+        if role == "assistant":
+            seen_assistant = True
+            events.append(("assistant", None))
+            for call in message.get("tool_calls") or []:
+                if isinstance(call, dict):
+                    function = call.get("function") or call.get("custom")
+                    if isinstance(call.get("id"), str) and isinstance(function, dict):
+                        names[call["id"]] = str(function.get("name"))
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            if not isinstance(call_id, str):
+                raise BadRequest(f"messages[{i}].tool_call_id must be a string")
+            content = text_of(message.get("content"))
+            result = ToolResult(call_id, names.get(call_id), content, looks_like_error(content))
+            events.append(("result", result))
+        if not seen_assistant:
+            opening.append(message)
+    options = data.get("stream_options")
+    options = options if isinstance(options, dict) else {}
+    turns, every, latest = split_latest(events)
+    return ParsedRequest(
+        dialect="openai-chat",
+        model=get_model(data),
+        stream=get_bool(data, "stream"),
+        assistant_turns=turns,
+        conversation=conversation_key(opening),
+        results=every,
+        latest_results=latest,
+        include_usage=options.get("include_usage") is True,
+        include_obfuscation=options.get("include_obfuscation") is not False,
+    )

@@ -1,4 +1,10 @@
-"""How each SDK's stream objects map back to its dialect's wire payloads."""
+"""How each official SDK's stream objects map back to its dialect's wire payloads.
+
+``toolwire.adapters`` reads an SDK's stream through the dialect's codec: each
+dialect that has an adapter names its :class:`Shape` (``sdk_shape`` of its
+:class:`~toolwire.stream.codecs.WireDialect`), which turns the SDK's objects
+back into the payloads the codec reads.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolwire.errors import UsageError
+
+__all__ = ["AnthropicShape", "OpenAIChatShape", "OpenAIResponsesShape", "Shape", "type_first"]
 
 # -- from SDK objects to wire payloads ---------------------------------------------
 
@@ -47,8 +55,9 @@ class Shape:
     """How one SDK's stream objects map back to the dialect's payloads."""
 
     dialect = ""
-    watches_done = False
-    """The SDK swallows an end marker that the adapter must watch for itself."""
+    end_marker: str | None = None
+    """The end marker the SDK swallows, which the adapter must watch for itself
+    (the data of the SDK's own SSE events)."""
     expects = ""
 
     def payload(self, obj: object) -> tuple[str, dict[str, Any]] | None:
@@ -78,9 +87,9 @@ _CHAT_DERIVED = frozenset(
 )
 
 
-class _OpenAIChat(Shape):
+class OpenAIChatShape(Shape):
     dialect = "openai-chat"
-    watches_done = True
+    end_marker = "[DONE]"
     expects = "ChatCompletionChunk objects"
 
     def payload(self, obj: object) -> tuple[str, dict[str, Any]] | None:
@@ -98,7 +107,7 @@ class _OpenAIChat(Shape):
         return "message", payload
 
 
-class _OpenAIResponses(Shape):
+class OpenAIResponsesShape(Shape):
     dialect = "openai-responses"
     expects = "Responses stream events"
     _EXCLUDE = frozenset({"snapshot"})  # added by the responses.stream() helper
@@ -119,7 +128,7 @@ _ANTHROPIC_EXTRAS = {
 }
 
 
-class _AnthropicMessages(Shape):
+class AnthropicShape(Shape):
     dialect = "anthropic-messages"
     expects = "Messages stream events"
 
@@ -134,17 +143,3 @@ class _AnthropicMessages(Shape):
         if payload is None:
             raise self.unknown(obj)
         return type_first(payload)
-
-
-_SHAPES: dict[str, Shape] = {
-    d.dialect: d for d in (_OpenAIChat(), _OpenAIResponses(), _AnthropicMessages())
-}
-
-
-def shape_for(dialect: str) -> Shape:
-    shape = _SHAPES.get(dialect)
-    if shape is None:
-        raise UsageError(
-            f"no SDK adapter for dialect {dialect!r}; expected one of: {', '.join(_SHAPES)}"
-        )
-    return shape

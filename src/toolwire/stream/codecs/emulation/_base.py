@@ -7,11 +7,12 @@ the dialect; each encoder turns it into frames (streamed) or a body (whole).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from toolwire.stream import _json
-from toolwire.testing._parse import ParsedRequest
+from toolwire.stream.codecs.emulation._request import ParsedRequest
 
 __all__ = [
     "OPENAI_ERRORS",
@@ -20,8 +21,11 @@ __all__ = [
     "Reply",
     "ReplyCall",
     "fragments",
+    "hex_token",
+    "lower_token",
     "merge_error",
     "openai_error",
+    "token",
 ]
 
 
@@ -35,6 +39,13 @@ class ReplyCall:
     """The arguments text as streamed (compact JSON, or the scenario's raw text)."""
     arguments: dict[str, Any] | None
     """The arguments as an object, or ``None`` when the raw text is not a JSON object."""
+    custom: bool = False
+    """A custom (freeform) tool call: ``raw_arguments`` is its input text."""
+    fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields sent beside the call (OpenAI dialects)."""
+    provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields of the call's wire item, in the request's dialect (the
+    scenario's ``provider_fields``: an Anthropic ``caller``, a Gemini ``thoughtSignature``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +60,18 @@ class Reply:
     chunk_size: int
     created: int
     input_tokens: int
+    items: tuple[dict[str, Any], ...] = ()
+    """Output items sent as they are (OpenAI Responses only)."""
+    provider_items: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """The dialect's own items, each with where it goes (``reasoning``, ``text``, ``calls``)."""
+    finish: str | None = None
+    """The dialect's finish word to send instead of the usual one."""
+    provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
+    """More fields of the answer, in the request's dialect."""
+
+    def items_after(self, place: str) -> list[dict[str, Any]]:
+        """The dialect's own items that go after ``place``, in order."""
+        return [item for where, item in self.provider_items if where == place]
 
     @property
     def seed(self) -> str:
@@ -84,11 +107,19 @@ def fragments(text: str, size: int) -> list[str]:
 
 
 class Encoder:
-    """Base of the dialect encoders."""
+    """Base of the dialect encoders.
+
+    Args:
+        sse: whether the request asked for SSE, for a dialect that streams in
+            another framing too (Gemini's JSON array); ignored by the others.
+    """
 
     dialect: ClassVar[str]
     stream_media_type: str = "text/event-stream; charset=utf-8"
     json_media_type: str = "application/json"
+
+    def __init__(self, *, sse: bool = True) -> None:
+        self.sse = sse
 
     def stream(self, reply: Reply) -> list[Frame]:
         """The frames of a streamed answer."""
@@ -145,3 +176,31 @@ def merge_error(defaults: dict[str, Any], given: dict[str, Any]) -> dict[str, An
     merged = dict(defaults)
     merged.update(given)
     return merged
+
+
+# -- deterministic identifiers ------------------------------------------------------
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_LOWER_ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
+_HEX = "0123456789abcdef"
+
+
+def token(seed: str, length: int, alphabet: str = _ALNUM) -> str:
+    """A pseudo-random string drawn deterministically from ``seed``."""
+    out: list[str] = []
+    counter = 0
+    while len(out) < length:
+        digest = hashlib.sha256(f"{seed}#{counter}".encode()).digest()
+        out.extend(alphabet[b % len(alphabet)] for b in digest)
+        counter += 1
+    return "".join(out[:length])
+
+
+def hex_token(seed: str, length: int) -> str:
+    """Like :func:`token`, lowercase hexadecimal."""
+    return token(seed, length, _HEX)
+
+
+def lower_token(seed: str, length: int) -> str:
+    """Like :func:`token`, lowercase letters and digits."""
+    return token(seed, length, _LOWER_ALNUM)

@@ -1,0 +1,126 @@
+"""Calls the provider asks the application to answer, not to run as tools.
+
+A provider may ask for an approval before it runs a tool on a remote MCP
+server, or ask the application to act on a computer or a shell (OpenAI's
+Responses API does both). The decoder turns each into a tool call, marked
+in the assistant message's provider state as ``asked`` for an ``approval``
+or an ``action``; this module answers them:
+
+- an MCP approval goes to the toolbox's approval callback, exactly as a
+  ``requires_approval`` tool would (no callback: denied);
+- a computer or shell call runs the application's tool of that name
+  (``computer``, ``local_shell``, ``shell``, ``apply_patch``) when the
+  toolbox has one; otherwise it is refused, and the refusal is sent back to
+  the model in the call's own output shape, never left unanswered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolwire.messages import AssistantMessage
+from toolwire.stream import _json
+from toolwire.tools import (
+    Approval,
+    ApprovalCallback,
+    ApprovalRequest,
+    Tool,
+    Toolbox,
+    ToolResult,
+    ask_approval,
+)
+from toolwire.types import InvalidToolCall, ToolCall
+
+__all__ = ["answer_asked_calls", "asked_kinds"]
+
+
+def asked_kinds(message: AssistantMessage) -> dict[str, dict[str, Any]]:
+    """The provider-state mark of each call of ``message`` that the provider
+    asked about (``asked``: ``"approval"`` or ``"action"``), by call id."""
+    return {
+        str(item.get("call_id")): item
+        for item in message.provider_state
+        if item.get("type") == "call_item" and item.get("asked") in ("approval", "action")
+    }
+
+
+async def answer_asked_calls(
+    calls: Sequence[ToolCall | InvalidToolCall],
+    message: AssistantMessage,
+    toolbox: Toolbox,
+    *,
+    approve: ApprovalCallback | None,
+    run_id: str,
+    metadata: Mapping[str, Any],
+) -> dict[str, ToolResult]:
+    """Answers by call id for the calls the toolbox must not run itself: MCP
+    approvals, and computer or shell calls no tool of the toolbox handles."""
+    marks = asked_kinds(message)
+    out: dict[str, ToolResult] = {}
+    for call in calls:
+        mark = marks.get(call.id, {})
+        if mark.get("asked") == "approval" and isinstance(call, ToolCall):
+            server = str(mark.get("server") or "?")
+            out[call.id] = await _mcp_approval(call, server, approve, run_id, metadata)
+        elif mark.get("asked") == "action" and toolbox.get(call.name) is None:
+            out[call.id] = _refused(call)
+    return out
+
+
+async def _mcp_approval(
+    call: ToolCall,
+    server: str,
+    approve: ApprovalCallback | None,
+    run_id: str,
+    metadata: Mapping[str, Any],
+) -> ToolResult:
+    stand_in = Tool.from_schema(
+        _never_run,
+        name=call.name,
+        parameters={"type": "object"},
+        description=f"the tool {call.name!r} of the remote MCP server {server!r}",
+        requires_approval=True,
+    )
+    if approve is None:
+        decision = Approval.deny("no approval callback: remote MCP tool calls need approval")
+    else:
+        request = ApprovalRequest(
+            call_id=call.id,
+            tool=stand_in,
+            arguments=dict(call.arguments),
+            metadata={**metadata, "mcp_server": server},
+            run_id=run_id,
+        )
+        decision = await ask_approval(approve, request)
+    allowed = decision.decision == "allow"
+    reason = decision.reason or "the call was not approved"
+    if decision.decision == "edit":
+        reason = "the arguments of a remote MCP call cannot be edited here: denied"
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        ok=allowed,
+        content="approved" if allowed else reason,
+        error=None if allowed else "denied",
+        arguments=dict(call.arguments),
+    )
+
+
+def _refused(call: ToolCall | InvalidToolCall) -> ToolResult:
+    text = (
+        f"This application does not carry out {call.name!r} requests: the call was refused "
+        "and nothing was done. Do not ask again; answer with what you have."
+    )
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        ok=False,
+        content=_json.dumps({"error": "refused", "message": text}),
+        error="denied",
+        arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
+    )
+
+
+def _never_run(**_: Any) -> None:  # pragma: no cover - only ever approved, never run
+    raise RuntimeError("a remote MCP tool runs on its server, not here")

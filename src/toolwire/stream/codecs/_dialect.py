@@ -1,0 +1,174 @@
+"""``WireDialect``: everything toolwire knows about one wire format, in one object.
+
+Each dialect's module (``codecs/<dialect>.py``) builds one ``WireDialect`` and
+the package registers it (:func:`toolwire.stream.codecs.register`). Whoever
+needs to know a format asks the registry and never names the format's words
+itself: the stream decoder sniffs with it, the tool layer shapes tool
+schemas with it, the providers encode requests with it, the proxy and
+``toolwire inspect`` tell a request's dialect by its path with it, the
+emulation server reads requests and writes answers with it, and
+OpenTelemetry names the provider with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolwire.stream._jsonschema import JSONSchema
+from toolwire.stream.framing import FramingKind
+from toolwire.types import FinishReason, Usage
+
+if TYPE_CHECKING:
+    from toolwire.stream.codecs import Codec
+    from toolwire.stream.codecs.emulation import Encoder, ParsedRequest
+    from toolwire.stream.codecs.sdk import Shape
+
+__all__ = ["RouteTarget", "SchemaTool", "WireDialect", "plain_schemas"]
+
+
+class SchemaTool(Protocol):
+    """What tool-schema shaping reads of a tool (a :class:`toolwire.Tool`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> JSONSchema: ...
+
+    @property
+    def strict(self) -> bool | None: ...
+
+    @property
+    def freeform(self) -> Mapping[str, str] | None:
+        """``None`` for a function tool; a custom (freeform) tool's grammar,
+        ``{}`` for free text."""
+
+    @property
+    def anthropic_eager_input_streaming(self) -> bool | None:
+        """Anthropic's per-tool ``eager_input_streaming`` (``None``: not sent)."""
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
+RouteTarget = tuple[str | None, bool | None, bool]
+"""``(model, stream, sse)`` a request's URL tells: its model and whether it
+streams where the URL says so (``None``: the body says), and whether it asked
+for SSE where the dialect streams in another framing too."""
+
+
+def _body_says(path: str, query: Mapping[str, str]) -> RouteTarget | None:
+    return None, None, True
+
+
+def plain_schemas(
+    entry: Callable[[str, str, JSONSchema], dict[str, Any]],
+) -> Callable[[Sequence[SchemaTool], bool | None], list[dict[str, Any]]]:
+    """Tool schemas of a dialect that has no strict mode: one entry per tool."""
+
+    def shape(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+        return [entry(t.name, t.description, t.parameters) for t in tools]
+
+    return shape
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireDialect:
+    """One wire dialect: its name, its codec and the rest of its format.
+
+    Only ``name``, ``codec`` and the sniffing/path fields are needed to decode
+    a stream; a dialect that toolwire also writes (requests, tool schemas)
+    or serves (the emulation server) fills the rest.
+    """
+
+    name: str
+    """The dialect's name, one of :data:`toolwire.types.DIALECTS`."""
+    codec: type[Codec]
+    """Reads its streamed payloads (a fresh instance per stream: codecs keep
+    state) and, with ``decode_response``, its whole responses."""
+    finish_reasons: Mapping[str, FinishReason]
+    """Its finish-reason words in toolwire's vocabulary."""
+    usage: Callable[[dict[str, Any]], Usage] | None = None
+    """Its usage object as a :class:`~toolwire.types.Usage`."""
+
+    # -- telling a stream's dialect (``dialect="auto"``) ---------------------------
+    sniff_name: Callable[[str], bool] = _never
+    """True for an SSE event name, or a payload's ``type`` member, that only
+    this dialect sends."""
+    sniff_text: Callable[[str], bool] = _never
+    """True for a payload's (stripped) text that only this dialect sends."""
+    sniff_shape: Callable[[dict[str, Any]], bool] = _never
+    """True for a JSON object payload only this dialect's stream holds; asked
+    after every dialect's ``sniff_name``, in registry order."""
+    whole_framing: FramingKind | None = None
+    """A framing only this dialect streams in (Gemini's JSON array), which
+    tells the dialect by itself."""
+
+    # -- requests: paths --------------------------------------------------------------
+    paths: tuple[str, ...] = ()
+    """The endings of its request paths (``toolwire proxy``, ``inspect``)."""
+    stream_paths: tuple[str, ...] = ()
+    """The endings of request paths whose answer is always a stream."""
+    routes: tuple[str, ...] = ()
+    """The emulation server's routes for it (Starlette path syntax)."""
+    route_target: Callable[[str, Mapping[str, str]], RouteTarget | None] = _body_says
+    """What a request's path and query say (``None``: no such method)."""
+    base_path: str = ""
+    """What an SDK's base URL adds to the server's root (``/v1``)."""
+    client_path: str = ""
+    """What a client adds to its base URL to call the model (``/v1/messages``);
+    empty where the path holds the model (Gemini's)."""
+    request_id_header: str = "x-request-id"
+    """The response header that carries the request id."""
+
+    request_path: Callable[[str, bool], str] | None = None
+    """The path a provider's base URL is followed by for a model call, given
+    the model and whether it streams."""
+    is_error_body: Callable[[Any], bool] = _never
+    """True for a whole response body that is an error object (HTTP 200)."""
+
+    # -- requests: bodies -----------------------------------------------------------
+    answer_fields: tuple[str, ...] = ("stream",)
+    """Request members that say how to answer, not what (the emulation server
+    leaves them out of its made-up input token count)."""
+    volatile_fields: tuple[str, ...] = ()
+    """Request members that change between runs of the same code (user and
+    request ids, cache keys, usage options): cassettes match without them."""
+    encode_request: Callable[..., dict[str, Any]] | None = None
+    """Builds a request body (keyword arguments: ``model``, ``messages``,
+    ``tools``, ``tool_choice``, ``stream``... see the module's own)."""
+    tool_schemas: Callable[[Sequence[SchemaTool], bool | None], list[dict[str, Any]]] | None = None
+    """The value of a request's tools member for tools, given the caller's
+    ``strict`` wish (``None``: where the dialect and the tool allow it)."""
+    strict_schema: Callable[[JSONSchema], JSONSchema] | None = None
+    """The dialect's strict form of a parameters schema, for dialects with a
+    strict mode; raises ``ValueError`` for a schema it cannot express."""
+    decode_request: Callable[[dict[str, Any], str | None, bool | None], ParsedRequest] | None = None
+    """Reads a request body for the emulation server (``model`` and
+    ``stream`` when the URL carries them)."""
+
+    # -- answers, for the emulation server ----------------------------------------------
+    encoder: type[Encoder] | None = None
+    """Writes scripted answers, streamed and whole (given whether the request
+    asked for SSE where the dialect has another framing)."""
+
+    # -- the official SDK's stream objects (``toolwire.adapters``) ------------------------
+    sdk_shape: Shape | None = None
+    """Turns the SDK's stream objects back into payloads for the codec."""
+
+    # -- observability ----------------------------------------------------------------
+    silent_output: Callable[[str], str | None] | None = None
+    """What the model wrote in a payload that gives no event (``toolwire
+    inspect`` shows it): Anthropic's server-tool blocks, held until they end."""
+    otel_provider: str | None = None
+    """Its ``gen_ai.provider.name`` flavour, for providers of other names."""
+
+    def path_matches(self, path: str) -> bool:
+        """True when a request path is one of this dialect's."""
+        return bool(self.paths) and path.rstrip("/").endswith(self.paths)

@@ -1,0 +1,177 @@
+"""Responses items beyond messages, reasoning and function calls: what is kept
+as provider state, what the provider asks the application about, and how each
+call and its answer go back."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from toolwire.messages import AssistantMessage, ToolResultMessage
+from toolwire.stream._json import loads_fast as _loads
+from toolwire.stream.codecs._request import dict_or_empty, state_items
+from toolwire.stream.codecs.openai_chat import call_arguments_text
+from toolwire.stream.codecs.openai_chat_items import custom_input
+from toolwire.types import InvalidToolCall, ToolCall
+
+__all__ = [
+    "ANSWER_ITEMS",
+    "ASKED_CALLS",
+    "PROGRESS_EVENTS",
+    "STATE_ITEMS",
+    "asked_output",
+    "call_item",
+    "call_items",
+    "screenshot",
+]
+
+
+ASKED_CALLS: Final[dict[str, str]] = {
+    "mcp_approval_request": "mcp_approval",
+    "computer_call": "computer",
+    "local_shell_call": "local_shell",
+    "shell_call": "shell",
+    "apply_patch_call": "apply_patch",
+}
+"""Output items by which the provider asks the application something, each a
+tool call named after the hosted tool (``"shell"``...): its arguments are the
+item's own fields. An MCP approval request is the call of the MCP tool it is
+about. The item goes back whole, then the answer as the item type's output."""
+
+ANSWER_ITEMS: Final = frozenset(
+    {
+        "function_call_output",
+        "custom_tool_call_output",
+        "computer_call_output",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
+        "mcp_approval_response",
+    }
+)
+"""The items that answer a call: sent by the application, or found among the
+output when the provider answered a call itself."""
+
+STATE_ITEMS: Final = ANSWER_ITEMS | {
+    "reasoning",
+    "mcp_list_tools",
+    "tool_search_call",
+    "tool_search_output",
+    "additional_tools",
+    "compaction",
+    "program",
+    "program_output",
+}
+"""Output items kept whole as provider state and sent back in their place
+among the calls on the next request: reasoning, the tools a hosted tool search
+or MCP listing found, compacted history, programs and the outputs the
+provider produced itself."""
+
+PROGRESS_EVENTS: Final = frozenset(
+    {
+        "response.queued",
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.code_interpreter_call.in_progress",
+        "response.code_interpreter_call.interpreting",
+        "response.code_interpreter_call.completed",
+        "response.code_interpreter_call_code.delta",
+        "response.code_interpreter_call_code.done",
+        "response.file_search_call.in_progress",
+        "response.file_search_call.searching",
+        "response.file_search_call.completed",
+        "response.web_search_call.in_progress",
+        "response.web_search_call.searching",
+        "response.web_search_call.completed",
+        "response.image_generation_call.in_progress",
+        "response.image_generation_call.generating",
+        "response.image_generation_call.partial_image",
+        "response.image_generation_call.completed",
+        "response.mcp_call.in_progress",
+        "response.mcp_call.completed",
+        "response.mcp_call.failed",
+        "response.mcp_call_arguments.delta",
+        "response.mcp_call_arguments.done",
+        "response.mcp_list_tools.in_progress",
+        "response.mcp_list_tools.completed",
+        "response.mcp_list_tools.failed",
+        "response.compaction.compacting",
+        "response.shell_call_command.added",
+        "response.shell_call_command.delta",
+        "response.shell_call_command.done",
+        "response.shell_call_output_content.delta",
+        "response.shell_call_output_content.done",
+    }
+)
+"""Stream events that report progress on an output item (or a content part)
+whose ``.done`` event carries it whole: read there, not here."""
+
+
+def call_items(message: AssistantMessage) -> dict[str, dict[str, Any]]:
+    """The ``call_item`` state of ``message`` by call id: the item type of each
+    call that is not a plain function call, and the fields to send back."""
+    return {str(item.get("call_id")): item for item in state_items(message, ("call_item",))}
+
+
+def call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None) -> dict[str, Any]:
+    kind = state.get("item_type") if state is not None else None
+    item: dict[str, Any]
+    if state is not None and kind in ASKED_CALLS:
+        return {"type": kind, **dict_or_empty(state.get("fields"))}  # whole, as it came
+    if kind == "custom_tool_call":
+        item = {"type": kind, "call_id": call.id, "name": call.name, "input": custom_input(call)}
+    else:
+        arguments = call_arguments_text(call)
+        item = {
+            "type": "function_call",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": arguments,
+        }
+    if state is not None:
+        item.update(dict_or_empty(state.get("fields")))
+    return item
+
+
+def asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
+    """The answer to a call the provider asked about, as its item type's output."""
+    ok, call_id, content = not message.is_error, message.call_id, message.content
+    if kind == "mcp_approval_request":
+        answer = {"type": "mcp_approval_response", "approval_request_id": call_id, "approve": ok}
+        return answer if ok else {**answer, "reason": content}
+    if kind == "computer_call":
+        image = screenshot(content)
+        if image is None:  # refused: told in words, the call left out
+            return {
+                "role": "user",
+                "content": f"The computer call {call_id} was not run: {content}",
+            }
+        return {"type": "computer_call_output", "call_id": call_id, "output": image}
+    if kind == "local_shell_call":
+        return {"type": "local_shell_call_output", "id": call_id, "output": content}
+    if kind == "shell_call":
+        outcome = {"type": "exit", "exit_code": 0 if ok else 1}
+        text = {"stdout": content, "stderr": ""} if ok else {"stdout": "", "stderr": content}
+        return {
+            "type": "shell_call_output",
+            "call_id": call_id,
+            "output": [{**text, "outcome": outcome}],
+        }
+    status = "completed" if ok else "failed"
+    return {
+        "type": "apply_patch_call_output",
+        "call_id": call_id,
+        "status": status,
+        "output": content,
+    }
+
+
+def screenshot(content: str) -> dict[str, Any] | None:
+    """A computer call's result when it is a screenshot object, else ``None``."""
+    try:
+        value = _loads(content)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) and value.get("type") == "computer_screenshot" else None
