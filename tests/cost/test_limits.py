@@ -20,7 +20,7 @@ from toolwire.cli import main
 from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.cost import Budget, Prices, Rates, UsageLimits
 from toolwire.errors import UsageError
-from toolwire.journal import SQLiteJournal
+from toolwire.journal import RunLog, RunSummary, SQLiteJournal
 from toolwire.testing import EmulationServer, Scenario
 
 pytestmark = pytest.mark.anyio
@@ -110,6 +110,16 @@ def agent_for(
     return Agent(provider, model=model, tools=tools.tools, journal=journal, **options)
 
 
+def the_only_run(journal: Path) -> tuple[RunSummary, RunLog]:
+    """The journal's one run, and its log."""
+    store = SQLiteJournal(journal, read_only=True)
+    try:
+        (run,) = store.list_runs()
+        return run, store.load_run(run.run_id)
+    finally:
+        store.close()
+
+
 async def stream_until_error(agent: Agent, prompt: str = "go") -> tuple[str, ToolwireError]:
     """The text the caller saw before the run raised, and the error."""
     seen: list[str] = []
@@ -150,12 +160,7 @@ async def test_an_output_limit_stops_a_long_answer_within_a_chunk_and_no_later_c
     # call (they came after the crossing) ran, eager or not.
     assert len(seen) <= limit * 4 and LONG_TEXT.startswith(seen)
     assert tools.ran == [] and requests == 1
-    store = SQLiteJournal(journal, read_only=True)
-    try:
-        (run,) = store.list_runs()
-        log = store.load_run(run.run_id)
-    finally:
-        store.close()
+    run, log = the_only_run(journal)
     assert run.status == "limit"
     end = log.events[-1]
     assert end.kind == "run_failed" and end.data["error"]["limit"] == "output_tokens"

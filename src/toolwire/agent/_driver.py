@@ -18,6 +18,7 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -185,6 +186,7 @@ class RunDriver:
             if recorded is not None:
                 choice, turn_usage = recorded.choice(), recorded.usage
                 assistant = recorded.assistant
+                self.turn_cost = None  # priced by the process that recorded it
             else:
                 self.turn += 1
                 if self.emit is not None:
@@ -249,6 +251,7 @@ class RunDriver:
         turn = self.turn
         attempt = 1
         meter = self.meter
+        self.turn_cost = Cost(total=Decimal(0))
         while True:
             # Raises at the request or wall-time limit.
             meter.request(len(request.content()) if meter.watching else 0)
@@ -258,6 +261,10 @@ class RunDriver:
             try:
                 result, early = await self._stream_timed(request)
             except _TurnBroke as broke:
+                # A broken stream is billed too: what it revealed is its
+                # usage, priced and counted toward the limits (the next
+                # attempt's check may stop the run).
+                await self._usage(attempt, meter.in_flight())
                 await self._failed(attempt, broke.error, started)
                 step = next_step(
                     Broken(broke.error, attempt),
@@ -286,8 +293,10 @@ class RunDriver:
             return result, early
 
     async def _usage(self, attempt: int, usage: Usage | None) -> None:
-        """Price a request's usage and tell the observers."""
-        self.turn_cost = cost = self.meter.response(usage)
+        """Price a request's usage (added to the turn's cost) and tell the observers."""
+        cost = self.meter.response(usage)
+        total = self.turn_cost
+        self.turn_cost = None if total is None or cost is None else total + cost
         for used in self.observe.model_usage:
             await used(self.run_id, self.turn, attempt, usage, cost)
 

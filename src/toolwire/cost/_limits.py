@@ -200,8 +200,9 @@ class RunMeter:
         self._cost_limited = (limits is not None and limits.cost is not None) or (
             budget is not None and budget.limits.cost is not None
         )
-        self.watching = limits is not None or budget is not None
-        """Whether :meth:`watch` needs to see the stream's events."""
+        self.watching = limits is not None or budget is not None or prices is not None
+        """Whether :meth:`watch` needs to see the stream's events: to check
+        the limits, or to price what a stream revealed before it broke."""
 
     def resumed(self, usage: Usage, cost: Cost | None) -> None:
         """Count what the earlier part of a resumed run used (toward its total,
