@@ -37,6 +37,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         BatchSummary,
         run_batch,
     )
+    from toolwire.cost import (  # noqa: F401 - re-exported lazily
+        Budget,
+        Cost,
+        Prices,
+        Rates,
+        UsageLimits,
+    )
     from toolwire.http import HttpRequest, HttpResponse, Transport  # noqa: F401 - re-exported lazily
     from toolwire.http.transport import (  # noqa: F401 - re-exported lazily
         BodyLimits,
@@ -118,6 +125,11 @@ _LAZY: dict[str, str] = {
     "BatchProgress": "toolwire.batch",
     "BatchRecord": "toolwire.batch",
     "BatchSummary": "toolwire.batch",
+    "Budget": "toolwire.cost",
+    "Cost": "toolwire.cost",
+    "Prices": "toolwire.cost",
+    "Rates": "toolwire.cost",
+    "UsageLimits": "toolwire.cost",
     "Gemini": "toolwire.providers",
     "HttpRequest": "toolwire.http",
     "HttpResponse": "toolwire.http",

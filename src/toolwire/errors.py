@@ -23,6 +23,8 @@ provider data. The tree::
         ToolTimeout
         ToolFailed
       UsageError                    the caller's mistake (bad option, bad call)
+      UsageLimitExceeded(.limit, .maximum, .value)
+                                    a run crossed one of its usage limits
 
     ModelRetry(Exception)           raised *by tools*: its message goes back to
                                     the model, which may try again
@@ -62,6 +64,7 @@ __all__ = [
     "UnfinishedCall",
     "UnknownTool",
     "UsageError",
+    "UsageLimitExceeded",
 ]
 
 
@@ -293,6 +296,42 @@ class UsageError(ToolwireError):
     """The caller used toolwire wrongly (an unknown option, a bad argument)."""
 
     type_name = "usage_error"
+
+
+class UsageLimitExceeded(ToolwireError):
+    """A run crossed one of its usage limits (tokens, cost, model requests,
+    tool calls, wall time): its stream was cancelled there, and no tool call
+    that arrived after the crossing ran.
+
+    Attributes:
+        limit: the limit's name (``output_tokens``, ``cost``, ``wall_time``...).
+        maximum: the limit's value.
+        value: the figure that crossed it (an estimate while streaming, when
+            the provider had not reported usage yet).
+        scope: ``run``, or ``budget`` for a budget shared across runs.
+    """
+
+    type_name = "usage_limit_exceeded"
+
+    def __init__(
+        self, limit: str, *, maximum: float, value: float, scope: str = "run", detail: str = ""
+    ) -> None:
+        what = "the run's" if scope == "run" else f"the {scope}'s"
+        super().__init__(f"{what} {limit} limit of {maximum:g} was crossed: {value:g}{detail}")
+        self.limit = limit
+        self.maximum = maximum
+        self.value = value
+        self.scope = scope
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"type", "message", "limit", "maximum", "value", "scope"}``."""
+        return {
+            **super().to_dict(),
+            "limit": self.limit,
+            "maximum": self.maximum,
+            "value": self.value,
+            "scope": self.scope,
+        }
 
 
 class ModelRetry(Exception):

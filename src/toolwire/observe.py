@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolwire.errors import ToolwireError
 from toolwire.run import RunInfo, RunResult
-from toolwire.types import InvalidToolCall, StreamResult, ToolCall
+from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
+    from toolwire.cost import Cost
     from toolwire.messages import Message
     from toolwire.tools import Approval, ToolResult
 
@@ -40,6 +41,14 @@ class RunObserver(Protocol):
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
     ) -> None:
         """A model request is about to be sent with this conversation."""
+
+    async def model_usage(
+        self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None
+    ) -> None:
+        """What a model request used and cost (``None`` when unknown): told
+        just before :meth:`model_response`, or before :meth:`model_failed` for
+        a request a usage limit cut (its usage is then what the stream had
+        revealed)."""
 
     async def model_response(
         self, run_id: str, turn: int, attempt: int, result: StreamResult, elapsed: float
@@ -111,6 +120,7 @@ class RunObserver(Protocol):
 HOOKS = (
     "run_started",
     "model_request",
+    "model_usage",
     "model_response",
     "model_failed",
     "tool_started",
@@ -137,6 +147,12 @@ class RunStartedHook(Protocol):
 class ModelRequestHook(Protocol):
     def __call__(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message], /
+    ) -> Awaitable[None]: ...
+
+
+class ModelUsageHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None, /
     ) -> Awaitable[None]: ...
 
 
@@ -261,6 +277,7 @@ class Observers:
 
     run_started: tuple[RunStartedHook, ...]
     model_request: tuple[ModelRequestHook, ...]
+    model_usage: tuple[ModelUsageHook, ...]
     model_response: tuple[ModelResponseHook, ...]
     model_failed: tuple[ModelFailedHook, ...]
     tool_started: tuple[ToolStartedHook, ...]

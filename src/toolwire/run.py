@@ -24,6 +24,7 @@ from toolwire.messages import Message
 from toolwire.types import InvalidToolCall, ToolCall, Usage
 
 if TYPE_CHECKING:
+    from toolwire.cost import Cost
     from toolwire.tools import ToolResult
 
 __all__ = [
@@ -106,6 +107,9 @@ class RunResult:
     turns: int
     """How many model requests the run made (retried turns count once)."""
     run_id: str
+    cost: Cost | None = None
+    """What the run's model requests cost, in US dollars (see
+    :mod:`toolwire.cost`); ``None`` when the price of one of them is unknown."""
 
     @property
     def ok(self) -> bool:
@@ -120,6 +124,7 @@ class RunResult:
             "output": self.output,
             "turns": self.turns,
             "usage": self.usage.to_dict(),
+            "cost": self.cost.to_dict() if self.cost is not None else None,
             "tool_calls": [record.to_dict() for record in self.tool_calls],
             "messages": [m.to_dict() for m in self.messages],
         }
@@ -177,6 +182,8 @@ class TurnFinished:
     finish_reason: str | None
     usage: Usage | None
     tool_calls: int
+    cost: Cost | None = None
+    """What the turn's model request cost (``None`` when unknown)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

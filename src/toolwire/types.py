@@ -209,13 +209,24 @@ class ServerToolCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
-    """Token usage, normalized across providers, with the provider's own record."""
+    """Token usage, normalized across providers, with the provider's own record.
+
+    ``input_tokens`` counts *every* input token, cached or not, whatever the
+    provider's own convention (Anthropic reports cache reads and writes apart
+    from its ``input_tokens``; OpenAI and Gemini include them):
+    ``cached_tokens`` and ``cache_write_tokens`` are parts of it.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     total_tokens: int | None = None
     reasoning_tokens: int | None = None
+    """The part of ``output_tokens`` spent on reasoning (thinking)."""
     cached_tokens: int | None = None
+    """The part of ``input_tokens`` read from the provider's prompt cache."""
+    cache_write_tokens: int | None = None
+    """The part of ``input_tokens`` written to the prompt cache (Anthropic's
+    ``cache_creation_input_tokens``), billed at its own rate."""
     raw: dict[str, Any] = field(default_factory=dict[str, Any])
     """The usage object as the provider sent it (last one wins)."""
 
@@ -231,6 +242,7 @@ class Usage:
             total_tokens=add(self.total_tokens, other.total_tokens),
             reasoning_tokens=add(self.reasoning_tokens, other.reasoning_tokens),
             cached_tokens=add(self.cached_tokens, other.cached_tokens),
+            cache_write_tokens=add(self.cache_write_tokens, other.cache_write_tokens),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -240,6 +252,7 @@ class Usage:
             "total_tokens": self.total_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
         }
 
 

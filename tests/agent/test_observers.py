@@ -183,10 +183,11 @@ def test_each_bound_hook_has_the_signature_of_its_observer_method() -> None:
     import typing
 
     from toolwire import observe
+    from toolwire.cost import Cost
     from toolwire.messages import Message
     from toolwire.tools import Approval, ToolResult
 
-    names = {"Message": Message, "Approval": Approval, "ToolResult": ToolResult}
+    names = {"Message": Message, "Approval": Approval, "ToolResult": ToolResult, "Cost": Cost}
     bound = typing.get_type_hints(observe.Observers, vars(observe), names)
     for hook in observe.HOOKS:
         (hook_type, _) = typing.get_args(bound[hook])

@@ -71,6 +71,7 @@ async def test_local_batch_writes_a_line_per_prompt(tmp_path: Path) -> None:
             "outcome",
             "output",
             "usage",
+            "cost",
             "error",
             "turns",
             "tool_calls",

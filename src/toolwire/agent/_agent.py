@@ -47,6 +47,7 @@ import anyio
 
 from toolwire.agent._driver import RunConfig, RunDriver
 from toolwire.agent.loop import RequestOptions
+from toolwire.cost import Budget, Prices, UsageLimits, default_prices
 from toolwire.errors import UsageError
 from toolwire.events import Event
 from toolwire.journal import (
@@ -124,6 +125,15 @@ class Agent:
         observers: :class:`~toolwire.observe.RunObserver` objects told of
             every step (journals, traces); awaited, so a write-ahead log is
             written before the step it records.
+        prices: how the run's requests are priced (:class:`~toolwire.cost.Prices`):
+            ``None`` (the default) for ``genai-prices``' data when it is
+            installed (``toolwire[cost]``), ``False`` to price nothing.
+        limits: the most one run may use (:class:`~toolwire.cost.UsageLimits`):
+            tokens, cost, model requests, tool calls, wall time. Checked as the
+            model streams; crossing one stops the run with
+            :class:`~toolwire.errors.UsageLimitExceeded`.
+        budget: limits shared with every other run given the same
+            :class:`~toolwire.cost.Budget` (of this agent or another).
         journal: where runs are recorded: ``None`` (the default) or ``True``
             for the default file (``$TOOLWIRE_JOURNAL``, else the user state
             directory; see :func:`toolwire.journal.default_journal_path`),
@@ -154,6 +164,9 @@ class Agent:
         extra: Mapping[str, Any] | None = None,
         observers: Sequence[RunObserver] = (),
         journal: Journal | str | os.PathLike[str] | bool | None = None,
+        prices: Prices | bool | None = None,
+        limits: UsageLimits | None = None,
+        budget: Budget | None = None,
     ) -> None:
         if max_turns < 1:
             raise UsageError("max_turns must be at least 1")
@@ -181,6 +194,11 @@ class Agent:
         self.metadata = dict(metadata or {})
         self.extra = dict(extra or {})
         self.observers: list[RunObserver] = list(observers)
+        if prices is None or prices is True:
+            prices = default_prices()
+        self.prices: Prices | None = prices or None
+        self.limits = limits
+        self.budget = budget
         self._journal: Journal | None = None
         self._journal_path: str | os.PathLike[str] | None = None
         if journal is None or journal is True:
@@ -361,6 +379,7 @@ class Agent:
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "base_url": self.provider.base_url,
+            **({"limits": self.limits.to_dict()} if self.limits is not None else {}),
         }
 
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
@@ -386,6 +405,9 @@ class Agent:
                 temperature=self.temperature,
                 extra=dict(self.extra) or None,
             ),
+            prices=self.prices,
+            limits=self.limits,
+            budget=self.budget,
         )
 
     # -- one run ----------------------------------------------------------------------
@@ -456,7 +478,11 @@ class Agent:
                 await started(info)
         if plan is not None and self._journal_observer is not None:
             self._journal_observer.resumed_from(
-                run_id, usage=plan.usage, tool_calls=len(plan.records), turns=plan.turn
+                run_id,
+                usage=plan.usage,
+                tool_calls=len(plan.records),
+                turns=plan.turn,
+                cost=plan.cost,
             )
         try:
             driver = RunDriver(self._config(), run_id, messages, observers, emit, emit_many)
@@ -491,4 +517,5 @@ def _recorded_result(plan: ResumePlan, outcome: str) -> RunResult:
         tool_calls=tuple(records),
         turns=plan.turn,
         run_id=plan.run_id,
+        cost=plan.cost,
     )

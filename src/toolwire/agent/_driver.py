@@ -18,6 +18,7 @@ import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -44,7 +45,8 @@ from toolwire.agent.loop import (
     settlement,
     turn_options,
 )
-from toolwire.errors import ReadError, ToolwireError, TransportTimeout
+from toolwire.cost import Budget, Cost, Prices, RunMeter, UsageLimits
+from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLimitExceeded
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage
 from toolwire.observe import Observers
@@ -101,6 +103,23 @@ class RunConfig:
     stream_retries: int
     request: RequestOptions
     """What every model request says besides the conversation."""
+    prices: Prices | None = None
+    """How the run's requests are priced (``None``: their cost is unknown)."""
+    limits: UsageLimits | None = None
+    """The most the run may use."""
+    budget: Budget | None = None
+    """Limits shared with other runs."""
+
+    def meter(self) -> RunMeter:
+        """A new run's meter: it prices the requests and stops the run at its limits."""
+        return RunMeter(
+            model=self.request.model,
+            prices=self.prices,
+            provider=self.provider.name,
+            base_url=self.provider.base_url,
+            limits=self.limits,
+            budget=self.budget,
+        )
 
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""
@@ -132,7 +151,10 @@ class RunDriver:
         """Prepare the run; :meth:`drive` carries it out. Its events go to
         ``emit`` (one at a time) and ``emit_many`` (a network read's decoded
         events at once); ``None`` when nobody reads them, and then they are
-        not made at all."""
+        not made at all. The run's :class:`~toolwire.cost.RunMeter` prices its
+        requests and stops it at its usage limits: it is consulted before each
+        request, on each network read, after each answer and before each batch
+        of tools."""
         self.config = config
         self.run_id = run_id
         self.messages = messages
@@ -142,6 +164,8 @@ class RunDriver:
         self.records: list[ToolCallRecord] = []
         self.usage = Usage()
         self.turn = 0
+        self.meter = config.meter()
+        self.turn_cost: Cost | None = None
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult:
         """Turn after turn until :func:`next_step` says finish."""
@@ -152,6 +176,7 @@ class RunDriver:
                 for r in plan.records
             ]
             self.usage = plan.usage
+            self.meter.resumed(plan.usage, plan.cost)
             settling = plan.response
             # Without a recorded answer, the last turn is requested again.
             self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
@@ -161,6 +186,7 @@ class RunDriver:
             if recorded is not None:
                 choice, turn_usage = recorded.choice(), recorded.usage
                 assistant = recorded.assistant
+                self.turn_cost = None  # priced by the process that recorded it
             else:
                 self.turn += 1
                 if self.emit is not None:
@@ -186,10 +212,13 @@ class RunDriver:
                         tool_calls=tuple(self.records),
                         turns=self.turn,
                         run_id=self.run_id,
+                        cost=self.meter.cost,
                     )
                 case RunTools(calls=calls):
                     if recorded is not None:
                         done = await self._recorded_results(calls, recorded)
+                    else:
+                        self.meter.tools(len(calls))  # raises at the tool-call limit
                     await self._answer_asked(calls, assistant, done)
                     await self._run_tools(calls, done)
                     self._turn_finished(choice, turn_usage, len(calls))
@@ -203,7 +232,11 @@ class RunDriver:
             return
         self.emit(
             TurnFinished(
-                turn=self.turn, finish_reason=choice.finish_reason, usage=usage, tool_calls=calls
+                turn=self.turn,
+                finish_reason=choice.finish_reason,
+                usage=usage,
+                tool_calls=calls,
+                cost=self.turn_cost,
             )
         )
 
@@ -217,13 +250,21 @@ class RunDriver:
         observe = self.observe
         turn = self.turn
         attempt = 1
+        meter = self.meter
+        self.turn_cost = Cost(total=Decimal(0))
         while True:
+            # Raises at the request or wall-time limit.
+            meter.request(len(request.content()) if meter.watching else 0)
             for requested in observe.model_request:
                 await requested(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
             try:
-                result, early = await self._stream_once(request)
+                result, early = await self._stream_timed(request)
             except _TurnBroke as broke:
+                # A broken stream is billed too: what it revealed is its
+                # usage, priced and counted toward the limits (the next
+                # attempt's check may stop the run).
+                await self._usage(attempt, meter.in_flight())
                 await self._failed(attempt, broke.error, started)
                 step = next_step(
                     Broken(broke.error, attempt),
@@ -240,25 +281,54 @@ class RunDriver:
                     case _:
                         assert_never(step)
             except ToolwireError as error:
+                if isinstance(error, UsageLimitExceeded):
+                    # Cut by a limit: what the stream revealed is its usage.
+                    await self._usage(attempt, meter.in_flight())
                 await self._failed(attempt, error, started)
                 raise
+            await self._usage(attempt, result.usage)
             for responded in observe.model_response:
                 await responded(self.run_id, turn, attempt, result, time.monotonic() - started)
+            meter.check()  # the final usage may cross a limit: no tool runs then
             return result, early
+
+    async def _usage(self, attempt: int, usage: Usage | None) -> None:
+        """Price a request's usage (added to the turn's cost) and tell the observers."""
+        cost = self.meter.response(usage)
+        total = self.turn_cost
+        self.turn_cost = None if total is None or cost is None else total + cost
+        for used in self.observe.model_usage:
+            await used(self.run_id, self.turn, attempt, usage, cost)
 
     async def _failed(self, attempt: int, error: ToolwireError, started: float) -> None:
         for failed in self.observe.model_failed:
             await failed(self.run_id, self.turn, attempt, error, time.monotonic() - started)
 
+    async def _stream_timed(
+        self, request: HttpRequest
+    ) -> tuple[StreamResult, dict[str, ToolResult]]:
+        """:meth:`_stream_once` within the run's wall time left: a stream that
+        stalls is cut when it runs out."""
+        left = self.meter.time_left()
+        if left is None:
+            return await self._stream_once(request)
+        with anyio.move_on_after(left):
+            return await self._stream_once(request)
+        raise self.meter.wall_time_exceeded()
+
     async def _stream_once(
         self, request: HttpRequest
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         config = self.config
+        meter = self.meter
         source = ProviderStream(
             request,
             transport=config.transport or config.provider.transport,
             parse_error=config.provider.parse_error,
             dialect=config.provider.dialect,
+            # A crossing raises on the read that made it: the stream is closed
+            # and none of that read's calls is handed on.
+            watch=meter.watch if meter.watching else None,
         )
         early: dict[str, ToolResult] = {}
         if config.eager:

@@ -7,9 +7,11 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any, Literal, TypeAlias
 
+from toolwire.cost import cost_from_dict
 from toolwire.errors import UsageError
 from toolwire.stream import _json
 
@@ -34,6 +36,9 @@ class BatchRecord:
     """The final answer (empty unless ``answered``)."""
     usage: dict[str, Any] = field(default_factory=dict[str, Any])
     """Token usage summed over the run's turns (see :class:`~toolwire.Usage`)."""
+    cost: dict[str, float] | None = None
+    """What the run cost in US dollars (``{"total", "input", "output"}``, see
+    :class:`~toolwire.cost.Cost`); ``None`` when unknown or the run failed."""
     error: dict[str, Any] | None = None
     """``{"type", "message", "traceback"}`` when the run failed; ``traceback``
     lists where it was raised, ``file:line in function``, innermost last."""
@@ -56,6 +61,7 @@ class BatchRecord:
             "outcome": self.outcome,
             "output": self.output,
             "usage": self.usage,
+            "cost": self.cost,
             "error": self.error,
             "turns": self.turns,
             "tool_calls": self.tool_calls,
@@ -84,11 +90,17 @@ class BatchRecord:
             outcome=outcome,
             output=str(data.get("output") or ""),
             usage=dict(usage) if isinstance(usage, Mapping) else {},
+            cost=_cost(data.get("cost")),
             error=dict(error) if isinstance(error, Mapping) else None,
             turns=_int(data.get("turns")),
             tool_calls=_int(data.get("tool_calls")),
             elapsed=float(elapsed) if isinstance(elapsed, (int, float)) else 0.0,
         )
+
+
+def _cost(value: Any) -> dict[str, float] | None:
+    cost = cost_from_dict(value)
+    return cost.to_dict() if cost is not None else None
 
 
 def _int(value: Any) -> int:
@@ -133,6 +145,20 @@ class BatchSummary:
     def errors(self) -> int:
         """Runs of this call that failed."""
         return sum(1 for r in self.records if r.outcome == "error")
+
+    @property
+    def cost(self) -> Decimal | None:
+        """What the runs of this call that finished cost, in US dollars;
+        ``None`` when one of them has an unknown cost."""
+        total = Decimal(0)
+        for record in self.records:
+            if record.outcome == "error":
+                continue
+            cost = cost_from_dict(record.cost)
+            if cost is None:
+                return None
+            total += cost.total
+        return total
 
 
 # -- the results file -----------------------------------------------------------

@@ -58,6 +58,7 @@ async def _run_one(factory: Any, prompt: str, index: int, run_id: str) -> dict[s
             outcome=result.outcome,
             output=result.output,
             usage=result.usage.to_dict(),
+            cost=result.cost.to_dict() if result.cost is not None else None,
             turns=result.turns,
             tool_calls=len(result.tool_calls),
             elapsed=time.perf_counter() - started,

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import click
 
+from toolwire.cost import format_usd
 from toolwire.errors import ToolwireError, UsageError
 from toolwire.testing._reading import MAX_FILE_BYTES, read_file, regular_file
 
@@ -206,6 +207,8 @@ def batch(
         f"{ran - summary.answered - summary.errors} hit the turn limit; "
         f"{summary.skipped} skipped (already in {results_path})"
     )
+    if ran > summary.errors and summary.cost is not None:
+        click.echo(f"cost of the finished runs: {format_usd(summary.cost)}")
     failed = [record for record in summary.records if record.outcome == "error"]
     if failed:
         first = failed[0]

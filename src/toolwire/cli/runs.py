@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -25,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolwire.cli._console import PipeConsole
+from toolwire.cost import Cost, cost_from_dict, format_usd
 from toolwire.journal import (
     JournalError,
     JournalEvent,
@@ -107,6 +109,27 @@ def _tokens(usage: dict[str, Any] | None) -> str:
     return " / ".join(parts) if parts else "-"
 
 
+def _cost(cost: Any) -> str:
+    """A recorded cost's total as ``$0.0123``; ``-`` when unknown."""
+    known = cost_from_dict(cost)
+    return format_usd(known.total if known is not None else None)
+
+
+def _cost_sum(log: RunLog) -> dict[str, Any] | None:
+    """The run's cost from its responses (a run still going, or ended by an
+    error); ``None`` when one of them has no known cost."""
+    total = Cost(total=Decimal(0))
+    for event in log.events:
+        if event.kind == "model_response" or (
+            event.kind == "model_failed" and "cost" in event.data
+        ):
+            cost = cost_from_dict(event.data.get("cost"))
+            if cost is None:
+                return None
+            total = total + cost
+    return total.to_dict()
+
+
 def _count(value: Any) -> str:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else "-"
 
@@ -161,6 +184,7 @@ def timeline(log: RunLog) -> dict[str, Any]:
                 "elapsed": data.get("elapsed"),
                 "finish_reason": data.get("finish_reason"),
                 "usage": data.get("usage"),
+                "cost": data.get("cost"),
                 "text": assistant.get("text", ""),
                 "tool_calls": len(assistant.get("tool_calls", [])),
             }
@@ -198,6 +222,8 @@ def timeline(log: RunLog) -> dict[str, Any]:
     run = log.run.to_dict()
     if run["usage"] is None:
         run["usage"] = _usage_sum(log)
+    if run["cost"] is None and log.run.status in ("running", "limit", "failed", "cancelled"):
+        run["cost"] = _cost_sum(log)
     return {"run": run, "turns": [turns[n] for n in sorted(turns)]}
 
 
@@ -210,6 +236,7 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
         "max_turns": "bold yellow",
         "failed": "bold red",
         "cancelled": "bold red",
+        "limit": "bold red",
     }.get(run.status, "bold cyan")
     status = run.status if run.status != "running" else "running (or interrupted)"
     first = Text.assemble(("run ", "bold"), (run.run_id, "bold"), "  ", (status, status_style))
@@ -217,6 +244,7 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
     calls = sum(1 for e in log.events if e.kind == "tool_outcome")
     elapsed = (log.events[-1].at - log.events[0].at) if log.events else 0.0
     usage = run.usage if run.usage is not None else _usage_sum(log)
+    cost = run.cost if run.cost is not None or run.finished else _cost_sum(log)
     lines = [
         first,
         Text(
@@ -224,7 +252,10 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
             f" · {elapsed:.3f} s" + (f" · resumed {run.resumes}×" if run.resumes else ""),
             style="dim",
         ),
-        Text(f"{turns} turns · {calls} tool calls · tokens {_tokens(usage)}", style="dim"),
+        Text(
+            f"{turns} turns · {calls} tool calls · tokens {_tokens(usage)} · cost {_cost(cost)}",
+            style="dim",
+        ),
     ]
     for message in log.messages:
         if message.get("kind") in ("system", "user"):
@@ -260,17 +291,20 @@ def _model_response(event: JournalEvent, names: dict[str, str]) -> Text:
     return Text.assemble(
         _turn(event),
         f"  model {data.get('elapsed', 0):.3f} s · finish {data.get('finish_reason')} · "
-        f"{what} · tokens {_tokens(data.get('usage'))}",
+        f"{what} · tokens {_tokens(data.get('usage'))} · {_cost(data.get('cost'))}",
     )
 
 
 def _model_failed(event: JournalEvent, names: dict[str, str]) -> Text:
     error = event.data.get("error", {})
+    used = ""
+    if "usage" in event.data:  # cut by a usage limit: what it had used
+        used = f" (tokens {_tokens(event.data.get('usage'))} · {_cost(event.data.get('cost'))})"
     return Text.assemble(
         _turn(event),
         (
             f"  model failed after {event.data.get('elapsed', 0):.3f} s: "
-            f"{error.get('type')}: {_short(str(error.get('message', '')))}",
+            f"{error.get('type')}: {_short(str(error.get('message', '')))}{used}",
             "red",
         ),
     )
@@ -330,6 +364,8 @@ def _failure_message(content: str) -> str:
 def _run_failed(event: JournalEvent, names: dict[str, str]) -> Text:
     error = event.data.get("error", {})
     word = "cancelled" if event.data.get("cancelled") else "failed"
+    if error.get("type") == "usage_limit_exceeded":
+        word = "stopped by a usage limit"
     return Text(
         f"run {word}: {error.get('type')}: {_short(str(error.get('message', '')))}",
         style="bold red",
@@ -429,14 +465,26 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
         click.echo(json.dumps({"runs": [s.to_dict() for s in summaries]}, ensure_ascii=False))
         return
     console = PipeConsole(soft_wrap=True)
+    if not console.is_terminal:  # a pipe or a file: whole rows, never cut
+        console.width = max(console.width, 160)
     if not summaries:
         console.print("no runs recorded yet", highlight=False)
         return
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
-    for column in ("run", "started", "status", "model", "turns", "tools", "tokens"):
+    for column in ("run", "started", "status", "model", "turns", "tools", "tokens", "cost"):
         table.add_column(column, no_wrap=True)
+    totals = {"input_tokens": 0, "output_tokens": 0}
+    total_cost, unknown = Decimal(0), 0
     for s in visible(summaries):
         usage = s.usage or {}
+        for key in totals:
+            value = usage.get(key)
+            totals[key] += value if isinstance(value, int) and not isinstance(value, bool) else 0
+        cost = cost_from_dict(s.cost)
+        if cost is None:
+            unknown += 1
+        else:
+            total_cost += cost.total
         table.add_row(
             s.run_id[:12],
             datetime.fromtimestamp(s.started_at).strftime("%m-%d %H:%M"),
@@ -445,7 +493,14 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
             "-" if s.turns is None else str(s.turns),
             "-" if s.tool_calls is None else str(s.tool_calls),
             "/".join(_count(usage.get(key)) for key in ("input_tokens", "output_tokens")),
+            _cost(s.cost),
         )
+    # The total of what is known: runs of unknown cost are counted apart.
+    shown = format_usd(total_cost) + (f" + {unknown} unknown" if unknown else "")
+    table.add_section()
+    table.add_row(
+        "total", "", "", "", "", "", f"{totals['input_tokens']}/{totals['output_tokens']}", shown
+    )
     console.print(table)
 
 

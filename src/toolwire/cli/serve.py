@@ -66,6 +66,14 @@ def serve_until_interrupted(server: S, ready: Callable[[S], None], host: str, po
     is_flag=True,
     help="Allow listening on a non-loopback interface.",
 )
+@click.option(
+    "--rate-limit",
+    "rate_limit",
+    type=click.IntRange(1),
+    default=None,
+    metavar="RPM",
+    help="Answer 429 (with retry-after and rate-limit headers) past this many requests per minute.",
+)
 def serve(
     host: str,
     port: int,
@@ -75,6 +83,7 @@ def serve(
     realtime: bool,
     ignore: tuple[str, ...],
     allow_remote: bool,
+    rate_limit: int | None = None,
 ) -> None:
     """Run the emulation server: OpenAI, Anthropic and Gemini wire formats on loopback.
 
@@ -85,6 +94,7 @@ def serve(
     `toolwire proxy` instead.
     """
     from toolwire.errors import ToolwireError
+    from toolwire.http import RateLimit
     from toolwire.testing import EmulationServer, Scenario
     from toolwire.testing.server import is_loopback, load_scenario
 
@@ -105,7 +115,12 @@ def serve(
         else:
             scenario = load_scenario(scenario_ref or "weather")
         server = EmulationServer(
-            scenario, host=host, port=port, allow_remote=allow_remote, log=click.echo
+            scenario,
+            host=host,
+            port=port,
+            allow_remote=allow_remote,
+            log=click.echo,
+            rate_limit=RateLimit(requests_per_minute=rate_limit) if rate_limit else None,
         )
     except ToolwireError as exc:
         raise click.ClickException(exc.message) from exc

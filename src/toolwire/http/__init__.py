@@ -8,4 +8,20 @@ only the transport does network I/O.
 from __future__ import annotations
 
 from toolwire.http._messages import *  # noqa: F403
-from toolwire.http._messages import __all__ as __all__
+from toolwire.http._messages import __all__ as _messages_all
+from toolwire.http._ratelimit import (
+    LocalRateStore,
+    RateKey,
+    RateLimit,
+    RateLimiter,
+    RateStore,
+)
+
+__all__ = [
+    *_messages_all,
+    "LocalRateStore",
+    "RateKey",
+    "RateLimit",
+    "RateLimiter",
+    "RateStore",
+]

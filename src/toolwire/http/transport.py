@@ -57,6 +57,7 @@ from toolwire.http import (
 from toolwire.http._errors import generic_error, map_httpx_error, redirect_error, too_large
 from toolwire.http._inflate import INFLATED, inflate
 from toolwire.http._pools import DirectPools, make_pools
+from toolwire.http._ratelimit import RateLimiter
 from toolwire.http._settings import BodyLimits, HttpRetryPolicy, Timeouts
 
 if TYPE_CHECKING:
@@ -185,6 +186,7 @@ class HttpxTransport:
         random: Callable[[], float] | None = None,
         max_connections: int = 100,
         limits: BodyLimits | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         """Create the transport and its connection pool.
 
@@ -198,10 +200,14 @@ class HttpxTransport:
             random: ``[0, 1)`` numbers for the jitter (``random.random``).
             max_connections: size of the connection pool, in all.
             limits: how much of a response is read (see :class:`BodyLimits`).
+            rate_limiter: budgets of requests and tokens per minute shared
+                with every transport given the same limiter (see
+                :class:`~toolwire.http.RateLimiter`); each attempt waits its turn.
         """
         self.timeouts = Timeouts.coerce(timeouts)
         self.retry = retry or HttpRetryPolicy()
         self.limits = limits or BodyLimits()
+        self.rate_limiter = rate_limiter
         self._sleep: Sleep = sleep or _anyio_sleep
         self._random = random or _random_module.random
         self._owns_client = client is None
@@ -309,14 +315,20 @@ class HttpxTransport:
         parser = parse_error or generic_error
         content = request.content()
         attempt = 0
+        limiter = self.rate_limiter
         while True:
             attempt += 1
+            # Every attempt waits its turn in the budget shared with the
+            # other runs (a retry after a 429 waits out its Retry-After).
+            key = await limiter.acquire(request, len(content)) if limiter is not None else None
             busy = self._busy
             pool = busy.index(min(busy))
             busy[pool] += 1
             held = False
             try:
                 response, body = await self._attempt(pool, request, content, deadline, whole)
+                if limiter is not None and key is not None:
+                    limiter.observe(key, response.status_code, response.headers)
                 if body is None:
                     held = True
                     return response, b"", pool

@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import anyio.to_thread
 
-from toolwire.errors import ToolwireError
+from toolwire.cost import Cost
+from toolwire.errors import ToolwireError, UsageLimitExceeded
 from toolwire.http._credentials import MIN_SECRET_LENGTH, redact, secret_forms
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import Step, end_step
@@ -55,6 +57,8 @@ from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 __all__ = ["JournalObserver", "encode_record"]
 
 T = TypeVar("T")
+
+_ZERO = Cost(total=Decimal(0))
 
 PREVIEW_CHARS = 4_000
 """Tool arguments longer than this (as JSON) are recorded as a preview in the
@@ -127,6 +131,10 @@ def _error_record(error: BaseException) -> dict[str, Any]:
             "type": error.type_name,
             "message": scrub(error.message, limit=2000, keep_paths=True),
         }
+        if isinstance(error, UsageLimitExceeded):
+            record.update(
+                limit=error.limit, maximum=error.maximum, value=error.value, scope=error.scope
+            )
         status = getattr(error, "status_code", None)
         if isinstance(status, int):
             record["status_code"] = status
@@ -211,6 +219,9 @@ class JournalObserver(RunObserver):
         self._unrecorded: set[str] = set()
         self._stored: dict[str, int] = {}
         self._usage: dict[str, Usage] = {}
+        self._cost: dict[str, Cost | None] = {}
+        self._priced: dict[str, tuple[Usage | None, Cost | None]] = {}
+        """A request's usage and cost, told before its response or failure."""
         self._calls: dict[str, int] = {}
         self._turns: dict[str, int] = {}
 
@@ -301,7 +312,8 @@ class JournalObserver(RunObserver):
             raise
 
     def _forget(self, run_id: str) -> None:
-        for table in (self._stored, self._usage, self._calls, self._turns, self._pending):
+        tables = (self._stored, self._usage, self._cost, self._priced, self._calls, self._turns)
+        for table in (*tables, self._pending):
             table.pop(run_id, None)
         self._unrecorded.discard(run_id)
 
@@ -324,9 +336,12 @@ class JournalObserver(RunObserver):
         self._usage.setdefault(run_id, Usage())
         self._calls.setdefault(run_id, 0)
 
-    def resumed_from(self, run_id: str, *, usage: Usage, tool_calls: int, turns: int) -> None:
+    def resumed_from(
+        self, run_id: str, *, usage: Usage, tool_calls: int, turns: int, cost: Cost | None = None
+    ) -> None:
         """Seed the totals of a resumed run with what its earlier part did."""
         self._usage[run_id] = usage
+        self._cost[run_id] = cost
         self._calls[run_id] = tool_calls
         self._turns[run_id] = turns
 
@@ -343,19 +358,33 @@ class JournalObserver(RunObserver):
         self._stored[run_id] = max(stored, len(messages))
         self._turns[run_id] = max(self._turns.get(run_id, 0), turn)
 
+    async def model_usage(
+        self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None
+    ) -> None:
+        """Keep a request's usage and cost for its response (or failure) record,
+        and add its cost to the run's."""
+        self._priced[run_id] = (usage, cost)
+        if usage is not None:
+            self._usage[run_id] = self._usage.get(run_id, Usage()) + usage
+        total = self._cost.get(run_id, _ZERO)
+        self._cost[run_id] = None if total is None or cost is None else total + cost
+
     async def model_response(
         self, run_id: str, turn: int, attempt: int, result: StreamResult, elapsed: float
     ) -> None:
         """Record what the model answered (choice 0 is the one the run follows)."""
+        priced = self._priced.pop(run_id, None)
+        cost = priced[1] if priced is not None else None
         assistant = AssistantMessage.from_choice(result.choices[0]) if result.choices else None
         choice = result.choices[0] if result.choices else None
-        if result.usage is not None:
+        if priced is None and result.usage is not None:  # counted by model_usage otherwise
             self._usage[run_id] = self._usage.get(run_id, Usage()) + result.usage
         data = self._encode(
             {
                 "elapsed": elapsed,
                 "finish_reason": choice.finish_reason if choice is not None else None,
                 "usage": result.usage.to_dict() if result.usage is not None else None,
+                "cost": cost.to_dict() if cost is not None else None,
                 "assistant": assistant.to_dict() if assistant is not None else None,
                 "choices": len(result.choices),
                 "model": result.model,
@@ -369,8 +398,15 @@ class JournalObserver(RunObserver):
     async def model_failed(
         self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float
     ) -> None:
-        """Record a failed request or stream."""
-        data = self._encode({"elapsed": elapsed, "error": _error_record(error)})
+        """Record a failed request or stream (with what it used, when a usage
+        limit cut it)."""
+        record: dict[str, Any] = {"elapsed": elapsed, "error": _error_record(error)}
+        priced = self._priced.pop(run_id, None)
+        if priced is not None:
+            usage, cost = priced
+            record["usage"] = usage.to_dict() if usage is not None else None
+            record["cost"] = cost.to_dict() if cost is not None else None
+        data = self._encode(record)
         # Staged: the request sent again, or the run's end, commits it.
         self._stage(run_id, Step("model_failed", data, turn, attempt))
 
@@ -461,6 +497,7 @@ class JournalObserver(RunObserver):
                 "turns": result.turns,
                 "tool_calls": len(result.tool_calls),
                 "usage": result.usage.to_dict(),
+                "cost": result.cost.to_dict() if result.cost is not None else None,
             }
         )
         await self._commit(run_id, end_step(result.outcome, summary, summary))
@@ -469,15 +506,19 @@ class JournalObserver(RunObserver):
     async def run_failed(self, run_id: str, error: BaseException) -> None:
         """Record why the run ended without an outcome."""
         cancelled = isinstance(error, (anyio.get_cancelled_exc_class(), KeyboardInterrupt))
+        cost = self._cost.get(run_id, _ZERO)
         record = {
             "error": _error_record(error),
             "cancelled": cancelled,
             "turns": self._turns.get(run_id),
             "tool_calls": self._calls.get(run_id, 0),
             "usage": self._usage.get(run_id, Usage()).to_dict(),
+            "cost": cost.to_dict() if cost is not None else None,
         }
         text = self._encode(record)
         status = "cancelled" if cancelled else "failed"
+        if isinstance(error, UsageLimitExceeded):
+            status = "limit"
         steps = [*self._pending.pop(run_id, ()), end_step(status, text, text)]
         try:
             # Shielded by the agent; the write is short. A journal that cannot

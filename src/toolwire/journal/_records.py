@@ -29,9 +29,10 @@ __all__ = [
     "summary_from_row",
 ]
 
-RUN_STATUSES = ("running", "answered", "max_turns", "failed", "cancelled")
+RUN_STATUSES = ("running", "answered", "max_turns", "failed", "cancelled", "limit")
 """``running`` (or interrupted: a crashed run stays ``running``), the two
-outcomes of a finished run, and the two ways a run ends without one."""
+outcomes of a finished run, and the three ways a run ends without one
+(``limit``: stopped by one of its usage limits; the error names it)."""
 
 
 class JournalError(ToolwireError):
@@ -74,6 +75,9 @@ class RunSummary:
     """Tool calls answered, once the run has ended."""
     usage: dict[str, Any] | None = None
     """Token usage summed over the turns, once the run has ended."""
+    cost: dict[str, Any] | None = None
+    """What the run cost (``{"total", "input", "output"}`` in US dollars), once
+    it has ended; ``None`` when unknown (or recorded by an older toolwire)."""
     output: str | None = None
     """The final answer of an answered run."""
     error: dict[str, Any] | None = None
@@ -100,6 +104,7 @@ class RunSummary:
             "turns": self.turns,
             "tool_calls": self.tool_calls,
             "usage": self.usage,
+            "cost": self.cost,
             "output": self.output,
             "error": self.error,
         }
@@ -161,7 +166,7 @@ def end_step(status: str, summary: str, data: str) -> Step:
     """
     if status not in RUN_STATUSES or status == "running":
         raise JournalError(f"not a final run status: {status!r}")
-    kind = "run_failed" if status in ("failed", "cancelled") else "run_finished"
+    kind = "run_failed" if status in ("failed", "cancelled", "limit") else "run_finished"
     return Step(kind, data, status=status, summary=summary)
 
 
@@ -254,6 +259,7 @@ def summary_from_row(row: tuple[Any, ...]) -> RunSummary:
         turns=summary.get("turns"),
         tool_calls=summary.get("tool_calls"),
         usage=summary.get("usage"),
+        cost=summary.get("cost") if isinstance(summary.get("cost"), dict) else None,
         output=summary.get("output"),
         error=summary.get("error"),
     )

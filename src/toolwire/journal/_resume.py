@@ -22,8 +22,10 @@ returns the state a resumed run continues from:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
+from toolwire.cost import Cost, cost_from_dict
 from toolwire.errors import UsageError
 from toolwire.journal._records import JournalError, RunLog
 from toolwire.messages import AssistantMessage, Message, message_from_dict
@@ -77,6 +79,7 @@ def _usage_from_dict(data: Any) -> Usage | None:
         total_tokens=number("total_tokens"),
         reasoning_tokens=number("reasoning_tokens"),
         cached_tokens=number("cached_tokens"),
+        cache_write_tokens=number("cache_write_tokens"),
     )
 
 
@@ -137,6 +140,8 @@ class ResumePlan:
     """The tool calls of the turns before ``turn``, with their results."""
     usage: Usage
     """Token usage of the recorded answers up to and including ``turn``."""
+    cost: Cost | None = None
+    """What those answers cost (``None`` when one of them has no known cost)."""
 
 
 @dataclass
@@ -164,7 +169,7 @@ def plan_resume(log: RunLog) -> ResumePlan:
     except UsageError as exc:
         raise JournalError(f"run {log.run.run_id}: a stored message is malformed: {exc}") from exc
     last = max(turns, default=0)
-    records, usage = _earlier_turns(turns, last)
+    records, usage, cost = _earlier_turns(turns, last)
     return ResumePlan(
         run_id=log.run.run_id,
         messages=messages,
@@ -172,6 +177,7 @@ def plan_resume(log: RunLog) -> ResumePlan:
         response=_last_turn(turns[last], last) if last else None,
         records=tuple(records),
         usage=usage,
+        cost=cost,
     )
 
 
@@ -210,9 +216,12 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
     return turns
 
 
-def _earlier_turns(turns: dict[int, _Turn], last: int) -> tuple[list[RecordedCall], Usage]:
-    """The tool calls of the turns before ``last``, and the usage up to it."""
+def _earlier_turns(
+    turns: dict[int, _Turn], last: int
+) -> tuple[list[RecordedCall], Usage, Cost | None]:
+    """The tool calls of the turns before ``last``, and the usage and cost up to it."""
     usage = Usage()
+    cost: Cost | None = Cost(total=Decimal(0))
     records: list[RecordedCall] = []
     for number in sorted(turns):
         state = turns[number]
@@ -223,6 +232,8 @@ def _earlier_turns(turns: dict[int, _Turn], last: int) -> tuple[list[RecordedCal
         turn_usage = _usage_from_dict(state.response.get("usage"))
         if turn_usage is not None:
             usage = usage + turn_usage
+        turn_cost = cost_from_dict(state.response.get("cost"))
+        cost = None if cost is None or turn_cost is None else cost + turn_cost
         if number == last:
             continue
         for call in _assistant(state.response, number).tool_calls:
@@ -232,7 +243,7 @@ def _earlier_turns(turns: dict[int, _Turn], last: int) -> tuple[list[RecordedCal
             records.append(
                 RecordedCall(turn=number, call=call, result=outcome[0], eager=outcome[1])
             )
-    return records, usage
+    return records, usage, cost
 
 
 def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:

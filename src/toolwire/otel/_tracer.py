@@ -22,16 +22,22 @@ from toolwire.otel._content import (
 from toolwire.otel._names import _SCHEMA_URL, _host_port, provider_name
 from toolwire.run import RunInfo, RunResult
 from toolwire.stream import _json
-from toolwire.types import InvalidToolCall, ToolCall
+from toolwire.types import InvalidToolCall, ToolCall, Usage
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.trace import TracerProvider
     from opentelemetry.util.types import AttributeValue
 
+    from toolwire.cost import Cost
     from toolwire.messages import Message
     from toolwire.tools import ToolResult
     from toolwire.types import StreamResult
+
+
+COST_ATTRIBUTE = "toolwire.cost.usd"
+"""A model span's (and a run span's) cost in US dollars: the GenAI semantic
+conventions have no attribute for it."""
 
 
 @dataclass(slots=True)
@@ -152,6 +158,8 @@ class Tracer(RunObserver):
             span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
         if result.usage.output_tokens is not None:
             span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
+        if result.cost is not None:
+            span.set_attribute(COST_ATTRIBUTE, float(result.cost.total))
         span.set_attribute("toolwire.run.outcome", result.outcome)
         span.set_attribute("toolwire.run.turns", result.turns)
         span.set_attribute("toolwire.run.tool_calls", len(result.tool_calls))
@@ -232,9 +240,33 @@ class Tracer(RunObserver):
                 span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
             if usage.cached_tokens is not None:
                 span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens)
+            if usage.cache_write_tokens is not None:
+                span.set_attribute(
+                    "gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens
+                )
+            if usage.reasoning_tokens is not None:
+                span.set_attribute("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens)
         if self.capture_content:
             span.set_attribute("gen_ai.output.messages", _json.dumps(_output_messages(result)))
         span.end()
+
+    async def model_usage(
+        self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None
+    ) -> None:
+        """Put the request's cost on its model span (the semantic conventions
+        name none: ``toolwire.cost.usd``); a request a usage limit cut gets
+        the usage its stream had revealed too."""
+        run = self._runs.get(run_id)
+        span = run.chats.get((turn, attempt)) if run is not None else None
+        if span is None:
+            return
+        if cost is not None:
+            span.set_attribute(COST_ATTRIBUTE, float(cost.total))
+        if usage is not None:
+            if usage.input_tokens is not None:
+                span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+            if usage.output_tokens is not None:
+                span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
 
     async def model_failed(
         self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float

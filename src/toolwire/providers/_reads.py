@@ -15,7 +15,7 @@ agent (a broken stream may be sent again, a refused request may not), so
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING
 
 from toolwire.stream.decoder import StreamDecoder
@@ -35,9 +35,11 @@ class ProviderStream:
         transport: what sends it.
         parse_error: the provider's mapping of HTTP errors.
         dialect: the decoder's dialect (``"auto"`` to sniff it).
+        watch: told each read's events before they are given; what it raises
+            (a usage limit crossed) closes the response and ends :meth:`reads`.
     """
 
-    __slots__ = ("_parse_error", "_request", "_transport", "decoder", "reading")
+    __slots__ = ("_parse_error", "_request", "_transport", "_watch", "decoder", "reading")
 
     def __init__(
         self,
@@ -46,8 +48,10 @@ class ProviderStream:
         transport: Transport,
         parse_error: ErrorParser | None,
         dialect: str,
+        watch: Callable[[list[Event]], None] | None = None,
     ) -> None:
         self._request = request
+        self._watch = watch
         self._transport = transport
         self._parse_error = parse_error
         self.decoder = StreamDecoder(dialect)
@@ -66,13 +70,16 @@ class ProviderStream:
         Raises:
             ConnectError, ReadError, TransportTimeout, ProviderError: as the
                 transport's ``stream()``, while opening or while reading.
+            UsageLimitExceeded: what ``watch`` raises.
         """
-        decoder = self.decoder
+        decoder, watch = self.decoder, self._watch
         async with self._transport.stream(self._request, parse_error=self._parse_error) as body:
             self.reading = True
             async for chunk in body.aiter_bytes():
                 events = decoder.feed(chunk)
                 if events:
+                    if watch is not None:
+                        watch(events)
                     yield events
                 if decoder.error is not None:  # its last event said so
                     self.reading = False
@@ -80,4 +87,6 @@ class ProviderStream:
             self.reading = False
         events = decoder.close()
         if events:
+            if watch is not None:
+                watch(events)
             yield events

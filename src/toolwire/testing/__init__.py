@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.testing._guard import ServerLimits as ServerLimits
     from toolwire.testing._match import VOLATILE_FIELDS as VOLATILE_FIELDS
+    from toolwire.testing._ratelimit import ServerRateLimit as ServerRateLimit
     from toolwire.testing.cassette import Cassette as Cassette
     from toolwire.testing.cassette import CassetteError as CassetteError
     from toolwire.testing.cassette import Exchange as Exchange
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
 _LAZY: dict[str, str] = {
     "VOLATILE_FIELDS": "toolwire.testing._match",
     "ServerLimits": "toolwire.testing._guard",
+    "ServerRateLimit": "toolwire.testing._ratelimit",
     "Cassette": "toolwire.testing.cassette",
     "CassetteError": "toolwire.testing.cassette",
     "CassetteServer": "toolwire.testing.replay",

@@ -23,6 +23,7 @@ from toolwire.stream import _json
 from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
+from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (
     Fault,
@@ -192,10 +193,12 @@ class Handler:
         scenario: Scenario,
         requests: list[Any],
         log: Callable[[str], None] | None,
+        rate_limit: ServerRateLimit | None = None,
     ) -> None:
         self.scenario = scenario
         self.requests = requests
         self.log = log
+        self.rate_limit = rate_limit
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -277,6 +280,31 @@ class Handler:
         """Answer one request of ``dialect``."""
         body = await request.body()
         self._record(body)
+        rate = self.rate_limit
+        if rate is not None:
+            wait = rate.admit(len(body))
+            if wait > 0:
+                self._log(f"POST {request.url.path} 429 rate limit")
+                refused = self._error(
+                    encoder, 429, _DEFAULT_MESSAGES[429], retry_after=round(wait, 3)
+                )
+                refused.headers.update(rate.headers(dialect))
+                return refused
+        response = await self._handle(request, dialect, encoder, body, model=model, stream=stream)
+        if rate is not None:
+            response.headers.update(rate.headers(dialect))
+        return response
+
+    async def _handle(
+        self,
+        request: Request,
+        dialect: str,
+        encoder: Encoder,
+        body: bytes,
+        *,
+        model: str | None,
+        stream: bool | None,
+    ) -> Response:
         path = request.url.path
         attempt = self._attempt(path, body)
         seed = f"{path}:{attempt}:{hashlib.sha256(body).hexdigest()}"

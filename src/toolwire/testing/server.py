@@ -30,10 +30,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from toolwire.errors import UsageError
+from toolwire.http import RateLimit
 from toolwire.stream.codecs import WireDialect, registered, wire_dialect
 from toolwire.stream.codecs.emulation import Encoder
 from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
+from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing._serving import LoopbackServer, is_loopback
 from toolwire.testing.scenario import (
     Scenario,
@@ -71,6 +73,7 @@ def build_app(
     *,
     requests: list[Any] | None = None,
     log: Callable[[str], None] | None = None,
+    rate_limit: ServerRateLimit | None = None,
 ) -> Starlette:
     """The Starlette app of the emulation server.
 
@@ -78,8 +81,9 @@ def build_app(
         scenario: what to answer.
         requests: a list to which every received request body is appended.
         log: called with one line per request (never with headers or keys).
+        rate_limit: answer 429 past this many requests per minute.
     """
-    handler = Handler(scenario, requests if requests is not None else [], log)
+    handler = Handler(scenario, requests if requests is not None else [], log, rate_limit)
     if scenario.replay is not None:
         return Starlette(routes=[Route("/{path:path}", handler.replay, methods=["POST", "GET"])])
 
@@ -163,6 +167,10 @@ class EmulationServer(LoopbackServer):
             :class:`~toolwire.testing.ServerLimits`).
         max_recorded_requests: how many of the latest request bodies
             :attr:`requests` keeps.
+        rate_limit: enforce a :class:`~toolwire.http.RateLimit` (or a
+            :class:`~toolwire.testing.ServerRateLimit` with its own clock):
+            429s with ``retry-after`` past it, rate-limit headers on every
+            answer (see :attr:`rate_limit` for what it admitted).
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -181,12 +189,17 @@ class EmulationServer(LoopbackServer):
         log: Callable[[str], None] | None = None,
         limits: ServerLimits | None = None,
         max_recorded_requests: int = 1_000,
+        rate_limit: RateLimit | ServerRateLimit | None = None,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
         """The latest request bodies received (parsed JSON), in arrival order; a
         body over 256 KiB is kept as ``{"toolwire_body_digest", "bytes"}``."""
-        app = build_app(self.scenario, requests=self.requests, log=log)
+        if isinstance(rate_limit, RateLimit):
+            rate_limit = ServerRateLimit(rate_limit)
+        self.rate_limit = rate_limit
+        """What the server admits per minute, and what it admitted (``None``: everything)."""
+        app = build_app(self.scenario, requests=self.requests, log=log, rate_limit=rate_limit)
         super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
 
     def __repr__(self) -> str:

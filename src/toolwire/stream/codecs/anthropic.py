@@ -185,6 +185,7 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
         output_tokens=output_tokens,
         total_tokens=total,
         cached_tokens=cache_read,
+        cache_write_tokens=cache_write,
         raw=raw,
     )
 

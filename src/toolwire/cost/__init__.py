@@ -1,0 +1,26 @@
+"""What runs cost, and what stops them in time.
+
+:class:`Prices` turns a model request's normalized usage into a
+:class:`Cost` (from ``genai-prices``' data, or your own :class:`Rates`).
+The agent records each request's usage and cost in the journal, totals them
+in :attr:`~toolwire.run.RunResult.cost`, and shows them in ``toolwire runs``.
+:class:`UsageLimits` stop a run (and a :class:`Budget` the runs sharing it)
+as soon as its streams cross them.
+"""
+
+from __future__ import annotations
+
+from toolwire.cost._limits import Budget, RunMeter, UsageLimits
+from toolwire.cost._prices import Cost, Prices, Rates, cost_from_dict, default_prices, format_usd
+
+__all__ = [
+    "Budget",
+    "Cost",
+    "Prices",
+    "Rates",
+    "RunMeter",
+    "UsageLimits",
+    "cost_from_dict",
+    "default_prices",
+    "format_usd",
+]

@@ -1,0 +1,314 @@
+"""Rate limits shared by every run of a process: one budget per provider and model.
+
+Theory of operation: a :class:`RateLimiter` keeps, for each provider host and
+model, a budget of requests and tokens per minute. The transport asks it
+before every attempt of a request (:meth:`RateLimiter.acquire`), so fifty
+runs sharing one limiter wait their turn instead of each sending, each
+getting a 429, and each backing off alone; and tells it of every answer
+(:meth:`RateLimiter.observe`), so it learns:
+
+* the limits the provider announces, when none were configured
+  (``x-ratelimit-limit-requests``/``-tokens``,
+  ``anthropic-ratelimit-requests-limit``/``-tokens-limit``);
+* that the budget is spent until a reset the provider names
+  (``x-ratelimit-remaining-*`` or ``anthropic-ratelimit-*-remaining`` at 0);
+* a 429's ``retry-after``: every run of that provider and model waits it out.
+
+A budget is a sliding window: never more than the limit in any sixty seconds
+(a bucket that refills continuously would allow twice the limit in the first
+minute). A request's tokens are counted as its size over four when it is sent.
+
+The budgets live in a :class:`RateStore`: :class:`LocalRateStore` keeps them in
+this process's memory; a store shared by several machines implements the same
+three methods. The clock and the sleep are injectable, for tests.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Protocol
+
+from toolwire.errors import TransportTimeout, UsageError
+from toolwire.http._messages import HttpRequest, retry_after_seconds
+
+__all__ = ["LocalRateStore", "RateKey", "RateLimit", "RateLimiter", "RateStore"]
+
+WINDOW = 60.0
+"""Seconds of a budget's window."""
+
+RateKey = tuple[str, str]
+"""(provider host, model)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimit:
+    """A budget per minute; ``None`` is no limit.
+
+    Raises:
+        UsageError: a limit that is not a positive number.
+    """
+
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("requests_per_minute", "tokens_per_minute"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                raise UsageError(f"{name} must be a positive number, not {value!r}")
+
+
+class RateStore(Protocol):
+    """Where budgets are kept (this process's memory, or a shared store)."""
+
+    def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
+        """Take one request of ``tokens`` from ``key``'s budget if it fits at
+        ``now`` and return 0; otherwise take nothing and return the seconds
+        to wait before asking again."""
+        ...
+
+    def block(self, key: RateKey, until: float) -> None:
+        """Nothing of ``key``'s budget is given before ``until``."""
+        ...
+
+
+@dataclass(slots=True)
+class _Window:
+    requests: deque[float] = field(default_factory=deque[float])
+    tokens: deque[tuple[float, int]] = field(default_factory=deque[tuple[float, int]])
+    token_sum: int = 0
+    blocked_until: float = 0.0
+
+    def expire(self, now: float) -> None:
+        start = now - WINDOW
+        while self.requests and self.requests[0] <= start:
+            self.requests.popleft()
+        while self.tokens and self.tokens[0][0] <= start:
+            self.token_sum -= self.tokens.popleft()[1]
+
+
+class LocalRateStore:
+    """Budgets in this process's memory, safe across threads."""
+
+    def __init__(self) -> None:
+        self._windows: dict[RateKey, _Window] = {}
+        self._lock = threading.Lock()
+
+    def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
+        """See :meth:`RateStore.reserve`."""
+        with self._lock:
+            window = self._windows.setdefault(key, _Window())
+            if now < window.blocked_until:
+                return window.blocked_until - now
+            window.expire(now)
+            rpm = limit.requests_per_minute
+            if rpm is not None and len(window.requests) >= math.floor(rpm):
+                return max(window.requests[0] + WINDOW - now, 1e-3)
+            tpm = limit.tokens_per_minute
+            if tpm is not None and window.tokens and window.token_sum + tokens > tpm:
+                # Wait until enough of the window's tokens have expired (a
+                # request larger than the whole budget goes alone).
+                freed = window.token_sum
+                for at, count in window.tokens:
+                    freed -= count
+                    if freed + tokens <= tpm:
+                        return max(at + WINDOW - now, 1e-3)
+                return max(window.tokens[-1][0] + WINDOW - now, 1e-3)
+            window.requests.append(now)
+            if tokens:
+                window.tokens.append((now, tokens))
+                window.token_sum += tokens
+            return 0.0
+
+    def block(self, key: RateKey, until: float) -> None:
+        """See :meth:`RateStore.block`."""
+        with self._lock:
+            window = self._windows.setdefault(key, _Window())
+            window.blocked_until = max(window.blocked_until, until)
+
+
+async def _anyio_sleep(seconds: float) -> None:
+    import anyio
+
+    await anyio.sleep(seconds)
+
+
+class RateLimiter:
+    """Budgets of requests and tokens per minute, per provider and model,
+    shared by every run whose transport has this limiter:
+    ``HttpxTransport(rate_limiter=limiter)``.
+
+    Args:
+        limit: the budget of every provider and model not in ``models``.
+        models: budgets by model id.
+        learn: adopt the limits providers announce in their headers where
+            none is configured.
+        store: where budgets are kept (:class:`LocalRateStore`).
+        clock: seconds, monotonic (``time.monotonic``).
+        sleep: how to wait (``anyio.sleep``).
+        max_wait: the longest one request waits for its turn, in seconds.
+    """
+
+    def __init__(
+        self,
+        limit: RateLimit | None = None,
+        *,
+        models: Mapping[str, RateLimit] | None = None,
+        learn: bool = True,
+        store: RateStore | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        max_wait: float = 600.0,
+    ) -> None:
+        self.limit = limit
+        self.models = dict(models or {})
+        self.learn = learn
+        self.store: RateStore = store or LocalRateStore()
+        self.clock = clock
+        self._sleep = sleep or _anyio_sleep
+        self.max_wait = max_wait
+        self._learned: dict[RateKey, RateLimit] = {}
+        self.granted = 0
+        """Requests let through so far."""
+        self.waited = 0.0
+        """Seconds spent waiting, summed over requests."""
+
+    def __repr__(self) -> str:
+        return f"RateLimiter({self.limit!r}, models={sorted(self.models)!r}, learn={self.learn})"
+
+    def limit_for(self, key: RateKey) -> RateLimit:
+        """The budget of ``key``: configured, else learned, else none."""
+        return self.models.get(key[1]) or self.limit or self._learned.get(key) or RateLimit()
+
+    async def acquire(self, request: HttpRequest, size: int) -> RateKey:
+        """Wait until ``request`` (of ``size`` bytes) fits its budget, and take it.
+
+        Raises:
+            TransportTimeout: it did not fit within ``max_wait`` seconds.
+        """
+        key = rate_key(request)
+        tokens = size // 4
+        started = self.clock()
+        while True:
+            now = self.clock()
+            wait = self.store.reserve(key, tokens, self.limit_for(key), now)
+            if wait <= 0:
+                self.granted += 1
+                self.waited += now - started
+                return key
+            if now - started + wait > self.max_wait:
+                raise TransportTimeout(
+                    f"the rate limit of {key[1]!r} at {key[0]} gave no turn within "
+                    f"{self.max_wait:g} s"
+                )
+            await self._sleep(wait)
+
+    def observe(self, key: RateKey, status: int, headers: Mapping[str, str]) -> None:
+        """Learn from an answer's status and headers (see the module doc)."""
+        lower = {k.lower(): v for k, v in headers.items()}
+        now = self.clock()
+        if status == 429:
+            delay = retry_after_seconds(lower)
+            if delay is not None:
+                self.store.block(key, now + delay)
+        for resource in ("requests", "tokens"):
+            limit, remaining, reset = _announced(lower, resource)
+            if self.learn and limit is not None and key[1] not in self.models and not self.limit:
+                known = self._learned.get(key, RateLimit())
+                field_name = f"{resource}_per_minute"
+                if getattr(known, field_name) != limit:
+                    self._learned[key] = RateLimit(**{**_fields(known), field_name: limit})
+            if remaining == 0 and reset is not None:
+                self.store.block(key, now + reset)
+
+
+def _fields(limit: RateLimit) -> dict[str, float | None]:
+    return {
+        "requests_per_minute": limit.requests_per_minute,
+        "tokens_per_minute": limit.tokens_per_minute,
+    }
+
+
+def rate_key(request: HttpRequest) -> RateKey:
+    """(host, model) of a request: the body's ``model``, or the path segment
+    after ``/models/`` (where the model is part of the URL)."""
+    rest = request.url.partition("://")[2]
+    host, _, path = rest.partition("/")
+    model = request.json.get("model") if isinstance(request.json, dict) else None
+    if not isinstance(model, str):
+        found = re.search(r"/models/([^/:?]+)", "/" + path)
+        model = found.group(1) if found else ""
+    return host.rpartition("@")[2], model
+
+
+def _announced(
+    headers: Mapping[str, str], resource: str
+) -> tuple[float | None, int | None, float | None]:
+    """(limit, remaining, seconds to reset) the provider announced for
+    ``resource`` (``requests`` or ``tokens``), each ``None`` when absent."""
+    limit = _number(
+        headers.get(f"x-ratelimit-limit-{resource}")
+        or headers.get(f"anthropic-ratelimit-{resource}-limit")
+    )
+    remaining = _number(
+        headers.get(f"x-ratelimit-remaining-{resource}")
+        or headers.get(f"anthropic-ratelimit-{resource}-remaining")
+    )
+    reset = _duration(headers.get(f"x-ratelimit-reset-{resource}"))
+    if reset is None:
+        reset = _until(headers.get(f"anthropic-ratelimit-{resource}-reset"))
+    return (
+        limit if limit is not None and limit > 0 else None,
+        int(remaining) if remaining is not None else None,
+        reset,
+    )
+
+
+def _number(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def _duration(text: str | None) -> float | None:
+    """``6m0s``, ``1.5s``, ``20ms`` as seconds."""
+    if not text:
+        return None
+    text = text.strip()
+    parts = _PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(float(n) * scale[u] for n, u in parts)
+
+
+def _until(text: str | None) -> float | None:
+    """Seconds from now to an RFC 3339 time (never negative)."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return max(0.0, (moment - datetime.now(timezone.utc)).total_seconds())
