@@ -46,10 +46,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolwire.agent._driver import RunConfig, RunDriver
+from toolwire.agent._suspend import give_answers
 from toolwire.agent.loop import RequestOptions
 from toolwire.errors import UsageError
 from toolwire.events import Event
 from toolwire.journal import (
+    Decision,
     Journal,
     JournalObserver,
     ResumePlan,
@@ -293,8 +295,25 @@ class Agent:
         if failure and not closed:
             raise failure[0]
 
-    async def resume(self, run_id: str) -> RunResult:
-        """Continue an interrupted run from its last recorded step.
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        approvals: Iterable[Decision] = (),
+        results: Mapping[str, Any] | None = None,
+        principal: str = "",
+        approval_key: bytes | None = None,
+    ) -> RunResult:
+        """Continue an interrupted or suspended run from its last recorded step.
+
+        A ``suspended`` run (see :attr:`RunResult.pending`) continues once its
+        calls are answered: here (``approvals``: :class:`Decision` values
+        built from the pending calls; ``results``: outside results by call
+        id, given by ``principal``), or earlier with ``toolwire runs
+        approve/deny/answer`` or :func:`toolwire.journal.record_decision`.
+        Answers are checked against the journal and recorded before the run
+        goes on; with ``approval_key``, each approval must be signed with it
+        (:meth:`Decision.signed`). A call still unanswered suspends it again.
 
         A tool call whose outcome is recorded is not run again; one that
         started without a recorded outcome runs again only if the tool is
@@ -310,9 +329,19 @@ class Agent:
             UsageError: the agent has no journal.
             RunLeased: another live process (or task) is running this run.
             JournalError: the journal has no such run, or cannot be read.
+            ApprovalRefused: an answer names another call, other arguments,
+                expired, or contradicts one already given; nothing of it runs.
             ProviderError, TransportError, ProtocolError: as for :meth:`run`.
         """
-        with self._lease(run_id):
+        journal = self.journal
+        if journal is None:
+            raise UsageError("resume() needs a journal, and this agent records none")
+        run_id = journal.find_run(run_id)  # a short id names its run
+        with journal.lease(run_id):
+            if approvals or results:
+                give_answers(
+                    journal, run_id, approvals, results or {}, principal=principal, key=approval_key
+                )
             plan, finished = self._plan(run_id)
             if finished is not None:
                 return _recorded_result(plan, finished)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,7 +34,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["hold_lease", "lock_path"]
+__all__ = ["hold_lease", "lease_held", "lock_path"]
 
 _registry_lock = threading.Lock()
 
@@ -107,3 +109,23 @@ def hold_lease(journal_path: str, run_id: str) -> Iterator[None]:
             if entry.fd is not None and entry.pid == os.getpid():
                 assert fcntl is not None
                 fcntl.lockf(entry.fd, fcntl.LOCK_UN, 1, _offset(run_id))
+
+
+def lease_held(journal_path: str, run_id: str) -> bool:
+    """Whether a live process (this one included) may hold the lease of
+    ``run_id``: a test (``F_GETLK``) that takes nothing, so it never stands
+    in a run's way. Where the test is not available (not Linux), another
+    process's lease is assumed held."""
+    with _registry_lock:
+        entry = _lock_file(journal_path)
+        if run_id in entry.held:
+            return True
+        if entry.fd is None:
+            return False
+        if fcntl is None or not sys.platform.startswith("linux"):  # pragma: no cover
+            return True
+        # struct flock on Linux: l_type, l_whence, l_start, l_len, l_pid.
+        query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, _offset(run_id), 1, 0)
+        answer = fcntl.fcntl(entry.fd, fcntl.F_GETLK, query)
+        kind: int = struct.unpack("hhqqi", answer)[0]
+        return kind != fcntl.F_UNLCK

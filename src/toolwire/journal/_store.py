@@ -56,7 +56,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
-from toolwire.journal._lease import hold_lease
+from toolwire.journal._lease import hold_lease, lease_held
 from toolwire.journal._records import (
     JournalError,
     JournalEvent,
@@ -159,8 +159,15 @@ class SQLiteJournal:
 
     def lease(self, run_id: str) -> AbstractContextManager[None]:
         """See :meth:`Journal.lease`."""
-        key = self.path if self.path != ":memory:" else f":memory:{id(self)}"
-        return hold_lease(key, run_id)
+        return hold_lease(self._lease_key(), run_id)
+
+    def leased(self, run_id: str) -> bool:
+        """Whether a live process holds the run's lease (takes nothing):
+        a ``running`` run nobody holds was interrupted."""
+        return lease_held(self._lease_key(), run_id)
+
+    def _lease_key(self) -> str:
+        return self.path if self.path != ":memory:" else f":memory:{id(self)}"
 
     # -- writing ---------------------------------------------------------------
 

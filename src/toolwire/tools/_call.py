@@ -310,6 +310,7 @@ class CallRun:
             arguments=self.prepared.arguments,
             metadata=self.batch.metadata,
             run_id=self.batch.run_id,
+            repaired=self.call.repaired,
         )
         # One prompt at a time: an interactive approver must not see two
         # questions interleaved.
