@@ -3,13 +3,14 @@ it from the journal: approvals bound to the exact arguments, fail closed."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolwire import Agent, Approval, ApprovalRequest, tool
+from toolwire import Agent, Approval, ApprovalRequest, RunFinished, tool
 from toolwire.examples import PaymentLedger, payment_tool
 from toolwire.journal import (
     ApprovalRefused,
@@ -216,3 +217,22 @@ async def test_an_answer_during_a_resume_is_refused_with_a_typed_error(tmp_path:
         await agent.aclose()
     with journal.lease("run-l"), pytest.raises(RunLeased):
         record_decision(journal, "run-l", Decision.allow(pending))
+
+
+async def test_resume_stream_takes_the_answers_too(tmp_path: Path) -> None:
+    ledger, journal, pay = setup(tmp_path)
+    with EmulationServer(pay_scenario()) as server:
+        agent = make_agent(server, [pay], journal=journal)
+        (pending,) = (await agent.run("pay alice", run_id="run-stream")).pending
+        kinds: list[str] = []
+        output = None
+        async with contextlib.aclosing(
+            agent.resume_stream("run-str", approvals=[Decision.allow(pending, principal="ann")])
+        ) as events:
+            async for event in events:
+                kinds.append(event.kind)
+                if isinstance(event, RunFinished):
+                    output = event.result.output
+        await agent.aclose()
+    assert output == "paid alice 1250" and kinds[-1] == "run_finished"
+    assert len(ledger.payments()) == 1

@@ -40,13 +40,21 @@ import contextlib
 import math
 import os
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from toolwire.agent._driver import RunConfig, RunDriver
-from toolwire.agent._suspend import give_answers
+from toolwire.agent._suspend import Answers
 from toolwire.agent.loop import RequestOptions
 from toolwire.errors import UsageError
 from toolwire.events import Event
@@ -333,34 +341,34 @@ class Agent:
                 expired, or contradicts one already given; nothing of it runs.
             ProviderError, TransportError, ProtocolError: as for :meth:`run`.
         """
-        journal = self.journal
-        if journal is None:
-            raise UsageError("resume() needs a journal, and this agent records none")
-        run_id = journal.find_run(run_id)  # a short id names its run
-        with journal.lease(run_id):
-            if approvals or results:
-                give_answers(
-                    journal, run_id, approvals, results or {}, principal=principal, key=approval_key
-                )
-            plan, finished = self._plan(run_id)
+        answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
+        with self._resuming(run_id, answers) as (run_id, plan, finished):
             if finished is not None:
                 return _recorded_result(plan, finished)
             return await self._run(list(plan.messages), run_id, None, None, plan=plan)
 
-    async def resume_stream(self, run_id: str) -> AsyncGenerator[AgentEvent, None]:
+    async def resume_stream(
+        self,
+        run_id: str,
+        *,
+        approvals: Iterable[Decision] = (),
+        results: Mapping[str, Any] | None = None,
+        principal: str = "",
+        approval_key: bytes | None = None,
+    ) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
+        answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
 
         async def runner(
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
-            with self._lease(run_id):
-                plan, finished = self._plan(run_id)
+            with self._resuming(run_id, answers) as (found, plan, finished):
                 if finished is not None:
                     result = _recorded_result(plan, finished)
                 else:
                     messages = list(plan.messages)
-                    result = await self._run(messages, run_id, emit, emit_many, plan=plan)
+                    result = await self._run(messages, found, emit, emit_many, plan=plan)
             emit(RunFinished(result=result))
 
         # Closed in this task when the caller closes us: left to the garbage
@@ -368,6 +376,21 @@ class Agent:
         async with contextlib.aclosing(self._events(runner)) as events:
             async for event in events:
                 yield event
+
+    @contextlib.contextmanager
+    def _resuming(
+        self, run_ref: str, answers: Answers
+    ) -> Iterator[tuple[str, ResumePlan, str | None]]:
+        """Hold the lease of the run ``run_ref`` names (an id or a short id),
+        journal ``answers``, and read where the run stands."""
+        journal = self.journal
+        if journal is None:
+            raise UsageError("resume() needs a journal, and this agent records none")
+        run_id = journal.find_run(run_ref)
+        with journal.lease(run_id):
+            answers.give(journal, run_id)
+            log = journal.load_run(run_id)
+            yield run_id, plan_resume(log), (log.run.status if log.run.finished else None)
 
     @property
     def journal(self) -> Journal | None:
@@ -436,13 +459,6 @@ class Agent:
         """The run's lease in the journal (nothing to hold without one)."""
         journal = self.journal
         return journal.lease(run_id) if journal is not None else contextlib.nullcontext()
-
-    def _plan(self, run_id: str) -> tuple[ResumePlan, str | None]:
-        journal = self.journal
-        if journal is None:
-            raise UsageError("resume() needs a journal, and this agent records none")
-        log = journal.load_run(run_id)
-        return plan_resume(log), (log.run.status if log.run.finished else None)
 
     def _observers(self) -> Observers:
         """The observers of a run, the journal first: every other observer

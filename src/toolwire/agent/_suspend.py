@@ -19,7 +19,8 @@ the arguments of the call it lets run.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolwire.journal import ApprovalRefused, Decision, Journal, apply_decisions, pending_calls
@@ -27,7 +28,7 @@ from toolwire.run import PendingCall, argument_digest, canonical_arguments
 from toolwire.tools import Toolbox
 from toolwire.types import InvalidToolCall, ToolCall
 
-__all__ = ["check_grants", "give_answers", "waiting_calls"]
+__all__ = ["Answers", "check_grants", "waiting_calls"]
 
 
 def waiting_calls(
@@ -94,32 +95,35 @@ def check_grants(calls: Sequence[ToolCall | InvalidToolCall], granted: Mapping[s
             )
 
 
-def give_answers(
-    journal: Journal,
-    run_id: str,
-    approvals: Iterable[Decision],
-    results: Mapping[str, Any],
-    *,
-    principal: str,
-    key: bytes | None,
-) -> None:
-    """Journal the answers given to :meth:`~toolwire.Agent.resume` (under
-    the run's lease, held by the caller): the decisions as given, and each
-    result bound to the recorded arguments of its call. All are checked
-    before any is written.
+@dataclass(frozen=True, slots=True)
+class Answers:
+    """The answers given to :meth:`~toolwire.Agent.resume`: decisions as
+    given, and results of external calls by call id (bound to the recorded
+    arguments of their call), from ``principal``; with ``key``, each must be
+    signed with it."""
 
-    Raises:
-        ApprovalRefused: an answer cannot be applied (nothing is recorded).
-    """
-    decisions = list(approvals)
-    if results:
-        pending = {p.call_id: p for p in pending_calls(journal.load_run(run_id))}
-        for call_id, result in results.items():
-            found = pending.get(call_id)
-            if found is None:
-                raise ApprovalRefused(
-                    f"run {run_id} waits for no result of call {call_id!r}", reason="unknown_call"
-                )
-            decisions.append(Decision.answer(found, result, principal=principal))
-    if decisions:
-        apply_decisions(journal, run_id, decisions, key=key)
+    approvals: tuple[Decision, ...] = ()
+    results: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    principal: str = ""
+    key: bytes | None = None
+
+    def give(self, journal: Journal, run_id: str) -> None:
+        """Journal the answers (under the run's lease, held by the caller);
+        all are checked before any is written.
+
+        Raises:
+            ApprovalRefused: an answer cannot be applied (nothing is recorded).
+        """
+        decisions = list(self.approvals)
+        if self.results:
+            pending = {p.call_id: p for p in pending_calls(journal.load_run(run_id))}
+            for call_id, result in self.results.items():
+                found = pending.get(call_id)
+                if found is None:
+                    raise ApprovalRefused(
+                        f"run {run_id} waits for no result of call {call_id!r}",
+                        reason="unknown_call",
+                    )
+                decisions.append(Decision.answer(found, result, principal=self.principal))
+        if decisions:
+            apply_decisions(journal, run_id, decisions, key=self.key)

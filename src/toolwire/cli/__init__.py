@@ -42,7 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "runs": (
         "toolwire.cli.answers:runs",
-        "What agents did: list, show and export recorded runs; answer suspended ones.",
+        "What agents did: list, show, export; answer suspended runs.",
     ),
     "serve": (
         "toolwire.cli.serve:serve",

@@ -421,7 +421,8 @@ def render(log: RunLog, console: Console, *, verbose: bool = False) -> None:
 
 @click.group("runs")
 def runs() -> None:
-    """What agents did: list runs, show one as a timeline, export it."""
+    """What agents did: list runs, show one as a timeline, export it; approve,
+    deny or answer the calls a suspended run waits on."""
 
 
 def _interrupted(journal: SQLiteJournal, summary: RunSummary) -> RunSummary:
