@@ -52,6 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Timeouts,
     )
     from toolwire.journal import (  # noqa: F401 - re-exported lazily
+        ApprovalRefused,
+        Decision,
         Journal,
         JournalError,
         JournalEvent,
@@ -73,6 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.run import (  # noqa: F401 - re-exported lazily
         AgentEvent,
         ModelRetrying,
+        PendingCall,
         RunFinished,
         RunInfo,
         RunResult,
@@ -113,6 +116,7 @@ _LAZY: dict[str, str] = {
     "RunInfo": "toolwire.run",
     "RunObserver": "toolwire.observe",
     "RunResult": "toolwire.run",
+    "PendingCall": "toolwire.run",
     "ToolCallRecord": "toolwire.run",
     "ToolExecutionFinished": "toolwire.run",
     "ToolExecutionStarted": "toolwire.run",
@@ -141,6 +145,8 @@ _LAZY: dict[str, str] = {
     "MCPConnection": "toolwire.mcp",
     "MCPToolError": "toolwire.mcp",
     "Journal": "toolwire.journal",
+    "ApprovalRefused": "toolwire.journal",
+    "Decision": "toolwire.journal",
     "JournalError": "toolwire.journal",
     "JournalEvent": "toolwire.journal",
     "JournalObserver": "toolwire.journal",

@@ -13,6 +13,8 @@ older names, still resolve with a warning (:mod:`toolwire._compat`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +33,7 @@ __all__ = [
     "AgentEvent",
     "ModelRetrying",
     "Outcome",
+    "PendingCall",
     "RunFinished",
     "RunInfo",
     "RunResult",
@@ -39,10 +42,63 @@ __all__ = [
     "ToolExecutionStarted",
     "TurnFinished",
     "TurnStarted",
+    "argument_digest",
+    "canonical_arguments",
 ]
 
-Outcome = Literal["answered", "max_turns"]
-"""How a run ended with a result: the model answered, or the turn limit came first."""
+Outcome = Literal["answered", "max_turns", "suspended"]
+"""How a run ended with a result: the model answered, the turn limit came
+first, or the run waits for an approval or an outside result (``pending``)."""
+
+
+def canonical_arguments(arguments: Mapping[str, Any]) -> str:
+    """The one JSON text of a call's arguments: keys sorted, no spaces, UTF-8.
+
+    Raises:
+        TypeError, ValueError: the arguments are not JSON data.
+    """
+    return json.dumps(
+        arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def argument_digest(arguments: Mapping[str, Any]) -> str:
+    """``sha256:`` and the hex SHA-256 of :func:`canonical_arguments`: what
+    an approval names, so that it approves these arguments and no others."""
+    text = canonical_arguments(arguments)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingCall:
+    """A call a suspended run waits on, as its journal records it."""
+
+    call_id: str
+    name: str
+    """The tool's name."""
+    awaiting: Literal["approval", "result"]
+    """``approval`` for a ``requires_approval`` tool with no approver in the
+    process, ``result`` for an ``external`` tool."""
+    arguments: dict[str, Any]
+    """The validated arguments, as :func:`canonical_arguments` writes them."""
+    digest: str
+    """:func:`argument_digest` of ``arguments``."""
+    turn: int
+    repaired: bool = False
+    """The model's arguments were repaired before they were validated: the
+    approver sees what will run, not what the model wrote."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return {
+            "call_id": self.call_id,
+            "name": self.name,
+            "awaiting": self.awaiting,
+            "arguments": self.arguments,
+            "digest": self.digest,
+            "turn": self.turn,
+            "repaired": self.repaired,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +153,8 @@ class RunResult:
     output: str
     """The final answer text (empty when the run ended without one)."""
     outcome: Outcome
-    """``answered``, or ``max_turns`` when the turn limit ended the run."""
+    """``answered``, ``max_turns`` when the turn limit ended the run, or
+    ``suspended`` when it waits (see ``pending``)."""
     messages: tuple[Message, ...]
     """The whole conversation, system prompt first."""
     usage: Usage
@@ -110,6 +167,10 @@ class RunResult:
     cost: Cost | None = None
     """What the run's model requests cost, in US dollars (see
     :mod:`toolwire.cost`); ``None`` when the price of one of them is unknown."""
+    pending: tuple[PendingCall, ...] = ()
+    """What a ``suspended`` run waits for: answer with
+    :meth:`~toolwire.Agent.resume` (``approvals=``, ``results=``) or
+    ``toolwire runs approve/deny/answer``."""
 
     @property
     def ok(self) -> bool:
@@ -118,7 +179,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data."""
-        return {
+        data: dict[str, Any] = {
             "run_id": self.run_id,
             "outcome": self.outcome,
             "output": self.output,
@@ -128,6 +189,9 @@ class RunResult:
             "tool_calls": [record.to_dict() for record in self.tool_calls],
             "messages": [m.to_dict() for m in self.messages],
         }
+        if self.pending:
+            data["pending"] = [p.to_dict() for p in self.pending]
+        return data
 
 
 # -- events ---------------------------------------------------------------------------

@@ -34,7 +34,13 @@ pytestmark = pytest.mark.anyio
 
 AT = datetime(2026, 6, 1, tzinfo=timezone.utc)
 M = Decimal(1_000_000)
-PROVIDER_IDS = {"openai-chat": "openai", "openai-responses": "openai", "anthropic": "anthropic"}
+PROVIDER_IDS = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "bedrock": "aws",
+    "bedrock-invoke": "aws",
+}
 
 
 @tool(read_only=True)

@@ -57,6 +57,11 @@ EXPECTED_OUTPUT = {
         "['text', 'server_tool_use', 'web_search_tool_result']",
     ],
     "wire-items.md": ["Done: applied 5 lines"],
+    "approvals.md": [
+        "suspended [('send_payment', {'amount_cents': 1250, 'to': 'ann'})]",
+        "409 {'refused': 'digest'}",
+        "Done: sent 1250 to ann [('ann', 1250)]",
+    ],
     "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
     "security.md": ["invalid_arguments 100"],
 }

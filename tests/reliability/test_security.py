@@ -252,10 +252,11 @@ async def test_approval_is_enforced_on_resume(tmp_path: Path) -> None:
         )
         await expect_crash(first.run("say hi", run_id="guarded"))
         await first.aclose()
-        # The resuming process has no approver: the call is denied, not run.
+        # The resuming process has no approver: the run suspends, and the
+        # call waits for an approval instead of running.
         second = make_agent(server, Toolbox([counter.guarded_notify]), journal=journal)
         result = await second.resume("guarded")
         await second.aclose()
     assert counter.notes == []
-    assert result.tool_calls[0].result.error == "denied"
-    assert json.loads(result.tool_calls[0].result.content)["error"] == "denied"
+    assert result.outcome == "suspended" and result.tool_calls == ()
+    assert [(p.name, p.awaiting) for p in result.pending] == [("notify", "approval")]

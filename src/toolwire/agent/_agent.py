@@ -40,17 +40,27 @@ import contextlib
 import math
 import os
 import secrets
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from toolwire.agent._driver import RunConfig, RunDriver
+from toolwire.agent._suspend import Answers
 from toolwire.agent.loop import RequestOptions
 from toolwire.cost import Budget, Prices, UsageLimits, default_prices
 from toolwire.errors import UsageError
 from toolwire.events import Event
 from toolwire.journal import (
+    Decision,
     Journal,
     JournalObserver,
     ResumePlan,
@@ -311,8 +321,25 @@ class Agent:
         if failure and not closed:
             raise failure[0]
 
-    async def resume(self, run_id: str) -> RunResult:
-        """Continue an interrupted run from its last recorded step.
+    async def resume(
+        self,
+        run_id: str,
+        *,
+        approvals: Iterable[Decision] = (),
+        results: Mapping[str, Any] | None = None,
+        principal: str = "",
+        approval_key: bytes | None = None,
+    ) -> RunResult:
+        """Continue an interrupted or suspended run from its last recorded step.
+
+        A ``suspended`` run (see :attr:`RunResult.pending`) continues once its
+        calls are answered: here (``approvals``: :class:`Decision` values
+        built from the pending calls; ``results``: outside results by call
+        id, given by ``principal``), or earlier with ``toolwire runs
+        approve/deny/answer`` or :func:`toolwire.journal.record_decision`.
+        Answers are checked against the journal and recorded before the run
+        goes on; with ``approval_key``, each approval must be signed with it
+        (:meth:`Decision.signed`). A call still unanswered suspends it again.
 
         A tool call whose outcome is recorded is not run again; one that
         started without a recorded outcome runs again only if the tool is
@@ -328,28 +355,38 @@ class Agent:
             UsageError: the agent has no journal.
             RunLeased: another live process (or task) is running this run.
             JournalError: the journal has no such run, or cannot be read.
+            ApprovalRefused: an answer names another call, other arguments,
+                expired, or contradicts one already given; nothing of it runs.
             ProviderError, TransportError, ProtocolError: as for :meth:`run`.
         """
-        with self._lease(run_id):
-            plan, finished = self._plan(run_id)
+        answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
+        with self._resuming(run_id, answers) as (run_id, plan, finished):
             if finished is not None:
                 return _recorded_result(plan, finished)
             return await self._run(list(plan.messages), run_id, None, None, plan=plan)
 
-    async def resume_stream(self, run_id: str) -> AsyncGenerator[AgentEvent, None]:
+    async def resume_stream(
+        self,
+        run_id: str,
+        *,
+        approvals: Iterable[Decision] = (),
+        results: Mapping[str, Any] | None = None,
+        principal: str = "",
+        approval_key: bytes | None = None,
+    ) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
+        answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
 
         async def runner(
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
-            with self._lease(run_id):
-                plan, finished = self._plan(run_id)
+            with self._resuming(run_id, answers) as (found, plan, finished):
                 if finished is not None:
                     result = _recorded_result(plan, finished)
                 else:
                     messages = list(plan.messages)
-                    result = await self._run(messages, run_id, emit, emit_many, plan=plan)
+                    result = await self._run(messages, found, emit, emit_many, plan=plan)
             emit(RunFinished(result=result))
 
         # Closed in this task when the caller closes us: left to the garbage
@@ -357,6 +394,21 @@ class Agent:
         async with contextlib.aclosing(self._events(runner)) as events:
             async for event in events:
                 yield event
+
+    @contextlib.contextmanager
+    def _resuming(
+        self, run_ref: str, answers: Answers
+    ) -> Iterator[tuple[str, ResumePlan, str | None]]:
+        """Hold the lease of the run ``run_ref`` names (an id or a short id),
+        journal ``answers``, and read where the run stands."""
+        journal = self.journal
+        if journal is None:
+            raise UsageError("resume() needs a journal, and this agent records none")
+        run_id = journal.find_run(run_ref)
+        with journal.lease(run_id):
+            answers.give(journal, run_id)
+            log = journal.load_run(run_id)
+            yield run_id, plan_resume(log), (log.run.status if log.run.finished else None)
 
     @property
     def journal(self) -> Journal | None:
@@ -429,13 +481,6 @@ class Agent:
         """The run's lease in the journal (nothing to hold without one)."""
         journal = self.journal
         return journal.lease(run_id) if journal is not None else contextlib.nullcontext()
-
-    def _plan(self, run_id: str) -> tuple[ResumePlan, str | None]:
-        journal = self.journal
-        if journal is None:
-            raise UsageError("resume() needs a journal, and this agent records none")
-        log = journal.load_run(run_id)
-        return plan_resume(log), (log.run.status if log.run.finished else None)
 
     def _observers(self) -> Observers:
         """The observers of a run, the journal first: every other observer

@@ -26,6 +26,7 @@ import anyio.abc
 from typing_extensions import assert_never
 
 from toolwire.agent._asked import answer_asked_calls
+from toolwire.agent._suspend import check_grants, waiting_calls
 from toolwire.agent.loop import (
     Broken,
     ContinueTurn,
@@ -54,6 +55,7 @@ from toolwire.providers._reads import ProviderStream
 from toolwire.run import (
     AgentEvent,
     ModelRetrying,
+    PendingCall,
     RunResult,
     ToolCallRecord,
     ToolExecutionFinished,
@@ -64,6 +66,7 @@ from toolwire.run import (
 from toolwire.tools import (
     Approval,
     ApprovalCallback,
+    ApprovalFailed,
     ApprovalRequest,
     Toolbox,
     ToolResult,
@@ -166,6 +169,9 @@ class RunDriver:
         self.turn = 0
         self.meter = config.meter()
         self.turn_cost: Cost | None = None
+        self.granted: dict[str, str] = {}
+        """Approvals given to the suspended run: argument digests by call id."""
+        self.approval_failures: dict[str, ApprovalFailed] = {}
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult:
         """Turn after turn until :func:`next_step` says finish."""
@@ -216,16 +222,41 @@ class RunDriver:
                     )
                 case RunTools(calls=calls):
                     if recorded is not None:
+                        self.granted = dict(recorded.grants)
+                        check_grants(calls, self.granted)
                         done = await self._recorded_results(calls, recorded)
                     else:
                         self.meter.tools(len(calls))  # raises at the tool-call limit
                     await self._answer_asked(calls, assistant, done)
+                    waiting = waiting_calls(
+                        calls,
+                        settled=done,
+                        granted=self.granted,
+                        toolbox=self.config.toolbox,
+                        turn=self.turn,
+                    )
+                    if waiting:
+                        self._turn_finished(choice, turn_usage, len(calls))
+                        return self._suspended(waiting)
                     await self._run_tools(calls, done)
                     self._turn_finished(choice, turn_usage, len(calls))
                 case ContinueTurn():
                     self._turn_finished(choice, turn_usage, 0)
                 case _:
                     assert_never(step)
+
+    def _suspended(self, waiting: tuple[PendingCall, ...]) -> RunResult:
+        """The run waits for answers from outside: nothing of the turn ran."""
+        return RunResult(
+            output="",
+            outcome="suspended",
+            messages=tuple(self.messages),
+            usage=self.usage,
+            tool_calls=tuple(self.records),
+            turns=self.turn,
+            run_id=self.run_id,
+            pending=waiting,
+        )
 
     def _turn_finished(self, choice: ChoiceResult, usage: Usage | None, calls: int) -> None:
         if self.emit is None:
@@ -497,6 +528,8 @@ class RunDriver:
         finished_hooks = observe.tool_finished
 
         async def finished(call: AnyCall, result: ToolResult) -> None:
+            if call.id in self.approval_failures:
+                return  # not a denial: the run ends with the approver's error
             for hook in finished_hooks:
                 await hook(run_id, turn, call, result, eager=eager)
             if emit is not None:
@@ -510,19 +543,33 @@ class RunDriver:
             approve=self._approver(),
             on_result=finished if finished_hooks or emit is not None else None,
         )
+        for failure in self.approval_failures.values():
+            raise failure
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 
     def _approver(self) -> ApprovalCallback | None:
         """The toolbox's approval callback, with each decision told to the
-        observers (the journal records it) before the toolbox acts on it."""
+        observers (the journal records it) before the toolbox acts on it.
+        An approval given to a suspended run (recorded, digest checked)
+        allows its call without asking; a callback that raises ends the run
+        with :class:`ApprovalFailed` instead of denying."""
         inner = self.config.toolbox.approve
+        granted = self.granted
+        if inner is None and not granted:
+            return None
         hooks = self.observe.approval_decided
-        if inner is None or not hooks:
-            return inner
-        run_id, turn = self.run_id, self.turn
+        run_id, turn, failures = self.run_id, self.turn, self.approval_failures
 
         async def approve(request: ApprovalRequest) -> Approval:
-            decision = await ask_approval(inner, request)
+            if request.call_id in granted:
+                return Approval.allow()
+            if inner is None:  # pragma: no cover - such a call suspends the run first
+                return Approval.deny("no approval was given")
+            try:
+                decision = await ask_approval(inner, request, errors="raise")
+            except ApprovalFailed as failed:
+                failures[request.call_id] = failed
+                return Approval.deny("the approval step failed")
             for hook in hooks:
                 await hook(run_id, turn, request.call_id, request.tool_name, decision)
             return decision

@@ -42,7 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "toolwire.cli.proxy:proxy",
         "Relay a provider's traffic; show and record each exchange.",
     ),
-    "runs": ("toolwire.cli.runs:runs", "What agents did: list, show and export recorded runs."),
+    "runs": (
+        "toolwire.cli.answers:runs",
+        "What agents did: list, show, export; answer suspended runs.",
+    ),
     "serve": (
         "toolwire.cli.serve:serve",
         "Run the emulation server, or replay a cassette, on loopback.",

@@ -34,6 +34,7 @@ from toolwire.journal import (
     RunSummary,
     SQLiteJournal,
     default_journal_path,
+    pending_calls,
 )
 
 __all__ = ["runs", "timeline"]
@@ -188,9 +189,12 @@ def timeline(log: RunLog) -> dict[str, Any]:
                 "text": assistant.get("text", ""),
                 "tool_calls": len(assistant.get("tool_calls", [])),
             }
+        elif event.kind == "run_suspended":
+            turn["pending"] = event.data.get("pending", [])
         elif event.call_id is not None and event.kind in (
             "tool_intent",
             "approval",
+            "answer",
             "tool_outcome",
         ):
             key = (event.turn, event.call_id)
@@ -204,8 +208,8 @@ def timeline(log: RunLog) -> dict[str, Any]:
                 call["arguments"] = data.get("arguments", data.get("arguments_preview"))
                 call["eager"] = data.get("eager", False)
                 call["repaired"] = data.get("repaired", False)
-            elif event.kind == "approval":
-                call["approval"] = {k: v for k, v in data.items() if k != "name"}
+            elif event.kind in ("approval", "answer"):
+                call[event.kind] = {k: v for k, v in data.items() if k != "name"}
             else:
                 result = data.get("result", {})
                 call["name"] = result.get("name", call["name"])
@@ -239,6 +243,9 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
         "limit": "bold red",
     }.get(run.status, "bold cyan")
     status = run.status if run.status != "running" else "running (or interrupted)"
+    if run.status == "suspended":
+        waiting = len(pending_calls(log))
+        status = f"suspended: waiting on {waiting} call{'s' if waiting != 1 else ''}"
     first = Text.assemble(("run ", "bold"), (run.run_id, "bold"), "  ", (status, status_style))
     turns = max((e.turn or 0 for e in log.events), default=0)
     calls = sum(1 for e in log.events if e.kind == "tool_outcome")
@@ -326,11 +333,40 @@ def _approval(event: JournalEvent, names: dict[str, str]) -> Text:
     data = event.data
     style = "green" if data.get("decision") in ("allow", "edit") else "red"
     reason = f": {data['reason']}" if data.get("reason") else ""
+    given = f" by {data['principal']}" if data.get("principal") else ""
+    if isinstance(data.get("given_at"), (int, float)):
+        given += f" at {_when(data['given_at'])}"
+    if data.get("repaired"):
+        given += " (repaired arguments)"
     return Text.assemble(
         "    ? ",
         (str(data.get("name")), "bold"),
         (f" approval {data.get('decision')}{reason}", style),
+        (given, "dim"),
     )
+
+
+def _answer(event: JournalEvent, names: dict[str, str]) -> Text:
+    data = event.data
+    given = f" by {data['principal']}" if data.get("principal") else ""
+    return Text.assemble(
+        "    ← ",
+        (str(data.get("name")), "bold"),
+        f" result given{given}",
+        (f" → {_short(str(data.get('content', '')), 100)}", "dim"),
+    )
+
+
+def _suspended(event: JournalEvent, names: dict[str, str]) -> Text:
+    lines = Text("run suspended, waiting on:", style="bold yellow")
+    for item in event.data.get("pending", ()):
+        repaired = " (repaired arguments)" if item.get("repaired") else ""
+        lines += Text(
+            f"\n      {item.get('call_id')} {item.get('name')} awaiting {item.get('awaiting')} "
+            f"{_short(json.dumps(item.get('arguments'), ensure_ascii=False), 100)} "
+            f"{item.get('digest')}{repaired}"
+        )
+    return lines
 
 
 def _tool_outcome(event: JournalEvent, names: dict[str, str]) -> Text:
@@ -380,6 +416,8 @@ _DESCRIBE: dict[str, Callable[[JournalEvent, dict[str, str]], Text]] = {
     "model_failed": _model_failed,
     "tool_intent": _tool_intent,
     "approval": _approval,
+    "answer": _answer,
+    "run_suspended": _suspended,
     "tool_outcome": _tool_outcome,
     "run_finished": lambda event, names: Text(
         f"run {event.data.get('outcome')}", style="bold green"
@@ -443,7 +481,15 @@ def render(log: RunLog, console: Console, *, verbose: bool = False) -> None:
 
 @click.group("runs")
 def runs() -> None:
-    """What agents did: list runs, show one as a timeline, export it."""
+    """What agents did: list runs, show one as a timeline, export it; approve,
+    deny or answer the calls a suspended run waits on."""
+
+
+def _interrupted(journal: SQLiteJournal, summary: RunSummary) -> RunSummary:
+    """A ``running`` run that no live process holds was killed: ``interrupted``."""
+    if summary.status != "running" or journal.leased(summary.run_id):
+        return summary
+    return replace(summary, status="interrupted")
 
 
 @runs.command("list")
@@ -456,7 +502,7 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
     summaries: list[RunSummary] = []
     if journal is not None:
         try:
-            summaries = journal.list_runs(limit=limit)
+            summaries = [_interrupted(journal, s) for s in journal.list_runs(limit=limit)]
         except JournalError as exc:
             _fail(exc.message)
         finally:

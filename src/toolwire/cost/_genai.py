@@ -28,6 +28,7 @@ PROVIDER_IDS = {
     "openai-responses": "openai",
     "vertex": "google",
     "bedrock": "aws",
+    "bedrock-invoke": "aws",
     "xai": "x-ai",
 }
 """toolwire's provider names where genai-prices calls the provider otherwise."""

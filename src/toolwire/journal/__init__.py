@@ -18,6 +18,16 @@ observer that writes it; :func:`plan_resume` reads where a run stands.
 
 from __future__ import annotations
 
+from toolwire.journal._approvals import (
+    ApprovalRefused,
+    Decision,
+    apply_decisions,
+    check_decision,
+    pending_calls,
+    record_decision,
+    recorded_answers,
+    sign_decision,
+)
 from toolwire.journal._observer import JournalObserver, encode_record
 from toolwire.journal._open import close_journals, default_journal_path, open_journal
 from toolwire.journal._protocol import Journal
@@ -41,6 +51,8 @@ from toolwire.journal._store import SQLiteJournal
 
 __all__ = [
     "RUN_STATUSES",
+    "ApprovalRefused",
+    "Decision",
     "Journal",
     "JournalError",
     "JournalEvent",
@@ -53,10 +65,16 @@ __all__ = [
     "RunSummary",
     "SQLiteJournal",
     "Step",
+    "apply_decisions",
+    "check_decision",
     "close_journals",
     "default_journal_path",
     "encode_record",
     "open_journal",
+    "pending_calls",
     "plan_resume",
+    "record_decision",
+    "recorded_answers",
+    "sign_decision",
     "tool_result_from_dict",
 ]

@@ -38,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["file_identity", "hold_lease", "lock_path"]
+__all__ = ["file_identity", "hold_lease", "lease_held", "lock_path"]
 
 _registry_lock = threading.Lock()
 _OFD_SETLK: int | None = getattr(fcntl, "F_OFD_SETLK", None) if fcntl is not None else None
@@ -156,3 +156,30 @@ def hold_lease(
             entry.held.discard(run_id)
             if entry.fd is not None and entry.pid == os.getpid():
                 _lock(entry, run_id, take=False)
+
+
+_OFD_GETLK: int | None = getattr(fcntl, "F_OFD_GETLK", None) if fcntl is not None else None
+
+
+def lease_held(journal_path: str, run_id: str, *, identity: Identity | None = None) -> bool:
+    """Whether a live process (this one included) may hold the lease of
+    ``run_id``: a test (``F_OFD_GETLK``) that takes nothing, so it never
+    stands in a run's way. Where the test is not available (not Linux),
+    another process's lease is assumed held."""
+    if identity is None:
+        identity = (
+            journal_path if journal_path.startswith(":memory:") else file_identity(journal_path)
+        )
+    with _registry_lock:
+        entry = _lock_file(journal_path, identity)
+        if run_id in entry.held:
+            return True
+        if entry.fd is None:
+            return False
+        if fcntl is None or _OFD_GETLK is None or not entry.ofd:  # pragma: no cover
+            return True
+        # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks)
+        query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, _offset(run_id), 1, 0)
+        answer = fcntl.fcntl(entry.fd, _OFD_GETLK, query)
+        kind: int = struct.unpack("hhqqi", answer)[0]
+        return kind != fcntl.F_UNLCK

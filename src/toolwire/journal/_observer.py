@@ -500,7 +500,18 @@ class JournalObserver(RunObserver):
                 "cost": result.cost.to_dict() if result.cost is not None else None,
             }
         )
-        await self._commit(run_id, end_step(result.outcome, summary, summary))
+        data = summary
+        if result.pending:
+            # What a suspended run waits for: the calls, their canonical
+            # arguments and digests (what an approval must name).
+            data = self._encode(
+                {
+                    "outcome": result.outcome,
+                    "turns": result.turns,
+                    "pending": [pending.to_dict() for pending in result.pending],
+                }
+            )
+        await self._commit(run_id, end_step(result.outcome, summary, data))
         self._forget(run_id)
 
     async def run_failed(self, run_id: str, error: BaseException) -> None:

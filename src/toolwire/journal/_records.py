@@ -29,10 +29,12 @@ __all__ = [
     "summary_from_row",
 ]
 
-RUN_STATUSES = ("running", "answered", "max_turns", "failed", "cancelled", "limit")
-"""``running`` (or interrupted: a crashed run stays ``running``), the two
-outcomes of a finished run, and the three ways a run ends without one
-(``limit``: stopped by one of its usage limits; the error names it)."""
+RUN_STATUSES = ("running", "answered", "max_turns", "suspended", "failed", "cancelled", "limit")
+"""``running`` (or interrupted: a crashed run stays ``running``, and ``runs
+list`` shows it ``interrupted`` once no process holds its lease), the two
+outcomes of a finished run, ``suspended`` (it waits for approvals or outside
+results, and resumes), and the three ways a run ends without one (``limit``:
+stopped by one of its usage limits; the error names it)."""
 
 
 class JournalError(ToolwireError):
@@ -166,7 +168,10 @@ def end_step(status: str, summary: str, data: str) -> Step:
     """
     if status not in RUN_STATUSES or status == "running":
         raise JournalError(f"not a final run status: {status!r}")
-    kind = "run_failed" if status in ("failed", "cancelled", "limit") else "run_finished"
+    if status == "suspended":
+        kind = "run_suspended"
+    else:
+        kind = "run_failed" if status in ("failed", "cancelled", "limit") else "run_finished"
     return Step(kind, data, status=status, summary=summary)
 
 
@@ -186,21 +191,25 @@ class RunLog:
         Checked: ``seq`` numbers 1..n without gaps; a run start first; every
         response or failure after a request of the same turn; every tool
         outcome after an intent for the same call; nothing after the run's
-        end but a resume; a finished status has its end event.
+        end but a resume (or, after a suspension, the answers to it); a
+        finished status has its end event.
         """
         found: list[str] = []
         requested: set[tuple[int | None, int | None]] = set()
         intents: set[tuple[int | None, str | None]] = set()
-        ended = False
+        ended = suspended = False
         for number, event in enumerate(self.events, start=1):
             where = f"event {event.seq} ({event.kind})"
             if event.seq != number:
                 found.append(f"{where}: expected seq {number}")
             if number == 1 and event.kind != "run_started":
                 found.append(f"{where}: a run must start with run_started")
-            if ended and event.kind != "run_resumed":
+            answer = suspended and event.kind in ("approval", "answer")
+            if ended and not answer and event.kind != "run_resumed":
                 found.append(f"{where}: recorded after the run ended")
-            ended = event.kind in ("run_finished", "run_failed")
+            if not answer:
+                ended = event.kind in ("run_finished", "run_failed", "run_suspended")
+                suspended = event.kind == "run_suspended"
             if event.kind == "model_request":
                 requested.add((event.turn, event.attempt))
             elif event.kind in ("model_response", "model_failed"):

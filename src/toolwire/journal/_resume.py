@@ -110,6 +110,9 @@ class RecordedTurn:
     """Call ids an approver allowed (or edited)."""
     denied: dict[str, str] = field(default_factory=dict[str, str])
     """Call ids an approver denied, with the reason."""
+    grants: dict[str, str] = field(default_factory=dict[str, str])
+    """Approvals given to a suspended run: the argument digest each names,
+    by call id (checked against the call before it runs)."""
 
     def choice(self) -> ChoiceResult:
         """The answer as the decoded choice the agent loop works from."""
@@ -154,6 +157,7 @@ class _Turn:
     )
     approved: set[str] = field(default_factory=set[str])
     denied: dict[str, str] = field(default_factory=dict[str, str])
+    grants: dict[str, str] = field(default_factory=dict[str, str])
 
 
 def plan_resume(log: RunLog) -> ResumePlan:
@@ -190,7 +194,13 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
                 raise JournalError(f"event {event.seq}: a model request without a turn")
             turns[event.turn] = _Turn(request_seq=event.seq)
             continue
-        if event.kind not in ("model_response", "tool_intent", "tool_outcome", "approval"):
+        if event.kind not in (
+            "model_response",
+            "tool_intent",
+            "tool_outcome",
+            "approval",
+            "answer",
+        ):
             continue
         state = turns.get(event.turn) if event.turn is not None else None
         if state is None:
@@ -205,15 +215,28 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
             decision = event.data.get("decision")
             if decision in ("allow", "edit"):
                 state.approved.add(event.call_id)
+                digest = event.data.get("digest")
+                if isinstance(digest, str):
+                    state.grants[event.call_id] = digest
             elif decision == "deny":
                 reason = event.data.get("reason")
                 state.denied[event.call_id] = (
                     reason if isinstance(reason, str) else "the call was not approved"
                 )
+        elif event.kind == "answer":
+            state.outcomes[event.call_id] = (_answer(event.call_id, event.data), False)
         else:
             result = tool_result_from_dict(event.data.get("result"))
             state.outcomes[event.call_id] = (result, bool(event.data.get("eager", False)))
     return turns
+
+
+def _answer(call_id: str, data: dict[str, Any]) -> ToolResult:
+    """An external tool's result, given to a suspended run."""
+    content, name = data.get("content"), data.get("name")
+    if not isinstance(content, str) or not isinstance(name, str):
+        raise JournalError(f"the answer to call {call_id} has no content or name")
+    return ToolResult(call_id=call_id, name=name, ok=True, content=content)
 
 
 def _earlier_turns(
@@ -259,6 +282,7 @@ def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:
         started=frozenset(state.intents - set(state.outcomes)),
         approved=frozenset(state.approved),
         denied=dict(state.denied),
+        grants=dict(state.grants),
     )
 
 

@@ -57,7 +57,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
-from toolwire.journal._lease import file_identity, hold_lease
+from toolwire.journal._lease import file_identity, hold_lease, lease_held
 from toolwire.journal._records import (
     JournalError,
     JournalEvent,
@@ -170,6 +170,13 @@ class SQLiteJournal:
         if self._identity is None:
             return hold_lease(f":memory:{id(self)}", run_id)
         return hold_lease(self.path, run_id, identity=self._identity)
+
+    def leased(self, run_id: str) -> bool:
+        """Whether a live process holds the run's lease (takes nothing):
+        a ``running`` run nobody holds was interrupted."""
+        if self._identity is None:
+            return lease_held(f":memory:{id(self)}", run_id)
+        return lease_held(self.path, run_id, identity=self._identity)
 
     # -- writing ---------------------------------------------------------------
 

@@ -17,7 +17,13 @@ child process it can kill), ``_results`` and ``_redaction``.
 
 from __future__ import annotations
 
-from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest, ask_approval
+from toolwire.tools._approval import (
+    Approval,
+    ApprovalCallback,
+    ApprovalFailed,
+    ApprovalRequest,
+    ask_approval,
+)
 from toolwire.tools._call import ResultHook, is_transient
 from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._process import ProcessRunner
@@ -30,6 +36,7 @@ from toolwire.tools._toolbox import Toolbox
 __all__ = [
     "Approval",
     "ApprovalCallback",
+    "ApprovalFailed",
     "ApprovalRequest",
     "LocalRunner",
     "ProcessRunner",

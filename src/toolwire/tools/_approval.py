@@ -15,10 +15,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from toolwire.errors import ToolwireError
+
 if TYPE_CHECKING:
     from toolwire.tools._tool import Tool
 
-__all__ = ["Approval", "ApprovalCallback", "ApprovalRequest", "ask_approval"]
+__all__ = ["Approval", "ApprovalCallback", "ApprovalFailed", "ApprovalRequest", "ask_approval"]
 
 logger = logging.getLogger("toolwire.tools")
 
@@ -77,18 +79,36 @@ ApprovalCallback: TypeAlias = Callable[
 or a bool."""
 
 
-async def ask_approval(approve: ApprovalCallback, request: ApprovalRequest) -> Approval:
+class ApprovalFailed(ToolwireError):
+    """The approval callback raised: an agent's run ends with this error (the
+    call did not run, and no denial is recorded, so a resume asks again)."""
+
+    type_name = "approval_failed"
+
+
+async def ask_approval(
+    approve: ApprovalCallback,
+    request: ApprovalRequest,
+    *,
+    errors: Literal["deny", "raise"] = "deny",
+) -> Approval:
     """Ask ``approve`` about ``request`` and make its answer an :class:`Approval`.
 
     ``True`` allows, ``False``/``None`` deny, an :class:`Approval` is kept; a
-    callback that raises or answers anything else denies the call (and is
-    logged), so a broken approver never lets a call through.
+    callback that answers anything else denies the call (and is logged), so a
+    broken approver never lets a call through. A callback that raises denies
+    too, or with ``errors="raise"`` raises :class:`ApprovalFailed`.
     """
     try:
         decision: Any = approve(request)
         if inspect.isawaitable(decision):
             decision = await decision
-    except Exception:
+    except Exception as exc:
+        if errors == "raise":
+            raise ApprovalFailed(
+                f"the approval callback failed for tool {request.tool_name!r} call "
+                f"{request.call_id}: {type(exc).__name__}"
+            ) from exc
         logger.exception(
             "approval callback failed for tool %r call %s", request.tool_name, request.call_id
         )

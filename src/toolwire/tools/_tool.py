@@ -73,6 +73,10 @@ class Tool:
         fallback: called with the same arguments when all attempts failed.
         read_only: the tool changes nothing (safe to repeat or run early).
         requires_approval: the toolbox asks its approval callback first.
+        external: the result comes from outside (a browser, a person, a long
+            job): an agent suspends the run at a call of it and resumes with
+            the answer given to :meth:`~toolwire.Agent.resume`; the function
+            body is never run by the agent.
         sequential: the tool runs alone: calls before it finish first, calls
             after it wait for it.
         strict: ``True`` requires a strict-mode schema in the dialects that
@@ -112,6 +116,7 @@ class Tool:
         fallback: Callable[..., Any] | None = None,
         read_only: bool = False,
         requires_approval: bool = False,
+        external: bool = False,
         sequential: bool = False,
         strict: bool | None = None,
         max_result_chars: int | None = None,
@@ -132,6 +137,7 @@ class Tool:
         self.timeout = timeout
         self.read_only = read_only
         self.requires_approval = requires_approval
+        self.external = external
         self.sequential = sequential
         self.max_result_chars = max_result_chars
         self.context_param = context_param
@@ -289,6 +295,7 @@ def tool(
     fallback: Callable[..., Any] | None = None,
     read_only: bool = False,
     requires_approval: bool = False,
+    external: bool = False,
     sequential: bool = False,
     strict: bool | None = None,
     max_result_chars: int | None = None,
@@ -330,7 +337,9 @@ def tool(
             count as transient); ``fallback`` (called with the same arguments
             when every attempt failed); ``read_only`` (no side effects);
             ``requires_approval`` (ask the toolbox's approval callback
-            first); ``sequential`` (run alone, as a barrier between the
+            first); ``external`` (the result comes from outside: an agent
+            suspends the run at a call and resumes with the answer);
+            ``sequential`` (run alone, as a barrier between the
             calls before and after); ``strict`` (OpenAI strict-mode schema:
             required ``True``, never ``False`` or when possible ``None``);
             ``max_result_chars`` (cut results longer than this);
@@ -377,6 +386,7 @@ _OPTIONS = frozenset(
         "fallback",
         "read_only",
         "requires_approval",
+        "external",
         "sequential",
         "strict",
         "max_result_chars",

@@ -1,0 +1,129 @@
+"""When a run suspends: the calls of a turn that wait for someone outside the process.
+
+A turn's calls are settled in the driver; before any of them runs,
+:func:`waiting_calls` names those that cannot go on in this process:
+
+- a ``requires_approval`` tool, when the toolbox has no approval callback and
+  no approval was given to the run (before this change, such a call was
+  silently denied);
+- an ``external`` tool, whose result comes from outside, when no result was
+  given.
+
+When there are any, nothing of the batch runs: the run ends ``suspended``,
+its journal lists these calls (arguments and digests), and
+:meth:`~toolwire.Agent.resume` continues it once they are answered.
+:func:`check_grants` makes sure an approval given to the run names exactly
+the arguments of the call it lets run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolwire.journal import ApprovalRefused, Decision, Journal, apply_decisions, pending_calls
+from toolwire.run import PendingCall, argument_digest, canonical_arguments
+from toolwire.tools import Toolbox
+from toolwire.types import InvalidToolCall, ToolCall
+
+__all__ = ["Answers", "check_grants", "waiting_calls"]
+
+
+def waiting_calls(
+    calls: Sequence[ToolCall | InvalidToolCall],
+    *,
+    settled: Collection[str],
+    granted: Mapping[str, str],
+    toolbox: Toolbox,
+    turn: int,
+) -> tuple[PendingCall, ...]:
+    """The calls of ``calls`` that wait for an approval or an outside result.
+
+    ``settled``: call ids that already have a result (recorded, answered,
+    denied); ``granted``: approvals given to the run, by call id."""
+    waiting: list[PendingCall] = []
+    for call in calls:
+        if isinstance(call, InvalidToolCall) or call.id in settled:
+            continue
+        tool = toolbox.get(call.name)
+        if tool is None:
+            continue
+        awaiting: Literal["approval", "result"]
+        if tool.external:
+            awaiting = "result"
+        elif tool.requires_approval and toolbox.approve is None and call.id not in granted:
+            awaiting = "approval"
+        else:
+            continue
+        waiting.append(
+            PendingCall(
+                call_id=call.id,
+                name=call.name,
+                awaiting=awaiting,
+                arguments=_canonical(call),
+                digest=argument_digest(call.arguments),
+                turn=turn,
+                repaired=call.repaired,
+            )
+        )
+    return tuple(waiting)
+
+
+def _canonical(call: ToolCall) -> dict[str, Any]:
+    """The arguments as their canonical JSON reads back (what the digest covers)."""
+    loaded: dict[str, Any] = json.loads(canonical_arguments(call.arguments))
+    return loaded
+
+
+def check_grants(calls: Sequence[ToolCall | InvalidToolCall], granted: Mapping[str, str]) -> None:
+    """Fail closed when an approval given to the run names other arguments
+    than its call has now.
+
+    Raises:
+        ApprovalRefused: a digest differs.
+    """
+    for call in calls:
+        digest = granted.get(call.id)
+        if digest is None or isinstance(call, InvalidToolCall):
+            continue
+        if digest != argument_digest(call.arguments):
+            raise ApprovalRefused(
+                f"the approval of call {call.id} names arguments {digest}, not the call's",
+                reason="digest",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Answers:
+    """The answers given to :meth:`~toolwire.Agent.resume`: decisions as
+    given, and results of external calls by call id (bound to the recorded
+    arguments of their call), from ``principal``; with ``key``, each must be
+    signed with it."""
+
+    approvals: tuple[Decision, ...] = ()
+    results: Mapping[str, Any] = field(default_factory=dict[str, Any])
+    principal: str = ""
+    key: bytes | None = None
+
+    def give(self, journal: Journal, run_id: str) -> None:
+        """Journal the answers (under the run's lease, held by the caller);
+        all are checked before any is written.
+
+        Raises:
+            ApprovalRefused: an answer cannot be applied (nothing is recorded).
+        """
+        decisions = list(self.approvals)
+        if self.results:
+            pending = {p.call_id: p for p in pending_calls(journal.load_run(run_id))}
+            for call_id, result in self.results.items():
+                found = pending.get(call_id)
+                if found is None:
+                    raise ApprovalRefused(
+                        f"run {run_id} waits for no result of call {call_id!r}",
+                        reason="unknown_call",
+                    )
+                decisions.append(Decision.answer(found, result, principal=self.principal))
+        if decisions:
+            apply_decisions(journal, run_id, decisions, key=self.key)
