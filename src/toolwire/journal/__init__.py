@@ -12,19 +12,24 @@ side-effecting tool twice.
 :class:`Journal` is the storage interface; :class:`SQLiteJournal` implements
 it in a file (WAL mode, private to the user) or in memory. One process at a
 time may run or resume a given run: :meth:`Journal.lease` holds it, and a
-second process gets :class:`RunLeased`. :class:`JournalObserver` is the run
-observer that writes it; :func:`plan_resume` reads where a run stands.
+second process gets :class:`RunLeased`. :class:`PostgresJournal` keeps the
+same records in PostgreSQL for workers on many machines, with leases that
+expire and carry a fencing token (a stale worker gets :class:`LeaseLost`).
+:class:`JournalObserver` is the run observer that writes it; :func:`plan_resume`
+reads where a run stands.
 """
 
 from __future__ import annotations
 
 from toolwire.journal._observer import JournalObserver, encode_record
 from toolwire.journal._open import close_journals, default_journal_path, open_journal
+from toolwire.journal._postgres import PostgresJournal
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import (
     RUN_STATUSES,
     JournalError,
     JournalEvent,
+    LeaseLost,
     RunLeased,
     RunLog,
     RunSummary,
@@ -45,6 +50,8 @@ __all__ = [
     "JournalError",
     "JournalEvent",
     "JournalObserver",
+    "LeaseLost",
+    "PostgresJournal",
     "RecordedCall",
     "RecordedTurn",
     "ResumePlan",

@@ -15,6 +15,8 @@ import os
 import threading
 from pathlib import Path
 
+from toolwire.journal._postgres import PostgresJournal, is_postgres_url
+from toolwire.journal._protocol import Journal
 from toolwire.journal._store import SQLiteJournal
 
 __all__ = ["close_journals", "default_journal_path", "open_journal"]
@@ -23,7 +25,7 @@ ENV_VAR = "TOOLWIRE_JOURNAL"
 _OFF = frozenset({"off", "none", "0", "false", "no"})
 
 _lock = threading.Lock()
-_open: dict[tuple[str, int], SQLiteJournal] = {}
+_open: dict[tuple[str, int], Journal] = {}
 
 
 def default_journal_path() -> Path | None:
@@ -38,16 +40,19 @@ def default_journal_path() -> Path | None:
     return base / "toolwire" / "journal.sqlite3"
 
 
-def open_journal(path: str | os.PathLike[str]) -> SQLiteJournal:
-    """The process's journal for ``path``, opened on first use."""
+def open_journal(path: str | os.PathLike[str]) -> Journal:
+    """The process's journal for ``path``, opened on first use: a
+    :class:`PostgresJournal` for a ``postgresql://`` URL, else a
+    :class:`SQLiteJournal` file."""
     resolved = os.fspath(path)
-    if resolved != ":memory:":
+    postgres = is_postgres_url(resolved)
+    if not postgres and resolved != ":memory:":
         resolved = os.path.abspath(resolved)
     key = (resolved, os.getpid())
     with _lock:
         journal = _open.get(key)
         if journal is None:
-            journal = SQLiteJournal(resolved)
+            journal = PostgresJournal(resolved) if postgres else SQLiteJournal(resolved)
             _open[key] = journal
     return journal
 

@@ -59,12 +59,11 @@ from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
 from toolwire.journal._lease import hold_lease
 from toolwire.journal._records import (
     JournalError,
-    JournalEvent,
     RunLog,
     RunSummary,
     Step,
     end_step,
-    loads_record,
+    log_from_rows,
     summary_from_row,
 )
 
@@ -360,32 +359,11 @@ class SQLiteJournal:
         rows = self._read(_RUN, (run_id,))
         if not rows:
             raise JournalError(f"no run {run_id!r} in the journal {self.path}")
-        run = summary_from_row(rows[0][1:])
         base = rows[0][0] << SEQ_BITS
         key: tuple[Any, ...] = (run_id,) if self._by_text else (base, base + _LAST)
-        events: list[JournalEvent] = []
-        for seq, at, kind, turn, attempt, call_id, data in self._read(_EVENTS[self._by_text], key):
-            payload = loads_record(data, f"{kind} record")
-            if not isinstance(payload, dict):
-                raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
-            events.append(
-                JournalEvent(
-                    seq=seq,
-                    at=at,
-                    kind=kind,
-                    turn=turn,
-                    attempt=attempt,
-                    call_id=call_id,
-                    data=payload,
-                )
-            )
-        messages: list[dict[str, Any]] = []
-        for (text,) in self._read(_MESSAGES[self._by_text], key):
-            message = loads_record(text, "message")
-            if not isinstance(message, dict):
-                raise JournalError(f"run {run_id}: a stored message is not a JSON object")
-            messages.append(message)
-        return RunLog(run=run, events=tuple(events), messages=tuple(messages))
+        events = self._read(_EVENTS[self._by_text], key)
+        messages = [text for (text,) in self._read(_MESSAGES[self._by_text], key)]
+        return log_from_rows(rows[0][1:], events, messages)
 
     def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
         """See :meth:`Journal.list_runs`."""

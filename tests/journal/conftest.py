@@ -1,0 +1,62 @@
+"""The journal suites run against every store: SQLite files and a real
+PostgreSQL server (started once per session, see :mod:`tests._postgres`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests._postgres import PostgresServer, find_bin
+from toolwire.journal import Journal, PostgresJournal, SQLiteJournal
+
+OpenJournal = Callable[[], Journal]
+"""Opens another journal object on the test's store (a second worker)."""
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the session, on a private Unix socket."""
+    bin_dir = find_bin()
+    if bin_dir is None:
+        pytest.fail("no PostgreSQL binaries: run make (pgserver is a dev dependency)")
+    server = PostgresServer.start(bin_dir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database."""
+    return postgres_server.new_database()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the test's journal lives: a SQLite file, or a Postgres URL."""
+    if request.param == "sqlite":
+        return str(tmp_path / "j.sqlite3")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def open_journal(store: str) -> Iterator[OpenJournal]:
+    """Opens journals on the test's store; closes them at the end."""
+    opened: list[Journal] = []
+
+    def make() -> Journal:
+        journal: Journal = (
+            PostgresJournal(store, lease_ttl=2.0, timeout=10.0)
+            if store.startswith("postgresql://")
+            else SQLiteJournal(store)
+        )
+        opened.append(journal)
+        return journal
+
+    yield make
+    for journal in opened:
+        journal.close()
