@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests._postgres import PostgresServer, find_bin
-from toolwire.journal import Journal, PostgresJournal, SQLiteJournal
+from toolwire.journal import Journal
+
+from ._holder import open_store
 
 OpenJournal = Callable[[], Journal]
 """Opens another journal object on the test's store (a second worker)."""
@@ -49,11 +51,7 @@ def open_journal(store: str) -> Iterator[OpenJournal]:
     opened: list[Journal] = []
 
     def make() -> Journal:
-        journal: Journal = (
-            PostgresJournal(store, lease_ttl=2.0, timeout=10.0)
-            if store.startswith("postgresql://")
-            else SQLiteJournal(store)
-        )
+        journal = open_store(store)
         opened.append(journal)
         return journal
 
