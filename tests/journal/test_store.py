@@ -273,3 +273,44 @@ def test_many_processes_open_a_new_journal_at_once(tmp_path: Path) -> None:
             worker.join(timeout=60)
         failures += sum(worker.exitcode != 0 for worker in workers)
     assert failures == 0
+
+
+def test_postgres_schema_is_migrated_once_and_a_newer_one_is_refused(postgres_url: str) -> None:
+    import psycopg
+
+    from toolwire.journal import PostgresJournal
+    from toolwire.journal._postgres import SCHEMA_VERSION
+
+    reader = PostgresJournal(postgres_url, read_only=True)  # reading creates nothing
+    assert reader.list_runs() == []
+    with pytest.raises(JournalError, match="no run"):
+        reader.load_run("run1")
+    reader.close()
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT to_regclass('toolwire_schema')").fetchone() == (None,)
+    first, second = PostgresJournal(postgres_url), PostgresJournal(postgres_url)
+    first.close()
+    second.close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        versions = db.execute("SELECT version FROM toolwire_schema ORDER BY version").fetchall()
+        assert versions == [(n,) for n in range(1, SCHEMA_VERSION + 1)]
+        db.execute("INSERT INTO toolwire_schema (version) VALUES (99)")
+    with pytest.raises(JournalError, match="newer toolwire"):
+        PostgresJournal(postgres_url)
+
+
+def test_postgres_journal_never_shows_the_password(postgres_server: Any) -> None:
+    from toolwire.journal import PostgresJournal
+
+    url = postgres_server.url().replace("postgres@", "postgres:hunter2-secret@")
+    journal = PostgresJournal(url)
+    try:
+        assert "hunter2" not in repr(journal) and "hunter2" not in journal.where
+        with pytest.raises(JournalError) as caught:
+            journal.load_run("nope")
+        assert "hunter2" not in str(caught.value)
+    finally:
+        journal.close()
+    with pytest.raises(JournalError) as refused:
+        PostgresJournal("postgresql://u:hunter2-secret@/nodb?host=/nonexistent", timeout=2)
+    assert "hunter2" not in str(refused.value)

@@ -106,10 +106,12 @@ def _run_in_worker(
 
 def _journal_setting() -> str:
     """The driver's journal, as a ``TOOLWIRE_JOURNAL`` value."""
-    from toolwire.journal import default_journal_path
+    from toolwire.journal import default_journal
 
-    path = default_journal_path()
-    return "off" if path is None else str(path.resolve())
+    journal = default_journal()
+    if isinstance(journal, str):
+        return journal  # a postgresql:// URL
+    return "off" if journal is None else str(journal.resolve())
 
 
 _REMOTE: dict[str, Any] = {}

@@ -22,7 +22,12 @@ reads where a run stands.
 from __future__ import annotations
 
 from toolwire.journal._observer import JournalObserver, encode_record
-from toolwire.journal._open import close_journals, default_journal_path, open_journal
+from toolwire.journal._open import (
+    close_journals,
+    default_journal,
+    default_journal_path,
+    open_journal,
+)
 from toolwire.journal._postgres import PostgresJournal
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import (
@@ -61,6 +66,7 @@ __all__ = [
     "SQLiteJournal",
     "Step",
     "close_journals",
+    "default_journal",
     "default_journal_path",
     "encode_record",
     "open_journal",
