@@ -329,3 +329,35 @@ async def test_a_recorded_denial_stays_a_denial(tmp_path: Path) -> None:
     assert counter.notes == []
     record = result.tool_calls[0]
     assert record.result.error == "denied" and "not today" in record.result.content
+
+
+async def test_a_batch_run_whose_worker_died_is_resumed_not_run_again(
+    tmp_path: Path, store: str, open_journal: OpenJournal
+) -> None:
+    """What a batch does when a run's Ray worker dies: another worker resumes
+    the run, waiting for the dead worker's lease, and no effect runs twice."""
+    from toolwire.batch._runs import _run_one
+
+    from .test_lease import _holder
+
+    counter = Counter(tmp_path / "ledger.sqlite3")
+    with EmulationServer(scenario()) as server:
+        crash = CrashAt("tool_finished", name="notify")
+        first = crashing_agent(server, counter.tools, open_journal(), crash, before_journal=True)
+        await expect_crash(first.run("pay alice", run_id="run-1"))
+        await first.aclose()
+        dead = _holder(store, "run-1")  # the worker died holding the run's lease
+        dead.kill()
+        dead.communicate()
+
+        def factory() -> Any:
+            return make_agent(server, counter.tools, journal=store)
+
+        record = await _run_one(factory, "pay alice", 0, "run-1", resume=True)
+        assert record["outcome"] == "answered", record
+        assert record["output"] == expected_answer(counter)
+        fresh = await _run_one(factory, "pay alice", 1, "run-2", resume=True)
+    assert fresh["outcome"] == "answered", fresh  # a run never journaled starts afresh
+    assert len(counter.notes) == 2  # once for each run: the resume did not notify again
+    log = open_journal().load_run("run-1")
+    assert log.run.resumes == 1 and log.run.status == "answered" and log.problems() == []
