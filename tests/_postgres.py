@@ -1,4 +1,5 @@
-"""A real, throwaway PostgreSQL server for the tests.
+"""A real, throwaway PostgreSQL server for the tests (a plugin of the root
+conftest: the ``postgres_server`` and ``postgres_url`` fixtures).
 
 The server binaries come from the ``pgserver`` wheel (a dev dependency, so
 ``make`` installs them from PyPI on a fresh machine), else from
@@ -22,10 +23,13 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PostgresServer", "find_bin"]
+import pytest
+
+__all__ = ["PostgresServer", "find_bin", "postgres_server", "postgres_url"]
 
 START_DEADLINE = 30.0
 STOP_DEADLINE = 10.0
@@ -162,3 +166,22 @@ class PostgresServer:
                 self.process.kill()
                 self.process.wait(STOP_DEADLINE)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the session, on a private Unix socket."""
+    bin_dir = find_bin()
+    if bin_dir is None:
+        pytest.fail("no PostgreSQL binaries: run make (pgserver is a dev dependency)")
+    server = PostgresServer.start(bin_dir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database."""
+    return postgres_server.new_database()

@@ -1,5 +1,5 @@
 """The journal suites run against every store: SQLite files and a real
-PostgreSQL server (started once per session, see :mod:`tests._postgres`)."""
+PostgreSQL server (started once per session by :mod:`tests._postgres`)."""
 
 from __future__ import annotations
 
@@ -8,32 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests._postgres import PostgresServer, find_bin
 from toolwire.journal import Journal
 
 from ._holder import open_store
 
 OpenJournal = Callable[[], Journal]
 """Opens another journal object on the test's store (a second worker)."""
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """A PostgreSQL server for the session, on a private Unix socket."""
-    bin_dir = find_bin()
-    if bin_dir is None:
-        pytest.fail("no PostgreSQL binaries: run make (pgserver is a dev dependency)")
-    server = PostgresServer.start(bin_dir)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def postgres_url(postgres_server: PostgresServer) -> str:
-    """The URL of a new, empty database."""
-    return postgres_server.new_database()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
