@@ -31,7 +31,7 @@ $(CORE_STAMP): $(BIN)/python pyproject.toml constraints.txt
 	touch $(CORE_STAMP)
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,docs,mcp,otel,ray,cost]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,docs,mcp,otel,ray,cost,postgres]'
 	touch $(STAMP)
 
 lint: $(STAMP)

@@ -25,7 +25,7 @@ import pytest
 
 from tests._hypothesis import load_profile
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "tests._postgres"]
 
 load_profile()  # before any test module is imported: examples() reads it
 

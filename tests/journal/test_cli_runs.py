@@ -11,28 +11,31 @@ import pytest
 from click.testing import CliRunner
 
 from toolwire.cli import main
-from toolwire.journal import SQLiteJournal
 
+from ._holder import open_store
 from ._support import FAKE_KEY
 
 
-@pytest.fixture(scope="module")
-def demo_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The journal after ``toolwire demo`` ran (offline, emulation server)."""
-    path = tmp_path_factory.mktemp("demo") / "journal.sqlite3"
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def demo_journal(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The journal after ``toolwire demo`` ran (offline, emulation server):
+    a SQLite file, or a Postgres URL."""
+    if request.param == "sqlite":
+        where = str(tmp_path_factory.mktemp("demo") / "journal.sqlite3")
+    else:
+        where = request.getfixturevalue("postgres_server").new_database()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TOOLWIRE_JOURNAL", str(path))
+        patch.setenv("TOOLWIRE_JOURNAL", where)
         result = CliRunner().invoke(main, ["demo", "--json", "--no-eager"])
     assert result.exit_code == 0, result.output
-    assert path.exists()
-    return path
+    return where
 
 
-def invoke(journal: Path, *args: str) -> Any:
+def invoke(journal: Path | str, *args: str) -> Any:
     return CliRunner().invoke(main, ["runs", *args, "--journal", str(journal)])
 
 
-def test_list_shows_the_demo_run(demo_journal: Path) -> None:
+def test_list_shows_the_demo_run(demo_journal: str) -> None:
     result = invoke(demo_journal, "list")
     assert result.exit_code == 0, result.output
     assert "answered" in result.output and "gpt-4.1-mini" in result.output
@@ -41,7 +44,7 @@ def test_list_shows_the_demo_run(demo_journal: Path) -> None:
     assert len(runs) == 1 and runs[0]["status"] == "answered" and runs[0]["tool_calls"] == 2
 
 
-def test_show_is_a_timeline_of_the_demo_run(demo_journal: Path) -> None:
+def test_show_is_a_timeline_of_the_demo_run(demo_journal: str) -> None:
     result = invoke(demo_journal, "show", "last")
     assert result.exit_code == 0, result.output
     out = result.output
@@ -62,8 +65,8 @@ def test_show_is_a_timeline_of_the_demo_run(demo_journal: Path) -> None:
     assert FAKE_KEY not in out and "emulated-key" not in out
 
 
-def test_show_json_is_one_object_with_turns(demo_journal: Path) -> None:
-    journal = SQLiteJournal(demo_journal)
+def test_show_json_is_one_object_with_turns(demo_journal: str) -> None:
+    journal = open_store(demo_journal, read_only=True)
     run_id = journal.find_run("last")
     journal.close()
     result = invoke(demo_journal, "show", run_id[:8], "--json")
@@ -76,7 +79,7 @@ def test_show_json_is_one_object_with_turns(demo_journal: Path) -> None:
     assert second["answer"]["text"].startswith("杭州现在小雨")
 
 
-def test_export_is_json_lines(demo_journal: Path) -> None:
+def test_export_is_json_lines(demo_journal: str) -> None:
     result = invoke(demo_journal, "export", "last")
     lines = [json.loads(line) for line in result.output.splitlines()]
     assert lines[0]["type"] == "run"
@@ -86,7 +89,7 @@ def test_export_is_json_lines(demo_journal: Path) -> None:
     assert [line["type"] for line in lines].count("message") >= 4
 
 
-def test_an_unknown_run_exits_2_with_one_line(demo_journal: Path) -> None:
+def test_an_unknown_run_exits_2_with_one_line(demo_journal: str) -> None:
     for command in (["show", "nope"], ["export", "nope"], ["show", "nope", "--json"]):
         result = invoke(demo_journal, *command)
         assert result.exit_code == 2

@@ -12,27 +12,31 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolwire.journal import RunLeased, SQLiteJournal
+from toolwire.journal import Journal, PostgresJournal, RunLeased, SQLiteJournal
 from toolwire.testing import EmulationServer, Scenario
 
+from ._holder import LEASE_TTL, open_store
 from ._support import CrashAt, crashing_agent, expect_crash
+from .conftest import OpenJournal
 
 pytestmark = pytest.mark.anyio
 
 ROUNDS = 50
 ROOT = Path(__file__).resolve().parents[2]
+HEADER = json.dumps({"model": "m", "provider": "openai", "tools": []})
 
 
-def test_a_second_lease_in_the_same_process_is_refused(tmp_path: Path) -> None:
-    journal = SQLiteJournal(tmp_path / "j.sqlite3")
-    other = SQLiteJournal(tmp_path / "j.sqlite3")  # another object on the same file
+def test_a_second_lease_in_the_same_process_is_refused(open_journal: OpenJournal) -> None:
+    journal = open_journal()
+    other = open_journal()  # another object on the same store
     with journal.lease("run-1"), journal.lease("run-2"):
-        with pytest.raises(RunLeased, match="already running in this process"):
+        with pytest.raises(RunLeased, match="run-1"):
             with other.lease("run-1"):
                 pass
     with other.lease("run-1"):  # released at the end of the block
@@ -40,32 +44,49 @@ def test_a_second_lease_in_the_same_process_is_refused(tmp_path: Path) -> None:
     other.close()  # closing one journal keeps the other's leases
     with journal.lease("run-1"):
         pass
-    journal.close()
 
 
-def _holder(journal: Path, run_id: str) -> subprocess.Popen[str]:
+def _holder(store: str, run_id: str) -> subprocess.Popen[str]:
     code = (
         "import sys\n"
-        "from toolwire.journal import SQLiteJournal\n"
-        f"journal = SQLiteJournal({str(journal)!r})\n"
+        "from tests.journal._holder import open_store\n"
+        f"journal = open_store({store!r})\n"
         f"with journal.lease({run_id!r}):\n"
         "    print('held', flush=True)\n"
         "    sys.stdin.read()\n"
     )
     child = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
     )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "held"
     return child
 
 
-def test_a_live_process_holds_the_lease_and_a_killed_one_does_not(tmp_path: Path) -> None:
-    path = tmp_path / "j.sqlite3"
-    journal = SQLiteJournal(path)
-    child = _holder(path, "run-1")
+def _take_within(journal: Journal, run_id: str, seconds: float) -> None:
+    """Take and release the run's lease, retrying until ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with journal.lease(run_id):
+                return
+        except RunLeased:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def test_a_live_process_holds_the_lease_and_a_killed_one_does_not(
+    store: str, open_journal: OpenJournal
+) -> None:
+    journal = open_journal()
+    child = _holder(store, "run-1")
     try:
-        with pytest.raises(RunLeased, match="running in another process"):
+        with pytest.raises(RunLeased, match="run-1"):
             with journal.lease("run-1"):
                 pass
         with journal.lease("run-2"):  # other runs are free
@@ -73,9 +94,9 @@ def test_a_live_process_holds_the_lease_and_a_killed_one_does_not(tmp_path: Path
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.communicate()
-    with journal.lease("run-1"):  # the successor of a killed process takes over
-        pass
-    journal.close()
+    # The successor of a killed process takes over: at once from a file's
+    # lock, once the lease expires (a second, in tests) from Postgres.
+    _take_within(journal, "run-1", 0.0 if store.endswith(".sqlite3") else 10.0)
 
 
 def spellings(tmp_path: Path) -> list[Path]:
@@ -136,13 +157,14 @@ def race_scenario() -> Scenario:
     )
 
 
-async def interrupted_runs(server: EmulationServer, journal_path: Path, count: int) -> list[str]:
+async def interrupted_runs(
+    server: EmulationServer, journal: Journal, scratch: Path, count: int
+) -> list[str]:
     """Runs that died with a notify call decided but not yet started."""
     from ._race_worker import make_notify
 
-    journal = SQLiteJournal(journal_path)
     run_ids = [f"race-{n:03d}" for n in range(count)]
-    notify: Any = make_notify(str(journal_path.parent / "unused.sqlite3"))
+    notify: Any = make_notify(str(scratch / "unused.sqlite3"))
     for run_id in run_ids:
         crash = CrashAt("tool_started", name="notify")
         agent = crashing_agent(server, [notify], journal, crash, before_journal=True)
@@ -154,9 +176,9 @@ async def interrupted_runs(server: EmulationServer, journal_path: Path, count: i
     return run_ids
 
 
-def _worker(url: str, journal: Path, ledger: Path) -> subprocess.Popen[str]:
+def _worker(url: str, store: str, ledger: Path) -> subprocess.Popen[str]:
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.journal._race_worker", url, str(journal), str(ledger)],
+        [sys.executable, "-m", "tests.journal._race_worker", url, store, str(ledger)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -167,15 +189,17 @@ def _worker(url: str, journal: Path, ledger: Path) -> subprocess.Popen[str]:
     return child
 
 
-async def test_two_processes_racing_to_resume_never_run_a_tool_twice(tmp_path: Path) -> None:
-    journal_path = tmp_path / "journal.sqlite3"
+async def test_two_processes_racing_to_resume_never_run_a_tool_twice(
+    tmp_path: Path, store: str, open_journal: OpenJournal
+) -> None:
     ledger = tmp_path / "ledger.sqlite3"
     with sqlite3.connect(ledger) as db:
         db.execute("CREATE TABLE notes (run_id TEXT, pid INTEGER)")
     with EmulationServer(race_scenario()) as server:
-        run_ids = await interrupted_runs(server, journal_path, ROUNDS)
+        rounds = ROUNDS if store.endswith(".sqlite3") else ROUNDS // 2  # a server round trip each
+        run_ids = await interrupted_runs(server, open_journal(), tmp_path, rounds)
         url = server.url_for("openai-chat")
-        workers = [_worker(url, journal_path, ledger) for _ in range(2)]
+        workers = [_worker(url, store, ledger) for _ in range(2)]
         outcomes: list[list[str]] = []
         try:
             for run_id in run_ids:
@@ -197,7 +221,7 @@ async def test_two_processes_racing_to_resume_never_run_a_tool_twice(tmp_path: P
         # One resumed the run; the other was refused while it ran, or found
         # it finished (a finished run resumes to its recorded result).
         assert outcome in (["leased", "ran"], ["ran", "ran"]), outcome
-    journal = SQLiteJournal(journal_path, read_only=True)
+    journal = open_store(store, read_only=True)
     try:
         for run_id in run_ids:
             log = journal.load_run(run_id)
@@ -207,3 +231,85 @@ async def test_two_processes_racing_to_resume_never_run_a_tool_twice(tmp_path: P
     finally:
         journal.close()
     print(f"rounds where the second resumer was refused: {sum('leased' in o for o in outcomes)}")
+
+
+def _stale_worker(store: str, run_id: str) -> tuple[subprocess.Popen[str], int]:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.journal._holder", store, run_id],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    assert child.stdout is not None
+    return child, json.loads(child.stdout.readline())["held"]
+
+
+def _say(child: subprocess.Popen[str], line: str) -> dict[str, Any]:
+    assert child.stdin is not None and child.stdout is not None
+    child.stdin.write(line + "\n")
+    child.stdin.flush()
+    reply: dict[str, Any] = json.loads(child.stdout.readline())
+    return reply
+
+
+def test_a_stopped_worker_past_its_lease_is_refused_by_its_fencing_token(
+    postgres_url: str,
+) -> None:
+    journal = open_store(postgres_url)
+    assert isinstance(journal, PostgresJournal)
+    journal.record_run("run-1", header=HEADER, messages=[], resumed=False)
+    child, stale_token = _stale_worker(postgres_url, "run-1")
+    try:
+        assert _say(child, '{"from":"first","n":1}') == {"wrote": 2}
+        os.kill(child.pid, signal.SIGSTOP)  # it stops renewing its lease
+        try:
+            with pytest.raises(RunLeased, match="leased by"):
+                with journal.lease("run-1"):
+                    pass
+            deadline = time.monotonic() + 10.0
+            while True:  # the lease expires: another worker takes the run over
+                try:
+                    with journal.lease("run-1"):
+                        token = journal.token("run-1")
+                        assert token is not None and token > stale_token
+                        journal.record_run("run-1", header=HEADER, messages=[], resumed=True)
+                        seq = journal.record_event("run-1", "model_request", '{"from":"new"}')
+                        assert seq == 4
+                        # The stale worker wakes up while the new owner holds the run.
+                        os.kill(child.pid, signal.SIGCONT)
+                        assert _say(child, '{"from":"first","n":2}') == {"refused": "lease_lost"}
+                    break
+                except RunLeased:
+                    assert time.monotonic() < deadline, "the stopped worker's lease never expired"
+                    time.sleep(0.05)
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+        # After the new owner released it, the stale token is still refused.
+        assert _say(child, '{"from":"first","n":3}') == {"refused": "lease_lost"}
+    finally:
+        child.communicate(timeout=10)
+    log = journal.load_run("run-1")
+    assert [(e.seq, e.kind, e.data.get("from")) for e in log.events] == [
+        (1, "run_started", None),
+        (2, "model_request", "first"),
+        (3, "run_resumed", None),
+        (4, "model_request", "new"),
+    ]
+    assert log.problems() == []
+
+
+def test_a_held_lease_is_renewed_past_its_life(postgres_url: str) -> None:
+    holder = open_store(postgres_url)
+    other = open_store(postgres_url)
+    try:
+        with holder.lease("run-1"):
+            time.sleep(LEASE_TTL * 2)
+            with pytest.raises(RunLeased):
+                with other.lease("run-1"):
+                    pass
+        with other.lease("run-1"):  # given up at the end of the block
+            pass
+    finally:
+        holder.close()
+        other.close()

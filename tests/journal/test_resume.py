@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from toolwire import Approval, ApprovalRequest, Toolbox, UsageError
-from toolwire.journal import JournalError, SQLiteJournal, default_journal_path
+from toolwire.journal import Journal, JournalError, SQLiteJournal, default_journal_path
 from toolwire.testing import EmulationServer, Scenario
 
 from ._support import (
@@ -24,20 +24,23 @@ from ._support import (
     make_agent,
     scenario,
 )
+from .conftest import OpenJournal
 
 pytestmark = pytest.mark.anyio
 
 
 async def crash_then_resume(
-    tmp_path: Path, crash: CrashAt, *, before_journal: bool
-) -> tuple[Counter, Any, SQLiteJournal, EmulationServer]:
+    tmp_path: Path, open_journal: OpenJournal, crash: CrashAt, *, before_journal: bool
+) -> tuple[Counter, Any, Journal, EmulationServer]:
+    """A run dies at ``crash``; another worker (another journal object on the
+    same store) resumes it."""
     counter = Counter(tmp_path / "ledger.sqlite3")
-    journal = SQLiteJournal(tmp_path / "journal.sqlite3")
+    journal = open_journal()
     server = EmulationServer(scenario()).start()
     first = crashing_agent(server, counter.tools, journal, crash, before_journal=before_journal)
     await expect_crash(first.run("pay alice", run_id="run-1"))
     await first.aclose()
-    second = make_agent(server, counter.tools, journal=journal)
+    second = make_agent(server, counter.tools, journal=open_journal())
     result = await second.resume("run-1")
     await second.aclose()
     return counter, result, journal, server
@@ -69,10 +72,11 @@ async def test_an_uninterrupted_run_is_recorded_step_by_step(tmp_path: Path) -> 
 
 async def test_a_crash_after_the_tool_ran_but_before_its_outcome_was_recorded(
     tmp_path: Path,
+    open_journal: OpenJournal,
 ) -> None:
     # notify is not idempotent: it ran once, and must not run again.
     counter, result, journal, server = await crash_then_resume(
-        tmp_path, CrashAt("tool_finished", name="notify"), before_journal=True
+        tmp_path, open_journal, CrashAt("tool_finished", name="notify"), before_journal=True
     )
     server.stop()
     assert counter.notes == ["paying alice"], "the non-idempotent tool ran exactly once"
@@ -90,10 +94,11 @@ async def test_a_crash_after_the_tool_ran_but_before_its_outcome_was_recorded(
 
 async def test_a_crash_after_the_intent_reruns_idempotent_and_read_only_tools(
     tmp_path: Path,
+    open_journal: OpenJournal,
 ) -> None:
     # Crash right after the payment's intent is committed, before its body.
     counter, result, _, server = await crash_then_resume(
-        tmp_path, CrashAt("tool_started", name="send_payment"), before_journal=False
+        tmp_path, open_journal, CrashAt("tool_started", name="send_payment"), before_journal=False
     )
     server.stop()
     assert len(counter.ledger.payments()) == 1
@@ -102,9 +107,11 @@ async def test_a_crash_after_the_intent_reruns_idempotent_and_read_only_tools(
     assert payment.result.ok and json.loads(payment.result.content)["status"] == "sent"
 
 
-async def test_a_payment_that_ran_before_the_crash_is_not_paid_twice(tmp_path: Path) -> None:
+async def test_a_payment_that_ran_before_the_crash_is_not_paid_twice(
+    tmp_path: Path, open_journal: OpenJournal
+) -> None:
     counter, result, journal, server = await crash_then_resume(
-        tmp_path, CrashAt("tool_finished", name="send_payment"), before_journal=True
+        tmp_path, open_journal, CrashAt("tool_finished", name="send_payment"), before_journal=True
     )
     server.stop()
     (payment,) = counter.ledger.payments()
@@ -123,10 +130,12 @@ async def test_a_payment_that_ran_before_the_crash_is_not_paid_twice(tmp_path: P
     assert intents[0].data["idempotency_key"] == payment["idempotency_key"]
 
 
-async def test_recorded_outcomes_are_reused_not_run_again(tmp_path: Path) -> None:
+async def test_recorded_outcomes_are_reused_not_run_again(
+    tmp_path: Path, open_journal: OpenJournal
+) -> None:
     # Crash before turn 2's request is recorded: every tool outcome is on disk.
     counter, result, _, server = await crash_then_resume(
-        tmp_path, CrashAt("model_request", nth=2), before_journal=True
+        tmp_path, open_journal, CrashAt("model_request", nth=2), before_journal=True
     )
     server.stop()
     assert counter.notes == ["paying alice"] and counter.weather == 1
@@ -136,9 +145,11 @@ async def test_recorded_outcomes_are_reused_not_run_again(tmp_path: Path) -> Non
     assert all(r.result.ok for r in result.tool_calls)
 
 
-async def test_a_turn_whose_answer_was_not_recorded_is_requested_again(tmp_path: Path) -> None:
+async def test_a_turn_whose_answer_was_not_recorded_is_requested_again(
+    tmp_path: Path, open_journal: OpenJournal
+) -> None:
     counter, result, journal, server = await crash_then_resume(
-        tmp_path, CrashAt("model_response"), before_journal=True
+        tmp_path, open_journal, CrashAt("model_response"), before_journal=True
     )
     requests = len(server.requests)
     server.stop()
@@ -318,3 +329,35 @@ async def test_a_recorded_denial_stays_a_denial(tmp_path: Path) -> None:
     assert counter.notes == []
     record = result.tool_calls[0]
     assert record.result.error == "denied" and "not today" in record.result.content
+
+
+async def test_a_batch_run_whose_worker_died_is_resumed_not_run_again(
+    tmp_path: Path, store: str, open_journal: OpenJournal
+) -> None:
+    """What a batch does when a run's Ray worker dies: another worker resumes
+    the run, waiting for the dead worker's lease, and no effect runs twice."""
+    from toolwire.batch._runs import _run_one
+
+    from .test_lease import _holder
+
+    counter = Counter(tmp_path / "ledger.sqlite3")
+    with EmulationServer(scenario()) as server:
+        crash = CrashAt("tool_finished", name="notify")
+        first = crashing_agent(server, counter.tools, open_journal(), crash, before_journal=True)
+        await expect_crash(first.run("pay alice", run_id="run-1"))
+        await first.aclose()
+        dead = _holder(store, "run-1")  # the worker died holding the run's lease
+        dead.kill()
+        dead.communicate()
+
+        def factory() -> Any:
+            return make_agent(server, counter.tools, journal=store)
+
+        record = await _run_one(factory, "pay alice", 0, "run-1", resume=True)
+        assert record["outcome"] == "answered", record
+        assert record["output"] == expected_answer(counter)
+        fresh = await _run_one(factory, "pay alice", 1, "run-2", resume=True)
+    assert fresh["outcome"] == "answered", fresh  # a run never journaled starts afresh
+    assert len(counter.notes) == 2  # once for each run: the resume did not notify again
+    log = open_journal().load_run("run-1")
+    assert log.run.resumes == 1 and log.run.status == "answered" and log.problems() == []

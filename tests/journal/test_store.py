@@ -1,4 +1,5 @@
-"""SQLiteJournal: records survive, read back exactly, and bad input is a typed error."""
+"""The journal stores (SQLite and Postgres): records survive, read back
+exactly, and bad input is a typed error."""
 
 from __future__ import annotations
 
@@ -22,17 +23,19 @@ from toolwire.journal import (
     encode_record,
 )
 
+from .conftest import OpenJournal
+
 HEADER = json.dumps({"model": "m", "provider": "openai", "api": "openai-chat", "tools": ["t"]})
 
 
-def start(journal: SQLiteJournal, run_id: str = "run1") -> None:
+def start(journal: Journal, run_id: str = "run1") -> None:
     journal.record_run(
         run_id, header=HEADER, messages=[json.dumps({"kind": "user", "text": "hi"})], resumed=False
     )
 
 
-def test_a_run_reads_back_in_order(tmp_path: Path) -> None:
-    journal = SQLiteJournal(tmp_path / "sub" / "j.sqlite3")
+def test_a_run_reads_back_in_order(open_journal: OpenJournal) -> None:
+    journal = open_journal()
     assert isinstance(journal, Journal)
     start(journal)
     journal.record_event("run1", "model_request", '{"messages":1,"new":0}', turn=1, attempt=1)
@@ -49,7 +52,7 @@ def test_a_run_reads_back_in_order(tmp_path: Path) -> None:
     journal.record_end("run1", status="answered", summary=summary, data=summary)
     journal.close()
 
-    again = SQLiteJournal(tmp_path / "sub" / "j.sqlite3")
+    again = open_journal()
     log = again.load_run("run1")
     assert [e.kind for e in log.events] == [
         "run_started",
@@ -65,7 +68,6 @@ def test_a_run_reads_back_in_order(tmp_path: Path) -> None:
     records = list(log.records())
     assert records[0]["type"] == "run" and records[0]["run_id"] == "run1"
     assert [r["type"] for r in records[1:4]] == ["message"] * 3
-    again.close()
 
 
 def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
@@ -75,8 +77,10 @@ def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_a_taken_run_id_and_an_unknown_resume_are_typed_errors() -> None:
-    journal = SQLiteJournal.memory()
+def test_a_taken_run_id_and_an_unknown_resume_are_typed_errors(
+    open_journal: OpenJournal,
+) -> None:
+    journal = open_journal()
     start(journal)
     with pytest.raises(JournalError, match="already in the journal"):
         start(journal)
@@ -88,8 +92,8 @@ def test_a_taken_run_id_and_an_unknown_resume_are_typed_errors() -> None:
         journal.record_end("run1", status="running", summary="{}", data="{}")
 
 
-def test_resuming_continues_the_numbering_and_counts_messages() -> None:
-    journal = SQLiteJournal.memory()
+def test_resuming_continues_the_numbering_and_counts_messages(open_journal: OpenJournal) -> None:
+    journal = open_journal()
     start(journal)
     journal.record_event("run1", "model_request", "{}", turn=1, attempt=1)
     stored = journal.record_run("run1", header=HEADER, messages=[], resumed=True)
@@ -103,8 +107,8 @@ def test_resuming_continues_the_numbering_and_counts_messages() -> None:
     assert log.run.resumes == 1 and log.run.status == "running"
 
 
-def test_find_run_by_id_prefix_and_last() -> None:
-    journal = SQLiteJournal.memory()
+def test_find_run_by_id_prefix_and_last(open_journal: OpenJournal) -> None:
+    journal = open_journal()
     for run_id in ("abc123", "abd456", "xyz789"):
         start(journal, run_id)
     assert journal.find_run("abc123") == "abc123"
@@ -120,9 +124,9 @@ def test_find_run_by_id_prefix_and_last() -> None:
     assert isinstance(journal.list_runs()[0], RunSummary)
 
 
-def test_an_empty_journal_has_no_last_run() -> None:
+def test_an_empty_journal_has_no_last_run(open_journal: OpenJournal) -> None:
     with pytest.raises(JournalError, match="holds no run"):
-        SQLiteJournal.memory().find_run("last")
+        open_journal().find_run("last")
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
@@ -140,8 +144,8 @@ def test_a_file_that_is_not_a_database_is_a_typed_error(tmp_path: Path) -> None:
         SQLiteJournal(path)
 
 
-def test_a_closed_journal_refuses_writes_and_reads() -> None:
-    journal = SQLiteJournal.memory()
+def test_a_closed_journal_refuses_writes_and_reads(open_journal: OpenJournal) -> None:
+    journal = open_journal()
     journal.close()
     journal.close()
     with pytest.raises(JournalError, match="closed"):
@@ -150,9 +154,8 @@ def test_a_closed_journal_refuses_writes_and_reads() -> None:
         journal.list_runs()
 
 
-def test_a_corrupt_record_is_a_typed_error_on_load(tmp_path: Path) -> None:
-    path = tmp_path / "j.sqlite3"
-    journal = SQLiteJournal(path)
+def test_a_corrupt_record_is_a_typed_error_on_load(open_journal: OpenJournal) -> None:
+    journal = open_journal()
     start(journal)
     journal.record_event("run1", "model_request", "{not json", turn=1, attempt=1)
     with pytest.raises(JournalError, match="not JSON"):
@@ -160,8 +163,8 @@ def test_a_corrupt_record_is_a_typed_error_on_load(tmp_path: Path) -> None:
     journal.close()
 
 
-def test_concurrent_runs_from_threads_all_land() -> None:
-    journal = SQLiteJournal.memory()
+def test_concurrent_runs_from_threads_all_land(open_journal: OpenJournal) -> None:
+    journal = open_journal()
 
     def one(n: int) -> None:
         run_id = f"run{n}"
@@ -270,3 +273,44 @@ def test_many_processes_open_a_new_journal_at_once(tmp_path: Path) -> None:
             worker.join(timeout=60)
         failures += sum(worker.exitcode != 0 for worker in workers)
     assert failures == 0
+
+
+def test_postgres_schema_is_migrated_once_and_a_newer_one_is_refused(postgres_url: str) -> None:
+    import psycopg
+
+    from toolwire.journal import PostgresJournal
+    from toolwire.journal._postgres import SCHEMA_VERSION
+
+    reader = PostgresJournal(postgres_url, read_only=True)  # reading creates nothing
+    assert reader.list_runs() == []
+    with pytest.raises(JournalError, match="no run"):
+        reader.load_run("run1")
+    reader.close()
+    with psycopg.connect(postgres_url) as db:
+        assert db.execute("SELECT to_regclass('toolwire_schema')").fetchone() == (None,)
+    first, second = PostgresJournal(postgres_url), PostgresJournal(postgres_url)
+    first.close()
+    second.close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        versions = db.execute("SELECT version FROM toolwire_schema ORDER BY version").fetchall()
+        assert versions == [(n,) for n in range(1, SCHEMA_VERSION + 1)]
+        db.execute("INSERT INTO toolwire_schema (version) VALUES (99)")
+    with pytest.raises(JournalError, match="newer toolwire"):
+        PostgresJournal(postgres_url)
+
+
+def test_postgres_journal_never_shows_the_password(postgres_server: Any) -> None:
+    from toolwire.journal import PostgresJournal
+
+    url = postgres_server.url().replace("postgres@", "postgres:hunter2-secret@")
+    journal = PostgresJournal(url)
+    try:
+        assert "hunter2" not in repr(journal) and "hunter2" not in journal.where
+        with pytest.raises(JournalError) as caught:
+            journal.load_run("nope")
+        assert "hunter2" not in str(caught.value)
+    finally:
+        journal.close()
+    with pytest.raises(JournalError) as refused:
+        PostgresJournal("postgresql://u:hunter2-secret@/nodb?host=/nonexistent", timeout=2)
+    assert "hunter2" not in str(refused.value)

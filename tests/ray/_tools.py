@@ -188,3 +188,31 @@ class CrashingFactory:
 def agent_from_env() -> Agent:
     """An agent against the server named by ``TOOLWIRE_TEST_BASE_URL`` (for the CLI)."""
     return AgentFactory(os.environ["TOOLWIRE_TEST_BASE_URL"])()
+
+
+@dataclass(frozen=True)
+class CrashOnceFactory:
+    """Builds an agent, journaling to Postgres, whose read-only tool kills its
+    worker the first time it runs (the flag file remembers it did)."""
+
+    base_url: str
+    journal_url: str
+    flag: str
+
+    def __call__(self) -> Agent:
+        from toolwire.journal import PostgresJournal
+
+        flag = self.flag
+
+        @tool(read_only=True)
+        def crash_once() -> str:
+            """Kills its worker the first time, as a lost node would."""
+            if not os.path.exists(flag):
+                with open(flag, "w") as handle:
+                    handle.write(str(os.getpid()))
+                os._exit(1)
+            return "survived"
+
+        provider = OpenAIChat(api_key="test-key", base_url=self.base_url)
+        journal = PostgresJournal(self.journal_url, lease_ttl=1.0, timeout=10.0)
+        return Agent(provider, model="gpt-4.1-mini", tools=[crash_once], journal=journal)

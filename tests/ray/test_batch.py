@@ -11,9 +11,10 @@ import pytest
 
 from toolwire import BatchProgress, SQLiteJournal, run_batch
 from toolwire.batch import load_results
+from toolwire.journal import PostgresJournal
 from toolwire.testing import EmulationServer, Scenario
 
-from ._tools import AgentFactory, CrashingFactory
+from ._tools import AgentFactory, CrashingFactory, CrashOnceFactory
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("ray_instance")]
 
@@ -114,3 +115,37 @@ async def test_lost_worker_is_an_error_line(tmp_path: Path) -> None:
     assert record.outcome == "error" and record.error is not None
     assert record.error["type"] == "WorkerCrashedError"
     assert load_results(results) == [record]
+
+
+CRASH_ONCE = Scenario.from_dict(
+    {
+        "turns": [
+            {"tool_calls": [{"name": "crash_once", "arguments": {}}]},
+            {"text": "after {result:crash_once}"},
+        ]
+    }
+)
+
+
+async def test_a_run_whose_worker_dies_is_resumed_on_another_worker(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    flag = tmp_path / "crashed"
+    async with EmulationServer(CRASH_ONCE) as server:
+        factory = CrashOnceFactory(server.url_for("openai-chat"), postgres_url, str(flag))
+        summary = await run_batch(
+            ["这一个的进程会死一次"], factory, results_path=tmp_path / "r.jsonl", progress=False
+        )
+    (record,) = summary.records
+    assert (record.outcome, record.output) == ("answered", "after survived"), record
+    assert flag.exists()  # the first worker died in the tool
+    journal = PostgresJournal(postgres_url, read_only=True)
+    try:
+        log = journal.load_run(record.run_id)
+    finally:
+        journal.close()
+    assert log.run.resumes == 1 and log.problems() == []
+    # The read-only tool ran again on the second worker; the model turn that
+    # asked for it was not requested again.
+    kinds = [e.kind for e in log.events]
+    assert kinds.count("tool_intent") == 2 and kinds.count("model_response") == 2

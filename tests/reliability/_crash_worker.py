@@ -30,7 +30,16 @@ import anyio
 from toolwire import Agent, tool
 from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.examples import PaymentLedger, payment_tool
-from toolwire.journal import Journal, JournalError, RunLog, RunSummary, SQLiteJournal
+from toolwire.journal import (
+    Journal,
+    JournalError,
+    LeaseLost,
+    PostgresJournal,
+    RunLeased,
+    RunLog,
+    RunSummary,
+    SQLiteJournal,
+)
 from toolwire.tools import ToolContext
 
 PROMPT = "pay alice 12.50 and bob 9.90, tell them, and check the weather"
@@ -43,7 +52,7 @@ def die() -> None:
 class KillingJournal:
     """A journal that kills its process before or after its n-th write."""
 
-    def __init__(self, inner: SQLiteJournal, nth: int, when: str) -> None:
+    def __init__(self, inner: Journal, nth: int, when: str) -> None:
         self.inner = inner
         self.nth = nth
         self.when = when
@@ -141,9 +150,21 @@ def make_tools(folder: Path, plan: dict[str, Any]) -> list[Any]:
     return [send_payment, notify, get_weather]
 
 
+LEASE_TTL = 0.5
+"""Seconds a killed child's Postgres lease outlives it."""
+
+
+def open_store(case: dict[str, Any]) -> Journal:
+    """The case's journal: a SQLite file in its folder, or a Postgres URL."""
+    where = case.get("journal") or str(Path(case["dir"]) / "journal.sqlite3")
+    if where.startswith("postgresql://"):
+        return PostgresJournal(where, lease_ttl=LEASE_TTL, timeout=10.0)
+    return SQLiteJournal(where)
+
+
 async def run_child(case: dict[str, Any], plan: dict[str, Any]) -> None:
     folder = Path(case["dir"])
-    store = SQLiteJournal(folder / "journal.sqlite3")
+    store = open_store(case)
     journal: Journal = store
     if plan.get("mode") == "write":
         journal = KillingJournal(store, plan["nth"], plan["when"])
@@ -188,8 +209,18 @@ async def run_child(case: dict[str, Any], plan: dict[str, Any]) -> None:
 
 
 def child_main(case: dict[str, Any], plan: dict[str, Any]) -> None:
+    deadline = time.monotonic() + 30.0
     try:
-        anyio.run(run_child, case, plan)
+        while True:
+            try:
+                anyio.run(run_child, case, plan)
+                break
+            except LeaseLost:
+                raise
+            except RunLeased:  # a killed predecessor's Postgres lease, until it expires
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
     except BaseException:
         (Path(case["dir"]) / "error.txt").write_text(traceback.format_exc())
         os._exit(3)
@@ -217,6 +248,7 @@ def warm_up() -> None:
     import anyio._backends._asyncio  # noqa: F401
     import httpcore  # noqa: F401
     import httpx
+    import psycopg  # noqa: F401
 
     from toolwire import StreamDecoder
 

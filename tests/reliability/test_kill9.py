@@ -25,9 +25,10 @@ from typing import Any
 import pytest
 
 import toolwire
-from toolwire.journal import SQLiteJournal
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.types import PROVIDER_DIALECTS
+
+from ._crash_worker import open_store
 
 WORKER = Path(__file__).with_name("_crash_worker.py")
 PROVIDER_NAMES = ["openai-chat", "anthropic", "openai-responses", "gemini"]
@@ -98,12 +99,12 @@ def kill_plans(rng: random.Random) -> list[list[dict[str, Any]]]:
     return cases
 
 
-def check_case(folder: Path, run_id: str) -> str:
+def check_case(folder: Path, run_id: str, store: str) -> str:
     """Assert the ledger, the notifications, the journal and the answer;
     return the answer with the payment id masked."""
     error = folder / "error.txt"
     assert not error.exists(), error.read_text()
-    journal = SQLiteJournal(folder / "journal.sqlite3")
+    journal = open_store({"dir": str(folder), "journal": store})
     log = journal.load_run(run_id)
     journal.close()
     ledger = _payments(folder)
@@ -158,7 +159,13 @@ def _payments(folder: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_kill_9_at_many_points_then_resume(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_kill_9_at_many_points_then_resume(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    # One Postgres database for every case (their run ids differ), or a
+    # SQLite file in each case's folder.
+    shared = request.getfixturevalue("postgres_url") if backend == "postgres" else ""
     rng = random.Random(20261123)
     plans: list[list[dict[str, Any]]] = [
         [],
@@ -178,6 +185,7 @@ def test_kill_9_at_many_points_then_resume(tmp_path: Path) -> None:
                     "provider": PROVIDER_NAMES[number % len(PROVIDER_NAMES)],
                     "urls": urls,
                     "kills": kills,
+                    "journal": shared or str(folder / "journal.sqlite3"),
                 }
             )
         src = str(Path(toolwire.__file__).parents[1])
@@ -213,6 +221,6 @@ def test_kill_9_at_many_points_then_resume(tmp_path: Path) -> None:
         # reached), and the last process always finished cleanly.
         assert report["exits"][-1] == 0, report
         assert all(code in (0, -9) for code in report["exits"]), report
-    reference = check_case(tmp_path / "case000", "run-0")
+    reference = check_case(tmp_path / "case000", "run-0", cases[0]["journal"])
     for case in cases[1:]:
-        assert check_case(Path(case["dir"]), case["run_id"]) == reference
+        assert check_case(Path(case["dir"]), case["run_id"], case["journal"]) == reference

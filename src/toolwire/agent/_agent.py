@@ -64,7 +64,7 @@ from toolwire.journal import (
     Journal,
     JournalObserver,
     ResumePlan,
-    default_journal_path,
+    default_journal,
     open_journal,
     plan_resume,
 )
@@ -146,8 +146,10 @@ class Agent:
             :class:`~toolwire.cost.Budget` (of this agent or another).
         journal: where runs are recorded: ``None`` (the default) or ``True``
             for the default file (``$TOOLWIRE_JOURNAL``, else the user state
-            directory; see :func:`toolwire.journal.default_journal_path`),
-            a file path, a :class:`~toolwire.journal.Journal`, or ``False``
+            directory; see :func:`toolwire.journal.default_journal`),
+            a file path, a ``postgresql://`` URL (a
+            :class:`~toolwire.journal.PostgresJournal`), a
+            :class:`~toolwire.journal.Journal`, or ``False``
             to record nothing. :meth:`resume` needs one.
 
     Raises:
@@ -212,7 +214,7 @@ class Agent:
         self._journal: Journal | None = None
         self._journal_path: str | os.PathLike[str] | None = None
         if journal is None or journal is True:
-            self._journal_path = default_journal_path()
+            self._journal_path = default_journal()
         elif isinstance(journal, (str, os.PathLike)):
             self._journal_path = journal
         elif journal is not False:

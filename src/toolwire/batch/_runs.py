@@ -40,8 +40,41 @@ def _error_dict(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__name__, "message": message, "traceback": frames}
 
 
-async def _run_one(factory: Any, prompt: str, index: int, run_id: str) -> dict[str, Any]:
-    """Run one prompt with a fresh agent; always returns a record dict."""
+RESUME_WAIT = 120.0
+"""Seconds a resumed run waits for its dead worker's lease to expire."""
+
+
+async def _start_or_resume(agent: Any, prompt: str, run_id: str, resume: bool) -> Any:
+    """Run the prompt; or, for a run whose worker died (``resume``), resume it
+    from the journal as a local resume does (a run the journal never saw
+    starts afresh). A dead worker's lease in a shared journal lives until it
+    expires: the resume waits for it, at most :data:`RESUME_WAIT` seconds."""
+    from toolwire.journal import JournalError, LeaseLost, RunLeased
+
+    journal = agent.journal if resume else None
+    if journal is None:
+        return await agent.run(prompt, run_id=run_id)
+    try:
+        journal.load_run(run_id)
+    except JournalError:
+        return await agent.run(prompt, run_id=run_id)
+    deadline = time.monotonic() + RESUME_WAIT
+    while True:
+        try:
+            return await agent.resume(run_id)
+        except LeaseLost:
+            raise
+        except RunLeased:
+            if time.monotonic() > deadline:
+                raise
+            await anyio.sleep(0.25)
+
+
+async def _run_one(
+    factory: Any, prompt: str, index: int, run_id: str, resume: bool = False
+) -> dict[str, Any]:
+    """Run one prompt with a fresh agent (or resume it: see
+    :func:`_start_or_resume`); always returns a record dict."""
     started = time.perf_counter()
     agent: Agent | None = None
     try:
@@ -50,7 +83,7 @@ async def _run_one(factory: Any, prompt: str, index: int, run_id: str) -> dict[s
         run = getattr(agent, "run", None)
         if run is None:
             raise UsageError(f"the agent factory returned a {type(agent).__name__}, not an Agent")
-        result = await run(prompt, run_id=run_id)
+        result = await _start_or_resume(agent, prompt, run_id, resume)
         record = BatchRecord(
             index=index,
             prompt=prompt,
@@ -92,7 +125,7 @@ async def _close(agent: Any) -> None:
 
 
 def _run_in_worker(
-    factory: Any, prompt: str, index: int, run_id: str, journal: str
+    factory: Any, prompt: str, index: int, run_id: str, journal: str, resume: bool = False
 ) -> dict[str, Any]:
     """The Ray task: one run on its own event loop in the worker.
 
@@ -102,15 +135,17 @@ def _run_in_worker(
     from toolwire.journal._open import ENV_VAR
 
     os.environ[ENV_VAR] = journal
-    return anyio.run(_run_one, factory, prompt, index, run_id)
+    return anyio.run(_run_one, factory, prompt, index, run_id, resume)
 
 
 def _journal_setting() -> str:
     """The driver's journal, as a ``TOOLWIRE_JOURNAL`` value."""
-    from toolwire.journal import default_journal_path
+    from toolwire.journal import default_journal
 
-    path = default_journal_path()
-    return "off" if path is None else str(path.resolve())
+    journal = default_journal()
+    if isinstance(journal, str):
+        return journal  # a postgresql:// URL
+    return "off" if journal is None else str(journal.resolve())
 
 
 _REMOTE: dict[str, Any] = {}
@@ -144,23 +179,45 @@ def _ray_runner(
 
     async def run(index: int, prompt: str, run_id: str) -> dict[str, Any]:
         started = time.perf_counter()
-        ref = task.remote(factory_ref, prompt, index, run_id, _journal_setting())
-        try:
-            data: dict[str, Any] = await await_ref(ref)
-        except ray.exceptions.RayError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            from toolwire.tools import scrub
-
-            log_failure(logger, f"batch run {index} ({run_id}) on Ray", exc, scrub(first))
-
-            return BatchRecord(
-                index=index,
-                prompt=prompt,
-                run_id=run_id,
-                outcome="error",
-                error={"type": type(exc).__name__, "message": scrub(first, limit=500)},
-                elapsed=time.perf_counter() - started,
-            ).to_dict()
-        return data
+        journal = _journal_setting()
+        for attempt in range(1 + RAY_RESUMES):
+            ref = task.remote(factory_ref, prompt, index, run_id, journal, attempt > 0)
+            try:
+                data: dict[str, Any] = await await_ref(ref)
+            except ray.exceptions.RayError as exc:
+                if journal != "off" and attempt < RAY_RESUMES and _worker_died(exc):
+                    # Another worker resumes the run from the journal.
+                    logger.info("batch run %d (%s): its worker died; resuming", index, run_id)
+                    continue
+                return _ray_failure(exc, index, prompt, run_id, started)
+            return data
+        raise AssertionError("unreachable")  # pragma: no cover
 
     return run
+
+
+RAY_RESUMES = 3
+"""How many times a run whose Ray worker (or node) died is resumed elsewhere."""
+
+
+def _worker_died(exc: BaseException) -> bool:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"WorkerCrashedError", "NodeDiedError", "LocalRayletDiedError"})
+
+
+def _ray_failure(
+    exc: BaseException, index: int, prompt: str, run_id: str, started: float
+) -> dict[str, Any]:
+    """The error line of a run Ray could not carry out."""
+    from toolwire.tools import scrub
+
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    log_failure(logger, f"batch run {index} ({run_id}) on Ray", exc, scrub(first))
+    return BatchRecord(
+        index=index,
+        prompt=prompt,
+        run_id=run_id,
+        outcome="error",
+        error={"type": type(exc).__name__, "message": scrub(first, limit=500)},
+        elapsed=time.perf_counter() - started,
+    ).to_dict()

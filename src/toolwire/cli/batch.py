@@ -7,11 +7,13 @@ pickled to the workers, which must be able to import its module too.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +102,26 @@ def load_factory(reference: str) -> Any:
     return target
 
 
+@contextlib.contextmanager
+def _journal_env(journal: str | None) -> Iterator[None]:
+    """``--journal`` as ``$TOOLWIRE_JOURNAL`` for the batch: what its agents,
+    and the Ray workers (see :mod:`toolwire.batch`), read."""
+    from toolwire.journal._open import ENV_VAR
+
+    if journal is None:
+        yield
+        return
+    before = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = journal
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = before
+
+
 @click.command("batch")
 @click.argument("prompts_file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
 @click.option(
@@ -126,8 +148,17 @@ def load_factory(reference: str) -> Any:
 @click.option("--local", is_flag=True, help="Run in this process instead of on Ray.")
 @click.option(
     "--address",
+    "--ray",
+    "address",
     default=None,
     help="The Ray cluster to join (default: RAY_ADDRESS, or a new local instance).",
+)
+@click.option(
+    "--journal",
+    default=None,
+    help="Where every run is recorded, by the driver and every Ray worker: a journal file "
+    "or a postgresql:// URL (default: $TOOLWIRE_JOURNAL or the user state directory). "
+    "A run whose Ray worker dies is resumed from it on another worker.",
 )
 @click.option(
     "--rerun-errors/--skip-errors",
@@ -148,6 +179,7 @@ def batch(
     concurrency: int,
     local: bool,
     address: str | None,
+    journal: str | None,
     rerun_errors: bool,
     progress: bool,
 ) -> None:
@@ -198,7 +230,8 @@ def batch(
         )
 
     try:
-        summary = anyio.run(main)
+        with _journal_env(journal):
+            summary = anyio.run(main)
     except ToolwireError as exc:
         raise click.ClickException(exc.message) from exc
     ran = len(summary.records)

@@ -28,14 +28,17 @@ from rich.text import Text
 from toolwire.cli._console import PipeConsole
 from toolwire.cost import Cost, cost_from_dict, format_usd
 from toolwire.journal import (
+    Journal,
     JournalError,
     JournalEvent,
+    PostgresJournal,
     RunLog,
     RunSummary,
     SQLiteJournal,
-    default_journal_path,
+    default_journal,
     pending_calls,
 )
+from toolwire.journal._postgres import is_postgres_url
 
 __all__ = ["runs", "timeline"]
 
@@ -44,13 +47,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 _SHOWN = 160
 
 
+class _JournalParam(click.ParamType[Path | str]):
+    """A journal file, or a ``postgresql://`` URL."""
+
+    name = "journal"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> Path | str:
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        return text if is_postgres_url(text) else Path(text)
+
+
+_JOURNAL = _JournalParam()
+
+
 def _journal_option(function: F) -> F:
     decorated: F = click.option(
         "--journal",
         "journal_path",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=_JOURNAL,
         default=None,
-        help="The journal file (default: $TOOLWIRE_JOURNAL or the user state directory).",
+        help="The journal file or postgresql:// URL "
+        "(default: $TOOLWIRE_JOURNAL or the user state directory).",
     )(function)
     return decorated
 
@@ -63,24 +84,26 @@ def _fail(message: str) -> NoReturn:
     raise _RunsError(message)
 
 
-def _open(path: Path | None) -> SQLiteJournal | None:
+def _open(path: Path | str | None) -> Journal | None:
     """The journal to read, or ``None`` when there is none yet (reading never
-    creates a file)."""
-    chosen = path if path is not None else default_journal_path()
+    creates a file, nor a table)."""
+    chosen = path if path is not None else default_journal()
     if chosen is None:
         _fail("journaling is off (TOOLWIRE_JOURNAL=off) and no --journal was given")
-    if not chosen.exists():
-        return None
     try:
+        if isinstance(chosen, str):
+            return PostgresJournal(chosen, read_only=True)
+        if not chosen.exists():
+            return None
         return SQLiteJournal(chosen, read_only=True)
     except JournalError as exc:
         _fail(exc.message)
 
 
-def _load(path: Path | None, ref: str) -> RunLog:
+def _load(path: Path | str | None, ref: str) -> RunLog:
     journal = _open(path)
     if journal is None:
-        where = path if path is not None else default_journal_path()
+        where = path if path is not None else default_journal()
         _fail(f"no run {ref!r}: there is no journal at {where}")
     try:
         return journal.load_run(journal.find_run(ref))
@@ -485,9 +508,11 @@ def runs() -> None:
     deny or answer the calls a suspended run waits on."""
 
 
-def _interrupted(journal: SQLiteJournal, summary: RunSummary) -> RunSummary:
-    """A ``running`` run that no live process holds was killed: ``interrupted``."""
-    if summary.status != "running" or journal.leased(summary.run_id):
+def _interrupted(journal: Journal, summary: RunSummary) -> RunSummary:
+    """A ``running`` run that no live process holds was killed: ``interrupted``
+    (for a journal that can tell, as a SQLite file can)."""
+    leased = getattr(journal, "leased", None)
+    if summary.status != "running" or leased is None or leased(summary.run_id):
         return summary
     return replace(summary, status="interrupted")
 
@@ -496,7 +521,7 @@ def _interrupted(journal: SQLiteJournal, summary: RunSummary) -> RunSummary:
 @_journal_option
 @click.option("--limit", default=20, show_default=True, help="How many runs, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
+def list_command(journal_path: Path | str | None, limit: int, as_json: bool) -> None:
     """The latest runs."""
     journal = _open(journal_path)
     summaries: list[RunSummary] = []
@@ -557,7 +582,9 @@ def list_command(journal_path: Path | None, limit: int, as_json: bool) -> None:
 @click.option(
     "--verbose", "-v", is_flag=True, help="Show each failed tool's traceback under its line."
 )
-def show_command(run_ref: str, journal_path: Path | None, as_json: bool, verbose: bool) -> None:
+def show_command(
+    run_ref: str, journal_path: Path | str | None, as_json: bool, verbose: bool
+) -> None:
     """A run as a timeline: turns, tool calls with timings, errors, usage.
 
     A tool that raised has its traceback in the journal (cleaned of
@@ -573,7 +600,7 @@ def show_command(run_ref: str, journal_path: Path | None, as_json: bool, verbose
 @runs.command("export")
 @click.argument("run_ref", metavar="RUN")
 @_journal_option
-def export_command(run_ref: str, journal_path: Path | None) -> None:
+def export_command(run_ref: str, journal_path: Path | str | None) -> None:
     """A run's whole record as JSON Lines (the run, its messages, its events)."""
     log = _load(journal_path, run_ref)
     for record in log.records():

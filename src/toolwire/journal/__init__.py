@@ -12,8 +12,11 @@ side-effecting tool twice.
 :class:`Journal` is the storage interface; :class:`SQLiteJournal` implements
 it in a file (WAL mode, private to the user) or in memory. One process at a
 time may run or resume a given run: :meth:`Journal.lease` holds it, and a
-second process gets :class:`RunLeased`. :class:`JournalObserver` is the run
-observer that writes it; :func:`plan_resume` reads where a run stands.
+second process gets :class:`RunLeased`. :class:`PostgresJournal` keeps the
+same records in PostgreSQL for workers on many machines, with leases that
+expire and carry a fencing token (a stale worker gets :class:`LeaseLost`).
+:class:`JournalObserver` is the run observer that writes it; :func:`plan_resume`
+reads where a run stands.
 """
 
 from __future__ import annotations
@@ -29,12 +32,19 @@ from toolwire.journal._approvals import (
     sign_decision,
 )
 from toolwire.journal._observer import JournalObserver, encode_record
-from toolwire.journal._open import close_journals, default_journal_path, open_journal
+from toolwire.journal._open import (
+    close_journals,
+    default_journal,
+    default_journal_path,
+    open_journal,
+)
+from toolwire.journal._postgres import PostgresJournal
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import (
     RUN_STATUSES,
     JournalError,
     JournalEvent,
+    LeaseLost,
     RunLeased,
     RunLog,
     RunSummary,
@@ -57,6 +67,8 @@ __all__ = [
     "JournalError",
     "JournalEvent",
     "JournalObserver",
+    "LeaseLost",
+    "PostgresJournal",
     "RecordedCall",
     "RecordedTurn",
     "ResumePlan",
@@ -68,6 +80,7 @@ __all__ = [
     "apply_decisions",
     "check_decision",
     "close_journals",
+    "default_journal",
     "default_journal_path",
     "encode_record",
     "open_journal",

@@ -15,22 +15,32 @@ import os
 import threading
 from pathlib import Path
 
+from toolwire.journal._postgres import PostgresJournal, is_postgres_url
+from toolwire.journal._protocol import Journal
 from toolwire.journal._store import SQLiteJournal
 
-__all__ = ["close_journals", "default_journal_path", "open_journal"]
+__all__ = ["close_journals", "default_journal", "default_journal_path", "open_journal"]
 
 ENV_VAR = "TOOLWIRE_JOURNAL"
 _OFF = frozenset({"off", "none", "0", "false", "no"})
 
 _lock = threading.Lock()
-_open: dict[tuple[str, int], SQLiteJournal] = {}
+_open: dict[tuple[str, int], Journal] = {}
+
+
+def default_journal() -> Path | str | None:
+    """The journal agents use when not told otherwise: a ``postgresql://``
+    URL in ``$TOOLWIRE_JOURNAL``, else :func:`default_journal_path`."""
+    value = os.environ.get(ENV_VAR, "").strip()
+    return value if is_postgres_url(value) else default_journal_path()
 
 
 def default_journal_path() -> Path | None:
-    """The journal file agents use when not told otherwise (``None``: off)."""
+    """The journal file agents use when not told otherwise (``None``: off, or
+    a ``postgresql://`` URL: see :func:`default_journal`)."""
     value = os.environ.get(ENV_VAR)
     if value is not None and value.strip():
-        if value.strip().lower() in _OFF:
+        if value.strip().lower() in _OFF or is_postgres_url(value.strip()):
             return None
         return Path(value).expanduser()
     state = os.environ.get("XDG_STATE_HOME")
@@ -38,16 +48,19 @@ def default_journal_path() -> Path | None:
     return base / "toolwire" / "journal.sqlite3"
 
 
-def open_journal(path: str | os.PathLike[str]) -> SQLiteJournal:
-    """The process's journal for ``path``, opened on first use."""
+def open_journal(path: str | os.PathLike[str]) -> Journal:
+    """The process's journal for ``path``, opened on first use: a
+    :class:`PostgresJournal` for a ``postgresql://`` URL, else a
+    :class:`SQLiteJournal` file."""
     resolved = os.fspath(path)
-    if resolved != ":memory:":
+    postgres = is_postgres_url(resolved)
+    if not postgres and resolved != ":memory:":
         resolved = os.path.abspath(resolved)
     key = (resolved, os.getpid())
     with _lock:
         journal = _open.get(key)
         if journal is None:
-            journal = SQLiteJournal(resolved)
+            journal = PostgresJournal(resolved) if postgres else SQLiteJournal(resolved)
             _open[key] = journal
     return journal
 

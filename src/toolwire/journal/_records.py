@@ -20,12 +20,14 @@ __all__ = [
     "RUN_STATUSES",
     "JournalError",
     "JournalEvent",
+    "LeaseLost",
     "RunLeased",
     "RunLog",
     "RunSummary",
     "Step",
     "end_step",
     "loads_record",
+    "log_from_rows",
     "summary_from_row",
 ]
 
@@ -50,6 +52,14 @@ class RunLeased(JournalError):
     of ``kill -9``) holds nothing, so its successor can resume."""
 
     type_name = "run_leased"
+
+
+class LeaseLost(RunLeased):
+    """This worker's lease of a run expired and another worker took the run
+    over (its fencing token is newer): the write was refused and nothing of it
+    was stored. The run goes on with its new owner."""
+
+    type_name = "lease_lost"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -272,3 +282,45 @@ def summary_from_row(row: tuple[Any, ...]) -> RunSummary:
         output=summary.get("output"),
         error=summary.get("error"),
     )
+
+
+def events_from_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[JournalEvent]:
+    """Events from their rows (``seq, at, kind, turn, attempt, call_id, data``).
+
+    Raises:
+        JournalError: a record is not the JSON object toolwire wrote.
+    """
+    events: list[JournalEvent] = []
+    for seq, at, kind, turn, attempt, call_id, data in rows:
+        payload = loads_record(data, f"{kind} record")
+        if not isinstance(payload, dict):
+            raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
+        events.append(
+            JournalEvent(
+                seq=seq, at=at, kind=kind, turn=turn, attempt=attempt, call_id=call_id, data=payload
+            )
+        )
+    return events
+
+
+def log_from_rows(
+    run_row: tuple[Any, ...],
+    event_rows: Sequence[tuple[Any, ...]],
+    message_texts: Sequence[str],
+) -> RunLog:
+    """A run's log from what a store read: its row as :func:`summary_from_row`
+    takes it, its events as ``(seq, at, kind, turn, attempt, call_id, data)``
+    in order, and its messages' JSON text in order.
+
+    Raises:
+        JournalError: a record is not the JSON object toolwire wrote.
+    """
+    run = summary_from_row(run_row)
+    events = events_from_rows(run.run_id, event_rows)
+    messages: list[dict[str, Any]] = []
+    for text in message_texts:
+        message = loads_record(text, "message")
+        if not isinstance(message, dict):
+            raise JournalError(f"run {run.run_id}: a stored message is not a JSON object")
+        messages.append(message)
+    return RunLog(run=run, events=tuple(events), messages=tuple(messages))

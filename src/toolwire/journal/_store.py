@@ -65,7 +65,8 @@ from toolwire.journal._records import (
     RunSummary,
     Step,
     end_step,
-    loads_record,
+    events_from_rows,
+    log_from_rows,
     summary_from_row,
 )
 
@@ -376,17 +377,11 @@ class SQLiteJournal:
         rows = self._read(_RUN, (run_id,))
         if not rows:
             raise JournalError(f"no run {run_id!r} in the journal {self.path}")
-        run = summary_from_row(rows[0][1:])
         base = rows[0][0] << SEQ_BITS
         key: tuple[Any, ...] = (run_id,) if self._by_text else (base, base + _LAST)
-        events = _events(run_id, self._read(_EVENTS[self._by_text], key))
-        messages: list[dict[str, Any]] = []
-        for (text,) in self._read(_MESSAGES[self._by_text], key):
-            message = loads_record(text, "message")
-            if not isinstance(message, dict):
-                raise JournalError(f"run {run_id}: a stored message is not a JSON object")
-            messages.append(message)
-        return RunLog(run=run, events=tuple(events), messages=tuple(messages))
+        events = self._read(_EVENTS[self._by_text], key)
+        messages = [text for (text,) in self._read(_MESSAGES[self._by_text], key)]
+        return log_from_rows(rows[0][1:], events, messages)
 
     def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
         """See :meth:`Journal.list_runs`."""
@@ -448,7 +443,7 @@ class SQLiteJournal:
             base = rows[0][0] << SEQ_BITS
             query = _EVENTS[False] + " LIMIT ?"
             bounds = (base + max(seq, 0) + 1, base + _LAST, limit)
-        return _events(run_id, self._read(query, bounds))
+        return events_from_rows(run_id, self._read(query, bounds))
 
     def find_run(self, ref: str) -> str:
         """See :meth:`Journal.find_run`."""
@@ -477,18 +472,3 @@ class SQLiteJournal:
             db, self._db = self._db, None
         if db is not None:
             db.close()
-
-
-def _events(run_id: str, rows: list[tuple[Any, ...]]) -> list[JournalEvent]:
-    """Events from their rows (``seq, at, kind, turn, attempt, call_id, data``)."""
-    events: list[JournalEvent] = []
-    for seq, at, kind, turn, attempt, call_id, data in rows:
-        payload = loads_record(data, f"{kind} record")
-        if not isinstance(payload, dict):
-            raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
-        events.append(
-            JournalEvent(
-                seq=seq, at=at, kind=kind, turn=turn, attempt=attempt, call_id=call_id, data=payload
-            )
-        )
-    return events

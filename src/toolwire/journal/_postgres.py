@@ -1,0 +1,453 @@
+"""The journal in PostgreSQL: one journal shared by workers on many machines.
+
+Theory of operation
+-------------------
+:class:`PostgresJournal` keeps the records :class:`~toolwire.journal.SQLiteJournal`
+keeps, in the same shape (a ``toolwire_runs`` row per run, its steps in
+``toolwire_events`` numbered ``seq`` 1, 2, 3..., the conversation in
+``toolwire_messages``, one row per position, written once), with the same
+payloads: JSON text built and redacted by
+:class:`~toolwire.journal.JournalObserver`, decoded by the same functions
+(:func:`~toolwire.journal._records.log_from_rows`).
+
+Each write is one transaction, committed before the agent takes the step it
+records; :meth:`PostgresJournal.record_steps` commits several records of a
+run at once, as SQLite's does. Each transaction first checks the run's lease
+(:mod:`toolwire.journal._fencing`): a worker whose lease was taken over
+cannot write.
+
+The schema is versioned in ``toolwire_schema``: opening a journal for writing
+applies the migrations it lacks, under a transaction-scoped advisory lock so
+that workers starting together migrate once; a database written by a newer
+toolwire is refused. Opening read-only changes nothing.
+
+One connection serves a journal object, behind a lock (several runs of one
+process write through it); its waits for locks and statements are bounded by
+``timeout``. The connection URL may hold a password: the journal shows only
+its host and database.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from toolwire.journal._fencing import Renewer, acquire, check_fence, release
+from toolwire.journal._records import (
+    JournalError,
+    RunLog,
+    RunSummary,
+    Step,
+    end_step,
+    log_from_rows,
+    summary_from_row,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["SCHEMA_VERSION", "PostgresJournal", "is_postgres_url"]
+
+T = TypeVar("T")
+
+_MIGRATIONS: tuple[str, ...] = (
+    # 1: runs, their events and messages, and the leases of runs.
+    "CREATE TABLE toolwire_runs (id bigserial PRIMARY KEY, run_id text NOT NULL UNIQUE, "
+    "started_at double precision NOT NULL, updated_at double precision NOT NULL, "
+    "status text NOT NULL, header text NOT NULL, summary text, "
+    "resumes integer NOT NULL DEFAULT 0);"
+    "CREATE TABLE toolwire_events (run bigint NOT NULL REFERENCES toolwire_runs (id), "
+    "seq integer NOT NULL, at double precision NOT NULL, kind text NOT NULL, turn integer, "
+    "attempt integer, call_id text, data text NOT NULL, PRIMARY KEY (run, seq));"
+    "CREATE TABLE toolwire_messages (run bigint NOT NULL REFERENCES toolwire_runs (id), "
+    "position integer NOT NULL, data text NOT NULL, PRIMARY KEY (run, position));"
+    "CREATE TABLE toolwire_leases (run_id text PRIMARY KEY, token bigint NOT NULL, "
+    "owner text NOT NULL, expires_at timestamptz NOT NULL);"
+    "CREATE SEQUENCE toolwire_lease_tokens;",
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+"""The schema this toolwire writes (migration ``n`` brings a database to ``n``)."""
+_MIGRATION_LOCK = 0x746F6F6C77697265  # "toolwire": the advisory lock of migrations
+
+_RUN = (
+    "SELECT id, run_id, started_at, updated_at, status, header, summary, resumes "
+    "FROM toolwire_runs WHERE run_id = %s"
+)
+_RUNS = (
+    "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
+    "FROM toolwire_runs ORDER BY id DESC LIMIT %s"
+)
+
+
+def is_postgres_url(value: object) -> bool:
+    """True for a ``postgresql://`` (or ``postgres://``) connection URL."""
+    return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
+
+
+class PostgresJournal:
+    """The journal in a PostgreSQL database (``pip install 'toolwire[postgres]'``).
+
+    Args:
+        url: a ``postgresql://`` connection URL.
+        lease_ttl: seconds a lease lives unless renewed (renewed every third
+            of that while held); a worker that stops longer loses its runs.
+        timeout: seconds to wait to connect, for a lock, or for a statement.
+        read_only: read without changing anything (no migration either).
+
+    Raises:
+        JournalError: psycopg is missing, the database cannot be reached, or
+            it was written by a newer toolwire.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        lease_ttl: float = 30.0,
+        timeout: float = 30.0,
+        read_only: bool = False,
+    ) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise JournalError(
+                "a postgresql:// journal needs psycopg: pip install 'toolwire[postgres]'"
+            ) from None
+        if lease_ttl <= 0 or timeout <= 0:
+            raise JournalError("lease_ttl and timeout must be positive")
+        self._psycopg = psycopg
+        self._url = url
+        self.where = _where(url)
+        self.read_only = read_only
+        self.lease_ttl = lease_ttl
+        self.timeout = timeout
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
+        self._lock = threading.Lock()
+        self._seq: dict[str, int] = {}
+        self._keys: dict[str, int] = {}
+        self._tokens: dict[str, int] = {}
+        """The fencing token of each run this object holds the lease of."""
+        self._db: psycopg.Connection[Any] | None = self._connect()
+        self._tables = True
+        if read_only:
+            self._tables = self._exists()
+        else:
+            self._migrate()
+        self._renewer = Renewer(self._connect, lease_ttl)
+
+    def __repr__(self) -> str:
+        mode = ", read_only=True" if self.read_only else ""
+        return f"PostgresJournal({self.where!r}{mode})"
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            db = self._psycopg.connect(
+                self._url, autocommit=True, connect_timeout=max(1, round(self.timeout))
+            )
+            millis = str(round(self.timeout * 1000))
+            db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
+            db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from None
+        return db
+
+    def _error(self, exc: Exception, *, writing: bool = False) -> JournalError:
+        doing = "write" if writing else "read"
+        # psycopg's messages name the server, never the password.
+        return JournalError(f"cannot {doing} the journal {self.where}: {exc}".strip())
+
+    def _exists(self) -> bool:
+        row = self._query("SELECT to_regclass('toolwire_runs') IS NOT NULL", ())
+        return bool(row[0][0])
+
+    def _migrate(self) -> None:
+        assert self._db is not None
+        db = self._db
+        try:
+            with db.transaction():
+                db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS toolwire_schema (version integer PRIMARY KEY, "
+                    "applied_at timestamptz NOT NULL DEFAULT now())"
+                )
+                row = db.execute("SELECT coalesce(max(version), 0) FROM toolwire_schema").fetchone()
+                version = int(row[0]) if row else 0
+                if version > SCHEMA_VERSION:
+                    raise JournalError(
+                        f"the journal {self.where} is of schema {version}, written by a newer "
+                        f"toolwire (this one writes {SCHEMA_VERSION}); upgrade toolwire"
+                    )
+                for number in range(version + 1, SCHEMA_VERSION + 1):
+                    db.execute(_MIGRATIONS[number - 1])
+                    db.execute("INSERT INTO toolwire_schema (version) VALUES (%s)", (number,))
+        except self._psycopg.Error as exc:
+            self.close()
+            raise self._error(exc, writing=True) from None
+        except JournalError:
+            self.close()
+            raise
+
+    # -- leases ----------------------------------------------------------------
+
+    def lease(self, run_id: str) -> AbstractContextManager[None]:
+        """See :meth:`Journal.lease`: a lease row with an expiry and a fencing
+        token (see :mod:`toolwire.journal._fencing`), renewed while held."""
+        return self._hold(run_id)
+
+    @contextmanager
+    def _hold(self, run_id: str) -> Iterator[None]:
+        with self._lock:
+            db = self._live()
+            try:
+                token = acquire(db, run_id, self.owner, self.lease_ttl)
+            except self._psycopg.Error as exc:
+                raise self._error(exc, writing=True) from None
+            self._tokens[run_id] = token
+        self._renewer.add(run_id, token)
+        try:
+            yield
+        finally:
+            self._renewer.discard(run_id)
+            with self._lock:
+                if self._tokens.get(run_id) == token:
+                    del self._tokens[run_id]
+                if self._db is not None:
+                    try:
+                        release(self._db, run_id, token)
+                    except self._psycopg.Error:
+                        pass  # the lease expires by itself
+
+    def token(self, run_id: str) -> int | None:
+        """The fencing token of the run's lease this journal holds, if any."""
+        return self._tokens.get(run_id)
+
+    # -- writing ---------------------------------------------------------------
+
+    def _live(self) -> psycopg.Connection[Any]:
+        if self._db is None:
+            raise JournalError("the journal is closed")
+        return self._db
+
+    def _write(self, run_id: str, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """Run ``work`` in one transaction, after the lease check, committed
+        when it returns; nothing of it lands if it raises."""
+        if self.read_only:
+            raise JournalError(f"the journal {self.where} is open read-only")
+        with self._lock:
+            db = self._live()
+            try:
+                with db.transaction():
+                    check_fence(db, run_id, self._tokens.get(run_id))
+                    return work(db)
+            except BaseException as exc:
+                self._forget(run_id)  # what the transaction counted is undone
+                if isinstance(exc, self._psycopg.Error):
+                    raise self._error(exc, writing=True) from None
+                raise
+
+    def _key(self, db: psycopg.Connection[Any], run_id: str) -> int:
+        key = self._keys.get(run_id)
+        if key is None:
+            row = db.execute("SELECT id FROM toolwire_runs WHERE run_id = %s", (run_id,)).fetchone()
+            if row is None:
+                raise JournalError(f"no run {run_id!r} in the journal {self.where}")
+            key = self._keys[run_id] = int(row[0])
+        return key
+
+    def _append(self, db: psycopg.Connection[Any], run_id: str, step: Step) -> int:
+        key = self._key(db, run_id)
+        seq = self._seq.get(run_id)
+        if seq is None:  # the first write of this run by this object
+            row = db.execute(
+                "SELECT coalesce(max(seq), 0) FROM toolwire_events WHERE run = %s", (key,)
+            ).fetchone()
+            seq = int(row[0]) if row else 0
+        seq += 1
+        self._seq[run_id] = seq
+        if step.messages:
+            first = step.first_position
+            with db.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO toolwire_messages VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                    [(key, first + i, text) for i, text in enumerate(step.messages)],
+                )
+        db.execute(
+            "INSERT INTO toolwire_events VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (key, seq, time.time(), step.kind, step.turn, step.attempt, step.call_id, step.data),
+        )
+        return seq
+
+    def _start(self, db: psycopg.Connection[Any], run_id: str, step: Step) -> None:
+        now = time.time()
+        row = db.execute(
+            "INSERT INTO toolwire_runs (run_id, started_at, updated_at, status, header) "
+            "VALUES (%s, %s, %s, 'running', %s) ON CONFLICT (run_id) DO NOTHING RETURNING id",
+            (run_id, now, now, step.data),
+        ).fetchone()
+        if row is None:
+            raise JournalError(
+                f"the run id {run_id!r} is already in the journal; resume it, or "
+                "start a new run with another id"
+            )
+        self._keys[run_id] = int(row[0])
+        self._seq[run_id] = 0
+        self._append(db, run_id, step)
+
+    def _end(self, db: psycopg.Connection[Any], run_id: str, step: Step) -> None:
+        self._append(db, run_id, step)
+        db.execute(
+            "UPDATE toolwire_runs SET status = %s, summary = %s, updated_at = %s WHERE id = %s",
+            (step.status, step.summary, time.time(), self._keys[run_id]),
+        )
+
+    def record_steps(self, run_id: str, steps: Sequence[Step]) -> None:
+        """Write several records of one run in one transaction (see
+        :meth:`SQLiteJournal.record_steps`).
+
+        Raises:
+            JournalError: a new run's id is taken, the run is unknown, or the
+                journal cannot be written.
+            LeaseLost: this worker's lease of the run was taken over.
+        """
+
+        def work(db: psycopg.Connection[Any]) -> None:
+            for step in steps:
+                if step.kind == "run_started":
+                    self._start(db, run_id, step)
+                elif step.status is not None:
+                    self._end(db, run_id, step)
+                else:
+                    self._append(db, run_id, step)
+
+        self._write(run_id, work)
+        if steps and steps[-1].status is not None:
+            self._forget(run_id)
+
+    def _forget(self, run_id: str) -> None:
+        self._seq.pop(run_id, None)
+        self._keys.pop(run_id, None)
+
+    def record_run(
+        self, run_id: str, *, header: str, messages: Sequence[str], resumed: bool
+    ) -> int:
+        """See :meth:`Journal.record_run`."""
+        if not resumed:
+            start = Step("run_started", header, messages=messages)
+            self._write(run_id, lambda db: self._start(db, run_id, start))
+            return len(messages)
+
+        def resume(db: psycopg.Connection[Any]) -> int:
+            self._forget(run_id)  # another worker may have written since
+            key = self._key(db, run_id)
+            db.execute(
+                "UPDATE toolwire_runs SET status = 'running', updated_at = %s, summary = NULL, "
+                "resumes = resumes + 1 WHERE id = %s",
+                (time.time(), key),
+            )
+            self._append(db, run_id, Step("run_resumed", header))
+            row = db.execute(
+                "SELECT count(*) FROM toolwire_messages WHERE run = %s", (key,)
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+        return self._write(run_id, resume)
+
+    def record_event(
+        self,
+        run_id: str,
+        kind: str,
+        data: str,
+        *,
+        turn: int | None = None,
+        attempt: int | None = None,
+        call_id: str | None = None,
+        messages: Sequence[str] = (),
+        first_position: int = 0,
+    ) -> int:
+        """See :meth:`Journal.record_event`."""
+        step = Step(kind, data, turn, attempt, call_id, messages, first_position)
+        return self._write(run_id, lambda db: self._append(db, run_id, step))
+
+    def record_end(self, run_id: str, *, status: str, summary: str, data: str) -> None:
+        """See :meth:`Journal.record_end`."""
+        step = end_step(status, summary, data)
+        self._write(run_id, lambda db: self._end(db, run_id, step))
+        self._forget(run_id)
+
+    # -- reading ---------------------------------------------------------------
+
+    def _query(self, query: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            db = self._live()
+            try:
+                return list(db.execute(query, args).fetchall())
+            except self._psycopg.Error as exc:
+                raise self._error(exc) from None
+
+    def _read(self, query: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        return self._query(query, args) if self._tables else []
+
+    def load_run(self, run_id: str) -> RunLog:
+        """See :meth:`Journal.load_run`."""
+        rows = self._read(_RUN, (run_id,))
+        if not rows:
+            raise JournalError(f"no run {run_id!r} in the journal {self.where}")
+        key = (rows[0][0],)
+        events = self._read(
+            "SELECT seq, at, kind, turn, attempt, call_id, data FROM toolwire_events "
+            "WHERE run = %s ORDER BY seq",
+            key,
+        )
+        messages = self._read(
+            "SELECT data FROM toolwire_messages WHERE run = %s ORDER BY position", key
+        )
+        return log_from_rows(rows[0][1:], events, [text for (text,) in messages])
+
+    def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
+        """See :meth:`Journal.list_runs`."""
+        rows = self._read(_RUNS, (max(limit, 0),))
+        return [summary_from_row(row) for row in rows]
+
+    def find_run(self, ref: str) -> str:
+        """See :meth:`Journal.find_run`."""
+        if self._read("SELECT 1 FROM toolwire_runs WHERE run_id = %s", (ref,)):
+            return ref
+        if ref == "last":
+            rows = self._read("SELECT run_id FROM toolwire_runs ORDER BY id DESC LIMIT 1", ())
+            if not rows:
+                raise JournalError(f"the journal {self.where} holds no run")
+            return str(rows[0][0])
+        if ref:
+            escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = self._read(
+                "SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2", (escaped + "%",)
+            )
+            if len(rows) == 1:
+                return str(rows[0][0])
+            if len(rows) > 1:
+                raise JournalError(f"several runs start with {ref!r}; give more of the id")
+        raise JournalError(f"no run {ref!r} in the journal {self.where}")
+
+    def close(self) -> None:
+        """Stop renewing leases and close the connection (idempotent)."""
+        renewer = getattr(self, "_renewer", None)
+        if renewer is not None:
+            renewer.close()
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+
+def _where(url: str) -> str:
+    """The URL without its user, password or parameters: ``postgresql://host/db``."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    address = parts.netloc.rsplit("@", 1)[-1]  # no user, no password
+    return f"postgresql://{address}{parts.path}"

@@ -1,0 +1,187 @@
+"""A real, throwaway PostgreSQL server for the tests (a plugin of the root
+conftest: the ``postgres_server`` and ``postgres_url`` fixtures).
+
+The server binaries come from the ``pgserver`` wheel (a dev dependency, so
+``make`` installs them from PyPI on a fresh machine), else from
+``$TOOLWIRE_PG_BIN``, else from a ``postgres`` on ``PATH`` or in Debian's
+``/usr/lib/postgresql/*/bin``. The cluster lives in a private temporary
+directory, listens on a Unix socket in it and on no TCP address, and is
+stopped (fast shutdown, then killed past a deadline) when the session ends.
+
+PostgreSQL refuses to run as root: as root, the cluster is initialized and run
+as ``nobody`` (``setpriv``), in a directory that user owns; root may still
+connect to its socket.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+__all__ = ["PostgresServer", "find_bin", "postgres_server", "postgres_url"]
+
+START_DEADLINE = 30.0
+STOP_DEADLINE = 10.0
+
+
+def find_bin() -> Path | None:
+    """The directory of the ``initdb`` and ``postgres`` binaries, if any."""
+    env = os.environ.get("TOOLWIRE_PG_BIN")
+    if env:
+        return Path(env)
+    spec = importlib.util.find_spec("pgserver")  # not imported: it warns on import
+    if spec is not None and spec.origin is not None:
+        candidate = Path(spec.origin).parent / "pginstall" / "bin"
+        if (candidate / "postgres").exists():
+            return candidate
+    found = shutil.which("postgres")
+    if found:
+        return Path(found).resolve().parent
+    debian = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+    return Path(debian[-1]).parent if debian else None
+
+
+def _as_user() -> list[str]:
+    """The command prefix that drops root to ``nobody`` (nothing otherwise)."""
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+@dataclass
+class PostgresServer:
+    """A running throwaway cluster (see :meth:`start`)."""
+
+    directory: Path
+    process: subprocess.Popen[bytes]
+
+    @classmethod
+    def start(cls, bin_dir: Path) -> PostgresServer:
+        """Initialize a cluster in a new temporary directory and start it.
+
+        Raises:
+            RuntimeError: initdb failed, or the server did not accept
+                connections within :data:`START_DEADLINE` seconds.
+        """
+        directory = Path(tempfile.mkdtemp(prefix="twpg-"))
+        if os.geteuid() == 0:
+            shutil.chown(directory, "nobody", "nogroup")
+        data = directory / "data"
+        prefix = _as_user()
+        init = subprocess.run(
+            [
+                *prefix,
+                str(bin_dir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ],
+            capture_output=True,
+            timeout=START_DEADLINE,
+            check=False,
+        )
+        if init.returncode != 0:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise RuntimeError(f"initdb failed: {init.stderr.decode(errors='replace')[-2000:]}")
+        log = open(directory / "log", "wb")
+        process = subprocess.Popen(
+            [
+                *prefix,
+                str(bin_dir / "postgres"),
+                "-D",
+                str(data),
+                "-k",
+                str(directory),
+                "-c",
+                "listen_addresses=",
+                "-c",
+                "fsync=off",
+                "-c",
+                "max_connections=200",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        server = cls(directory, process)
+        server._wait_ready(bin_dir)
+        return server
+
+    def _wait_ready(self, bin_dir: Path) -> None:
+        deadline = time.monotonic() + START_DEADLINE
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            ready = subprocess.run(
+                [str(bin_dir / "pg_isready"), "-h", str(self.directory), "-U", "postgres"],
+                capture_output=True,
+                timeout=START_DEADLINE,
+                check=False,
+            )
+            if ready.returncode == 0:
+                return
+            time.sleep(0.05)
+        log = (self.directory / "log").read_text(errors="replace")[-2000:]
+        self.stop()
+        raise RuntimeError(f"PostgreSQL did not start: {log}")
+
+    def url(self, database: str = "postgres") -> str:
+        """A ``postgresql://`` URL of a database on the server's socket."""
+        return f"postgresql://postgres@/{database}?host={self.directory}"
+
+    def new_database(self) -> str:
+        """Create an empty database; the URL of it."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:16]
+        with psycopg.connect(self.url(), autocommit=True, connect_timeout=10) as db:
+            db.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        """Stop the server (SIGINT: fast shutdown; killed past a deadline) and
+        remove its directory."""
+        if self.process.poll() is None:
+            self.process.send_signal(2)
+            try:
+                self.process.wait(STOP_DEADLINE)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(STOP_DEADLINE)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the session, on a private Unix socket."""
+    bin_dir = find_bin()
+    if bin_dir is None:
+        pytest.fail("no PostgreSQL binaries: run make (pgserver is a dev dependency)")
+    server = PostgresServer.start(bin_dir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database."""
+    return postgres_server.new_database()
