@@ -19,7 +19,9 @@ results (``server_tool_use``, ``web_search_tool_result``...), MCP blocks,
 ``container_upload``, ``compaction`` (streamed as ``compaction_delta``),
 ``fallback``. A ``tool_use`` block's ``caller`` (a call made from code
 execution) is kept by call id; the message's ``container`` goes back as the
-next request's ``container``. ``stop_reason: "pause_turn"`` is toolwire's
+next request's ``container``; the message's other fields
+(``context_management``, ``stop_details``...) are ``UnknownItem`` events.
+``stop_reason: "pause_turn"`` is toolwire's
 ``"paused"``: the turn is sent back as it is, to be continued.
 References: https://docs.anthropic.com/en/docs/build-with-claude/streaming,
 anthropic-sdk-python's ``BetaContentBlock`` and ``BetaRawContentBlockDelta``.
@@ -73,6 +75,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
     unknown_part,
+    unread_fields,
 )
 from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
@@ -148,6 +151,15 @@ _CALL_FIELDS = "tool_use_fields"
 by call id: ``{"type": "tool_use_fields", "id": ..., "fields": {...}}``."""
 _CONTAINER = "container"
 """The state item of the message's code-execution container (``id``, ``expires_at``)."""
+
+_MESSAGE_READ = frozenset(
+    {"id", "type", "role", "model", "content", "usage", "container", "stop_reason"}
+)
+"""The message fields the codec reads; any other (``context_management``,
+``stop_details``, ``diagnostics``...) is handed on as an ``UnknownItem``:
+they report on the request, the API does not want them back."""
+_MESSAGE_DELTA_READ = frozenset({"type", "delta", "usage"})
+_DELTA_READ = frozenset({"container", "stop_reason"})
 
 _EVENTS: Final = frozenset(
     {
@@ -296,9 +308,11 @@ class AnthropicCodec:
             usage = obj.get("usage")
             if usage:
                 parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
+            parts += unread_fields(API, obj, _MESSAGE_DELTA_READ)
             if delta:
                 delta = as_obj(delta, f"{API}: message delta")
                 self._container(delta.get("container"), parts)
+                parts += unread_fields(API, delta, _DELTA_READ)
                 stop = delta.get("stop_reason")
                 if stop:
                     raw = as_str(stop, f"{API}: stop_reason") or ""
@@ -344,6 +358,7 @@ class AnthropicCodec:
             self._start(index, as_obj(block, f"{API}: content block"), parts, whole=True)
             self._stop(index, parts)
         self._container(message.get("container"), parts)
+        parts += unread_fields(API, message, _MESSAGE_READ)
         stop = message.get("stop_reason")
         if stop:
             raw = as_str(stop, f"{API}: stop_reason") or ""
@@ -550,7 +565,7 @@ def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     fields: dict[str, dict[str, Any]] = {}
-    for item in state_items(message, (_CALL_FIELDS,)):
+    for item in state_items(message, (_CALL_FIELDS,), API):
         if isinstance(item.get("id"), str):
             fields[item["id"]] = dict_or_empty(item.get("fields"))
     blocks: list[dict[str, Any]] = []
@@ -558,7 +573,7 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     # A Responses ``compaction`` item (it has an ``id``) is not Anthropic's block.
     kept = [
         item
-        for item in state_items(message, _STATE_BLOCKS)
+        for item in state_items(message, _STATE_BLOCKS, API)
         if item.get("type") != "compaction" or "id" not in item
     ]
     for kind, value in interleave(message.text, message.tool_calls, kept):
@@ -587,7 +602,7 @@ def _container(messages: Sequence[Message]) -> str | None:
     """The id of the latest container the conversation used, to use it again."""
     for message in reversed(messages):
         if isinstance(message, AssistantMessage):
-            for item in reversed(state_items(message, (_CONTAINER,))):
+            for item in reversed(state_items(message, (_CONTAINER,), API)):
                 if isinstance(item.get("id"), str):
                     return str(item["id"])
     return None

@@ -21,7 +21,9 @@ A part of a built-in tool (beside custom ones: ``toolCall`` /
 (``inlineData``, ``fileData``) is kept whole, signature included, as a
 provider-state item ``{"type": "part", "part": {...}}`` with where it stood
 among the text and the calls, and goes back there; any other part is an
-``UnknownItem`` (google-genai's ``types.Part`` lists the fields). References:
+``UnknownItem`` (google-genai's ``types.Part`` lists the fields), and so is
+a candidate's or a response's field the codec does not read (grounding,
+URL context, safety ratings...: nothing the API wants back). References:
 https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
 https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling
 """
@@ -67,6 +69,7 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
     unknown_part,
+    unread_fields,
 )
 from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool, WireDialect
 from toolwire.stream.codecs._request import (
@@ -149,6 +152,14 @@ def usage_from_gemini(raw: dict[str, Any]) -> Usage:
     )
 
 
+_CANDIDATE_READ = frozenset({"index", "content", "finishReason"})
+_RESPONSE_READ = frozenset({"candidates", "modelVersion", "responseId", "usageMetadata"})
+"""The candidate and response fields the codec reads; any other
+(``groundingMetadata``, ``urlContextMetadata``, ``safetyRatings``,
+``citationMetadata``, ``continuationToken``..., and ``promptFeedback`` beside
+candidates) is handed on as an ``UnknownItem``."""
+
+
 class _Streamed:
     """A Vertex call whose arguments arrive as partialArgs."""
 
@@ -197,9 +208,12 @@ class GeminiCodec:
         for candidate in candidates:
             self._candidate(as_obj(candidate, f"{API}: candidate"), parts)
         feedback = obj.get("promptFeedback")
+        read = _RESPONSE_READ
         if not candidates and isinstance(feedback, dict) and feedback.get("blockReason"):
             # A prompt blocked before generation: no candidate, a block reason.
             parts.append(FinishPart("content_filter", str(feedback["blockReason"])))
+            read = read | {"promptFeedback"}
+        parts += unread_fields(API, obj, read)
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict) and any(k.endswith("TokenCount") for k in usage):
             parts.append(UsagePart(usage_from_gemini(usage)))
@@ -211,6 +225,7 @@ class GeminiCodec:
         if content:
             for part in as_list(as_obj(content, f"{API}: content").get("parts"), f"{API}: parts"):
                 self._part(as_obj(part, f"{API}: part"), c, parts)
+        parts += unread_fields(API, candidate, _CANDIDATE_READ, c)
         finish = candidate.get("finishReason")
         if finish:
             raw = as_str(finish, f"{API}: finishReason") or ""
@@ -363,7 +378,7 @@ _TOOL_KEYS = frozenset(
 def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     call_signatures: dict[int, str] = {}
     loose: list[str] = []  # signatures of text or thought parts
-    for item in state_items(message, ("thought_signature",)):
+    for item in state_items(message, ("thought_signature",), API):
         signature = item.get("signature")
         if not isinstance(signature, str) or not signature:
             continue
@@ -375,7 +390,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     text_part: dict[str, Any] | None = None
     calls = 0
-    kept = state_items(message, (_PART,))
+    kept = state_items(message, (_PART,), API)
     for kind, value in interleave(message.text, message.tool_calls, kept):
         if kind == "text":
             text_part = {"text": value}

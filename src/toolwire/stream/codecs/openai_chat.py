@@ -583,9 +583,9 @@ def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[s
     # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
     out: dict[str, Any] = {"role": "assistant", "content": message.text}
     if message.tool_calls:
-        calls = {item.get("call_id"): item for item in state_items(message, ("call_item",))}
+        calls = {item.get("call_id"): item for item in state_items(message, ("call_item",), API)}
         out["tool_calls"] = [_tool_call_out(c, calls.get(c.id)) for c in message.tool_calls]
-    for item in state_items(message, ("message_fields",)):
+    for item in state_items(message, ("message_fields",), API):
         for key, value in dict_or_empty(item.get("fields")).items():
             if key not in ("role", "content", "tool_calls"):
                 out[key] = value

@@ -446,7 +446,7 @@ def custom_tool_schema(
 
 
 def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, STATE_ITEMS))
+    by_position = placed(state_items(message, STATE_ITEMS, API))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
