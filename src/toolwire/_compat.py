@@ -68,6 +68,7 @@ RENAMED: dict[tuple[str, str], tuple[str, str]] = {
 RENAMED_ARGUMENTS: dict[tuple[str, str], str] = {
     ("StreamDecoder", "api"): "dialect",
     ("StreamResult", "api"): "dialect",
+    ("Turn", "items"): 'provider_items (each {"dialect": "openai-responses", "item": ...})',
 }
 """(owner, old keyword argument or property) -> current name."""
 

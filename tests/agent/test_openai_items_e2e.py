@@ -94,6 +94,17 @@ MCP_REQUEST = {
 }
 
 
+def responses_items(*items: dict[str, Any]) -> list[dict[str, Any]]:
+    """A turn's OpenAI Responses output items, after its calls."""
+    return [{"dialect": "openai-responses", "item": item, "after": "calls"} for item in items]
+
+
+def test_a_turns_items_are_still_read_as_responses_provider_items() -> None:
+    with pytest.warns(DeprecationWarning, match="provider_items"):
+        old = Scenario.from_dict({"turns": [{"items": [MCP_REQUEST]}]})
+    assert old == Scenario.from_dict({"turns": [{"provider_items": responses_items(MCP_REQUEST)}]})
+
+
 @pytest.mark.parametrize("allow", [True, False])
 async def test_an_mcp_approval_request_goes_to_the_approval_callback(allow: bool) -> None:
     asked: list[tuple[str, str, dict[str, Any], Any]] = []
@@ -105,7 +116,12 @@ async def test_an_mcp_approval_request_goes_to_the_approval_callback(allow: bool
         return Approval.allow() if allow else Approval.deny("not on a Friday")
 
     scenario = Scenario.from_dict(
-        {"turns": [{"items": [MCP_REQUEST]}, {"text": "The tracker said: {result:0}"}]}
+        {
+            "turns": [
+                {"provider_items": responses_items(MCP_REQUEST)},
+                {"text": "The tracker said: {result:0}"},
+            ]
+        }
     )
     with EmulationServer(scenario) as server:
         agent = agent_for(server, "openai-responses", [], approve=approve)
@@ -125,7 +141,9 @@ async def test_an_mcp_approval_request_goes_to_the_approval_callback(allow: bool
 
 
 async def test_without_an_approval_callback_an_mcp_request_is_denied() -> None:
-    scenario = Scenario.from_dict({"turns": [{"items": [MCP_REQUEST]}, {"text": "{result:0}"}]})
+    scenario = Scenario.from_dict(
+        {"turns": [{"provider_items": responses_items(MCP_REQUEST)}, {"text": "{result:0}"}]}
+    )
     with EmulationServer(scenario) as server:
         _, result = await collect(agent_for(server, "openai-responses", []), "file it")
         _, second = server.requests
@@ -144,7 +162,9 @@ SHELL_CALL = {
 
 
 async def test_a_shell_call_is_refused_by_default_in_its_own_output_shape() -> None:
-    scenario = Scenario.from_dict({"turns": [{"items": [SHELL_CALL]}, {"text": "ok"}]})
+    scenario = Scenario.from_dict(
+        {"turns": [{"provider_items": responses_items(SHELL_CALL)}, {"text": "ok"}]}
+    )
     with EmulationServer(scenario) as server:
         _, result = await collect(agent_for(server, "openai-responses", []), "list files")
         _, second = server.requests
@@ -170,7 +190,9 @@ async def test_a_shell_call_runs_the_applications_shell_tool() -> None:
         ran.append(action["commands"])
         return "a.txt\nb.txt"
 
-    scenario = Scenario.from_dict({"turns": [{"items": [SHELL_CALL]}, {"text": "{result:0}"}]})
+    scenario = Scenario.from_dict(
+        {"turns": [{"provider_items": responses_items(SHELL_CALL)}, {"text": "{result:0}"}]}
+    )
     with EmulationServer(scenario) as server:
         _, result = await collect(agent_for(server, "openai-responses", [shell]), "list files")
         _, second = server.requests
@@ -232,7 +254,12 @@ async def test_state_items_caller_and_namespace_go_back_in_place() -> None:
     fields = {"namespace": "weather", "caller": {"type": "direct"}}
     call = {"name": "lookup", "arguments": {"city": "Oslo"}, "fields": fields}
     scenario = Scenario.from_dict(
-        {"turns": [{"tool_calls": [call], "items": state}, {"text": "{result:0}"}]}
+        {
+            "turns": [
+                {"tool_calls": [call], "provider_items": responses_items(*state)},
+                {"text": "{result:0}"},
+            ]
+        }
     )
     seen: list[str] = []
     with EmulationServer(scenario) as server:
@@ -279,3 +306,52 @@ async def test_an_in_band_error_chunk_fails_the_turn_and_runs_no_call(tmp_path: 
         await agent.aclose()
     assert caught.value.status_code == 502 and caught.value.message == "Upstream error"
     assert seen == []
+
+
+async def test_an_mcp_approval_is_journaled_and_not_asked_again_on_resume(
+    tmp_path: Path,
+) -> None:
+    from tests.journal._support import CrashAt, expect_crash, make_agent
+    from toolwire.journal import JournalObserver, SQLiteJournal
+
+    asked: list[str] = []
+
+    def approve(request: ApprovalRequest) -> Approval:
+        asked.append(request.call_id)
+        return Approval.allow()
+
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {"provider_items": responses_items(MCP_REQUEST)},
+                {"text": "The tracker said: {result:0}"},
+            ]
+        }
+    )
+    journal = SQLiteJournal(tmp_path / "journal.sqlite3")
+    with EmulationServer(scenario) as server:
+        # The process dies once the approval is answered, before the answer is sent.
+        first = make_agent(
+            server,
+            [],
+            journal=False,
+            observers=[JournalObserver(journal), CrashAt("model_request", nth=2)],
+            provider="openai-responses",
+            approve=approve,
+        )
+        await expect_crash(first.run("file the crash", run_id="run-1"))
+        await first.aclose()
+        second = make_agent(
+            server, [], journal=journal, provider="openai-responses", approve=approve
+        )
+        try:
+            result = await second.resume("run-1")
+        finally:
+            await second.aclose()
+        requests = list(server.requests)
+    assert asked == ["mcpr_1"], "the approval was asked once, and reused on resume"
+    assert result.output == "The tracker said: approved"
+    answer = requests[-1]["input"][-1]
+    assert answer["type"] == "mcp_approval_response" and answer["approve"] is True
+    kinds = [(e.kind, e.call_id) for e in journal.load_run("run-1").events if e.call_id]
+    assert kinds == [("approval", "mcpr_1"), ("tool_intent", "mcpr_1"), ("tool_outcome", "mcpr_1")]

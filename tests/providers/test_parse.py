@@ -478,8 +478,8 @@ def test_gemini_thought_signatures_go_back_on_their_parts() -> None:
     # position, a thought's without one (the thought text itself is not
     # needed back, its signature is).
     assert result.choices[0].provider_state == (
-        {"type": "thought_signature", "signature": "sig-t"},
-        {"type": "thought_signature", "call": 0, "signature": "sig-a"},
+        {"type": "thought_signature", "signature": "sig-t", "from_dialect": "gemini"},
+        {"type": "thought_signature", "call": 0, "signature": "sig-a", "from_dialect": "gemini"},
     )
     assert contents[1] == {
         "role": "model",

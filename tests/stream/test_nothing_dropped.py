@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from anthropic.types import beta as anthropic_beta
+from anthropic.types.beta.beta_raw_message_delta_event import Delta as BetaMessageDelta
 from google.genai import types as genai_types
 from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageToolCallUnion
 from openai.types.chat.chat_completion_chunk import ChoiceDelta
@@ -193,6 +194,51 @@ GEMINI_PARTS: dict[str, str] = {
 }
 
 
+# Message-level and candidate-level fields: ``read`` by the codec, ``usage``
+# (kept whole in ``Usage.raw``), ``unknown`` (an ``UnknownItem`` named after
+# the field), or ``sdk`` (added by the SDK, never on the wire).
+ANTHROPIC_MESSAGE_FIELDS: dict[str, str] = {
+    **dict.fromkeys(("id", "type", "role", "model", "content", "container"), "read"),
+    **dict.fromkeys(("stop_reason", "usage"), "read"),
+    **dict.fromkeys(("context_management", "diagnostics", "stop_details"), "unknown"),
+    **dict.fromkeys(("stop_sequence", "input_transformations"), "unknown"),
+}
+ANTHROPIC_MESSAGE_DELTA_FIELDS: dict[str, str] = {
+    **dict.fromkeys(("type", "delta", "usage"), "read"),
+    **dict.fromkeys(("context_management", "input_transformations"), "unknown"),
+}
+ANTHROPIC_DELTA_FIELDS: dict[str, str] = {
+    **dict.fromkeys(("container", "stop_reason"), "read"),
+    **dict.fromkeys(("stop_details", "stop_sequence"), "unknown"),
+}
+ANTHROPIC_USAGE_FIELDS: dict[str, str] = dict.fromkeys(
+    {*anthropic_beta.BetaUsage.model_fields, *anthropic_beta.BetaMessageDeltaUsage.model_fields},
+    "usage",
+)
+GEMINI_CANDIDATE_FIELDS: dict[str, str] = {
+    **dict.fromkeys(("index", "content", "finish_reason"), "read"),
+    **dict.fromkeys(
+        (
+            "citation_metadata",
+            "finish_message",
+            "token_count",
+            "grounding_metadata",
+            "avg_logprobs",
+            "logprobs_result",
+            "safety_ratings",
+            "url_context_metadata",
+            "continuation_token",
+        ),
+        "unknown",
+    ),
+}
+GEMINI_RESPONSE_FIELDS: dict[str, str] = {
+    **dict.fromkeys(("candidates", "model_version", "response_id", "usage_metadata"), "read"),
+    **dict.fromkeys(("create_time", "prompt_feedback", "model_status"), "unknown"),
+    **dict.fromkeys(("sdk_http_response", "automatic_function_calling_history", "parsed"), "sdk"),
+}
+
+
 def sdk_types() -> dict[str, tuple[list[str], dict[str, str]]]:
     return {
         "responses items": (union_types(ResponseOutputItem), RESPONSES_ITEMS),
@@ -206,6 +252,30 @@ def sdk_types() -> dict[str, tuple[list[str], dict[str, str]]]:
             ANTHROPIC_DELTAS,
         ),
         "gemini parts": (list(genai_types.Part.model_fields), GEMINI_PARTS),
+        "anthropic message fields": (
+            list(anthropic_beta.BetaMessage.model_fields),
+            ANTHROPIC_MESSAGE_FIELDS,
+        ),
+        "anthropic message_delta fields": (
+            list(anthropic_beta.BetaRawMessageDeltaEvent.model_fields),
+            ANTHROPIC_MESSAGE_DELTA_FIELDS,
+        ),
+        "anthropic message_delta delta fields": (
+            list(BetaMessageDelta.model_fields),
+            ANTHROPIC_DELTA_FIELDS,
+        ),
+        "anthropic usage fields": (
+            list(anthropic_beta.BetaUsage.model_fields),
+            ANTHROPIC_USAGE_FIELDS,
+        ),
+        "gemini candidate fields": (
+            list(genai_types.Candidate.model_fields),
+            GEMINI_CANDIDATE_FIELDS,
+        ),
+        "gemini response fields": (
+            list(genai_types.GenerateContentResponse.model_fields),
+            GEMINI_RESPONSE_FIELDS,
+        ),
     }
 
 
@@ -496,6 +566,90 @@ def test_gemini_parts_land(field: str) -> None:
     events, result = decode("gemini", [(None, chunk)])
     kind = camel(field) if GEMINI_PARTS[field] == "unknown" else field
     assert landed(events, result, kind, GEMINI_PARTS[field]), events
+
+
+# -- message-level and candidate-level fields ---------------------------------------------
+
+_FIELD_VALUE: dict[str, Any] = {
+    "context_management": {"applied_edits": [{"type": "clear_tool_uses_20250919"}]},
+    "stop_details": {"type": "refusal", "category": "cyber"},
+    "diagnostics": {"cache_miss_reason": {"type": "prefix_changed"}},
+    "input_transformations": [{"type": "thinking_dropped", "index": 0}],
+    "stop_sequence": "END",
+}
+
+
+def _anthropic_field_stream(
+    where: str, field: str, value: Any
+) -> list[tuple[str | None, dict[str, Any]]]:
+    message: dict[str, Any] = {"id": "msg_1", "model": "m", "content": []}
+    end: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}
+    if where == "message":
+        message[field] = value
+    elif where == "message_delta":
+        end[field] = value
+    else:
+        end["delta"][field] = value
+    frames = [{"type": "message_start", "message": message}, end, {"type": "message_stop"}]
+    return [(f["type"], f) for f in frames]
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        (where, f)
+        for where, table in (
+            ("message", ANTHROPIC_MESSAGE_FIELDS),
+            ("message_delta", ANTHROPIC_MESSAGE_DELTA_FIELDS),
+            ("delta", ANTHROPIC_DELTA_FIELDS),
+        )
+        for f, p in table.items()
+        if p == "unknown"
+    ],
+)
+def test_anthropic_message_fields_land(where: str, field: str) -> None:
+    value = _FIELD_VALUE[field]
+    events, _ = decode("anthropic-messages", _anthropic_field_stream(where, field, value))
+    unknown = [(e.type, e.payload) for e in events if isinstance(e, UnknownItem)]
+    assert unknown == [(field, {field: value})]
+
+
+def test_anthropic_whole_message_fields_land() -> None:
+    from toolwire.stream.codecs.anthropic import AnthropicCodec
+
+    body = {"id": "msg_1", "model": "m", "content": [], "stop_reason": "refusal"}
+    body["stop_details"] = _FIELD_VALUE["stop_details"]
+    parts = AnthropicCodec().decode_response(body)
+    assert [p.type for p in parts if isinstance(p, UnknownPart)] == ["stop_details"]
+
+
+@pytest.mark.parametrize("field", sorted(ANTHROPIC_USAGE_FIELDS))
+def test_anthropic_usage_fields_land(field: str) -> None:
+    frames = _anthropic_field_stream("message_delta", "usage", {"output_tokens": 3, field: 7})
+    _, result = decode("anthropic-messages", frames)
+    assert result.usage is not None and result.usage.raw[field] == 7
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        *(("candidate", f) for f, p in GEMINI_CANDIDATE_FIELDS.items() if p == "unknown"),
+        *(("response", f) for f, p in GEMINI_RESPONSE_FIELDS.items() if p == "unknown"),
+    ],
+)
+def test_gemini_fields_land(where: str, field: str) -> None:
+    value = {"webSearchQueries": ["q"]} if field != "create_time" else "2026-01-01T00:00:00Z"
+    candidate: dict[str, Any] = {
+        "index": 0,
+        "content": {"role": "model", "parts": [{"text": "hi"}]},
+        "finishReason": "STOP",
+    }
+    chunk: dict[str, Any] = {"candidates": [candidate]}
+    (candidate if where == "candidate" else chunk)[camel(field)] = value
+    events, result = decode("gemini", [(None, chunk)])
+    unknown = [(e.type, e.payload) for e in events if isinstance(e, UnknownItem)]
+    assert unknown == [(camel(field), {camel(field): value})]
+    assert result.choices[0].text == "hi"
 
 
 def test_inspect_shows_unknown_items(tmp_path: Any) -> None:

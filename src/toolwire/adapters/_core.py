@@ -117,6 +117,7 @@ class Core:
         self.dialect = shape.dialect
         self.codec: Codec = codec_for(shape.dialect)
         self.acc = Accumulator(id_factory=id_factory)
+        self.acc.state_dialect = self.codec.dialect
         marker = shape.end_marker
         self.tap = _install_done_tap(source, marker) if marker is not None else None
 

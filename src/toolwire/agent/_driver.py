@@ -481,13 +481,29 @@ class RunDriver:
                 "model": self.config.request.model,
             },
         )
-        for call in pending:
-            result = answers.get(call.id)
-            if result is None:
-                continue
+        answered = [call for call in pending if call.id in answers]
+        await self._record_answers(answered, answers)
+        for call in answered:
+            result = answers[call.id]
             done[call.id] = (result, False)
             if self.emit is not None:
                 self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
+
+    async def _record_answers(
+        self, calls: Sequence[AnyCall], answers: Mapping[str, ToolResult]
+    ) -> None:
+        """Tell the observers each answer as a call's intent and outcome (the
+        journal records them), so that a resumed run reuses the answer
+        instead of asking again."""
+        observe, run_id, turn = self.observe, self.run_id, self.turn
+        if not calls or not (observe.tools_started or observe.tool_finished):
+            return
+        intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
+        for started in observe.tools_started:
+            await started(run_id, turn, intents, eager=False)
+        for call in calls:
+            for finished in observe.tool_finished:
+                await finished(run_id, turn, call, answers[call.id], eager=False)
 
     async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
         """Run the calls that have no result yet (run eagerly, or recorded by

@@ -20,6 +20,7 @@ from toolwire.events import PartialSource
 from toolwire.types import FinishReason, Usage
 
 __all__ = [
+    "DIALECT_KEY",
     "MISSING",
     "POSITION_KEY",
     "TEXT_POSITION_KEY",
@@ -45,6 +46,13 @@ POSITION_KEY = "after_tool_calls"
 """Key toolwire adds to a provider_state item that came *after* some tool
 calls (interleaved thinking, reasoning items), so that it is sent back in the
 same place: its value is how many calls came before it."""
+
+
+DIALECT_KEY = "from_dialect"
+"""Key toolwire adds to each provider_state item: the dialect that decoded
+it (``"anthropic-messages"``...). Item types repeat across dialects
+(``compaction`` in Anthropic and in Responses): a dialect sends back its own
+items only, and items recorded without the key."""
 
 
 TEXT_POSITION_KEY = "after_text"

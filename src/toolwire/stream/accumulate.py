@@ -79,6 +79,7 @@ from toolwire.stream._calls import (
 from toolwire.stream._choice import Choice, clean_id, has_content, late_problems
 from toolwire.stream._jsonstream import CompletionScanner, LazyPartial
 from toolwire.stream._parts import (
+    DIALECT_KEY,
     MISSING,
     ArgsPart,
     CallDone,
@@ -130,6 +131,10 @@ class Accumulator:
         self.closed = False
         self.cut_tail: str | None = None
         """The last payload, when the body stopped in the middle of it."""
+        self.state_dialect: str | None = None
+        """The dialect that decodes the stream: each provider-state item is
+        tagged with it (:data:`~toolwire.stream._parts.DIALECT_KEY`), so that
+        only that dialect sends it back."""
         self.check_utf8 = False
         """Set when the framing met bytes that were not UTF-8 (kept as lone
         surrogates): text shows them as U+FFFD, and a call whose arguments
@@ -228,7 +233,10 @@ class Accumulator:
         elif isinstance(part, ServerCallPart):
             self._server_call(part, out)
         elif isinstance(part, StatePart):
-            self._choice(part.choice).state.append(part.item)
+            item = part.item
+            if self.state_dialect is not None:
+                item = {**item, DIALECT_KEY: self.state_dialect}
+            self._choice(part.choice).state.append(item)
         elif isinstance(part, MetaPart):
             self.model = part.model or self.model
             self.response_id = part.response_id or self.response_id

@@ -176,6 +176,7 @@ class StreamDecoder:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
             self._codec = codec_for(self.dialect)
+            self._acc.state_dialect = self._codec.dialect
             framings = self._codec.framings
             if len(framings) == 1:
                 (kind,) = framings
@@ -300,6 +301,7 @@ class StreamDecoder:
     def _set_dialect(self, dialect: str) -> None:
         self.dialect = dialect
         self._codec = codec_for(dialect)
+        self._acc.state_dialect = self._codec.dialect
 
     def _decode(
         self,
@@ -456,6 +458,7 @@ def decode_response(
             dialect=dialect, choices=(), error=_malformed(dialect, exc, body), complete=False
         )
     acc = Accumulator(id_factory=id_factory)
+    acc.state_dialect = codec.dialect
     out: list[Event] = []
     acc.apply(parts, out)
     acc.close(out)

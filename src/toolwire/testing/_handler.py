@@ -110,10 +110,6 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         [(r.name, r.content) for r in request.latest_results],
         [(r.name, r.content) for r in request.results],
     )
-    if turn.items and request.dialect != "openai-responses":
-        raise ScenarioError(
-            f"a turn's items are OpenAI Responses output items, not {request.dialect}'s"
-        )
     calls: list[ReplyCall] = []
     for index, call in enumerate(turn.tool_calls):
         if isinstance(call.arguments, str):
@@ -150,7 +146,6 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         reasoning=substitute(turn.reasoning, lookup),
         text=substitute(turn.text, lookup),
         calls=tuple(calls),
-        items=tuple(substitute_value(item, lookup) for item in turn.items),
         chunk_size=turn.chunk_size,
         created=int(time.time()),
         input_tokens=max(1, input_tokens),

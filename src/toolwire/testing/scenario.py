@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from toolwire._compat import renamed_argument
 from toolwire.errors import UsageError
 from toolwire.stream import _json
 from toolwire.stream.codecs.emulation import hex_token, lower_token, token
@@ -69,6 +70,9 @@ class ScenarioError(UsageError):
     """A scenario cannot be loaded or cannot answer a request as scripted."""
 
     type_name = "scenario_error"
+
+
+RESPONSES = "openai-responses"
 
 
 class _Model(BaseModel):
@@ -145,10 +149,12 @@ class ScriptedToolCall(_Model):
 
 class ProviderItem(_Model):
     """A provider's own item, sent as it is in that dialect's answers (and
-    left out of other dialects'): an Anthropic content block
-    (``server_tool_use``, ``web_search_tool_result``, ``compaction``...), a
-    Gemini part (``executableCode``, ``toolCall``...). Its strings may quote
-    tool results (``{result:0}``)."""
+    left out of other dialects'): an OpenAI Responses output item
+    (``mcp_approval_request``, ``shell_call``, ``computer_call``,
+    ``compaction``...), an Anthropic content block (``server_tool_use``,
+    ``web_search_tool_result``, ``compaction``...), a Gemini part
+    (``executableCode``, ``toolCall``...). Its strings may quote tool results
+    (``{result:0}``)."""
 
     dialect: str = Field(min_length=1)
     """The dialect whose answers carry it (``"anthropic-messages"``, ``"gemini"``...)."""
@@ -158,6 +164,12 @@ class ProviderItem(_Model):
     """Where it goes: after the reasoning (before the text), after the text
     (before the calls) or after the calls. Items with the same ``after``
     keep their order."""
+
+    @model_validator(mode="after")
+    def _responses_items_have_a_type(self) -> ProviderItem:
+        if self.dialect == RESPONSES and not isinstance(self.item.get("type"), str):
+            raise ValueError("every OpenAI Responses item needs a string 'type'")
+        return self
 
 
 class Turn(_Model):
@@ -173,10 +185,6 @@ class Turn(_Model):
     """Seconds to wait between chunks."""
     faults: list[Fault] = Field(default_factory=list)
     """Fault of attempt 1, 2, ... of the same request; later attempts succeed."""
-    items: list[dict[str, Any]] = Field(default_factory=list)
-    """Output items sent as they are after the tool calls (OpenAI Responses
-    only): ``mcp_approval_request``, ``shell_call``, ``computer_call``, state
-    items such as ``compaction``... Each needs a ``type``."""
     provider_items: list[ProviderItem] = Field(default_factory=list)
     """Items of one dialect's own, streamed whole in its answers (see :class:`ProviderItem`)."""
     provider_finish: dict[str, str] = Field(default_factory=dict)
@@ -189,11 +197,19 @@ class Turn(_Model):
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a
     JSON object with a non-empty ``error`` key (the shape toolwire sends back)."""
 
-    @model_validator(mode="after")
-    def _items_have_a_type(self) -> Turn:
-        if any(not isinstance(item.get("type"), str) for item in self.items):
-            raise ValueError("every item of a turn needs a string 'type'")
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _items_are_provider_items(cls, data: Any) -> Any:
+        # ``items``, older: OpenAI Responses output items after the calls.
+        if isinstance(data, dict) and "items" in data:
+            renamed_argument("Turn", "items")
+            data = dict(data)
+            items = data.pop("items")
+            if not isinstance(items, list):
+                raise ValueError("a turn's items are a list of objects")
+            moved = [{"dialect": RESPONSES, "item": item, "after": "calls"} for item in items]
+            data["provider_items"] = [*moved, *data.get("provider_items", [])]
+        return data
 
 
 class Scenario(_Model):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent
@@ -24,6 +24,7 @@ __all__ = [
     "load_payload",
     "meta_part",
     "unknown_part",
+    "unread_fields",
 ]
 
 
@@ -161,3 +162,23 @@ def unknown_part(
     quirks.add(f"{kind} (not understood, handed on as an unknown item)")
     quirk = f"{dialect}: toolwire does not act on {kind!r}; it is handed on as sent, not sent back"
     return UnknownPart(dialect, kind, payload, quirk, choice)
+
+
+def unread_fields(
+    dialect: str, obj: dict[str, Any], read: Collection[str], choice: int = 0
+) -> list[UnknownPart]:
+    """The fields of a message, candidate or event that a codec does not read,
+    each handed on as an ``UnknownItem`` named after the field, with the
+    payload ``{field: value}`` (fields that are null or empty carry nothing).
+    Metadata is common on these wires: it is not noted among the quirks."""
+    return [
+        UnknownPart(
+            dialect,
+            key,
+            {key: value},
+            f"{dialect}: toolwire does not read the field {key!r}; it is handed on as sent",
+            choice,
+        )
+        for key, value in obj.items()
+        if key not in read and value is not None and value != [] and value != {}
+    ]

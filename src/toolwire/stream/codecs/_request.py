@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage
-from toolwire.stream._parts import POSITION_KEY, TEXT_POSITION_KEY
+from toolwire.stream._parts import DIALECT_KEY, POSITION_KEY, TEXT_POSITION_KEY
 
 __all__ = [
     "Segment",
@@ -46,13 +46,23 @@ def list_or_empty(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def state_items(message: AssistantMessage, types: Collection[str]) -> list[dict[str, Any]]:
-    """The ``provider_state`` items of ``message`` whose ``type`` is one of ``types``.
+def state_items(
+    message: AssistantMessage, types: Collection[str], dialect: str
+) -> list[dict[str, Any]]:
+    """The ``provider_state`` items of ``message`` that ``dialect`` decoded
+    (or that carry no dialect: recorded before items were tagged) and whose
+    ``type`` is one of ``types``, without their dialect tag.
 
     Each dialect knows its own item types (Anthropic ``thinking``, Gemini
-    ``thought_signature``...), so state from another provider is never sent.
+    ``thought_signature``...), and the tag tells apart types that two
+    dialects share (``compaction``), so state from another provider is
+    never sent.
     """
-    return [item for item in message.provider_state if item.get("type") in types]
+    return [
+        {k: v for k, v in item.items() if k != DIALECT_KEY}
+        for item in message.provider_state
+        if item.get("type") in types and item.get(DIALECT_KEY, dialect) == dialect
+    ]
 
 
 def state_position(item: Mapping[str, Any]) -> int:

@@ -336,7 +336,7 @@ def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict
 
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, (_REASONING,)))
+    by_position = placed(state_items(message, (_REASONING,), API))
 
     def reasoning(position: int) -> list[dict[str, Any]]:
         return [{_REASONING: item[_REASONING]} for item in by_position.pop(position, [])]

@@ -21,25 +21,18 @@ A part of a built-in tool (beside custom ones: ``toolCall`` /
 (``inlineData``, ``fileData``) is kept whole, signature included, as a
 provider-state item ``{"type": "part", "part": {...}}`` with where it stood
 among the text and the calls, and goes back there; any other part is an
-``UnknownItem`` (google-genai's ``types.Part`` lists the fields). References:
+``UnknownItem`` (google-genai's ``types.Part`` lists the fields), and so is
+a candidate's or a response's field the codec does not read (grounding,
+URL context, safety ratings...: nothing the API wants back). References:
 https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
 https://cloud.google.com/vertex-ai/generative-ai/docs/multimodal/function-calling
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import quote
 
-from toolwire.errors import RemoteProtocolError, UsageError
-from toolwire.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
+from toolwire.errors import RemoteProtocolError
 from toolwire.stream._parts import (
     POSITION_KEY,
     TEXT_POSITION_KEY,
@@ -67,21 +60,24 @@ from toolwire.stream.codecs._common import (
     load_payload,
     meta_part,
     unknown_part,
+    unread_fields,
 )
-from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool, WireDialect
-from toolwire.stream.codecs._request import (
-    ToolChoice,
-    check_tool_choice,
-    dict_or_empty,
-    interleave,
-    list_or_empty,
-    state_items,
-)
+from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
 from toolwire.stream.codecs.emulation import gemini as emulation
-from toolwire.stream.codecs.gemini_schema import to_gemini
+from toolwire.stream.codecs.gemini_request import (
+    _PART,
+    API,
+    _request_path,
+    _route_target,
+    _tool_schemas,
+    encode_contents,
+    encode_request,
+    encode_tools,
+    tool_schemas,
+)
 from toolwire.stream.framing import FramingKind
-from toolwire.types import FinishReason, ToolCall, Usage
+from toolwire.types import FinishReason, Usage
 
 __all__ = [
     "DIALECT",
@@ -94,7 +90,6 @@ __all__ = [
     "usage_from_gemini",
 ]
 
-API = "gemini"
 
 RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "STOP": "stop",
@@ -111,8 +106,6 @@ RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
 }
 """Gemini's ``finishReason`` values in toolwire's vocabulary."""
 
-_PART = "part"
-"""The provider-state item of a part toolwire keeps whole: ``{"type": "part", "part": {...}}``."""
 _KEPT_FIELDS = frozenset(
     {
         "toolCall",
@@ -147,6 +140,14 @@ def usage_from_gemini(raw: dict[str, Any]) -> Usage:
         cached_tokens=int_or_none(raw.get("cachedContentTokenCount")),
         raw=raw,
     )
+
+
+_CANDIDATE_READ = frozenset({"index", "content", "finishReason"})
+_RESPONSE_READ = frozenset({"candidates", "modelVersion", "responseId", "usageMetadata"})
+"""The candidate and response fields the codec reads; any other
+(``groundingMetadata``, ``urlContextMetadata``, ``safetyRatings``,
+``citationMetadata``, ``continuationToken``..., and ``promptFeedback`` beside
+candidates) is handed on as an ``UnknownItem``."""
 
 
 class _Streamed:
@@ -197,9 +198,12 @@ class GeminiCodec:
         for candidate in candidates:
             self._candidate(as_obj(candidate, f"{API}: candidate"), parts)
         feedback = obj.get("promptFeedback")
+        read = _RESPONSE_READ
         if not candidates and isinstance(feedback, dict) and feedback.get("blockReason"):
             # A prompt blocked before generation: no candidate, a block reason.
             parts.append(FinishPart("content_filter", str(feedback["blockReason"])))
+            read = read | {"promptFeedback"}
+        parts += unread_fields(API, obj, read)
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict) and any(k.endswith("TokenCount") for k in usage):
             parts.append(UsagePart(usage_from_gemini(usage)))
@@ -211,6 +215,7 @@ class GeminiCodec:
         if content:
             for part in as_list(as_obj(content, f"{API}: content").get("parts"), f"{API}: parts"):
                 self._part(as_obj(part, f"{API}: part"), c, parts)
+        parts += unread_fields(API, candidate, _CANDIDATE_READ, c)
         finish = candidate.get("finishReason")
         if finish:
             raw = as_str(finish, f"{API}: finishReason") or ""
@@ -327,212 +332,6 @@ def _piece(item: dict[str, Any]) -> Piece:
     if "nullValue" in item:
         return keys, None, False
     raise RemoteProtocolError(f"{API}: partialArgs item at {path[:80]} carries no value")
-
-
-def tool_schemas(tools: Sequence[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    """A request's ``tools``: one ``Tool`` holding a function declaration per
-    ``(name, description, parameters)``, parameters shaped by :func:`to_gemini`
-    (none at all for a function without parameters)."""
-    declarations: list[dict[str, Any]] = []
-    for name, description, parameters in tools:
-        declaration: dict[str, Any] = {"name": name}
-        if description:
-            declaration["description"] = description
-        if parameters.get("properties"):
-            declaration["parameters"] = to_gemini(parameters)
-        declarations.append(declaration)
-    return [{"functionDeclarations": declarations}] if declarations else []
-
-
-# -- requests ---------------------------------------------------------------------
-
-_MODES: Final = {"auto": "AUTO", "required": "ANY", "none": "NONE"}
-# Keys of a Gemini ``Tool`` object: a list of these is already in wire shape.
-_TOOL_KEYS = frozenset(
-    {
-        "functionDeclarations",
-        "googleSearch",
-        "googleSearchRetrieval",
-        "codeExecution",
-        "urlContext",
-        "retrieval",
-    }
-)
-
-
-def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
-    call_signatures: dict[int, str] = {}
-    loose: list[str] = []  # signatures of text or thought parts
-    for item in state_items(message, ("thought_signature",)):
-        signature = item.get("signature")
-        if not isinstance(signature, str) or not signature:
-            continue
-        position = int_or_none(item.get("call"))
-        if position is not None:
-            call_signatures[position] = signature
-        else:
-            loose.append(signature)
-    parts: list[dict[str, Any]] = []
-    text_part: dict[str, Any] | None = None
-    calls = 0
-    kept = state_items(message, (_PART,))
-    for kind, value in interleave(message.text, message.tool_calls, kept):
-        if kind == "text":
-            text_part = {"text": value}
-            parts.append(text_part)
-        elif kind == "call":
-            function: dict[str, Any] = {
-                "name": value.name,
-                "args": value.arguments if isinstance(value, ToolCall) else {},
-            }
-            if not value.minted_id:
-                function["id"] = value.id
-            part: dict[str, Any] = {"functionCall": function}
-            if calls in call_signatures:
-                part["thoughtSignature"] = call_signatures[calls]
-            parts.append(part)
-            calls += 1
-        elif isinstance(value.get("part"), dict):
-            parts.append(dict(value["part"]))
-    # Gemini puts a text answer's signature on its last part (often an
-    # empty one at the end of a stream): the last loose signature goes on
-    # the text, any earlier ones on empty parts before it.
-    if loose:
-        if text_part is None:
-            text_part = {"text": ""}
-            parts.insert(0, text_part)
-        text_part["thoughtSignature"] = loose[-1]
-        parts[:0] = [{"text": "", "thoughtSignature": s} for s in loose[:-1]]
-    return parts
-
-
-def encode_contents(
-    messages: Sequence[Message],
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """``(systemInstruction, contents)`` for a conversation."""
-    system: list[str] = []
-    contents: list[dict[str, Any]] = []
-    provider_ids: set[str] = set()  # call ids Gemini itself sent
-
-    def add(role: str, parts: list[dict[str, Any]]) -> None:
-        # Gemini wants turns to alternate: same-role neighbours share a content.
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            system.append(message.text)
-        elif isinstance(message, UserMessage):
-            add("user", [{"text": message.text}])
-        elif isinstance(message, AssistantMessage):
-            provider_ids.update(c.id for c in message.tool_calls if not c.minted_id)
-            parts = _model_parts(message)
-            if parts:
-                add("model", parts)
-        elif isinstance(message, ToolResultMessage):
-            key = "error" if message.is_error else "output"
-            response: dict[str, Any] = {
-                "name": message.name,
-                "response": {key: message.content},
-            }
-            if message.call_id in provider_ids:
-                response["id"] = message.call_id
-            add("user", [{"functionResponse": response}])
-        else:
-            raise UsageError(f"not a toolwire message: {type(message).__name__}")
-    instruction = {"parts": [{"text": "\n\n".join(system)}]} if system else None
-    return instruction, contents
-
-
-def encode_tools(tools: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Gemini ``tools`` and the declared function names.
-
-    Accepts either ``Tool`` objects (``{"functionDeclarations": [...]}``)
-    or bare function declarations, which are wrapped in one ``Tool``.
-    """
-    names: list[str] = []
-    for tool in tools:
-        if not isinstance(tool, Mapping):
-            raise UsageError(f"a tool schema must be a JSON object, got {type(tool).__name__}")
-    if all(_TOOL_KEYS.intersection(tool) for tool in tools):
-        for tool in tools:
-            for decl in list_or_empty(tool.get("functionDeclarations")):
-                if isinstance(dict_or_empty(decl).get("name"), str):
-                    names.append(decl["name"])
-        return [dict(t) for t in tools], names
-    for tool in tools:
-        if not isinstance(tool.get("name"), str):
-            raise UsageError("a Gemini function declaration needs a 'name'")
-        names.append(tool["name"])
-    return [{"functionDeclarations": [dict(t) for t in tools]}], names
-
-
-def encode_request(
-    *,
-    messages: Sequence[Message],
-    tools: Sequence[Mapping[str, Any]] = (),
-    tool_choice: ToolChoice | None = None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    thinking_budget: int | None = None,
-    include_thoughts: bool | None = None,
-) -> dict[str, Any]:
-    """The JSON body of a ``generateContent`` request (the model and whether
-    to stream are in its URL).
-
-    Raises:
-        UsageError: an invalid ``tool_choice``, or a message it cannot express.
-    """
-    instruction, contents = encode_contents(messages)
-    body: dict[str, Any] = {"contents": contents}
-    if instruction is not None:
-        body["systemInstruction"] = instruction
-    if tools:
-        body["tools"], names = encode_tools(tools)
-        forced = check_tool_choice(tool_choice, names)
-        if forced is not None:
-            config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": [forced]}
-        elif tool_choice is not None:
-            config = {"mode": _MODES[str(tool_choice)]}
-        if tool_choice is not None:
-            body["toolConfig"] = {"functionCallingConfig": config}
-    elif tool_choice not in (None, "none", "auto"):
-        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
-    generation: dict[str, Any] = {}
-    if max_tokens is not None:
-        generation["maxOutputTokens"] = max_tokens
-    if temperature is not None:
-        generation["temperature"] = temperature
-    thinking: dict[str, Any] = {}
-    if thinking_budget is not None:
-        thinking["thinkingBudget"] = thinking_budget
-    if include_thoughts is not None:
-        thinking["includeThoughts"] = include_thoughts
-    if thinking:
-        generation["thinkingConfig"] = thinking
-    if generation:
-        body["generationConfig"] = generation
-    return body
-
-
-def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
-    return tool_schemas([(t.name, t.description, t.parameters) for t in tools])
-
-
-def _route_target(path: str, query: Mapping[str, str]) -> RouteTarget | None:
-    """``.../models/{model}:{method}``; ``alt=sse`` asks for SSE."""
-    model, _, method = path.partition("/models/")[2].rpartition(":")
-    if method not in ("streamGenerateContent", "generateContent"):
-        return None
-    return model, method == "streamGenerateContent", query.get("alt") == "sse"
-
-
-def _request_path(model: str, stream: bool) -> str:
-    model_id = model.removeprefix("models/")
-    method = "streamGenerateContent?alt=sse" if stream else "generateContent"
-    return f"/models/{quote(model_id, safe='-._~')}:{method}"
 
 
 DIALECT: Final = WireDialect(

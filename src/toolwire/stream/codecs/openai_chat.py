@@ -13,18 +13,9 @@ Reference: https://platform.openai.com/docs/api-reference/chat-streaming
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from toolwire.errors import RemoteProtocolError, UsageError
-from toolwire.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolResultMessage,
-    UserMessage,
-)
-from toolwire.stream._json import dumps
+from toolwire.errors import RemoteProtocolError
 from toolwire.stream._json import loads as _exact_loads
 from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream._parts import (
@@ -54,20 +45,20 @@ from toolwire.stream.codecs._common import (
     unknown_part,
 )
 from toolwire.stream.codecs._dialect import WireDialect
-from toolwire.stream.codecs._request import (
-    ToolChoice,
-    allowed_tools,
-    check_tool_choice,
-    dict_or_empty,
-    state_items,
-    tool_names,
-)
 from toolwire.stream.codecs.emulation import openai_chat as emulation
-from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetails, custom_input
+from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetails
+from toolwire.stream.codecs.openai_chat_request import (
+    API,
+    call_arguments_text,
+    custom_tool_schema,
+    encode_messages,
+    encode_request,
+    tool_schema,
+)
 from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
-from toolwire.types import FinishReason, InvalidToolCall, ToolCall, Usage
+from toolwire.types import FinishReason, Usage
 
 __all__ = [
     "DIALECT",
@@ -84,7 +75,6 @@ __all__ = [
     "usage_from_openai",
 ]
 
-API = "openai-chat"
 
 RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "stop": "stop",
@@ -513,174 +503,6 @@ def _tool_call(tc: dict[str, Any], c: int, exact: bool, quirks: set[str]) -> Cal
     raise RemoteProtocolError(
         f"{API}: tool call arguments are {type(args).__name__}, expected a string"
     )
-
-
-def tool_schema(
-    name: str, description: str, parameters: dict[str, Any], *, strict: bool
-) -> dict[str, Any]:
-    """One entry of a request's ``tools``: ``{"type": "function", "function": {...}}``."""
-    function: dict[str, Any] = {"name": name}
-    if description:
-        function["description"] = description
-    function["parameters"] = parameters
-    function["strict"] = strict
-    return {"type": "function", "function": function}
-
-
-def custom_tool_schema(
-    name: str, description: str, grammar: Mapping[str, str] | None
-) -> dict[str, Any]:
-    """A custom (freeform) tool: ``{"type": "custom", "custom": {...}}``; its
-    input is one string, held to ``grammar`` (``{"syntax": "lark" or
-    "regex", "definition": ...}``) when one is given."""
-    custom: dict[str, Any] = {"name": name}
-    if description:
-        custom["description"] = description
-    if grammar is not None:
-        custom["format"] = {"type": "grammar", "grammar": dict(grammar)}
-    else:
-        custom["format"] = {"type": "text"}
-    return {"type": "custom", "custom": custom}
-
-
-# -- requests ---------------------------------------------------------------------
-
-
-def call_arguments_text(call: ToolCall | InvalidToolCall) -> str:
-    """The arguments string to send back for a call the model made.
-
-    The model's own text is sent when it parsed as is (byte-identical history
-    keeps prompt caches warm); repaired calls are sent re-serialized so the
-    history holds valid JSON; invalid calls keep what the model wrote, since
-    the error result that follows explains what was wrong with it.
-    """
-    if isinstance(call, InvalidToolCall):
-        return call.raw_arguments
-    if call.raw_arguments.strip() and not call.repaired:
-        return call.raw_arguments
-    return dumps(call.arguments)
-
-
-def _tool_call_out(
-    call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """One entry of an assistant message's ``tool_calls``, with the fields the
-    provider sent beside it (Gemini's ``extra_content`` thought signature)."""
-    out: dict[str, Any] = {"id": call.id}
-    if state is not None and state.get("item_type") == "custom_tool_call":
-        out["type"] = "custom"
-        out["custom"] = {"name": call.name, "input": custom_input(call)}
-    else:
-        out["type"] = "function"
-        out["function"] = {"name": call.name, "arguments": call_arguments_text(call)}
-    if state is not None:
-        out.update(dict_or_empty(state.get("chat_fields")))
-    return out
-
-
-def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[str, Any]:
-    # Calls without text go with "content": "" rather than null: OpenAI
-    # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
-    out: dict[str, Any] = {"role": "assistant", "content": message.text}
-    if message.tool_calls:
-        calls = {item.get("call_id"): item for item in state_items(message, ("call_item",))}
-        out["tool_calls"] = [_tool_call_out(c, calls.get(c.id)) for c in message.tool_calls]
-    for item in state_items(message, ("message_fields",)):
-        for key, value in dict_or_empty(item.get("fields")).items():
-            if key not in ("role", "content", "tool_calls"):
-                out[key] = value
-    if reasoning_field and message.reasoning and message.tool_calls and reasoning_field not in out:
-        out[reasoning_field] = message.reasoning
-    return out
-
-
-def encode_messages(
-    messages: Sequence[Message], *, reasoning_field: str | None = None
-) -> list[dict[str, Any]]:
-    """The ``messages`` array for a conversation.
-
-    Args:
-        messages: the conversation.
-        reasoning_field: the assistant-message field that carries a
-            tool-calling turn's reasoning back (DeepSeek: ``reasoning_content``).
-    """
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.text})
-        elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.text})
-        elif isinstance(message, AssistantMessage):
-            out.append(_assistant(message, reasoning_field))
-        elif isinstance(message, ToolResultMessage):
-            out.append(
-                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
-            )
-        else:
-            raise UsageError(f"not a toolwire message: {type(message).__name__}")
-    return out
-
-
-def encode_request(
-    *,
-    model: str,
-    messages: Sequence[Message],
-    tools: Sequence[Mapping[str, Any]] = (),
-    tool_choice: ToolChoice | None = None,
-    stream: bool = True,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    max_tokens_field: str = "max_tokens",
-    stream_usage: bool = True,
-    parallel_tool_calls: bool | None = None,
-    reasoning_field: str | None = None,
-) -> dict[str, Any]:
-    """The JSON body of a ``/chat/completions`` request.
-
-    Raises:
-        UsageError: an invalid ``tool_choice``, or a message this dialect
-            cannot express.
-    """
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": encode_messages(messages, reasoning_field=reasoning_field),
-    }
-    if tools:
-        body["tools"] = [dict(t) for t in tools]
-        names = tool_names(
-            tools, lambda t: dict_or_empty(t.get("function") or t.get("custom")).get("name")
-        )
-        custom = {dict_or_empty(t.get("custom")).get("name") for t in tools}
-
-        def named(name: str) -> dict[str, Any]:
-            kind = "custom" if name in custom else "function"
-            return {"type": kind, kind: {"name": name}}
-
-        allowed = allowed_tools(tool_choice, names)
-        forced = None if allowed else check_tool_choice(tool_choice, names)
-        if allowed:
-            listed = [named(n) for n in allowed[0]]
-            body["tool_choice"] = {
-                "type": "allowed_tools",
-                "allowed_tools": {"mode": allowed[1], "tools": listed},
-            }
-        elif forced is not None:
-            body["tool_choice"] = named(forced)
-        elif tool_choice is not None:
-            body["tool_choice"] = tool_choice
-        if parallel_tool_calls is not None:
-            body["parallel_tool_calls"] = parallel_tool_calls
-    elif tool_choice not in (None, "none", "auto"):
-        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
-    if max_tokens is not None:
-        body[max_tokens_field] = max_tokens
-    if temperature is not None:
-        body["temperature"] = temperature
-    if stream:
-        body["stream"] = True
-        if stream_usage:
-            body["stream_options"] = {"include_usage": True}
-    return body
 
 
 DIALECT: Final = WireDialect(

@@ -60,8 +60,6 @@ class Reply:
     chunk_size: int
     created: int
     input_tokens: int
-    items: tuple[dict[str, Any], ...] = ()
-    """Output items sent as they are (OpenAI Responses only)."""
     provider_items: tuple[tuple[str, dict[str, Any]], ...] = ()
     """The dialect's own items, each with where it goes (``reasoning``, ``text``, ``calls``)."""
     finish: str | None = None

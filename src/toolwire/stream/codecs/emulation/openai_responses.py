@@ -122,6 +122,7 @@ class OpenAIResponsesEncoder(Encoder):
                     "summary": [],
                 }
             )
+        items.extend(reply.items_after("reasoning"))
         if reply.text:
             items.append(
                 {
@@ -132,6 +133,7 @@ class OpenAIResponsesEncoder(Encoder):
                     "role": "assistant",
                 }
             )
+        items.extend(reply.items_after("text"))
         for call in reply.calls:
             item_id, call_id = self.call_ids(reply, call.index)
             if call.custom:
@@ -141,7 +143,7 @@ class OpenAIResponsesEncoder(Encoder):
                 item = {"id": item_id, "type": "function_call", "status": "completed"}
                 item.update(arguments=call.raw_arguments, call_id=call_id)
             items.append({**item, "name": call.name, **call.fields})
-        items.extend(reply.items)
+        items.extend(reply.items_after("calls"))
         return items
 
     @staticmethod

@@ -1,0 +1,270 @@
+"""Anthropic Messages requests: a conversation, its tools and its tool choice
+as a ``/v1/messages`` body, provider state sent back in place (see
+:mod:`toolwire.stream.codecs.anthropic` for the stream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolwire.errors import UsageError
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.stream.codecs._common import (
+    int_or_none,
+)
+from toolwire.stream.codecs._dialect import SchemaTool
+from toolwire.stream.codecs._request import (
+    ToolChoice,
+    check_tool_choice,
+    dict_or_empty,
+    interleave,
+    state_items,
+    tool_names,
+)
+from toolwire.types import ToolCall
+
+__all__ = ["API", "encode_messages", "encode_request", "tool_schema"]
+
+API = "anthropic-messages"
+
+
+_SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+_KEPT_BLOCKS = frozenset(
+    {
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "advisor_tool_result",
+        "mcp_tool_result",
+        "mcp_tool_listing",
+        "container_upload",
+        "fallback",
+    }
+)
+"""Blocks sent back exactly as they came (they have no deltas)."""
+_CITATIONS = "text_citations"
+"""The state item of a text block's ``citations`` (web search, documents):
+``{"type": "text_citations", "length": n, "citations": [...]}``, placed where
+the block's text starts; the text itself is the message's."""
+_STATE_BLOCKS = frozenset(
+    {"thinking", "redacted_thinking", "compaction", _CITATIONS, *_SERVER_BLOCKS, *_KEPT_BLOCKS}
+)
+"""Every block type kept as provider state and sent back in place."""
+_CALL_FIELDS = "tool_use_fields"
+"""The state item holding a ``tool_use`` block's other fields (``caller``),
+by call id: ``{"type": "tool_use_fields", "id": ..., "fields": {...}}``."""
+_CONTAINER = "container"
+"""The state item of the message's code-execution container (``id``, ``expires_at``)."""
+
+
+def tool_schema(
+    name: str,
+    description: str,
+    parameters: dict[str, Any],
+    *,
+    eager_input_streaming: bool | None = None,
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: ``{"name", "description", "input_schema"}``,
+    with ``eager_input_streaming`` when it is set (fine-grained tool streaming:
+    the input is streamed unbuffered and may end as invalid JSON)."""
+    tool: dict[str, Any] = {"name": name}
+    if description:
+        tool["description"] = description
+    tool["input_schema"] = parameters
+    if eager_input_streaming is not None:
+        tool["eager_input_streaming"] = eager_input_streaming
+    return tool
+
+
+def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+    """A request's ``tools``: Anthropic has no strict mode to ask for."""
+    return [
+        tool_schema(
+            t.name,
+            t.description,
+            t.parameters,
+            eager_input_streaming=t.anthropic_eager_input_streaming,
+        )
+        for t in tools
+    ]
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    fields: dict[str, dict[str, Any]] = {}
+    for item in state_items(message, (_CALL_FIELDS,), API):
+        if isinstance(item.get("id"), str):
+            fields[item["id"]] = dict_or_empty(item.get("fields"))
+    blocks: list[dict[str, Any]] = []
+    cited: dict[str, Any] | None = None  # citations of the text that follows
+    # A Responses ``compaction`` item (it has an ``id``) is not Anthropic's block.
+    kept = [
+        item
+        for item in state_items(message, _STATE_BLOCKS, API)
+        if item.get("type") != "compaction" or "id" not in item
+    ]
+    for kind, value in interleave(message.text, message.tool_calls, kept):
+        if kind == "text":
+            if cited is not None:
+                length = int_or_none(cited.get("length")) or 0
+                head, value = value[:length], value[length:]
+                if head:  # the API refuses an empty text block
+                    citations = cited.get("citations")
+                    blocks.append({"type": "text", "text": head, "citations": citations})
+                cited = None
+            if value:
+                blocks.append({"type": "text", "text": value})
+        elif kind == "item" and value.get("type") == _CITATIONS:
+            cited = value
+        elif kind == "call":
+            arguments = value.arguments if isinstance(value, ToolCall) else {}
+            block = {"type": "tool_use", "id": value.id, "name": value.name, "input": arguments}
+            blocks.append({**block, **fields.get(value.id, {})})
+        else:
+            blocks.append(value)
+    return blocks
+
+
+def _container(messages: Sequence[Message]) -> str | None:
+    """The id of the latest container the conversation used, to use it again."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            for item in reversed(state_items(message, (_CONTAINER,), API)):
+                if isinstance(item.get("id"), str):
+                    return str(item["id"])
+    return None
+
+
+def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(system, messages)`` for a conversation."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+
+    def user_blocks() -> list[dict[str, Any]]:
+        # Consecutive user-side content (tool results, then user text) is
+        # one user message: results of one turn must share a message.
+        if out and out[-1]["role"] == "user":
+            content: list[dict[str, Any]] = out[-1]["content"]
+            return content
+        out.append({"role": "user", "content": []})
+        return out[-1]["content"]  # type: ignore[no-any-return]
+
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            system.append(message.text)
+        elif isinstance(message, UserMessage):
+            user_blocks().append({"type": "text", "text": message.text})
+        elif isinstance(message, ToolResultMessage):
+            blocks = user_blocks()
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.call_id,
+                "content": message.content,
+                "is_error": message.is_error,
+            }
+            # tool_result blocks must precede any text in the message.
+            first_text = next(
+                (i for i, b in enumerate(blocks) if b.get("type") != "tool_result"), None
+            )
+            if first_text is None:
+                blocks.append(result)
+            else:
+                blocks.insert(first_text, result)
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message)
+            if not blocks:
+                continue  # an empty turn carries nothing and the API rejects it
+            # Consecutive assistant messages stay apart (a paused turn and its
+            # continuation): the API reads them as one turn.
+            out.append({"role": "assistant", "content": blocks})
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return ("\n\n".join(system) if system else None), out
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    default_max_tokens: int = 4096,
+    thinking: Mapping[str, Any] | None = None,
+    disable_parallel_tool_use: bool | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/v1/messages`` request.
+
+    Args:
+        default_max_tokens: ``max_tokens`` when none is given (the API
+            requires one); raised above a thinking budget.
+        thinking: the ``thinking`` object, if enabled.
+        disable_parallel_tool_use: sent in ``tool_choice`` when set.
+
+    Raises:
+        UsageError: forcing a tool while thinking is enabled (the API refuses
+            it), an invalid ``tool_choice``, or a message it cannot express.
+    """
+    system, wire = encode_messages(messages)
+    if max_tokens is None:
+        max_tokens = default_max_tokens
+        budget = int_or_none(dict_or_empty(thinking).get("budget_tokens"))
+        if budget is not None and max_tokens <= budget:
+            max_tokens = budget + default_max_tokens
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": wire}
+    if system is not None:
+        body["system"] = system
+    container = _container(messages)
+    if container is not None:
+        body["container"] = container
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        choice = _tool_choice(tools, tool_choice, disable_parallel_tool_use)
+        if choice is not None:
+            if thinking and choice["type"] in ("any", "tool"):
+                raise UsageError(
+                    "Anthropic does not allow forcing a tool while thinking is enabled"
+                )
+            body["tool_choice"] = choice
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if temperature is not None:
+        body["temperature"] = temperature
+    if thinking is not None:
+        body["thinking"] = dict(thinking)
+    if stream:
+        body["stream"] = True
+    return body
+
+
+def _tool_choice(
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: ToolChoice | None,
+    disable_parallel_tool_use: bool | None,
+) -> dict[str, Any] | None:
+    forced = check_tool_choice(tool_choice, tool_names(tools, lambda t: t.get("name")))
+    choice: dict[str, Any] | None = None
+    if forced is not None:
+        choice = {"type": "tool", "name": forced}
+    elif tool_choice == "required":
+        choice = {"type": "any"}
+    elif tool_choice in ("auto", "none"):
+        choice = {"type": tool_choice}
+    if disable_parallel_tool_use is not None and (choice is None or choice["type"] != "none"):
+        choice = choice or {"type": "auto"}
+        choice["disable_parallel_tool_use"] = disable_parallel_tool_use
+    return choice

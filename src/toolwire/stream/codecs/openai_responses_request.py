@@ -1,0 +1,180 @@
+"""Responses requests: a conversation, its tools and its tool choice as a
+``/responses`` body, provider items sent back in place (see
+:mod:`toolwire.stream.codecs.openai_responses` for the stream).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from toolwire.errors import UsageError
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+)
+from toolwire.stream.codecs._request import (
+    ToolChoice,
+    allowed_tools,
+    check_tool_choice,
+    placed,
+    state_items,
+    tool_names,
+)
+from toolwire.stream.codecs.openai_responses_items import (
+    ASKED_CALLS,
+    STATE_ITEMS,
+    asked_output,
+    call_item,
+    call_items,
+    screenshot,
+)
+
+__all__ = ["API", "custom_tool_schema", "encode_input", "encode_request", "tool_schema"]
+
+API = "openai-responses"
+
+
+def tool_schema(
+    name: str, description: str, parameters: dict[str, Any], *, strict: bool
+) -> dict[str, Any]:
+    """One entry of a request's ``tools``: flat, ``{"type": "function", "name": ...}``.
+    ``strict`` is always sent: the Responses API reads a missing one as true."""
+    tool: dict[str, Any] = {"type": "function", "name": name}
+    if description:
+        tool["description"] = description
+    tool["parameters"] = parameters
+    tool["strict"] = strict
+    return tool
+
+
+def custom_tool_schema(
+    name: str, description: str, grammar: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """A custom (freeform) tool: ``{"type": "custom", "name": ..., "format": ...}``;
+    its input is one string, held to ``grammar`` (``{"syntax": "lark" or
+    "regex", "definition": ...}``) when one is given."""
+    tool: dict[str, Any] = {"type": "custom", "name": name}
+    if description:
+        tool["description"] = description
+    tool["format"] = {"type": "grammar", **grammar} if grammar is not None else {"type": "text"}
+    return tool
+
+
+# -- requests ---------------------------------------------------------------------
+
+
+def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
+    by_position = placed(state_items(message, STATE_ITEMS, API))
+    out = list(by_position.pop(0, []))
+    if message.text:
+        out.append({"role": "assistant", "content": message.text})
+    calls = call_items(message)
+    for position, call in enumerate(message.tool_calls, start=1):
+        if call.id not in skip:
+            out.append(call_item(call, calls.get(call.id)))
+        out.extend(by_position.pop(position, []))
+    for position in sorted(by_position):  # positions past the last call
+        out.extend(by_position[position])
+    return out
+
+
+def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)`` for a conversation."""
+    instructions: list[str] = []
+    items: list[dict[str, Any]] = []
+    # A call's result goes back as the output item of the call's own type.
+    kinds = {
+        call_id: str(state.get("item_type"))
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for call_id, state in call_items(message).items()
+    }
+    # Computer calls answered with no screenshot (refused) are left out.
+    skip = {
+        m.call_id
+        for m in messages
+        if isinstance(m, ToolResultMessage)
+        and kinds.get(m.call_id) == "computer_call"
+        and screenshot(m.content) is None
+    }
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            if items:  # a later system message stays where it was said
+                items.append({"role": "system", "content": message.text})
+            else:
+                instructions.append(message.text)
+        elif isinstance(message, UserMessage):
+            items.append({"role": "user", "content": message.text})
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(message, skip))
+        elif isinstance(message, ToolResultMessage):
+            kind = kinds.get(message.call_id, "function_call")
+            if kind in ASKED_CALLS:
+                items.append(asked_output(kind, message))
+            else:
+                output = {"call_id": message.call_id, "output": message.content}
+                items.append({"type": kind + "_output", **output})
+        else:
+            raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    return ("\n\n".join(instructions) if instructions else None), items
+
+
+def encode_request(
+    *,
+    model: str,
+    messages: Sequence[Message],
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: ToolChoice | None = None,
+    stream: bool = True,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    reasoning: Mapping[str, Any] | None = None,
+    store: bool | None = None,
+    parallel_tool_calls: bool | None = None,
+) -> dict[str, Any]:
+    """The JSON body of a ``/responses`` request.
+
+    Raises:
+        UsageError: an invalid ``tool_choice``, or a message this dialect
+            cannot express.
+    """
+    instructions, items = encode_input(messages)
+    body: dict[str, Any] = {"model": model, "input": items}
+    if instructions is not None:
+        body["instructions"] = instructions
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        names = tool_names(tools, lambda t: t.get("name"))
+        kinds = {
+            t.get("name"): "custom" if t.get("type") == "custom" else "function" for t in tools
+        }
+        allowed = allowed_tools(tool_choice, names)
+        forced = None if allowed else check_tool_choice(tool_choice, names)
+        if allowed:
+            listed = [{"type": kinds.get(n, "function"), "name": n} for n in allowed[0]]
+            body["tool_choice"] = {"type": "allowed_tools", "mode": allowed[1], "tools": listed}
+        elif forced is not None:
+            body["tool_choice"] = {"type": kinds.get(forced, "function"), "name": forced}
+        elif tool_choice is not None:
+            body["tool_choice"] = tool_choice
+        if parallel_tool_calls is not None:
+            body["parallel_tool_calls"] = parallel_tool_calls
+    elif tool_choice not in (None, "none", "auto"):
+        raise UsageError(f"tool_choice {tool_choice!r} needs at least one tool")
+    if max_tokens is not None:
+        body["max_output_tokens"] = max_tokens
+    if temperature is not None:
+        body["temperature"] = temperature
+    if reasoning is not None:
+        body["reasoning"] = dict(reasoning)
+    if store is not None:
+        body["store"] = store
+        if not store:
+            body["include"] = ["reasoning.encrypted_content"]
+    if stream:
+        body["stream"] = True
+    return body
