@@ -43,8 +43,10 @@ typecheck: $(STAMP)
 
 # The fast tier: the sans-I/O core and the other tests that do no I/O, with
 # Hypothesis's quick profile (tests/conftest.py); make test runs them again,
-# with the thorough one, among everything else.
-UNIT_TESTS := $(filter-out tests/stream/test_inspect_cli.py tests/stream/test_streamed_equals_whole.py, \
+# with the thorough one, among everything else (and the tests that import the
+# provider SDKs or read the whole source tree, which take seconds to start).
+UNIT_TESTS := $(filter-out tests/stream/test_inspect_cli.py tests/stream/test_streamed_equals_whole.py \
+	tests/stream/test_nothing_dropped.py tests/stream/test_anthropic_blocks.py tests/stream/test_registry.py, \
 	$(wildcard tests/stream/test_*.py)) tests/test_jsonstream.py tests/test_framing_corpus.py \
 	tests/test_framing_readers.py tests/test_framing_sniff.py tests/test_repair.py tests/test_sse.py
 

@@ -176,8 +176,10 @@ def test_reasoning_is_read_and_kept_to_be_sent_back() -> None:
     assert choice.reasoning == "think"
     text = {"reasoningText": {"text": "think", "signature": "sig"}}
     item = {"type": "reasoningContent", "reasoningContent": text}
-    assert list(choice.provider_state) == [item]
-    message = AssistantMessage(text="", tool_calls=(result.tool_calls[0],), provider_state=(item,))
+    assert list(choice.provider_state) == [{**item, "from_dialect": "bedrock-converse"}]
+    message = AssistantMessage(
+        text="", tool_calls=(result.tool_calls[0],), provider_state=choice.provider_state
+    )
     _, wire = bedrock.encode_messages([UserMessage("q"), message])
     assert wire[1]["content"] == [
         {"reasoningContent": item["reasoningContent"]},
