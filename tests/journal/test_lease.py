@@ -131,7 +131,7 @@ def test_every_name_of_a_journal_meets_the_same_lease_across_processes(
     tmp_path: Path, held_by: int, asked_by: int
 ) -> None:
     names = spellings(tmp_path)
-    child = _holder(names[held_by], "run-1")
+    child = _holder(str(names[held_by]), "run-1")
     journal = SQLiteJournal(names[asked_by])
     try:
         with pytest.raises(RunLeased, match="running in another process"):

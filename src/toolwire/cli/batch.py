@@ -206,7 +206,7 @@ def batch(
     try:
         regular_file(results_path, what="results file")
     except UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint="--results") from None
+        raise click.BadParameter(str(exc), param_hint="'--results'") from None
     prompts = read_prompts(text, jsonl=prompts_file.suffix in (".jsonl", ".ndjson"))
     factory = load_factory(factory_ref)
     try:  # before any run: a results file that cannot be written is a usage error
