@@ -99,8 +99,8 @@ class ProcessRunner:
         finally:
             if process.returncode is None:
                 _kill_group(process)
-                with anyio.CancelScope(shield=True):
-                    await process.wait()
+            with anyio.CancelScope(shield=True):
+                await process.aclose()  # its pipes too, read to the end or not
         return _unpack(name, output, errors, code)
 
     async def _exchange(self, process: anyio.abc.Process, message: bytes) -> tuple[bytes, bytes]:
