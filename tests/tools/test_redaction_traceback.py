@@ -48,3 +48,16 @@ def test_a_cause_is_part_of_the_traceback() -> None:
         text = traceback_text(exc)
     assert "KeyError: 'inner'" in text and "direct cause" in text
     assert text.splitlines()[-1] == "ValueError: outer"
+
+
+def test_a_frames_path_with_digits_is_kept() -> None:
+    # /tmp/build2/tests/tools/test_... is a run of letters, digits and slashes
+    # that the credential pattern would take for a key anywhere else.
+    path = "/tmp/build2/tests/tools/test_checkout_v1_module.py"
+    namespace: dict[str, object] = {}
+    exec(compile("def fail():\n    raise RuntimeError('no')\n", path, "exec"), namespace)
+    try:
+        namespace["fail"]()  # type: ignore[operator]
+    except RuntimeError as exc:
+        text = traceback_text(exc)
+    assert f'File "{path}", line 2, in fail' in text

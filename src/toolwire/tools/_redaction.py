@@ -106,10 +106,22 @@ def traceback_text(exc: BaseException, *, limit: int = TRACEBACK_LIMIT) -> str:
     than ``limit`` characters keeps its end, where the error was raised.
     """
     lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    text = "\n".join(_redact(line) for line in "".join(lines).rstrip("\n").split("\n"))
+    text = "\n".join(_redact_line(line) for line in "".join(lines).rstrip("\n").split("\n"))
     if len(text) <= limit:
         return text
     return f"...({len(text) - limit} characters cut)\n" + text[len(text) - limit :]
+
+
+_FRAME = re.compile(r'(\s*File ")([^"]*)(".*)')
+
+
+def _redact_line(line: str) -> str:
+    """A traceback line redacted, the path of a frame's file kept as it is (a
+    path such as ``/home/user2/project_v1/...`` would look like a credential)."""
+    frame = _FRAME.fullmatch(line)
+    if frame is None:
+        return _redact(line)
+    return frame.group(1) + frame.group(2) + _redact(frame.group(3))
 
 
 def describe_exception(exc: BaseException) -> str:
