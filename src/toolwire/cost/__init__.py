@@ -11,7 +11,8 @@ as soon as its streams cross them.
 from __future__ import annotations
 
 from toolwire.cost._limits import Budget, RunMeter, UsageLimits
-from toolwire.cost._prices import Cost, Prices, Rates, cost_from_dict, default_prices, format_usd
+from toolwire.cost._prices import Prices, default_prices
+from toolwire.cost._rates import Cost, Rates, cost_from_dict, format_usd
 
 __all__ = [
     "Budget",

@@ -19,7 +19,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from toolwire.cost._prices import Calculator, Cost, Parts, Rates
+from toolwire.cost._rates import Calculator, Cost, Parts, Rates
 
 __all__ = ["PROVIDER_IDS", "Calculator", "genai_calculator"]
 

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
 
-from toolwire.cost._prices import Cost, Prices
+from toolwire.cost._prices import Prices
+from toolwire.cost._rates import Cost
 from toolwire.errors import UsageError, UsageLimitExceeded
 from toolwire.events import (
     Event,
