@@ -151,6 +151,7 @@ class AnthropicVertex(_Vertex, Anthropic):
     env_vars = ()  # type: ignore[assignment]  # no API key: a Google token
     base_url_env_vars = ("ANTHROPIC_VERTEX_BASE_URL",)
     requires_key_for_default_url = False
+    in_url = ("model",)
 
     def __init__(
         self,
@@ -191,7 +192,6 @@ class AnthropicVertex(_Vertex, Anthropic):
     def _encode(self, **options: Any) -> dict[str, Any]:
         """Anthropic's body without ``model`` (it is in the URL), with
         ``anthropic_version``."""
-        options.pop("model", None)
         return anthropic.encode_platform_request(
             anthropic_version=VERTEX_ANTHROPIC_VERSION, **options
         )
