@@ -120,11 +120,11 @@ class Anthropic(Provider):
         return headers
 
     def _encoder_options(self) -> dict[str, Any]:
-        return {
-            "default_max_tokens": self.anthropic_max_tokens,
-            "thinking": self.anthropic_thinking,
-            "disable_parallel_tool_use": self.anthropic_disable_parallel_tool_use,
-        }
+        return dict(
+            default_max_tokens=self.anthropic_max_tokens,
+            thinking=self.anthropic_thinking,
+            disable_parallel_tool_use=self.anthropic_disable_parallel_tool_use,
+        )
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

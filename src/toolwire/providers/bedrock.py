@@ -182,7 +182,7 @@ class BedrockInvoke(_BedrockBase):
         self.anthropic_max_tokens = anthropic_max_tokens
 
     def _encoder_options(self) -> dict[str, Any]:
-        return {
-            "default_max_tokens": self.anthropic_max_tokens,
-            "thinking": self.anthropic_thinking,
-        }
+        return dict(
+            default_max_tokens=self.anthropic_max_tokens,
+            thinking=self.anthropic_thinking,
+        )

@@ -108,10 +108,10 @@ class Gemini(Provider):
         return {"x-goog-api-key": self._api_key.reveal()}
 
     def _encoder_options(self) -> dict[str, Any]:
-        return {
-            "thinking_budget": self.gemini_thinking_budget,
-            "include_thoughts": self.gemini_include_thoughts,
-        }
+        return dict(
+            thinking_budget=self.gemini_thinking_budget,
+            include_thoughts=self.gemini_include_thoughts,
+        )
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

@@ -130,12 +130,12 @@ class OpenAIChat(Provider):
         return openai_auth_headers(self._api_key, self.openai_organization, self.openai_project)
 
     def _encoder_options(self) -> dict[str, Any]:
-        return {
-            "max_tokens_field": self.openai_max_tokens_field,
-            "stream_usage": self.openai_stream_usage,
-            "parallel_tool_calls": self.openai_parallel_tool_calls,
-            "reasoning_field": self.openai_reasoning_field,
-        }
+        return dict(
+            max_tokens_field=self.openai_max_tokens_field,
+            stream_usage=self.openai_stream_usage,
+            parallel_tool_calls=self.openai_parallel_tool_calls,
+            reasoning_field=self.openai_reasoning_field,
+        )
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

@@ -98,11 +98,11 @@ class OpenAIResponses(Provider):
         return openai_auth_headers(self._api_key, self.openai_organization, self.openai_project)
 
     def _encoder_options(self) -> dict[str, Any]:
-        return {
-            "reasoning": self.openai_reasoning,
-            "store": self.openai_store,
-            "parallel_tool_calls": self.openai_parallel_tool_calls,
-        }
+        return dict(
+            reasoning=self.openai_reasoning,
+            store=self.openai_store,
+            parallel_tool_calls=self.openai_parallel_tool_calls,
+        )
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
