@@ -23,15 +23,12 @@ are reported as :class:`~toolwire.types.ServerToolCall`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
-from toolwire.providers.openai_chat import openai_style_error
-from toolwire.stream.codecs._request import merge_extra
-from toolwire.types import StreamResult
+from toolwire.providers._base import Provider, Transport
+from toolwire.providers.openai_chat import openai_auth_headers, openai_style_error
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -98,50 +95,14 @@ class OpenAIResponses(Provider):
         self.openai_parallel_tool_calls = openai_parallel_tool_calls
 
     def _auth_headers(self) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        if self._api_key is not None:
-            headers["authorization"] = f"Bearer {self._api_key.reveal()}"
-        if self.openai_organization:
-            headers["openai-organization"] = self.openai_organization
-        if self.openai_project:
-            headers["openai-project"] = self.openai_project
-        return headers
+        return openai_auth_headers(self._api_key, self.openai_organization, self.openai_project)
 
-    # -- requests --------------------------------------------------------
-
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``/responses`` request (see :meth:`Provider.build_request`)."""
-        body = self._encode(
-            model=model,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            max_tokens=max_tokens,
-            temperature=temperature,
+    def _encoder_options(self) -> dict[str, Any]:
+        return dict(
             reasoning=self.openai_reasoning,
             store=self.openai_store,
             parallel_tool_calls=self.openai_parallel_tool_calls,
         )
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)
-
-    # -- responses -------------------------------------------------------
-
-    def parse_response(self, body: Any) -> StreamResult:
-        """Read a ``response`` object (see :meth:`Provider.parse_response`)."""
-        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

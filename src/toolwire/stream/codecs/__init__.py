@@ -30,7 +30,9 @@ layer ask the registry (``tests/stream/test_registry.py`` checks it).
 Adding a dialect
 ----------------
 Write ``codecs/<dialect>.py`` with its codec and a ``DIALECT =
-WireDialect(name=..., codec=..., finish_reasons=..., ...)``, add the name to
+WireDialect(name=..., codec=..., finish_reasons=..., ...)`` (a large dialect
+keeps its codec in ``<dialect>_stream.py`` and its requests in
+``<dialect>_request.py``, as ``anthropic`` and ``openai_chat`` do), add the name to
 :data:`toolwire.types.Dialect` and :data:`toolwire.types.DIALECTS`, and
 register it below (``register(<dialect>.DIALECT)``, in the order of
 ``DIALECTS``). Sniffing, ``toolwire inspect`` and ``toolwire proxy`` then
