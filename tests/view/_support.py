@@ -19,7 +19,7 @@ import uvicorn
 
 from tests.journal._support import CrashAt, crashing_agent, expect_crash, make_agent
 from toolwire import Approval, ApprovalRequest, Toolbox, tool
-from toolwire.journal import SQLiteJournal, close_journals
+from toolwire.journal import Decision, SQLiteJournal, close_journals, pending_calls, record_decision
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.view import COOKIE, ViewSettings, create_app
 
@@ -57,6 +57,16 @@ def launch(target: str) -> str:
     return "launched"
 
 
+@tool(external=True)
+def lookup(key: str) -> str:
+    """Look something up outside (its result comes from elsewhere).
+
+    Args:
+        key: what.
+    """
+    return "never called"
+
+
 def _scenario(name: str, turns: list[dict[str, Any]]) -> Scenario:
     return Scenario.from_dict({"name": name, "turns": turns})
 
@@ -73,6 +83,15 @@ HOSTILE_TURNS = [
 DENIED_TURNS = [
     {"tool_calls": [{"name": "launch", "arguments": {"target": "moon"}}]},
     {"text": "not launched"},
+]
+WAITING_TURNS = [
+    {
+        "tool_calls": [
+            {"name": "launch", "arguments": {"target": f"moon {HOSTILE}"}},
+            {"name": "lookup", "arguments": {"key": "</textarea><script>y()</script>"}},
+        ]
+    },
+    {"text": "launched"},
 ]
 FAILED_TURNS = [{"text": "never", "faults": [{"status": 400, "message": f"bad {HOSTILE}"}]}]
 
@@ -117,9 +136,29 @@ async def _resumed(path: Path, run_id: str) -> None:
         journal.close()
 
 
+def make_waiting(path: Path, run_id: str = "waiting-1") -> None:
+    """A run suspended on two calls: one waits for an approval (``launch``),
+    one for an outside result (``lookup``, answered here)."""
+
+    async def main() -> None:
+        await _run(_scenario("waiting", WAITING_TURNS), [launch, lookup], path, run_id)
+
+    anyio.run(main)
+    close_journals()
+    journal = SQLiteJournal(path)
+    try:
+        pending = {p.name: p for p in pending_calls(journal.load_run(run_id))}
+        record_decision(
+            journal, run_id, Decision.answer(pending["lookup"], f"found {HOSTILE}", principal="ops")
+        )
+    finally:
+        journal.close()
+
+
 def make_journal(path: Path) -> Made:
     """A journal with runs that answered (hostile tool results, a tool that
-    raised), were denied approval, failed, and were resumed after a crash."""
+    raised), were denied approval, failed, were resumed after a crash, and
+    wait for an approval."""
 
     def deny(request: ApprovalRequest) -> Approval:
         return Approval.deny(f"no {HOSTILE}")
@@ -134,7 +173,9 @@ def make_journal(path: Path) -> Made:
 
     anyio.run(main)
     close_journals()
-    return Made(path, {k: f"{k}-1" for k in ("hostile", "denied", "failed", "resumed")})
+    make_waiting(path)
+    kinds = ("hostile", "denied", "failed", "resumed", "waiting")
+    return Made(path, {k: f"{k}-1" for k in kinds})
 
 
 @dataclass
@@ -151,7 +192,9 @@ class Viewer:
 
 
 @contextmanager
-def serving(journal: Path, *, poll: float = 0.05, deadline: float = 5.0) -> Iterator[Viewer]:
+def serving(
+    journal: Path, *, poll: float = 0.05, deadline: float = 5.0, **options: Any
+) -> Iterator[Viewer]:
     """The viewer of ``journal`` on a free loopback port, stopped on exit."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -163,6 +206,7 @@ def serving(journal: Path, *, poll: float = 0.05, deadline: float = 5.0) -> Iter
         port=port,
         poll=poll,
         stream_deadline=deadline,
+        **options,
     )
     config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="off")
     server = uvicorn.Server(config)

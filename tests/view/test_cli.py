@@ -3,6 +3,7 @@ with its token and answers on loopback."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,8 @@ from pathlib import Path
 import httpx
 
 from toolwire.journal import SQLiteJournal
+
+from ._support import make_waiting
 
 
 def test_toolwire_view_prints_a_url_that_opens_the_list(tmp_path: Path) -> None:
@@ -37,3 +40,38 @@ def test_toolwire_view_prints_a_url_that_opens_the_list(tmp_path: Path) -> None:
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_an_approval_given_in_toolwire_view_is_journaled_as_its_principal(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.sqlite3"
+    make_waiting(path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolwire", "view", "--journal", str(path), "--as", "bob"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        base = url.split("/?")[0]
+        with httpx.Client(timeout=10.0, follow_redirects=True) as client:
+            page = client.get(url.replace("/?", "/runs/waiting-1?")).text
+            found = re.search(r'action="([^"]+/approve)" class=inline>.*?value="([^"]+)"', page)
+            assert found is not None
+            done = client.post(base + found[1], data={"digest": found[2]}, headers={"origin": base})
+            assert done.status_code == 200 and "approved</span> by bob" in done.text
+    finally:
+        process.terminate()
+        process.wait(10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    reader = SQLiteJournal(path, read_only=True)
+    try:
+        [approval] = [e for e in reader.load_run("waiting-1").events if e.kind == "approval"]
+    finally:
+        reader.close()
+    assert approval.data["principal"] == "bob" and approval.data["decision"] == "allow"

@@ -16,6 +16,7 @@ loopback. Every request passes :class:`Guard` first:
 
 The journal is opened read-only, once per request (a file another process
 writes to is read as it stands now, and no read transaction stays open).
+An action opens it for writing for one decision (:mod:`toolwire.view._actions`).
 Pages carry a content security policy that allows the viewer's own script
 and style alone.
 """
@@ -24,10 +25,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode
+from typing import Literal
+from urllib.parse import parse_qsl, quote, urlencode
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -37,6 +39,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolwire.journal import JournalError, SQLiteJournal
+from toolwire.view._actions import FORM_LIMIT, BadForm, decide, parse_form
 from toolwire.view._assets import ASSETS
 from toolwire.view._html import layout, text
 from toolwire.view._listing import BadQuery, ListQuery, list_page
@@ -71,6 +74,11 @@ class ViewSettings:
     """Seconds between two reads of the journal by a live stream."""
     stream_deadline: float = 300.0
     """Seconds one live stream lasts at most (the browser reconnects)."""
+    principal: str = "toolwire view"
+    """Who the approvals and denials given in this viewer are journaled as."""
+    approval_key: bytes | None = field(default=None, repr=False)
+    """The key decisions must be signed with (``$TOOLWIRE_APPROVAL_KEY``): the
+    viewer cannot sign, so with a key its decisions are refused."""
 
     @staticmethod
     def new_token() -> str:
@@ -260,18 +268,47 @@ def create_app(settings: ViewSettings) -> ASGIApp:
         return Response(content, media_type=media_type)
 
     async def resume(request: Request) -> Response:
-        return _plain(
+        return _page(
             501,
-            "resuming a run from the viewer is not available in this toolwire: the run's tools "
-            "live in your program; call agent.resume(run_id) there",
+            "resume",
+            "the viewer cannot resume a run: its tools live in your program. Continue it "
+            f"there with agent.resume({request.path_params['run_id']!r})",
         )
 
-    async def decide(request: Request) -> Response:
-        return _plain(
-            501,
-            "approving or denying a waiting call from the viewer is not available in this "
-            "toolwire: approvals are given by the approve= callback of the running program",
+    async def approve(request: Request) -> Response:
+        return await _decide(request, "approve")
+
+    async def deny(request: Request) -> Response:
+        return await _decide(request, "deny")
+
+    async def _decide(request: Request, verb: Literal["approve", "deny"]) -> Response:
+        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > FORM_LIMIT:
+                break
+        try:
+            form = parse_form(body, request.headers.get("content-type", ""))
+        except BadForm as exc:
+            return _page(400, "action", str(exc))
+        outcome = await anyio.to_thread.run_sync(
+            lambda: decide(
+                settings.journal,
+                run_id,
+                call_id,
+                verb,
+                form,
+                principal=settings.principal,
+                key=settings.approval_key,
+            )
         )
+        if not outcome.recorded:
+            back = f'<a href="/runs/{quote(run_id)}">back to the run</a>'
+            body_html = f"<p class=error>{text(outcome.message)}</p><p>{back}</p>"
+            return HTMLResponse(layout("not recorded", body_html), status_code=outcome.status)
+        target = f"/runs/{quote(run_id)}#pending"
+        return Response(status_code=303, headers={"location": target})
 
     return Guard(
         Starlette(
@@ -281,8 +318,8 @@ def create_app(settings: ViewSettings) -> ASGIApp:
                 Route("/runs/{run_id}/events", events, methods=["GET"]),
                 Route("/static/{name}", asset, methods=["GET"]),
                 Route("/runs/{run_id}/resume", resume, methods=["POST"]),
-                Route("/runs/{run_id}/calls/{call_id}/approve", decide, methods=["POST"]),
-                Route("/runs/{run_id}/calls/{call_id}/deny", decide, methods=["POST"]),
+                Route("/runs/{run_id}/calls/{call_id}/approve", approve, methods=["POST"]),
+                Route("/runs/{run_id}/calls/{call_id}/deny", deny, methods=["POST"]),
             ]
         ),
         settings,

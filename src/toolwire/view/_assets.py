@@ -16,6 +16,12 @@ th{font-weight:600;color:#556}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .status{font-weight:600}.answered{color:#17803d}.max_turns{color:#a86b00}
 .failed,.cancelled,.error{color:#b3261e}.running{color:#1a5fb4}
+.suspended,.waiting{color:#8a4b00}.ok{color:#17803d}
+#pending{border:1px solid #e3c48f;background:#fffaf0;border-radius:6px;padding:.2rem 1rem .6rem;
+margin:1rem 0}.pending-call{margin:.8rem 0;padding-top:.5rem;border-top:1px dashed #e3c48f}
+.decide{margin-top:.3rem}button.approve{background:#17803d;color:#fff;border:0;padding:.25rem .9rem;
+border-radius:4px;cursor:pointer}button.deny{background:#b3261e;color:#fff;border:0;
+padding:.25rem .9rem;border-radius:4px;cursor:pointer}.continue{color:#445;font-size:13px}
 pre{white-space:pre-wrap;word-break:break-word;background:#f1f2f6;padding:.4rem .6rem;
 margin:.2rem 0;border-radius:4px;font:12.5px/1.4 ui-monospace,monospace}
 details>summary{cursor:pointer;color:#445}
@@ -35,7 +41,8 @@ for (const t of document.querySelectorAll('time[datetime]')) {
 (function () {
   const page = document.getElementById('run');
   if (!page) return;
-  if (page.dataset.status !== 'running') return;
+  const followed = ['running', 'suspended'];
+  if (!followed.includes(page.dataset.status)) return;
   const timeline = document.getElementById('timeline');
   const url = '/runs/' + encodeURIComponent(page.dataset.run) +
     '/events?after=' + page.dataset.last;
@@ -61,6 +68,8 @@ for (const t of document.querySelectorAll('time[datetime]')) {
   });
   source.addEventListener('end', (message) => {
     source.close();
+    // A run that suspended: the page shows the calls it waits on.
+    if (message.data === 'suspended') { location.reload(); return; }
     const status = document.getElementById('status');
     status.textContent = message.data;
     status.className = 'status ' + message.data;

@@ -16,6 +16,7 @@ from toolwire.journal import JournalEvent, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
+from toolwire.view._pending import continuing, pending_section
 from toolwire.view._waterfall import waterfall
 
 __all__ = ["run_page"]
@@ -129,11 +130,6 @@ def _header(log: RunLog) -> str:
         parts.append(f"<div><b>{ident(message['kind'])}</b>{value(message.get('text', ''))}</div>")
     if run.error:
         parts.append(error_line(run.error))
-    if run.status in ("failed", "cancelled", "running"):
-        parts.append(
-            f'<form class=inline method=post action="/runs/{ident(run.run_id)}/resume">'
-            "<button>resume</button></form>"
-        )
     problems = log.problems() if run.status != "running" else []
     if problems:
         parts.append(f"<div class=error>journal problems: {text('; '.join(problems))}</div>")
@@ -145,7 +141,7 @@ def run_page(log: RunLog) -> str:
     last = log.events[-1].seq if log.events else 0
     body = (
         f'<main id=run data-run="{ident(log.run.run_id)}" data-status="{ident(log.run.status)}" '
-        f'data-last="{last}">{_header(log)}{waterfall(log)}'
+        f'data-last="{last}">{_header(log)}{pending_section(log)}{continuing(log)}{waterfall(log)}'
         f"<div id=timeline>{_timeline(log)}</div></main>"
     )
     return layout(f"run {log.run.run_id[:12]}", body)

@@ -20,10 +20,14 @@ def serve(
     port: int = 0,
     open_browser: bool = False,
     announce: Callable[[str], None] = print,
+    principal: str = "toolwire view",
+    approval_key: bytes | None = None,
 ) -> None:
     """Serve the viewer of ``journal`` on 127.0.0.1 until interrupted.
 
-    ``port`` 0 takes any free port. The URL, with its access token, is given
+    ``port`` 0 takes any free port. Approvals and denials given in the page
+    are journaled as ``principal``; with ``approval_key``, decisions must be
+    signed, which the page cannot do, so it takes none. The URL, with its access token, is given
     to ``announce`` once the socket listens (and opened in a browser when
     ``open_browser``).
 
@@ -36,7 +40,13 @@ def serve(
         sock.bind(("127.0.0.1", port))
         sock.listen(64)
         bound = int(sock.getsockname()[1])
-        settings = ViewSettings(journal=journal, token=ViewSettings.new_token(), port=bound)
+        settings = ViewSettings(
+            journal=journal,
+            token=ViewSettings.new_token(),
+            port=bound,
+            principal=principal,
+            approval_key=approval_key,
+        )
         url = f"http://127.0.0.1:{bound}/?token={settings.token}"
         config = uvicorn.Config(
             create_app(settings),
