@@ -17,10 +17,11 @@ import anyio
 import httpx
 import uvicorn
 
-from tests.journal._support import CrashAt, crashing_agent, expect_crash, make_agent
-from toolwire import Approval, ApprovalRequest, Toolbox, tool
+from tests.journal._support import FAKE_KEY, CrashAt, crashing_agent, expect_crash, make_agent
+from toolwire import Agent, Approval, ApprovalRequest, Toolbox, tool
+from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.journal import Decision, SQLiteJournal, close_journals, pending_calls, record_decision
-from toolwire.testing import EmulationServer, Scenario
+from toolwire.testing import EmulationServer, RecordingProxy, Scenario
 from toolwire.view import COOKIE, ViewSettings, create_app
 
 HOSTILE = '<script>alert("pwned")</script>'
@@ -136,15 +137,17 @@ async def _resumed(path: Path, run_id: str) -> None:
         journal.close()
 
 
-def make_waiting(path: Path, run_id: str = "waiting-1") -> None:
+def make_waiting(path: Path, run_id: str = "waiting-1", *, answer: bool = True) -> None:
     """A run suspended on two calls: one waits for an approval (``launch``),
-    one for an outside result (``lookup``, answered here)."""
+    one for an outside result (``lookup``, answered here unless not ``answer``)."""
 
     async def main() -> None:
         await _run(_scenario("waiting", WAITING_TURNS), [launch, lookup], path, run_id)
 
     anyio.run(main)
     close_journals()
+    if not answer:
+        return
     journal = SQLiteJournal(path)
     try:
         pending = {p.name: p for p in pending_calls(journal.load_run(run_id))}
@@ -153,6 +156,42 @@ def make_waiting(path: Path, run_id: str = "waiting-1") -> None:
         )
     finally:
         journal.close()
+
+
+RECORDED_ARGUMENTS = {"text": f"</pre><script>alert(1)</script> with {SECRET} in the middle"}
+
+
+def make_recorded(path: Path, cassette: Path, run_id: str = "recorded-1") -> None:
+    """A run whose streams were recorded through the recording proxy into
+    ``cassette`` (arguments cut into four-byte deltas, hostile and with a key)."""
+    scenario = Scenario.from_dict(
+        {
+            "name": "recorded",
+            "turns": [
+                {
+                    "chunk_size": 4,
+                    "tool_calls": [{"name": "echo_html", "arguments": RECORDED_ARGUMENTS}],
+                },
+                {"text": "recorded"},
+            ],
+        }
+    )
+
+    async def main(base_url: str) -> None:
+        _, _, model = PROVIDERS["openai-chat"]
+        provider = make_provider("openai-chat", base_url=base_url, api_key=FAKE_KEY)
+        agent = Agent(provider, model=model, tools=[echo_html], journal=str(path))
+        try:
+            await agent.run("do it", run_id=run_id)
+        finally:
+            await agent.aclose()
+
+    with (
+        EmulationServer(scenario) as server,
+        RecordingProxy(server.url_for("openai-chat"), record=cassette) as proxy,
+    ):
+        anyio.run(main, proxy.base_url)
+    close_journals()
 
 
 def make_journal(path: Path) -> Made:

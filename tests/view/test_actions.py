@@ -271,3 +271,24 @@ def test_the_run_goes_on_with_the_viewers_approval(viewer: Viewer, journal: Path
     close_journals()
     outcomes = _events(journal, "tool_outcome")
     assert {o["result"]["name"]: o["result"]["content"] for o in outcomes}["launch"] == "launched"  # type: ignore[index]
+
+
+def test_a_suspended_run_is_followed_on_and_a_new_suspension_ends_the_stream(
+    journal: Path,
+) -> None:
+    reader = SQLiteJournal(journal, read_only=True)
+    try:
+        events = reader.load_run(RUN).events
+    finally:
+        reader.close()
+    paused = next(e.seq for e in events if e.kind == "run_suspended")
+    make_waiting(journal, "quiet-1", answer=False)
+    with serving(journal, deadline=0.5) as viewer, viewer.client() as client:
+        # Opened on the suspension: the answer after it comes, and no end.
+        after_pause = client.get(f"/runs/{RUN}/events", params={"after": str(paused)})
+        # Followed from before it: the suspension ends the stream.
+        before_pause = client.get("/runs/quiet-1/events", params={"after": str(paused - 1)})
+    kinds = [line for line in after_pause.text.splitlines() if line.startswith("event: ")]
+    assert kinds == ["event: record"] and '"seq": ' + str(paused + 1) in after_pause.text
+    assert 'data-kind=\\"answer\\"' in after_pause.text
+    assert "event: end\ndata: suspended" in before_pause.text

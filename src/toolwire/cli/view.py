@@ -39,7 +39,21 @@ def _user() -> str:
     default=None,
     help="Who approvals given in the page are journaled as (default: USER (toolwire view)).",
 )
-def view(journal_path: Path | None, port: int, open_browser: bool, principal: str | None) -> None:
+@click.option(
+    "--cassette",
+    "cassettes",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A cassette of the runs' streams (toolwire proxy --record DIR): the run pages "
+    "replay how each call's arguments grew. Repeatable.",
+)
+def view(
+    journal_path: Path | None,
+    port: int,
+    open_browser: bool,
+    principal: str | None,
+    cassettes: tuple[Path, ...],
+) -> None:
     """Show the journal's runs in a browser, live, on 127.0.0.1.
 
     Prints the URL to open: it carries a random access token, and the page
@@ -65,6 +79,7 @@ def view(journal_path: Path | None, port: int, open_browser: bool, principal: st
             announce=announce,
             principal=principal if principal is not None else _user() + " (toolwire view)",
             approval_key=key.encode() if key else None,
+            cassettes=tuple(c.expanduser() for c in cassettes),
         )
     except OSError as exc:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc

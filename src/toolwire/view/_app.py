@@ -44,6 +44,7 @@ from toolwire.view._assets import ASSETS
 from toolwire.view._html import layout, text
 from toolwire.view._listing import BadQuery, ListQuery, list_page
 from toolwire.view._live import STREAMS, follow
+from toolwire.view._replay import load_replays
 from toolwire.view._run_page import run_page
 
 __all__ = ["COOKIE", "ViewSettings", "create_app"]
@@ -76,6 +77,9 @@ class ViewSettings:
     """Seconds one live stream lasts at most (the browser reconnects)."""
     principal: str = "toolwire view"
     """Who the approvals and denials given in this viewer are journaled as."""
+    cassettes: tuple[Path, ...] = ()
+    """Cassette directories of the runs' streams: a call found in one shows
+    how its arguments grew (:mod:`toolwire.view._replay`)."""
     approval_key: bytes | None = field(default=None, repr=False)
     """The key decisions must be signed with (``$TOOLWIRE_APPROVAL_KEY``): the
     viewer cannot sign, so with a key its decisions are refused."""
@@ -216,9 +220,11 @@ def create_app(settings: ViewSettings) -> ASGIApp:
         def render() -> str:
             journal = opened()
             try:
-                return run_page(journal.load_run(journal.find_run(ref)))
+                log = journal.load_run(journal.find_run(ref))
             finally:
                 journal.close()
+            replays, problems = load_replays(settings.cassettes)
+            return run_page(log, replays, problems)
 
         try:
             return HTMLResponse(await anyio.to_thread.run_sync(render))

@@ -12,11 +12,14 @@ appends each new block to its turn.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from toolwire.journal import JournalEvent, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
 from toolwire.view._pending import continuing, pending_section
+from toolwire.view._replay import ArgumentReplay, scrubber
 from toolwire.view._waterfall import waterfall
 
 __all__ = ["run_page"]
@@ -66,18 +69,29 @@ def _messages_sent(log: RunLog, events: list[JournalEvent], before: int) -> tupl
     )
 
 
+def _block(event: JournalEvent, start: float, replays: Mapping[str, ArgumentReplay]) -> str:
+    """The event's block, and the replay of a call's arguments after its intent."""
+    block = render_event(event, start)
+    replay = replays.get(event.call_id or "") if event.kind == "tool_intent" else None
+    return block if replay is None else block + scrubber(replay)
+
+
 def _turn_section(
-    log: RunLog, number: int, events: list[JournalEvent], sent: int
+    log: RunLog,
+    number: int,
+    events: list[JournalEvent],
+    sent: int,
+    replays: Mapping[str, ArgumentReplay],
 ) -> tuple[str, int]:
     start = log.events[0].at if log.events else log.run.started_at
     usage = _usage(events)
     diff, sent = _messages_sent(log, events, sent)
-    blocks = "".join(render_event(e, start) for e in events)
+    blocks = "".join(_block(e, start, replays) for e in events)
     head = f"<h3>turn {number}</h3>" + (f"<div class=meta>usage: {usage}</div>" if usage else "")
     return f'<section class=turn data-turn="{number}">{head}{diff}{blocks}</section>', sent
 
 
-def _timeline(log: RunLog) -> str:
+def _timeline(log: RunLog, replays: Mapping[str, ArgumentReplay]) -> str:
     start = log.events[0].at if log.events else log.run.started_at
     out: list[str] = []
     sent = 0
@@ -87,7 +101,7 @@ def _timeline(log: RunLog) -> str:
     def flush() -> None:
         nonlocal sent, pending
         if current is not None and pending:
-            section, sent = _turn_section(log, current, pending, sent)
+            section, sent = _turn_section(log, current, pending, sent, replays)
             out.append(section)
         pending = []
 
@@ -136,12 +150,16 @@ def _header(log: RunLog) -> str:
     return "".join(parts)
 
 
-def run_page(log: RunLog) -> str:
-    """The page of one run."""
+def run_page(
+    log: RunLog, replays: Mapping[str, ArgumentReplay] | None = None, notes: list[str] | None = None
+) -> str:
+    """The page of one run; ``replays``: the calls whose argument stream was
+    recorded, by call id; ``notes``: what could not be read for them."""
     last = log.events[-1].seq if log.events else 0
     body = (
         f'<main id=run data-run="{ident(log.run.run_id)}" data-status="{ident(log.run.status)}" '
         f'data-last="{last}">{_header(log)}{pending_section(log)}{continuing(log)}{waterfall(log)}'
-        f"<div id=timeline>{_timeline(log)}</div></main>"
+        + "".join(f"<p class=error>{text(note)}</p>" for note in notes or ())
+        + f"<div id=timeline>{_timeline(log, replays or {})}</div></main>"
     )
     return layout(f"run {log.run.run_id[:12]}", body)
