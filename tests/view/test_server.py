@@ -54,7 +54,7 @@ def test_the_list_shows_every_run_with_its_facts(viewer: Viewer, made: Made) -> 
     assert rows == ["waiting-1", "resumed-1", "failed-1", "denied-1", "hostile-1"]  # newest first
     assert 'class="status failed">failed' in page.text
     rows_html = page.text.split("<tbody>")[1].split("</tr>")
-    marked = [r for r in rows_html if "⏸ waiting for approval</span>" in r]
+    marked = [r for r in rows_html if "waiting for approval</span>" in r]
     assert len(marked) == 1 and 'data-run="waiting-1"' in marked[0]
     assert "gpt-4.1-mini" in page.text and "resumed 1×" in page.text
     assert "bad_request" in page.text or "400" in page.text  # the failed run's error

@@ -11,8 +11,9 @@ loopback. Every request passes :class:`Guard` first:
   cookie; else 401;
 * ``GET`` and ``HEAD`` read; ``POST`` is taken on the action paths alone,
   and only from the viewer's own pages (``Origin`` is the viewer's, or,
-  without one, ``Sec-Fetch-Site: same-origin``), else 403; any other
-  method or path that would write is 405.
+  without one or with ``null``, what the pages' no-referrer policy makes a
+  browser send with a form, ``Sec-Fetch-Site: same-origin``), else 403;
+  any other method or path that would write is 405.
 
 The journal is opened read-only, once per request (a file another process
 writes to is read as it stands now, and no read transaction stays open).
@@ -135,7 +136,9 @@ class Guard:
         if method != "POST" or not path.endswith(_ACTIONS):
             return _plain(405, "the viewer reads; it writes only through its actions")
         origin = headers.get("origin")
-        if origin is not None:
+        # The pages' no-referrer policy makes a browser send "Origin: null"
+        # with their forms: then its Sec-Fetch-Site says where they come from.
+        if origin is not None and origin != "null":
             same = origin in {f"http://{host}" for host in self.hosts}
             if not same or origin != f"http://{headers['host']}":
                 return _plain(403, "actions are taken from the viewer's own pages only")

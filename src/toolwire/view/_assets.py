@@ -16,7 +16,8 @@ th{font-weight:600;color:#556}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .status{font-weight:600}.answered{color:#17803d}.max_turns{color:#a86b00}
 .failed,.cancelled,.error{color:#b3261e}.running{color:#1a5fb4}
-.suspended,.waiting{color:#8a4b00}.ok{color:#17803d}
+.suspended{color:#8a4b00}.waiting{color:#8a4b00;background:#fdf0d5;border-radius:9px;
+padding:0 .45rem;font-size:12px;font-weight:600;white-space:nowrap}.ok{color:#17803d}
 #pending{border:1px solid #e3c48f;background:#fffaf0;border-radius:6px;padding:.2rem 1rem .6rem;
 margin:1rem 0}.pending-call{margin:.8rem 0;padding-top:.5rem;border-top:1px dashed #e3c48f}
 .decide{margin-top:.3rem}button.approve{background:#17803d;color:#fff;border:0;padding:.25rem .9rem;

@@ -69,7 +69,7 @@ def _error(summary: RunSummary) -> str:
 
 _WAITING = (
     ' <span class=waiting title="waits for an approval or an outside result">'
-    "⏸ waiting for approval</span>"
+    "waiting for approval</span>"
 )
 
 
@@ -106,7 +106,7 @@ def _filters(query: ListQuery) -> str:
         'placeholder="run id or model" maxlength=200></label> '
         "<button>show</button> "
         f'<a class=waiting href="{text(ListQuery(status="suspended").link())}">'
-        "⏸ waiting for approval</a></form>"
+        "waiting for approval</a></form>"
     )
 
 

@@ -84,7 +84,7 @@ def pending_section(log: RunLog) -> str:
     )
     items = "".join(_call(run_id, call, answers.get(call.call_id)) for call in calls)
     return (
-        f'<section id=pending data-waiting="{waiting}"><h3>⏸ {head}</h3>{items}'
+        f'<section id=pending data-waiting="{waiting}"><h3>{head}</h3>{items}'
         "<p class=meta>An approval names the digest of the arguments shown above: if the "
         "call changed since, it is refused. The viewer records decisions; it runs no "
         "tools.</p></section>"

@@ -8,9 +8,9 @@ with each chunk's arrival time. :func:`load_replays` decodes every streamed
 exchange of the cassettes given to ``toolwire view --cassette`` with the
 decoder the agent uses, and keeps, for each complete tool call, its argument
 deltas with the time each arrived. A call is found on a run's page by its
-id, which the provider gave and both the stream and the journal hold
-(a provider that sends no call ids, whose ids toolwire makes up, has no
-replay).
+id, which the provider gave and both the stream and the journal hold, and by
+its tool and arguments, which must be the journal's too (ids repeat across
+runs of an emulation, and a provider that sends none gets made-up ones).
 
 What reaches a page is cleaned as every value is: credential-shaped runs of
 the final arguments are masked in every step (a secret that is only half
@@ -26,18 +26,21 @@ import difflib
 import json
 import os
 import threading
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from toolwire.events import ToolCallDelta, ToolCallReady
+from toolwire.journal import JournalEvent
 from toolwire.stream.decoder import StreamDecoder
 from toolwire.testing._summary import is_streamed
 from toolwire.testing.cassette import Cassette, CassetteError, Exchange
 from toolwire.tools._redaction import redact
+from toolwire.types import ToolCall
 from toolwire.view._html import ident, text
 
-__all__ = ["MAX_STEPS", "ArgumentReplay", "load_replays", "scrubber"]
+__all__ = ["MAX_STEPS", "ArgumentReplay", "Replays", "load_replays", "replay_for", "scrubber"]
 
 MAX_STEPS = 2000
 """The most steps a call's replay shows (more deltas are grouped)."""
@@ -58,6 +61,12 @@ class ArgumentReplay:
     argument text it added, masked."""
     deltas: int
     """How many deltas the stream carried (more than ``len(steps)`` when grouped)."""
+    arguments: Any = field(default=None, repr=False, compare=False)
+    """The arguments the stream completed (what the journal's intent must hold)."""
+
+
+Replays = Mapping[str, Sequence[ArgumentReplay]]
+"""Replays by call id (several cassettes or runs may share an id)."""
 
 
 def _masked(deltas: list[str]) -> list[str]:
@@ -97,7 +106,7 @@ def _exchange_replays(exchange: Exchange) -> list[ArgumentReplay]:
     """The complete calls of one streamed exchange, with their deltas."""
     decoder = StreamDecoder(exchange.dialect or "auto")
     growing: dict[tuple[int, int], list[tuple[float, str]]] = {}
-    ready: list[tuple[tuple[int, int], str, str]] = []
+    ready: list[tuple[tuple[int, int], ToolCall]] = []
     chunks = [*exchange.response.iter_chunks(), (b"", exchange.duration_ms)]
     for chunk, ms in chunks:
         events = decoder.feed(chunk) if chunk else decoder.close()
@@ -105,35 +114,36 @@ def _exchange_replays(exchange: Exchange) -> list[ArgumentReplay]:
             if isinstance(event, ToolCallDelta) and event.delta:
                 growing.setdefault((event.choice, event.index), []).append((ms, event.delta))
             elif isinstance(event, ToolCallReady):
-                ready.append(((event.choice, event.index), event.call.id, event.call.name))
+                ready.append(((event.choice, event.index), event.call))
     found = []
-    for key, call_id, name in ready:
+    for key, call in ready:
         steps = growing.get(key, [])
-        if not steps or not call_id:
+        if not steps or not call.id:
             continue
         masked = _masked([d for _, d in steps])
         found.append(
             ArgumentReplay(
-                call_id=call_id,
-                name=name,
+                call_id=call.id,
+                name=call.name,
                 exchange=str(exchange.sidecar),
                 steps=_grouped([(ms, d) for (ms, _), d in zip(steps, masked, strict=True)]),
                 deltas=len(steps),
+                arguments=call.arguments,
             )
         )
     return found
 
 
-def _decode(directory: Path) -> dict[str, ArgumentReplay]:
-    replays: dict[str, ArgumentReplay] = {}
-    for exchange in Cassette.load(directory):
-        if is_streamed(exchange):
-            for replay in _exchange_replays(exchange):
-                replays.setdefault(replay.call_id, replay)
-    return replays
+def _decode(directory: Path) -> list[ArgumentReplay]:
+    return [
+        replay
+        for exchange in Cassette.load(directory)
+        if is_streamed(exchange)
+        for replay in _exchange_replays(exchange)
+    ]
 
 
-_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], dict[str, ArgumentReplay]]] = {}
+_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], list[ArgumentReplay]]] = {}
 _lock = threading.Lock()
 
 
@@ -146,10 +156,10 @@ def _signature(directory: Path) -> tuple[tuple[str, int, int], ...]:
         return ()
 
 
-def load_replays(directories: Iterable[Path]) -> tuple[Mapping[str, ArgumentReplay], list[str]]:
+def load_replays(directories: Iterable[Path]) -> tuple[Replays, list[str]]:
     """The replays of every call the cassettes ``directories`` streamed, by
     call id; and what could not be read (one line per cassette)."""
-    replays: dict[str, ArgumentReplay] = {}
+    replays: dict[str, list[ArgumentReplay]] = {}
     problems: list[str] = []
     for directory in directories:
         signature = _signature(directory)
@@ -163,9 +173,26 @@ def load_replays(directories: Iterable[Path]) -> tuple[Mapping[str, ArgumentRepl
                 continue
             with _lock:
                 _cache[directory] = cached
-        for call_id, replay in cached[1].items():
-            replays.setdefault(call_id, replay)
+        for replay in cached[1]:
+            replays.setdefault(replay.call_id, []).append(replay)
     return replays, problems
+
+
+def replay_for(event: JournalEvent, replays: Replays) -> ArgumentReplay | None:
+    """The replay of the call a ``tool_intent`` records: the same id, tool
+    and arguments (an id alone may be reused by another run or provider);
+    for arguments too long for the journal to keep, the same id and tool."""
+    if event.kind != "tool_intent" or not event.call_id:
+        return None
+    data = event.data
+    for replay in replays.get(event.call_id, ()):
+        if replay.name != data.get("name"):
+            continue
+        if "arguments" in data and data["arguments"] == replay.arguments:
+            return replay
+        if "arguments" not in data and "arguments_preview" in data:
+            return replay
+    return None
 
 
 def scrubber(replay: ArgumentReplay) -> str:

@@ -12,14 +12,12 @@ appends each new block to its turn.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from toolwire.journal import JournalEvent, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
 from toolwire.view._pending import continuing, pending_section
-from toolwire.view._replay import ArgumentReplay, scrubber
+from toolwire.view._replay import Replays, replay_for, scrubber
 from toolwire.view._waterfall import waterfall
 
 __all__ = ["run_page"]
@@ -69,10 +67,10 @@ def _messages_sent(log: RunLog, events: list[JournalEvent], before: int) -> tupl
     )
 
 
-def _block(event: JournalEvent, start: float, replays: Mapping[str, ArgumentReplay]) -> str:
+def _block(event: JournalEvent, start: float, replays: Replays) -> str:
     """The event's block, and the replay of a call's arguments after its intent."""
     block = render_event(event, start)
-    replay = replays.get(event.call_id or "") if event.kind == "tool_intent" else None
+    replay = replay_for(event, replays)
     return block if replay is None else block + scrubber(replay)
 
 
@@ -81,7 +79,7 @@ def _turn_section(
     number: int,
     events: list[JournalEvent],
     sent: int,
-    replays: Mapping[str, ArgumentReplay],
+    replays: Replays,
 ) -> tuple[str, int]:
     start = log.events[0].at if log.events else log.run.started_at
     usage = _usage(events)
@@ -91,7 +89,7 @@ def _turn_section(
     return f'<section class=turn data-turn="{number}">{head}{diff}{blocks}</section>', sent
 
 
-def _timeline(log: RunLog, replays: Mapping[str, ArgumentReplay]) -> str:
+def _timeline(log: RunLog, replays: Replays) -> str:
     start = log.events[0].at if log.events else log.run.started_at
     out: list[str] = []
     sent = 0
@@ -150,9 +148,7 @@ def _header(log: RunLog) -> str:
     return "".join(parts)
 
 
-def run_page(
-    log: RunLog, replays: Mapping[str, ArgumentReplay] | None = None, notes: list[str] | None = None
-) -> str:
+def run_page(log: RunLog, replays: Replays | None = None, notes: list[str] | None = None) -> str:
     """The page of one run; ``replays``: the calls whose argument stream was
     recorded, by call id; ``notes``: what could not be read for them."""
     last = log.events[-1].seq if log.events else 0
