@@ -9,7 +9,14 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.view._support import HOSTILE, RECORDED_ARGUMENTS, make_journal, make_recorded, serving
+from tests.view._support import (
+    HOSTILE,
+    RECORDED_ARGUMENTS,
+    make_journal,
+    make_recorded,
+    make_showcase,
+    serving,
+)
 from toolwire.journal import SQLiteJournal
 
 from ._cdp import Browser
@@ -24,6 +31,7 @@ def test_the_viewer_in_chromium(tmp_path: Path) -> None:
     made = make_journal(tmp_path / "journal.sqlite3")
     cassette = tmp_path / "cassette"
     make_recorded(made.path, cassette)
+    make_showcase(made.path, cassette)
     writer = SQLiteJournal(made.path)
     writer.record_run(
         "live-1", header=json.dumps({"model": "gpt-4.1-mini"}), messages=[], resumed=False
@@ -58,6 +66,7 @@ async def _drive(base: str, token: str, writer: SQLiteJournal, profile: Path) ->
         )
         assert rows == [
             "live-1",
+            "trip-planner",
             "recorded-1",
             "waiting-1",
             "resumed-1",
@@ -69,7 +78,7 @@ async def _drive(base: str, token: str, writer: SQLiteJournal, profile: Path) ->
             "[...document.querySelectorAll('#runs tr .waiting')].map(m => m.closest('tr')"
             ".dataset.run)"
         )
-        assert waiting == ["waiting-1"]
+        assert waiting == ["trip-planner", "waiting-1"]
         assert await browser.evaluate("document.cookie") == ""  # HttpOnly
         await browser.screenshot(SCREENSHOTS / "list.png")
 
@@ -106,6 +115,7 @@ async def _drive(base: str, token: str, writer: SQLiteJournal, profile: Path) ->
 
         await _approve(browser, base)
         await _scrub(browser, base)
+        await _showcase(browser, base)
 
 
 async def _approve(browser: Browser, base: str) -> None:
@@ -158,3 +168,19 @@ async def _scrub(browser: Browser, base: str) -> None:
     assert await browser.evaluate("document.scripts.length") == 1
     await browser.evaluate("document.querySelector('.scrubber').scrollIntoView({block: 'center'})")
     await browser.screenshot(SCREENSHOTS / "scrubber.png")
+
+
+async def _showcase(browser: Browser, base: str) -> None:
+    """The run page the docs show (docs/images/view-run.png is a copy of run-page.png)."""
+    await browser.open(f"{base}/runs/trip-planner")
+    assert await browser.evaluate("document.querySelectorAll('button.approve').length") == 1
+    box = "document.querySelector('.scrubber')"
+    await browser.evaluate(
+        f"(() => {{ const s = {box}.querySelector('input[type=range]'); s.value = '5';"
+        " s.dispatchEvent(new Event('input')); })()"
+    )
+    assert (
+        await browser.evaluate(f"{box}.querySelector('pre').textContent")
+        == ('{"city":"Lisbon","unit":"celsius"}'[:30])
+    )
+    await browser.screenshot(SCREENSHOTS / "run-page.png", height=1400)

@@ -194,6 +194,82 @@ def make_recorded(path: Path, cassette: Path, run_id: str = "recorded-1") -> Non
     close_journals()
 
 
+@tool(read_only=True)
+def get_weather(city: str, unit: str = "celsius") -> str:
+    """The weather in a city.
+
+    Args:
+        city: the city.
+        unit: celsius or fahrenheit.
+    """
+    return f"{city}: 18 degrees {unit}, light rain until 16:00"
+
+
+@tool(requires_approval=True)
+def send_email(to: str, subject: str, body: str) -> str:
+    """Send an email (asks first).
+
+    Args:
+        to: the address.
+        subject: the subject line.
+        body: the text.
+    """
+    return "sent"
+
+
+EMAIL = {
+    "to": "ana@example.com",
+    "subject": "Lisbon on Friday",
+    "body": "Rain until 16:00 on Friday; shall we meet at 14:00 indoors?",
+}
+
+
+def make_showcase(path: Path, cassette: Path, run_id: str = "trip-planner") -> None:
+    """A run as a user would show it: a streamed weather call (recorded into
+    ``cassette``), then an email that waits for approval."""
+    scenario = Scenario.from_dict(
+        {
+            "name": "showcase",
+            "turns": [
+                {
+                    "chunk_size": 5,
+                    "delay": 0.002,
+                    "tool_calls": [
+                        {"name": "get_weather", "arguments": {"city": "Lisbon", "unit": "celsius"}}
+                    ],
+                },
+                {
+                    "chunk_size": 8,
+                    "text": "Rain until four: I will tell Ana to bring the meeting forward.",
+                    "tool_calls": [
+                        {
+                            "name": "send_email",
+                            "arguments": EMAIL,
+                        }
+                    ],
+                },
+                {"text": "Done."},
+            ],
+        }
+    )
+
+    async def main(base_url: str) -> None:
+        _, _, model = PROVIDERS["openai-chat"]
+        provider = make_provider("openai-chat", base_url=base_url, api_key=FAKE_KEY)
+        agent = Agent(provider, model=model, tools=[get_weather, send_email], journal=str(path))
+        try:
+            await agent.run("Check Friday's weather in Lisbon and tell Ana.", run_id=run_id)
+        finally:
+            await agent.aclose()
+
+    with (
+        EmulationServer(scenario) as server,
+        RecordingProxy(server.url_for("openai-chat"), record=cassette) as proxy,
+    ):
+        anyio.run(main, proxy.base_url)
+    close_journals()
+
+
 def make_journal(path: Path) -> Made:
     """A journal with runs that answered (hostile tool results, a tool that
     raised), were denied approval, failed, were resumed after a crash, and

@@ -129,7 +129,8 @@ def _header(log: RunLog) -> str:
         f"tool calls {'-' if run.tool_calls is None else run.tool_calls}",
     ]
     if run.usage:
-        facts.append("tokens " + ", ".join(f"{text(k)} {text(v)}" for k, v in run.usage.items()))
+        counts = [f"{text(k)} {text(v)}" for k, v in run.usage.items() if v is not None]
+        facts.append("tokens " + ", ".join(counts))
     cost = money(getattr(run, "cost", None))
     if cost != "-":
         facts.append(f"cost {cost}")
