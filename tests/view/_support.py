@@ -158,6 +158,28 @@ def make_waiting(path: Path, run_id: str = "waiting-1", *, answer: bool = True) 
         journal.close()
 
 
+def _recorded_run(
+    scenario: Scenario, tools: Any, path: Path, cassette: Path, run_id: str, prompt: str
+) -> None:
+    """One run against the emulation server through the recording proxy."""
+
+    async def main(base_url: str) -> None:
+        _, _, model = PROVIDERS["openai-chat"]
+        provider = make_provider("openai-chat", base_url=base_url, api_key=FAKE_KEY)
+        agent = Agent(provider, model=model, tools=tools, journal=str(path))
+        try:
+            await agent.run(prompt, run_id=run_id)
+        finally:
+            await agent.aclose()
+
+    with (
+        EmulationServer(scenario) as server,
+        RecordingProxy(server.url_for("openai-chat"), record=cassette) as proxy,
+    ):
+        anyio.run(main, proxy.base_url)
+    close_journals()
+
+
 RECORDED_ARGUMENTS = {"text": f"</pre><script>alert(1)</script> with {SECRET} in the middle"}
 
 
@@ -176,22 +198,7 @@ def make_recorded(path: Path, cassette: Path, run_id: str = "recorded-1") -> Non
             ],
         }
     )
-
-    async def main(base_url: str) -> None:
-        _, _, model = PROVIDERS["openai-chat"]
-        provider = make_provider("openai-chat", base_url=base_url, api_key=FAKE_KEY)
-        agent = Agent(provider, model=model, tools=[echo_html], journal=str(path))
-        try:
-            await agent.run("do it", run_id=run_id)
-        finally:
-            await agent.aclose()
-
-    with (
-        EmulationServer(scenario) as server,
-        RecordingProxy(server.url_for("openai-chat"), record=cassette) as proxy,
-    ):
-        anyio.run(main, proxy.base_url)
-    close_journals()
+    _recorded_run(scenario, [echo_html], path, cassette, run_id, "do it")
 
 
 @tool(read_only=True)
@@ -252,22 +259,8 @@ def make_showcase(path: Path, cassette: Path, run_id: str = "trip-planner") -> N
             ],
         }
     )
-
-    async def main(base_url: str) -> None:
-        _, _, model = PROVIDERS["openai-chat"]
-        provider = make_provider("openai-chat", base_url=base_url, api_key=FAKE_KEY)
-        agent = Agent(provider, model=model, tools=[get_weather, send_email], journal=str(path))
-        try:
-            await agent.run("Check Friday's weather in Lisbon and tell Ana.", run_id=run_id)
-        finally:
-            await agent.aclose()
-
-    with (
-        EmulationServer(scenario) as server,
-        RecordingProxy(server.url_for("openai-chat"), record=cassette) as proxy,
-    ):
-        anyio.run(main, proxy.base_url)
-    close_journals()
+    prompt = "Check Friday's weather in Lisbon and tell Ana."
+    _recorded_run(scenario, [get_weather, send_email], path, cassette, run_id, prompt)
 
 
 def make_journal(path: Path) -> Made:
