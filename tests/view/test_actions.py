@@ -298,3 +298,19 @@ def test_a_suspended_run_is_followed_on_and_a_new_suspension_ends_the_stream(
     assert kinds == ["event: record"] and '"seq": ' + str(paused + 1) in after_pause.text
     assert 'data-kind=\\"answer\\"' in after_pause.text
     assert "event: end\ndata: suspended" in before_pause.text
+
+
+def test_a_run_id_that_needs_quoting_is_approved_through_its_quoted_path(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    odd = 'odd run?&1 <"x">'
+    make_waiting(path, odd, answer=False)
+    with serving(path) as viewer, viewer.client() as client:
+        page = client.get("/runs/odd%20run%3F%261%20%3C%22x%22%3E").text
+        action, digest = _form(page, "approve")
+        assert action.startswith("/runs/odd%20run%3F%261%20%3C%22x%22%3E/calls/")
+        wrong = client.post(action, data={"digest": "sha256:0"}, headers={"origin": viewer.base})
+        done = client.post(action, data={"digest": digest}, headers={"origin": viewer.base})
+    assert wrong.status_code == 409 and '<"x">' not in wrong.text
+    assert 'href="/runs/odd%20run%3F%261%20%3C%22x%22%3E"' in wrong.text
+    assert done.status_code == 303
+    assert done.headers["location"] == "/runs/odd%20run%3F%261%20%3C%22x%22%3E#pending"

@@ -42,7 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from toolwire.journal import JournalError, SQLiteJournal
 from toolwire.view._actions import FORM_LIMIT, BadForm, decide, parse_form
 from toolwire.view._assets import ASSETS
-from toolwire.view._html import layout, text
+from toolwire.view._html import ident, layout, text
 from toolwire.view._listing import BadQuery, ListQuery, list_page
 from toolwire.view._live import STREAMS, follow
 from toolwire.view._replay import load_replays
@@ -313,10 +313,11 @@ def create_app(settings: ViewSettings) -> ASGIApp:
             )
         )
         if not outcome.recorded:
-            back = f'<a href="/runs/{quote(run_id)}">back to the run</a>'
-            body_html = f"<p class=error>{text(outcome.message)}</p><p>{back}</p>"
+            back = f'<a href="/runs/{ident(quote(run_id, safe=""))}">back to the run</a>'
+            # The judge's words name ids and digests (which redaction would hide), never values.
+            body_html = f"<p class=error>{ident(outcome.message)}</p><p>{back}</p>"
             return HTMLResponse(layout("not recorded", body_html), status_code=outcome.status)
-        target = f"/runs/{quote(run_id)}#pending"
+        target = f"/runs/{quote(run_id, safe='')}#pending"
         return Response(status_code=303, headers={"location": target})
 
     return Guard(

@@ -11,6 +11,7 @@ continues.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from toolwire.journal import JournalError, RunLog, pending_calls, recorded_answers
 from toolwire.run import PendingCall
@@ -36,7 +37,7 @@ def _forms(run_id: str, call: PendingCall) -> str:
             f"<code>toolwire runs answer {ident(run_id)} {ident(call.call_id)} "
             "--result JSON</code></div>"
         )
-    base = f"/runs/{ident(run_id)}/calls/{ident(call.call_id)}"
+    base = f"/runs/{ident(quote(run_id, safe=''))}/calls/{ident(quote(call.call_id, safe=''))}"
     digest = f'<input type=hidden name=digest value="{ident(call.digest)}">'
     return (
         "<div class=decide>"
