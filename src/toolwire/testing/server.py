@@ -91,6 +91,11 @@ def build_app(
     routes = [
         Route(path, _endpoint(handler, d), methods=["POST"]) for d in spoken for path in d.routes
     ]
+    routes += [
+        Route(path, _continuation(handler, d), methods=["GET"])
+        for d in spoken
+        for path in d.continuation_routes
+    ]
     endpoints = ", ".join(d.routes[0] for d in spoken)
 
     async def unknown(request: Request) -> Response:
@@ -133,6 +138,21 @@ def _endpoint(handler: Handler, dialect: WireDialect) -> Callable[[Request], Awa
     return answer
 
 
+def _continuation(
+    handler: Handler, dialect: WireDialect
+) -> Callable[[Request], Awaitable[Response]]:
+    async def answer(request: Request) -> Response:
+        read = dialect.continuation_target
+        target = read(request.url.path, dict(request.query_params)) if read else None
+        if target is None:
+            path = request.url.path
+            return handler._error(_encoder(dialect), 404, f"no method at {path!r}")
+        key, after = target
+        return await handler.continuation(request, _encoder(dialect), key, after)
+
+    return answer
+
+
 _DIALECT_ALIASES = {
     "openai": "openai-chat",
     "openai-chat": "openai-chat",
@@ -143,6 +163,7 @@ _DIALECT_ALIASES = {
     "bedrock": "bedrock-converse",
     "bedrock-converse": "bedrock-converse",
     "bedrock-invoke": "bedrock-invoke",
+    "gemini-interactions": "gemini-interactions",
 }
 
 
