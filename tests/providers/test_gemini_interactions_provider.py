@@ -10,16 +10,23 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests._hypothesis import examples
 from toolwire import Agent, ReadError, ToolwireError, tool
 from toolwire.errors import ProviderError
 from toolwire.http import HttpRequest
 from toolwire.messages import UserMessage
 from toolwire.providers import GeminiInteractions
-from toolwire.providers._reads import MAX_CONTINUATIONS, ProviderStream
+from toolwire.providers._reads import MAX_CONTINUATIONS, ProviderStream, _WholeEvents
 from toolwire.testing import EmulationServer, Scenario
 
-pytestmark = pytest.mark.anyio
+CUT_BODY = (
+    b'event: step.delta\ndata: {"a": 1}\n\n'
+    b'data: {"b": "\xe6\x9d\xad"}\r\n\r\n'
+    b'event: step.stop\ndata: {"c'
+)
 
 MODEL = "gemini-3-flash-preview"
 QUESTION = "杭州天气怎么样?现在几点?"
@@ -88,6 +95,7 @@ async def run(provider: GeminiInteractions, tools: Tools, **options: Any) -> Any
         await agent.aclose()
 
 
+@pytest.mark.anyio
 async def test_the_demo_conversation_feeds_results_back_by_call_id() -> None:
     tools = Tools()
     with EmulationServer(weather()) as server:
@@ -103,6 +111,7 @@ async def test_the_demo_conversation_feeds_results_back_by_call_id() -> None:
     assert second["input"][1]["signature"], "the thought's signature goes back"
 
 
+@pytest.mark.anyio
 async def test_chaining_sends_the_previous_interaction_and_only_the_results() -> None:
     tools = Tools()
     with EmulationServer(weather()) as server:
@@ -129,6 +138,7 @@ async def stream_size(server: EmulationServer) -> int:
 
 
 @pytest.mark.parametrize("fraction", [0.25, 0.5, 0.75])
+@pytest.mark.anyio
 async def test_a_stream_cut_mid_turn_continues_from_its_last_event(fraction: float) -> None:
     tools = Tools()
     with EmulationServer(weather()) as probe:
@@ -145,6 +155,7 @@ async def test_a_stream_cut_mid_turn_continues_from_its_last_event(fraction: flo
     assert sorted(name for name, _ in tools.ran) == ["get_current_time", "get_weather"]
 
 
+@pytest.mark.anyio
 async def test_without_continuations_a_cut_stream_is_reported() -> None:
     tools = Tools()
     with EmulationServer(weather()) as probe:
@@ -166,6 +177,7 @@ class LostStreams(GeminiInteractions):
         return lambda point: inner(("v1_unknown", point[1]))
 
 
+@pytest.mark.anyio
 async def test_a_refused_continuation_reports_the_cut_itself() -> None:
     tools = Tools()
     with EmulationServer(weather()) as probe:
@@ -177,6 +189,7 @@ async def test_a_refused_continuation_reports_the_cut_itself() -> None:
     assert tools.ran == []
 
 
+@pytest.mark.anyio
 async def test_provider_complete_continues_a_cut_stream_too() -> None:
     with EmulationServer(weather()) as probe:
         size = await stream_size(probe)
@@ -236,6 +249,7 @@ class CutEveryTime:
         yield Body()
 
 
+@pytest.mark.anyio
 async def test_continuations_are_bounded() -> None:
     event = (
         'event: interaction.created\ndata: {"event_type": "interaction.created", '
@@ -259,8 +273,34 @@ async def test_continuations_are_bounded() -> None:
     assert source.continued == MAX_CONTINUATIONS
 
 
+@pytest.mark.anyio
 async def test_an_http_error_before_the_stream_is_not_continued() -> None:
     with EmulationServer(weather(faults=[{"status": 400}])) as server:
         provider = provider_for(server)
         with pytest.raises(ProviderError):
             await run(provider, Tools())
+
+
+def test_only_whole_events_reach_the_decoder_byte_by_byte() -> None:
+    check_whole_events(list(range(len(CUT_BODY))))
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(CUT_BODY)), max_size=10))
+@settings(max_examples=examples(200))
+def test_only_whole_events_reach_the_decoder_at_any_split(cuts: list[int]) -> None:
+    check_whole_events(cuts)
+
+
+def check_whole_events(cuts: list[int]) -> None:
+    whole = _WholeEvents()
+    given_on: list[bytes] = []
+    at = 0
+    for cut in [*sorted(cuts), len(CUT_BODY)]:
+        piece = whole.feed(CUT_BODY[at:cut])
+        at = max(at, cut)
+        if piece:
+            given_on.append(piece)
+    for piece in given_on:
+        assert piece.endswith((b"\n\n", b"\r\n\r\n")), piece
+    assert b"".join(given_on) == CUT_BODY[: CUT_BODY.rindex(b"\r\n\r\n") + 4]
+    assert whole.rest() == CUT_BODY[CUT_BODY.rindex(b"\r\n\r\n") + 4 :]

@@ -210,6 +210,17 @@ def test_a_whole_interaction_reads_like_its_stream() -> None:
     check_two_calls(decode_response(API, body))
 
 
+def test_steps_sent_only_in_the_completed_interaction_are_read() -> None:
+    steps = [
+        {"type": "model_output", "content": [{"type": "text", "text": "Hi."}]},
+        {"type": "function_call", "id": "c1", "name": "f", "arguments": {"a": 1}},
+    ]
+    done = {"id": "v1_abc", "status": "requires_action", "steps": steps}
+    _, result = decode(sse(created(), {"event_type": "interaction.completed", "interaction": done}))
+    choice = result.choices[0]
+    assert choice.text == "Hi." and [c.arguments for c in choice.tool_calls] == [{"a": 1}]
+
+
 def test_builtin_tool_steps_are_kept_in_place_and_unknown_ones_handed_on() -> None:
     body = sse(
         created(),

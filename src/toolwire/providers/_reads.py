@@ -47,44 +47,46 @@ _MAX_HELD = 1 << 20
 past that the stream is read as is (and is no longer continued)."""
 
 
+_EVENT_ENDS = (b"\n\n", b"\r\n\r\n", b"\n\r\n", b"\r\r")
+"""What ends an SSE event (a blank line, in any of SSE's line endings)."""
+
+
 class _WholeEvents:
     """Hands on the bytes of whole SSE events only, holding an unfinished
     event's bytes back, so that a stream cut inside an event can be followed
     by its continuation's bytes, which send that event again in full."""
 
-    __slots__ = ("_held", "_size", "continuable")
+    __slots__ = ("_held", "_size", "_tail", "continuable")
 
     def __init__(self) -> None:
         self._held: list[bytes] = []
         self._size = 0
+        self._tail = b""  # the last bytes held, where an event's end may begin
         self.continuable = True
 
     def feed(self, chunk: bytes) -> bytes:
-        if not self.continuable:
+        if not self.continuable or not chunk:
             return chunk
-        tail = self._held[-1][-3:] if self._held else b""
-        window = tail + chunk
-        end = max(
-            window.rfind(b"\n\n") + 2,
-            window.rfind(b"\r\n\r\n") + 4,
-            window.rfind(b"\r\r") + 2,
-        ) - len(tail)
+        window = self._tail + chunk
+        ends = [at + len(sep) for sep in _EVENT_ENDS if (at := window.rfind(sep)) >= 0]
+        end = max(ends, default=0) - len(self._tail)  # in ``chunk``; <= 0: none in it
         if end <= 0:
             self._held.append(chunk)
             self._size += len(chunk)
+            self._tail = window[-3:]
             if self._size > _MAX_HELD:
                 self.continuable = False
                 return self.rest()
             return b""
         out = b"".join([*self._held, chunk[:end]])
-        self._held = [chunk[end:]] if end < len(chunk) else []
-        self._size = len(chunk) - end
+        rest = chunk[end:]
+        self._held, self._size, self._tail = ([rest] if rest else []), len(rest), rest[-3:]
         return out
 
     def rest(self) -> bytes:
         """The bytes held back (the body ended: they go to the decoder)."""
         out = b"".join(self._held)
-        self._held, self._size = [], 0
+        self._held, self._size, self._tail = [], 0, b""
         return out
 
 

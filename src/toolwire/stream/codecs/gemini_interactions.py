@@ -112,9 +112,6 @@ BUILTIN_STEPS: Final = frozenset(
 ECHO_STEPS: Final = frozenset({"user_input", "function_result"})
 """Steps that repeat the request's input (no output of the model)."""
 
-_SKIPPED_EVENTS: Final = frozenset({"interaction.status_update"})
-
-
 def usage_from_interactions(raw: dict[str, Any]) -> Usage:
     """An interaction's ``usage`` as a :class:`Usage`; ``output_tokens``
     counts thinking too (``total_output_tokens`` + ``total_thought_tokens``)."""
@@ -143,6 +140,7 @@ class GeminiInteractionsCodec:
         self._chars = 0  # characters of answer text so far
         self._interaction: str | None = None
         self._last_event: str | None = None
+        self._stepped = False  # a step was read
         self.quirks: set[str] = set()
 
     @property
@@ -172,7 +170,7 @@ class GeminiInteractionsCodec:
             self._completed(as_obj(obj.get("interaction"), f"{API}: interaction"), parts)
         elif kind == "error":
             parts.append(ErrorPart(error_event(obj.get("error") or obj, API)))
-        elif kind in _SKIPPED_EVENTS:
+        elif kind == "interaction.status_update":
             self._status(obj, parts)
         else:
             parts.append(unknown_part(API, str(kind), obj, self.quirks))
@@ -188,9 +186,6 @@ class GeminiInteractionsCodec:
             raise RemoteProtocolError(f"{API}: the interaction has no 'status' and 'steps'")
         parts: list[Part] = []
         self._created(body, parts)
-        for index, step in enumerate(steps):
-            self._start(index, as_obj(step, f"{API}: step"), parts, whole=True)
-            self._stop(index, parts)
         self._completed(body, parts)
         return parts
 
@@ -217,6 +212,12 @@ class GeminiInteractionsCodec:
             self._created(interaction, parts)
         for index in sorted(self._open):  # steps the server left open
             self._stop(index, parts)
+        steps = interaction.get("steps")
+        if steps and not self._stepped:
+            # Steps only here, none streamed: read them as a whole interaction's.
+            for index, step in enumerate(as_list(steps, f"{API}: steps")):
+                self._start(index, as_obj(step, f"{API}: step"), parts, whole=True)
+                self._stop(index, parts)
         usage = interaction.get("usage")
         if isinstance(usage, dict) and usage:
             parts.append(UsagePart(usage_from_interactions(usage)))
@@ -236,6 +237,7 @@ class GeminiInteractionsCodec:
         self, index: int, step: dict[str, Any], parts: list[Part], *, whole: bool = False
     ) -> None:
         """A step begins (``whole``: a whole interaction's step, complete)."""
+        self._stepped = True
         kind = step.get("type")
         if kind == "function_call":
             self._calls += 1
