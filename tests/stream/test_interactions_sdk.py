@@ -79,6 +79,15 @@ DELTAS: dict[str, str] = {
     **{name: "state:step" for name in BUILTIN},
 }
 
+CONTENTS: dict[str, str] = {
+    "text": "text",
+    "image": "unknown",
+    "audio": "unknown",
+    "video": "unknown",
+    "document": "unknown",
+}
+"""What a ``model_output`` step's content items give."""
+
 EVENTS: dict[str, str] = {
     "interaction.created": "state:interaction",
     "interaction.status_update": "usage",
@@ -96,8 +105,9 @@ EVENTS: dict[str, str] = {
         (sdk.Step, "type", STEPS),
         (sdk.StepDeltaData, "type", DELTAS),
         (sdk.InteractionSSEEvent, "event_type", EVENTS),
+        (sdk.Content, "type", CONTENTS),
     ],
-    ids=["steps", "deltas", "events"],
+    ids=["steps", "deltas", "events", "contents"],
 )
 def test_every_sdk_type_is_listed(union: Any, key: str, table: dict[str, str]) -> None:
     assert sorted(union_literals(union, key)) == sorted(table)
@@ -146,6 +156,13 @@ def test_steps_land(kind: str) -> None:
     found = landing(sse(created("v1_x"), start(0, step_of(kind)), stop(0), end()))
     expected = STEPS[kind]
     assert found == (set() if expected == "echo" else {expected})
+
+
+@pytest.mark.parametrize("kind", sorted(CONTENTS))
+def test_output_contents_land(kind: str) -> None:
+    content = {"type": kind, "text": "hi"} if kind == "text" else {"type": kind, "data": "AAAA"}
+    step = {"type": "model_output", "content": [content]}
+    assert landing(sse(created("v1_x"), start(0, step), stop(0), end())) == {CONTENTS[kind]}
 
 
 def delta_of(kind: str) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 Theory of operation: a Starlette app answers the routes of every registered
 dialect that has an encoder (:mod:`toolwire.stream.codecs`: OpenAI Chat
 Completions, OpenAI Responses, Anthropic Messages, Gemini, Bedrock's Converse
-and InvokeModel in AWS's event stream). For each request it
+and InvokeModel in AWS's event stream, Gemini Interactions). For each request it
 parses the body in its dialect (the dialect's ``decode_request``), picks the turn
 of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 (:class:`~toolwire.testing.encoders.Reply`) and encodes it as the provider would
@@ -11,7 +11,10 @@ of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 instead of the answer, or damage to the frames (a broken chunk, an error
 event) and to the bytes (a cut, slow chunks). The server keeps no conversation
 state; the only state is the attempt counter per request body, which makes a
-client's retry of the same request its next attempt.
+client's retry of the same request its next attempt, and, for dialects that
+continue a cut stream from an event id (Gemini Interactions), the frames of
+the latest streamed answers, sent again from an event by a GET on the
+dialect's ``continuation_routes`` (never with a fault).
 
 :class:`EmulationServer` is a :class:`~toolwire.testing._serving.LoopbackServer`:
 uvicorn in a background thread on a socket it binds itself, returning from
@@ -234,7 +237,8 @@ class EmulationServer(LoopbackServer):
         ``anthropic-messages`` (or ``anthropic``): the root; ``gemini``:
         ``.../v1beta`` (the API version is part of the base URL, as in
         :class:`toolwire.providers.Gemini`); ``bedrock-converse``/``bedrock-invoke``
-        (or ``bedrock``): the root (``/model/{id}/converse-stream``...).
+        (or ``bedrock``): the root (``/model/{id}/converse-stream``...);
+        ``gemini-interactions``: ``.../v1beta`` (``/interactions``).
 
         Raises:
             UsageError: an unknown dialect.
