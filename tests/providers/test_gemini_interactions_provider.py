@@ -156,6 +156,22 @@ async def test_a_stream_cut_mid_turn_continues_from_its_last_event(fraction: flo
 
 
 @pytest.mark.anyio
+async def test_a_chained_run_whose_first_stream_is_cut() -> None:
+    tools = Tools()
+    with EmulationServer(weather()) as probe:
+        size = await stream_size(probe)
+    log: list[str] = []
+    with EmulationServer(
+        weather(faults=[{"cut_after_bytes": size // 2}]), log=log.append
+    ) as server:
+        result = await run(provider_for(server, chain=True), tools, stream_retries=0)
+        _, second = list(server.requests)
+    assert result.output == "杭州小雨,10:30。"
+    assert second["previous_interaction_id"].startswith("v1_")
+    assert sum("continuation" in line for line in log) == 1
+
+
+@pytest.mark.anyio
 async def test_without_continuations_a_cut_stream_is_reported() -> None:
     tools = Tools()
     with EmulationServer(weather()) as probe:
