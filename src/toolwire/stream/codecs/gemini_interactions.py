@@ -181,9 +181,8 @@ class GeminiInteractionsCodec:
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole interaction: what its stream would give."""
-        steps = body.get("steps")
-        if not isinstance(steps, list) or not isinstance(body.get("status"), str):
-            raise RemoteProtocolError(f"{API}: the interaction has no 'status' and 'steps'")
+        if not isinstance(body.get("status"), str) or not isinstance(body.get("steps", []), list):
+            raise RemoteProtocolError(f"{API}: not an interaction (no 'status', or bad 'steps')")
         parts: list[Part] = []
         self._created(body, parts)
         self._completed(body, parts)
