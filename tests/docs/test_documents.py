@@ -65,6 +65,11 @@ EXPECTED_OUTPUT = {
         "Done: sent 1250 to ann [('ann', 1250)]",
     ],
     "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
+    "interactions.md": [
+        "2 calls: 杭州现在小雨",
+        "chained: True",
+        "Light rain in Hangzhou. 2 requests, 1 continued",
+    ],
     "security.md": ["invalid_arguments 100"],
 }
 

@@ -360,6 +360,7 @@ class RunDriver:
             # A crossing raises on the read that made it: the stream is closed
             # and none of that read's calls is handed on.
             watch=meter.watch if meter.watching else None,
+            continuation=config.provider.continuation(),
         )
         early: dict[str, ToolResult] = {}
         if config.eager:

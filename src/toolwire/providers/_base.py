@@ -37,7 +37,7 @@ from toolwire.http import (
 )
 from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
-from toolwire.providers._reads import ProviderStream
+from toolwire.providers._reads import Continuation, ProviderStream
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs._request import ToolChoice, merge_extra
 from toolwire.stream.decoder import decode_response
@@ -365,6 +365,12 @@ class Provider(ABC):
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
 
+    def continuation(self) -> Continuation | None:
+        """How this provider continues a cut stream: given ``(stream id, last
+        event id)``, the request for the rest. ``None`` (the default): a cut
+        stream is reported, and the agent may ask again."""
+        return None
+
     def _reads(self, request: HttpRequest, transport: Transport | None) -> ProviderStream:
         """``request`` sent, read and decoded in this provider's dialect."""
         return ProviderStream(
@@ -372,6 +378,7 @@ class Provider(ABC):
             transport=self._transport_for(transport),
             parse_error=self.parse_error,
             dialect=self.dialect,
+            continuation=self.continuation(),
         )
 
     async def stream(

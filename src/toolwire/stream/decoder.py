@@ -237,6 +237,14 @@ class StreamDecoder:
         return tuple(sorted(self._codec.quirks)) if self._codec is not None else ()
 
     @property
+    def resume_from(self) -> tuple[str, str] | None:
+        """Where a cut stream of a dialect that can continue one picks up
+        again: ``(stream id, id of the last event read whole)``, as its codec
+        knows them (``None``: the dialect cannot, or nothing was read yet)."""
+        found = getattr(self._codec, "resume_from", None)
+        return found if isinstance(found, tuple) else None
+
+    @property
     def error(self) -> ToolwireError | None:
         """Why the stream failed, if it did."""
         return self._acc.error

@@ -24,7 +24,7 @@ from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing._ratelimit import ServerRateLimit
-from toolwire.testing.encoders import Encoder, Reply, ReplyCall
+from toolwire.testing.encoders import Encoder, Frame, Reply, ReplyCall
 from toolwire.testing.scenario import (
     Fault,
     ResultLookup,
@@ -155,6 +155,9 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
     )
 
 
+_MAX_KEPT_STREAMS = 256
+"""Streamed answers kept for continuations, at most (the oldest go first)."""
+
 _MAX_COUNTED_BODIES = 10_000
 """Distinct request bodies whose attempts are counted (for faults), at most."""
 
@@ -196,6 +199,9 @@ class Handler:
         self.rate_limit = rate_limit
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
+        self.kept: dict[str, list[Frame]] = {}
+        """The frames of the latest streamed answers of dialects that continue
+        a cut stream from an event id, by stream id (at most ``_MAX_KEPT_STREAMS``)."""
 
     def _attempt(self, path: str, body: bytes) -> int:
         key = hashlib.sha256(path.encode() + b"\0" + body).hexdigest()
@@ -357,6 +363,7 @@ class Handler:
         cut_after = fault.cut_after_bytes if fault is not None else None
         if reply.request.stream:
             chunks = self._stream_chunks(encoder, reply, fault)
+            self._keep(encoder, reply)
             headers = self._headers(encoder, encoder.stream_media_type, seed)
             headers["cache-control"] = "no-cache"
         else:
@@ -381,6 +388,43 @@ class Handler:
         kind = "stream" if reply.request.stream else "json"
         log(f"200 {kind}" if fault is None else f"200 {kind} with fault")
         return WireResponse(chunks, status=200, headers=headers, delay=delay, cut_after=cut_after)
+
+    def _keep(self, encoder: Encoder, reply: Reply) -> None:
+        """Keep a streamed answer's frames, whole, for continuations."""
+        key = encoder.stream_key(reply)
+        if key is None:
+            return
+        with self.lock:
+            self.kept.pop(key, None)
+            self.kept[key] = encoder.stream(reply)  # the newest last
+            if len(self.kept) > _MAX_KEPT_STREAMS:
+                del self.kept[next(iter(self.kept))]
+
+    async def continuation(
+        self, request: Request, encoder: Encoder, key: str, after: str | None
+    ) -> Response:
+        """Stream a kept answer again, from the event after ``after``; the
+        continuation of a turn already counted (never a fault)."""
+        path = request.url.path
+        with self.lock:
+            frames = self.kept.get(key)
+        if frames is None:
+            self._log(f"GET {path} 404 no such stream")
+            return self._error(encoder, 404, f"no stream {key[:80]!r} on this server")
+        if after is not None:
+            ids = [encoder.event_id(frame) for frame in frames]
+            if after not in ids:
+                self._log(f"GET {path} 400 no such event")
+                return self._error(encoder, 400, f"no event {after[:80]!r} in stream {key[:80]!r}")
+            frames = frames[ids.index(after) + 1 :]
+        chunks = [encoder.frame(frame, n) for n, frame in enumerate(frames)]
+        trailer = encoder.trailer()
+        if trailer:
+            chunks.append(trailer)
+        headers = self._headers(encoder, encoder.stream_media_type, f"{path}:{after}")
+        headers["cache-control"] = "no-cache"
+        self._log(f"GET {path} 200 continuation ({len(frames)} events)")
+        return WireResponse(chunks, status=200, headers=headers)
 
     @staticmethod
     def _stream_chunks(encoder: Encoder, reply: Reply, fault: Fault | None) -> list[bytes]:

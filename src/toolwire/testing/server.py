@@ -3,7 +3,7 @@
 Theory of operation: a Starlette app answers the routes of every registered
 dialect that has an encoder (:mod:`toolwire.stream.codecs`: OpenAI Chat
 Completions, OpenAI Responses, Anthropic Messages, Gemini, Bedrock's Converse
-and InvokeModel in AWS's event stream). For each request it
+and InvokeModel in AWS's event stream, Gemini Interactions). For each request it
 parses the body in its dialect (the dialect's ``decode_request``), picks the turn
 of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 (:class:`~toolwire.testing.encoders.Reply`) and encodes it as the provider would
@@ -11,7 +11,10 @@ of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 instead of the answer, or damage to the frames (a broken chunk, an error
 event) and to the bytes (a cut, slow chunks). The server keeps no conversation
 state; the only state is the attempt counter per request body, which makes a
-client's retry of the same request its next attempt.
+client's retry of the same request its next attempt, and, for dialects that
+continue a cut stream from an event id (Gemini Interactions), the frames of
+the latest streamed answers, sent again from an event by a GET on the
+dialect's ``continuation_routes`` (never with a fault).
 
 :class:`EmulationServer` is a :class:`~toolwire.testing._serving.LoopbackServer`:
 uvicorn in a background thread on a socket it binds itself, returning from
@@ -91,6 +94,11 @@ def build_app(
     routes = [
         Route(path, _endpoint(handler, d), methods=["POST"]) for d in spoken for path in d.routes
     ]
+    routes += [
+        Route(path, _continuation(handler, d), methods=["GET"])
+        for d in spoken
+        for path in d.continuation_routes
+    ]
     endpoints = ", ".join(d.routes[0] for d in spoken)
 
     async def unknown(request: Request) -> Response:
@@ -133,6 +141,21 @@ def _endpoint(handler: Handler, dialect: WireDialect) -> Callable[[Request], Awa
     return answer
 
 
+def _continuation(
+    handler: Handler, dialect: WireDialect
+) -> Callable[[Request], Awaitable[Response]]:
+    async def answer(request: Request) -> Response:
+        read = dialect.continuation_target
+        target = read(request.url.path, dict(request.query_params)) if read else None
+        if target is None:
+            path = request.url.path
+            return handler._error(_encoder(dialect), 404, f"no method at {path!r}")
+        key, after = target
+        return await handler.continuation(request, _encoder(dialect), key, after)
+
+    return answer
+
+
 _DIALECT_ALIASES = {
     "openai": "openai-chat",
     "openai-chat": "openai-chat",
@@ -143,6 +166,7 @@ _DIALECT_ALIASES = {
     "bedrock": "bedrock-converse",
     "bedrock-converse": "bedrock-converse",
     "bedrock-invoke": "bedrock-invoke",
+    "gemini-interactions": "gemini-interactions",
 }
 
 
@@ -213,7 +237,8 @@ class EmulationServer(LoopbackServer):
         ``anthropic-messages`` (or ``anthropic``): the root; ``gemini``:
         ``.../v1beta`` (the API version is part of the base URL, as in
         :class:`toolwire.providers.Gemini`); ``bedrock-converse``/``bedrock-invoke``
-        (or ``bedrock``): the root (``/model/{id}/converse-stream``...).
+        (or ``bedrock``): the root (``/model/{id}/converse-stream``...);
+        ``gemini-interactions``: ``.../v1beta`` (``/interactions``).
 
         Raises:
             UsageError: an unknown dialect.

@@ -56,6 +56,7 @@ from toolwire.stream.codecs import (
     bedrock_invoke,
     cohere,
     gemini,
+    gemini_interactions,
     ollama,
     openai_chat,
     openai_responses,
@@ -66,6 +67,7 @@ from toolwire.stream.codecs.bedrock import BedrockConverseCodec
 from toolwire.stream.codecs.bedrock_invoke import BedrockInvokeCodec
 from toolwire.stream.codecs.cohere import CohereCodec
 from toolwire.stream.codecs.gemini import GeminiCodec
+from toolwire.stream.codecs.gemini_interactions import GeminiInteractionsCodec
 from toolwire.stream.codecs.ollama import OllamaCodec
 from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import OpenAIResponsesCodec
@@ -81,6 +83,7 @@ __all__ = [
     "Codec",
     "CohereCodec",
     "GeminiCodec",
+    "GeminiInteractionsCodec",
     "OllamaCodec",
     "OpenAIChatCodec",
     "OpenAIResponsesCodec",
@@ -151,6 +154,7 @@ register(ollama.DIALECT)
 register(cohere.DIALECT)
 register(bedrock.DIALECT)
 register(bedrock_invoke.DIALECT)
+register(gemini_interactions.DIALECT)
 
 assert tuple(_REGISTRY) == DIALECTS, "one registered dialect per name of DIALECTS, in order"
 
