@@ -22,15 +22,13 @@ options it passes on, the error bodies, and two things this API allows:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.providers._base import HttpRequest, Provider, Transport
 from toolwire.providers._reads import Continuation
-from toolwire.stream.codecs._request import dict_or_empty, merge_extra
-from toolwire.types import StreamResult
+from toolwire.stream.codecs._request import dict_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -109,33 +107,8 @@ class GeminiInteractions(Provider):
 
     # -- requests --------------------------------------------------------
 
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``POST /interactions`` request (see :meth:`Provider.build_request`)."""
-        body = self._encode(
-            model=model,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            thinking_level=self.thinking_level,
-            chain=self.chain,
-            store=self.store,
-        )
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)
+    def _encoder_options(self) -> dict[str, Any]:
+        return {"thinking_level": self.thinking_level, "chain": self.chain, "store": self.store}
 
     def continuation(self) -> Continuation | None:
         """``GET .../interactions/{id}?stream=true&last_event_id=...`` for a
@@ -161,10 +134,6 @@ class GeminiInteractions(Provider):
         return request
 
     # -- responses -------------------------------------------------------
-
-    def parse_response(self, body: Any) -> StreamResult:
-        """Read a whole ``Interaction`` (see :meth:`Provider.parse_response`)."""
-        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

@@ -112,6 +112,7 @@ BUILTIN_STEPS: Final = frozenset(
 ECHO_STEPS: Final = frozenset({"user_input", "function_result"})
 """Steps that repeat the request's input (no output of the model)."""
 
+
 def usage_from_interactions(raw: dict[str, Any]) -> Usage:
     """An interaction's ``usage`` as a :class:`Usage`; ``output_tokens``
     counts thinking too (``total_output_tokens`` + ``total_thought_tokens``)."""

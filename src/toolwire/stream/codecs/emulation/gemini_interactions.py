@@ -17,6 +17,7 @@ and only the new input is answered with the next turn.
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from typing import Any
 
 from toolwire.stream import _json
@@ -31,13 +32,11 @@ from toolwire.stream.codecs.emulation._base import (
 )
 from toolwire.stream.codecs.emulation._request import (
     BadRequest,
+    History,
     ParsedRequest,
-    ToolResult,
     as_object,
-    conversation_key,
     get_model,
     looks_like_error,
-    split_latest,
     text_of,
 )
 
@@ -236,55 +235,43 @@ def decode_request(
     if not isinstance(steps, list):
         raise BadRequest("'input' must be a string or an array of steps")
     previous = data.get("previous_interaction_id")
-    events: list[tuple[str, ToolResult | None]] = []
-    opening: list[Any] = [data.get("system_instruction")]
+    history = History(data.get("system_instruction"))
     conversation: str | None = None
     if previous is not None:
         if not isinstance(previous, str):
             raise BadRequest("'previous_interaction_id' must be a string")
         conversation, turn = _read_interaction_id(previous)
-        events.extend(("assistant", None) for _ in range(turn + 1))
+        for _ in range(turn + 1):
+            history.assistant()
     in_model = False
     for i, item in enumerate(steps):
         step = as_object(item, f"input[{i}]")
         kind = step.get("type")
         if kind in _ASSISTANT_STEPS:
             if not in_model:
-                events.append(("assistant", None))
+                history.assistant()
             in_model = True
             continue
         in_model = False
         if kind == "function_result":
             text = _result_text(step.get("result"))
             call_id, name = step.get("call_id"), step.get("name")
-            error = step.get("is_error") is True or looks_like_error(text)
-            events.append(
-                (
-                    "result",
-                    ToolResult(
-                        call_id if isinstance(call_id, str) else None,
-                        name if isinstance(name, str) else None,
-                        text,
-                        error,
-                    ),
-                )
+            history.result(
+                call_id if isinstance(call_id, str) else None,
+                text,
+                step.get("is_error") is True or looks_like_error(text),
+                name=name if isinstance(name, str) else None,
             )
-        if not any(kind == "assistant" for kind, _ in events):
-            opening.append(step)
-    turns, every, latest = split_latest(events)
+        history.passed(step)
     tools, system = data.get("tools"), data.get("system_instruction")
     stream_flag = data.get("stream", False)
     if not isinstance(stream_flag, bool):
         raise BadRequest("'stream' must be a boolean")
-    return ParsedRequest(
+    parsed = history.parsed(
         dialect=_API,
         model=get_model(data),
         stream=stream_flag,
-        assistant_turns=turns,
-        conversation=conversation or conversation_key(opening),
-        results=every,
-        latest_results=latest,
-        include_usage=True,
         tools=tools if isinstance(tools, list) else [],
         instructions=system if isinstance(system, str) else None,
     )
+    return replace(parsed, conversation=conversation) if conversation else parsed
