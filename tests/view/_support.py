@@ -19,7 +19,7 @@ import uvicorn
 
 from tests.journal._support import CrashAt, crashing_agent, expect_crash, make_agent
 from toolwire import Approval, ApprovalRequest, Toolbox, tool
-from toolwire.journal import SQLiteJournal, close_journals
+from toolwire.journal import PostgresJournal, SQLiteJournal, close_journals
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.view import COOKIE, ViewSettings, create_app
 
@@ -81,11 +81,14 @@ FAILED_TURNS = [{"text": "never", "faults": [{"status": 400, "message": f"bad {H
 class Made:
     """The journal and the ids of its runs, by what each run shows."""
 
-    path: Path
+    path: Path | str
+    """The journal file, or a ``postgresql://`` URL."""
     runs: dict[str, str]
 
 
-async def _run(scenario: Scenario, tools: Any, path: Path, run_id: str, **options: Any) -> None:
+async def _run(
+    scenario: Scenario, tools: Any, path: Path | str, run_id: str, **options: Any
+) -> None:
     with EmulationServer(scenario) as server:
         agent = make_agent(server, tools, journal=str(path), **options)
         try:
@@ -96,8 +99,8 @@ async def _run(scenario: Scenario, tools: Any, path: Path, run_id: str, **option
             await agent.aclose()
 
 
-async def _resumed(path: Path, run_id: str) -> None:
-    journal = SQLiteJournal(path)
+async def _resumed(path: Path | str, run_id: str) -> None:
+    journal = PostgresJournal(path) if isinstance(path, str) else SQLiteJournal(path)
     scenario = _scenario("resumed", HOSTILE_TURNS)
     try:
         with EmulationServer(scenario) as server:
@@ -117,7 +120,7 @@ async def _resumed(path: Path, run_id: str) -> None:
         journal.close()
 
 
-def make_journal(path: Path) -> Made:
+def make_journal(path: Path | str) -> Made:
     """A journal with runs that answered (hostile tool results, a tool that
     raised), were denied approval, failed, and were resumed after a crash."""
 
@@ -151,7 +154,7 @@ class Viewer:
 
 
 @contextmanager
-def serving(journal: Path, *, poll: float = 0.05, deadline: float = 5.0) -> Iterator[Viewer]:
+def serving(journal: Path | str, *, poll: float = 0.05, deadline: float = 5.0) -> Iterator[Viewer]:
     """The viewer of ``journal`` on a free loopback port, stopped on exit."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from toolwire.journal import default_journal_path
+from toolwire.journal import default_journal
+from toolwire.journal._postgres import is_postgres_url, url_where
 from toolwire.view import serve
 
 __all__ = ["view"]
@@ -16,28 +17,32 @@ __all__ = ["view"]
 @click.option(
     "--journal",
     "journal_path",
-    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="The journal file (default: $TOOLWIRE_JOURNAL or the user state directory).",
+    help="The journal file or postgresql:// URL "
+    "(default: $TOOLWIRE_JOURNAL or the user state directory).",
 )
 @click.option("--port", default=0, show_default=True, help="The port (0: any free one).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
-def view(journal_path: Path | None, port: int, open_browser: bool) -> None:
+def view(journal_path: str | None, port: int, open_browser: bool) -> None:
     """Show the journal's runs in a browser, live, on 127.0.0.1.
 
     Prints the URL to open: it carries a random access token, and the page
     answers no request without it. The journal is read, never written."""
-    chosen = journal_path if journal_path is not None else default_journal_path()
+    chosen: Path | str | None = default_journal()
+    if journal_path is not None:
+        chosen = journal_path if is_postgres_url(journal_path) else Path(journal_path)
     if chosen is None:
         raise click.UsageError("journaling is off (TOOLWIRE_JOURNAL=off): give --journal PATH")
     if not 0 <= port <= 65535:
         raise click.BadParameter("a port is 0 to 65535", param_hint="--port")
 
     def announce(url: str) -> None:
-        click.echo(f"toolwire view of {chosen}: open {url}  (Ctrl-C stops it)", err=True)
+        where = url_where(chosen) if isinstance(chosen, str) else chosen
+        click.echo(f"toolwire view of {where}: open {url}  (Ctrl-C stops it)", err=True)
         click.echo(url)
 
     try:
-        serve(chosen.expanduser(), port=port, open_browser=open_browser, announce=announce)
+        journal = chosen if isinstance(chosen, str) else chosen.expanduser()
+        serve(journal, port=port, open_browser=open_browser, announce=announce)
     except OSError as exc:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc

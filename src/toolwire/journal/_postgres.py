@@ -40,10 +40,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolwire.journal._fencing import Renewer, acquire, check_fence, release
 from toolwire.journal._records import (
     JournalError,
+    JournalEvent,
     RunLog,
     RunSummary,
     Step,
     end_step,
+    events_from_rows,
     log_from_rows,
     summary_from_row,
 )
@@ -51,7 +53,7 @@ from toolwire.journal._records import (
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCHEMA_VERSION", "PostgresJournal", "is_postgres_url"]
+__all__ = ["SCHEMA_VERSION", "PostgresJournal", "is_postgres_url", "migrate", "url_where"]
 
 T = TypeVar("T")
 
@@ -69,6 +71,13 @@ _MIGRATIONS: tuple[str, ...] = (
     "CREATE TABLE toolwire_leases (run_id text PRIMARY KEY, token bigint NOT NULL, "
     "owner text NOT NULL, expires_at timestamptz NOT NULL);"
     "CREATE SEQUENCE toolwire_lease_tokens;",
+    # 2: the rate limits' budgets (toolwire.journal._rates): the requests of
+    # the last minute per provider host and model, and the holds of 429s.
+    "CREATE TABLE toolwire_rate_requests (host text NOT NULL, model text NOT NULL, "
+    "at double precision NOT NULL, tokens integer NOT NULL);"
+    "CREATE INDEX toolwire_rate_requests_key ON toolwire_rate_requests (host, model, at);"
+    "CREATE TABLE toolwire_rate_blocks (host text NOT NULL, model text NOT NULL, "
+    "until double precision NOT NULL, PRIMARY KEY (host, model));",
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema this toolwire writes (migration ``n`` brings a database to ``n``)."""
@@ -81,6 +90,9 @@ _RUN = (
 _RUNS = (
     "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
     "FROM toolwire_runs ORDER BY id DESC LIMIT %s"
+)
+_PAGE = (
+    "SELECT id, run_id, started_at, updated_at, status, header, summary, resumes FROM toolwire_runs"
 )
 
 
@@ -122,7 +134,7 @@ class PostgresJournal:
             raise JournalError("lease_ttl and timeout must be positive")
         self._psycopg = psycopg
         self._url = url
-        self.where = _where(url)
+        self.where = url_where(url)
         self.read_only = read_only
         self.lease_ttl = lease_ttl
         self.timeout = timeout
@@ -167,24 +179,8 @@ class PostgresJournal:
 
     def _migrate(self) -> None:
         assert self._db is not None
-        db = self._db
         try:
-            with db.transaction():
-                db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS toolwire_schema (version integer PRIMARY KEY, "
-                    "applied_at timestamptz NOT NULL DEFAULT now())"
-                )
-                row = db.execute("SELECT coalesce(max(version), 0) FROM toolwire_schema").fetchone()
-                version = int(row[0]) if row else 0
-                if version > SCHEMA_VERSION:
-                    raise JournalError(
-                        f"the journal {self.where} is of schema {version}, written by a newer "
-                        f"toolwire (this one writes {SCHEMA_VERSION}); upgrade toolwire"
-                    )
-                for number in range(version + 1, SCHEMA_VERSION + 1):
-                    db.execute(_MIGRATIONS[number - 1])
-                    db.execute("INSERT INTO toolwire_schema (version) VALUES (%s)", (number,))
+            migrate(self._db, self.where)
         except self._psycopg.Error as exc:
             self.close()
             raise self._error(exc, writing=True) from None
@@ -413,6 +409,53 @@ class PostgresJournal:
         rows = self._read(_RUNS, (max(limit, 0),))
         return [summary_from_row(row) for row in rows]
 
+    def page_runs(
+        self,
+        *,
+        before: int | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+    ) -> list[tuple[int, RunSummary]]:
+        """See :meth:`SQLiteJournal.page_runs` (the same page, here)."""
+        where: list[str] = ["true"]
+        args: list[Any] = []
+        if before is not None:
+            where.append("id < %s")
+            args.append(before)
+        if status:
+            where.append("status = %s")
+            args.append(status)
+        like = _escape_like(search or "")
+        if search and self._read(
+            "SELECT 1 FROM toolwire_runs WHERE run_id LIKE %s LIMIT 1", (like + "%",)
+        ):
+            where.append("run_id LIKE %s")
+            args.append(like + "%")
+        elif search:
+            where.append("(header::jsonb ->> 'model') ILIKE %s")
+            args.append("%" + like + "%")
+        clause = " AND ".join(where)  # fixed fragments: the values are parameters
+        query = f"{_PAGE} WHERE {clause} ORDER BY id DESC LIMIT %s"
+        rows = self._read(query, (*args, max(limit, 0)))
+        return [(int(row[0]), summary_from_row(row[1:])) for row in rows]
+
+    def events_after(self, run_id: str, seq: int, *, limit: int = 500) -> list[JournalEvent]:
+        """See :meth:`SQLiteJournal.events_after`.
+
+        Raises:
+            JournalError: no such run, or the journal cannot be read.
+        """
+        rows = self._read("SELECT id FROM toolwire_runs WHERE run_id = %s", (run_id,))
+        if not rows:
+            raise JournalError(f"no run {run_id!r} in the journal {self.where}")
+        events = self._read(
+            "SELECT seq, at, kind, turn, attempt, call_id, data FROM toolwire_events "
+            "WHERE run = %s AND seq > %s ORDER BY seq LIMIT %s",
+            (rows[0][0], seq, max(limit, 0)),
+        )
+        return events_from_rows(run_id, events)
+
     def find_run(self, ref: str) -> str:
         """See :meth:`Journal.find_run`."""
         if self._read("SELECT 1 FROM toolwire_runs WHERE run_id = %s", (ref,)):
@@ -423,9 +466,9 @@ class PostgresJournal:
                 raise JournalError(f"the journal {self.where} holds no run")
             return str(rows[0][0])
         if ref:
-            escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             rows = self._read(
-                "SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2", (escaped + "%",)
+                "SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2",
+                (_escape_like(ref) + "%",),
             )
             if len(rows) == 1:
                 return str(rows[0][0])
@@ -444,7 +487,37 @@ class PostgresJournal:
             db.close()
 
 
-def _where(url: str) -> str:
+def migrate(db: psycopg.Connection[Any], where: str) -> None:
+    """Bring the database's toolwire tables to :data:`SCHEMA_VERSION`.
+
+    Raises:
+        JournalError: the database was written by a newer toolwire.
+        psycopg.Error: the database refused.
+    """
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS toolwire_schema (version integer PRIMARY KEY, "
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        row = db.execute("SELECT coalesce(max(version), 0) FROM toolwire_schema").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise JournalError(
+                f"the journal {where} is of schema {version}, written by a newer "
+                f"toolwire (this one writes {SCHEMA_VERSION}); upgrade toolwire"
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            db.execute(_MIGRATIONS[number - 1])
+            db.execute("INSERT INTO toolwire_schema (version) VALUES (%s)", (number,))
+
+
+def _escape_like(text: str) -> str:
+    """``text`` matched literally by ``LIKE`` (its ``\\``, ``%`` and ``_`` escaped)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def url_where(url: str) -> str:
     """The URL without its user, password or parameters: ``postgresql://host/db``."""
     from urllib.parse import urlsplit
 

@@ -15,13 +15,14 @@ __all__ = ["serve"]
 
 
 def serve(
-    journal: Path,
+    journal: Path | str,
     *,
     port: int = 0,
     open_browser: bool = False,
     announce: Callable[[str], None] = print,
 ) -> None:
-    """Serve the viewer of ``journal`` on 127.0.0.1 until interrupted.
+    """Serve the viewer of ``journal`` (a file, or a ``postgresql://`` URL) on
+    127.0.0.1 until interrupted.
 
     ``port`` 0 takes any free port. The URL, with its access token, is given
     to ``announce`` once the socket listens (and opened in a browser when
