@@ -8,7 +8,9 @@ keeps, in the same shape (a ``toolwire_runs`` row per run, its steps in
 ``toolwire_messages``, one row per position, written once), with the same
 payloads: JSON text built and redacted by
 :class:`~toolwire.journal.JournalObserver`, decoded by the same functions
-(:func:`~toolwire.journal._records.log_from_rows`).
+(:func:`~toolwire.journal._records.log_from_rows`). What both journals do
+alike (applying records, finding and listing runs) is theirs in common
+(:class:`~toolwire.journal._base.RunStore`).
 
 Each write is one transaction, committed before the agent takes the step it
 records; :meth:`PostgresJournal.record_steps` commits several records of a
@@ -37,6 +39,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolwire.journal._base import RunStore, StoreQueries, escape_like
 from toolwire.journal._fencing import Renewer, acquire, check_fence, release
 from toolwire.journal._records import (
     JournalError,
@@ -44,7 +47,6 @@ from toolwire.journal._records import (
     RunLog,
     RunSummary,
     Step,
-    end_step,
     events_from_rows,
     log_from_rows,
     summary_from_row,
@@ -101,7 +103,7 @@ def is_postgres_url(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
 
 
-class PostgresJournal:
+class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
     """The journal in a PostgreSQL database (``pip install 'toolwire[postgres]'``).
 
     Args:
@@ -115,6 +117,13 @@ class PostgresJournal:
         JournalError: psycopg is missing, the database cannot be reached, or
             it was written by a newer toolwire.
     """
+
+    QUERIES = StoreQueries(
+        exists="SELECT 1 FROM toolwire_runs WHERE run_id = %s",
+        last="SELECT run_id FROM toolwire_runs ORDER BY id DESC LIMIT 1",
+        prefix="SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2",
+        runs=_RUNS,
+    )
 
     def __init__(
         self,
@@ -151,6 +160,10 @@ class PostgresJournal:
         else:
             self._migrate()
         self._renewer = Renewer(self._connect, lease_ttl)
+
+    @property
+    def _name(self) -> str:
+        return self.where
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""
@@ -301,33 +314,6 @@ class PostgresJournal:
             (step.status, step.summary, time.time(), self._keys[run_id]),
         )
 
-    def record_steps(self, run_id: str, steps: Sequence[Step]) -> None:
-        """Write several records of one run in one transaction (see
-        :meth:`SQLiteJournal.record_steps`).
-
-        Raises:
-            JournalError: a new run's id is taken, the run is unknown, or the
-                journal cannot be written.
-            LeaseLost: this worker's lease of the run was taken over.
-        """
-
-        def work(db: psycopg.Connection[Any]) -> None:
-            for step in steps:
-                if step.kind == "run_started":
-                    self._start(db, run_id, step)
-                elif step.status is not None:
-                    self._end(db, run_id, step)
-                else:
-                    self._append(db, run_id, step)
-
-        self._write(run_id, work)
-        if steps and steps[-1].status is not None:
-            self._forget(run_id)
-
-    def _forget(self, run_id: str) -> None:
-        self._seq.pop(run_id, None)
-        self._keys.pop(run_id, None)
-
     def record_run(
         self, run_id: str, *, header: str, messages: Sequence[str], resumed: bool
     ) -> int:
@@ -352,28 +338,6 @@ class PostgresJournal:
             return int(row[0]) if row else 0
 
         return self._write(run_id, resume)
-
-    def record_event(
-        self,
-        run_id: str,
-        kind: str,
-        data: str,
-        *,
-        turn: int | None = None,
-        attempt: int | None = None,
-        call_id: str | None = None,
-        messages: Sequence[str] = (),
-        first_position: int = 0,
-    ) -> int:
-        """See :meth:`Journal.record_event`."""
-        step = Step(kind, data, turn, attempt, call_id, messages, first_position)
-        return self._write(run_id, lambda db: self._append(db, run_id, step))
-
-    def record_end(self, run_id: str, *, status: str, summary: str, data: str) -> None:
-        """See :meth:`Journal.record_end`."""
-        step = end_step(status, summary, data)
-        self._write(run_id, lambda db: self._end(db, run_id, step))
-        self._forget(run_id)
 
     # -- reading ---------------------------------------------------------------
 
@@ -404,11 +368,6 @@ class PostgresJournal:
         )
         return log_from_rows(rows[0][1:], events, [text for (text,) in messages])
 
-    def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
-        """See :meth:`Journal.list_runs`."""
-        rows = self._read(_RUNS, (max(limit, 0),))
-        return [summary_from_row(row) for row in rows]
-
     def page_runs(
         self,
         *,
@@ -426,7 +385,7 @@ class PostgresJournal:
         if status:
             where.append("status = %s")
             args.append(status)
-        like = _escape_like(search or "")
+        like = escape_like(search or "")
         if search and self._read(
             "SELECT 1 FROM toolwire_runs WHERE run_id LIKE %s LIMIT 1", (like + "%",)
         ):
@@ -455,26 +414,6 @@ class PostgresJournal:
             (rows[0][0], seq, max(limit, 0)),
         )
         return events_from_rows(run_id, events)
-
-    def find_run(self, ref: str) -> str:
-        """See :meth:`Journal.find_run`."""
-        if self._read("SELECT 1 FROM toolwire_runs WHERE run_id = %s", (ref,)):
-            return ref
-        if ref == "last":
-            rows = self._read("SELECT run_id FROM toolwire_runs ORDER BY id DESC LIMIT 1", ())
-            if not rows:
-                raise JournalError(f"the journal {self.where} holds no run")
-            return str(rows[0][0])
-        if ref:
-            rows = self._read(
-                "SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2",
-                (_escape_like(ref) + "%",),
-            )
-            if len(rows) == 1:
-                return str(rows[0][0])
-            if len(rows) > 1:
-                raise JournalError(f"several runs start with {ref!r}; give more of the id")
-        raise JournalError(f"no run {ref!r} in the journal {self.where}")
 
     def close(self) -> None:
         """Stop renewing leases and close the connection (idempotent)."""
@@ -510,11 +449,6 @@ def migrate(db: psycopg.Connection[Any], where: str) -> None:
         for number in range(version + 1, SCHEMA_VERSION + 1):
             db.execute(_MIGRATIONS[number - 1])
             db.execute("INSERT INTO toolwire_schema (version) VALUES (%s)", (number,))
-
-
-def _escape_like(text: str) -> str:
-    """``text`` matched literally by ``LIKE`` (its ``\\``, ``%`` and ``_`` escaped)."""
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def url_where(url: str) -> str:
