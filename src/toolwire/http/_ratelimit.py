@@ -94,7 +94,10 @@ class RateStore(Protocol):
 
 
 @dataclass(slots=True)
-class _Window:
+class RateWindow:
+    """One budget's last minute: when each request was let through, its
+    tokens, and the end of a hold (a 429, a spent budget)."""
+
     requests: deque[float] = field(default_factory=deque[float])
     tokens: deque[tuple[float, int]] = field(default_factory=deque[tuple[float, int]])
     token_sum: int = 0
@@ -108,9 +111,10 @@ class _Window:
             self.token_sum -= self.tokens.popleft()[1]
 
 
-def wait_for(window: _Window, tokens: int, limit: RateLimit, now: float) -> float:
+def wait_for(window: RateWindow, tokens: int, limit: RateLimit, now: float) -> float:
     """Seconds to wait before a request of ``tokens`` fits ``window`` (after
-    :meth:`_Window.expire`) at ``now``; 0 when it fits now."""
+    :meth:`RateWindow.expire`) at ``now``; 0 when it fits now. Every store
+    decides with it."""
     if now < window.blocked_until:
         return window.blocked_until - now
     rpm = limit.requests_per_minute
@@ -133,13 +137,13 @@ class LocalRateStore:
     """Budgets in this process's memory, safe across threads."""
 
     def __init__(self) -> None:
-        self._windows: dict[RateKey, _Window] = {}
+        self._windows: dict[RateKey, RateWindow] = {}
         self._lock = threading.Lock()
 
     def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
         """See :meth:`RateStore.reserve`."""
         with self._lock:
-            window = self._windows.setdefault(key, _Window())
+            window = self._windows.setdefault(key, RateWindow())
             window.expire(now)
             wait = wait_for(window, tokens, limit, now)
             if wait > 0:
@@ -153,7 +157,7 @@ class LocalRateStore:
     def block(self, key: RateKey, until: float) -> None:
         """See :meth:`RateStore.block`."""
         with self._lock:
-            window = self._windows.setdefault(key, _Window())
+            window = self._windows.setdefault(key, RateWindow())
             window.blocked_until = max(window.blocked_until, until)
 
 

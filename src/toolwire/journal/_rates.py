@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolwire.http._ratelimit import WINDOW, RateKey, RateLimit, _Window, wait_for
+from toolwire.http._ratelimit import WINDOW, RateKey, RateLimit, RateWindow, wait_for
 from toolwire.journal._postgres import migrate, url_where
 from toolwire.journal._records import JournalError
 
@@ -125,7 +125,7 @@ class PostgresRateStore:
                 "DELETE FROM toolwire_rate_requests WHERE host = %s AND model = %s AND at <= %s",
                 (host, model, at - WINDOW),
             )
-            window = _Window(blocked_until=_blocked(db, key))
+            window = RateWindow(blocked_until=_blocked(db, key))
             for when, count in db.execute(
                 "SELECT at, tokens FROM toolwire_rate_requests WHERE host = %s AND model = %s "
                 "ORDER BY at",
