@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,7 +85,7 @@ class RayCluster:
                 f"--dashboard-port={_free_port()}",
                 f"--temp-dir={directory}",
             )
-            cluster._wait(lambda: cluster._port_open(), "the head")
+            cluster._wait(cluster._port_open, "the head")
             for n in range(nodes):
                 cluster._launch(f"n{n}", f"--address={cluster.address}", f"--num-cpus={cpus}")
                 cluster._wait(lambda n=n: cluster.alive_nodes() >= n + 2, f"node n{n}")
@@ -123,10 +123,10 @@ class RayCluster:
             return False
         return True
 
-    def _wait(self, ready: object, what: str) -> None:
+    def _wait(self, ready: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + START_DEADLINE
         while time.monotonic() < deadline:
-            if ready():  # type: ignore[operator]
+            if ready():
                 return
             if any(p.poll() is not None for p in self.processes.values()):
                 break

@@ -26,7 +26,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -91,10 +91,12 @@ def cluster(tmp_path: Path, emulation_server: str) -> Iterator[RayCluster]:
         ray_cluster.stop()
 
 
-def _wait(condition: object, what: str, deadline: float, batch: subprocess.Popen[bytes]) -> None:
+def _wait(
+    condition: Callable[[], bool], what: str, deadline: float, batch: subprocess.Popen[bytes]
+) -> None:
     until = time.monotonic() + deadline
     while time.monotonic() < until:
-        if condition():  # type: ignore[operator]
+        if condition():
             return
         if batch.poll() is not None:
             raise AssertionError(f"the batch ended before {what}")
