@@ -8,6 +8,8 @@
 #   make bench  the streaming benchmark against the libraries you would otherwise use
 #   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
 #   make soak   2,000 concurrent journaled runs in one process, the server in another
+#   make test-cluster  the 2,000-run batch over a local Ray cluster (ray start: a head and
+#               four nodes) on one Postgres journal, through a node's kill -9 (also in make test)
 #   make test-llamacpp  the agent against two real llama.cpp servers (not part of make test)
 #   make test-browser  toolwire view in headless Chromium (installs Debian's chromium if missing;
 #               not part of make test); screenshots in build/view-screenshots/
@@ -19,7 +21,7 @@ STAMP  := $(VENV)/.installed-dev
 CORE_STAMP := $(VENV)/.installed-core
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent soak clean test-llamacpp test-browser
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent soak clean test-llamacpp test-browser test-cluster
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +95,10 @@ bench-agent: $(BENCH_STAMP)
 
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py $(BENCH_ARGS)
+
+# TOOLWIRE_CLUSTER_RUNS=200 for a shorter batch.
+test-cluster: $(STAMP)
+	$(BIN)/python -m pytest -q tests/cluster
 
 # Real servers: llama-cpp-python's server and llama.cpp's llama-server, built
 # from the llama-cpp-python source package on PyPI and cached in

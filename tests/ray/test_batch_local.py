@@ -271,3 +271,32 @@ def test_record_from_bad_data() -> None:
         BatchRecord.from_dict({"prompt": "a", "outcome": "maybe"})
     record = BatchRecord.from_dict({"prompt": "a", "outcome": "error", "turns": True})
     assert record.index == -1 and record.turns == 0 and not record.ok
+
+
+async def test_a_run_placed_again_waits_for_its_dead_workers_lease(postgres_url: str) -> None:
+    # The dead worker took the run's lease and died before the run's first
+    # record: the run placed again finds no record, waits for the lease to
+    # expire, then runs from the start.
+    from toolwire.batch._runs import _run_one
+    from toolwire.journal import PostgresJournal
+
+    dead = PostgresJournal(postgres_url, lease_ttl=1.0)
+    held = dead.lease("run-1")
+    held.__enter__()
+    dead.close()  # no renewing, no release: as after kill -9
+    journal = PostgresJournal(postgres_url)
+    try:
+        async with EmulationServer(SCENARIO) as server:
+            base_url = server.url_for("openai-chat")
+
+            def factory() -> Agent:
+                provider = OpenAIChat(api_key="test-key", base_url=base_url)
+                return Agent(provider, model="gpt-4.1-mini", tools=[whoami], journal=journal)
+
+            with anyio.fail_after(30):
+                record = await _run_one(factory, "你好", 0, "run-1", resume=True)
+        assert (record["outcome"], record["output"]) == ("answered", "好的"), record
+        assert journal.load_run("run-1").run.resumes == 0
+    finally:
+        journal.close()
+        del held

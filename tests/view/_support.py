@@ -20,7 +20,14 @@ import uvicorn
 from tests.journal._support import FAKE_KEY, CrashAt, crashing_agent, expect_crash, make_agent
 from toolwire import Agent, Approval, ApprovalRequest, Toolbox, tool
 from toolwire.cli.demo import PROVIDERS, make_provider
-from toolwire.journal import Decision, SQLiteJournal, close_journals, pending_calls, record_decision
+from toolwire.journal import (
+    Decision,
+    PostgresJournal,
+    SQLiteJournal,
+    close_journals,
+    pending_calls,
+    record_decision,
+)
 from toolwire.testing import EmulationServer, RecordingProxy, Scenario
 from toolwire.view import COOKIE, ViewSettings, create_app
 
@@ -101,11 +108,14 @@ FAILED_TURNS = [{"text": "never", "faults": [{"status": 400, "message": f"bad {H
 class Made:
     """The journal and the ids of its runs, by what each run shows."""
 
-    path: Path
+    path: Path | str
+    """The journal file, or a ``postgresql://`` URL."""
     runs: dict[str, str]
 
 
-async def _run(scenario: Scenario, tools: Any, path: Path, run_id: str, **options: Any) -> None:
+async def _run(
+    scenario: Scenario, tools: Any, path: Path | str, run_id: str, **options: Any
+) -> None:
     with EmulationServer(scenario) as server:
         agent = make_agent(server, tools, journal=str(path), **options)
         try:
@@ -116,8 +126,8 @@ async def _run(scenario: Scenario, tools: Any, path: Path, run_id: str, **option
             await agent.aclose()
 
 
-async def _resumed(path: Path, run_id: str) -> None:
-    journal = SQLiteJournal(path)
+async def _resumed(path: Path | str, run_id: str) -> None:
+    journal = PostgresJournal(path) if isinstance(path, str) else SQLiteJournal(path)
     scenario = _scenario("resumed", HOSTILE_TURNS)
     try:
         with EmulationServer(scenario) as server:
@@ -137,7 +147,7 @@ async def _resumed(path: Path, run_id: str) -> None:
         journal.close()
 
 
-def make_waiting(path: Path, run_id: str = "waiting-1", *, answer: bool = True) -> None:
+def make_waiting(path: Path | str, run_id: str = "waiting-1", *, answer: bool = True) -> None:
     """A run suspended on two calls: one waits for an approval (``launch``),
     one for an outside result (``lookup``, answered here unless not ``answer``)."""
 
@@ -148,7 +158,7 @@ def make_waiting(path: Path, run_id: str = "waiting-1", *, answer: bool = True) 
     close_journals()
     if not answer:
         return
-    journal = SQLiteJournal(path)
+    journal = PostgresJournal(path) if isinstance(path, str) else SQLiteJournal(path)
     try:
         pending = {p.name: p for p in pending_calls(journal.load_run(run_id))}
         record_decision(
@@ -263,7 +273,7 @@ def make_showcase(path: Path, cassette: Path, run_id: str = "trip-planner") -> N
     _recorded_run(scenario, [get_weather, send_email], path, cassette, run_id, prompt)
 
 
-def make_journal(path: Path) -> Made:
+def make_journal(path: Path | str) -> Made:
     """A journal with runs that answered (hostile tool results, a tool that
     raised), were denied approval, failed, were resumed after a crash, and
     wait for an approval."""
@@ -301,7 +311,7 @@ class Viewer:
 
 @contextmanager
 def serving(
-    journal: Path, *, poll: float = 0.05, deadline: float = 5.0, **options: Any
+    journal: Path | str, *, poll: float = 0.05, deadline: float = 5.0, **options: Any
 ) -> Iterator[Viewer]:
     """The viewer of ``journal`` on a free loopback port, stopped on exit."""
     sock = socket.socket()

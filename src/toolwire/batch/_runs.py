@@ -48,19 +48,20 @@ async def _start_or_resume(agent: Any, prompt: str, run_id: str, resume: bool) -
     """Run the prompt; or, for a run whose worker died (``resume``), resume it
     from the journal as a local resume does (a run the journal never saw
     starts afresh). A dead worker's lease in a shared journal lives until it
-    expires: the resume waits for it, at most :data:`RESUME_WAIT` seconds."""
+    expires (it may have taken it and died before the run's first record):
+    the run waits for it, at most :data:`RESUME_WAIT` seconds."""
     from toolwire.journal import JournalError, LeaseLost, RunLeased
 
     journal = agent.journal if resume else None
     if journal is None:
         return await agent.run(prompt, run_id=run_id)
-    try:
-        journal.load_run(run_id)
-    except JournalError:
-        return await agent.run(prompt, run_id=run_id)
     deadline = time.monotonic() + RESUME_WAIT
     while True:
         try:
+            try:
+                journal.load_run(run_id)
+            except JournalError:
+                return await agent.run(prompt, run_id=run_id)
             return await agent.resume(run_id)
         except LeaseLost:
             raise

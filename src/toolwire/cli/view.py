@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from toolwire.journal import default_journal_path
+from toolwire.journal import default_journal
+from toolwire.journal._postgres import is_postgres_url, url_where
 from toolwire.view import serve
 
 __all__ = ["view"]
@@ -27,9 +28,9 @@ def _user() -> str:
 @click.option(
     "--journal",
     "journal_path",
-    type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="The journal file (default: $TOOLWIRE_JOURNAL or the user state directory).",
+    help="The journal file or postgresql:// URL "
+    "(default: $TOOLWIRE_JOURNAL or the user state directory).",
 )
 @click.option("--port", default=0, show_default=True, help="The port (0: any free one).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
@@ -48,7 +49,7 @@ def _user() -> str:
     "replay how each call's arguments grew. Repeatable.",
 )
 def view(
-    journal_path: Path | None,
+    journal_path: str | None,
     port: int,
     open_browser: bool,
     principal: str | None,
@@ -59,7 +60,9 @@ def view(
     Prints the URL to open: it carries a random access token, and the page
     answers no request without it. The journal is read, never written, but
     for one thing: approving or denying a call a suspended run waits on."""
-    chosen = journal_path if journal_path is not None else default_journal_path()
+    chosen: Path | str | None = default_journal()
+    if journal_path is not None:
+        chosen = journal_path if is_postgres_url(journal_path) else Path(journal_path)
     if chosen is None:
         raise click.UsageError("journaling is off (TOOLWIRE_JOURNAL=off): give --journal PATH")
     if not 0 <= port <= 65535:
@@ -68,12 +71,13 @@ def view(
     key = os.environ.get(KEY_VARIABLE)
 
     def announce(url: str) -> None:
-        click.echo(f"toolwire view of {chosen}: open {url}  (Ctrl-C stops it)", err=True)
+        where = url_where(chosen) if isinstance(chosen, str) else chosen
+        click.echo(f"toolwire view of {where}: open {url}  (Ctrl-C stops it)", err=True)
         click.echo(url)
 
     try:
         serve(
-            chosen.expanduser(),
+            chosen if isinstance(chosen, str) else chosen.expanduser(),
             port=port,
             open_browser=open_browser,
             announce=announce,

@@ -19,8 +19,10 @@ A budget is a sliding window: never more than the limit in any sixty seconds
 minute). A request's tokens are counted as its size over four when it is sent.
 
 The budgets live in a :class:`RateStore`: :class:`LocalRateStore` keeps them in
-this process's memory; a store shared by several machines implements the same
-three methods. The clock and the sleep are injectable, for tests.
+this process's memory; :class:`~toolwire.journal.PostgresRateStore` in the
+journal's PostgreSQL database, shared by every worker on every machine (the
+default when ``$TOOLWIRE_JOURNAL`` is a ``postgresql://`` URL). The clock and
+the sleep are injectable, for tests.
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ from typing import Protocol
 from toolwire.errors import TransportTimeout, UsageError
 from toolwire.http._messages import HttpRequest, retry_after_seconds
 
-__all__ = ["LocalRateStore", "RateKey", "RateLimit", "RateLimiter", "RateStore"]
+__all__ = [
+    "LocalRateStore",
+    "RateKey",
+    "RateLimit",
+    "RateLimiter",
+    "RateStore",
+    "default_rate_store",
+]
 
 WINDOW = 60.0
 """Seconds of a budget's window."""
@@ -85,7 +94,10 @@ class RateStore(Protocol):
 
 
 @dataclass(slots=True)
-class _Window:
+class RateWindow:
+    """One budget's last minute: when each request was let through, its
+    tokens, and the end of a hold (a 429, a spent budget)."""
+
     requests: deque[float] = field(default_factory=deque[float])
     tokens: deque[tuple[float, int]] = field(default_factory=deque[tuple[float, int]])
     token_sum: int = 0
@@ -99,33 +111,43 @@ class _Window:
             self.token_sum -= self.tokens.popleft()[1]
 
 
+def wait_for(window: RateWindow, tokens: int, limit: RateLimit, now: float) -> float:
+    """Seconds to wait before a request of ``tokens`` fits ``window`` (after
+    :meth:`RateWindow.expire`) at ``now``; 0 when it fits now. Every store
+    decides with it."""
+    if now < window.blocked_until:
+        return window.blocked_until - now
+    rpm = limit.requests_per_minute
+    if rpm is not None and len(window.requests) >= math.floor(rpm):
+        return max(window.requests[0] + WINDOW - now, 1e-3)
+    tpm = limit.tokens_per_minute
+    if tpm is not None and window.tokens and window.token_sum + tokens > tpm:
+        # Wait until enough of the window's tokens have expired (a request
+        # larger than the whole budget goes alone).
+        freed = window.token_sum
+        for at, count in window.tokens:
+            freed -= count
+            if freed + tokens <= tpm:
+                return max(at + WINDOW - now, 1e-3)
+        return max(window.tokens[-1][0] + WINDOW - now, 1e-3)
+    return 0.0
+
+
 class LocalRateStore:
     """Budgets in this process's memory, safe across threads."""
 
     def __init__(self) -> None:
-        self._windows: dict[RateKey, _Window] = {}
+        self._windows: dict[RateKey, RateWindow] = {}
         self._lock = threading.Lock()
 
     def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
         """See :meth:`RateStore.reserve`."""
         with self._lock:
-            window = self._windows.setdefault(key, _Window())
-            if now < window.blocked_until:
-                return window.blocked_until - now
+            window = self._windows.setdefault(key, RateWindow())
             window.expire(now)
-            rpm = limit.requests_per_minute
-            if rpm is not None and len(window.requests) >= math.floor(rpm):
-                return max(window.requests[0] + WINDOW - now, 1e-3)
-            tpm = limit.tokens_per_minute
-            if tpm is not None and window.tokens and window.token_sum + tokens > tpm:
-                # Wait until enough of the window's tokens have expired (a
-                # request larger than the whole budget goes alone).
-                freed = window.token_sum
-                for at, count in window.tokens:
-                    freed -= count
-                    if freed + tokens <= tpm:
-                        return max(at + WINDOW - now, 1e-3)
-                return max(window.tokens[-1][0] + WINDOW - now, 1e-3)
+            wait = wait_for(window, tokens, limit, now)
+            if wait > 0:
+                return wait
             window.requests.append(now)
             if tokens:
                 window.tokens.append((now, tokens))
@@ -135,8 +157,17 @@ class LocalRateStore:
     def block(self, key: RateKey, until: float) -> None:
         """See :meth:`RateStore.block`."""
         with self._lock:
-            window = self._windows.setdefault(key, _Window())
+            window = self._windows.setdefault(key, RateWindow())
             window.blocked_until = max(window.blocked_until, until)
+
+
+def default_rate_store() -> RateStore:
+    """A :class:`~toolwire.journal.PostgresRateStore` on the journal when the
+    journal is in PostgreSQL (``$TOOLWIRE_JOURNAL``), else a :class:`LocalRateStore`."""
+    from toolwire.journal import PostgresRateStore, default_journal
+
+    journal = default_journal()
+    return PostgresRateStore(journal) if isinstance(journal, str) else LocalRateStore()
 
 
 async def _anyio_sleep(seconds: float) -> None:
@@ -155,7 +186,10 @@ class RateLimiter:
         models: budgets by model id.
         learn: adopt the limits providers announce in their headers where
             none is configured.
-        store: where budgets are kept (:class:`LocalRateStore`).
+        store: where budgets are kept: by default a
+            :class:`~toolwire.journal.PostgresRateStore` on
+            ``$TOOLWIRE_JOURNAL`` when that is a ``postgresql://`` URL (every
+            worker on it shares the budgets), else a :class:`LocalRateStore`.
         clock: seconds, monotonic (``time.monotonic``).
         sleep: how to wait (``anyio.sleep``).
         max_wait: the longest one request waits for its turn, in seconds.
@@ -175,7 +209,7 @@ class RateLimiter:
         self.limit = limit
         self.models = dict(models or {})
         self.learn = learn
-        self.store: RateStore = store or LocalRateStore()
+        self.store: RateStore = store or default_rate_store()
         self.clock = clock
         self._sleep = sleep or _anyio_sleep
         self.max_wait = max_wait

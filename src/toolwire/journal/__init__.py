@@ -39,7 +39,8 @@ from toolwire.journal._open import (
     open_journal,
 )
 from toolwire.journal._postgres import PostgresJournal
-from toolwire.journal._protocol import Journal
+from toolwire.journal._protocol import Journal, JournalReader
+from toolwire.journal._rates import PostgresRateStore
 from toolwire.journal._records import (
     RUN_STATUSES,
     JournalError,
@@ -67,8 +68,10 @@ __all__ = [
     "JournalError",
     "JournalEvent",
     "JournalObserver",
+    "JournalReader",
     "LeaseLost",
     "PostgresJournal",
+    "PostgresRateStore",
     "RecordedCall",
     "RecordedTurn",
     "ResumePlan",

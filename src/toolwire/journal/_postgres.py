@@ -8,7 +8,9 @@ keeps, in the same shape (a ``toolwire_runs`` row per run, its steps in
 ``toolwire_messages``, one row per position, written once), with the same
 payloads: JSON text built and redacted by
 :class:`~toolwire.journal.JournalObserver`, decoded by the same functions
-(:func:`~toolwire.journal._records.log_from_rows`).
+(:func:`~toolwire.journal._records.log_from_rows`). What both journals do
+alike (applying records, finding and listing runs) is theirs in common
+(:class:`~toolwire.journal._base.RunStore`).
 
 Each write is one transaction, committed before the agent takes the step it
 records; :meth:`PostgresJournal.record_steps` commits several records of a
@@ -37,13 +39,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolwire.journal._base import RunStore, StoreQueries, escape_like
 from toolwire.journal._fencing import Renewer, acquire, check_fence, release
 from toolwire.journal._records import (
     JournalError,
+    JournalEvent,
     RunLog,
     RunSummary,
     Step,
-    end_step,
+    events_from_rows,
     log_from_rows,
     summary_from_row,
 )
@@ -51,7 +55,7 @@ from toolwire.journal._records import (
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCHEMA_VERSION", "PostgresJournal", "is_postgres_url"]
+__all__ = ["SCHEMA_VERSION", "PostgresJournal", "is_postgres_url", "migrate", "url_where"]
 
 T = TypeVar("T")
 
@@ -69,6 +73,13 @@ _MIGRATIONS: tuple[str, ...] = (
     "CREATE TABLE toolwire_leases (run_id text PRIMARY KEY, token bigint NOT NULL, "
     "owner text NOT NULL, expires_at timestamptz NOT NULL);"
     "CREATE SEQUENCE toolwire_lease_tokens;",
+    # 2: the rate limits' budgets (toolwire.journal._rates): the requests of
+    # the last minute per provider host and model, and the holds of 429s.
+    "CREATE TABLE toolwire_rate_requests (host text NOT NULL, model text NOT NULL, "
+    "at double precision NOT NULL, tokens integer NOT NULL);"
+    "CREATE INDEX toolwire_rate_requests_key ON toolwire_rate_requests (host, model, at);"
+    "CREATE TABLE toolwire_rate_blocks (host text NOT NULL, model text NOT NULL, "
+    "until double precision NOT NULL, PRIMARY KEY (host, model));",
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema this toolwire writes (migration ``n`` brings a database to ``n``)."""
@@ -82,6 +93,9 @@ _RUNS = (
     "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
     "FROM toolwire_runs ORDER BY id DESC LIMIT %s"
 )
+_PAGE = (
+    "SELECT id, run_id, started_at, updated_at, status, header, summary, resumes FROM toolwire_runs"
+)
 
 
 def is_postgres_url(value: object) -> bool:
@@ -89,7 +103,7 @@ def is_postgres_url(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
 
 
-class PostgresJournal:
+class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
     """The journal in a PostgreSQL database (``pip install 'toolwire[postgres]'``).
 
     Args:
@@ -103,6 +117,13 @@ class PostgresJournal:
         JournalError: psycopg is missing, the database cannot be reached, or
             it was written by a newer toolwire.
     """
+
+    QUERIES = StoreQueries(
+        exists="SELECT 1 FROM toolwire_runs WHERE run_id = %s",
+        last="SELECT run_id FROM toolwire_runs ORDER BY id DESC LIMIT 1",
+        prefix="SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2",
+        runs=_RUNS,
+    )
 
     def __init__(
         self,
@@ -122,7 +143,7 @@ class PostgresJournal:
             raise JournalError("lease_ttl and timeout must be positive")
         self._psycopg = psycopg
         self._url = url
-        self.where = _where(url)
+        self.where = url_where(url)
         self.read_only = read_only
         self.lease_ttl = lease_ttl
         self.timeout = timeout
@@ -139,6 +160,10 @@ class PostgresJournal:
         else:
             self._migrate()
         self._renewer = Renewer(self._connect, lease_ttl)
+
+    @property
+    def _name(self) -> str:
+        return self.where
 
     def __repr__(self) -> str:
         mode = ", read_only=True" if self.read_only else ""
@@ -167,24 +192,8 @@ class PostgresJournal:
 
     def _migrate(self) -> None:
         assert self._db is not None
-        db = self._db
         try:
-            with db.transaction():
-                db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS toolwire_schema (version integer PRIMARY KEY, "
-                    "applied_at timestamptz NOT NULL DEFAULT now())"
-                )
-                row = db.execute("SELECT coalesce(max(version), 0) FROM toolwire_schema").fetchone()
-                version = int(row[0]) if row else 0
-                if version > SCHEMA_VERSION:
-                    raise JournalError(
-                        f"the journal {self.where} is of schema {version}, written by a newer "
-                        f"toolwire (this one writes {SCHEMA_VERSION}); upgrade toolwire"
-                    )
-                for number in range(version + 1, SCHEMA_VERSION + 1):
-                    db.execute(_MIGRATIONS[number - 1])
-                    db.execute("INSERT INTO toolwire_schema (version) VALUES (%s)", (number,))
+            migrate(self._db, self.where)
         except self._psycopg.Error as exc:
             self.close()
             raise self._error(exc, writing=True) from None
@@ -305,33 +314,6 @@ class PostgresJournal:
             (step.status, step.summary, time.time(), self._keys[run_id]),
         )
 
-    def record_steps(self, run_id: str, steps: Sequence[Step]) -> None:
-        """Write several records of one run in one transaction (see
-        :meth:`SQLiteJournal.record_steps`).
-
-        Raises:
-            JournalError: a new run's id is taken, the run is unknown, or the
-                journal cannot be written.
-            LeaseLost: this worker's lease of the run was taken over.
-        """
-
-        def work(db: psycopg.Connection[Any]) -> None:
-            for step in steps:
-                if step.kind == "run_started":
-                    self._start(db, run_id, step)
-                elif step.status is not None:
-                    self._end(db, run_id, step)
-                else:
-                    self._append(db, run_id, step)
-
-        self._write(run_id, work)
-        if steps and steps[-1].status is not None:
-            self._forget(run_id)
-
-    def _forget(self, run_id: str) -> None:
-        self._seq.pop(run_id, None)
-        self._keys.pop(run_id, None)
-
     def record_run(
         self, run_id: str, *, header: str, messages: Sequence[str], resumed: bool
     ) -> int:
@@ -356,28 +338,6 @@ class PostgresJournal:
             return int(row[0]) if row else 0
 
         return self._write(run_id, resume)
-
-    def record_event(
-        self,
-        run_id: str,
-        kind: str,
-        data: str,
-        *,
-        turn: int | None = None,
-        attempt: int | None = None,
-        call_id: str | None = None,
-        messages: Sequence[str] = (),
-        first_position: int = 0,
-    ) -> int:
-        """See :meth:`Journal.record_event`."""
-        step = Step(kind, data, turn, attempt, call_id, messages, first_position)
-        return self._write(run_id, lambda db: self._append(db, run_id, step))
-
-    def record_end(self, run_id: str, *, status: str, summary: str, data: str) -> None:
-        """See :meth:`Journal.record_end`."""
-        step = end_step(status, summary, data)
-        self._write(run_id, lambda db: self._end(db, run_id, step))
-        self._forget(run_id)
 
     # -- reading ---------------------------------------------------------------
 
@@ -408,30 +368,52 @@ class PostgresJournal:
         )
         return log_from_rows(rows[0][1:], events, [text for (text,) in messages])
 
-    def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
-        """See :meth:`Journal.list_runs`."""
-        rows = self._read(_RUNS, (max(limit, 0),))
-        return [summary_from_row(row) for row in rows]
+    def page_runs(
+        self,
+        *,
+        before: int | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+    ) -> list[tuple[int, RunSummary]]:
+        """See :meth:`SQLiteJournal.page_runs` (the same page, here)."""
+        where: list[str] = ["true"]
+        args: list[Any] = []
+        if before is not None:
+            where.append("id < %s")
+            args.append(before)
+        if status:
+            where.append("status = %s")
+            args.append(status)
+        like = escape_like(search or "")
+        if search and self._read(
+            "SELECT 1 FROM toolwire_runs WHERE run_id LIKE %s LIMIT 1", (like + "%",)
+        ):
+            where.append("run_id LIKE %s")
+            args.append(like + "%")
+        elif search:
+            where.append("(header::jsonb ->> 'model') ILIKE %s")
+            args.append("%" + like + "%")
+        clause = " AND ".join(where)  # fixed fragments: the values are parameters
+        query = f"{_PAGE} WHERE {clause} ORDER BY id DESC LIMIT %s"
+        rows = self._read(query, (*args, max(limit, 0)))
+        return [(int(row[0]), summary_from_row(row[1:])) for row in rows]
 
-    def find_run(self, ref: str) -> str:
-        """See :meth:`Journal.find_run`."""
-        if self._read("SELECT 1 FROM toolwire_runs WHERE run_id = %s", (ref,)):
-            return ref
-        if ref == "last":
-            rows = self._read("SELECT run_id FROM toolwire_runs ORDER BY id DESC LIMIT 1", ())
-            if not rows:
-                raise JournalError(f"the journal {self.where} holds no run")
-            return str(rows[0][0])
-        if ref:
-            escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            rows = self._read(
-                "SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2", (escaped + "%",)
-            )
-            if len(rows) == 1:
-                return str(rows[0][0])
-            if len(rows) > 1:
-                raise JournalError(f"several runs start with {ref!r}; give more of the id")
-        raise JournalError(f"no run {ref!r} in the journal {self.where}")
+    def events_after(self, run_id: str, seq: int, *, limit: int = 500) -> list[JournalEvent]:
+        """See :meth:`SQLiteJournal.events_after`.
+
+        Raises:
+            JournalError: no such run, or the journal cannot be read.
+        """
+        rows = self._read("SELECT id FROM toolwire_runs WHERE run_id = %s", (run_id,))
+        if not rows:
+            raise JournalError(f"no run {run_id!r} in the journal {self.where}")
+        events = self._read(
+            "SELECT seq, at, kind, turn, attempt, call_id, data FROM toolwire_events "
+            "WHERE run = %s AND seq > %s ORDER BY seq LIMIT %s",
+            (rows[0][0], seq, max(limit, 0)),
+        )
+        return events_from_rows(run_id, events)
 
     def close(self) -> None:
         """Stop renewing leases and close the connection (idempotent)."""
@@ -444,7 +426,32 @@ class PostgresJournal:
             db.close()
 
 
-def _where(url: str) -> str:
+def migrate(db: psycopg.Connection[Any], where: str) -> None:
+    """Bring the database's toolwire tables to :data:`SCHEMA_VERSION`.
+
+    Raises:
+        JournalError: the database was written by a newer toolwire.
+        psycopg.Error: the database refused.
+    """
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS toolwire_schema (version integer PRIMARY KEY, "
+            "applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        row = db.execute("SELECT coalesce(max(version), 0) FROM toolwire_schema").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise JournalError(
+                f"the journal {where} is of schema {version}, written by a newer "
+                f"toolwire (this one writes {SCHEMA_VERSION}); upgrade toolwire"
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            db.execute(_MIGRATIONS[number - 1])
+            db.execute("INSERT INTO toolwire_schema (version) VALUES (%s)", (number,))
+
+
+def url_where(url: str) -> str:
     """The URL without its user, password or parameters: ``postgresql://host/db``."""
     from urllib.parse import urlsplit
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
-from toolwire.journal._records import RunLog, RunSummary
+from toolwire.journal._records import JournalEvent, RunLog, RunSummary
 
-__all__ = ["Journal"]
+__all__ = ["Journal", "JournalReader"]
 
 
 @runtime_checkable
@@ -96,6 +96,38 @@ class Journal(Protocol):
         Raises:
             RunLeased: a live process (or another task of this one) holds it.
         """
+        ...
+
+    def close(self) -> None:
+        """Release the store."""
+        ...
+
+
+class JournalReader(Protocol):
+    """What a reader of a journal that other processes write uses (``toolwire
+    view``): both journals toolwire ships offer it, opened read-only."""
+
+    def load_run(self, run_id: str) -> RunLog:
+        """See :meth:`Journal.load_run`."""
+        ...
+
+    def find_run(self, ref: str) -> str:
+        """See :meth:`Journal.find_run`."""
+        ...
+
+    def page_runs(
+        self,
+        *,
+        before: int | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+    ) -> list[tuple[int, RunSummary]]:
+        """See :meth:`SQLiteJournal.page_runs`."""
+        ...
+
+    def events_after(self, run_id: str, seq: int, *, limit: int = 500) -> list[JournalEvent]:
+        """See :meth:`SQLiteJournal.events_after`."""
         ...
 
     def close(self) -> None:

@@ -56,6 +56,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
+from toolwire.journal._base import RunStore, StoreQueries
 from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
 from toolwire.journal._lease import file_identity, hold_lease, lease_held
 from toolwire.journal._records import (
@@ -64,7 +65,6 @@ from toolwire.journal._records import (
     RunLog,
     RunSummary,
     Step,
-    end_step,
     events_from_rows,
     log_from_rows,
     summary_from_row,
@@ -101,7 +101,7 @@ _MESSAGES = {
 }
 
 
-class SQLiteJournal:
+class SQLiteJournal(RunStore[sqlite3.Connection]):
     """The journal in a SQLite file (or in memory, for tests).
 
     Args:
@@ -116,6 +116,13 @@ class SQLiteJournal:
         JournalError: the file cannot be opened, is not a journal (or is
             corrupt), or was written by a newer toolwire.
     """
+
+    QUERIES = StoreQueries(
+        exists="SELECT 1 FROM runs WHERE run_id = ?",
+        last="SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1",
+        prefix="SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2",
+        runs=_RUNS,
+    )
 
     def __init__(
         self,
@@ -155,6 +162,10 @@ class SQLiteJournal:
         except sqlite3.DatabaseError as exc:
             self.close()
             raise unreadable(self.path, exc) from exc
+
+    @property
+    def _name(self) -> str:
+        return self.path
 
     @classmethod
     def memory(cls) -> SQLiteJournal:
@@ -276,37 +287,6 @@ class SQLiteJournal:
             (step.status, step.summary, time.time(), self._keys[run_id]),
         )
 
-    def _apply(self, db: sqlite3.Connection, run_id: str, step: Step) -> int:
-        if step.kind == "run_started":
-            self._start(db, run_id, step)
-            return 1
-        if step.status is not None:
-            self._end(db, run_id, step)
-            return 0
-        return self._append(db, run_id, step)
-
-    def record_steps(self, run_id: str, steps: Sequence[Step]) -> None:
-        """Write several records of one run in one transaction (durable, all of
-        them or none, when this returns): a run's start, events, its end.
-
-        Raises:
-            JournalError: a new run's id is taken, the run is unknown, or the
-                journal cannot be written.
-        """
-
-        def work(db: sqlite3.Connection) -> None:
-            for step in steps:
-                self._apply(db, run_id, step)
-
-        self._write(run_id, work)
-        if steps and steps[-1].status is not None:
-            self._forget(run_id)
-
-    def _forget(self, run_id: str) -> None:
-        """The run is over for this process: forget its counters."""
-        self._seq.pop(run_id, None)
-        self._keys.pop(run_id, None)
-
     def record_run(
         self, run_id: str, *, header: str, messages: Sequence[str], resumed: bool
     ) -> int:
@@ -335,28 +315,6 @@ class SQLiteJournal:
 
         return self._write(run_id, resume)
 
-    def record_event(
-        self,
-        run_id: str,
-        kind: str,
-        data: str,
-        *,
-        turn: int | None = None,
-        attempt: int | None = None,
-        call_id: str | None = None,
-        messages: Sequence[str] = (),
-        first_position: int = 0,
-    ) -> int:
-        """See :meth:`Journal.record_event`."""
-        step = Step(kind, data, turn, attempt, call_id, messages, first_position)
-        return self._write(run_id, lambda db: self._append(db, run_id, step))
-
-    def record_end(self, run_id: str, *, status: str, summary: str, data: str) -> None:
-        """See :meth:`Journal.record_end`."""
-        step = end_step(status, summary, data)
-        self._write(run_id, lambda db: self._end(db, run_id, step))
-        self._forget(run_id)
-
     # -- reading ---------------------------------------------------------------
 
     def _read(self, query: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -382,11 +340,6 @@ class SQLiteJournal:
         events = self._read(_EVENTS[self._by_text], key)
         messages = [text for (text,) in self._read(_MESSAGES[self._by_text], key)]
         return log_from_rows(rows[0][1:], events, messages)
-
-    def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
-        """See :meth:`Journal.list_runs`."""
-        rows = self._read(_RUNS, (max(limit, 0),))
-        return [summary_from_row(row) for row in rows]
 
     def page_runs(
         self,
@@ -444,27 +397,6 @@ class SQLiteJournal:
             query = _EVENTS[False] + " LIMIT ?"
             bounds = (base + max(seq, 0) + 1, base + _LAST, limit)
         return events_from_rows(run_id, self._read(query, bounds))
-
-    def find_run(self, ref: str) -> str:
-        """See :meth:`Journal.find_run`."""
-        if self._read("SELECT 1 FROM runs WHERE run_id = ?", (ref,)):
-            return ref
-        if ref == "last":
-            rows = self._read("SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1", ())
-            if not rows:
-                raise JournalError(f"the journal {self.path} holds no run")
-            return str(rows[0][0])
-        if ref:
-            escaped = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            rows = self._read(
-                "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2",
-                (escaped + "%",),
-            )
-            if len(rows) == 1:
-                return str(rows[0][0])
-            if len(rows) > 1:
-                raise JournalError(f"several runs start with {ref!r}; give more of the id")
-        raise JournalError(f"no run {ref!r} in the journal {self.path}")
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -27,6 +27,7 @@ from toolwire.journal import (
     ApprovalRefused,
     Decision,
     JournalError,
+    PostgresJournal,
     RunLeased,
     SQLiteJournal,
     record_decision,
@@ -89,7 +90,7 @@ def _decision(
 
 
 def decide(
-    path: Path,
+    path: Path | str,
     run_id: str,
     call_id: str,
     verb: Literal["approve", "deny"],
@@ -108,10 +109,10 @@ def decide(
         decision = _decision(verb, call_id, form, principal)
     except BadForm as exc:
         return Outcome(400, str(exc))
-    if not path.exists():
+    if isinstance(path, Path) and not path.exists():
         return Outcome(404, f"there is no journal at {path}")
     try:
-        journal = SQLiteJournal(path)
+        journal = PostgresJournal(path) if isinstance(path, str) else SQLiteJournal(path)
         try:
             new = record_decision(journal, run_id, decision, key=key)
         finally:

@@ -39,7 +39,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from toolwire.journal import JournalError, SQLiteJournal
+from toolwire.journal import JournalError, JournalReader, PostgresJournal, SQLiteJournal
 from toolwire.view._actions import FORM_LIMIT, BadForm, decide, parse_form
 from toolwire.view._assets import ASSETS
 from toolwire.view._html import ident, layout, text
@@ -68,7 +68,8 @@ _ACTIONS = ("/resume", "/approve", "/deny")
 class ViewSettings:
     """What one viewer serves, and how."""
 
-    journal: Path
+    journal: Path | str
+    """The journal file, or a ``postgresql://`` URL."""
     token: str
     port: int
     """The port the viewer listens on (what the ``Host`` header must say)."""
@@ -190,12 +191,14 @@ def create_app(settings: ViewSettings) -> ASGIApp:
     """The viewer of the journal ``settings.journal``, behind its guard."""
     streams = anyio.Semaphore(STREAMS)
 
-    def open_journal() -> SQLiteJournal | None:
+    def open_journal() -> JournalReader | None:
+        if isinstance(settings.journal, str):
+            return PostgresJournal(settings.journal, read_only=True)
         if not settings.journal.exists():
             return None
         return SQLiteJournal(settings.journal, read_only=True)
 
-    def opened() -> SQLiteJournal:
+    def opened() -> JournalReader:
         journal = open_journal()
         if journal is None:
             raise JournalError(f"there is no journal at {settings.journal}")

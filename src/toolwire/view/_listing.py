@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from toolwire.journal import RUN_STATUSES, RunSummary, SQLiteJournal
+from toolwire.journal import RUN_STATUSES, JournalReader, RunSummary
 from toolwire.view._chart import usage_chart
 from toolwire.view._html import duration, error_line, ident, layout, money, text, when
 
@@ -117,7 +117,7 @@ _HEAD = (
 )
 
 
-def list_page(journal: SQLiteJournal | None, query: ListQuery) -> str:
+def list_page(journal: JournalReader | None, query: ListQuery) -> str:
     """The list's page (``journal`` is ``None`` when there is no file yet)."""
     page = (
         journal.page_runs(

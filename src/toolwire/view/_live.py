@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 import anyio.to_thread
 
-from toolwire.journal import JournalEvent, SQLiteJournal
+from toolwire.journal import JournalEvent, JournalReader
 from toolwire.view._events import event_json
 
 __all__ = ["BATCH", "STREAMS", "follow"]
@@ -48,7 +48,7 @@ def _end_status(event: JournalEvent) -> str | None:
 
 
 async def follow(
-    open_journal: Callable[[], SQLiteJournal],
+    open_journal: Callable[[], JournalReader],
     run_id: str,
     after: int,
     *,

@@ -15,7 +15,7 @@ __all__ = ["serve"]
 
 
 def serve(
-    journal: Path,
+    journal: Path | str,
     *,
     port: int = 0,
     open_browser: bool = False,
@@ -24,7 +24,8 @@ def serve(
     approval_key: bytes | None = None,
     cassettes: tuple[Path, ...] = (),
 ) -> None:
-    """Serve the viewer of ``journal`` on 127.0.0.1 until interrupted.
+    """Serve the viewer of ``journal`` (a file, or a ``postgresql://`` URL) on
+    127.0.0.1 until interrupted.
 
     ``port`` 0 takes any free port. The URL, with its access token, is given
     to ``announce`` once the socket listens (and opened in a browser when

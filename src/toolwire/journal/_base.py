@@ -1,0 +1,155 @@
+"""What the SQLite and PostgreSQL journals share: how a write applies records,
+the counters a writer keeps per run, and the reads of summaries and run ids.
+
+Theory of operation: a store (:class:`~toolwire.journal.SQLiteJournal`,
+:class:`~toolwire.journal.PostgresJournal`) gives its transaction
+(``_write``), the three statements a record is made of (``_start``,
+``_append``, ``_end``), a read (``_read``) and its queries in its own SQL
+(:class:`StoreQueries`). :class:`RunStore` turns those into the
+:class:`~toolwire.journal.Journal` protocol's writes and the reads every
+store answers the same way; rows become records in one place
+(:mod:`toolwire.journal._records`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
+
+from toolwire.journal._records import JournalError, RunSummary, Step, end_step, summary_from_row
+
+__all__ = ["RunStore", "StoreQueries", "escape_like"]
+
+DB = TypeVar("DB")
+T = TypeVar("T")
+
+
+class StoreQueries(NamedTuple):
+    """A store's queries, in its SQL (each takes the arguments named)."""
+
+    exists: str
+    """A row if the run (its id) is in the journal."""
+    last: str
+    """The newest run's id."""
+    prefix: str
+    """At most two run ids that match a ``LIKE`` pattern (escaped by ``\\``)."""
+    runs: str
+    """The summary rows of the newest runs (a limit)."""
+
+
+def escape_like(text: str) -> str:
+    """``text`` matched literally by ``LIKE ... ESCAPE '\\'``."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class RunStore(ABC, Generic[DB]):
+    """The writes and reads both journals implement alike (see the module)."""
+
+    QUERIES: ClassVar[StoreQueries]
+    _seq: dict[str, int]
+    """The last ``seq`` of each run this object writes (it is the run's only
+    writer: the lease says so)."""
+    _keys: dict[str, int]
+    """The integer key of each run this object writes."""
+
+    @property
+    @abstractmethod
+    def _name(self) -> str:
+        """The journal, as messages name it (never a password)."""
+
+    @abstractmethod
+    def _write(self, run_id: str, work: Callable[[DB], T]) -> T:
+        """Run ``work`` in one transaction, committed when it returns."""
+
+    @abstractmethod
+    def _read(self, query: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """The rows of a query (none when the journal has no tables yet)."""
+
+    @abstractmethod
+    def _start(self, db: DB, run_id: str, step: Step) -> None:
+        """Insert a new run's row and its ``run_started`` record."""
+
+    @abstractmethod
+    def _append(self, db: DB, run_id: str, step: Step) -> int:
+        """Insert one event (and the messages it first carries); its ``seq``."""
+
+    @abstractmethod
+    def _end(self, db: DB, run_id: str, step: Step) -> None:
+        """Insert the run's last record and set its status and summary."""
+
+    def _apply(self, db: DB, run_id: str, step: Step) -> int:
+        if step.kind == "run_started":
+            self._start(db, run_id, step)
+            return 1
+        if step.status is not None:
+            self._end(db, run_id, step)
+            return 0
+        return self._append(db, run_id, step)
+
+    def _forget(self, run_id: str) -> None:
+        """The run is over for this object, or a write failed: forget its counters."""
+        self._seq.pop(run_id, None)
+        self._keys.pop(run_id, None)
+
+    def record_steps(self, run_id: str, steps: Sequence[Step]) -> None:
+        """Write several records of one run in one transaction (durable, all of
+        them or none, when this returns): a run's start, events, its end.
+
+        Raises:
+            JournalError: a new run's id is taken, the run is unknown, or the
+                journal cannot be written.
+            LeaseLost: (PostgreSQL) this worker's lease of the run was taken over.
+        """
+
+        def work(db: DB) -> None:
+            for step in steps:
+                self._apply(db, run_id, step)
+
+        self._write(run_id, work)
+        if steps and steps[-1].status is not None:
+            self._forget(run_id)
+
+    def record_event(
+        self,
+        run_id: str,
+        kind: str,
+        data: str,
+        *,
+        turn: int | None = None,
+        attempt: int | None = None,
+        call_id: str | None = None,
+        messages: Sequence[str] = (),
+        first_position: int = 0,
+    ) -> int:
+        """See :meth:`Journal.record_event`."""
+        step = Step(kind, data, turn, attempt, call_id, messages, first_position)
+        return self._write(run_id, lambda db: self._append(db, run_id, step))
+
+    def record_end(self, run_id: str, *, status: str, summary: str, data: str) -> None:
+        """See :meth:`Journal.record_end`."""
+        step = end_step(status, summary, data)
+        self._write(run_id, lambda db: self._end(db, run_id, step))
+        self._forget(run_id)
+
+    def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
+        """See :meth:`Journal.list_runs`."""
+        rows = self._read(self.QUERIES.runs, (max(limit, 0),))
+        return [summary_from_row(row) for row in rows]
+
+    def find_run(self, ref: str) -> str:
+        """See :meth:`Journal.find_run`."""
+        if self._read(self.QUERIES.exists, (ref,)):
+            return ref
+        if ref == "last":
+            rows = self._read(self.QUERIES.last, ())
+            if not rows:
+                raise JournalError(f"the journal {self._name} holds no run")
+            return str(rows[0][0])
+        if ref:
+            rows = self._read(self.QUERIES.prefix, (escape_like(ref) + "%",))
+            if len(rows) == 1:
+                return str(rows[0][0])
+            if len(rows) > 1:
+                raise JournalError(f"several runs start with {ref!r}; give more of the id")
+        raise JournalError(f"no run {ref!r} in the journal {self._name}")

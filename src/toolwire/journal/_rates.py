@@ -1,0 +1,173 @@
+"""Rate limits shared by every worker on every machine: the budgets in PostgreSQL.
+
+Theory of operation: :class:`PostgresRateStore` is a
+:class:`~toolwire.http.RateStore` whose budgets live in the journal's
+database, so that every worker with a :class:`~toolwire.http.RateLimiter` on
+it shares one budget of requests and tokens per provider host and model.
+``toolwire_rate_requests`` holds the requests of the last minute (when, and
+their tokens); ``toolwire_rate_blocks`` the moment a spent budget or a 429's
+``retry-after`` ends. Both are created by the journal's migrations.
+
+A reservation is one transaction under an advisory lock of its key, so that
+two workers never both take the last request of a budget: it drops the rows
+older than the window, reads the rest, decides as
+:class:`~toolwire.http.LocalRateStore` does (the same function), and records
+the request if it fits. Time is the database's clock (the workers' clocks
+never matter): ``now`` given by the limiter is not used, and the ``until``
+of :meth:`PostgresRateStore.block` is turned into a delay with the store's
+``clock``, the limiter's (``time.monotonic`` by default).
+
+The store is synchronous, as the protocol is: a reservation blocks the event
+loop for one round trip to the database.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from toolwire.http._ratelimit import WINDOW, RateKey, RateLimit, RateWindow, wait_for
+from toolwire.journal._postgres import migrate, url_where
+from toolwire.journal._records import JournalError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["PostgresRateStore"]
+
+_NOW = "SELECT extract(epoch FROM clock_timestamp())::double precision"
+_BLOCK = (
+    "INSERT INTO toolwire_rate_blocks AS b VALUES "
+    "(%s, %s, extract(epoch FROM clock_timestamp())::double precision + %s) "
+    "ON CONFLICT (host, model) DO UPDATE SET until = greatest(b.until, EXCLUDED.until)"
+)
+
+
+class PostgresRateStore:
+    """Budgets in a PostgreSQL database, shared by every process that uses it:
+    ``RateLimiter(limit, store=PostgresRateStore(url))``.
+
+    A :class:`~toolwire.http.RateLimiter` built without a store uses one on
+    ``$TOOLWIRE_JOURNAL`` when that is a ``postgresql://`` URL.
+
+    Args:
+        url: a ``postgresql://`` connection URL (the journal's).
+        timeout: seconds to wait to connect, for a lock, or for a statement.
+        clock: the limiter's clock (see :meth:`block`).
+
+    Raises:
+        JournalError: psycopg is missing (from the first call: the store
+            connects on first use).
+    """
+
+    def __init__(
+        self, url: str, *, timeout: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._url = url
+        self.where = url_where(url)
+        self.timeout = timeout
+        self.clock = clock
+        self._db: psycopg.Connection[Any] | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"PostgresRateStore({self.where!r})"
+
+    def _connection(self) -> psycopg.Connection[Any]:
+        if self._db is not None and not self._db.closed:
+            return self._db
+        try:
+            import psycopg
+        except ImportError:
+            raise JournalError(
+                "a postgresql:// rate store needs psycopg: pip install 'toolwire[postgres]'"
+            ) from None
+        db = psycopg.connect(
+            self._url, autocommit=True, connect_timeout=max(1, round(self.timeout))
+        )
+        millis = str(round(self.timeout * 1000))
+        db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
+        db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
+        migrate(db, self.where)
+        self._db = db
+        return db
+
+    def _run(self, work: Callable[[psycopg.Connection[Any]], float | None]) -> float | None:
+        with self._lock:
+            try:
+                db = self._connection()
+                with db.transaction():
+                    return work(db)
+            except JournalError:
+                raise
+            except Exception as exc:  # psycopg's errors (never a password in them)
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None
+                raise JournalError(f"cannot use the rate limits in {self.where}: {exc}") from None
+
+    def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
+        """See :meth:`RateStore.reserve` (``now`` is not used: the database's
+        clock is).
+
+        Raises:
+            JournalError: the database cannot be reached or refused.
+        """
+        host, model = key
+
+        def work(db: psycopg.Connection[Any]) -> float:
+            db.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{key!r}",))
+            row = db.execute(_NOW).fetchone()
+            at = float(row[0]) if row else 0.0
+            db.execute(
+                "DELETE FROM toolwire_rate_requests WHERE host = %s AND model = %s AND at <= %s",
+                (host, model, at - WINDOW),
+            )
+            window = RateWindow(blocked_until=_blocked(db, key))
+            for when, count in db.execute(
+                "SELECT at, tokens FROM toolwire_rate_requests WHERE host = %s AND model = %s "
+                "ORDER BY at",
+                (host, model),
+            ).fetchall():
+                window.requests.append(when)
+                if count:
+                    window.tokens.append((when, count))
+                    window.token_sum += count
+            wait = wait_for(window, tokens, limit, at)
+            if wait <= 0:
+                db.execute(
+                    "INSERT INTO toolwire_rate_requests VALUES (%s, %s, %s, %s)",
+                    (host, model, at, tokens),
+                )
+            return wait
+
+        return self._run(work) or 0.0
+
+    def block(self, key: RateKey, until: float) -> None:
+        """See :meth:`RateStore.block`; ``until`` is on the store's ``clock``.
+
+        Raises:
+            JournalError: the database cannot be reached or refused.
+        """
+        delay = max(0.0, until - self.clock())
+
+        def work(db: psycopg.Connection[Any]) -> None:
+            db.execute(_BLOCK, (*key, delay))
+
+        self._run(work)
+
+    def close(self) -> None:
+        """Close the connection (the next call opens another)."""
+        with self._lock:
+            db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+
+def _blocked(db: psycopg.Connection[Any], key: RateKey) -> float:
+    row = db.execute(
+        "SELECT until FROM toolwire_rate_blocks WHERE host = %s AND model = %s", key
+    ).fetchone()
+    return float(row[0]) if row else 0.0

@@ -1,0 +1,95 @@
+"""Rate limits in PostgreSQL: one budget per provider and model shared by
+every process on the database, against a real server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from toolwire.http import RateLimit, RateLimiter
+from toolwire.http._ratelimit import LocalRateStore
+from toolwire.journal import JournalError, PostgresJournal, PostgresRateStore
+
+WORKER = Path(__file__).with_name("_rate_worker.py")
+KEY = ("api.openai.com", "gpt-4.1-mini")
+
+
+def test_two_processes_share_one_budget(postgres_url: str) -> None:
+    # Five requests a minute between them: each asks for five at once, and
+    # the two are given five in all; the rest wait past their max_wait.
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), postgres_url, "5", "0.5"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None
+            assert worker.stdout.readline().strip() == "ready"
+        outputs = [worker.communicate("go\n", timeout=60)[0] for worker in workers]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+                worker.wait(10)
+    assert [worker.returncode for worker in workers] == [0, 0]
+    granted = [int(output.split()[-1]) for output in outputs]
+    assert sum(granted) == 5, granted
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        rows = db.execute("SELECT count(*) FROM toolwire_rate_requests WHERE model = 'm'")
+        assert rows.fetchone() == (5,)
+
+
+def test_budgets_of_requests_tokens_and_holds(postgres_url: str) -> None:
+    limit = RateLimit(requests_per_minute=3, tokens_per_minute=1000)
+    first, second = PostgresRateStore(postgres_url), PostgresRateStore(postgres_url)
+    try:
+        assert first.reserve(KEY, 400, limit, 0.0) == 0
+        assert second.reserve(KEY, 400, limit, 0.0) == 0
+        # The tokens: 800 of 1000 spent in the last minute, 400 more do not fit.
+        assert 59 < second.reserve(KEY, 400, limit, 0.0) <= 60
+        assert first.reserve(KEY, 100, limit, 0.0) == 0
+        # The requests: three in the last minute.
+        assert 59 < first.reserve(KEY, 0, limit, 0.0) <= 60
+        # Another model has its own budget; a hold (a 429) holds every process.
+        other = ("api.openai.com", "o3")
+        assert first.reserve(other, 0, limit, 0.0) == 0
+        first.block(other, first.clock() + 30)
+        assert 29 < second.reserve(other, 0, limit, 0.0) <= 30
+        second.block(other, second.clock() + 5)  # a shorter hold does not shorten it
+        assert 29 < first.reserve(other, 0, limit, 0.0) <= 30
+    finally:
+        first.close()
+        second.close()
+
+
+def test_the_journals_database_holds_the_budgets(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLWIRE_JOURNAL", postgres_url)
+    limiter = RateLimiter(RateLimit(requests_per_minute=1))
+    assert isinstance(limiter.store, PostgresRateStore)
+    assert "@" not in repr(limiter.store)
+    # The tables are the journal's, created by its migrations.
+    PostgresJournal(postgres_url).close()
+    assert limiter.store.reserve(KEY, 0, RateLimit(requests_per_minute=1), 0.0) == 0
+    assert limiter.store.reserve(KEY, 0, RateLimit(requests_per_minute=1), 0.0) > 0
+    limiter.store.close()  # type: ignore[attr-defined]
+    monkeypatch.setenv("TOOLWIRE_JOURNAL", "off")
+    assert isinstance(RateLimiter().store, LocalRateStore)
+
+
+def test_an_unreachable_database_is_a_journal_error(tmp_path: Path) -> None:
+    store = PostgresRateStore(f"postgresql://secret-user:hunter2@/none?host={tmp_path}", timeout=2)
+    with pytest.raises(JournalError, match="cannot use the rate limits") as caught:
+        store.reserve(KEY, 0, RateLimit(), 0.0)
+    assert "hunter2" not in str(caught.value)
+    assert "hunter2" not in repr(store)
