@@ -4,6 +4,7 @@ fifty concurrent runs against a rate-limited emulation server, on a fake clock."
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
@@ -226,3 +227,27 @@ def test_toolwire_serve_enforces_a_rate_limit() -> None:
     assert [a.status_code for a in answers] == [200, 200, 429]
     assert [a.headers["x-ratelimit-remaining-requests"] for a in answers] == ["1", "0", "0"]
     assert float(answers[2].headers["retry-after"]) > 0
+
+
+class _ThreadNoting:
+    """A store whose calls wait on I/O: it notes the thread each runs in."""
+
+    blocking = True
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def reserve(self, key: Any, tokens: int, limit: RateLimit, now: float) -> float:
+        self.threads.append(threading.get_ident())
+        return 0.0
+
+    def block(self, key: Any, until: float) -> None:
+        self.threads.append(threading.get_ident())
+
+
+async def test_a_store_that_waits_on_io_is_asked_off_the_event_loop() -> None:
+    store = _ThreadNoting()
+    limiter = RateLimiter(RateLimit(requests_per_minute=10), store=store)
+    await limiter.acquire(request(), 100)
+    assert store.threads and threading.get_ident() not in store.threads
+    assert limiter.granted == 1

@@ -82,6 +82,10 @@ class RateLimit:
 class RateStore(Protocol):
     """Where budgets are kept (this process's memory, or a shared store)."""
 
+    blocking: bool
+    """Its calls wait on I/O (a database): the limiter makes them in a
+    worker thread, so the event loop goes on meanwhile."""
+
     def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
         """Take one request of ``tokens`` from ``key``'s budget if it fits at
         ``now`` and return 0; otherwise take nothing and return the seconds
@@ -135,6 +139,8 @@ def wait_for(window: RateWindow, tokens: int, limit: RateLimit, now: float) -> f
 
 class LocalRateStore:
     """Budgets in this process's memory, safe across threads."""
+
+    blocking = False
 
     def __init__(self) -> None:
         self._windows: dict[RateKey, RateWindow] = {}
@@ -237,7 +243,13 @@ class RateLimiter:
         started = self.clock()
         while True:
             now = self.clock()
-            wait = self.store.reserve(key, tokens, self.limit_for(key), now)
+            limit = self.limit_for(key)
+            if self.store.blocking:
+                from anyio import to_thread
+
+                wait = await to_thread.run_sync(self.store.reserve, key, tokens, limit, now)
+            else:
+                wait = self.store.reserve(key, tokens, limit, now)
             if wait <= 0:
                 self.granted += 1
                 self.waited += now - started

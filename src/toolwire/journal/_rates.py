@@ -62,6 +62,8 @@ class PostgresRateStore:
             connects on first use).
     """
 
+    blocking = True
+
     def __init__(
         self, url: str, *, timeout: float = 10.0, clock: Callable[[], float] = time.monotonic
     ) -> None:
