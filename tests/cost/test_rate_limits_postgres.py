@@ -93,3 +93,12 @@ def test_an_unreachable_database_is_a_journal_error(tmp_path: Path) -> None:
         store.reserve(KEY, 0, RateLimit(), 0.0)
     assert "hunter2" not in str(caught.value)
     assert "hunter2" not in repr(store)
+
+
+@pytest.mark.parametrize("password", ["hun%zzter2", "hun ter2"])
+def test_a_url_libpq_cannot_parse_is_refused_without_its_password(password: str) -> None:
+    # libpq quotes the part it cannot parse: here, the password.
+    store = PostgresRateStore(f"postgresql://u:{password}@127.0.0.1:1/db", timeout=1)
+    with pytest.raises(JournalError, match="cannot use the rate limits") as caught:
+        store.reserve(KEY, 0, RateLimit(), 0.0)
+    assert "hun" not in str(caught.value)

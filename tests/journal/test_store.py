@@ -314,3 +314,19 @@ def test_postgres_journal_never_shows_the_password(postgres_server: Any) -> None
     with pytest.raises(JournalError) as refused:
         PostgresJournal("postgresql://u:hunter2-secret@/nodb?host=/nonexistent", timeout=2)
     assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://u:hun%zzter2@127.0.0.1:1/db",
+        "postgresql://u:hun ter2@127.0.0.1:1/db",
+        "postgresql://127.0.0.1:1/db?password=hun%zzter2",
+    ],
+)
+def test_a_postgres_url_libpq_cannot_parse_is_refused_without_its_password(url: str) -> None:
+    from toolwire.journal import PostgresJournal
+
+    with pytest.raises(JournalError) as refused:
+        PostgresJournal(url, timeout=1)
+    assert "hun" not in str(refused.value)

@@ -32,6 +32,7 @@ its host and database.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 import time
@@ -55,7 +56,14 @@ from toolwire.journal._records import (
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["SCHEMA_VERSION", "PostgresJournal", "is_postgres_url", "migrate", "url_where"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "PostgresJournal",
+    "is_postgres_url",
+    "migrate",
+    "url_scrubbed",
+    "url_where",
+]
 
 T = TypeVar("T")
 
@@ -183,8 +191,9 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
     def _error(self, exc: Exception, *, writing: bool = False) -> JournalError:
         doing = "write" if writing else "read"
-        # psycopg's messages name the server, never the password.
-        return JournalError(f"cannot {doing} the journal {self.where}: {exc}".strip())
+        # libpq quotes the part of a URL it cannot parse: the password, maybe.
+        said = url_scrubbed(self._url, str(exc))
+        return JournalError(f"cannot {doing} the journal {self.where}: {said}".strip())
 
     def _exists(self) -> bool:
         row = self._query("SELECT to_regclass('toolwire_runs') IS NOT NULL", ())
@@ -458,3 +467,20 @@ def url_where(url: str) -> str:
     parts = urlsplit(url)
     address = parts.netloc.rsplit("@", 1)[-1]  # no user, no password
     return f"postgresql://{address}{parts.path}"
+
+
+def url_scrubbed(url: str, message: str) -> str:
+    """``message`` without the password of ``url`` (in its user info or its
+    ``password=`` parameter), as written or decoded: libpq's messages quote
+    the part of a URL it cannot parse (``invalid percent-encoded token``)."""
+    from urllib.parse import unquote
+
+    rest = url.partition("://")[2]
+    userinfo = rest.rpartition("@")[0]
+    found = [userinfo] if ":" in userinfo else []
+    found += [userinfo.partition(":")[2]]
+    found += re.findall(r"(?:^|[?&])password=([^&]*)", rest)
+    found = [*found, *(unquote(secret) for secret in found)]
+    for secret in sorted({s for s in found if s}, key=len, reverse=True):
+        message = message.replace(secret, "***")
+    return message

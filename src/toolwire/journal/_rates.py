@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolwire.http._ratelimit import WINDOW, RateKey, RateLimit, RateWindow, wait_for
-from toolwire.journal._postgres import migrate, url_where
+from toolwire.journal._postgres import migrate, url_scrubbed, url_where
 from toolwire.journal._records import JournalError
 
 if TYPE_CHECKING:
@@ -104,11 +104,12 @@ class PostgresRateStore:
                     return work(db)
             except JournalError:
                 raise
-            except Exception as exc:  # psycopg's errors (never a password in them)
+            except Exception as exc:  # psycopg's errors (libpq may quote the password)
                 if self._db is not None:
                     self._db.close()
                     self._db = None
-                raise JournalError(f"cannot use the rate limits in {self.where}: {exc}") from None
+                said = url_scrubbed(self._url, str(exc))
+                raise JournalError(f"cannot use the rate limits in {self.where}: {said}") from None
 
     def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
         """See :meth:`RateStore.reserve` (``now`` is not used: the database's
