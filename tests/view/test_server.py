@@ -257,3 +257,14 @@ def test_a_session_leaves_the_journal_byte_for_byte(made: Made) -> None:
         client.post("/runs/failed-1/resume", headers={"origin": served.base})
         client.put("/runs/failed-1")
     assert _files(made.path.parent) == before
+
+
+def test_the_settings_repr_shows_neither_the_token_nor_a_password() -> None:
+    from toolwire.view import ViewSettings
+
+    settings = ViewSettings(
+        journal="postgresql://u:hunter2@db.internal/runs", token="tok-secret-123", port=8000
+    )
+    shown = repr(settings)
+    assert "hunter2" not in shown and "tok-secret-123" not in shown
+    assert "port=8000" in shown

@@ -68,9 +68,9 @@ _ACTIONS = ("/resume", "/approve", "/deny")
 class ViewSettings:
     """What one viewer serves, and how."""
 
-    journal: Path | str
-    """The journal file, or a ``postgresql://`` URL."""
-    token: str
+    journal: Path | str = field(repr=False)
+    """The journal file, or a ``postgresql://`` URL (which may hold a password)."""
+    token: str = field(repr=False)
     port: int
     """The port the viewer listens on (what the ``Host`` header must say)."""
     poll: float = 0.5
