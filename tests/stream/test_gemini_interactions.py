@@ -396,3 +396,15 @@ def test_tool_schemas_are_function_tools() -> None:
             "parameters": parameters,
         }
     ]
+
+
+@pytest.mark.parametrize("turn", ["1000000", "-1", "x"])
+def test_the_emulation_refuses_an_interaction_id_of_no_turn_it_made(turn: str) -> None:
+    import base64
+
+    from toolwire.stream.codecs.emulation._request import BadRequest
+
+    # The history counts the turns one by one: a forged huge one would hang the server.
+    forged = "v1_" + base64.urlsafe_b64encode(f"c:{turn}".encode()).decode()
+    with pytest.raises(BadRequest, match="no interaction"):
+        decode_request({"model": "m", "input": "hi", "previous_interaction_id": forged})

@@ -43,6 +43,8 @@ from toolwire.stream.codecs.emulation._request import (
 __all__ = ["GeminiInteractionsEncoder", "decode_request", "interaction_id"]
 
 _API = "gemini-interactions"
+_MAX_TURNS = 100_000
+"""More turns than a scenario holds: a larger one in an interaction id is refused."""
 _ASSISTANT_STEPS = frozenset({"model_output", "function_call", "thought"})
 _STATUS = {
     400: "INVALID_ARGUMENT",
@@ -67,9 +69,12 @@ def _read_interaction_id(value: str) -> tuple[str, int]:
         raw = value.removeprefix("v1_")
         text = base64.urlsafe_b64decode(raw + "=" * (-len(raw) % 4)).decode()
         conversation, _, turn = text.rpartition(":")
-        return conversation, int(turn)
+        number = int(turn)
     except ValueError:
-        raise BadRequest(f"no interaction {value[:80]!r} on this server") from None
+        number = -1
+    if not 0 <= number < _MAX_TURNS:  # the history counts up to it, one by one
+        raise BadRequest(f"no interaction {value[:80]!r} on this server")
+    return conversation, number
 
 
 class GeminiInteractionsEncoder(Encoder):
