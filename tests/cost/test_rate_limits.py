@@ -251,3 +251,33 @@ async def test_a_store_that_waits_on_io_is_asked_off_the_event_loop() -> None:
     await limiter.acquire(request(), 100)
     assert store.threads and threading.get_ident() not in store.threads
     assert limiter.granted == 1
+
+
+class _BlockNoting(_ThreadNoting):
+    """As :class:`_ThreadNoting`, and it notes the threads of its holds apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holds: list[int] = []
+
+    def block(self, key: Any, until: float) -> None:
+        self.holds.append(threading.get_ident())
+
+
+async def test_a_hold_from_an_answer_is_given_to_such_a_store_off_the_event_loop() -> None:
+    # One request a minute: the answer says the budget is spent until its reset.
+    server_limit = ServerRateLimit(RateLimit(requests_per_minute=1))
+    store = _BlockNoting()
+    limiter = RateLimiter(RateLimit(requests_per_minute=10), store=store)
+    scenario = Scenario.from_dict({"turns": [{"text": "ok"}]})
+    with EmulationServer(scenario, rate_limit=server_limit) as server:
+        transport = HttpxTransport(rate_limiter=limiter)
+        _, dialect, model = PROVIDERS["openai-chat"]
+        provider = make_provider("openai-chat", base_url=server.url_for(dialect), api_key="k")
+        agent = Agent(provider, model=model, transport=transport, journal=False)
+        try:
+            assert (await agent.run("question")).output == "ok"
+        finally:
+            await transport.aclose()
+            await agent.aclose()
+    assert store.holds and threading.get_ident() not in store.holds

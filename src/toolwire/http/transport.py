@@ -57,7 +57,7 @@ from toolwire.http import (
 from toolwire.http._errors import generic_error, map_httpx_error, redirect_error, too_large
 from toolwire.http._inflate import INFLATED, inflate
 from toolwire.http._pools import DirectPools, make_pools
-from toolwire.http._ratelimit import RateLimiter
+from toolwire.http._ratelimit import RateKey, RateLimiter
 from toolwire.http._settings import BodyLimits, HttpRetryPolicy, Timeouts
 
 if TYPE_CHECKING:
@@ -68,6 +68,19 @@ __all__ = ["BodyLimits", "HttpRetryPolicy", "HttpxTransport", "Timeouts"]
 logger = logging.getLogger("toolwire.http.transport")
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+async def _observe(
+    limiter: RateLimiter, key: RateKey, status: int, headers: Mapping[str, str]
+) -> None:
+    """Tell the limiter of an answer: off the event loop when its store
+    waits on I/O (a database), as its reservations are."""
+    if limiter.store.blocking:
+        from anyio import to_thread
+
+        await to_thread.run_sync(limiter.observe, key, status, headers)
+    else:
+        limiter.observe(key, status, headers)
 
 
 async def _anyio_sleep(seconds: float) -> None:
@@ -328,7 +341,7 @@ class HttpxTransport:
             try:
                 response, body = await self._attempt(pool, request, content, deadline, whole)
                 if limiter is not None and key is not None:
-                    limiter.observe(key, response.status_code, response.headers)
+                    await _observe(limiter, key, response.status_code, response.headers)
                 if body is None:
                     held = True
                     return response, b"", pool
