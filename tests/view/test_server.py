@@ -268,3 +268,12 @@ def test_the_settings_repr_shows_neither_the_token_nor_a_password() -> None:
     shown = repr(settings)
     assert "hunter2" not in shown and "tok-secret-123" not in shown
     assert "port=8000" in shown
+
+
+def test_a_journal_that_cannot_be_read_is_a_page_saying_so() -> None:
+    # Nothing listens on port 1: the database cannot be reached.
+    with serving("postgresql://u:hunter2@127.0.0.1:1/db") as viewer, viewer.client() as client:
+        answer = client.get("/")
+    assert answer.status_code == 503
+    assert "cannot read the journal postgresql://127.0.0.1:1" in answer.text
+    assert "hunter2" not in answer.text

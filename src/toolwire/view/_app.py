@@ -218,7 +218,10 @@ def create_app(settings: ViewSettings) -> ASGIApp:
                 if journal is not None:
                     journal.close()
 
-        return HTMLResponse(await anyio.to_thread.run_sync(render))
+        try:
+            return HTMLResponse(await anyio.to_thread.run_sync(render))
+        except JournalError as exc:
+            return _page(503, "runs", exc.message)
 
     async def run(request: Request) -> Response:
         ref = request.path_params["run_id"]
