@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
-from toolwire.journal._base import RunStore, StoreQueries
+from toolwire.journal._base import RunStore, StoreQueries, escape_like
 from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
 from toolwire.journal._lease import file_identity, hold_lease, lease_held
 from toolwire.journal._records import (
@@ -206,9 +206,7 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
                     value = work(db)
                 except BaseException:
                     db.execute("ROLLBACK")
-                    # What the transaction counted is undone: read it again.
-                    self._seq.pop(run_id, None)
-                    self._keys.pop(run_id, None)
+                    self._forget(run_id)  # what the transaction counted is undone
                     raise
                 db.execute("COMMIT")
             except sqlite3.Error as exc:
@@ -371,7 +369,7 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
             where.append("run_id >= ? AND run_id < ?")  # the run id index, a range
             args += [search, search + _TOP]
         elif search:
-            like = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            like = escape_like(search)
             where.append("json_extract(header, '$.model') LIKE ? ESCAPE '\\'")
             args.append("%" + like + "%")
         clause = " AND ".join(where)  # fixed fragments: the values are parameters
