@@ -277,3 +277,22 @@ def test_a_journal_that_cannot_be_read_is_a_page_saying_so() -> None:
     assert answer.status_code == 503
     assert "cannot read the journal postgresql://127.0.0.1:1" in answer.text
     assert "hunter2" not in answer.text
+
+
+def test_a_live_stream_whose_journal_goes_away_ends_cleanly(made: Made, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "journal.sqlite3"
+    shutil.copy(made.path, copy)
+    with serving(copy) as viewer, viewer.client() as client:
+        page = client.get(f"/runs/{made.runs['waiting']}")
+        found = re.search(r'data-last="(\d+)"', page.text)
+        assert found is not None
+        # The run waits: its stream follows on, until the journal is gone.
+        url = f"/runs/{made.runs['waiting']}/events?after={found[1]}"
+        with client.stream("GET", url) as stream:
+            assert stream.status_code == 200
+            copy.unlink()
+            body = stream.read()
+        assert b"event: end" not in body
+        assert client.get(url).status_code == 404

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 import anyio.to_thread
 
-from toolwire.journal import JournalEvent, JournalReader
+from toolwire.journal import JournalError, JournalEvent, JournalReader
 from toolwire.view._events import event_json
 
 __all__ = ["BATCH", "STREAMS", "follow"]
@@ -75,7 +75,10 @@ async def follow(
     # ended ends the stream at once.
     seen = max(after - 1, 0)
     while time.monotonic() < ends:
-        events = await anyio.to_thread.run_sync(read, seen)
+        try:
+            events = await anyio.to_thread.run_sync(read, seen)
+        except JournalError:
+            return  # gone or unreadable: the browser's reconnection is told why
         for event in events:
             seen = event.seq
             if event.seq > after:
