@@ -17,8 +17,9 @@ never matter): ``now`` given by the limiter is not used, and the ``until``
 of :meth:`PostgresRateStore.block` is turned into a delay with the store's
 ``clock``, the limiter's (``time.monotonic`` by default).
 
-The store is synchronous, as the protocol is: a reservation blocks the event
-loop for one round trip to the database.
+The store is synchronous, as the protocol is, and says it waits on I/O
+(``blocking``): the limiter asks it from a worker thread, so the event loop
+goes on during the round trip to the database.
 """
 
 from __future__ import annotations
