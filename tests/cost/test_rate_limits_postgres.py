@@ -102,3 +102,18 @@ def test_a_url_libpq_cannot_parse_is_refused_without_its_password(password: str)
     with pytest.raises(JournalError, match="cannot use the rate limits") as caught:
         store.reserve(KEY, 0, RateLimit(), 0.0)
     assert "hun" not in str(caught.value)
+
+
+def test_the_default_store_measures_holds_on_the_limiters_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A hold until 30 on the limiter's clock is 30 s from its now of 0; on
+    # another clock it would be long past, and the 429's hold lost.
+    monkeypatch.setenv("TOOLWIRE_JOURNAL", "postgresql://u@127.0.0.1:1/db")  # never reached
+
+    def clock() -> float:
+        return 0.0
+
+    limiter = RateLimiter(clock=clock)
+    assert isinstance(limiter.store, PostgresRateStore)
+    assert limiter.store.clock is clock

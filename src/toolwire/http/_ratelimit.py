@@ -167,13 +167,16 @@ class LocalRateStore:
             window.blocked_until = max(window.blocked_until, until)
 
 
-def default_rate_store() -> RateStore:
+def default_rate_store(clock: Callable[[], float] = time.monotonic) -> RateStore:
     """A :class:`~toolwire.journal.PostgresRateStore` on the journal when the
-    journal is in PostgreSQL (``$TOOLWIRE_JOURNAL``), else a :class:`LocalRateStore`."""
+    journal is in PostgreSQL (``$TOOLWIRE_JOURNAL``), else a :class:`LocalRateStore`;
+    ``clock``: the limiter's (what the holds it is given are measured on)."""
     from toolwire.journal import PostgresRateStore, default_journal
 
     journal = default_journal()
-    return PostgresRateStore(journal) if isinstance(journal, str) else LocalRateStore()
+    if isinstance(journal, str):
+        return PostgresRateStore(journal, clock=clock)
+    return LocalRateStore()
 
 
 async def _anyio_sleep(seconds: float) -> None:
@@ -215,7 +218,7 @@ class RateLimiter:
         self.limit = limit
         self.models = dict(models or {})
         self.learn = learn
-        self.store: RateStore = store or default_rate_store()
+        self.store: RateStore = store or default_rate_store(clock)
         self.clock = clock
         self._sleep = sleep or _anyio_sleep
         self.max_wait = max_wait
