@@ -352,11 +352,9 @@ class RunDriver:
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         config = self.config
         meter = self.meter
-        source = ProviderStream(
+        source = config.provider.reader(
             request,
-            transport=config.transport or config.provider.transport,
-            parse_error=config.provider.parse_error,
-            dialect=config.provider.dialect,
+            transport=config.transport,
             # A crossing raises on the read that made it: the stream is closed
             # and none of that read's calls is handed on.
             watch=meter.watch if meter.watching else None,

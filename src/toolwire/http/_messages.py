@@ -86,7 +86,9 @@ class HttpRequest:
     """The wire dialect (``"openai-chat"``...), for decoding and messages."""
 
     def content(self) -> bytes:
-        """The body as compact UTF-8 JSON bytes."""
+        """The body as compact UTF-8 JSON bytes (none for a ``GET``)."""
+        if self.method == "GET":
+            return b""
         return _json.dumps_bytes(self.json)
 
     def redacted_headers(self) -> dict[str, str]:

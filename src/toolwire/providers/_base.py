@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
@@ -37,7 +37,7 @@ from toolwire.http import (
 )
 from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
-from toolwire.providers._reads import ProviderStream
+from toolwire.providers._reads import ProviderStream, Resumer
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs._request import ToolChoice
 from toolwire.stream.decoder import decode_response
@@ -340,14 +340,30 @@ class Provider(ABC):
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
 
-    def _reads(self, request: HttpRequest, transport: Transport | None) -> ProviderStream:
-        """``request`` sent, read and decoded in this provider's dialect."""
+    def reader(
+        self,
+        request: HttpRequest,
+        *,
+        transport: Transport | None = None,
+        watch: Callable[[list[Event]], None] | None = None,
+    ) -> ProviderStream:
+        """``request`` to be sent, read and decoded in this provider's
+        dialect (see :class:`~toolwire.providers._reads.ProviderStream`); a
+        cut stream is resumed where the provider allows it (:meth:`resumer`)."""
         return ProviderStream(
             request,
             transport=self._transport_for(transport),
             parse_error=self.parse_error,
             dialect=self.dialect,
+            watch=watch,
+            resumer=self.resumer(request),
         )
+
+    def resumer(self, request: HttpRequest) -> Resumer | None:
+        """How a cut stream of ``request`` continues where it stopped, or
+        ``None`` when this provider cannot continue it (the turn is then
+        asked again): see :class:`~toolwire.providers._reads.Resumer`."""
+        return None
 
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None
@@ -366,7 +382,7 @@ class Provider(ABC):
         """
         if not request.stream:
             raise UsageError("stream() needs a request built with stream=True; use complete()")
-        source = self._reads(request, transport)
+        source = self.reader(request, transport=transport)
         async with contextlib.aclosing(source.reads()) as reads:
             async for events in reads:
                 for event in events:
@@ -385,7 +401,7 @@ class Provider(ABC):
             ProviderError: the provider answered with an HTTP error.
         """
         if request.stream:
-            source = self._reads(request, transport)
+            source = self.reader(request, transport=transport)
             async with contextlib.aclosing(source.reads()) as reads:
                 async for _ in reads:
                     pass

@@ -11,20 +11,50 @@ decoder decodes nothing after it.
 Whether an error came before the body or while reading it matters to the
 agent (a broken stream may be sent again, a refused request may not), so
 :attr:`ProviderStream.reading` tells which.
+
+A stream the provider keeps after a cut (a Responses background response)
+is *resumed*: given a :class:`Resumer`, a stream cut while reading is
+reopened after the last event decoded (the decoder's ``cursor``), and the
+rest goes to the same decoder, so the turn completes once and is paid
+once. The reconnections are bounded, each has a deadline to open, and
+when none succeeds (or the provider no longer has the response) the cut
+is raised as it would have been without them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import anyio
+
+from toolwire.errors import ProviderError, ReadError, ToolwireError, TransportTimeout
 from toolwire.stream.decoder import StreamDecoder
 
 if TYPE_CHECKING:
     from toolwire.events import Event
-    from toolwire.http import ErrorParser, HttpRequest, Transport
+    from toolwire.http import ErrorParser, HttpRequest, StreamResponse, Transport
 
-__all__ = ["ProviderStream"]
+__all__ = ["ProviderStream", "Resumer"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resumer:
+    """How a provider continues one of its streams after a cut."""
+
+    request: Callable[[str, int], HttpRequest]
+    """The request that streams response ``id``'s events after number ``cursor``."""
+    attempts: int = 3
+    """The most reconnections for one stream (every cut and every failed
+    reconnection counts)."""
+    timeout: float = 30.0
+    """Seconds for each reconnection to open (its body then reads under the
+    transport's own timeouts)."""
 
 
 class ProviderStream:
@@ -37,9 +67,19 @@ class ProviderStream:
         dialect: the decoder's dialect (``"auto"`` to sniff it).
         watch: told each read's events before they are given; what it raises
             (a usage limit crossed) closes the response and ends :meth:`reads`.
+        resumer: how a cut stream is continued (``None``: it is not).
     """
 
-    __slots__ = ("_parse_error", "_request", "_transport", "_watch", "decoder", "reading")
+    __slots__ = (
+        "_parse_error",
+        "_request",
+        "_resumer",
+        "_transport",
+        "_watch",
+        "decoder",
+        "reading",
+        "resumes",
+    )
 
     def __init__(
         self,
@@ -49,16 +89,20 @@ class ProviderStream:
         parse_error: ErrorParser | None,
         dialect: str,
         watch: Callable[[list[Event]], None] | None = None,
+        resumer: Resumer | None = None,
     ) -> None:
         self._request = request
         self._watch = watch
         self._transport = transport
         self._parse_error = parse_error
+        self._resumer = resumer
         self.decoder = StreamDecoder(dialect)
         """The decoder: its ``result()`` and ``error`` once :meth:`reads` ended."""
         self.reading = False
         """Whether the response's body is being read: an error raised while
         this is true broke the stream; one raised before it refused the request."""
+        self.resumes = 0
+        """How many times a cut stream was reopened where it stopped."""
 
     async def reads(self) -> AsyncGenerator[list[Event], None]:
         """The decoded events of each network read (a read that decodes to
@@ -69,24 +113,69 @@ class ProviderStream:
 
         Raises:
             ConnectError, ReadError, TransportTimeout, ProviderError: as the
-                transport's ``stream()``, while opening or while reading.
+                transport's ``stream()``, while opening or while reading (a
+                cut that could not be resumed is raised as it happened).
             UsageLimitExceeded: what ``watch`` raises.
         """
         decoder, watch = self.decoder, self._watch
-        async with self._transport.stream(self._request, parse_error=self._parse_error) as body:
-            self.reading = True
-            async for chunk in body.aiter_bytes():
-                events = decoder.feed(chunk)
-                if events:
-                    if watch is not None:
-                        watch(events)
-                    yield events
-                if decoder.error is not None:  # its last event said so
-                    self.reading = False
-                    return
+        body_scope = contextlib.AsyncExitStack()
+        try:
+            body = await body_scope.enter_async_context(
+                self._transport.stream(self._request, parse_error=self._parse_error)
+            )
+            while True:
+                self.reading = True
+                try:
+                    async for chunk in body.aiter_bytes():
+                        events = decoder.feed(chunk)
+                        if events:
+                            if watch is not None:
+                                watch(events)
+                            yield events
+                        if decoder.error is not None:  # its last event said so
+                            self.reading = False
+                            return
+                    break
+                except (ReadError, TransportTimeout) as cut:
+                    await body_scope.aclose()
+                    body_scope = contextlib.AsyncExitStack()
+                    body = await self._resume(cut, body_scope)
             self.reading = False
+        finally:
+            await body_scope.aclose()
         events = decoder.close()
         if events:
             if watch is not None:
                 watch(events)
             yield events
+
+    async def _resume(
+        self, cut: ReadError | TransportTimeout, scope: contextlib.AsyncExitStack
+    ) -> StreamResponse:
+        """The stream reopened after the last event decoded, entered in
+        ``scope``; ``cut`` is raised when it cannot be."""
+        resumer, decoder = self._resumer, self.decoder
+        if resumer is None:
+            raise cut
+        response_id, cursor = decoder.result().response_id, decoder.cursor
+        if response_id is None or cursor is None:
+            logger.info("a stream was cut before its response id: it is sent again")
+            raise cut
+        decoder.drop_partial()
+        while self.resumes < resumer.attempts:
+            self.resumes += 1
+            request = resumer.request(response_id, cursor)
+            try:
+                with anyio.fail_after(resumer.timeout):
+                    return await scope.enter_async_context(
+                        self._transport.stream(request, parse_error=self._parse_error)
+                    )
+            except ProviderError as refused:  # gone (404), expired: asking again won't do
+                logger.info(
+                    "resuming response %s refused (%s): it is sent again", response_id, refused
+                )
+                raise cut from None
+            except (ToolwireError, TimeoutError) as failed:
+                logger.info("resuming response %s failed: %s", response_id, failed)
+        logger.info("response %s: no resumption left: it is sent again", response_id)
+        raise cut

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
 
-from toolwire.errors import ProviderError
+from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import Message
 from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.providers._reads import Resumer
 from toolwire.providers.openai_chat import openai_style_error
 from toolwire.stream.codecs._request import merge_extra
 from toolwire.types import StreamResult
@@ -65,6 +67,9 @@ class OpenAIResponses(Provider):
         openai_reasoning: Mapping[str, Any] | None = None,
         openai_store: bool | None = None,
         openai_parallel_tool_calls: bool | None = None,
+        openai_background: bool = False,
+        resume_attempts: int = 3,
+        resume_timeout: float = 30.0,
     ) -> None:
         """Configure the provider.
 
@@ -82,6 +87,18 @@ class OpenAIResponses(Provider):
             openai_store: sent as ``store``; with ``False`` the encrypted
                 reasoning is requested so that stateless turns keep it.
             openai_parallel_tool_calls: sent as ``parallel_tool_calls`` when set.
+            openai_background: run each response in background mode
+                (``background: true``, with ``store: true``): OpenAI keeps
+                generating when the connection drops, and a stream cut
+                mid-turn is resumed after its last event
+                (``GET /responses/{id}?stream=true&starting_after=N``) instead
+                of being asked (and paid) again.
+            resume_attempts: the most reconnections of one cut stream.
+            resume_timeout: seconds for each reconnection to open.
+
+        Raises:
+            UsageError: ``openai_background`` with ``openai_store=False``
+                (background responses are stored), or a resume bound below 1.
         """
         super().__init__(
             api_key=api_key,
@@ -96,6 +113,17 @@ class OpenAIResponses(Provider):
         self.openai_reasoning = dict(openai_reasoning) if openai_reasoning else None
         self.openai_store = openai_store
         self.openai_parallel_tool_calls = openai_parallel_tool_calls
+        if openai_background and openai_store is False:
+            raise UsageError(
+                f"{self.name}: openai_background needs stored responses: drop openai_store=False"
+            )
+        if resume_attempts < 1 or not resume_timeout > 0:
+            raise UsageError(
+                f"{self.name}: resume_attempts must be at least 1 and resume_timeout positive"
+            )
+        self.openai_background = openai_background
+        self.resume_attempts = resume_attempts
+        self.resume_timeout = resume_timeout
 
     def _auth_headers(self) -> dict[str, str]:
         headers: dict[str, str] = {}
@@ -134,8 +162,32 @@ class OpenAIResponses(Provider):
             store=self.openai_store,
             parallel_tool_calls=self.openai_parallel_tool_calls,
         )
+        if self.openai_background and stream:
+            body["background"] = True
+            body["store"] = True
         merge_extra(body, extra)
         return self._post_model(model, body, stream=stream)
+
+    def resumer(self, request: HttpRequest) -> Resumer | None:
+        """A streamed background response (``"background": true`` in the body,
+        from ``openai_background`` or ``extra``) is resumed after its last
+        event; any other stream is asked again when cut."""
+        if not request.stream or request.json.get("background") is not True:
+            return None
+        base, headers = self.base_url, self._headers(stream=True)
+        headers.pop("content-type", None)
+
+        def resume(response_id: str, cursor: int) -> HttpRequest:
+            query = urlencode({"stream": "true", "starting_after": cursor})
+            return HttpRequest(
+                method="GET",
+                url=f"{base}/responses/{quote(response_id, safe='')}?{query}",
+                headers=headers,
+                stream=True,
+                dialect=self.dialect,
+            )
+
+        return Resumer(request=resume, attempts=self.resume_attempts, timeout=self.resume_timeout)
 
     # -- responses -------------------------------------------------------
 

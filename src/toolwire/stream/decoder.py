@@ -241,6 +241,29 @@ class StreamDecoder:
         """Why the stream failed, if it did."""
         return self._acc.error
 
+    @property
+    def cursor(self) -> int | None:
+        """Where the stream stands, as the provider numbers its events: the
+        number of the last event decoded (the Responses API's
+        ``sequence_number``), or ``None`` when the dialect numbers none or
+        none came yet. A cut stream resumed *after* it continues exactly
+        where this decoder stopped (see :meth:`drop_partial`)."""
+        return getattr(self._codec, "cursor", None)
+
+    def drop_partial(self) -> None:
+        """The stream was cut: forget the bytes of the event it was cut in, so
+        that a continuation that starts at the next whole event (the events
+        after :attr:`cursor`, from a resumed stream) can be fed to this
+        decoder. Everything decoded so far (text, calls, their arguments)
+        stays and goes on.
+
+        Raises:
+            UsageError: the decoder is closed, or its framing is not SSE.
+        """
+        if self._closed or not isinstance(self._reader, SSEDecoder):
+            raise UsageError("only an open decoder of an SSE stream can be continued")
+        self._reader.drop_partial()
+
     # -- internals ------------------------------------------------------------------
 
     def _feed(self, data: bytes, out: list[Event], frames: list[DecodedFrame] | None) -> None:

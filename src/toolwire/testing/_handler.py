@@ -22,10 +22,12 @@ from starlette.types import Receive, Scope, Send
 from toolwire.stream import _json
 from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
+from toolwire.testing._background import BackgroundResponses, KeptResponse, starting_after
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (
+    RESPONSES,
     Fault,
     ResultLookup,
     Scenario,
@@ -189,16 +191,24 @@ class Handler:
         requests: list[Any],
         log: Callable[[str], None] | None,
         rate_limit: ServerRateLimit | None = None,
+        background: BackgroundResponses | None = None,
+        resumes: list[Any] | None = None,
     ) -> None:
         self.scenario = scenario
         self.requests = requests
         self.log = log
         self.rate_limit = rate_limit
+        self.background = background or BackgroundResponses(256)
+        self.resumes = resumes if resumes is not None else []
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
 
-    def _attempt(self, path: str, body: bytes) -> int:
-        key = hashlib.sha256(path.encode() + b"\0" + body).hexdigest()
+    @staticmethod
+    def _attempts_key(path: str, body: bytes) -> str:
+        return hashlib.sha256(path.encode() + b"\0" + body).hexdigest()
+
+    def _attempt(self, key: str) -> int:
+        """The number (from 0) of this attempt of the request ``key`` names."""
         with self.lock:
             attempt = self.attempts.pop(key, 0)
             self.attempts[key] = attempt + 1  # the newest last
@@ -301,7 +311,8 @@ class Handler:
         stream: bool | None,
     ) -> Response:
         path = request.url.path
-        attempt = self._attempt(path, body)
+        attempts_key = self._attempts_key(path, body)
+        attempt = self._attempt(attempts_key)
         seed = f"{path}:{attempt}:{hashlib.sha256(body).hexdigest()}"
         header = request.headers.get(FAULT_HEADER)
         forced: Fault | None = None
@@ -331,7 +342,61 @@ class Handler:
         def log(outcome: str) -> None:
             self._log(f"POST {path} {outcome} ({where})")
 
+        if parsed.background:
+            self._keep(encoder, reply, turn, attempts_key)
         return self._answer(encoder, reply, turn, fault, seed=seed, log=log)
+
+    def _keep(self, encoder: Encoder, reply: Reply, turn: Turn, attempts_key: str) -> None:
+        """Keep a background response's stream for its resumptions."""
+        body = encoder.body(reply)
+        response_id = body.get("id")
+        if isinstance(response_id, str):
+            chunks = tuple(self._stream_chunks(encoder, reply, None))
+            kept = KeptResponse(chunks, body, attempts_key, turn)
+            self.background.keep(response_id, kept)
+
+    async def resume(self, request: Request) -> Response:
+        """``GET /v1/responses/{id}``: a background response again, streamed
+        after event ``starting_after`` with ``?stream=true``, else whole."""
+        response_id = request.path_params["response_id"]
+        encoder = wire_dialect(RESPONSES).encoder
+        assert encoder is not None
+        sse: Encoder = encoder(sse=True)
+        kept = self.background.get(response_id)
+        seed = f"resume:{response_id}"
+        path = request.url.path
+        if kept is None:
+            self._log(f"GET {path} 404 no such background response")
+            return self._error(sse, 404, f"Response with id '{response_id}' not found.", seed=seed)
+        query = request.query_params
+        after = starting_after(query.get("starting_after"), len(kept.chunks))
+        if after is None:
+            self._log(f"GET {path} 400 starting_after")
+            return self._error(sse, 400, "Invalid 'starting_after': not an event of the response.")
+        attempt = self._attempt(kept.attempts_key)
+        fault = kept.turn.faults[attempt] if attempt < len(kept.turn.faults) else None
+        self.resumes.append({"response_id": response_id, "starting_after": after})
+        if fault is not None and fault.status is not None:
+            self._log(f"GET {path} {fault.status} fault")
+            message = fault.message or _DEFAULT_MESSAGES.get(fault.status, "Injected server error.")
+            return self._error(sse, fault.status, message, seed=seed)
+        if query.get("stream") != "true":
+            data = sse.dumps_body(kept.body)
+            headers = self._headers(sse, sse.json_media_type, seed)
+            headers["content-length"] = str(len(data))
+            self._log(f"GET {path} 200 json")
+            return WireResponse([data], status=200, headers=headers)
+        chunks = list(kept.chunks[after + 1 :])
+        headers = self._headers(sse, sse.stream_media_type, seed)
+        headers["cache-control"] = "no-cache"
+        self._log(f"GET {path} 200 stream after {after}" + (" with fault" if fault else ""))
+        return WireResponse(
+            chunks,
+            status=200,
+            headers=headers,
+            delay=kept.turn.delay,
+            cut_after=cut_at(chunks, fault),
+        )
 
     def _answer(
         self,
@@ -354,7 +419,6 @@ class Handler:
         delay = turn.delay
         if fault is not None and fault.slow_chunk_delay is not None:
             delay = fault.slow_chunk_delay
-        cut_after = fault.cut_after_bytes if fault is not None else None
         if reply.request.stream:
             chunks = self._stream_chunks(encoder, reply, fault)
             headers = self._headers(encoder, encoder.stream_media_type, seed)
@@ -376,8 +440,9 @@ class Handler:
                 data = data[: len(data) // 2]
             chunks = [data]
             headers = self._headers(encoder, encoder.json_media_type, seed)
-            if cut_after is None:
+            if cut_at(chunks, fault) is None:
                 headers["content-length"] = str(len(data))
+        cut_after = cut_at(chunks, fault)
         kind = "stream" if reply.request.stream else "json"
         log(f"200 {kind}" if fault is None else f"200 {kind} with fault")
         return WireResponse(chunks, status=200, headers=headers, delay=delay, cut_after=cut_after)
@@ -400,6 +465,15 @@ class Handler:
         if trailer:
             chunks[-1] += trailer
         return chunks
+
+
+def cut_at(chunks: list[bytes], fault: Fault | None) -> int | None:
+    """After how many body bytes ``fault`` cuts the connection (``None``: it does not)."""
+    if fault is None:
+        return None
+    if fault.cut_at_fraction is not None:
+        return int(sum(len(chunk) for chunk in chunks) * fault.cut_at_fraction)
+    return fault.cut_after_bytes
 
 
 _DEFAULT_MESSAGES = {

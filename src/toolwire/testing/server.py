@@ -33,6 +33,7 @@ from toolwire.errors import UsageError
 from toolwire.http import RateLimit
 from toolwire.stream.codecs import WireDialect, registered, wire_dialect
 from toolwire.stream.codecs.emulation import Encoder
+from toolwire.testing._background import RESUME_ROUTE, BackgroundResponses
 from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
 from toolwire.testing._ratelimit import ServerRateLimit
@@ -74,6 +75,8 @@ def build_app(
     requests: list[Any] | None = None,
     log: Callable[[str], None] | None = None,
     rate_limit: ServerRateLimit | None = None,
+    background: BackgroundResponses | None = None,
+    resumes: list[Any] | None = None,
 ) -> Starlette:
     """The Starlette app of the emulation server.
 
@@ -82,8 +85,18 @@ def build_app(
         requests: a list to which every received request body is appended.
         log: called with one line per request (never with headers or keys).
         rate_limit: answer 429 past this many requests per minute.
+        background: where background responses are kept for their resumptions.
+        resumes: a list to which every resumption (``response_id``,
+            ``starting_after``) is appended.
     """
-    handler = Handler(scenario, requests if requests is not None else [], log, rate_limit)
+    handler = Handler(
+        scenario,
+        requests if requests is not None else [],
+        log,
+        rate_limit,
+        background=background,
+        resumes=resumes,
+    )
     if scenario.replay is not None:
         return Starlette(routes=[Route("/{path:path}", handler.replay, methods=["POST", "GET"])])
 
@@ -91,6 +104,7 @@ def build_app(
     routes = [
         Route(path, _endpoint(handler, d), methods=["POST"]) for d in spoken for path in d.routes
     ]
+    routes.append(Route(RESUME_ROUTE, handler.resume, methods=["GET"]))
     endpoints = ", ".join(d.routes[0] for d in spoken)
 
     async def unknown(request: Request) -> Response:
@@ -171,6 +185,10 @@ class EmulationServer(LoopbackServer):
             :class:`~toolwire.testing.ServerRateLimit` with its own clock):
             429s with ``retry-after`` past it, rate-limit headers on every
             answer (see :attr:`rate_limit` for what it admitted).
+        max_background_responses: how many Responses background responses
+            are kept for their resumptions
+            (``GET /v1/responses/{id}?stream=true&starting_after=N``); an
+            older one is answered 404, as an expired one is (``0``: none is).
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -190,6 +208,7 @@ class EmulationServer(LoopbackServer):
         limits: ServerLimits | None = None,
         max_recorded_requests: int = 1_000,
         rate_limit: RateLimit | ServerRateLimit | None = None,
+        max_background_responses: int = 256,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
@@ -199,7 +218,17 @@ class EmulationServer(LoopbackServer):
             rate_limit = ServerRateLimit(rate_limit)
         self.rate_limit = rate_limit
         """What the server admits per minute, and what it admitted (``None``: everything)."""
-        app = build_app(self.scenario, requests=self.requests, log=log, rate_limit=rate_limit)
+        self.resumes: list[Any] = RecentRequests(max_recorded_requests)
+        """The latest resumptions of background responses, in arrival order:
+        ``{"response_id", "starting_after"}`` each (``-1``: from the start)."""
+        app = build_app(
+            self.scenario,
+            requests=self.requests,
+            log=log,
+            rate_limit=rate_limit,
+            background=BackgroundResponses(max_background_responses),
+            resumes=self.resumes,
+        )
         super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
 
     def __repr__(self) -> str:

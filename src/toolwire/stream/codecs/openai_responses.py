@@ -164,6 +164,9 @@ class OpenAIResponsesCodec:
         self._calls = 0
         self._refused = False
         self.quirks: set[str] = set()
+        self.cursor: int | None = None
+        """The ``sequence_number`` of the last event decoded: a background
+        response's stream resumes after it."""
         self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
             "response.function_call_arguments.done": self._arguments_done,
             "response.custom_tool_call_input.delta": self._custom_delta,
@@ -192,6 +195,9 @@ class OpenAIResponsesCodec:
         else:
             obj = load_payload(data, API)
         kind = obj.get("type") or event
+        number = obj.get("sequence_number")
+        if type(number) is int:
+            self.cursor = number
         parts: list[Part] = []
         if kind == "response.function_call_arguments.delta":
             delta = as_str(obj.get("delta"), f"{API}: delta") or ""

@@ -68,6 +68,9 @@ class ParsedRequest:
     include_obfuscation: bool = True
     tools: list[Any] = field(default_factory=list[Any])
     instructions: str | None = None
+    background: bool = False
+    """A Responses request in background mode: the server keeps its events
+    so the stream can be resumed (``GET /v1/responses/{id}?stream=true``)."""
 
     @property
     def latest_has_error(self) -> bool:

@@ -67,7 +67,7 @@ class OpenAIResponsesEncoder(Encoder):
             "object": "response",
             "created_at": reply.created,
             "status": status,
-            "background": False,
+            "background": request.background,
             "completed_at": reply.created if done else None,
             "error": None,
             "frequency_penalty": 0.0,
@@ -368,6 +368,7 @@ def decode_request(
             opening.append(item)
     tools = data.get("tools")
     instructions = data.get("instructions")
+    background = _background(data)
     turns, every, latest = split_latest(events)
     return ParsedRequest(
         dialect="openai-responses",
@@ -380,4 +381,19 @@ def decode_request(
         include_usage=True,
         tools=tools if isinstance(tools, list) else [],
         instructions=instructions if isinstance(instructions, str) else None,
+        background=background,
     )
+
+
+def _background(data: dict[str, Any]) -> bool:
+    """Whether the request asks for background mode, as OpenAI accepts it:
+    stored, and (here) streamed."""
+    if not get_bool(data, "background"):
+        return False
+    if data.get("store") is False:
+        raise BadRequest("background mode requires store=true")
+    if not get_bool(data, "stream"):
+        raise BadRequest(
+            "the emulation server answers background requests streamed only: send stream=true"
+        )
+    return True
