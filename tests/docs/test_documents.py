@@ -64,6 +64,7 @@ EXPECTED_OUTPUT = {
     ],
     "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
     "security.md": ["invalid_arguments 100"],
+    "reliability.md": ["requests: 2 resumed after event: ["],
 }
 
 

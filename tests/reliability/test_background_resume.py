@@ -78,7 +78,7 @@ async def run(
             if isinstance(event, RunFinished):
                 result = event.result
     finally:
-        await agent.provider.aclose()
+        await agent.aclose()
     assert result is not None
     return result, ran, events
 

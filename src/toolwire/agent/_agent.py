@@ -76,6 +76,7 @@ from toolwire.run import (
     RunFinished,
     RunInfo,
     RunResult,
+    RunStarted,
     ToolCallRecord,
     ToolExecutionFinished,
     ToolExecutionStarted,
@@ -95,6 +96,7 @@ __all__ = [
     "ModelRetrying",
     "RunFinished",
     "RunResult",
+    "RunStarted",
     "ToolCallRecord",
     "ToolExecutionFinished",
     "ToolExecutionStarted",
@@ -282,6 +284,7 @@ class Agent:
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
             with self._lease(chosen):
+                emit(RunStarted(run_id=chosen))
                 emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
 
         # Closed in this task when the caller closes us: left to the garbage
@@ -384,6 +387,7 @@ class Agent:
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
             with self._resuming(run_id, answers) as (found, plan, finished):
+                emit(RunStarted(run_id=found, resumed=True))
                 if finished is not None:
                     result = _recorded_result(plan, finished)
                 else:
