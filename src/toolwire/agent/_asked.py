@@ -7,7 +7,9 @@ in the assistant message's provider state as ``asked`` for an ``approval``
 or an ``action``; this module answers them:
 
 - an MCP approval goes to the toolbox's approval callback, exactly as a
-  ``requires_approval`` tool would (no callback: denied);
+  ``requires_approval`` tool would; with no callback (and no approval given
+  to the run) it is left unanswered, and the run suspends for it as it
+  does for such a tool (:func:`~toolwire.agent._suspend.waiting_calls`);
 - a computer or shell call runs the application's tool of that name
   (``computer``, ``local_shell``, ``shell``, ``apply_patch``) when the
   toolbox has one; otherwise it is refused, and the refusal is sent back to
@@ -16,13 +18,12 @@ or an ``action``; this module answers them:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolwire.messages import AssistantMessage
 from toolwire.stream import _json
 from toolwire.tools import (
-    Approval,
     ApprovalCallback,
     ApprovalRequest,
     Tool,
@@ -32,7 +33,7 @@ from toolwire.tools import (
 )
 from toolwire.types import InvalidToolCall, ToolCall
 
-__all__ = ["answer_asked_calls", "asked_kinds"]
+__all__ = ["answer_asked_calls", "asked_approvals", "asked_kinds"]
 
 
 def asked_kinds(message: AssistantMessage) -> dict[str, dict[str, Any]]:
@@ -45,22 +46,32 @@ def asked_kinds(message: AssistantMessage) -> dict[str, dict[str, Any]]:
     }
 
 
+def asked_approvals(message: AssistantMessage) -> frozenset[str]:
+    """The ids of the calls of ``message`` the provider asks approval for."""
+    return frozenset(k for k, mark in asked_kinds(message).items() if mark["asked"] == "approval")
+
+
 async def answer_asked_calls(
     calls: Sequence[ToolCall | InvalidToolCall],
     message: AssistantMessage,
     toolbox: Toolbox,
     *,
     approve: ApprovalCallback | None,
+    granted: Collection[str],
     run_id: str,
     metadata: Mapping[str, Any],
 ) -> dict[str, ToolResult]:
     """Answers by call id for the calls the toolbox must not run itself: MCP
-    approvals, and computer or shell calls no tool of the toolbox handles."""
+    approvals (those that can be decided here: the toolbox has an approval
+    callback, or the call was approved in ``granted``), and computer or
+    shell calls no tool of the toolbox handles."""
     marks = asked_kinds(message)
     out: dict[str, ToolResult] = {}
     for call in calls:
         mark = marks.get(call.id, {})
         if mark.get("asked") == "approval" and isinstance(call, ToolCall):
+            if approve is None or (toolbox.approve is None and call.id not in granted):
+                continue  # the run waits for an approval from outside
             server = str(mark.get("server") or "?")
             out[call.id] = await _mcp_approval(call, server, approve, run_id, metadata)
         elif mark.get("asked") == "action" and toolbox.get(call.name) is None:
@@ -71,7 +82,7 @@ async def answer_asked_calls(
 async def _mcp_approval(
     call: ToolCall,
     server: str,
-    approve: ApprovalCallback | None,
+    approve: ApprovalCallback,
     run_id: str,
     metadata: Mapping[str, Any],
 ) -> ToolResult:
@@ -82,17 +93,14 @@ async def _mcp_approval(
         description=f"the tool {call.name!r} of the remote MCP server {server!r}",
         requires_approval=True,
     )
-    if approve is None:
-        decision = Approval.deny("no approval callback: remote MCP tool calls need approval")
-    else:
-        request = ApprovalRequest(
-            call_id=call.id,
-            tool=stand_in,
-            arguments=dict(call.arguments),
-            metadata={**metadata, "mcp_server": server},
-            run_id=run_id,
-        )
-        decision = await ask_approval(approve, request)
+    request = ApprovalRequest(
+        call_id=call.id,
+        tool=stand_in,
+        arguments=dict(call.arguments),
+        metadata={**metadata, "mcp_server": server},
+        run_id=run_id,
+    )
+    decision = await ask_approval(approve, request)
     allowed = decision.decision == "allow"
     reason = decision.reason or "the call was not approved"
     if decision.decision == "edit":

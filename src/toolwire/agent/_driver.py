@@ -25,7 +25,7 @@ import anyio
 import anyio.abc
 from typing_extensions import assert_never
 
-from toolwire.agent._asked import answer_asked_calls
+from toolwire.agent._asked import answer_asked_calls, asked_approvals
 from toolwire.agent._suspend import check_grants, waiting_calls
 from toolwire.agent.loop import (
     Broken,
@@ -234,6 +234,7 @@ class RunDriver:
                         granted=self.granted,
                         toolbox=self.config.toolbox,
                         turn=self.turn,
+                        asked=asked_approvals(assistant),
                     )
                     if waiting:
                         self._turn_finished(choice, turn_usage, len(calls))
@@ -472,6 +473,7 @@ class RunDriver:
             assistant,
             self.config.toolbox,
             approve=self._approver(),
+            granted=self.granted,
             run_id=self.run_id,
             metadata={
                 **self.config.metadata,

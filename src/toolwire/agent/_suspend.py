@@ -5,7 +5,8 @@ A turn's calls are settled in the driver; before any of them runs,
 
 - a ``requires_approval`` tool, when the toolbox has no approval callback and
   no approval was given to the run (before this change, such a call was
-  silently denied);
+  silently denied); a remote MCP tool call the provider asks approval for
+  (``asked``), likewise;
 - an ``external`` tool, whose result comes from outside, when no result was
   given.
 
@@ -38,22 +39,29 @@ def waiting_calls(
     granted: Mapping[str, str],
     toolbox: Toolbox,
     turn: int,
+    asked: Collection[str] = (),
 ) -> tuple[PendingCall, ...]:
     """The calls of ``calls`` that wait for an approval or an outside result.
 
     ``settled``: call ids that already have a result (recorded, answered,
-    denied); ``granted``: approvals given to the run, by call id."""
+    denied); ``granted``: approvals given to the run, by call id;
+    ``asked``: the calls the provider asks approval for (remote MCP tools)."""
     waiting: list[PendingCall] = []
+    needs_approval = toolbox.approve is None
     for call in calls:
         if isinstance(call, InvalidToolCall) or call.id in settled:
             continue
         tool = toolbox.get(call.name)
-        if tool is None:
-            continue
         awaiting: Literal["approval", "result"]
-        if tool.external:
+        if call.id in asked:
+            if not needs_approval or call.id in granted:
+                continue
+            awaiting = "approval"
+        elif tool is None:
+            continue
+        elif tool.external:
             awaiting = "result"
-        elif tool.requires_approval and toolbox.approve is None and call.id not in granted:
+        elif tool.requires_approval and needs_approval and call.id not in granted:
             awaiting = "approval"
         else:
             continue
