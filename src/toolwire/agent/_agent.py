@@ -370,6 +370,32 @@ class Agent:
                 return _recorded_result(plan, finished)
             return await self._run(list(plan.messages), run_id, None, None, plan=plan)
 
+    def resume_sync(
+        self,
+        run_id: str,
+        *,
+        approvals: Iterable[Decision] = (),
+        results: Mapping[str, Any] | None = None,
+        principal: str = "",
+        approval_key: bytes | None = None,
+    ) -> RunResult:
+        """:meth:`resume` for synchronous code (its own event loop, as
+        :meth:`run_sync`)."""
+
+        async def main() -> RunResult:
+            try:
+                return await self.resume(
+                    run_id,
+                    approvals=approvals,
+                    results=results,
+                    principal=principal,
+                    approval_key=approval_key,
+                )
+            finally:
+                await self.provider.aclose()
+
+        return anyio.run(main)
+
     async def resume_stream(
         self,
         run_id: str,
