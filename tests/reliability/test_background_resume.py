@@ -7,6 +7,7 @@ reconnections of one stream are bounded."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,7 +49,9 @@ def scenario(*faults: dict[str, Any]) -> Scenario:
     )
 
 
-def make_agent(server: EmulationServer, ran: list[str], **options: Any) -> Agent:
+def make_agent(
+    server: EmulationServer, ran: list[str], agent_options: Any = None, **options: Any
+) -> Agent:
     @tool(read_only=True)
     def get_weather(city: str) -> str:
         """The weather of a city.
@@ -62,7 +65,9 @@ def make_agent(server: EmulationServer, ran: list[str], **options: Any) -> Agent
     provider = OpenAIResponses(
         base_url=server.url_for("openai-responses"), api_key="test-key", **options
     )
-    return Agent(provider, model=MODEL, tools=[get_weather], stream_retries=2)
+    return Agent(
+        provider, model=MODEL, tools=[get_weather], stream_retries=2, **(agent_options or {})
+    )
 
 
 async def run(
@@ -178,3 +183,40 @@ async def test_provider_complete_resumes_a_cut_stream() -> None:
 def test_background_mode_needs_stored_responses() -> None:
     with pytest.raises(ToolwireError, match="openai_store"):
         OpenAIResponses(api_key="k", openai_background=True, openai_store=False)
+
+
+@pytest.mark.parametrize("kept", [True, False])
+async def test_a_run_that_died_before_recording_the_answer_reads_it_again(
+    kept: bool, tmp_path: Path
+) -> None:
+    from tests.journal._support import CrashAt, expect_crash
+    from toolwire.journal import JournalObserver, SQLiteJournal
+
+    expected = await uncut()
+    journal = SQLiteJournal(tmp_path / "journal.sqlite3")
+    ran: list[str] = []
+    with EmulationServer(scenario(), max_background_responses=1 if kept else 0) as server:
+        # The process dies with the whole stream read, before its answer is
+        # recorded (told to the journal after the crash: never).
+        observers = [CrashAt("model_response"), JournalObserver(journal)]
+        first = make_agent(server, ran, {"journal": False, "observers": observers},
+                           openai_background=True)  # fmt: skip
+        await expect_crash(first.run("How is the weather in Hangzhou?", run_id="run-bg"))
+        await first.aclose()
+        [streaming] = [e for e in journal.load_run("run-bg").events if e.kind == "model_streaming"]
+        assert streaming.turn == 1 and streaming.data["response_id"].startswith("resp_")
+        second = make_agent(server, ran, {"journal": journal}, openai_background=True)
+        try:
+            result = await second.resume("run-bg")
+        finally:
+            await second.aclose()
+        if kept:  # read again from its first event: the turn is not asked (nor paid) again
+            assert posts(server) == 2
+            assert server.resumes == [
+                {"response_id": streaming.data["response_id"], "starting_after": -1}
+            ]
+        else:  # gone: asked again
+            assert posts(server) == 3
+    assert ran == ["Hangzhou, Zhejiang"]
+    assert answer(result) == answer(expected)
+    assert journal.load_run("run-bg").problems() == []

@@ -172,6 +172,9 @@ class RunDriver:
         self.granted: dict[str, str] = {}
         """Approvals given to the suspended run: argument digests by call id."""
         self.approval_failures: dict[str, ApprovalFailed] = {}
+        self.replay: str | None = None
+        """A response the provider keeps for the turn to resume: read again
+        by the next request instead of asking again."""
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult:
         """Turn after turn until :func:`next_step` says finish."""
@@ -184,8 +187,10 @@ class RunDriver:
             self.usage = plan.usage
             self.meter.resumed(plan.usage, plan.cost)
             settling = plan.response
-            # Without a recorded answer, the last turn is requested again.
+            # Without a recorded answer, the last turn is requested again
+            # (or read again, when the provider keeps the response).
             self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
+            self.replay = plan.streaming if settling is None else None
         while True:
             recorded, settling = settling, None
             done: Results = {}
@@ -291,7 +296,7 @@ class RunDriver:
                 await requested(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
             try:
-                result, early = await self._stream_timed(request)
+                result, early = await self._stream_timed(request, attempt)
             except _TurnBroke as broke:
                 # A broken stream is billed too: what it revealed is its
                 # usage, priced and counted toward the limits (the next
@@ -337,39 +342,41 @@ class RunDriver:
             await failed(self.run_id, self.turn, attempt, error, time.monotonic() - started)
 
     async def _stream_timed(
-        self, request: HttpRequest
+        self, request: HttpRequest, attempt: int
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         """:meth:`_stream_once` within the run's wall time left: a stream that
         stalls is cut when it runs out."""
         left = self.meter.time_left()
         if left is None:
-            return await self._stream_once(request)
+            return await self._stream_once(request, attempt)
         with anyio.move_on_after(left):
-            return await self._stream_once(request)
+            return await self._stream_once(request, attempt)
         raise self.meter.wall_time_exceeded()
 
     async def _stream_once(
-        self, request: HttpRequest
+        self, request: HttpRequest, attempt: int
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         config = self.config
         meter = self.meter
+        replay, self.replay = self.replay, None
         source = config.provider.reader(
             request,
             transport=config.transport,
             # A crossing raises on the read that made it: the stream is closed
             # and none of that read's calls is handed on.
             watch=meter.watch if meter.watching else None,
+            replay=replay,
         )
         early: dict[str, ToolResult] = {}
         if config.eager:
             # Eager tools start while the stream is read, in this task group.
             async with anyio.create_task_group() as tg:
-                failed, request_error = await self._read(source, tg, early)
+                failed, request_error = await self._read(source, tg, early, attempt)
                 if failed is not None or request_error is not None:
                     # Nothing from a failed stream may run: cancel and discard.
                     tg.cancel_scope.cancel()
         else:
-            failed, request_error = await self._read(source, None, early)
+            failed, request_error = await self._read(source, None, early, attempt)
         # Raised outside the task group, so callers get the error itself,
         # not an exception group.
         if request_error is not None:
@@ -383,6 +390,7 @@ class RunDriver:
         source: ProviderStream,
         tg: anyio.abc.TaskGroup | None,
         early: dict[str, ToolResult],
+        attempt: int,
     ) -> tuple[ToolwireError | None, ToolwireError | None]:
         """Send the request and decode its stream: why the stream failed, and
         why the request did (each ``None`` when it did not).
@@ -392,11 +400,17 @@ class RunDriver:
         transport's retries) end the run."""
         # Events go on when someone reads them or eager tools may start.
         listening = self.emit_many is not None or tg is not None
+        streaming = self.observe.model_streaming
         try:
             async with contextlib.aclosing(source.reads()) as reads:
                 async for events in reads:
                     if listening:
                         self._hand_on(events, tg, early)
+                    if streaming and (response_id := source.resumable_id) is not None:
+                        # Once per request: where a resumed run finds it again.
+                        for told in streaming:
+                            await told(self.run_id, self.turn, attempt, response_id)
+                        streaming = ()
         except (ReadError, TransportTimeout) as exc:
             if not source.reading:
                 return None, exc

@@ -346,10 +346,13 @@ class Provider(ABC):
         *,
         transport: Transport | None = None,
         watch: Callable[[list[Event]], None] | None = None,
+        replay: str | None = None,
     ) -> ProviderStream:
         """``request`` to be sent, read and decoded in this provider's
         dialect (see :class:`~toolwire.providers._reads.ProviderStream`); a
-        cut stream is resumed where the provider allows it (:meth:`resumer`)."""
+        cut stream is resumed where the provider allows it (:meth:`resumer`),
+        and the kept response ``replay`` names is read again instead of
+        sending ``request``."""
         return ProviderStream(
             request,
             transport=self._transport_for(transport),
@@ -357,6 +360,7 @@ class Provider(ABC):
             dialect=self.dialect,
             watch=watch,
             resumer=self.resumer(request),
+            replay=replay,
         )
 
     def resumer(self, request: HttpRequest) -> Resumer | None:

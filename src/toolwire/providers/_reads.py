@@ -18,7 +18,10 @@ reopened after the last event decoded (the decoder's ``cursor``), and the
 rest goes to the same decoder, so the turn completes once and is paid
 once. The reconnections are bounded, each has a deadline to open, and
 when none succeeds (or the provider no longer has the response) the cut
-is raised as it would have been without them.
+is raised as it would have been without them. A stream given ``replay``
+(the id of a response the provider keeps, recorded by a process that
+died) is read again from its first event instead of being requested again;
+if the provider no longer has it, the request is sent.
 """
 
 from __future__ import annotations
@@ -47,8 +50,9 @@ logger = logging.getLogger(__name__)
 class Resumer:
     """How a provider continues one of its streams after a cut."""
 
-    request: Callable[[str, int], HttpRequest]
-    """The request that streams response ``id``'s events after number ``cursor``."""
+    request: Callable[[str, int | None], HttpRequest]
+    """The request that streams response ``id``'s events after number
+    ``cursor`` (``None``: from the first)."""
     attempts: int = 3
     """The most reconnections for one stream (every cut and every failed
     reconnection counts)."""
@@ -68,11 +72,15 @@ class ProviderStream:
         watch: told each read's events before they are given; what it raises
             (a usage limit crossed) closes the response and ends :meth:`reads`.
         resumer: how a cut stream is continued (``None``: it is not).
+        replay: the id of a response the provider keeps, read again (with
+            ``resumer``) instead of sending ``request``.
     """
 
     __slots__ = (
         "_parse_error",
+        "_replay",
         "_request",
+        "_response_id",
         "_resumer",
         "_transport",
         "_watch",
@@ -90,8 +98,11 @@ class ProviderStream:
         dialect: str,
         watch: Callable[[list[Event]], None] | None = None,
         resumer: Resumer | None = None,
+        replay: str | None = None,
     ) -> None:
         self._request = request
+        self._replay = replay if resumer is not None else None
+        self._response_id: str | None = None
         self._watch = watch
         self._transport = transport
         self._parse_error = parse_error
@@ -103,6 +114,15 @@ class ProviderStream:
         this is true broke the stream; one raised before it refused the request."""
         self.resumes = 0
         """How many times a cut stream was reopened where it stopped."""
+
+    @property
+    def resumable_id(self) -> str | None:
+        """The id under which the provider keeps this stream's response, once
+        known, when it can stream it again (``None`` otherwise)."""
+        if self._response_id is None and self._resumer is not None:
+            if self.decoder.cursor is not None:
+                self._response_id = self.decoder.result().response_id
+        return self._response_id
 
     async def reads(self) -> AsyncGenerator[list[Event], None]:
         """The decoded events of each network read (a read that decodes to
@@ -120,9 +140,7 @@ class ProviderStream:
         decoder, watch = self.decoder, self._watch
         body_scope = contextlib.AsyncExitStack()
         try:
-            body = await body_scope.enter_async_context(
-                self._transport.stream(self._request, parse_error=self._parse_error)
-            )
+            body = await self._open(body_scope)
             while True:
                 self.reading = True
                 try:
@@ -148,6 +166,25 @@ class ProviderStream:
             if watch is not None:
                 watch(events)
             yield events
+
+    async def _open(self, scope: contextlib.AsyncExitStack) -> StreamResponse:
+        """The response, entered in ``scope``: the kept one read again (see
+        ``replay``) when the provider still has it, else the request's."""
+        if self._replay is not None and self._resumer is not None:
+            resumer, response_id = self._resumer, self._replay
+            try:
+                with anyio.fail_after(resumer.timeout):
+                    return await scope.enter_async_context(
+                        self._transport.stream(
+                            resumer.request(response_id, None), parse_error=self._parse_error
+                        )
+                    )
+            except (ToolwireError, TimeoutError) as failed:
+                logger.info("response %s cannot be read again (%s): it is asked again",
+                            response_id, failed)  # fmt: skip
+        return await scope.enter_async_context(
+            self._transport.stream(self._request, parse_error=self._parse_error)
+        )
 
     async def _resume(
         self, cut: ReadError | TransportTimeout, scope: contextlib.AsyncExitStack

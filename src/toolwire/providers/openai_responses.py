@@ -177,8 +177,9 @@ class OpenAIResponses(Provider):
         base, headers = self.base_url, self._headers(stream=True)
         headers.pop("content-type", None)
 
-        def resume(response_id: str, cursor: int) -> HttpRequest:
-            query = urlencode({"stream": "true", "starting_after": cursor})
+        def resume(response_id: str, cursor: int | None) -> HttpRequest:
+            after = {} if cursor is None else {"starting_after": cursor}
+            query = urlencode({"stream": "true", **after})
             return HttpRequest(
                 method="GET",
                 url=f"{base}/responses/{quote(response_id, safe='')}?{query}",
