@@ -22,6 +22,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolwire.messages import AssistantMessage
+from toolwire.observe import Observers
 from toolwire.stream import _json
 from toolwire.tools import (
     ApprovalCallback,
@@ -30,10 +31,11 @@ from toolwire.tools import (
     Toolbox,
     ToolResult,
     ask_approval,
+    idempotency_key,
 )
 from toolwire.types import InvalidToolCall, ToolCall
 
-__all__ = ["answer_asked_calls", "asked_approvals", "asked_kinds"]
+__all__ = ["answer_asked_calls", "asked_approvals", "asked_kinds", "record_answers"]
 
 
 def asked_kinds(message: AssistantMessage) -> dict[str, dict[str, Any]]:
@@ -113,6 +115,26 @@ async def _mcp_approval(
         error=None if allowed else "denied",
         arguments=dict(call.arguments),
     )
+
+
+async def record_answers(
+    observe: Observers,
+    run_id: str,
+    turn: int,
+    calls: Sequence[ToolCall | InvalidToolCall],
+    answers: Mapping[str, ToolResult],
+) -> None:
+    """Tell the observers each answer as a call's intent and outcome (the
+    journal records them), so that a resumed run reuses the answer instead
+    of asking again."""
+    if not calls or not (observe.tools_started or observe.tool_finished):
+        return
+    intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
+    for started in observe.tools_started:
+        await started(run_id, turn, intents, eager=False)
+    for call in calls:
+        for finished in observe.tool_finished:
+            await finished(run_id, turn, call, answers[call.id], eager=False)
 
 
 def _refused(call: ToolCall | InvalidToolCall) -> ToolResult:
