@@ -7,6 +7,7 @@ reconnections of one stream are bounded."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -134,8 +135,11 @@ async def test_without_background_mode_the_cut_turn_is_asked_again() -> None:
 
 
 @pytest.mark.parametrize("how", ["refused", "expired"])
-async def test_a_resumption_refused_falls_back_to_asking_again(how: str) -> None:
+async def test_a_resumption_refused_falls_back_to_asking_again(
+    how: str, caplog: pytest.LogCaptureFixture
+) -> None:
     expected = await uncut()
+    caplog.set_level(logging.INFO, logger="toolwire.providers")
     if how == "refused":  # the reconnection is answered 404
         server = EmulationServer(scenario({"cut_at_fraction": 0.5}, {"status": 404}))
     else:  # the server kept no background response
@@ -144,6 +148,8 @@ async def test_a_resumption_refused_falls_back_to_asking_again(how: str) -> None
         result, ran, events = await run(server, openai_background=True)
         assert posts(server) == 3  # the cut turn asked again, once
         assert len(server.resumes) == (1 if how == "refused" else 0)
+    [said] = [r.getMessage() for r in caplog.records if r.name == "toolwire.providers._reads"]
+    assert "refused" in said and "sent again" in said and "test-key" not in said
     assert ran == ["Hangzhou, Zhejiang"]
     assert len([e for e in events if isinstance(e, ModelRetrying)]) == 1
     assert answer(result) == answer(expected)
