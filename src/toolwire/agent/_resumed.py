@@ -1,6 +1,7 @@
 """The calls of a resumed turn: what the journal already settled.
 
-A run resumed from its journal may find the turn it stopped in with some of
+A run resumed from its journal may be over already (:func:`finished_result`),
+or it may find the turn it stopped in with some of
 its calls settled: an outcome recorded (reused, never run again), a denial
 recorded (it stays a denial), or an intent without an outcome for a call
 that is not safe to repeat (answered as interrupted). The other calls (never
@@ -25,13 +26,14 @@ from toolwire.agent.loop import (
     settlement,
 )
 from toolwire.observe import Observers
+from toolwire.run import RunResult, ToolCallRecord
 from toolwire.tools import Toolbox, ToolResult
 from toolwire.types import InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:
-    from toolwire.journal import RecordedTurn
+    from toolwire.journal import RecordedTurn, ResumePlan
 
-__all__ = ["Results", "recorded_results"]
+__all__ = ["Results", "finished_result", "recorded_results"]
 
 Results = dict[str, tuple[ToolResult, bool]]
 """Tool results by call id, each with whether it ran eagerly."""
@@ -75,3 +77,27 @@ async def recorded_results(
             await interrupted(run_id, turn, call, result)
         done[call.id] = (result, False)
     return done
+
+
+def finished_result(plan: ResumePlan, outcome: str) -> RunResult:
+    """The result of a run the journal shows finished."""
+    messages = list(plan.messages)
+    records = [
+        ToolCallRecord(turn=r.turn, call=r.call, result=r.result, eager=r.eager)
+        for r in plan.records
+    ]
+    output = ""
+    if plan.response is not None:
+        messages.append(plan.response.assistant)
+        if outcome == "answered":
+            output = plan.response.assistant.text
+    return RunResult(
+        output=output,
+        outcome="answered" if outcome == "answered" else "max_turns",
+        messages=tuple(messages),
+        usage=plan.usage,
+        tool_calls=tuple(records),
+        turns=plan.turn,
+        run_id=plan.run_id,
+        cost=plan.cost,
+    )
