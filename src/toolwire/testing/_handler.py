@@ -373,14 +373,16 @@ class Handler:
         if after is None:
             self._log(f"GET {path} 400 starting_after")
             return self._error(sse, 400, "Invalid 'starting_after': not an event of the response.")
+        streamed = query.get("stream") == "true"
+        if streamed:  # a resumption (a whole response read is not)
+            self.resumes.append({"response_id": response_id, "starting_after": after})
         attempt = self._attempt(kept.attempts_key)
         fault = kept.turn.faults[attempt] if attempt < len(kept.turn.faults) else None
-        self.resumes.append({"response_id": response_id, "starting_after": after})
         if fault is not None and fault.status is not None:
             self._log(f"GET {path} {fault.status} fault")
             message = fault.message or _DEFAULT_MESSAGES.get(fault.status, "Injected server error.")
             return self._error(sse, fault.status, message, seed=seed)
-        if query.get("stream") != "true":
+        if not streamed:
             data = sse.dumps_body(kept.body)
             headers = self._headers(sse, sse.json_media_type, seed)
             headers["content-length"] = str(len(data))

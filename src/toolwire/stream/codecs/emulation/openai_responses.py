@@ -151,9 +151,17 @@ class OpenAIResponsesEncoder(Encoder):
         return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
 
     def stream(self, reply: Reply) -> list[Frame]:
-        """``response.created`` ... ``response.completed``, one item after another."""
+        """``response.created`` ... ``response.completed``, one item after another
+        (a background response is ``queued`` before it is ``in_progress``)."""
         out = _Events(reply)
-        out.emit("response.created", response=self._response(reply, "in_progress", [], done=False))
+        if reply.request.background:  # queued first, as OpenAI runs background responses
+            queued = self._response(reply, "queued", [], done=False)
+            out.emit("response.created", response=queued)
+            out.emit("response.queued", response=queued)
+        else:
+            out.emit(
+                "response.created", response=self._response(reply, "in_progress", [], done=False)
+            )
         out.emit(
             "response.in_progress", response=self._response(reply, "in_progress", [], done=False)
         )
