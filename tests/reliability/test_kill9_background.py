@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import anyio
 import pytest
 
 from toolwire import Agent, tool
@@ -82,14 +82,12 @@ async def test_kill_9_mid_stream_then_resume_reads_the_kept_response(tmp_path: P
 
     with EmulationServer(scenario()) as server:
         base_url = server.url_for("openai-responses")
-        child = subprocess.run(
-            [sys.executable, "-c", CHILD, base_url, str(journal_path)],
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        with anyio.fail_after(60):
+            child = await anyio.run_process(
+                [sys.executable, "-c", CHILD, base_url, str(journal_path)],
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+                check=False,
+            )
         assert child.returncode == -9, child.stderr[-2000:]
         journal = SQLiteJournal(journal_path)
         kinds = [e.kind for e in journal.load_run("run-bg-kill").events]
