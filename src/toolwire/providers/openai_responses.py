@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
 
 from toolwire.errors import ProviderError, UsageError
 from toolwire.messages import Message
@@ -33,6 +32,7 @@ from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transpor
 from toolwire.providers._reads import Resumer
 from toolwire.providers.openai_chat import openai_style_error
 from toolwire.stream.codecs._request import merge_extra
+from toolwire.stream.codecs.openai_responses_request import resume_path
 from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
@@ -178,11 +178,9 @@ class OpenAIResponses(Provider):
         headers.pop("content-type", None)
 
         def resume(response_id: str, cursor: int | None) -> HttpRequest:
-            after = {} if cursor is None else {"starting_after": cursor}
-            query = urlencode({"stream": "true", **after})
             return HttpRequest(
                 method="GET",
-                url=f"{base}/responses/{quote(response_id, safe='')}?{query}",
+                url=base + resume_path(response_id, cursor),
                 headers=headers,
                 stream=True,
                 dialect=self.dialect,

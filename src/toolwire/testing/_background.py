@@ -19,12 +19,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from toolwire.stream.codecs.emulation.openai_responses import RESUME_ROUTE
 from toolwire.testing.scenario import Turn
 
 __all__ = ["RESUME_ROUTE", "BackgroundResponses", "KeptResponse"]
-
-RESUME_ROUTE = "/v1/responses/{response_id}"
-"""Where the emulation server serves its background responses again."""
 
 
 @dataclass(frozen=True, slots=True)

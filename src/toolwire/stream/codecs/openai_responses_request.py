@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from toolwire.errors import UsageError
 from toolwire.messages import (
@@ -33,9 +34,24 @@ from toolwire.stream.codecs.openai_responses_items import (
     screenshot,
 )
 
-__all__ = ["API", "custom_tool_schema", "encode_input", "encode_request", "tool_schema"]
+__all__ = [
+    "API",
+    "custom_tool_schema",
+    "encode_input",
+    "encode_request",
+    "resume_path",
+    "tool_schema",
+]
 
 API = "openai-responses"
+
+
+def resume_path(response_id: str, cursor: int | None) -> str:
+    """The path (under the base URL) that streams a stored response again:
+    its events after number ``cursor``, or all of them (``None``)."""
+    after = {} if cursor is None else {"starting_after": cursor}
+    query = urlencode({"stream": "true", **after})
+    return f"/responses/{quote(response_id, safe='')}?{query}"
 
 
 def tool_schema(

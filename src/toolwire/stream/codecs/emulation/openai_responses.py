@@ -34,7 +34,10 @@ from toolwire.stream.codecs.emulation._request import (
 )
 from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
-__all__ = ["OpenAIResponsesEncoder"]
+__all__ = ["RESUME_ROUTE", "OpenAIResponsesEncoder"]
+
+RESUME_ROUTE = "/v1/responses/{response_id}"
+"""Where the emulation server serves its background responses again."""
 
 
 class OpenAIResponsesEncoder(Encoder):
