@@ -39,6 +39,7 @@ Dialect: TypeAlias = Literal[
     "cohere-v2",
     "bedrock-converse",
     "bedrock-invoke",
+    "gemini-interactions",
 ]
 """A wire dialect: the format of a provider's requests, streams and responses.
 ``openai-chat`` is Chat Completions (OpenAI and every compatible server),
@@ -57,6 +58,7 @@ DIALECTS: tuple[Dialect, ...] = (
     "cohere-v2",
     "bedrock-converse",
     "bedrock-invoke",
+    "gemini-interactions",
 )
 """Every :data:`Dialect`: the streams toolwire decodes."""
 
@@ -67,6 +69,7 @@ ProviderDialect: TypeAlias = Literal[
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "gemini-interactions",
 ]
 """The dialects toolwire also writes: requests, tool schemas, whole responses
 (one :mod:`toolwire.providers` class each)."""
@@ -78,6 +81,7 @@ PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = (
     "gemini",
     "bedrock-converse",
     "bedrock-invoke",
+    "gemini-interactions",
 )
 """Every :data:`ProviderDialect`."""
 

@@ -163,8 +163,13 @@ class Browser:
                 raise TimeoutError(f"still false after {timeout} s: {expression}")
             await asyncio.sleep(0.05)
 
-    async def screenshot(self, path: Path) -> None:
-        shot = await self.send("Page.captureScreenshot", {"format": "png"})
+    async def screenshot(self, path: Path, *, height: int | None = None) -> None:
+        """The viewport as PNG (``height``: that many pixels of the page from its top)."""
+        params: dict[str, Any] = {"format": "png"}
+        if height is not None:
+            params["clip"] = {"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1}
+            params["captureBeyondViewport"] = True
+        shot = await self.send("Page.captureScreenshot", params)
         await asyncio.to_thread(_save, path, base64.b64decode(shot["data"]))
 
 

@@ -46,6 +46,7 @@ PROVIDER_VALUES = {
     "openai-responses": "openai",
     "anthropic": "anthropic",
     "gemini": "gcp.gemini",
+    "gemini-interactions": "gcp.gemini",
     "bedrock": "aws.bedrock",
     "bedrock-invoke": "aws.bedrock",
 }

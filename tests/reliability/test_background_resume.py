@@ -111,7 +111,7 @@ async def test_a_stream_cut_at_half_is_resumed_without_asking_again() -> None:
         assert posts(server) == 2  # one per turn: the cut turn was not asked again
         assert all(body["background"] is True and body["store"] is True for body in server.requests)
         [resumed] = server.resumes
-    assert resumed["starting_after"] > 0
+    assert resumed["after"] > 0
     assert ran == ["Hangzhou, Zhejiang"]
     assert answer(result) == answer(expected)
     assert result.output == "It says: light rain in Hangzhou, Zhejiang"
@@ -143,7 +143,7 @@ async def test_a_resumption_refused_falls_back_to_asking_again(
     if how == "refused":  # the reconnection is answered 404
         server = EmulationServer(scenario({"cut_at_fraction": 0.5}, {"status": 404}))
     else:  # the server kept no background response
-        server = EmulationServer(scenario({"cut_at_fraction": 0.5}), max_background_responses=0)
+        server = EmulationServer(scenario({"cut_at_fraction": 0.5}), max_kept_streams=0)
     with server:
         result, ran, events = await run(server, openai_background=True)
         assert posts(server) == 3  # the cut turn asked again, once
@@ -164,8 +164,8 @@ async def test_reconnections_of_one_stream_are_bounded() -> None:
         assert posts(server) == 3
         first, second, third = server.resumes
     # Each resumption starts after the last event of the one before it.
-    assert 0 < first["starting_after"] < second["starting_after"]
-    assert third["starting_after"] == first["starting_after"]  # the new stream's cut
+    assert 0 < first["after"] < second["after"]
+    assert third["after"] == first["after"]  # the new stream's cut
     assert ran == ["Hangzhou, Zhejiang"]
     assert len([e for e in events if isinstance(e, ModelRetrying)]) == 1
     assert result.output == "It says: light rain in Hangzhou, Zhejiang"
@@ -201,7 +201,7 @@ async def test_a_run_that_died_before_recording_the_answer_reads_it_again(
     expected = await uncut()
     journal = SQLiteJournal(tmp_path / "journal.sqlite3")
     ran: list[str] = []
-    with EmulationServer(scenario(), max_background_responses=1 if kept else 0) as server:
+    with EmulationServer(scenario(), max_kept_streams=1 if kept else 0) as server:
         # The process dies with the whole stream read, before its answer is
         # recorded (told to the journal after the crash: never).
         observers = [CrashAt("model_response"), JournalObserver(journal)]
@@ -218,9 +218,7 @@ async def test_a_run_that_died_before_recording_the_answer_reads_it_again(
             await second.aclose()
         if kept:  # read again from its first event: the turn is not asked (nor paid) again
             assert posts(server) == 2
-            assert server.resumes == [
-                {"response_id": streaming.data["response_id"], "starting_after": -1}
-            ]
+            assert server.resumes == [{"stream_id": streaming.data["response_id"], "after": -1}]
         else:  # gone: asked again
             assert posts(server) == 3
     assert ran == ["Hangzhou, Zhejiang"]

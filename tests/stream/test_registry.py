@@ -121,6 +121,14 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
         "/model/",
     ),
     "bedrock-invoke": ("invoke-with-response-stream", "bedrock-2023-05-31"),
+    "gemini-interactions": (
+        "step.delta",
+        "interaction.completed",
+        "arguments_delta",
+        "previous_interaction_id",
+        "last_event_id",
+        "/interactions",
+    ),
 }
 """Words only a dialect's own format uses: event names, members, paths."""
 
@@ -213,6 +221,7 @@ def test_every_dialect_is_registered_once_in_order() -> None:
         ("/model/us.amazon.nova-2-lite-v1:0/converse", "bedrock-converse"),
         ("/model/anthropic.claude-sonnet-4-5/invoke-with-response-stream", "bedrock-invoke"),
         ("/model/anthropic.claude-sonnet-4-5/invoke", "bedrock-invoke"),
+        ("/v1beta/interactions", "gemini-interactions"),
         ("/v1/embeddings", None),
     ],
 )
@@ -231,6 +240,7 @@ def test_the_tool_schemas_come_from_the_dialect() -> None:
         "gemini",
         "bedrock-converse",
         "bedrock-invoke",
+        "gemini-interactions",
     }
     assert strict == {"openai-chat", "openai-responses"}
 

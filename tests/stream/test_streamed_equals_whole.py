@@ -22,7 +22,7 @@ import pytest
 from tests.conftest import TRACES, Trace
 from toolwire import Anthropic, Gemini, OpenAIChat, OpenAIResponses, StreamDecoder, StreamResult
 from toolwire.messages import UserMessage
-from toolwire.providers import Provider
+from toolwire.providers import GeminiInteractions, Provider
 from toolwire.stream.decoder import decode_response
 from toolwire.stream.framing import SSEDecoder
 from toolwire.testing import EmulationServer
@@ -53,6 +53,7 @@ PROVIDERS: dict[str, type[Provider]] = {
     "openai-responses": OpenAIResponses,
     "anthropic-messages": Anthropic,
     "gemini": Gemini,
+    "gemini-interactions": GeminiInteractions,
 }
 
 
@@ -87,12 +88,15 @@ def _messages(turn: int) -> list[Any]:
     return messages
 
 
-# A whole Anthropic message cannot carry arguments that are not an object.
+# A whole Anthropic message (or Interactions step) cannot carry arguments
+# that are not an object.
 CASES = [
     (name, dialect)
     for name in SCENARIOS
     for dialect in sorted(PROVIDERS)
-    if not (name == "invalid arguments" and dialect == "anthropic-messages")
+    if not (
+        name == "invalid arguments" and dialect in ("anthropic-messages", "gemini-interactions")
+    )
 ]
 
 

@@ -17,10 +17,11 @@ import anyio
 import httpx
 import uvicorn
 
-from tests.journal._support import CrashAt, crashing_agent, expect_crash, make_agent
-from toolwire import Approval, ApprovalRequest, Toolbox, tool
-from toolwire.journal import SQLiteJournal, close_journals
-from toolwire.testing import EmulationServer, Scenario
+from tests.journal._support import FAKE_KEY, CrashAt, crashing_agent, expect_crash, make_agent
+from toolwire import Agent, Approval, ApprovalRequest, Toolbox, tool
+from toolwire.cli.demo import PROVIDERS, make_provider
+from toolwire.journal import Decision, SQLiteJournal, close_journals, pending_calls, record_decision
+from toolwire.testing import EmulationServer, RecordingProxy, Scenario
 from toolwire.view import COOKIE, ViewSettings, create_app
 
 HOSTILE = '<script>alert("pwned")</script>'
@@ -57,6 +58,16 @@ def launch(target: str) -> str:
     return "launched"
 
 
+@tool(external=True)
+def lookup(key: str) -> str:
+    """Look something up outside (its result comes from elsewhere).
+
+    Args:
+        key: what.
+    """
+    return "never called"
+
+
 def _scenario(name: str, turns: list[dict[str, Any]]) -> Scenario:
     return Scenario.from_dict({"name": name, "turns": turns})
 
@@ -73,6 +84,15 @@ HOSTILE_TURNS = [
 DENIED_TURNS = [
     {"tool_calls": [{"name": "launch", "arguments": {"target": "moon"}}]},
     {"text": "not launched"},
+]
+WAITING_TURNS = [
+    {
+        "tool_calls": [
+            {"name": "launch", "arguments": {"target": f"moon {HOSTILE}"}},
+            {"name": "lookup", "arguments": {"key": "</textarea><script>y()</script>"}},
+        ]
+    },
+    {"text": "launched"},
 ]
 FAILED_TURNS = [{"text": "never", "faults": [{"status": 400, "message": f"bad {HOSTILE}"}]}]
 
@@ -117,9 +137,136 @@ async def _resumed(path: Path, run_id: str) -> None:
         journal.close()
 
 
+def make_waiting(path: Path, run_id: str = "waiting-1", *, answer: bool = True) -> None:
+    """A run suspended on two calls: one waits for an approval (``launch``),
+    one for an outside result (``lookup``, answered here unless not ``answer``)."""
+
+    async def main() -> None:
+        await _run(_scenario("waiting", WAITING_TURNS), [launch, lookup], path, run_id)
+
+    anyio.run(main)
+    close_journals()
+    if not answer:
+        return
+    journal = SQLiteJournal(path)
+    try:
+        pending = {p.name: p for p in pending_calls(journal.load_run(run_id))}
+        record_decision(
+            journal, run_id, Decision.answer(pending["lookup"], f"found {HOSTILE}", principal="ops")
+        )
+    finally:
+        journal.close()
+
+
+def _recorded_run(
+    scenario: Scenario, tools: Any, path: Path, cassette: Path, run_id: str, prompt: str
+) -> None:
+    """One run against the emulation server through the recording proxy."""
+
+    async def main(base_url: str) -> None:
+        _, _, model = PROVIDERS["openai-chat"]
+        provider = make_provider("openai-chat", base_url=base_url, api_key=FAKE_KEY)
+        agent = Agent(provider, model=model, tools=tools, journal=str(path))
+        try:
+            await agent.run(prompt, run_id=run_id)
+        finally:
+            await agent.aclose()
+
+    with (
+        EmulationServer(scenario) as server,
+        RecordingProxy(server.url_for("openai-chat"), record=cassette) as proxy,
+    ):
+        anyio.run(main, proxy.base_url)
+    close_journals()
+
+
+RECORDED_ARGUMENTS = {"text": f"</pre><script>alert(1)</script> with {SECRET} in the middle"}
+
+
+def make_recorded(path: Path, cassette: Path, run_id: str = "recorded-1") -> None:
+    """A run whose streams were recorded through the recording proxy into
+    ``cassette`` (arguments cut into four-byte deltas, hostile and with a key)."""
+    scenario = Scenario.from_dict(
+        {
+            "name": "recorded",
+            "turns": [
+                {
+                    "chunk_size": 4,
+                    "tool_calls": [{"name": "echo_html", "arguments": RECORDED_ARGUMENTS}],
+                },
+                {"text": "recorded"},
+            ],
+        }
+    )
+    _recorded_run(scenario, [echo_html], path, cassette, run_id, "do it")
+
+
+@tool(read_only=True)
+def get_weather(city: str, unit: str = "celsius") -> str:
+    """The weather in a city.
+
+    Args:
+        city: the city.
+        unit: celsius or fahrenheit.
+    """
+    return f"{city}: 18 degrees {unit}, light rain until 16:00"
+
+
+@tool(requires_approval=True)
+def send_email(to: str, subject: str, body: str) -> str:
+    """Send an email (asks first).
+
+    Args:
+        to: the address.
+        subject: the subject line.
+        body: the text.
+    """
+    return "sent"
+
+
+EMAIL = {
+    "to": "ana@example.com",
+    "subject": "Lisbon on Friday",
+    "body": "Rain until 16:00 on Friday; shall we meet at 14:00 indoors?",
+}
+
+
+def make_showcase(path: Path, cassette: Path, run_id: str = "trip-planner") -> None:
+    """A run as a user would show it: a streamed weather call (recorded into
+    ``cassette``), then an email that waits for approval."""
+    scenario = Scenario.from_dict(
+        {
+            "name": "showcase",
+            "turns": [
+                {
+                    "chunk_size": 5,
+                    "delay": 0.002,
+                    "tool_calls": [
+                        {"name": "get_weather", "arguments": {"city": "Lisbon", "unit": "celsius"}}
+                    ],
+                },
+                {
+                    "chunk_size": 8,
+                    "text": "Rain until four: I will tell Ana to bring the meeting forward.",
+                    "tool_calls": [
+                        {
+                            "name": "send_email",
+                            "arguments": EMAIL,
+                        }
+                    ],
+                },
+                {"text": "Done."},
+            ],
+        }
+    )
+    prompt = "Check Friday's weather in Lisbon and tell Ana."
+    _recorded_run(scenario, [get_weather, send_email], path, cassette, run_id, prompt)
+
+
 def make_journal(path: Path) -> Made:
     """A journal with runs that answered (hostile tool results, a tool that
-    raised), were denied approval, failed, and were resumed after a crash."""
+    raised), were denied approval, failed, were resumed after a crash, and
+    wait for an approval."""
 
     def deny(request: ApprovalRequest) -> Approval:
         return Approval.deny(f"no {HOSTILE}")
@@ -134,7 +281,9 @@ def make_journal(path: Path) -> Made:
 
     anyio.run(main)
     close_journals()
-    return Made(path, {k: f"{k}-1" for k in ("hostile", "denied", "failed", "resumed")})
+    make_waiting(path)
+    kinds = ("hostile", "denied", "failed", "resumed", "waiting")
+    return Made(path, {k: f"{k}-1" for k in kinds})
 
 
 @dataclass
@@ -151,7 +300,9 @@ class Viewer:
 
 
 @contextmanager
-def serving(journal: Path, *, poll: float = 0.05, deadline: float = 5.0) -> Iterator[Viewer]:
+def serving(
+    journal: Path, *, poll: float = 0.05, deadline: float = 5.0, **options: Any
+) -> Iterator[Viewer]:
     """The viewer of ``journal`` on a free loopback port, stopped on exit."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -163,6 +314,7 @@ def serving(journal: Path, *, poll: float = 0.05, deadline: float = 5.0) -> Iter
         port=port,
         poll=poll,
         stream_deadline=deadline,
+        **options,
     )
     config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="off")
     server = uvicorn.Server(config)

@@ -37,6 +37,37 @@ def test_a_record_of_an_unknown_kind_shows_its_data_escaped() -> None:
     assert "+0.500 s" in block and "turn 2" in block
 
 
+def test_suspensions_and_answers_show_hostile_names_and_principals_as_text() -> None:
+    hostile = "<script>z()</script>"
+    suspended = JournalEvent(
+        seq=5,
+        at=1.0,
+        kind="run_suspended",
+        data={"pending": [{"name": hostile, "awaiting": "approval"}, "not a call"]},
+    )
+    answer = JournalEvent(
+        seq=6,
+        at=2.0,
+        kind="answer",
+        turn=1,
+        call_id="c1",
+        data={"name": "lookup", "principal": hostile, "content": hostile},
+    )
+    approval = JournalEvent(
+        seq=7,
+        at=3.0,
+        kind="approval",
+        turn=1,
+        call_id="c2",
+        data={"name": "launch", "decision": "deny", "principal": "ann", "reason": hostile},
+    )
+    blocks = [render_event(e, start=0.0) for e in (suspended, answer, approval)]
+    assert all("<script>" not in block for block in blocks)
+    assert "waits on 1 call(s): &lt;script&gt;" in blocks[0]
+    assert "given by &lt;script&gt;" in blocks[1] and "&lt;script&gt;z()" in blocks[1]
+    assert "deny</span> by ann: &lt;script&gt;" in blocks[2]
+
+
 def test_long_values_fold_and_short_ones_do_not() -> None:
     assert "<details>" not in value("short")
     long = {"text": "z " * FOLD_AT}

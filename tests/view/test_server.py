@@ -51,12 +51,15 @@ def test_the_list_shows_every_run_with_its_facts(viewer: Viewer, made: Made) -> 
         page = client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     rows = re.findall(r'<tr data-run="([^"]+)">', page.text)
-    assert rows == ["resumed-1", "failed-1", "denied-1", "hostile-1"]  # newest first
+    assert rows == ["waiting-1", "resumed-1", "failed-1", "denied-1", "hostile-1"]  # newest first
     assert 'class="status failed">failed' in page.text
+    rows_html = page.text.split("<tbody>")[1].split("</tr>")
+    marked = [r for r in rows_html if "waiting for approval</span>" in r]
+    assert len(marked) == 1 and 'data-run="waiting-1"' in marked[0]
     assert "gpt-4.1-mini" in page.text and "resumed 1×" in page.text
     assert "bad_request" in page.text or "400" in page.text  # the failed run's error
     # The chart: a bar for each run with usage (the failed one has none).
-    assert len(re.findall(r"<rect [^>]*><title>[^<]+ tokens</title>", page.text)) == 3
+    assert len(re.findall(r"<rect [^>]*><title>[^<]+ tokens</title>", page.text)) == 4
 
 
 def test_the_list_filters_by_status_and_searches(viewer: Viewer) -> None:
@@ -69,9 +72,18 @@ def test_the_list_filters_by_status_and_searches(viewer: Viewer) -> None:
         bad_cursor = client.get("/", params={"before": "-1"})
     assert re.findall(r'<tr data-run="([^"]+)">', failed.text) == ["failed-1"]
     assert re.findall(r'<tr data-run="([^"]+)">', found.text) == ["denied-1"]
-    assert len(re.findall(r"<tr data-run=", by_model.text)) == 4
+    assert len(re.findall(r"<tr data-run=", by_model.text)) == 5
+    waiting = client_get_rows(viewer, {"status": "suspended"})
+    assert waiting == ["waiting-1"]
     assert "no runs" in none.text  # % is a character, not a wildcard
     assert bad.status_code == 400 and bad_cursor.status_code == 400
+
+
+def client_get_rows(viewer: Viewer, params: dict[str, str]) -> list[str]:
+    with viewer.client() as client:
+        page = client.get("/", params=params)
+    assert page.status_code == 200
+    return re.findall(r'<tr data-run="([^"]+)">', page.text)
 
 
 def test_every_kind_of_record_is_rendered(viewer: Viewer, made: Made) -> None:
@@ -218,16 +230,13 @@ def test_actions_from_elsewhere_are_refused(viewer: Viewer, headers: dict[str, s
             assert client.post(path, headers=headers).status_code == 403, (path, headers)
 
 
-def test_actions_from_the_viewer_say_they_are_not_available(viewer: Viewer) -> None:
+def test_resuming_from_the_viewer_says_where_a_run_continues(viewer: Viewer) -> None:
     with viewer.client() as client:
-        origin = {"origin": viewer.base}
-        resume = client.post("/runs/failed-1/resume", headers=origin)
-        approve = client.post(
-            "/runs/denied-1/calls/c1/approve", headers={"sec-fetch-site": "same-origin"}
-        )
-        deny = client.post("/runs/denied-1/calls/c1/deny", headers=origin)
-    assert resume.status_code == 501 and "agent.resume" in resume.text
-    assert approve.status_code == 501 and deny.status_code == 501
+        resume = client.post("/runs/failed-1/resume", headers={"origin": viewer.base})
+        page = client.get("/runs/failed-1").text
+    assert resume.status_code == 501 and "agent.resume(&#x27;failed-1&#x27;)" in resume.text
+    assert "class=continue" in page and "agent.resume(&#x27;failed-1&#x27;)" in page
+    assert "/resume" not in page  # no button that cannot work
 
 
 @pytest.mark.parametrize("method", ["PUT", "DELETE", "PATCH", "POST"])

@@ -38,6 +38,7 @@ PROVIDERS: dict[str, tuple[str, str, str]] = {
     "openai-responses": ("OpenAIResponses", "openai-responses", "gpt-4.1-mini"),
     "anthropic": ("Anthropic", "anthropic-messages", "claude-sonnet-4-5"),
     "gemini": ("Gemini", "gemini", "gemini-2.5-flash"),
+    "gemini-interactions": ("GeminiInteractions", "gemini-interactions", "gemini-3-flash-preview"),
     "bedrock": ("Bedrock", "bedrock-converse", "us.amazon.nova-2-lite-v1:0"),
     "bedrock-invoke": (
         "BedrockInvoke",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import getpass
+import os
 from pathlib import Path
 
 import click
@@ -10,6 +12,15 @@ from toolwire.journal import default_journal_path
 from toolwire.view import serve
 
 __all__ = ["view"]
+
+KEY_VARIABLE = "TOOLWIRE_APPROVAL_KEY"
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no name for this uid
+        return f"uid {os.getuid()}"
 
 
 @click.command("view")
@@ -22,22 +33,53 @@ __all__ = ["view"]
 )
 @click.option("--port", default=0, show_default=True, help="The port (0: any free one).")
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
-def view(journal_path: Path | None, port: int, open_browser: bool) -> None:
+@click.option(
+    "--as",
+    "principal",
+    default=None,
+    help="Who approvals given in the page are journaled as (default: USER (toolwire view)).",
+)
+@click.option(
+    "--cassette",
+    "cassettes",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="A cassette of the runs' streams (toolwire proxy --record DIR): the run pages "
+    "replay how each call's arguments grew. Repeatable.",
+)
+def view(
+    journal_path: Path | None,
+    port: int,
+    open_browser: bool,
+    principal: str | None,
+    cassettes: tuple[Path, ...],
+) -> None:
     """Show the journal's runs in a browser, live, on 127.0.0.1.
 
     Prints the URL to open: it carries a random access token, and the page
-    answers no request without it. The journal is read, never written."""
+    answers no request without it. The journal is read, never written, but
+    for one thing: approving or denying a call a suspended run waits on."""
     chosen = journal_path if journal_path is not None else default_journal_path()
     if chosen is None:
         raise click.UsageError("journaling is off (TOOLWIRE_JOURNAL=off): give --journal PATH")
     if not 0 <= port <= 65535:
         raise click.BadParameter("a port is 0 to 65535", param_hint="--port")
 
+    key = os.environ.get(KEY_VARIABLE)
+
     def announce(url: str) -> None:
         click.echo(f"toolwire view of {chosen}: open {url}  (Ctrl-C stops it)", err=True)
         click.echo(url)
 
     try:
-        serve(chosen.expanduser(), port=port, open_browser=open_browser, announce=announce)
+        serve(
+            chosen.expanduser(),
+            port=port,
+            open_browser=open_browser,
+            announce=announce,
+            principal=principal if principal is not None else _user() + " (toolwire view)",
+            approval_key=key.encode() if key else None,
+            cassettes=tuple(c.expanduser() for c in cassettes),
+        )
     except OSError as exc:
         raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from exc

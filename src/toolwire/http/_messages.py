@@ -86,8 +86,8 @@ class HttpRequest:
     """The wire dialect (``"openai-chat"``...), for decoding and messages."""
 
     def content(self) -> bytes:
-        """The body as compact UTF-8 JSON bytes (none for a ``GET``)."""
-        if self.method == "GET":
+        """The body as compact UTF-8 JSON bytes (none for a GET without one)."""
+        if self.method == "GET" and not self.json:
             return b""
         return _json.dumps_bytes(self.json)
 

@@ -2,7 +2,8 @@
 
 One class per wire dialect — :class:`OpenAIChat` (OpenAI and every
 compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
-:class:`Gemini`, :class:`Bedrock` (Converse), :class:`BedrockInvoke` — each
+:class:`Gemini`, :class:`GeminiInteractions`, :class:`Bedrock` (Converse),
+:class:`BedrockInvoke` — each
 (and the cloud variants :class:`AnthropicVertex`, :class:`GeminiVertex`,
 :class:`AzureOpenAI`, which change only URLs and credentials) with a pure
 ``build_request`` / ``parse_response`` / ``parse_error`` and a thin async
@@ -28,6 +29,7 @@ from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
 from toolwire.providers.bedrock import Bedrock, BedrockInvoke
 from toolwire.providers.gemini import Gemini
+from toolwire.providers.gemini_interactions import GeminiInteractions
 from toolwire.providers.openai_chat import OpenAIChat
 from toolwire.providers.openai_responses import OpenAIResponses
 from toolwire.providers.vertex import AnthropicVertex, GeminiVertex
@@ -40,6 +42,7 @@ __all__ = [
     "BedrockInvoke",
     "ErrorParser",
     "Gemini",
+    "GeminiInteractions",
     "GeminiVertex",
     "HttpRequest",
     "HttpResponse",

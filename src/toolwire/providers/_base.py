@@ -39,7 +39,7 @@ from toolwire.http._credentials import redact, redact_headers, redact_query, str
 from toolwire.messages import Message
 from toolwire.providers._reads import ProviderStream, Resumer
 from toolwire.stream.codecs import WireDialect, wire_dialect
-from toolwire.stream.codecs._request import ToolChoice
+from toolwire.stream.codecs._request import ToolChoice, merge_extra
 from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
@@ -82,9 +82,12 @@ class _Secret:
 class Provider(ABC):
     """Base class of the providers: configuration, key handling and the I/O shell.
 
-    Subclasses implement :meth:`build_request`, :meth:`parse_response` and
-    :meth:`_parse_error`; :meth:`parse_error` wraps the latter so that the key
-    is never part of an error.
+    A subclass names its :attr:`dialect`, which writes the request bodies and
+    reads the responses, and adds what is HTTP: the URL (:attr:`in_url`,
+    :meth:`_post_model`), the credentials (:meth:`_auth_headers`), its own
+    options of the dialect's encoder (:meth:`_encoder_options`) and the error
+    bodies (:meth:`_parse_error`, which :meth:`parse_error` wraps so that the
+    key is never part of an error).
     """
 
     dialect: str = ""
@@ -97,6 +100,9 @@ class Provider(ABC):
     """Environment variables read, in order, when no ``base_url`` is given (the
     official SDKs' own: ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``...)."""
     requires_key_for_default_url: bool = True
+    in_url: tuple[str, ...] = ()
+    """The request options the URL carries instead of the body (``"model"``,
+    ``"stream"``): :meth:`build_request` does not give them to the encoder."""
 
     def __init__(
         self,
@@ -157,7 +163,6 @@ class Provider(ABC):
 
     # -- pure translation -------------------------------------------------
 
-    @abstractmethod
     def build_request(
         self,
         *,
@@ -171,6 +176,10 @@ class Provider(ABC):
         extra: Mapping[str, Any] | None = None,
     ) -> HttpRequest:
         """Translate a conversation into this provider's HTTP request.
+
+        The dialect writes the body (:meth:`_encode`, given the provider's
+        own options: :meth:`_encoder_options`), ``extra`` is merged into it,
+        and the provider addresses it (:meth:`_post_model`).
 
         Args:
             model: the provider's model id.
@@ -187,14 +196,39 @@ class Provider(ABC):
         Raises:
             UsageError: a message or option this dialect cannot express.
         """
+        options: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "tools": tools,
+            "tool_choice": tool_choice,
+            "stream": stream,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        for name in self.in_url:
+            del options[name]
+        body = self._encode(**options, **self._encoder_options())
+        merge_extra(body, extra)
+        return self._post_model(model, body, stream=stream)
 
-    @abstractmethod
+    def _encoder_options(self) -> dict[str, Any]:
+        """The provider's own keyword arguments to its dialect's encoder
+        (``thinking=``, ``store=``...), added to the request's."""
+        return {}
+
     def parse_response(self, body: Any) -> StreamResult:
         """Read a non-streaming response body into the decoder's result type.
 
         A body that is not the expected shape gives a result whose ``error``
         is a :class:`~toolwire.errors.RemoteProtocolError`; nothing raises.
+        So does the error object some servers answer with HTTP 200
+        (OpenRouter and other gateways).
         """
+        if self.wire.is_error_body(body):
+            return StreamResult(
+                dialect=self.dialect, choices=(), error=self._parse_error(200, {}, body)
+            )
+        return decode_response(self.dialect, body)
 
     @abstractmethod
     def _parse_error(
@@ -275,7 +309,7 @@ class Provider(ABC):
         return wire_dialect(self.dialect)
 
     def _encode(self, **options: Any) -> dict[str, Any]:
-        """A request body, written by the dialect (``encode_request``)."""
+        """A request body, written by the dialect's ``encode_request``."""
         encode = self.wire.encode_request
         if encode is None:
             raise UsageError(f"{self.dialect}: toolwire does not write this dialect's requests")
@@ -287,15 +321,6 @@ class Provider(ABC):
         if request_path is None:
             raise UsageError(f"{self.dialect}: toolwire does not write this dialect's requests")
         return self._post(self.base_url + request_path(model, stream), body, stream=stream)
-
-    def _read_whole(self, body: Any) -> StreamResult:
-        """A whole response of the dialect, or the error object some servers
-        answer with HTTP 200 (OpenRouter and other gateways)."""
-        if self.wire.is_error_body(body):
-            return StreamResult(
-                dialect=self.dialect, choices=(), error=self._parse_error(200, {}, body)
-            )
-        return decode_response(self.dialect, body)
 
     def _post(self, url: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
         """The POST request every model call is: this provider's headers, the body."""
@@ -340,6 +365,12 @@ class Provider(ABC):
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
 
+    resume_attempts: int = 0
+    """How many times one cut stream is reopened where it stopped, at most
+    (``0``: never; see :meth:`resumer`)."""
+    resume_timeout: float = 30.0
+    """Seconds for each reopening to be answered."""
+
     def reader(
         self,
         request: HttpRequest,
@@ -351,7 +382,7 @@ class Provider(ABC):
         """``request`` to be sent, read and decoded in this provider's
         dialect (see :class:`~toolwire.providers._reads.ProviderStream`); a
         cut stream is resumed where the provider allows it (:meth:`resumer`),
-        and the kept response ``replay`` names is read again instead of
+        and the kept stream ``replay`` names is read again instead of
         sending ``request``."""
         return ProviderStream(
             request,
@@ -364,10 +395,47 @@ class Provider(ABC):
         )
 
     def resumer(self, request: HttpRequest) -> Resumer | None:
-        """How a cut stream of ``request`` continues where it stopped, or
-        ``None`` when this provider cannot continue it (the turn is then
-        asked again): see :class:`~toolwire.providers._reads.Resumer`."""
-        return None
+        """How a cut stream of ``request`` continues where it stopped: a
+        ``GET`` on the dialect's ``continuation_path`` (``None`` when the
+        dialect has none, :attr:`resume_attempts` is 0, or the provider does
+        not keep this stream: :meth:`_keeps`; the turn is then asked again)."""
+        path = self.wire.continuation_path
+        if path is None or not request.stream or self.resume_attempts < 1:
+            return None
+        if not self._keeps(request):
+            return None
+        base, headers = self.base_url, self._headers(stream=True)
+        headers.pop("content-type", None)
+
+        def reopen(stream_id: str, after: str | None) -> HttpRequest:
+            return HttpRequest(
+                method="GET",
+                url=base + path(stream_id, after),
+                headers=headers,
+                stream=True,
+                dialect=self.dialect,
+            )
+
+        return Resumer(request=reopen, attempts=self.resume_attempts, timeout=self.resume_timeout)
+
+    def _keeps(self, request: HttpRequest) -> bool:
+        """Whether the provider keeps the stream ``request`` asks for, so that
+        it can be read again after a cut (a dialect with a
+        ``continuation_path`` says which of its requests are kept)."""
+        return False
+
+    def _resume_options(self, attempts: int, timeout: float) -> None:
+        """Set :attr:`resume_attempts` and :attr:`resume_timeout`.
+
+        Raises:
+            UsageError: ``attempts`` below 0, or ``timeout`` not positive.
+        """
+        if attempts < 0 or not timeout > 0:
+            raise UsageError(
+                f"{self.name}: resume_attempts must be 0 or more and resume_timeout positive"
+            )
+        self.resume_attempts = attempts
+        self.resume_timeout = timeout
 
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None

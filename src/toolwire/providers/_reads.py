@@ -12,16 +12,24 @@ Whether an error came before the body or while reading it matters to the
 agent (a broken stream may be sent again, a refused request may not), so
 :attr:`ProviderStream.reading` tells which.
 
-A stream the provider keeps after a cut (a Responses background response)
-is *resumed*: given a :class:`Resumer`, a stream cut while reading is
-reopened after the last event decoded (the decoder's ``cursor``), and the
-rest goes to the same decoder, so the turn completes once and is paid
-once. The reconnections are bounded, each has a deadline to open, and
-when none succeeds (or the provider no longer has the response) the cut
-is raised as it would have been without them. A stream given ``replay``
-(the id of a response the provider keeps, recorded by a process that
-died) is read again from its first event instead of being requested again;
-if the provider no longer has it, the request is sent.
+A stream the provider keeps after a cut is *resumed*, one way for every
+dialect that allows it: the dialect says where its cut streams continue
+(its ``continuation_path``, built from the stream's id and the id of the
+last event read whole: a Responses background response's
+``(response_id, sequence_number)``, an interaction's
+``(interaction_id, event_id)``), and the decoder says where it stands
+(:attr:`StreamDecoder.cursor <toolwire.stream.decoder.StreamDecoder.cursor>`).
+Given a :class:`Resumer`, a stream cut while read drops the half event it
+was cut in (:meth:`~toolwire.stream.decoder.StreamDecoder.drop_partial`),
+is reopened after its cursor, and the rest goes to the same decoder, so
+the turn completes once and is paid once. The reopenings are bounded
+(:attr:`Resumer.attempts`, every cut and every failed reopening counting),
+each has a deadline to be answered, and when none succeeds (or the
+provider no longer has the stream) the cut is raised as it would have been
+without them. A stream given ``replay`` (the id of a stream the provider
+keeps, recorded by a process that died) is read again from its first event
+instead of being requested again; if the provider no longer has it, the
+request is sent.
 """
 
 from __future__ import annotations
@@ -50,9 +58,10 @@ logger = logging.getLogger(__name__)
 class Resumer:
     """How a provider continues one of its streams after a cut."""
 
-    request: Callable[[str, int | None], HttpRequest]
-    """The request that streams response ``id``'s events after number
-    ``cursor`` (``None``: from the first)."""
+    request: Callable[[str, str | None], HttpRequest]
+    """The request that streams stream ``id``'s events after the event
+    ``after`` (``None``: from the first), as the dialect's
+    ``continuation_path`` addresses them."""
     attempts: int = 3
     """The most reconnections for one stream (every cut and every failed
     reconnection counts)."""
@@ -72,7 +81,7 @@ class ProviderStream:
         watch: told each read's events before they are given; what it raises
             (a usage limit crossed) closes the response and ends :meth:`reads`.
         resumer: how a cut stream is continued (``None``: it is not).
-        replay: the id of a response the provider keeps, read again (with
+        replay: the id of a stream the provider keeps, read again (with
             ``resumer``) instead of sending ``request``.
     """
 
@@ -80,8 +89,8 @@ class ProviderStream:
         "_parse_error",
         "_replay",
         "_request",
-        "_response_id",
         "_resumer",
+        "_stream_id",
         "_transport",
         "_watch",
         "decoder",
@@ -102,7 +111,7 @@ class ProviderStream:
     ) -> None:
         self._request = request
         self._replay = replay if resumer is not None else None
-        self._response_id: str | None = None
+        self._stream_id: str | None = None
         self._watch = watch
         self._transport = transport
         self._parse_error = parse_error
@@ -117,12 +126,13 @@ class ProviderStream:
 
     @property
     def resumable_id(self) -> str | None:
-        """The id under which the provider keeps this stream's response, once
-        known, when it can stream it again (``None`` otherwise)."""
-        if self._response_id is None and self._resumer is not None:
-            if self.decoder.cursor is not None:
-                self._response_id = self.decoder.result().response_id
-        return self._response_id
+        """The id under which the provider keeps this stream, once known,
+        when it can stream it again (``None`` otherwise)."""
+        if self._stream_id is None and self._resumer is not None:
+            cursor = self.decoder.cursor
+            if cursor is not None:
+                self._stream_id = cursor[0]
+        return self._stream_id
 
     async def reads(self) -> AsyncGenerator[list[Event], None]:
         """The decoded events of each network read (a read that decodes to
@@ -168,20 +178,21 @@ class ProviderStream:
             yield events
 
     async def _open(self, scope: contextlib.AsyncExitStack) -> StreamResponse:
-        """The response, entered in ``scope``: the kept one read again (see
+        """The response, entered in ``scope``: the kept stream read again (see
         ``replay``) when the provider still has it, else the request's."""
         if self._replay is not None and self._resumer is not None:
-            resumer, response_id = self._resumer, self._replay
+            resumer, stream_id = self._resumer, self._replay
             try:
                 with anyio.fail_after(resumer.timeout):
                     return await scope.enter_async_context(
                         self._transport.stream(
-                            resumer.request(response_id, None), parse_error=self._parse_error
+                            resumer.request(stream_id, None), parse_error=self._parse_error
                         )
                     )
             except (ToolwireError, TimeoutError) as failed:
-                logger.info("response %s cannot be read again (%s): it is asked again",
-                            response_id, failed)  # fmt: skip
+                _log(
+                    stream_id, None, f"cannot be read again ({failed}): the request is sent instead"
+                )
         return await scope.enter_async_context(
             self._transport.stream(self._request, parse_error=self._parse_error)
         )
@@ -194,25 +205,35 @@ class ProviderStream:
         resumer, decoder = self._resumer, self.decoder
         if resumer is None:
             raise cut
-        response_id, cursor = decoder.result().response_id, decoder.cursor
-        if response_id is None or cursor is None:
-            logger.info("a stream was cut before its response id: it is sent again")
+        cursor = decoder.cursor
+        if cursor is None:
+            _log("?", None, "cut before its id and first event: the turn may be sent again")
             raise cut
+        stream_id, after = cursor
         decoder.drop_partial()
         while self.resumes < resumer.attempts:
             self.resumes += 1
-            request = resumer.request(response_id, cursor)
+            request = resumer.request(stream_id, after)
             try:
                 with anyio.fail_after(resumer.timeout):
                     return await scope.enter_async_context(
                         self._transport.stream(request, parse_error=self._parse_error)
                     )
             except ProviderError as refused:  # gone (404), expired: asking again won't do
-                logger.info(
-                    "resuming response %s refused (%s): it is sent again", response_id, refused
+                _log(
+                    stream_id, after, f"resumption refused ({refused}): the turn may be sent again"
                 )
                 raise cut from None
             except (ToolwireError, TimeoutError) as failed:
-                logger.info("resuming response %s failed: %s", response_id, failed)
-        logger.info("response %s: no resumption left: it is sent again", response_id)
+                _log(stream_id, after, f"resumption {self.resumes} failed ({failed})")
+        _log(
+            stream_id,
+            after,
+            f"no resumption left of {resumer.attempts}: the turn may be sent again",
+        )
         raise cut
+
+
+def _log(stream_id: str, after: str | None, what: str) -> None:
+    """The one log line shape of resumptions: the stream, where it stands, what happened."""
+    logger.info("stream %s after event %s: %s", stream_id, after or "-", what)

@@ -28,10 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
-from toolwire.stream.codecs._request import dict_or_empty, merge_extra
-from toolwire.types import StreamResult
+from toolwire.providers._base import Provider, Transport
+from toolwire.stream.codecs._request import dict_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -44,7 +42,11 @@ _DEFAULT_MAX_TOKENS = 4096
 
 
 class Anthropic(Provider):
-    """The Anthropic Messages dialect (``dialect == "anthropic-messages"``)."""
+    """The Anthropic Messages dialect (``dialect == "anthropic-messages"``).
+
+    :meth:`build_request` refuses to force a tool while thinking is enabled
+    (:class:`~toolwire.errors.UsageError`), as the API would.
+    """
 
     dialect = _API
     default_name = "anthropic"
@@ -117,46 +119,12 @@ class Anthropic(Provider):
             headers["anthropic-beta"] = ",".join(self.anthropic_beta)
         return headers
 
-    # -- requests --------------------------------------------------------
-
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``/v1/messages`` request (see :meth:`Provider.build_request`).
-
-        Raises:
-            UsageError: forcing a tool while thinking is enabled (the API
-                refuses it), or an invalid ``tool_choice``.
-        """
-        body = self._encode(
-            model=model,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            max_tokens=max_tokens,
-            temperature=temperature,
+    def _encoder_options(self) -> dict[str, Any]:
+        return dict(
             default_max_tokens=self.anthropic_max_tokens,
             thinking=self.anthropic_thinking,
             disable_parallel_tool_use=self.anthropic_disable_parallel_tool_use,
         )
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)
-
-    # -- responses -------------------------------------------------------
-
-    def parse_response(self, body: Any) -> StreamResult:
-        """Read a ``message`` object (see :meth:`Provider.parse_response`)."""
-        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

@@ -21,15 +21,13 @@ already reads: a first chunk with empty ``choices`` that carries
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 from toolwire.errors import UsageError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, ToolChoice
+from toolwire.providers._base import HttpRequest
 from toolwire.providers.openai_chat import OpenAIChat
 
 __all__ = ["AzureOpenAI"]
@@ -109,32 +107,10 @@ class AzureOpenAI(OpenAIChat):
         found = super()._secrets()
         return [*found, self._last_token] if self._last_token else found
 
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a chat completions request on the v1 API or a deployment URL
-        (see :meth:`Provider.build_request`)."""
-        request = super().build_request(
-            model=model,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            extra=extra,
-        )
+    def _post_model(self, model: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        """The v1 API's URL, or the deployment's with ``api-version``."""
         if self.api_version is None:
-            return request
+            return super()._post_model(model, body, stream=stream)
         deployment = quote(self.deployment or model, safe="")
         path = self.wire.request_path
         assert path is not None  # the dialect's requests are written
@@ -142,4 +118,4 @@ class AzureOpenAI(OpenAIChat):
             f"{self.base_url}/deployments/{deployment}{path(model, stream)}"
             f"?api-version={quote(self.api_version, safe='')}"
         )
-        return dataclasses.replace(request, url=url)
+        return self._post(url, body, stream=stream)

@@ -23,16 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import Message
 from toolwire.providers._aws import AwsSigner
-from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
-from toolwire.stream.codecs._request import dict_or_empty, merge_extra
+from toolwire.providers._base import HttpRequest, Provider, Transport
+from toolwire.stream.codecs._request import dict_or_empty
 from toolwire.stream.framing.eventstream import MEDIA_TYPE
-from toolwire.types import StreamResult
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -49,6 +47,7 @@ class _BedrockBase(Provider):
     env_vars = ("AWS_BEARER_TOKEN_BEDROCK",)
     base_url_env_vars = ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME",)
     requires_key_for_default_url = False
+    in_url = ("model", "stream")
 
     def __init__(
         self,
@@ -128,10 +127,6 @@ class _BedrockBase(Provider):
             found += self._signer.secrets()
         return found
 
-    def parse_response(self, body: Any) -> StreamResult:
-        """Read a whole response (see :meth:`Provider.parse_response`)."""
-        return self._read_whole(body)
-
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
     ) -> ProviderError:
@@ -151,38 +146,15 @@ class _BedrockBase(Provider):
 
 class Bedrock(_BedrockBase):
     """Bedrock's Converse API (``dialect == "bedrock-converse"``): every model
-    Bedrock serves (Claude, Nova, Llama, Mistral...), one request format."""
+    Bedrock serves (Claude, Nova, Llama, Mistral...), one request format.
+
+    A request's ``extra`` may hold ``additionalModelRequestFields``,
+    ``guardrailConfig``...; ``tool_choice="none"`` with tools is a
+    :class:`~toolwire.errors.UsageError` (Converse cannot forbid the tools it
+    is sent: send none).
+    """
 
     dialect = "bedrock-converse"
-
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``Converse``/``ConverseStream`` request, signed (see
-        :meth:`Provider.build_request`); ``extra`` may hold
-        ``additionalModelRequestFields``, ``guardrailConfig``...
-
-        Raises:
-            UsageError: ``tool_choice="none"`` with tools, or an invalid ``tool_choice``.
-        """
-        body = self._encode(
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
-        )
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)
 
 
 class BedrockInvoke(_BedrockBase):
@@ -209,28 +181,8 @@ class BedrockInvoke(_BedrockBase):
         self.anthropic_thinking = dict(anthropic_thinking) if anthropic_thinking else None
         self.anthropic_max_tokens = anthropic_max_tokens
 
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build an ``InvokeModel[WithResponseStream]`` request, signed (see
-        :meth:`Provider.build_request`); tools are in Anthropic's shape."""
-        body = self._encode(
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
+    def _encoder_options(self) -> dict[str, Any]:
+        return dict(
             default_max_tokens=self.anthropic_max_tokens,
             thinking=self.anthropic_thinking,
         )
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)

@@ -28,15 +28,13 @@ sends no call ids (toolwire mints them), so a minted id is never sent back.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolwire.errors import ProviderError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
-from toolwire.stream.codecs._request import dict_or_empty, list_or_empty, merge_extra
-from toolwire.types import StreamResult
+from toolwire.providers._base import Provider, Transport
+from toolwire.stream.codecs._request import dict_or_empty, list_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -53,6 +51,7 @@ class Gemini(Provider):
     """The Gemini dialect (``dialect == "gemini"``)."""
 
     dialect = _API
+    in_url = ("model", "stream")
     default_name = "gemini"
     default_base_url = _OFFICIAL
     env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -108,38 +107,11 @@ class Gemini(Provider):
             return {}
         return {"x-goog-api-key": self._api_key.reveal()}
 
-    # -- requests --------------------------------------------------------
-
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``generateContent`` request (see :meth:`Provider.build_request`)."""
-        body = self._encode(
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            max_tokens=max_tokens,
-            temperature=temperature,
+    def _encoder_options(self) -> dict[str, Any]:
+        return dict(
             thinking_budget=self.gemini_thinking_budget,
             include_thoughts=self.gemini_include_thoughts,
         )
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)
-
-    # -- responses -------------------------------------------------------
-
-    def parse_response(self, body: Any) -> StreamResult:
-        """Read a ``GenerateContentResponse`` (see :meth:`Provider.parse_response`)."""
-        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

@@ -25,15 +25,13 @@ automatically for DeepSeek).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
+from toolwire.providers._base import Provider, Transport, _Secret
 from toolwire.stream import _json
-from toolwire.stream.codecs._request import dict_or_empty, merge_extra
-from toolwire.types import StreamResult
+from toolwire.stream.codecs._request import dict_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -129,56 +127,35 @@ class OpenAIChat(Provider):
         self.openai_reasoning_field = openai_reasoning_field
 
     def _auth_headers(self) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        if self._api_key is not None:
-            headers["authorization"] = f"Bearer {self._api_key.reveal()}"
-        if self.openai_organization:
-            headers["openai-organization"] = self.openai_organization
-        if self.openai_project:
-            headers["openai-project"] = self.openai_project
-        return headers
+        return openai_auth_headers(self._api_key, self.openai_organization, self.openai_project)
 
-    # -- requests --------------------------------------------------------
-
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``/chat/completions`` request (see :meth:`Provider.build_request`)."""
-        body = self._encode(
-            model=model,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            max_tokens=max_tokens,
-            temperature=temperature,
+    def _encoder_options(self) -> dict[str, Any]:
+        return dict(
             max_tokens_field=self.openai_max_tokens_field,
             stream_usage=self.openai_stream_usage,
             parallel_tool_calls=self.openai_parallel_tool_calls,
             reasoning_field=self.openai_reasoning_field,
         )
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)
-
-    # -- responses -------------------------------------------------------
-
-    def parse_response(self, body: Any) -> StreamResult:
-        """Read a ``chat.completion`` object (see :meth:`Provider.parse_response`)."""
-        return self._read_whole(body)
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any
     ) -> ProviderError:
         return openai_style_error(self, status_code, headers, body)
+
+
+def openai_auth_headers(
+    key: _Secret | None, organization: str | None, project: str | None
+) -> dict[str, str]:
+    """The credential headers of OpenAI and compatible servers: a bearer key
+    (none for a keyless local server), the organization and the project."""
+    headers: dict[str, str] = {}
+    if key is not None:
+        headers["authorization"] = f"Bearer {key.reveal()}"
+    if organization:
+        headers["openai-organization"] = organization
+    if project:
+        headers["openai-project"] = project
+    return headers
 
 
 def openai_style_error(

@@ -23,17 +23,12 @@ are reported as :class:`~toolwire.types.ServerToolCall`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.messages import Message
-from toolwire.providers._base import HttpRequest, Provider, ToolChoice, Transport
-from toolwire.providers._reads import Resumer
-from toolwire.providers.openai_chat import openai_style_error
-from toolwire.stream.codecs._request import merge_extra
-from toolwire.stream.codecs.openai_responses_request import resume_path
-from toolwire.types import StreamResult
+from toolwire.providers._base import HttpRequest, Provider, Transport
+from toolwire.providers.openai_chat import openai_auth_headers, openai_style_error
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -93,12 +88,14 @@ class OpenAIResponses(Provider):
                 mid-turn is resumed after its last event
                 (``GET /responses/{id}?stream=true&starting_after=N``) instead
                 of being asked (and paid) again.
-            resume_attempts: the most reconnections of one cut stream.
-            resume_timeout: seconds for each reconnection to open.
+            resume_attempts: the most reopenings of one cut background
+                stream (``0``: a cut is reported, and the agent may ask again).
+            resume_timeout: seconds for each reopening to be answered.
 
         Raises:
             UsageError: ``openai_background`` with ``openai_store=False``
-                (background responses are stored), or a resume bound below 1.
+                (background responses are stored), ``resume_attempts``
+                below 0 or ``resume_timeout`` not positive.
         """
         super().__init__(
             api_key=api_key,
@@ -117,82 +114,30 @@ class OpenAIResponses(Provider):
             raise UsageError(
                 f"{self.name}: openai_background needs stored responses: drop openai_store=False"
             )
-        if resume_attempts < 1 or not resume_timeout > 0:
-            raise UsageError(
-                f"{self.name}: resume_attempts must be at least 1 and resume_timeout positive"
-            )
         self.openai_background = openai_background
-        self.resume_attempts = resume_attempts
-        self.resume_timeout = resume_timeout
+        self._resume_options(resume_attempts, resume_timeout)
 
     def _auth_headers(self) -> dict[str, str]:
-        headers: dict[str, str] = {}
-        if self._api_key is not None:
-            headers["authorization"] = f"Bearer {self._api_key.reveal()}"
-        if self.openai_organization:
-            headers["openai-organization"] = self.openai_organization
-        if self.openai_project:
-            headers["openai-project"] = self.openai_project
-        return headers
+        return openai_auth_headers(self._api_key, self.openai_organization, self.openai_project)
 
-    # -- requests --------------------------------------------------------
-
-    def build_request(
-        self,
-        *,
-        model: str,
-        messages: Sequence[Message],
-        tools: Sequence[Mapping[str, Any]] = (),
-        tool_choice: ToolChoice | None = None,
-        stream: bool = True,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        extra: Mapping[str, Any] | None = None,
-    ) -> HttpRequest:
-        """Build a ``/responses`` request (see :meth:`Provider.build_request`)."""
-        body = self._encode(
-            model=model,
-            messages=messages,
-            tools=tools,
-            tool_choice=tool_choice,
-            stream=stream,
-            max_tokens=max_tokens,
-            temperature=temperature,
+    def _encoder_options(self) -> dict[str, Any]:
+        return dict(
             reasoning=self.openai_reasoning,
             store=self.openai_store,
             parallel_tool_calls=self.openai_parallel_tool_calls,
         )
-        if self.openai_background and stream:
-            body["background"] = True
-            body["store"] = True
-        merge_extra(body, extra)
-        return self._post_model(model, body, stream=stream)
 
-    def resumer(self, request: HttpRequest) -> Resumer | None:
+    def _post_model(self, model: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        if self.openai_background and stream:  # ``extra`` may still say otherwise
+            body.setdefault("background", True)
+            body.setdefault("store", True)
+        return super()._post_model(model, body, stream=stream)
+
+    def _keeps(self, request: HttpRequest) -> bool:
         """A streamed background response (``"background": true`` in the body,
-        from ``openai_background`` or ``extra``) is resumed after its last
-        event; any other stream is asked again when cut."""
-        if not request.stream or request.json.get("background") is not True:
-            return None
-        base, headers = self.base_url, self._headers(stream=True)
-        headers.pop("content-type", None)
-
-        def resume(response_id: str, cursor: int | None) -> HttpRequest:
-            return HttpRequest(
-                method="GET",
-                url=base + resume_path(response_id, cursor),
-                headers=headers,
-                stream=True,
-                dialect=self.dialect,
-            )
-
-        return Resumer(request=resume, attempts=self.resume_attempts, timeout=self.resume_timeout)
-
-    # -- responses -------------------------------------------------------
-
-    def parse_response(self, body: Any) -> StreamResult:
-        """Read a ``response`` object (see :meth:`Provider.parse_response`)."""
-        return self._read_whole(body)
+        from ``openai_background`` or ``extra``) is kept, and resumed after
+        its last event; any other stream is asked again when cut."""
+        return request.json.get("background") is True
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

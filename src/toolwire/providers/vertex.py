@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import quote
 
 from toolwire.errors import UsageError
-from toolwire.providers._base import HttpRequest
+from toolwire.providers._base import HttpRequest, Provider
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.gemini import Gemini
 from toolwire.stream.codecs import anthropic
@@ -97,60 +97,11 @@ class _GoogleToken:
         return [self._last] if self._last else []
 
 
-class _Vertex:
+class _Vertex(Provider):
     """The Vertex AI half of a provider: project, region, token, URL."""
 
     _publisher = ""
-    _token: _GoogleToken
-    base_url: str
-
-    def _vertex_init(
-        self,
-        project: str | None,
-        region: str | None,
-        access_token: str | None,
-        token_provider: Callable[[], str] | None,
-    ) -> tuple[str, str]:
-        """The project, the region and the default base URL, resolved."""
-        self._token = _GoogleToken(access_token, token_provider)
-        project = (
-            project
-            or os.environ.get("ANTHROPIC_VERTEX_PROJECT_ID")
-            or os.environ.get("GOOGLE_CLOUD_PROJECT")
-            or self._token.project
-        )
-        region = (
-            region or os.environ.get("CLOUD_ML_REGION") or os.environ.get("GOOGLE_CLOUD_LOCATION")
-        )
-        if not project:
-            raise UsageError("no Google Cloud project: pass project= or set GOOGLE_CLOUD_PROJECT")
-        if not region:
-            raise UsageError("no Vertex AI region: pass region= or set CLOUD_ML_REGION")
-        self.project, self.region = project, region
-        return project, region
-
-    def _publisher_url(self) -> str:
-        """Where the publisher's models are: the model's path follows."""
-        return (
-            f"{self.base_url}/projects/{quote(self.project, safe='')}/locations/"
-            f"{quote(self.region, safe='')}/publishers/{self._publisher}"
-        )
-
-    def _bearer(self) -> dict[str, str]:
-        return {"authorization": f"Bearer {self._token.token()}"}
-
-    def _token_secrets(self) -> list[str]:
-        return self._token.secrets()
-
-
-class AnthropicVertex(_Vertex, Anthropic):
-    """Claude on Vertex AI (``dialect == "anthropic-messages"``)."""
-
-    _publisher = "anthropic"
-    default_name = "anthropic-vertex"
-    env_vars = ()  # type: ignore[assignment]  # no API key: a Google token
-    base_url_env_vars = ("ANTHROPIC_VERTEX_BASE_URL",)
-    requires_key_for_default_url = False
+    requires_key_for_default_url = False  # no API key: a Google token
 
     def __init__(
         self,
@@ -170,17 +121,52 @@ class AnthropicVertex(_Vertex, Anthropic):
             region: the region (else ``CLOUD_ML_REGION``, ``GOOGLE_CLOUD_LOCATION``).
             access_token: a fixed OAuth access token.
             token_provider: a callable returning a fresh access token.
-            base_url: the endpoint root, up to ``/v1`` (else
-                ``ANTHROPIC_VERTEX_BASE_URL``, else the region's).
-            **options: as for :class:`~toolwire.providers.Anthropic` (``api_key``
-                excepted).
+            base_url: the endpoint root, up to ``/v1`` (else the provider's
+                ``base_url_env_vars``, else the region's).
+            **options: as for the publisher's provider
+                (:class:`~toolwire.providers.Anthropic`,
+                :class:`~toolwire.providers.Gemini`), ``api_key`` excepted.
         """
-        _, region = self._vertex_init(project, region, access_token, token_provider)
+        self._token = _GoogleToken(access_token, token_provider)
+        project = (
+            project
+            or os.environ.get("ANTHROPIC_VERTEX_PROJECT_ID")
+            or os.environ.get("GOOGLE_CLOUD_PROJECT")
+            or self._token.project
+        )
+        region = (
+            region or os.environ.get("CLOUD_ML_REGION") or os.environ.get("GOOGLE_CLOUD_LOCATION")
+        )
+        if not project:
+            raise UsageError("no Google Cloud project: pass project= or set GOOGLE_CLOUD_PROJECT")
+        if not region:
+            raise UsageError("no Vertex AI region: pass region= or set CLOUD_ML_REGION")
+        self.project, self.region = project, region
         self.default_base_url = vertex_base_url(region)
         super().__init__(base_url=base_url, **options)
 
+    def _publisher_url(self) -> str:
+        """Where the publisher's models are: the model's path follows."""
+        return (
+            f"{self.base_url}/projects/{quote(self.project, safe='')}/locations/"
+            f"{quote(self.region, safe='')}/publishers/{self._publisher}"
+        )
+
+    def _bearer(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self._token.token()}"}
+
     def _secrets(self) -> list[str]:
-        return super()._secrets() + self._token_secrets()
+        return super()._secrets() + self._token.secrets()
+
+
+class AnthropicVertex(_Vertex, Anthropic):
+    """Claude on Vertex AI (``dialect == "anthropic-messages"``)."""
+
+    _publisher = "anthropic"
+    default_name = "anthropic-vertex"
+    env_vars = ()  # type: ignore[assignment]  # no API key: a Google token
+    base_url_env_vars = ("ANTHROPIC_VERTEX_BASE_URL",)
+    in_url = ("model",)
 
     def _auth_headers(self) -> dict[str, str]:
         headers = self._bearer()
@@ -191,7 +177,6 @@ class AnthropicVertex(_Vertex, Anthropic):
     def _encode(self, **options: Any) -> dict[str, Any]:
         """Anthropic's body without ``model`` (it is in the URL), with
         ``anthropic_version``."""
-        options.pop("model", None)
         return anthropic.encode_platform_request(
             anthropic_version=VERTEX_ANTHROPIC_VERSION, **options
         )
@@ -208,26 +193,6 @@ class GeminiVertex(_Vertex, Gemini):
     default_name = "gemini-vertex"
     env_vars = ()  # type: ignore[assignment]  # no API key: a Google token
     base_url_env_vars = ()  # type: ignore[assignment]
-    requires_key_for_default_url = False
-
-    def __init__(
-        self,
-        *,
-        project: str | None = None,
-        region: str | None = None,
-        access_token: str | None = None,
-        token_provider: Callable[[], str] | None = None,
-        base_url: str | None = None,
-        **options: Any,
-    ) -> None:
-        """Configure the provider: as :class:`AnthropicVertex`, with the
-        options of :class:`~toolwire.providers.Gemini` (``api_key`` excepted)."""
-        _, region = self._vertex_init(project, region, access_token, token_provider)
-        self.default_base_url = vertex_base_url(region)
-        super().__init__(base_url=base_url, **options)
-
-    def _secrets(self) -> list[str]:
-        return super()._secrets() + self._token_secrets()
 
     def _auth_headers(self) -> dict[str, str]:
         return self._bearer()

@@ -242,18 +242,20 @@ class StreamDecoder:
         return self._acc.error
 
     @property
-    def cursor(self) -> int | None:
-        """Where the stream stands, as the provider numbers its events: the
-        number of the last event decoded (the Responses API's
-        ``sequence_number``), or ``None`` when the dialect numbers none or
-        none came yet. A cut stream resumed *after* it continues exactly
+    def cursor(self) -> tuple[str, str] | None:
+        """Where the stream stands, for a dialect whose provider keeps its
+        streams: ``(stream id, id of the last event decoded)`` (a Responses
+        response's id and ``sequence_number``, an interaction's id and
+        ``event_id``), or ``None`` when the dialect has none or they did not
+        come yet. A cut stream reopened *after* that event continues exactly
         where this decoder stopped (see :meth:`drop_partial`)."""
-        return getattr(self._codec, "cursor", None)
+        found = getattr(self._codec, "cursor", None)
+        return found if isinstance(found, tuple) else None
 
     def drop_partial(self) -> None:
         """The stream was cut: forget the bytes of the event it was cut in, so
         that a continuation that starts at the next whole event (the events
-        after :attr:`cursor`, from a resumed stream) can be fed to this
+        after :attr:`cursor`, from a reopened stream) can be fed to this
         decoder. Everything decoded so far (text, calls, their arguments)
         stays and goes on.
 

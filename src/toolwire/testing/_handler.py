@@ -22,12 +22,11 @@ from starlette.types import Receive, Scope, Send
 from toolwire.stream import _json
 from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
-from toolwire.testing._background import BackgroundResponses, KeptResponse, starting_after
+from toolwire.testing._kept import KeptStream, KeptStreams
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (
-    RESPONSES,
     Fault,
     ResultLookup,
     Scenario,
@@ -157,6 +156,9 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
     )
 
 
+_MAX_KEPT_STREAMS = 256
+"""Streamed answers kept for continuations, at most (the oldest go first)."""
+
 _MAX_COUNTED_BODIES = 10_000
 """Distinct request bodies whose attempts are counted (for faults), at most."""
 
@@ -191,14 +193,15 @@ class Handler:
         requests: list[Any],
         log: Callable[[str], None] | None,
         rate_limit: ServerRateLimit | None = None,
-        background: BackgroundResponses | None = None,
+        kept: KeptStreams | None = None,
         resumes: list[Any] | None = None,
     ) -> None:
         self.scenario = scenario
         self.requests = requests
         self.log = log
         self.rate_limit = rate_limit
-        self.background = background or BackgroundResponses(256)
+        self.kept = kept if kept is not None else KeptStreams(_MAX_KEPT_STREAMS)
+        """The streams sent again after a cut (see :mod:`toolwire.testing._kept`)."""
         self.resumes = resumes if resumes is not None else []
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
@@ -342,56 +345,56 @@ class Handler:
         def log(outcome: str) -> None:
             self._log(f"POST {path} {outcome} ({where})")
 
-        if parsed.background:
+        if reply.request.stream:
             self._keep(encoder, reply, turn, attempts_key)
         return self._answer(encoder, reply, turn, fault, seed=seed, log=log)
 
     def _keep(self, encoder: Encoder, reply: Reply, turn: Turn, attempts_key: str) -> None:
-        """Keep a background response's stream for its resumptions."""
-        body = encoder.body(reply)
-        response_id = body.get("id")
-        if isinstance(response_id, str):
+        """Keep a stream the provider keeps (the encoder's ``stream_key``)
+        for its resumptions."""
+        stream_id = encoder.stream_key(reply)
+        if stream_id is not None:
+            ids = tuple(encoder.event_id(frame) for frame in encoder.stream(reply))
             chunks = tuple(self._stream_chunks(encoder, reply, None))
-            kept = KeptResponse(chunks, body, attempts_key, turn)
-            self.background.keep(response_id, kept)
+            body = encoder.body(reply)
+            self.kept.keep(stream_id, KeptStream(chunks, ids, body, attempts_key, turn))
 
-    async def resume(self, request: Request) -> Response:
-        """``GET /v1/responses/{id}``: a background response again, streamed
-        after event ``starting_after`` with ``?stream=true``, else whole."""
-        response_id = request.path_params["response_id"]
-        encoder = wire_dialect(RESPONSES).encoder
-        assert encoder is not None
-        sse: Encoder = encoder(sse=True)
-        kept = self.background.get(response_id)
-        seed = f"resume:{response_id}"
+    async def continuation(
+        self, request: Request, encoder: Encoder, stream_id: str, event_id: str | None
+    ) -> Response:
+        """A kept stream again, from the event after ``event_id`` (the first
+        when ``None``), or its whole answer without ``stream=true``: one more
+        attempt of the request that started it."""
+        kept = self.kept.get(stream_id)
+        seed = f"resume:{stream_id}"
         path = request.url.path
         if kept is None:
-            self._log(f"GET {path} 404 no such background response")
-            return self._error(sse, 404, f"Response with id '{response_id}' not found.", seed=seed)
-        query = request.query_params
-        after = starting_after(query.get("starting_after"), len(kept.chunks))
+            self._log(f"GET {path} 404 no such stream")
+            return self._error(encoder, 404, f"no stream {stream_id[:80]!r} kept", seed=seed)
+        after = kept.after(event_id)
         if after is None:
-            self._log(f"GET {path} 400 starting_after")
-            return self._error(sse, 400, "Invalid 'starting_after': not an event of the response.")
-        streamed = query.get("stream") == "true"
-        if streamed:  # a resumption (a whole response read is not)
-            self.resumes.append({"response_id": response_id, "starting_after": after})
+            self._log(f"GET {path} 400 no such event")
+            message = f"no event {str(event_id)[:80]!r} in stream {stream_id[:80]!r}"
+            return self._error(encoder, 400, message, seed=seed)
+        streamed = request.query_params.get("stream") == "true"
+        if streamed:  # a resumption (a whole answer read is not)
+            self.resumes.append({"stream_id": stream_id, "after": after})
         attempt = self._attempt(kept.attempts_key)
         fault = kept.turn.faults[attempt] if attempt < len(kept.turn.faults) else None
         if fault is not None and fault.status is not None:
             self._log(f"GET {path} {fault.status} fault")
             message = fault.message or _DEFAULT_MESSAGES.get(fault.status, "Injected server error.")
-            return self._error(sse, fault.status, message, seed=seed)
+            return self._error(encoder, fault.status, message, seed=seed)
         if not streamed:
-            data = sse.dumps_body(kept.body)
-            headers = self._headers(sse, sse.json_media_type, seed)
+            data = encoder.dumps_body(kept.body)
+            headers = self._headers(encoder, encoder.json_media_type, seed)
             headers["content-length"] = str(len(data))
             self._log(f"GET {path} 200 json")
             return WireResponse([data], status=200, headers=headers)
         chunks = list(kept.chunks[after + 1 :])
-        headers = self._headers(sse, sse.stream_media_type, seed)
+        headers = self._headers(encoder, encoder.stream_media_type, seed)
         headers["cache-control"] = "no-cache"
-        self._log(f"GET {path} 200 stream after {after}" + (" with fault" if fault else ""))
+        self._log(f"GET {path} 200 stream after event {after}" + (" with fault" if fault else ""))
         return WireResponse(
             chunks,
             status=200,

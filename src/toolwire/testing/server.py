@@ -3,7 +3,7 @@
 Theory of operation: a Starlette app answers the routes of every registered
 dialect that has an encoder (:mod:`toolwire.stream.codecs`: OpenAI Chat
 Completions, OpenAI Responses, Anthropic Messages, Gemini, Bedrock's Converse
-and InvokeModel in AWS's event stream). For each request it
+and InvokeModel in AWS's event stream, Gemini Interactions). For each request it
 parses the body in its dialect (the dialect's ``decode_request``), picks the turn
 of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 (:class:`~toolwire.testing.encoders.Reply`) and encodes it as the provider would
@@ -11,7 +11,10 @@ of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 instead of the answer, or damage to the frames (a broken chunk, an error
 event) and to the bytes (a cut, slow chunks). The server keeps no conversation
 state; the only state is the attempt counter per request body, which makes a
-client's retry of the same request its next attempt.
+client's retry of the same request its next attempt, and the streams a
+provider keeps (a Responses background response, a Gemini interaction), sent
+again after an event by a GET on the dialect's ``continuation_routes``
+(:mod:`toolwire.testing._kept`).
 
 :class:`EmulationServer` is a :class:`~toolwire.testing._serving.LoopbackServer`:
 uvicorn in a background thread on a socket it binds itself, returning from
@@ -33,9 +36,9 @@ from toolwire.errors import UsageError
 from toolwire.http import RateLimit
 from toolwire.stream.codecs import WireDialect, registered, wire_dialect
 from toolwire.stream.codecs.emulation import Encoder
-from toolwire.testing._background import RESUME_ROUTE, BackgroundResponses
 from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
+from toolwire.testing._kept import KeptStreams
 from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing._serving import LoopbackServer, is_loopback
 from toolwire.testing.scenario import (
@@ -75,7 +78,7 @@ def build_app(
     requests: list[Any] | None = None,
     log: Callable[[str], None] | None = None,
     rate_limit: ServerRateLimit | None = None,
-    background: BackgroundResponses | None = None,
+    kept: KeptStreams | None = None,
     resumes: list[Any] | None = None,
 ) -> Starlette:
     """The Starlette app of the emulation server.
@@ -85,16 +88,16 @@ def build_app(
         requests: a list to which every received request body is appended.
         log: called with one line per request (never with headers or keys).
         rate_limit: answer 429 past this many requests per minute.
-        background: where background responses are kept for their resumptions.
-        resumes: a list to which every resumption (``response_id``,
-            ``starting_after``) is appended.
+        kept: where kept streams wait for their resumptions.
+        resumes: a list to which every resumption (``stream_id``, ``after``)
+            is appended.
     """
     handler = Handler(
         scenario,
         requests if requests is not None else [],
         log,
         rate_limit,
-        background=background,
+        kept=kept,
         resumes=resumes,
     )
     if scenario.replay is not None:
@@ -104,7 +107,11 @@ def build_app(
     routes = [
         Route(path, _endpoint(handler, d), methods=["POST"]) for d in spoken for path in d.routes
     ]
-    routes.append(Route(RESUME_ROUTE, handler.resume, methods=["GET"]))
+    routes += [
+        Route(path, _continuation(handler, d), methods=["GET"])
+        for d in spoken
+        for path in d.continuation_routes
+    ]
     endpoints = ", ".join(d.routes[0] for d in spoken)
 
     async def unknown(request: Request) -> Response:
@@ -147,6 +154,21 @@ def _endpoint(handler: Handler, dialect: WireDialect) -> Callable[[Request], Awa
     return answer
 
 
+def _continuation(
+    handler: Handler, dialect: WireDialect
+) -> Callable[[Request], Awaitable[Response]]:
+    async def answer(request: Request) -> Response:
+        read = dialect.continuation_target
+        target = read(request.url.path, dict(request.query_params)) if read else None
+        if target is None:
+            path = request.url.path
+            return handler._error(_encoder(dialect), 404, f"no method at {path!r}")
+        key, after = target
+        return await handler.continuation(request, _encoder(dialect), key, after)
+
+    return answer
+
+
 _DIALECT_ALIASES = {
     "openai": "openai-chat",
     "openai-chat": "openai-chat",
@@ -157,6 +179,7 @@ _DIALECT_ALIASES = {
     "bedrock": "bedrock-converse",
     "bedrock-converse": "bedrock-converse",
     "bedrock-invoke": "bedrock-invoke",
+    "gemini-interactions": "gemini-interactions",
 }
 
 
@@ -185,10 +208,11 @@ class EmulationServer(LoopbackServer):
             :class:`~toolwire.testing.ServerRateLimit` with its own clock):
             429s with ``retry-after`` past it, rate-limit headers on every
             answer (see :attr:`rate_limit` for what it admitted).
-        max_background_responses: how many Responses background responses
-            are kept for their resumptions
-            (``GET /v1/responses/{id}?stream=true&starting_after=N``); an
-            older one is answered 404, as an expired one is (``0``: none is).
+        max_kept_streams: how many streams the provider keeps (Responses
+            background responses, Gemini interactions) are kept for their
+            resumptions (``GET /v1/responses/{id}?stream=true&starting_after=N``,
+            ``GET /v1beta/interactions/{id}?stream=true&last_event_id=...``);
+            an older one is answered 404, as an expired one is (``0``: none is).
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -208,7 +232,7 @@ class EmulationServer(LoopbackServer):
         limits: ServerLimits | None = None,
         max_recorded_requests: int = 1_000,
         rate_limit: RateLimit | ServerRateLimit | None = None,
-        max_background_responses: int = 256,
+        max_kept_streams: int = 256,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
@@ -219,14 +243,15 @@ class EmulationServer(LoopbackServer):
         self.rate_limit = rate_limit
         """What the server admits per minute, and what it admitted (``None``: everything)."""
         self.resumes: list[Any] = RecentRequests(max_recorded_requests)
-        """The latest resumptions of background responses, in arrival order:
-        ``{"response_id", "starting_after"}`` each (``-1``: from the start)."""
+        """The latest resumptions of kept streams, in arrival order:
+        ``{"stream_id", "after"}`` each, ``after`` the number of the event
+        resumed after (``-1``: from the first)."""
         app = build_app(
             self.scenario,
             requests=self.requests,
             log=log,
             rate_limit=rate_limit,
-            background=BackgroundResponses(max_background_responses),
+            kept=KeptStreams(max_kept_streams),
             resumes=self.resumes,
         )
         super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
@@ -242,7 +267,8 @@ class EmulationServer(LoopbackServer):
         ``anthropic-messages`` (or ``anthropic``): the root; ``gemini``:
         ``.../v1beta`` (the API version is part of the base URL, as in
         :class:`toolwire.providers.Gemini`); ``bedrock-converse``/``bedrock-invoke``
-        (or ``bedrock``): the root (``/model/{id}/converse-stream``...).
+        (or ``bedrock``): the root (``/model/{id}/converse-stream``...);
+        ``gemini-interactions``: ``.../v1beta`` (``/interactions``).
 
         Raises:
             UsageError: an unknown dialect.

@@ -11,11 +11,13 @@ loopback. Every request passes :class:`Guard` first:
   cookie; else 401;
 * ``GET`` and ``HEAD`` read; ``POST`` is taken on the action paths alone,
   and only from the viewer's own pages (``Origin`` is the viewer's, or,
-  without one, ``Sec-Fetch-Site: same-origin``), else 403; any other
-  method or path that would write is 405.
+  without one or with ``null``, what the pages' no-referrer policy makes a
+  browser send with a form, ``Sec-Fetch-Site: same-origin``), else 403;
+  any other method or path that would write is 405.
 
 The journal is opened read-only, once per request (a file another process
 writes to is read as it stands now, and no read transaction stays open).
+An action opens it for writing for one decision (:mod:`toolwire.view._actions`).
 Pages carry a content security policy that allows the viewer's own script
 and style alone.
 """
@@ -24,10 +26,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode
+from typing import Literal
+from urllib.parse import parse_qsl, quote, urlencode
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -37,10 +40,12 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolwire.journal import JournalError, SQLiteJournal
+from toolwire.view._actions import FORM_LIMIT, BadForm, decide, parse_form
 from toolwire.view._assets import ASSETS
-from toolwire.view._html import layout, text
+from toolwire.view._html import ident, layout, text
 from toolwire.view._listing import BadQuery, ListQuery, list_page
 from toolwire.view._live import STREAMS, follow
+from toolwire.view._replay import load_replays
 from toolwire.view._run_page import run_page
 
 __all__ = ["COOKIE", "ViewSettings", "create_app"]
@@ -71,6 +76,14 @@ class ViewSettings:
     """Seconds between two reads of the journal by a live stream."""
     stream_deadline: float = 300.0
     """Seconds one live stream lasts at most (the browser reconnects)."""
+    principal: str = "toolwire view"
+    """Who the approvals and denials given in this viewer are journaled as."""
+    cassettes: tuple[Path, ...] = ()
+    """Cassette directories of the runs' streams: a call found in one shows
+    how its arguments grew (:mod:`toolwire.view._replay`)."""
+    approval_key: bytes | None = field(default=None, repr=False)
+    """The key decisions must be signed with (``$TOOLWIRE_APPROVAL_KEY``): the
+    viewer cannot sign, so with a key its decisions are refused."""
 
     @staticmethod
     def new_token() -> str:
@@ -123,7 +136,9 @@ class Guard:
         if method != "POST" or not path.endswith(_ACTIONS):
             return _plain(405, "the viewer reads; it writes only through its actions")
         origin = headers.get("origin")
-        if origin is not None:
+        # The pages' no-referrer policy makes a browser send "Origin: null"
+        # with their forms: then its Sec-Fetch-Site says where they come from.
+        if origin is not None and origin != "null":
             same = origin in {f"http://{host}" for host in self.hosts}
             if not same or origin != f"http://{headers['host']}":
                 return _plain(403, "actions are taken from the viewer's own pages only")
@@ -208,9 +223,11 @@ def create_app(settings: ViewSettings) -> ASGIApp:
         def render() -> str:
             journal = opened()
             try:
-                return run_page(journal.load_run(journal.find_run(ref)))
+                log = journal.load_run(journal.find_run(ref))
             finally:
                 journal.close()
+            replays, problems = load_replays(settings.cassettes)
+            return run_page(log, replays, problems)
 
         try:
             return HTMLResponse(await anyio.to_thread.run_sync(render))
@@ -260,18 +277,48 @@ def create_app(settings: ViewSettings) -> ASGIApp:
         return Response(content, media_type=media_type)
 
     async def resume(request: Request) -> Response:
-        return _plain(
+        return _page(
             501,
-            "resuming a run from the viewer is not available in this toolwire: the run's tools "
-            "live in your program; call agent.resume(run_id) there",
+            "resume",
+            "the viewer cannot resume a run: its tools live in your program. Continue it "
+            f"there with agent.resume({request.path_params['run_id']!r})",
         )
 
-    async def decide(request: Request) -> Response:
-        return _plain(
-            501,
-            "approving or denying a waiting call from the viewer is not available in this "
-            "toolwire: approvals are given by the approve= callback of the running program",
+    async def approve(request: Request) -> Response:
+        return await _decide(request, "approve")
+
+    async def deny(request: Request) -> Response:
+        return await _decide(request, "deny")
+
+    async def _decide(request: Request, verb: Literal["approve", "deny"]) -> Response:
+        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > FORM_LIMIT:
+                break
+        try:
+            form = parse_form(body, request.headers.get("content-type", ""))
+        except BadForm as exc:
+            return _page(400, "action", str(exc))
+        outcome = await anyio.to_thread.run_sync(
+            lambda: decide(
+                settings.journal,
+                run_id,
+                call_id,
+                verb,
+                form,
+                principal=settings.principal,
+                key=settings.approval_key,
+            )
         )
+        if not outcome.recorded:
+            back = f'<a href="/runs/{ident(quote(run_id, safe=""))}">back to the run</a>'
+            # The judge's words name ids and digests (which redaction would hide), never values.
+            body_html = f"<p class=error>{ident(outcome.message)}</p><p>{back}</p>"
+            return HTMLResponse(layout("not recorded", body_html), status_code=outcome.status)
+        target = f"/runs/{quote(run_id, safe='')}#pending"
+        return Response(status_code=303, headers={"location": target})
 
     return Guard(
         Starlette(
@@ -281,8 +328,8 @@ def create_app(settings: ViewSettings) -> ASGIApp:
                 Route("/runs/{run_id}/events", events, methods=["GET"]),
                 Route("/static/{name}", asset, methods=["GET"]),
                 Route("/runs/{run_id}/resume", resume, methods=["POST"]),
-                Route("/runs/{run_id}/calls/{call_id}/approve", decide, methods=["POST"]),
-                Route("/runs/{run_id}/calls/{call_id}/deny", decide, methods=["POST"]),
+                Route("/runs/{run_id}/calls/{call_id}/approve", approve, methods=["POST"]),
+                Route("/runs/{run_id}/calls/{call_id}/deny", deny, methods=["POST"]),
             ]
         ),
         settings,

@@ -16,6 +16,16 @@ th{font-weight:600;color:#556}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .status{font-weight:600}.answered{color:#17803d}.max_turns{color:#a86b00}
 .failed,.cancelled,.error{color:#b3261e}.running{color:#1a5fb4}
+.suspended{color:#8a4b00}.waiting{color:#8a4b00;background:#fdf0d5;border-radius:9px;
+padding:0 .45rem;font-size:12px;font-weight:600;white-space:nowrap}.ok{color:#17803d}
+#pending{border:1px solid #e3c48f;background:#fffaf0;border-radius:6px;padding:.2rem 1rem .6rem;
+margin:1rem 0}.pending-call{margin:.8rem 0;padding-top:.5rem;border-top:1px dashed #e3c48f}
+.decide{margin-top:.3rem}button.approve{background:#17803d;color:#fff;border:0;padding:.25rem .9rem;
+border-radius:4px;cursor:pointer}button.deny{background:#b3261e;color:#fff;border:0;
+padding:.25rem .9rem;border-radius:4px;cursor:pointer}.continue{color:#445;font-size:13px}
+.scrubber{margin:.3rem 0 .6rem 8.5rem;padding:.3rem .6rem;border:1px solid #d5d9ec;
+border-radius:6px;background:#f7f8fc}.scrubber .controls{display:flex;gap:.4rem;align-items:center}
+.scrubber input[type=range]{flex:1;max-width:28rem}.scrubber mark{background:#ffe08a}
 pre{white-space:pre-wrap;word-break:break-word;background:#f1f2f6;padding:.4rem .6rem;
 margin:.2rem 0;border-radius:4px;font:12.5px/1.4 ui-monospace,monospace}
 details>summary{cursor:pointer;color:#445}
@@ -27,7 +37,8 @@ form.inline{display:inline}nav.pages{margin-top:1rem}
 input,select,button{font:inherit}
 """
 
-JS = """// toolwire view: local times, and a run in progress followed live.
+JS = """// toolwire view: local times, a run in progress followed live, and the
+// partial arguments' scrubbers.
 for (const t of document.querySelectorAll('time[datetime]')) {
   const d = new Date(t.getAttribute('datetime'));
   if (!isNaN(d)) { t.title = t.textContent; t.textContent = d.toLocaleString(); }
@@ -35,7 +46,8 @@ for (const t of document.querySelectorAll('time[datetime]')) {
 (function () {
   const page = document.getElementById('run');
   if (!page) return;
-  if (page.dataset.status !== 'running') return;
+  const followed = ['running', 'suspended'];
+  if (!followed.includes(page.dataset.status)) return;
   const timeline = document.getElementById('timeline');
   const url = '/runs/' + encodeURIComponent(page.dataset.run) +
     '/events?after=' + page.dataset.last;
@@ -61,12 +73,55 @@ for (const t of document.querySelectorAll('time[datetime]')) {
   });
   source.addEventListener('end', (message) => {
     source.close();
+    // A run that suspended: the page shows the calls it waits on.
+    if (message.data === 'suspended') { location.reload(); return; }
     const status = document.getElementById('status');
     status.textContent = message.data;
     status.className = 'status ' + message.data;
     page.dataset.status = message.data;
   });
 })();
+"""
+
+JS += """
+// A scrubber: the arguments so far at the chosen delta, the delta marked.
+// Everything is set as text (textContent), never parsed as HTML.
+for (const box of document.querySelectorAll('.scrubber')) {
+  const steps = JSON.parse(box.dataset.steps);
+  if (!steps.length) continue;
+  const whole = steps.map((s) => s[1]).join('');
+  const ends = [];
+  let at = 0;
+  for (const s of steps) { at += s[1].length; ends.push(at); }
+  const slider = box.querySelector('input[type=range]');
+  const before = box.querySelector('.before');
+  const fresh = box.querySelector('mark');
+  const pos = box.querySelector('.pos');
+  let timer = null;
+  const show = (i) => {
+    i = Math.max(0, Math.min(steps.length - 1, i));
+    slider.value = String(i);
+    before.textContent = whole.slice(0, ends[i] - steps[i][1].length);
+    fresh.textContent = steps[i][1];
+    pos.textContent = (i + 1) + ' / ' + steps.length + ' · +' +
+      Math.round(steps[i][0] - steps[0][0]) + ' ms';
+    box.dataset.step = String(i);
+  };
+  slider.addEventListener('input', () => show(Number(slider.value)));
+  box.querySelector('.back').addEventListener('click', () => show(Number(slider.value) - 1));
+  box.querySelector('.next').addEventListener('click', () => show(Number(slider.value) + 1));
+  box.querySelector('.play').addEventListener('click', () => {
+    if (timer !== null) { clearInterval(timer); timer = null; return; }
+    let i = Number(slider.value) >= steps.length - 1 ? 0 : Number(slider.value);
+    show(i);
+    timer = setInterval(() => {
+      i += 1;
+      show(i);
+      if (i >= steps.length - 1) { clearInterval(timer); timer = null; }
+    }, 60);
+  });
+  show(steps.length - 1);
+}
 """
 
 ASSETS: dict[str, tuple[str, str]] = {

@@ -105,12 +105,30 @@ def _approval(event: JournalEvent) -> str:
     decision = str(data.get("decision"))
     style = "" if decision in ("allow", "edit") else " class=error"
     reason = f": {text(data['reason'])}" if data.get("reason") else ""
-    who = f" by {text(data['by'])}" if data.get("by") else ""
+    by = data.get("principal") or data.get("by")
+    who = f" by {text(by)}" if by else ""
     edited = _arguments(data) if decision == "edit" else ""
     return (
         f"approval of <b>{text(data.get('name'))}</b>: "
         f"<span{style}>{text(decision)}</span>{who}{reason}{edited}"
     )
+
+
+def _answer(event: JournalEvent) -> str:
+    data = event.data
+    who = f" by {text(data['principal'])}" if data.get("principal") else ""
+    return f"result of <b>{text(data.get('name'))}</b> given{who}" + value(
+        data.get("content", ""), label="result"
+    )
+
+
+def _run_suspended(event: JournalEvent) -> str:
+    pending = [p for p in event.data.get("pending") or () if isinstance(p, dict)]
+    calls = ", ".join(
+        f"{text(p.get('name'))} ({'result' if p.get('awaiting') == 'result' else 'approval'})"
+        for p in pending
+    )
+    return f"<b>suspended</b>: waits on {len(pending)} call(s): {calls}"
 
 
 def _tool_outcome(event: JournalEvent) -> str:
@@ -162,6 +180,8 @@ RENDERERS: dict[str, Callable[[JournalEvent], str]] = {
     "model_failed": _model_failed,
     "tool_intent": _tool_intent,
     "approval": _approval,
+    "answer": _answer,
+    "run_suspended": _run_suspended,
     "tool_outcome": _tool_outcome,
     "run_finished": _run_finished,
     "run_failed": _run_failed,

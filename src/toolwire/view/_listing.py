@@ -67,10 +67,18 @@ def _error(summary: RunSummary) -> str:
     return error_line(summary.error, "span") if summary.error else ""
 
 
+_WAITING = (
+    ' <span class=waiting title="waits for an approval or an outside result">'
+    "waiting for approval</span>"
+)
+
+
 def _row(summary: RunSummary) -> str:
     ended = summary.status != "running"
     took = summary.updated_at - summary.started_at if ended else None
     resumed = f" (resumed {summary.resumes}×)" if summary.resumes else ""
+    if summary.status == "suspended":
+        resumed += _WAITING
     run = ident(summary.run_id)
     cells = (
         f'<td><a href="/runs/{run}"><code>{run[:12]}</code></a></td>',
@@ -96,7 +104,9 @@ def _filters(query: ListQuery) -> str:
         f"<label>status <select name=status>{options}</select></label> "
         f'<label>search <input name=q value="{text(query.search)}" '
         'placeholder="run id or model" maxlength=200></label> '
-        "<button>show</button></form>"
+        "<button>show</button> "
+        f'<a class=waiting href="{text(ListQuery(status="suspended").link())}">'
+        "waiting for approval</a></form>"
     )
 
 

@@ -9,7 +9,9 @@ writer. Each event goes out as an ``record`` event (its ``id`` is its
 ``seq``: a browser that reconnects says where it was with
 ``Last-Event-ID``); the run's end (a ``run_finished`` or ``run_failed``
 record) goes out as an ``end`` event carrying the final status, and the
-stream closes. Bounded everywhere: one stream lasts at most ``deadline``
+stream closes. A suspension is an end too when it happens while followed;
+a page opened on a suspended run follows it on (the answers given, then the
+run resumed by its program). Bounded everywhere: one stream lasts at most ``deadline``
 seconds (the browser reconnects), a comment line keeps idle connections
 alive, and at most :data:`STREAMS` streams are open at once.
 """
@@ -32,7 +34,7 @@ BATCH = 200
 STREAMS = 16
 """The most live streams open at once."""
 _KEEPALIVE = 15.0
-_ENDS = {"run_finished": "answered", "run_failed": "failed"}
+_ENDS = {"run_finished": "answered", "run_failed": "failed", "run_suspended": "suspended"}
 
 
 def _end_status(event: JournalEvent) -> str | None:
@@ -79,7 +81,9 @@ async def follow(
             if event.seq > after:
                 yield f"event: record\nid: {event.seq}\ndata: {event_json(event, start)}\n\n"
             status = _end_status(event)
-            if status is not None and event is events[-1]:
+            # A suspension already seen is followed on: answers, then the resume.
+            seen_pause = status == "suspended" and event.seq <= after
+            if status is not None and event is events[-1] and not seen_pause:
                 yield f"event: end\ndata: {status}\n\n"
                 return
         if events:

@@ -16,6 +16,8 @@ from toolwire.journal import JournalEvent, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
+from toolwire.view._pending import continuing, pending_section
+from toolwire.view._replay import Replays, replay_for, scrubber
 from toolwire.view._waterfall import waterfall
 
 __all__ = ["run_page"]
@@ -65,18 +67,29 @@ def _messages_sent(log: RunLog, events: list[JournalEvent], before: int) -> tupl
     )
 
 
+def _block(event: JournalEvent, start: float, replays: Replays) -> str:
+    """The event's block, and the replay of a call's arguments after its intent."""
+    block = render_event(event, start)
+    replay = replay_for(event, replays)
+    return block if replay is None else block + scrubber(replay)
+
+
 def _turn_section(
-    log: RunLog, number: int, events: list[JournalEvent], sent: int
+    log: RunLog,
+    number: int,
+    events: list[JournalEvent],
+    sent: int,
+    replays: Replays,
 ) -> tuple[str, int]:
     start = log.events[0].at if log.events else log.run.started_at
     usage = _usage(events)
     diff, sent = _messages_sent(log, events, sent)
-    blocks = "".join(render_event(e, start) for e in events)
+    blocks = "".join(_block(e, start, replays) for e in events)
     head = f"<h3>turn {number}</h3>" + (f"<div class=meta>usage: {usage}</div>" if usage else "")
     return f'<section class=turn data-turn="{number}">{head}{diff}{blocks}</section>', sent
 
 
-def _timeline(log: RunLog) -> str:
+def _timeline(log: RunLog, replays: Replays) -> str:
     start = log.events[0].at if log.events else log.run.started_at
     out: list[str] = []
     sent = 0
@@ -86,7 +99,7 @@ def _timeline(log: RunLog) -> str:
     def flush() -> None:
         nonlocal sent, pending
         if current is not None and pending:
-            section, sent = _turn_section(log, current, pending, sent)
+            section, sent = _turn_section(log, current, pending, sent, replays)
             out.append(section)
         pending = []
 
@@ -116,7 +129,8 @@ def _header(log: RunLog) -> str:
         f"tool calls {'-' if run.tool_calls is None else run.tool_calls}",
     ]
     if run.usage:
-        facts.append("tokens " + ", ".join(f"{text(k)} {text(v)}" for k, v in run.usage.items()))
+        counts = [f"{text(k)} {text(v)}" for k, v in run.usage.items() if v is not None]
+        facts.append("tokens " + ", ".join(counts))
     cost = money(getattr(run, "cost", None))
     if cost != "-":
         facts.append(f"cost {cost}")
@@ -129,23 +143,20 @@ def _header(log: RunLog) -> str:
         parts.append(f"<div><b>{ident(message['kind'])}</b>{value(message.get('text', ''))}</div>")
     if run.error:
         parts.append(error_line(run.error))
-    if run.status in ("failed", "cancelled", "running"):
-        parts.append(
-            f'<form class=inline method=post action="/runs/{ident(run.run_id)}/resume">'
-            "<button>resume</button></form>"
-        )
     problems = log.problems() if run.status != "running" else []
     if problems:
         parts.append(f"<div class=error>journal problems: {text('; '.join(problems))}</div>")
     return "".join(parts)
 
 
-def run_page(log: RunLog) -> str:
-    """The page of one run."""
+def run_page(log: RunLog, replays: Replays | None = None, notes: list[str] | None = None) -> str:
+    """The page of one run; ``replays``: the calls whose argument stream was
+    recorded, by call id; ``notes``: what could not be read for them."""
     last = log.events[-1].seq if log.events else 0
     body = (
         f'<main id=run data-run="{ident(log.run.run_id)}" data-status="{ident(log.run.status)}" '
-        f'data-last="{last}">{_header(log)}{waterfall(log)}'
-        f"<div id=timeline>{_timeline(log)}</div></main>"
+        f'data-last="{last}">{_header(log)}{pending_section(log)}{continuing(log)}{waterfall(log)}'
+        + "".join(f"<p class=error>{text(note)}</p>" for note in notes or ())
+        + f"<div id=timeline>{_timeline(log, replays or {})}</div></main>"
     )
     return layout(f"run {log.run.run_id[:12]}", body)

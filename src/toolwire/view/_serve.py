@@ -20,12 +20,18 @@ def serve(
     port: int = 0,
     open_browser: bool = False,
     announce: Callable[[str], None] = print,
+    principal: str = "toolwire view",
+    approval_key: bytes | None = None,
+    cassettes: tuple[Path, ...] = (),
 ) -> None:
     """Serve the viewer of ``journal`` on 127.0.0.1 until interrupted.
 
     ``port`` 0 takes any free port. The URL, with its access token, is given
     to ``announce`` once the socket listens (and opened in a browser when
-    ``open_browser``).
+    ``open_browser``). Approvals and denials given in the page are journaled
+    as ``principal``; with ``approval_key``, decisions must be signed, which
+    the page cannot do, so it takes none. ``cassettes``: the recorded streams
+    whose calls' arguments the run pages replay.
 
     Raises:
         OSError: the port cannot be bound.
@@ -36,7 +42,14 @@ def serve(
         sock.bind(("127.0.0.1", port))
         sock.listen(64)
         bound = int(sock.getsockname()[1])
-        settings = ViewSettings(journal=journal, token=ViewSettings.new_token(), port=bound)
+        settings = ViewSettings(
+            journal=journal,
+            token=ViewSettings.new_token(),
+            port=bound,
+            principal=principal,
+            approval_key=approval_key,
+            cassettes=cassettes,
+        )
         url = f"http://127.0.0.1:{bound}/?token={settings.token}"
         config = uvicorn.Config(
             create_app(settings),

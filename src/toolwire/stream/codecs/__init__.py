@@ -30,7 +30,9 @@ layer ask the registry (``tests/stream/test_registry.py`` checks it).
 Adding a dialect
 ----------------
 Write ``codecs/<dialect>.py`` with its codec and a ``DIALECT =
-WireDialect(name=..., codec=..., finish_reasons=..., ...)``, add the name to
+WireDialect(name=..., codec=..., finish_reasons=..., ...)`` (a large dialect
+keeps its codec in ``<dialect>_stream.py`` and its requests in
+``<dialect>_request.py``, as ``anthropic`` and ``openai_chat`` do), add the name to
 :data:`toolwire.types.Dialect` and :data:`toolwire.types.DIALECTS`, and
 register it below (``register(<dialect>.DIALECT)``, in the order of
 ``DIALECTS``). Sniffing, ``toolwire inspect`` and ``toolwire proxy`` then
@@ -54,6 +56,7 @@ from toolwire.stream.codecs import (
     bedrock_invoke,
     cohere,
     gemini,
+    gemini_interactions,
     ollama,
     openai_chat,
     openai_responses,
@@ -64,6 +67,7 @@ from toolwire.stream.codecs.bedrock import BedrockConverseCodec
 from toolwire.stream.codecs.bedrock_invoke import BedrockInvokeCodec
 from toolwire.stream.codecs.cohere import CohereCodec
 from toolwire.stream.codecs.gemini import GeminiCodec
+from toolwire.stream.codecs.gemini_interactions import GeminiInteractionsCodec
 from toolwire.stream.codecs.ollama import OllamaCodec
 from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import OpenAIResponsesCodec
@@ -79,6 +83,7 @@ __all__ = [
     "Codec",
     "CohereCodec",
     "GeminiCodec",
+    "GeminiInteractionsCodec",
     "OllamaCodec",
     "OpenAIChatCodec",
     "OpenAIResponsesCodec",
@@ -149,6 +154,7 @@ register(ollama.DIALECT)
 register(cohere.DIALECT)
 register(bedrock.DIALECT)
 register(bedrock_invoke.DIALECT)
+register(gemini_interactions.DIALECT)
 
 assert tuple(_REGISTRY) == DIALECTS, "one registered dialect per name of DIALECTS, in order"
 

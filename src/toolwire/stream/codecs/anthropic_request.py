@@ -1,6 +1,6 @@
 """Anthropic Messages requests: a conversation, its tools and its tool choice
 as a ``/v1/messages`` body, provider state sent back in place (see
-:mod:`toolwire.stream.codecs.anthropic` for the stream).
+:mod:`toolwire.stream.codecs.anthropic_stream` for the stream).
 """
 
 from __future__ import annotations

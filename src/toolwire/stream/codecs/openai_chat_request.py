@@ -1,5 +1,5 @@
 """Chat Completions requests: a conversation, its tools and its tool choice as
-a ``/chat/completions`` body (see :mod:`toolwire.stream.codecs.openai_chat`
+a ``/chat/completions`` body (see :mod:`toolwire.stream.codecs.openai_chat_stream`
 for the stream).
 """
 

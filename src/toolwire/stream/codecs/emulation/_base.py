@@ -135,6 +135,15 @@ class Encoder:
         """An in-stream error event, from the fault's ``error_event`` fields."""
         raise NotImplementedError
 
+    def stream_key(self, reply: Reply) -> str | None:
+        """The id under which the server keeps a streamed answer's frames, for
+        continuations after an event (``None``: the dialect has none)."""
+        return None
+
+    def event_id(self, frame: Frame) -> str | None:
+        """The id of a streamed event, from which a continuation starts after it."""
+        return None
+
     def dumps(self, payload: Any) -> str:
         """Serialize one payload as the provider does (compact, raw UTF-8)."""
         return _json.dumps(payload)

@@ -21,6 +21,7 @@ from toolwire.stream import _json
 
 __all__ = [
     "BadRequest",
+    "History",
     "ParsedRequest",
     "ToolResult",
     "as_object",
@@ -29,7 +30,6 @@ __all__ = [
     "get_list",
     "get_model",
     "looks_like_error",
-    "split_latest",
     "text_of",
 ]
 
@@ -145,22 +145,67 @@ def looks_like_error(content: str) -> bool:
     return isinstance(value, dict) and value.get("error") not in (None, False, "")
 
 
-def split_latest(
-    events: list[tuple[str, ToolResult | None]],
-) -> tuple[int, tuple[ToolResult, ...], tuple[ToolResult, ...]]:
-    """Count assistant turns and find the results after the last one.
+class History:
+    """A request's history as a reader walks it, oldest first.
 
-    ``events`` is the history reduced to ``("assistant", None)`` and
-    ``("result", result)`` markers, in order.
+    The reader reports each assistant turn (:meth:`assistant`), each tool
+    result (:meth:`result`) and each message or item it passed
+    (:meth:`passed`); what came before the first assistant turn, after what
+    the history was opened with (the system text), names the conversation.
     """
-    turns = 0
-    every: list[ToolResult] = []
-    latest: list[ToolResult] = []
-    for kind, result in events:
-        if kind == "assistant":
-            turns += 1
-            latest = []
-        elif result is not None:
-            every.append(result)
-            latest.append(result)
-    return turns, tuple(every), tuple(latest)
+
+    def __init__(self, *opening: Any) -> None:
+        self.names: dict[str, str] = {}
+        """The names of the calls the assistant turns made, by call id."""
+        self._opening = list(opening)
+        self._turns = 0
+        self._every: list[ToolResult] = []
+        self._latest: list[ToolResult] = []
+
+    def assistant(self) -> None:
+        """An assistant turn: the results before it are no longer the latest."""
+        self._turns += 1
+        self._latest = []
+
+    def result(
+        self, call_id: str | None, content: str, is_error: bool, *, name: str | None = None
+    ) -> None:
+        """A tool result (named after its call when no ``name`` is given)."""
+        if name is None and call_id is not None:
+            name = self.names.get(call_id)
+        result = ToolResult(call_id, name, content, is_error)
+        self._every.append(result)
+        self._latest.append(result)
+
+    def passed(self, message: Any) -> None:
+        """A message or item walked past: part of the opening until an assistant turn."""
+        if not self._turns:
+            self._opening.append(message)
+
+    def parsed(
+        self,
+        *,
+        dialect: str,
+        model: str,
+        stream: bool,
+        include_usage: bool = True,
+        include_obfuscation: bool = True,
+        tools: list[Any] | None = None,
+        instructions: str | None = None,
+        background: bool = False,
+    ) -> ParsedRequest:
+        """The request read: this history, and what the reader found beside it."""
+        return ParsedRequest(
+            dialect=dialect,
+            model=model,
+            stream=stream,
+            assistant_turns=self._turns,
+            conversation=conversation_key(self._opening),
+            results=tuple(self._every),
+            latest_results=tuple(self._latest),
+            include_usage=include_usage,
+            include_obfuscation=include_obfuscation,
+            tools=tools if tools is not None else [],
+            instructions=instructions,
+            background=background,
+        )

@@ -27,15 +27,13 @@ from toolwire.stream.codecs.emulation._base import (
 )
 from toolwire.stream.codecs.emulation._request import (
     BadRequest,
+    History,
     ParsedRequest,
-    ToolResult,
     as_object,
-    conversation_key,
     get_bool,
     get_list,
     get_model,
     looks_like_error,
-    split_latest,
     text_of,
 )
 
@@ -241,22 +239,18 @@ def decode_request(
     """What the emulation server reads of a ``/v1/messages`` request (the
     model and whether it streams, when the URL says: Vertex AI, Bedrock)."""
     messages = get_list(data, "messages")
-    names: dict[str, str] = {}
-    events: list[tuple[str, ToolResult | None]] = []
-    opening: list[Any] = [data.get("system")]
-    seen_assistant = False
+    history = History(data.get("system"))
     for i, raw in enumerate(messages):
         message = as_object(raw, f"messages[{i}]")
         role = message.get("role")
         content = message.get("content")
         blocks = content if isinstance(content, list) else []
         if role == "assistant":
-            seen_assistant = True
-            events.append(("assistant", None))
+            history.assistant()
             for block in blocks:
                 if isinstance(block, dict) and block.get("type") == "tool_use":
                     if isinstance(block.get("id"), str):
-                        names[block["id"]] = str(block.get("name"))
+                        history.names[block["id"]] = str(block.get("name"))
         elif role == "user":
             for j, block in enumerate(blocks):
                 if not isinstance(block, dict) or block.get("type") != "tool_result":
@@ -266,19 +260,12 @@ def decode_request(
                     raise BadRequest(f"messages[{i}].content[{j}].tool_use_id must be a string")
                 text = text_of(block.get("content"))
                 is_error = block.get("is_error") is True or looks_like_error(text)
-                events.append(("result", ToolResult(call_id, names.get(call_id), text, is_error)))
+                history.result(call_id, text, is_error)
         else:
             raise BadRequest(f"messages[{i}].role must be 'user' or 'assistant'")
-        if not seen_assistant:
-            opening.append(message)
-    turns, every, latest = split_latest(events)
-    return ParsedRequest(
+        history.passed(message)
+    return history.parsed(
         dialect="anthropic-messages",
         model=model if model is not None else get_model(data),
         stream=stream if stream is not None else get_bool(data, "stream"),
-        assistant_turns=turns,
-        conversation=conversation_key(opening),
-        results=every,
-        latest_results=latest,
-        include_usage=True,
     )

@@ -21,13 +21,11 @@ from toolwire.stream.codecs.emulation import anthropic
 from toolwire.stream.codecs.emulation._base import Encoder, Frame, Reply, fragments, token
 from toolwire.stream.codecs.emulation._request import (
     BadRequest,
+    History,
     ParsedRequest,
-    ToolResult,
     as_object,
-    conversation_key,
     get_list,
     looks_like_error,
-    split_latest,
     text_of,
 )
 from toolwire.stream.framing.eventstream import MEDIA_TYPE, event_message, exception_message
@@ -202,22 +200,18 @@ def decode_converse_request(
     """What the emulation server reads of a ``Converse`` request (the model
     and whether it streams come from the URL)."""
     messages = get_list(data, "messages")
-    names: dict[str, str] = {}
-    events: list[tuple[str, ToolResult | None]] = []
-    opening: list[Any] = [data.get("system")]
-    seen_assistant = False
+    history = History(data.get("system"))
     for i, raw in enumerate(messages):
         message = as_object(raw, f"messages[{i}]")
         role = message.get("role")
         content = message.get("content")
         blocks = [b for b in (content if isinstance(content, list) else []) if isinstance(b, dict)]
         if role == "assistant":
-            seen_assistant = True
-            events.append(("assistant", None))
+            history.assistant()
             for block in blocks:
                 use = block.get("toolUse")
                 if isinstance(use, dict) and isinstance(use.get("toolUseId"), str):
-                    names[use["toolUseId"]] = str(use.get("name"))
+                    history.names[use["toolUseId"]] = str(use.get("name"))
         elif role == "user":
             for j, block in enumerate(blocks):
                 result = block.get("toolResult")
@@ -230,22 +224,15 @@ def decode_converse_request(
                     )
                 text = text_of(result.get("content"))
                 is_error = result.get("status") == "error" or looks_like_error(text)
-                events.append(("result", ToolResult(call_id, names.get(call_id), text, is_error)))
+                history.result(call_id, text, is_error)
         else:
             raise BadRequest(f"messages[{i}].role must be 'user' or 'assistant'")
-        if not seen_assistant:
-            opening.append(message)
-    turns, every, latest = split_latest(events)
+        history.passed(message)
     config = data.get("toolConfig")
-    return ParsedRequest(
+    return history.parsed(
         dialect="bedrock-converse",
         model=model or "bedrock",
         stream=bool(stream),
-        assistant_turns=turns,
-        conversation=conversation_key(opening),
-        results=every,
-        latest_results=latest,
-        include_usage=True,
         tools=list(config.get("tools") or []) if isinstance(config, dict) else [],
     )
 

@@ -25,13 +25,11 @@ from toolwire.stream.codecs.emulation._base import (
     token,
 )
 from toolwire.stream.codecs.emulation._request import (
+    History,
     ParsedRequest,
-    ToolResult,
     as_object,
-    conversation_key,
     get_list,
     looks_like_error,
-    split_latest,
 )
 
 __all__ = ["GeminiEncoder"]
@@ -213,16 +211,13 @@ def decode_request(
     """What the emulation server reads of a ``generateContent`` request (the
     model and whether it streams come from the URL)."""
     contents = get_list(data, "contents")
-    events: list[tuple[str, ToolResult | None]] = []
-    opening: list[Any] = [data.get("systemInstruction") or data.get("system_instruction")]
-    seen_assistant = False
+    history = History(data.get("systemInstruction") or data.get("system_instruction"))
     for i, raw in enumerate(contents):
         content = as_object(raw, f"contents[{i}]")
         parts = content.get("parts")
         parts = parts if isinstance(parts, list) else []
         if content.get("role") == "model":
-            seen_assistant = True
-            events.append(("assistant", None))
+            history.assistant()
         else:
             for j, part in enumerate(parts):
                 if not isinstance(part, dict) or "functionResponse" not in part:
@@ -235,27 +230,11 @@ def decode_request(
                 is_error = (
                     isinstance(payload, dict) and payload.get("error") not in (None, False, "")
                 ) or looks_like_error(text)
-                events.append(
-                    (
-                        "result",
-                        ToolResult(
-                            call_id if isinstance(call_id, str) else None,
-                            name if isinstance(name, str) else None,
-                            text,
-                            is_error,
-                        ),
-                    )
+                history.result(
+                    call_id if isinstance(call_id, str) else None,
+                    text,
+                    is_error,
+                    name=name if isinstance(name, str) else None,
                 )
-        if not seen_assistant:
-            opening.append(content)
-    turns, every, latest = split_latest(events)
-    return ParsedRequest(
-        dialect="gemini",
-        model=model or "gemini",
-        stream=bool(stream),
-        assistant_turns=turns,
-        conversation=conversation_key(opening),
-        results=every,
-        latest_results=latest,
-        include_usage=True,
-    )
+        history.passed(content)
+    return history.parsed(dialect="gemini", model=model or "gemini", stream=bool(stream))

@@ -21,15 +21,13 @@ from toolwire.stream.codecs.emulation._base import (
 )
 from toolwire.stream.codecs.emulation._request import (
     BadRequest,
+    History,
     ParsedRequest,
-    ToolResult,
     as_object,
-    conversation_key,
     get_bool,
     get_list,
     get_model,
     looks_like_error,
-    split_latest,
     text_of,
 )
 
@@ -193,43 +191,32 @@ def decode_request(
 ) -> ParsedRequest:
     """What the emulation server reads of a ``/chat/completions`` request."""
     messages = get_list(data, "messages")
-    names: dict[str, str] = {}
-    events: list[tuple[str, ToolResult | None]] = []
-    opening: list[Any] = []
-    seen_assistant = False
+    history = History()
     for i, raw in enumerate(messages):
         message = as_object(raw, f"messages[{i}]")
         role = message.get("role")
         if not isinstance(role, str):
             raise BadRequest(f"messages[{i}].role must be a string")
         if role == "assistant":
-            seen_assistant = True
-            events.append(("assistant", None))
+            history.assistant()
             for call in message.get("tool_calls") or []:
                 if isinstance(call, dict):
                     function = call.get("function") or call.get("custom")
                     if isinstance(call.get("id"), str) and isinstance(function, dict):
-                        names[call["id"]] = str(function.get("name"))
+                        history.names[call["id"]] = str(function.get("name"))
         elif role == "tool":
             call_id = message.get("tool_call_id")
             if not isinstance(call_id, str):
                 raise BadRequest(f"messages[{i}].tool_call_id must be a string")
             content = text_of(message.get("content"))
-            result = ToolResult(call_id, names.get(call_id), content, looks_like_error(content))
-            events.append(("result", result))
-        if not seen_assistant:
-            opening.append(message)
+            history.result(call_id, content, looks_like_error(content))
+        history.passed(message)
     options = data.get("stream_options")
     options = options if isinstance(options, dict) else {}
-    turns, every, latest = split_latest(events)
-    return ParsedRequest(
+    return history.parsed(
         dialect="openai-chat",
         model=get_model(data),
         stream=get_bool(data, "stream"),
-        assistant_turns=turns,
-        conversation=conversation_key(opening),
-        results=every,
-        latest_results=latest,
         include_usage=options.get("include_usage") is True,
         include_obfuscation=options.get("include_obfuscation") is not False,
     )

@@ -22,22 +22,17 @@ from toolwire.stream.codecs.emulation._base import (
 )
 from toolwire.stream.codecs.emulation._request import (
     BadRequest,
+    History,
     ParsedRequest,
-    ToolResult,
     as_object,
-    conversation_key,
     get_bool,
     get_model,
     looks_like_error,
-    split_latest,
     text_of,
 )
 from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
-__all__ = ["RESUME_ROUTE", "OpenAIResponsesEncoder"]
-
-RESUME_ROUTE = "/v1/responses/{response_id}"
-"""Where the emulation server serves its background responses again."""
+__all__ = ["OpenAIResponsesEncoder"]
 
 
 class OpenAIResponsesEncoder(Encoder):
@@ -54,6 +49,15 @@ class OpenAIResponsesEncoder(Encoder):
             "reasoning": "rs_" + hex_token(seed + ":rs", 50),
             "message": "msg_" + hex_token(seed + ":msg", 50),
         }
+
+    def stream_key(self, reply: Reply) -> str | None:
+        """A background response is kept under its id (any other is not)."""
+        return self.ids(reply)["response"] if reply.request.background else None
+
+    def event_id(self, frame: Frame) -> str | None:
+        """An event's ``sequence_number`` (``starting_after`` names one)."""
+        found = frame.payload.get("sequence_number") if isinstance(frame.payload, dict) else None
+        return str(found) if type(found) is int else None
 
     @staticmethod
     def call_ids(reply: Reply, index: int) -> tuple[str, str]:
@@ -312,7 +316,7 @@ _RESPONSES_ASSISTANT_ITEMS = frozenset(
 _RESPONSES_OUTPUTS = ANSWER_ITEMS
 
 
-def _responses_result(item: dict[str, Any], where: str, names: dict[str, str]) -> ToolResult:
+def _responses_result(item: dict[str, Any], where: str, history: History) -> None:
     """A tool result of a Responses input item: its call's id and its text
     (``approved`` or ``denied: <reason>`` for an MCP approval response)."""
     kind = item.get("type")
@@ -327,8 +331,7 @@ def _responses_result(item: dict[str, Any], where: str, names: dict[str, str]) -
         approved = item.get("status") != "failed"
     if not isinstance(call_id, str):
         raise BadRequest(f"{where}: the id of the call it answers must be a string")
-    error = not approved or looks_like_error(content)
-    return ToolResult(call_id, names.get(call_id), content, error)
+    history.result(call_id, content, not approved or looks_like_error(content))
 
 
 def decode_request(
@@ -348,10 +351,7 @@ def decode_request(
         items = raw_input
     elif not isinstance(raw_input, str):
         raise BadRequest("'input' must be a string or an array")
-    names: dict[str, str] = {}
-    events: list[tuple[str, ToolResult | None]] = []
-    opening: list[Any] = [data.get("instructions")]
-    seen_assistant = False
+    history = History(data.get("instructions"))
     in_assistant_run = False
     for i, raw in enumerate(items):
         item = as_object(raw, f"input[{i}]")
@@ -363,33 +363,25 @@ def decode_request(
             call_id = item.get("id") if kind == "mcp_approval_request" else item.get("call_id")
             name = item.get("name", str(kind).removesuffix("_call"))
             if isinstance(call_id, str) and isinstance(name, str):
-                names[call_id] = name
+                history.names[call_id] = name
         if is_assistant:
-            seen_assistant = True
             # One assistant turn may span several items (reasoning, message,
             # function calls): count a run of them once.
             if not in_assistant_run:
-                events.append(("assistant", None))
+                history.assistant()
             in_assistant_run = True
             continue
         in_assistant_run = False
         if kind in _RESPONSES_OUTPUTS:
-            events.append(("result", _responses_result(item, f"input[{i}]", names)))
-        if not seen_assistant:
-            opening.append(item)
+            _responses_result(item, f"input[{i}]", history)
+        history.passed(item)
     tools = data.get("tools")
     instructions = data.get("instructions")
     background = _background(data)
-    turns, every, latest = split_latest(events)
-    return ParsedRequest(
+    return history.parsed(
         dialect="openai-responses",
         model=get_model(data),
         stream=get_bool(data, "stream"),
-        assistant_turns=turns,
-        conversation=conversation_key(opening),
-        results=every,
-        latest_results=latest,
-        include_usage=True,
         tools=tools if isinstance(tools, list) else [],
         instructions=instructions if isinstance(instructions, str) else None,
         background=background,

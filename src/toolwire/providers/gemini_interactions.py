@@ -1,0 +1,139 @@
+"""Google's Gemini Interactions API (``POST /v1beta/interactions``).
+
+The wire format (input steps, tools, the SSE stream of steps, whole
+interactions) is :mod:`toolwire.stream.codecs.gemini_interactions`; the
+provider adds what is HTTP: the URL, the ``x-goog-api-key`` header, the
+options it passes on, the error bodies, and two things this API allows:
+
+* **chaining** (``chain=True``): each assistant turn keeps the id of its
+  interaction; the next request names it in ``previous_interaction_id`` and
+  sends only the newer messages (tool results, the user's next question).
+  Off by default: a stateless request carries the whole conversation and
+  still works when the stored interaction has expired (a run suspended for
+  days, ``store=False``, another region).
+* **resumption of a cut stream**: every event has an ``event_id``; a
+  stream cut while read is reopened with ``GET
+  /v1beta/interactions/{id}?stream=true&last_event_id=...`` and its rest fed
+  to the same decoder (:mod:`toolwire.providers._reads`, as for a Responses
+  background response), at most ``resume_attempts`` times per turn, each
+  within ``resume_timeout``. The turn is neither asked nor paid for twice.
+  On by default, since stored interactions cost nothing more
+  (``resume_attempts=0`` turns it off: a cut is then reported and the
+  agent's ``stream_retries`` decide).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolwire.errors import ProviderError, UsageError
+from toolwire.providers._base import HttpRequest, Provider, Transport
+from toolwire.stream.codecs._request import dict_or_empty
+
+if TYPE_CHECKING:
+    from toolwire.http.transport import Timeouts
+
+__all__ = ["GeminiInteractions"]
+
+_OFFICIAL = "https://generativelanguage.googleapis.com/v1beta"
+
+
+class GeminiInteractions(Provider):
+    """The Interactions dialect (``dialect == "gemini-interactions"``)."""
+
+    dialect = "gemini-interactions"
+    default_name = "gemini-interactions"
+    default_base_url = _OFFICIAL
+    env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    base_url_env_vars = ("GEMINI_BASE_URL",)
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        name: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: Transport | None = None,
+        timeout: Timeouts | float | None = None,
+        chain: bool = False,
+        store: bool | None = None,
+        thinking_level: str | None = None,
+        resume_attempts: int = 3,
+        resume_timeout: float = 30.0,
+    ) -> None:
+        """Configure the provider.
+
+        Args:
+            api_key: the key (else ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``);
+                sent in the ``x-goog-api-key`` header, never in the URL.
+            base_url: the API root including the version; else
+                ``GEMINI_BASE_URL``, else
+                ``https://generativelanguage.googleapis.com/v1beta``.
+            name: the provider's name in errors.
+            headers: extra request headers.
+            transport: default transport for ``stream``/``complete``.
+            timeout: timeouts of the transport created when none is given.
+            chain: send ``previous_interaction_id`` and only the messages
+                after the latest turn (see the module's notes).
+            store: the requests' ``store`` (``None``: the server's default,
+                which stores; chaining and continuations need it).
+            thinking_level: ``generation_config.thinking_level``
+                (``"minimal"``, ``"low"``, ``"medium"``, ``"high"``).
+            resume_attempts: the most reopenings of one cut stream after its
+                last event (``0``: a cut is reported, and the agent may ask
+                again); none with ``store=False``, which keeps nothing.
+            resume_timeout: seconds for each reopening to be answered.
+
+        Raises:
+            UsageError: no key for the official endpoint, ``chain`` with
+                ``store=False``, ``resume_attempts`` below 0 or
+                ``resume_timeout`` not positive.
+        """
+        super().__init__(
+            api_key=api_key,
+            base_url=base_url,
+            name=name,
+            headers=headers,
+            transport=transport,
+            timeout=timeout,
+        )
+        if chain and store is False:
+            raise UsageError("chain=True needs stored interactions: leave store unset or True")
+        self.chain = chain
+        self.store = store
+        self._resume_options(resume_attempts, resume_timeout)
+        self.thinking_level = thinking_level
+
+    def _auth_headers(self) -> dict[str, str]:
+        if self._api_key is None:
+            return {}
+        return {"x-goog-api-key": self._api_key.reveal()}
+
+    # -- requests --------------------------------------------------------
+
+    def _encoder_options(self) -> dict[str, Any]:
+        return {"thinking_level": self.thinking_level, "chain": self.chain, "store": self.store}
+
+    def _keeps(self, request: HttpRequest) -> bool:
+        """A stored interaction (``store`` not ``False``, in the provider or
+        ``extra``) is kept, and resumed after its last event."""
+        return self.store is not False and request.json.get("store") is not False
+
+    # -- responses -------------------------------------------------------
+
+    def _parse_error(
+        self, status_code: int, headers: Mapping[str, str], body: Any
+    ) -> ProviderError:
+        error = dict_or_empty(dict_or_empty(body).get("error"))
+        message = error.get("message")
+        status = error.get("status", error.get("code"))
+        return self._build_error(
+            status_code,
+            headers,
+            body,
+            message=message if isinstance(message, str) else None,
+            code=status,
+            overloaded=status == "UNAVAILABLE",
+        )

@@ -1,0 +1,385 @@
+"""Gemini Interactions API streams and whole interactions (``POST /v1beta/interactions``).
+
+The stream is SSE; each payload names its kind in ``event_type`` and
+carries an ``event_id`` from which a cut stream can be picked up again
+(``GET /v1beta/interactions/{id}?stream=true&last_event_id=...``):
+
+* ``interaction.created`` (``interaction: {id, status, model...}``);
+* ``step.start`` (``index``, ``step``), ``step.delta`` (``index``, ``delta``),
+  ``step.stop`` (``index``, ``usage``): one step at a time, by index;
+* ``interaction.status_update`` (``interaction_id``, ``status``, ``usage``);
+* ``interaction.completed`` (``interaction: {id, status, usage...}``): the end;
+* ``error`` (``error: {code, message}``).
+
+A ``function_call`` step opens with ``{id, name, arguments}``; its
+arguments then stream as ``arguments_delta`` deltas (JSON text, appended,
+per step index). ``model_output`` steps stream ``text`` deltas;
+``thought`` steps stream ``thought_summary`` (reasoning text) and
+``thought_signature`` deltas, and are kept whole as provider state (the
+signature must go back). Built-in tools' steps (Google Search, code
+execution, URL context, file search, Maps, MCP servers...) are kept whole,
+their deltas merged into them, and go back in place. ``user_input`` and
+``function_result`` steps echo the request's own input and give nothing. Any
+other step or delta is an ``UnknownItem``. The interaction's id is kept as
+provider state, for ``previous_interaction_id``.
+
+A whole interaction (``stream: false``) holds the same steps in ``steps``,
+read by the same code. Reference: google-genai's
+``google/genai/_gaos/types/interactions`` (``InteractionSSEEvent``,
+``Step``, ``StepDeltaData``, ``Interaction``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from toolwire.errors import RemoteProtocolError
+from toolwire.stream._parts import (
+    POSITION_KEY,
+    TEXT_POSITION_KEY,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
+from toolwire.stream.codecs._common import (
+    DONE,
+    as_int,
+    as_list,
+    as_obj,
+    as_str,
+    error_event,
+    int_or_none,
+    is_done_trailer,
+    load_payload,
+    meta_part,
+    unknown_part,
+)
+from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs.emulation import gemini_interactions as emulation
+from toolwire.stream.codecs.gemini_interactions_request import (
+    API,
+    INTERACTION,
+    KEPT_STEP,
+    THOUGHT,
+    _continuation_path,
+    _continuation_target,
+    _request_path,
+    _route_target,
+    _tool_schemas,
+    encode_request,
+)
+from toolwire.stream.framing import FramingKind
+from toolwire.types import FinishReason, Usage
+
+__all__ = ["DIALECT", "STATUSES", "GeminiInteractionsCodec", "usage_from_interactions"]
+
+
+STATUSES: Final[dict[str, FinishReason]] = {
+    "completed": "stop",
+    "requires_action": "tool_calls",
+    "incomplete": "length",
+    "budget_exceeded": "length",
+    "requires_continuation": "length",
+    "failed": "error",
+    "cancelled": "other",
+}
+"""An interaction's final ``status`` in toolwire's vocabulary."""
+
+BUILTIN_STEPS: Final = frozenset(
+    f"{tool}_{half}"
+    for tool in (
+        "code_execution",
+        "file_search",
+        "google_maps",
+        "google_search",
+        "mcp_server_tool",
+        "processing",
+        "retrieval",
+        "tool_search",
+        "url_context",
+    )
+    for half in ("call", "result")
+)
+"""Steps of the server's own tools: kept whole and sent back in place."""
+
+ECHO_STEPS: Final = frozenset({"user_input", "function_result"})
+"""Steps that repeat the request's input (no output of the model)."""
+
+
+def usage_from_interactions(raw: dict[str, Any]) -> Usage:
+    """An interaction's ``usage`` as a :class:`Usage`; ``output_tokens``
+    counts thinking too (``total_output_tokens`` + ``total_thought_tokens``)."""
+    output = int_or_none(raw.get("total_output_tokens"))
+    thoughts = int_or_none(raw.get("total_thought_tokens"))
+    both = None if output is None and thoughts is None else (output or 0) + (thoughts or 0)
+    return Usage(
+        input_tokens=int_or_none(raw.get("total_input_tokens")),
+        output_tokens=both,
+        total_tokens=int_or_none(raw.get("total_tokens")),
+        reasoning_tokens=thoughts,
+        cached_tokens=int_or_none(raw.get("total_cached_tokens")),
+        raw=raw,
+    )
+
+
+class GeminiInteractionsCodec:
+    """Decodes Interactions SSE events (and whole interactions) into parts."""
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"sse"})
+
+    def __init__(self) -> None:
+        self._open: dict[int, dict[str, Any]] = {}  # step index -> the step so far
+        self._calls = 0
+        self._chars = 0  # characters of answer text so far
+        self._interaction: str | None = None
+        self._last_event: str | None = None
+        self._stepped = False  # a step was read
+        self.quirks: set[str] = set()
+
+    @property
+    def cursor(self) -> tuple[str, str] | None:
+        """``(interaction id, id of the last event decoded)``: where a cut
+        stream picks up again (``None`` before both are known)."""
+        if self._interaction is None or self._last_event is None:
+            return None
+        return self._interaction, self._last_event
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if is_done_trailer(data):
+            return [TrailerPart(DONE)]
+        obj = load_payload(data, API)
+        kind = obj.get("event_type") or event
+        parts: list[Part] = []
+        if kind == "step.delta":
+            self._delta(obj, parts)
+        elif kind == "step.start":
+            index = self._index(obj)
+            self._start(index, as_obj(obj.get("step"), f"{API}: step"), parts)
+        elif kind == "step.stop":
+            self._stop(self._index(obj), parts)
+        elif kind == "interaction.created":
+            self._created(as_obj(obj.get("interaction"), f"{API}: interaction"), parts)
+        elif kind == "interaction.completed":
+            self._completed(as_obj(obj.get("interaction"), f"{API}: interaction"), parts)
+        elif kind == "error":
+            parts.append(ErrorPart(error_event(obj.get("error") or obj, API)))
+        elif kind == "interaction.status_update":
+            self._status(obj, parts)
+        else:
+            parts.append(unknown_part(API, str(kind), obj, self.quirks))
+        event_id = obj.get("event_id")
+        if isinstance(event_id, str) and event_id:
+            self._last_event = event_id
+        return parts
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole interaction: what its stream would give."""
+        if not isinstance(body.get("status"), str) or not isinstance(body.get("steps", []), list):
+            raise RemoteProtocolError(f"{API}: not an interaction (no 'status', or bad 'steps')")
+        parts: list[Part] = []
+        self._created(body, parts)
+        self._completed(body, parts)
+        return parts
+
+    # -- the interaction ------------------------------------------------------------
+
+    def _created(self, interaction: dict[str, Any], parts: list[Part]) -> None:
+        found = as_str(interaction.get("id"), f"{API}: interaction id")
+        parts.append(meta_part(interaction.get("model"), found))
+        if found and found != self._interaction:
+            self._interaction = found
+            parts.append(StatePart({"type": INTERACTION, "id": found}))
+
+    def _status(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        found = as_str(obj.get("interaction_id"), f"{API}: interaction_id")
+        if found and self._interaction is None:
+            self._interaction = found
+            parts.append(StatePart({"type": INTERACTION, "id": found}))
+        usage = obj.get("usage")
+        if isinstance(usage, dict) and usage:
+            parts.append(UsagePart(usage_from_interactions(usage)))
+
+    def _completed(self, interaction: dict[str, Any], parts: list[Part]) -> None:
+        if self._interaction is None:
+            self._created(interaction, parts)
+        for index in sorted(self._open):  # steps the server left open
+            self._stop(index, parts)
+        steps = interaction.get("steps")
+        if steps and not self._stepped:
+            # Steps only here, none streamed: read them as a whole interaction's.
+            for index, step in enumerate(as_list(steps, f"{API}: steps")):
+                self._start(index, as_obj(step, f"{API}: step"), parts, whole=True)
+                self._stop(index, parts)
+        usage = interaction.get("usage")
+        if isinstance(usage, dict) and usage:
+            parts.append(UsagePart(usage_from_interactions(usage)))
+        raw = as_str(interaction.get("status"), f"{API}: status") or "completed"
+        reason = STATUSES.get(raw, "other")
+        if reason == "stop" and self._calls:
+            reason = "tool_calls"
+        parts.append(FinishPart(reason, raw))
+        if raw == "failed":
+            errors = as_list(interaction.get("errors"), f"{API}: errors")
+            parts.append(ErrorPart(error_event(errors[0] if errors else interaction, API)))
+        parts.append(StreamEndPart())
+
+    # -- steps --------------------------------------------------------------------
+
+    def _start(
+        self, index: int, step: dict[str, Any], parts: list[Part], *, whole: bool = False
+    ) -> None:
+        """A step begins (``whole``: a whole interaction's step, complete)."""
+        self._stepped = True
+        kind = step.get("type")
+        if kind == "function_call":
+            self._calls += 1
+            self._open[index] = step
+            arguments = step.get("arguments")
+            if arguments is not None and not isinstance(arguments, dict):
+                raise RemoteProtocolError(f"{API}: function_call arguments is not an object")
+            part = CallPart(
+                index=index,
+                id=as_str(step.get("id"), f"{API}: function_call id"),
+                name=as_str(step.get("name"), f"{API}: function_call name"),
+                new=True,
+            )
+            if arguments or whole:  # complete arguments: no deltas follow
+                part.args_value = arguments or {}
+            else:
+                part.args_default = {}
+            parts.append(part)
+        elif kind == "model_output":
+            self._open[index] = step
+            for item in as_list(step.get("content"), f"{API}: content"):
+                self._content(as_obj(item, f"{API}: content item"), parts)
+        elif kind == THOUGHT:
+            kept = {k: v for k, v in step.items() if v is not None}
+            self._open[index] = kept
+            for item in as_list(step.get("summary"), f"{API}: summary"):
+                text = item.get("text") if isinstance(item, dict) else None
+                if isinstance(text, str) and text:
+                    parts.append(ReasoningPart(text))
+        elif kind in BUILTIN_STEPS:
+            self._open[index] = dict(step)
+        elif kind not in ECHO_STEPS:
+            parts.append(unknown_part(API, f"{kind} step", step, self.quirks))
+
+    def _content(self, item: dict[str, Any], parts: list[Part]) -> None:
+        if item.get("type") == "text":
+            text = as_str(item.get("text"), f"{API}: text") or ""
+            if text:
+                self._chars += len(text)
+                parts.append(TextPart(text))
+            if item.get("annotations"):
+                parts.append(unknown_part(API, "annotations", item, self.quirks))
+        else:
+            parts.append(unknown_part(API, f"{item.get('type')} output", item, self.quirks))
+
+    def _delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        index = self._index(obj)
+        delta = as_obj(obj.get("delta"), f"{API}: delta")
+        kind = delta.get("type")
+        step = self._open.get(index)
+        if kind == "arguments_delta":
+            if step is None or step.get("type") != "function_call":
+                raise RemoteProtocolError(f"{API}: arguments_delta for step {index}, not a call")
+            text = as_str(delta.get("arguments"), f"{API}: arguments") or ""
+            if text:
+                parts.append(CallPart(index=index, args=text))
+        elif kind == "text" and (step is None or step.get("type") == "model_output"):
+            self._content(delta, parts)
+        elif kind == "thought_summary" and step is not None and step.get("type") == THOUGHT:
+            # Kept in the thought step whatever it holds (text, an image).
+            content = as_obj(delta.get("content"), f"{API}: thought_summary content")
+            said = content.get("text") if content.get("type") == "text" else None
+            if isinstance(said, str) and said:
+                parts.append(ReasoningPart(said))
+            _add_summary(step, content)
+        elif kind == "thought_signature" and step is not None and step.get("type") == THOUGHT:
+            signature = as_str(delta.get("signature"), f"{API}: signature")
+            if signature:
+                step["signature"] = step.get("signature", "") + signature
+        elif kind == step_type(step) and step is not None and kind in BUILTIN_STEPS:
+            step.update({k: v for k, v in delta.items() if k != "type"})
+        else:
+            parts.append(unknown_part(API, f"{kind} delta", obj, self.quirks))
+
+    def _stop(self, index: int, parts: list[Part]) -> None:
+        step = self._open.pop(index, None)
+        if step is None:
+            return
+        kind = step.get("type")
+        if kind == "function_call":
+            parts.append(CallPart(index=index, done=True))
+        elif kind == THOUGHT:
+            parts.append(StatePart(self._placed(step)))
+        elif kind in BUILTIN_STEPS:
+            parts.append(StatePart(self._placed({"type": KEPT_STEP, "step": step})))
+
+    def _placed(self, item: dict[str, Any]) -> dict[str, Any]:
+        """``item`` with where it stood among the calls and the text."""
+        if self._calls or self._chars:
+            return {**item, POSITION_KEY: self._calls, TEXT_POSITION_KEY: self._chars}
+        return item
+
+    @staticmethod
+    def _index(obj: dict[str, Any]) -> int:
+        index = as_int(obj.get("index"), f"{API}: index")
+        if index is None:
+            raise RemoteProtocolError(f"{API}: {obj.get('event_type')} has no step index")
+        return index
+
+
+def _add_summary(step: dict[str, Any], content: dict[str, Any]) -> None:
+    """A thought's summary grows by ``content``: text after text joins it, as
+    a whole interaction gives it."""
+    summary = step.setdefault("summary", [])
+    last = summary[-1] if summary else None
+    if isinstance(last, dict) and last.get("type") == "text" == content.get("type"):
+        summary[-1] = {**last, "text": str(last.get("text", "")) + str(content.get("text", ""))}
+    else:
+        summary.append(content)
+
+
+def step_type(step: dict[str, Any] | None) -> Any:
+    """A step's ``type`` (``None`` for no step)."""
+    return None if step is None else step.get("type")
+
+
+DIALECT: Final = WireDialect(
+    name=API,
+    codec=GeminiInteractionsCodec,
+    finish_reasons=STATUSES,
+    usage=usage_from_interactions,
+    sniff_name=lambda name: name.startswith(("step.", "interaction.")),
+    sniff_shape=lambda obj: (
+        isinstance(obj.get("event_type"), str)
+        and obj["event_type"].startswith(("step.", "interaction."))
+    ),
+    paths=("/interactions",),
+    routes=("/v1beta/interactions", "/v1/interactions"),
+    route_target=_route_target,
+    continuation_routes=("/v1beta/interactions/{interaction}", "/v1/interactions/{interaction}"),
+    continuation_target=_continuation_target,
+    continuation_path=_continuation_path,
+    base_path="/v1beta",
+    client_path="/interactions",
+    encode_request=encode_request,
+    tool_schemas=_tool_schemas,
+    otel_provider="gcp.gemini",
+    decode_request=emulation.decode_request,
+    encoder=emulation.GeminiInteractionsEncoder,
+    request_path=_request_path,
+    is_error_body=lambda body: (
+        isinstance(body, dict) and body.get("error") is not None and "steps" not in body
+    ),
+)
+"""Google's Interactions API (Gemini API)."""
