@@ -356,8 +356,7 @@ class Handler:
         if stream_id is not None:
             ids = tuple(encoder.event_id(frame) for frame in encoder.stream(reply))
             chunks = tuple(self._stream_chunks(encoder, reply, None))
-            body = encoder.body(reply)
-            self.kept.keep(stream_id, KeptStream(chunks, ids, body, attempts_key, turn))
+            self.kept.keep(stream_id, KeptStream(chunks, ids, reply, attempts_key, turn))
 
     async def continuation(
         self, request: Request, encoder: Encoder, stream_id: str, event_id: str | None
@@ -386,7 +385,11 @@ class Handler:
             message = fault.message or _DEFAULT_MESSAGES.get(fault.status, "Injected server error.")
             return self._error(encoder, fault.status, message, seed=seed)
         if not streamed:
-            data = encoder.dumps_body(kept.body)
+            try:
+                data = encoder.dumps_body(encoder.body(kept.reply))
+            except ValueError as exc:
+                self._log(f"GET {path} 500 {exc}")
+                return self._error(encoder, 500, str(exc), seed=seed)
             headers = self._headers(encoder, encoder.json_media_type, seed)
             headers["content-length"] = str(len(data))
             self._log(f"GET {path} 200 json")

@@ -20,9 +20,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from toolwire.testing.scenario import Turn
+
+if TYPE_CHECKING:
+    from toolwire.testing.encoders import Reply
 
 __all__ = ["KeptStream", "KeptStreams"]
 
@@ -35,8 +38,8 @@ class KeptStream:
     """Event number ``n``'s bytes are ``chunks[n]`` (a trailer, if any, last)."""
     event_ids: tuple[str | None, ...]
     """Event number ``n``'s id, as a resumption names it."""
-    body: dict[str, Any]
-    """The whole answer, as a ``GET`` without ``stream=true`` gives it."""
+    reply: Reply
+    """The answer, which a ``GET`` without ``stream=true`` gives whole."""
     attempts_key: str
     """The request that started it, whose attempts the resumptions continue."""
     turn: Turn
