@@ -3,7 +3,8 @@ server, is resumed after its last event (``GET /v1/responses/{id}?stream=true&
 starting_after=N``) into the same decoder: the turn is asked once (the server
 counts its POSTs), and the run's calls and answer are those of an uncut run.
 A resumption refused or expired falls back to asking again, and the
-reconnections of one stream are bounded."""
+reconnections of one stream are bounded. A process that died mid-turn reads
+the kept stream again on resume, a background response or an interaction."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from toolwire import (
     tool,
 )
 from toolwire.messages import UserMessage
-from toolwire.providers import OpenAIResponses
+from toolwire.providers import GeminiInteractions, OpenAIResponses
 from toolwire.run import AgentEvent, RunResult
 from toolwire.testing import EmulationServer, Scenario
 
@@ -63,9 +64,8 @@ def make_agent(
         ran.append(city)
         return f"light rain in {city}"
 
-    provider = OpenAIResponses(
-        base_url=server.url_for("openai-responses"), api_key="test-key", **options
-    )
+    kind = options.pop("provider", OpenAIResponses)
+    provider = kind(base_url=server.url_for(kind.dialect), api_key="test-key", **options)
     return Agent(
         provider, model=MODEL, tools=[get_weather], stream_retries=2, **(agent_options or {})
     )
@@ -98,9 +98,9 @@ def answer(result: RunResult) -> tuple[Any, ...]:
     return result.output, result.outcome, calls
 
 
-async def uncut() -> RunResult:
+async def uncut(**options: Any) -> RunResult:
     with EmulationServer(scenario()) as server:
-        result, _, _ = await run(server, openai_background=True)
+        result, _, _ = await run(server, **(options or {"openai_background": True}))
     return result
 
 
@@ -191,14 +191,21 @@ def test_background_mode_needs_stored_responses() -> None:
         OpenAIResponses(api_key="k", openai_background=True, openai_store=False)
 
 
+KEEPING = {
+    "responses": {"openai_background": True},
+    "interactions": {"provider": GeminiInteractions},  # kept by default
+}
+
+
+@pytest.mark.parametrize("provider", sorted(KEEPING))
 @pytest.mark.parametrize("kept", [True, False])
 async def test_a_run_that_died_before_recording_the_answer_reads_it_again(
-    kept: bool, tmp_path: Path
+    kept: bool, provider: str, tmp_path: Path
 ) -> None:
     from tests.journal._support import CrashAt, expect_crash
     from toolwire.journal import JournalObserver, SQLiteJournal
 
-    expected = await uncut()
+    expected = await uncut(**KEEPING[provider])
     journal = SQLiteJournal(tmp_path / "journal.sqlite3")
     ran: list[str] = []
     with EmulationServer(scenario(), max_kept_streams=1 if kept else 0) as server:
@@ -206,12 +213,13 @@ async def test_a_run_that_died_before_recording_the_answer_reads_it_again(
         # recorded (told to the journal after the crash: never).
         observers = [CrashAt("model_response"), JournalObserver(journal)]
         first = make_agent(server, ran, {"journal": False, "observers": observers},
-                           openai_background=True)  # fmt: skip
+                           **KEEPING[provider])  # fmt: skip
         await expect_crash(first.run("How is the weather in Hangzhou?", run_id="run-bg"))
         await first.aclose()
         [streaming] = [e for e in journal.load_run("run-bg").events if e.kind == "model_streaming"]
-        assert streaming.turn == 1 and streaming.data["response_id"].startswith("resp_")
-        second = make_agent(server, ran, {"journal": journal}, openai_background=True)
+        prefix = "resp_" if provider == "responses" else "v1_"
+        assert streaming.turn == 1 and streaming.data["response_id"].startswith(prefix)
+        second = make_agent(server, ran, {"journal": journal}, **KEEPING[provider])
         try:
             result = await second.resume("run-bg")
         finally:
