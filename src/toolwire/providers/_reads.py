@@ -63,11 +63,11 @@ class Resumer:
     ``after`` (``None``: from the first), as the dialect's
     ``continuation_path`` addresses them."""
     attempts: int = 3
-    """The most reconnections for one stream (every cut and every failed
-    reconnection counts)."""
+    """The most reopenings of one stream (every cut and every failed
+    reopening counts)."""
     timeout: float = 30.0
-    """Seconds for each reconnection to open (its body then reads under the
-    transport's own timeouts)."""
+    """Seconds for each reopening to be answered (its body then reads under
+    the transport's own timeouts)."""
 
 
 class ProviderStream:
