@@ -42,6 +42,12 @@ class RunObserver(Protocol):
     ) -> None:
         """A model request is about to be sent with this conversation."""
 
+    async def model_streaming(self, run_id: str, turn: int, attempt: int, response_id: str) -> None:
+        """The provider keeps the response being streamed under ``response_id``
+        and can stream it again (a Responses background response): told once
+        per request, as soon as the id is known, so that a run resumed after
+        a crash reads the turn again instead of asking for it again."""
+
     async def model_usage(
         self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None
     ) -> None:
@@ -120,6 +126,7 @@ class RunObserver(Protocol):
 HOOKS = (
     "run_started",
     "model_request",
+    "model_streaming",
     "model_usage",
     "model_response",
     "model_failed",
@@ -147,6 +154,12 @@ class RunStartedHook(Protocol):
 class ModelRequestHook(Protocol):
     def __call__(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message], /
+    ) -> Awaitable[None]: ...
+
+
+class ModelStreamingHook(Protocol):
+    def __call__(
+        self, run_id: str, turn: int, attempt: int, response_id: str, /
     ) -> Awaitable[None]: ...
 
 
@@ -277,6 +290,7 @@ class Observers:
 
     run_started: tuple[RunStartedHook, ...]
     model_request: tuple[ModelRequestHook, ...]
+    model_streaming: tuple[ModelStreamingHook, ...]
     model_usage: tuple[ModelUsageHook, ...]
     model_response: tuple[ModelResponseHook, ...]
     model_failed: tuple[ModelFailedHook, ...]

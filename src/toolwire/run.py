@@ -37,6 +37,7 @@ __all__ = [
     "RunFinished",
     "RunInfo",
     "RunResult",
+    "RunStarted",
     "ToolCallRecord",
     "ToolExecutionFinished",
     "ToolExecutionStarted",
@@ -198,6 +199,19 @@ class RunResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted:
+    """The run began (or resumed): always the first event, before any request.
+
+    ``run_id`` is what :meth:`toolwire.Agent.resume` and ``toolwire runs``
+    take, known before the run can stop for any reason."""
+
+    kind: Literal["run_started"] = "run_started"
+    run_id: str
+    resumed: bool = False
+    """The run goes on from its journal (:meth:`~toolwire.Agent.resume_stream`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted:
     """A model request is about to be sent."""
 
@@ -260,6 +274,7 @@ class RunFinished:
 
 AgentEvent = (
     Event
+    | RunStarted
     | TurnStarted
     | ModelRetrying
     | ToolExecutionStarted

@@ -140,16 +140,44 @@ async def test_an_mcp_approval_request_goes_to_the_approval_callback(allow: bool
         assert result.output.startswith("The tracker said: denied")
 
 
-async def test_without_an_approval_callback_an_mcp_request_is_denied() -> None:
+@pytest.mark.parametrize("allow", [True, False])
+async def test_without_an_approval_callback_an_mcp_request_suspends_the_run(
+    allow: bool, tmp_path: Path
+) -> None:
+    # As a requires_approval tool does: the run waits, nothing is denied for want of a callback.
+    from tests.journal._support import make_agent
+    from toolwire.journal import Decision, SQLiteJournal, pending_calls
+
     scenario = Scenario.from_dict(
         {"turns": [{"provider_items": responses_items(MCP_REQUEST)}, {"text": "{result:0}"}]}
     )
+    journal = SQLiteJournal(tmp_path / "journal.sqlite3")
     with EmulationServer(scenario) as server:
-        _, result = await collect(agent_for(server, "openai-responses", []), "file it")
+        agent = make_agent(server, [], journal=journal, provider="openai-responses")
+        try:
+            result = await agent.run("file it", run_id="run-mcp")
+            assert result.outcome == "suspended" and len(server.requests) == 1
+            (pending,) = result.pending
+            assert (pending.call_id, pending.name, pending.awaiting, pending.arguments) == (
+                "mcpr_1",
+                "create_issue",
+                "approval",
+                {"title": "Crash on start"},
+            )
+            assert pending_calls(journal.load_run("run-mcp")) == (pending,)
+            decision = (
+                Decision.allow(pending, principal="ops")
+                if allow
+                else Decision.deny(pending, "not this one", principal="ops")
+            )
+            resumed = await agent.resume("run-mcp", approvals=[decision])
+        finally:
+            await agent.aclose()
         _, second = server.requests
-    assert second["input"][-1]["approve"] is False
-    assert "need approval" in second["input"][-1]["reason"]
-    assert result.output.startswith("denied: no approval callback")
+    answer = second["input"][-1]
+    assert answer["type"] == "mcp_approval_response" and answer["approve"] is allow
+    assert resumed.outcome == "answered"
+    assert resumed.output.startswith("approved" if allow else "denied")
 
 
 SHELL_CALL = {

@@ -68,9 +68,10 @@ EXPECTED_OUTPUT = {
     "interactions.md": [
         "2 calls: 杭州现在小雨",
         "chained: True",
-        "Light rain in Hangzhou. 2 requests, 1 continued",
+        "Light rain in Hangzhou. 2 requests, 1 resumed",
     ],
     "security.md": ["invalid_arguments 100"],
+    "reliability.md": ["requests: 2 resumed after event: ["],
 }
 
 

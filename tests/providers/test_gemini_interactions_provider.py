@@ -6,27 +6,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from tests._hypothesis import examples
 from toolwire import Agent, ReadError, ToolwireError, tool
 from toolwire.errors import ProviderError
 from toolwire.http import HttpRequest
 from toolwire.messages import UserMessage
 from toolwire.providers import GeminiInteractions
-from toolwire.providers._reads import MAX_CONTINUATIONS, ProviderStream, _WholeEvents
+from toolwire.providers._reads import ProviderStream, Resumer
 from toolwire.testing import EmulationServer, Scenario
-
-CUT_BODY = (
-    b'event: step.delta\ndata: {"a": 1}\n\n'
-    b'data: {"b": "\xe6\x9d\xad"}\r\n\r\n'
-    b'event: step.stop\ndata: {"c'
-)
 
 MODEL = "gemini-3-flash-preview"
 QUESTION = "杭州天气怎么样?现在几点?"
@@ -150,7 +142,7 @@ async def test_a_stream_cut_mid_turn_continues_from_its_last_event(fraction: flo
         posts = len(server.requests)
     assert result.output == "杭州小雨,10:30。"
     assert posts == 2, "one POST per turn: the cut turn was not asked again"
-    continued = [line for line in log if line.startswith("GET ") and "continuation" in line]
+    continued = [line for line in log if line.startswith("GET ") and "200 stream after" in line]
     assert len(continued) == 1
     assert sorted(name for name, _ in tools.ran) == ["get_current_time", "get_weather"]
 
@@ -168,7 +160,7 @@ async def test_a_chained_run_whose_first_stream_is_cut() -> None:
         _, second = list(server.requests)
     assert result.output == "杭州小雨,10:30。"
     assert second["previous_interaction_id"].startswith("v1_")
-    assert sum("continuation" in line for line in log) == 1
+    assert sum("200 stream after" in line for line in log) == 1
 
 
 @pytest.mark.anyio
@@ -177,7 +169,7 @@ async def test_without_continuations_a_cut_stream_is_reported() -> None:
     with EmulationServer(weather()) as probe:
         size = await stream_size(probe)
     with EmulationServer(weather(faults=[{"cut_after_bytes": size // 2}])) as server:
-        provider = provider_for(server, continue_cut_streams=False)
+        provider = provider_for(server, resume_attempts=0)
         with pytest.raises(ToolwireError) as caught:
             await run(provider, tools, stream_retries=0)
     assert caught.value.type_name in ("read_error", "stream_truncated")
@@ -187,10 +179,10 @@ async def test_without_continuations_a_cut_stream_is_reported() -> None:
 class LostStreams(GeminiInteractions):
     """Asks to continue an interaction the server does not know."""
 
-    def continuation(self) -> Any:
-        inner = super().continuation()
+    def resumer(self, request: HttpRequest) -> Resumer | None:
+        inner = super().resumer(request)
         assert inner is not None
-        return lambda point: inner(("v1_unknown", point[1]))
+        return replace(inner, request=lambda stream_id, after: inner.request("v1_unknown", after))
 
 
 @pytest.mark.anyio
@@ -226,10 +218,10 @@ def test_the_key_goes_in_a_header_of_both_requests() -> None:
     request = provider.build_request(model=MODEL, messages=[UserMessage("hi")])
     assert request.url == "https://example.test/v1beta/interactions"
     assert request.headers["x-goog-api-key"] == "secret-key"
-    continuation = provider.continuation()
-    assert continuation is not None
-    again = continuation(("v1_a/b", "evt 7"))
-    assert again is not None and again.method == "GET"
+    resumer = provider.resumer(request)
+    assert resumer is not None
+    again = resumer.request("v1_a/b", "evt 7")
+    assert again.method == "GET"
     assert again.url == (
         "https://example.test/v1beta/interactions/v1_a%2Fb?stream=true&last_event_id=evt+7"
     )
@@ -239,7 +231,13 @@ def test_the_key_goes_in_a_header_of_both_requests() -> None:
 
 
 def test_nothing_to_continue_from_without_stored_interactions() -> None:
-    assert GeminiInteractions(api_key="k", store=False).continuation() is None
+    for provider, extra in (
+        (GeminiInteractions(api_key="k", store=False), None),
+        (GeminiInteractions(api_key="k"), {"store": False}),
+        (GeminiInteractions(api_key="k", resume_attempts=0), None),
+    ):
+        request = provider.build_request(model=MODEL, messages=[UserMessage("hi")], extra=extra)
+        assert provider.resumer(request) is None
 
 
 # -- the bound on continuations (a small unit test with a scripted transport) ---------
@@ -279,14 +277,14 @@ async def test_continuations_are_bounded() -> None:
         transport=transport,  # type: ignore[arg-type]
         parse_error=None,
         dialect="gemini-interactions",
-        continuation=provider.continuation(),
+        resumer=provider.resumer(request),
     )
     with pytest.raises(ReadError):
         async with contextlib.aclosing(source.reads()) as reads:
             async for _ in reads:
                 pass
-    assert transport.sent == ["POST", *["GET"] * MAX_CONTINUATIONS]
-    assert source.continued == MAX_CONTINUATIONS
+    assert transport.sent == ["POST", *["GET"] * provider.resume_attempts]
+    assert source.resumes == provider.resume_attempts == 3
 
 
 @pytest.mark.anyio
@@ -295,28 +293,3 @@ async def test_an_http_error_before_the_stream_is_not_continued() -> None:
         provider = provider_for(server)
         with pytest.raises(ProviderError):
             await run(provider, Tools())
-
-
-def test_only_whole_events_reach_the_decoder_byte_by_byte() -> None:
-    check_whole_events(list(range(len(CUT_BODY))))
-
-
-@given(st.lists(st.integers(min_value=0, max_value=len(CUT_BODY)), max_size=10))
-@settings(max_examples=examples(200))
-def test_only_whole_events_reach_the_decoder_at_any_split(cuts: list[int]) -> None:
-    check_whole_events(cuts)
-
-
-def check_whole_events(cuts: list[int]) -> None:
-    whole = _WholeEvents()
-    given_on: list[bytes] = []
-    at = 0
-    for cut in [*sorted(cuts), len(CUT_BODY)]:
-        piece = whole.feed(CUT_BODY[at:cut])
-        at = max(at, cut)
-        if piece:
-            given_on.append(piece)
-    for piece in given_on:
-        assert piece.endswith((b"\n\n", b"\r\n\r\n")), piece
-    assert b"".join(given_on) == CUT_BODY[: CUT_BODY.rindex(b"\r\n\r\n") + 4]
-    assert whole.rest() == CUT_BODY[CUT_BODY.rindex(b"\r\n\r\n") + 4 :]

@@ -164,7 +164,7 @@ def test_the_last_whole_event_is_where_a_cut_stream_picks_up() -> None:
     decoder = StreamDecoder(API)
     cut = TWO_CALLS.index(b"event: step.stop")
     decoder.feed(TWO_CALLS[: cut + 5])
-    assert decoder.resume_from == ("v1_abc", "evt_4")
+    assert decoder.cursor == ("v1_abc", "evt_4")
 
 
 def test_a_stream_cut_inside_a_call_is_truncated_and_runs_nothing() -> None:

@@ -169,3 +169,37 @@ def test_responses_non_streaming_with_reasoning(toolwire_server: ServerFactory) 
     call = response.output[2]
     assert call.type == "function_call" and call.arguments == "{}" and call.name == "f"
     assert call.call_id.startswith("call_") and call.id.startswith("fc_")
+
+
+def test_background_stream_resumed_with_the_sdk(toolwire_server: ServerFactory) -> None:
+    """The official SDK's background mode against the emulation server: its
+    typed events parse, and ``responses.retrieve(id, stream=True,
+    starting_after=N)`` continues the stream after event N."""
+    server = toolwire_server(quoting_weather())
+    client = openai.OpenAI(base_url=server.url_for("openai-responses"), api_key="test")
+    stream = client.responses.create(
+        model="gpt-4.1", input=QUESTION, background=True, stream=True, tools=[]
+    )
+    first = []
+    for event in stream:
+        first.append(event)
+        if len(first) == 6:
+            break
+    stream.close()
+    assert [e.type for e in first[:3]] == [
+        "response.created",
+        "response.queued",
+        "response.in_progress",
+    ]
+    assert first[0].response.background is True and first[0].response.status == "queued"
+    rest = list(
+        client.responses.retrieve(
+            first[0].response.id, stream=True, starting_after=first[-1].sequence_number
+        )
+    )
+    numbers = [e.sequence_number for e in first + rest]
+    assert numbers == list(range(len(numbers)))
+    assert rest[-1].type == "response.completed"
+    whole = client.responses.retrieve(first[0].response.id)
+    assert whole.status == "completed" and whole.output == rest[-1].response.output
+    assert [r["after"] for r in server.resumes] == [5]

@@ -37,12 +37,10 @@ recorded is requested again.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import secrets
 from collections.abc import (
     AsyncGenerator,
-    Awaitable,
     Callable,
     Iterable,
     Iterator,
@@ -54,6 +52,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolwire.agent._driver import RunConfig, RunDriver
+from toolwire.agent._events import run_events
+from toolwire.agent._resumed import finished_result
 from toolwire.agent._suspend import Answers
 from toolwire.agent.loop import RequestOptions
 from toolwire.cost import Budget, Prices, UsageLimits, default_prices
@@ -76,6 +76,7 @@ from toolwire.run import (
     RunFinished,
     RunInfo,
     RunResult,
+    RunStarted,
     ToolCallRecord,
     ToolExecutionFinished,
     ToolExecutionStarted,
@@ -95,14 +96,13 @@ __all__ = [
     "ModelRetrying",
     "RunFinished",
     "RunResult",
+    "RunStarted",
     "ToolCallRecord",
     "ToolExecutionFinished",
     "ToolExecutionStarted",
     "TurnFinished",
     "TurnStarted",
 ]
-
-Runner = Callable[[Callable[[AgentEvent], None], Callable[[list[Event]], None]], Awaitable[None]]
 
 
 class Agent:
@@ -282,46 +282,14 @@ class Agent:
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
             with self._lease(chosen):
+                emit(RunStarted(run_id=chosen))
                 emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
 
         # Closed in this task when the caller closes us: left to the garbage
         # collector, its task group would be exited from another task.
-        async with contextlib.aclosing(self._events(runner)) as events:
+        async with contextlib.aclosing(run_events(runner)) as events:
             async for event in events:
                 yield event
-
-    async def _events(self, runner: Runner) -> AsyncGenerator[AgentEvent, None]:
-        # The events of one network read travel as one list: one hop between
-        # the tasks per read, not per event.
-        send, receive = anyio.create_memory_object_stream[AgentEvent | list[Event]](math.inf)
-        failure: list[BaseException] = []
-
-        async def produce() -> None:
-            async with send:
-                try:
-                    await runner(send.send_nowait, send.send_nowait)
-                except Exception as exc:  # handed to the consumer below
-                    failure.append(exc)
-
-        closed = False
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(produce)
-            async with receive:
-                try:
-                    async for item in receive:
-                        if type(item) is list:
-                            for event in item:
-                                yield event
-                        else:
-                            yield item  # type: ignore[misc]
-                except GeneratorExit:
-                    # The caller closed us early: cancel the run here, and
-                    # end normally, so that the task group does not report
-                    # the GeneratorExit as one of its errors.
-                    closed = True
-                    tg.cancel_scope.cancel()
-        if failure and not closed:
-            raise failure[0]
 
     async def resume(
         self,
@@ -364,8 +332,34 @@ class Agent:
         answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
         with self._resuming(run_id, answers) as (run_id, plan, finished):
             if finished is not None:
-                return _recorded_result(plan, finished)
+                return finished_result(plan, finished)
             return await self._run(list(plan.messages), run_id, None, None, plan=plan)
+
+    def resume_sync(
+        self,
+        run_id: str,
+        *,
+        approvals: Iterable[Decision] = (),
+        results: Mapping[str, Any] | None = None,
+        principal: str = "",
+        approval_key: bytes | None = None,
+    ) -> RunResult:
+        """:meth:`resume` for synchronous code (its own event loop, as
+        :meth:`run_sync`)."""
+
+        async def main() -> RunResult:
+            try:
+                return await self.resume(
+                    run_id,
+                    approvals=approvals,
+                    results=results,
+                    principal=principal,
+                    approval_key=approval_key,
+                )
+            finally:
+                await self.provider.aclose()
+
+        return anyio.run(main)
 
     async def resume_stream(
         self,
@@ -384,8 +378,9 @@ class Agent:
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
             with self._resuming(run_id, answers) as (found, plan, finished):
+                emit(RunStarted(run_id=found, resumed=True))
                 if finished is not None:
-                    result = _recorded_result(plan, finished)
+                    result = finished_result(plan, finished)
                 else:
                     messages = list(plan.messages)
                     result = await self._run(messages, found, emit, emit_many, plan=plan)
@@ -393,7 +388,7 @@ class Agent:
 
         # Closed in this task when the caller closes us: left to the garbage
         # collector, its task group would be exited from another task.
-        async with contextlib.aclosing(self._events(runner)) as events:
+        async with contextlib.aclosing(run_events(runner)) as events:
             async for event in events:
                 yield event
 
@@ -542,27 +537,3 @@ class Agent:
         for finished in observers.run_finished:
             await finished(run_id, final)
         return final
-
-
-def _recorded_result(plan: ResumePlan, outcome: str) -> RunResult:
-    """The result of a run the journal shows finished."""
-    messages = list(plan.messages)
-    records = [
-        ToolCallRecord(turn=r.turn, call=r.call, result=r.result, eager=r.eager)
-        for r in plan.records
-    ]
-    output = ""
-    if plan.response is not None:
-        messages.append(plan.response.assistant)
-        if outcome == "answered":
-            output = plan.response.assistant.text
-    return RunResult(
-        output=output,
-        outcome="answered" if outcome == "answered" else "max_turns",
-        messages=tuple(messages),
-        usage=plan.usage,
-        tool_calls=tuple(records),
-        turns=plan.turn,
-        run_id=plan.run_id,
-        cost=plan.cost,
-    )

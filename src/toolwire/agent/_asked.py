@@ -7,7 +7,9 @@ in the assistant message's provider state as ``asked`` for an ``approval``
 or an ``action``; this module answers them:
 
 - an MCP approval goes to the toolbox's approval callback, exactly as a
-  ``requires_approval`` tool would (no callback: denied);
+  ``requires_approval`` tool would; with no callback (and no approval given
+  to the run) it is left unanswered, and the run suspends for it as it
+  does for such a tool (:func:`~toolwire.agent._suspend.waiting_calls`);
 - a computer or shell call runs the application's tool of that name
   (``computer``, ``local_shell``, ``shell``, ``apply_patch``) when the
   toolbox has one; otherwise it is refused, and the refusal is sent back to
@@ -16,23 +18,24 @@ or an ``action``; this module answers them:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolwire.messages import AssistantMessage
+from toolwire.observe import Observers
 from toolwire.stream import _json
 from toolwire.tools import (
-    Approval,
     ApprovalCallback,
     ApprovalRequest,
     Tool,
     Toolbox,
     ToolResult,
     ask_approval,
+    idempotency_key,
 )
 from toolwire.types import InvalidToolCall, ToolCall
 
-__all__ = ["answer_asked_calls", "asked_kinds"]
+__all__ = ["answer_asked_calls", "asked_approvals", "asked_kinds", "record_answers"]
 
 
 def asked_kinds(message: AssistantMessage) -> dict[str, dict[str, Any]]:
@@ -45,22 +48,32 @@ def asked_kinds(message: AssistantMessage) -> dict[str, dict[str, Any]]:
     }
 
 
+def asked_approvals(message: AssistantMessage) -> frozenset[str]:
+    """The ids of the calls of ``message`` the provider asks approval for."""
+    return frozenset(k for k, mark in asked_kinds(message).items() if mark["asked"] == "approval")
+
+
 async def answer_asked_calls(
     calls: Sequence[ToolCall | InvalidToolCall],
     message: AssistantMessage,
     toolbox: Toolbox,
     *,
     approve: ApprovalCallback | None,
+    granted: Collection[str],
     run_id: str,
     metadata: Mapping[str, Any],
 ) -> dict[str, ToolResult]:
     """Answers by call id for the calls the toolbox must not run itself: MCP
-    approvals, and computer or shell calls no tool of the toolbox handles."""
+    approvals (those that can be decided here: the toolbox has an approval
+    callback, or the call was approved in ``granted``), and computer or
+    shell calls no tool of the toolbox handles."""
     marks = asked_kinds(message)
     out: dict[str, ToolResult] = {}
     for call in calls:
         mark = marks.get(call.id, {})
         if mark.get("asked") == "approval" and isinstance(call, ToolCall):
+            if approve is None or (toolbox.approve is None and call.id not in granted):
+                continue  # the run waits for an approval from outside
             server = str(mark.get("server") or "?")
             out[call.id] = await _mcp_approval(call, server, approve, run_id, metadata)
         elif mark.get("asked") == "action" and toolbox.get(call.name) is None:
@@ -71,7 +84,7 @@ async def answer_asked_calls(
 async def _mcp_approval(
     call: ToolCall,
     server: str,
-    approve: ApprovalCallback | None,
+    approve: ApprovalCallback,
     run_id: str,
     metadata: Mapping[str, Any],
 ) -> ToolResult:
@@ -82,17 +95,14 @@ async def _mcp_approval(
         description=f"the tool {call.name!r} of the remote MCP server {server!r}",
         requires_approval=True,
     )
-    if approve is None:
-        decision = Approval.deny("no approval callback: remote MCP tool calls need approval")
-    else:
-        request = ApprovalRequest(
-            call_id=call.id,
-            tool=stand_in,
-            arguments=dict(call.arguments),
-            metadata={**metadata, "mcp_server": server},
-            run_id=run_id,
-        )
-        decision = await ask_approval(approve, request)
+    request = ApprovalRequest(
+        call_id=call.id,
+        tool=stand_in,
+        arguments=dict(call.arguments),
+        metadata={**metadata, "mcp_server": server},
+        run_id=run_id,
+    )
+    decision = await ask_approval(approve, request)
     allowed = decision.decision == "allow"
     reason = decision.reason or "the call was not approved"
     if decision.decision == "edit":
@@ -105,6 +115,26 @@ async def _mcp_approval(
         error=None if allowed else "denied",
         arguments=dict(call.arguments),
     )
+
+
+async def record_answers(
+    observe: Observers,
+    run_id: str,
+    turn: int,
+    calls: Sequence[ToolCall | InvalidToolCall],
+    answers: Mapping[str, ToolResult],
+) -> None:
+    """Tell the observers each answer as a call's intent and outcome (the
+    journal records them), so that a resumed run reuses the answer instead
+    of asking again."""
+    if not calls or not (observe.tools_started or observe.tool_finished):
+        return
+    intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
+    for started in observe.tools_started:
+        await started(run_id, turn, intents, eager=False)
+    for call in calls:
+        for finished in observe.tool_finished:
+            await finished(run_id, turn, call, answers[call.id], eager=False)
 
 
 def _refused(call: ToolCall | InvalidToolCall) -> ToolResult:

@@ -10,43 +10,41 @@ Eager tools: with ``eager=True`` a ``read_only`` tool starts as soon as its
 call is provably complete, while the model is still streaming, in a task
 group owned by the turn; if the stream then fails, the early work is
 cancelled and discarded, exactly as if it had never started.
+
+Its neighbours hold the rest: :mod:`~toolwire.agent._config` what a run
+takes from its agent, :mod:`~toolwire.agent._suspend` when a turn waits for
+an approval or a result from outside (and the approver of a turn),
+:mod:`~toolwire.agent._asked` the calls the provider asks about,
+:mod:`~toolwire.agent._resumed` what a resumed turn finds already settled.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 from typing_extensions import assert_never
 
-from toolwire.agent._asked import answer_asked_calls
-from toolwire.agent._suspend import check_grants, waiting_calls
+from toolwire.agent._asked import answer_asked_calls, asked_approvals, record_answers
+from toolwire.agent._config import RunConfig
+from toolwire.agent._resumed import Results, recorded_results
+from toolwire.agent._suspend import check_grants, run_approver, waiting_calls
 from toolwire.agent.loop import (
     Broken,
     ContinueTurn,
-    Deny,
     Fail,
     Finish,
-    Interrupt,
     Replied,
-    RequestOptions,
     RetryTurn,
-    Reuse,
-    Run,
     RunTools,
-    denied_result,
-    interrupted_result,
     next_step,
-    settlement,
-    turn_options,
 )
-from toolwire.cost import Budget, Cost, Prices, RunMeter, UsageLimits
+from toolwire.cost import Cost
 from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLimitExceeded
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message, ToolResultMessage
@@ -64,79 +62,21 @@ from toolwire.run import (
     TurnStarted,
 )
 from toolwire.tools import (
-    Approval,
     ApprovalCallback,
     ApprovalFailed,
-    ApprovalRequest,
-    Toolbox,
     ToolResult,
-    ask_approval,
     idempotency_key,
 )
 from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from toolwire.http import HttpRequest, Transport
+    from toolwire.http import HttpRequest
     from toolwire.journal import RecordedTurn, ResumePlan
-    from toolwire.providers import Provider
 
 __all__ = ["Emit", "RunConfig", "RunDriver"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
-Results = dict[str, tuple[ToolResult, bool]]
-"""Tool results by call id, each with whether it ran eagerly."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunConfig:
-    """What a run needs of its :class:`~toolwire.Agent`, fixed when the run starts.
-
-    The agent builds one per run from its settings; the driver reads nothing
-    else of it, so changing an agent's attributes never changes a run under way.
-    """
-
-    provider: Provider
-    transport: Transport | None
-    """The agent's own transport; ``None`` for the provider's."""
-    toolbox: Toolbox
-    metadata: Mapping[str, Any]
-    eager: bool
-    max_turns: int
-    stream_retries: int
-    request: RequestOptions
-    """What every model request says besides the conversation."""
-    prices: Prices | None = None
-    """How the run's requests are priced (``None``: their cost is unknown)."""
-    limits: UsageLimits | None = None
-    """The most the run may use."""
-    budget: Budget | None = None
-    """Limits shared with other runs."""
-
-    def meter(self) -> RunMeter:
-        """A new run's meter: it prices the requests and stops the run at its limits."""
-        return RunMeter(
-            model=self.request.model,
-            prices=self.prices,
-            provider=self.provider.name,
-            base_url=self.provider.base_url,
-            limits=self.limits,
-            budget=self.budget,
-        )
-
-    def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
-        """The HTTP request of model turn number ``turn`` for this conversation."""
-        options = turn_options(self.request, turn)
-        return self.provider.build_request(
-            model=options.model,
-            messages=messages,
-            tools=options.tools,
-            tool_choice=options.tool_choice,
-            stream=True,
-            max_tokens=options.max_tokens,
-            temperature=options.temperature,
-            extra=options.extra,
-        )
 
 
 class RunDriver:
@@ -172,6 +112,9 @@ class RunDriver:
         self.granted: dict[str, str] = {}
         """Approvals given to the suspended run: argument digests by call id."""
         self.approval_failures: dict[str, ApprovalFailed] = {}
+        self.replay: str | None = None
+        """A response the provider keeps for the turn to resume: read again
+        by the next request instead of asking again."""
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult:
         """Turn after turn until :func:`next_step` says finish."""
@@ -184,8 +127,10 @@ class RunDriver:
             self.usage = plan.usage
             self.meter.resumed(plan.usage, plan.cost)
             settling = plan.response
-            # Without a recorded answer, the last turn is requested again.
+            # Without a recorded answer, the last turn is requested again
+            # (or read again, when the provider keeps the response).
             self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
+            self.replay = plan.streaming if settling is None else None
         while True:
             recorded, settling = settling, None
             done: Results = {}
@@ -234,6 +179,7 @@ class RunDriver:
                         granted=self.granted,
                         toolbox=self.config.toolbox,
                         turn=self.turn,
+                        asked=asked_approvals(assistant),
                     )
                     if waiting:
                         self._turn_finished(choice, turn_usage, len(calls))
@@ -290,7 +236,7 @@ class RunDriver:
                 await requested(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
             try:
-                result, early = await self._stream_timed(request)
+                result, early = await self._stream_timed(request, attempt)
             except _TurnBroke as broke:
                 # A broken stream is billed too: what it revealed is its
                 # usage, priced and counted toward the limits (the next
@@ -336,42 +282,41 @@ class RunDriver:
             await failed(self.run_id, self.turn, attempt, error, time.monotonic() - started)
 
     async def _stream_timed(
-        self, request: HttpRequest
+        self, request: HttpRequest, attempt: int
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         """:meth:`_stream_once` within the run's wall time left: a stream that
         stalls is cut when it runs out."""
         left = self.meter.time_left()
         if left is None:
-            return await self._stream_once(request)
+            return await self._stream_once(request, attempt)
         with anyio.move_on_after(left):
-            return await self._stream_once(request)
+            return await self._stream_once(request, attempt)
         raise self.meter.wall_time_exceeded()
 
     async def _stream_once(
-        self, request: HttpRequest
+        self, request: HttpRequest, attempt: int
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         config = self.config
         meter = self.meter
-        source = ProviderStream(
+        replay, self.replay = self.replay, None
+        source = config.provider.reader(
             request,
-            transport=config.transport or config.provider.transport,
-            parse_error=config.provider.parse_error,
-            dialect=config.provider.dialect,
+            transport=config.transport,
             # A crossing raises on the read that made it: the stream is closed
             # and none of that read's calls is handed on.
             watch=meter.watch if meter.watching else None,
-            continuation=config.provider.continuation(),
+            replay=replay,
         )
         early: dict[str, ToolResult] = {}
         if config.eager:
             # Eager tools start while the stream is read, in this task group.
             async with anyio.create_task_group() as tg:
-                failed, request_error = await self._read(source, tg, early)
+                failed, request_error = await self._read(source, tg, early, attempt)
                 if failed is not None or request_error is not None:
                     # Nothing from a failed stream may run: cancel and discard.
                     tg.cancel_scope.cancel()
         else:
-            failed, request_error = await self._read(source, None, early)
+            failed, request_error = await self._read(source, None, early, attempt)
         # Raised outside the task group, so callers get the error itself,
         # not an exception group.
         if request_error is not None:
@@ -385,6 +330,7 @@ class RunDriver:
         source: ProviderStream,
         tg: anyio.abc.TaskGroup | None,
         early: dict[str, ToolResult],
+        attempt: int,
     ) -> tuple[ToolwireError | None, ToolwireError | None]:
         """Send the request and decode its stream: why the stream failed, and
         why the request did (each ``None`` when it did not).
@@ -394,11 +340,17 @@ class RunDriver:
         transport's retries) end the run."""
         # Events go on when someone reads them or eager tools may start.
         listening = self.emit_many is not None or tg is not None
+        streaming = self.observe.model_streaming
         try:
             async with contextlib.aclosing(source.reads()) as reads:
                 async for events in reads:
                     if listening:
                         self._hand_on(events, tg, early)
+                    if streaming and (response_id := source.resumable_id) is not None:
+                        # Once per request: where a resumed run finds it again.
+                        for told in streaming:
+                            await told(self.run_id, self.turn, attempt, response_id)
+                        streaming = ()
         except (ReadError, TransportTimeout) as exc:
             if not source.reading:
                 return None, exc
@@ -432,37 +384,16 @@ class RunDriver:
     # -- the tools ------------------------------------------------------------------
 
     async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
-        """The results a resumed turn already has: recorded outcomes, recorded
-        denials, and interrupted calls that must not run again. The other
-        calls (never started, or safe to repeat) are left to run."""
-        done: Results = {}
-        for call in calls:
-            decision = settlement(
-                call,
-                outcomes=recorded.outcomes,
-                denied=recorded.denied,
-                started=recorded.started,
-                approved=recorded.approved,
-                tool=self.config.toolbox.get,
-            )
-            match decision:
-                case Reuse(result=reused, eager=eager):
-                    done[call.id] = (reused, eager)
-                    continue
-                case Deny(reason=reason):
-                    result = denied_result(call, reason)
-                case Interrupt():
-                    result = interrupted_result(call)
-                case Run():
-                    continue
-                case _:
-                    assert_never(decision)
-            for interrupted in self.observe.tool_interrupted:
-                await interrupted(self.run_id, self.turn, call, result)
-            if self.emit is not None:
-                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
-            done[call.id] = (result, False)
-        return done
+        """The results a resumed turn already has (see :func:`recorded_results`)."""
+        settled = await recorded_results(calls, recorded, self.config.toolbox, self.observe,
+                                         run_id=self.run_id, turn=self.turn)  # fmt: skip
+        if self.emit is not None:
+            for call in calls:
+                if call.id in settled and call.id not in recorded.outcomes:
+                    self.emit(
+                        ToolExecutionFinished(turn=self.turn, call=call, result=settled[call.id][0])
+                    )
+        return settled
 
     async def _answer_asked(
         self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results
@@ -475,6 +406,7 @@ class RunDriver:
             assistant,
             self.config.toolbox,
             approve=self._approver(),
+            granted=self.granted,
             run_id=self.run_id,
             metadata={
                 **self.config.metadata,
@@ -483,28 +415,12 @@ class RunDriver:
             },
         )
         answered = [call for call in pending if call.id in answers]
-        await self._record_answers(answered, answers)
+        await record_answers(self.observe, self.run_id, self.turn, answered, answers)
         for call in answered:
             result = answers[call.id]
             done[call.id] = (result, False)
             if self.emit is not None:
                 self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
-
-    async def _record_answers(
-        self, calls: Sequence[AnyCall], answers: Mapping[str, ToolResult]
-    ) -> None:
-        """Tell the observers each answer as a call's intent and outcome (the
-        journal records them), so that a resumed run reuses the answer
-        instead of asking again."""
-        observe, run_id, turn = self.observe, self.run_id, self.turn
-        if not calls or not (observe.tools_started or observe.tool_finished):
-            return
-        intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
-        for started in observe.tools_started:
-            await started(run_id, turn, intents, eager=False)
-        for call in calls:
-            for finished in observe.tool_finished:
-                await finished(run_id, turn, call, answers[call.id], eager=False)
 
     async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
         """Run the calls that have no result yet (run eagerly, or recorded by
@@ -565,33 +481,15 @@ class RunDriver:
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 
     def _approver(self) -> ApprovalCallback | None:
-        """The toolbox's approval callback, with each decision told to the
-        observers (the journal records it) before the toolbox acts on it.
-        An approval given to a suspended run (recorded, digest checked)
-        allows its call without asking; a callback that raises ends the run
-        with :class:`ApprovalFailed` instead of denying."""
-        inner = self.config.toolbox.approve
-        granted = self.granted
-        if inner is None and not granted:
-            return None
-        hooks = self.observe.approval_decided
-        run_id, turn, failures = self.run_id, self.turn, self.approval_failures
-
-        async def approve(request: ApprovalRequest) -> Approval:
-            if request.call_id in granted:
-                return Approval.allow()
-            if inner is None:  # pragma: no cover - such a call suspends the run first
-                return Approval.deny("no approval was given")
-            try:
-                decision = await ask_approval(inner, request, errors="raise")
-            except ApprovalFailed as failed:
-                failures[request.call_id] = failed
-                return Approval.deny("the approval step failed")
-            for hook in hooks:
-                await hook(run_id, turn, request.call_id, request.tool_name, decision)
-            return decision
-
-        return approve
+        """The toolbox's approval callback for this turn (see :func:`run_approver`)."""
+        return run_approver(
+            self.config.toolbox.approve,
+            self.granted,
+            self.observe.approval_decided,
+            run_id=self.run_id,
+            turn=self.turn,
+            failures=self.approval_failures,
+        )
 
 
 class _TurnBroke(Exception):

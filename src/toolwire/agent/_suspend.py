@@ -5,7 +5,8 @@ A turn's calls are settled in the driver; before any of them runs,
 
 - a ``requires_approval`` tool, when the toolbox has no approval callback and
   no approval was given to the run (before this change, such a call was
-  silently denied);
+  silently denied); a remote MCP tool call the provider asks approval for
+  (``asked``), likewise;
 - an ``external`` tool, whose result comes from outside, when no result was
   given.
 
@@ -21,14 +22,24 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolwire.journal import ApprovalRefused, Decision, Journal, apply_decisions, pending_calls
 from toolwire.run import PendingCall, argument_digest, canonical_arguments
-from toolwire.tools import Toolbox
+from toolwire.tools import (
+    Approval,
+    ApprovalCallback,
+    ApprovalFailed,
+    ApprovalRequest,
+    Toolbox,
+    ask_approval,
+)
 from toolwire.types import InvalidToolCall, ToolCall
 
-__all__ = ["Answers", "check_grants", "waiting_calls"]
+if TYPE_CHECKING:
+    from toolwire.observe import ApprovalDecidedHook
+
+__all__ = ["Answers", "check_grants", "run_approver", "waiting_calls"]
 
 
 def waiting_calls(
@@ -38,22 +49,29 @@ def waiting_calls(
     granted: Mapping[str, str],
     toolbox: Toolbox,
     turn: int,
+    asked: Collection[str] = (),
 ) -> tuple[PendingCall, ...]:
     """The calls of ``calls`` that wait for an approval or an outside result.
 
     ``settled``: call ids that already have a result (recorded, answered,
-    denied); ``granted``: approvals given to the run, by call id."""
+    denied); ``granted``: approvals given to the run, by call id;
+    ``asked``: the calls the provider asks approval for (remote MCP tools)."""
     waiting: list[PendingCall] = []
+    needs_approval = toolbox.approve is None
     for call in calls:
         if isinstance(call, InvalidToolCall) or call.id in settled:
             continue
         tool = toolbox.get(call.name)
-        if tool is None:
-            continue
         awaiting: Literal["approval", "result"]
-        if tool.external:
+        if call.id in asked:
+            if not needs_approval or call.id in granted:
+                continue
+            awaiting = "approval"
+        elif tool is None:
+            continue
+        elif tool.external:
             awaiting = "result"
-        elif tool.requires_approval and toolbox.approve is None and call.id not in granted:
+        elif tool.requires_approval and needs_approval and call.id not in granted:
             awaiting = "approval"
         else:
             continue
@@ -93,6 +111,42 @@ def check_grants(calls: Sequence[ToolCall | InvalidToolCall], granted: Mapping[s
                 f"the approval of call {call.id} names arguments {digest}, not the call's",
                 reason="digest",
             )
+
+
+def run_approver(
+    inner: ApprovalCallback | None,
+    granted: Mapping[str, str],
+    hooks: Sequence[ApprovalDecidedHook],
+    *,
+    run_id: str,
+    turn: int,
+    failures: dict[str, ApprovalFailed],
+) -> ApprovalCallback | None:
+    """The toolbox's approval callback ``inner`` for one turn of a run, with
+    each decision told to ``hooks`` (the journal records it) before the
+    toolbox acts on it. An approval given to a suspended run (``granted``:
+    recorded, digest checked) allows its call without asking; a callback
+    that raises is put in ``failures`` (the run ends with that
+    :class:`ApprovalFailed`) instead of denying. ``None`` when nothing can
+    approve."""
+    if inner is None and not granted:
+        return None
+
+    async def approve(request: ApprovalRequest) -> Approval:
+        if request.call_id in granted:
+            return Approval.allow()
+        if inner is None:  # pragma: no cover - such a call suspends the run first
+            return Approval.deny("no approval was given")
+        try:
+            decision = await ask_approval(inner, request, errors="raise")
+        except ApprovalFailed as failed:
+            failures[request.call_id] = failed
+            return Approval.deny("the approval step failed")
+        for hook in hooks:
+            await hook(run_id, turn, request.call_id, request.tool_name, decision)
+        return decision
+
+    return approve
 
 
 @dataclass(frozen=True, slots=True)

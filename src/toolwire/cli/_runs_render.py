@@ -133,6 +133,11 @@ def _model_response(event: JournalEvent, names: dict[str, str]) -> Text:
     )
 
 
+def _model_streaming(event: JournalEvent, names: dict[str, str]) -> Text:
+    stream_id = _short(str(event.data.get("response_id", "?")))
+    return Text.assemble(_turn(event), f"  streaming response {stream_id} (kept by the provider)")
+
+
 def _model_failed(event: JournalEvent, names: dict[str, str]) -> Text:
     error = event.data.get("error", {})
     used = ""
@@ -245,6 +250,7 @@ _DESCRIBE: dict[str, Callable[[JournalEvent, dict[str, str]], Text]] = {
     "model_request": _model_request,
     "model_response": _model_response,
     "model_failed": _model_failed,
+    "model_streaming": _model_streaming,
     "tool_intent": _tool_intent,
     "approval": _approval,
     "answer": _answer,

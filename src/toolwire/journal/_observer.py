@@ -358,6 +358,13 @@ class JournalObserver(RunObserver):
         self._stored[run_id] = max(stored, len(messages))
         self._turns[run_id] = max(self._turns.get(run_id, 0), turn)
 
+    async def model_streaming(self, run_id: str, turn: int, attempt: int, response_id: str) -> None:
+        """Record (committed at once) the id under which the provider keeps
+        the response being streamed: a run resumed before the answer is
+        recorded reads it again instead of asking again."""
+        data = self._encode({"response_id": response_id})
+        await self._commit(run_id, Step("model_streaming", data, turn, attempt))
+
     async def model_usage(
         self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None
     ) -> None:

@@ -145,6 +145,10 @@ class ResumePlan:
     """Token usage of the recorded answers up to and including ``turn``."""
     cost: Cost | None = None
     """What those answers cost (``None`` when one of them has no known cost)."""
+    streaming: str | None = None
+    """When ``turn``'s answer was not recorded: the id under which the
+    provider keeps the response it was streaming (a Responses background
+    response), to be read again rather than asked again."""
 
 
 @dataclass
@@ -158,6 +162,7 @@ class _Turn:
     approved: set[str] = field(default_factory=set[str])
     denied: dict[str, str] = field(default_factory=dict[str, str])
     grants: dict[str, str] = field(default_factory=dict[str, str])
+    streaming: str | None = None
 
 
 def plan_resume(log: RunLog) -> ResumePlan:
@@ -182,6 +187,7 @@ def plan_resume(log: RunLog) -> ResumePlan:
         records=tuple(records),
         usage=usage,
         cost=cost,
+        streaming=turns[last].streaming if last and turns[last].response is None else None,
     )
 
 
@@ -196,6 +202,7 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
             continue
         if event.kind not in (
             "model_response",
+            "model_streaming",
             "tool_intent",
             "tool_outcome",
             "approval",
@@ -207,6 +214,9 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
             raise JournalError(f"event {event.seq} ({event.kind}): no request for its turn")
         if event.kind == "model_response":
             state.response = event.data
+        elif event.kind == "model_streaming":
+            found = event.data.get("response_id")
+            state.streaming = found if isinstance(found, str) else None
         elif event.call_id is None:
             raise JournalError(f"event {event.seq} ({event.kind}): no call id")
         elif event.kind == "tool_intent":

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
@@ -37,7 +37,7 @@ from toolwire.http import (
 )
 from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
-from toolwire.providers._reads import Continuation, ProviderStream
+from toolwire.providers._reads import ProviderStream, Resumer
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs._request import ToolChoice, merge_extra
 from toolwire.stream.decoder import decode_response
@@ -365,21 +365,77 @@ class Provider(ABC):
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
 
-    def continuation(self) -> Continuation | None:
-        """How this provider continues a cut stream: given ``(stream id, last
-        event id)``, the request for the rest. ``None`` (the default): a cut
-        stream is reported, and the agent may ask again."""
-        return None
+    resume_attempts: int = 0
+    """How many times one cut stream is reopened where it stopped, at most
+    (``0``: never; see :meth:`resumer`)."""
+    resume_timeout: float = 30.0
+    """Seconds for each reopening to be answered."""
 
-    def _reads(self, request: HttpRequest, transport: Transport | None) -> ProviderStream:
-        """``request`` sent, read and decoded in this provider's dialect."""
+    def reader(
+        self,
+        request: HttpRequest,
+        *,
+        transport: Transport | None = None,
+        watch: Callable[[list[Event]], None] | None = None,
+        replay: str | None = None,
+    ) -> ProviderStream:
+        """``request`` to be sent, read and decoded in this provider's
+        dialect (see :class:`~toolwire.providers._reads.ProviderStream`); a
+        cut stream is resumed where the provider allows it (:meth:`resumer`),
+        and the kept stream ``replay`` names is read again instead of
+        sending ``request``."""
         return ProviderStream(
             request,
             transport=self._transport_for(transport),
             parse_error=self.parse_error,
             dialect=self.dialect,
-            continuation=self.continuation(),
+            watch=watch,
+            resumer=self.resumer(request),
+            replay=replay,
         )
+
+    def resumer(self, request: HttpRequest) -> Resumer | None:
+        """How a cut stream of ``request`` continues where it stopped: a
+        ``GET`` on the dialect's ``continuation_path`` (``None`` when the
+        dialect has none, :attr:`resume_attempts` is 0, or the provider does
+        not keep this stream: :meth:`_keeps`; the turn is then asked again)."""
+        path = self.wire.continuation_path
+        if path is None or not request.stream or self.resume_attempts < 1:
+            return None
+        if not self._keeps(request):
+            return None
+        base, headers = self.base_url, self._headers(stream=True)
+        headers.pop("content-type", None)
+
+        def reopen(stream_id: str, after: str | None) -> HttpRequest:
+            return HttpRequest(
+                method="GET",
+                url=base + path(stream_id, after),
+                headers=headers,
+                stream=True,
+                dialect=self.dialect,
+            )
+
+        return Resumer(request=reopen, attempts=self.resume_attempts, timeout=self.resume_timeout)
+
+    def _keeps(self, request: HttpRequest) -> bool:
+        """Whether the provider keeps the stream ``request`` asks for, so that
+        it can be read again after a cut (a dialect with a
+        ``continuation_path`` says which of its requests are kept)."""
+        return False
+
+    def _resume_options(self, attempts: int, timeout: float) -> None:
+        """Set :attr:`resume_attempts` and :attr:`resume_timeout`.
+
+        Raises:
+            UsageError: ``attempts`` below 0, or ``timeout`` not positive.
+        """
+        if attempts < 0 or not timeout > 0:
+            raise UsageError(
+                f"{self.name}: resume_attempts must be 0 or more and resume_timeout positive"
+            )
+        self.resume_attempts = attempts
+        self.resume_timeout = timeout
 
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None
@@ -398,7 +454,7 @@ class Provider(ABC):
         """
         if not request.stream:
             raise UsageError("stream() needs a request built with stream=True; use complete()")
-        source = self._reads(request, transport)
+        source = self.reader(request, transport=transport)
         async with contextlib.aclosing(source.reads()) as reads:
             async for events in reads:
                 for event in events:
@@ -417,7 +473,7 @@ class Provider(ABC):
             ProviderError: the provider answered with an HTTP error.
         """
         if request.stream:
-            source = self._reads(request, transport)
+            source = self.reader(request, transport=transport)
             async with contextlib.aclosing(source.reads()) as reads:
                 async for _ in reads:
                     pass

@@ -12,82 +12,62 @@ Whether an error came before the body or while reading it matters to the
 agent (a broken stream may be sent again, a refused request may not), so
 :attr:`ProviderStream.reading` tells which.
 
-A dialect whose streams can be picked up again from an event id (Gemini
-Interactions: ``GET .../interactions/{id}?stream=true&last_event_id=...``)
-gets a ``continuation`` from its provider: a stream cut while read is then
-continued, its rest fed to the same decoder, and the turn is not asked (nor
-paid) twice. Only whole events reach the decoder meanwhile, so the event cut
-in half is read once, from the continuation.
+A stream the provider keeps after a cut is *resumed*, one way for every
+dialect that allows it: the dialect says where its cut streams continue
+(its ``continuation_path``, built from the stream's id and the id of the
+last event read whole: a Responses background response's
+``(response_id, sequence_number)``, an interaction's
+``(interaction_id, event_id)``), and the decoder says where it stands
+(:attr:`StreamDecoder.cursor <toolwire.stream.decoder.StreamDecoder.cursor>`).
+Given a :class:`Resumer`, a stream cut while read drops the half event it
+was cut in (:meth:`~toolwire.stream.decoder.StreamDecoder.drop_partial`),
+is reopened after its cursor, and the rest goes to the same decoder, so
+the turn completes once and is paid once. The reopenings are bounded
+(:attr:`Resumer.attempts`, every cut and every failed reopening counting),
+each has a deadline to be answered, and when none succeeds (or the
+provider no longer has the stream) the cut is raised as it would have been
+without them. A stream given ``replay`` (the id of a stream the provider
+keeps, recorded by a process that died) is read again from its first event
+instead of being requested again; if the provider no longer has it, the
+request is sent.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from toolwire.errors import ReadError, ToolwireError, TransportTimeout
+import anyio
+
+from toolwire.errors import ProviderError, ReadError, ToolwireError, TransportTimeout
 from toolwire.stream.decoder import StreamDecoder
 
 if TYPE_CHECKING:
     from toolwire.events import Event
-    from toolwire.http import ErrorParser, HttpRequest, Transport
+    from toolwire.http import ErrorParser, HttpRequest, StreamResponse, Transport
 
-__all__ = ["MAX_CONTINUATIONS", "Continuation", "ProviderStream"]
+__all__ = ["ProviderStream", "Resumer"]
 
-Continuation = Callable[[tuple[str, str]], "HttpRequest | None"]
-"""Given a cut stream's ``(stream id, last event id)``, the request that
-streams the rest (``None``: it cannot be continued)."""
-
-MAX_CONTINUATIONS = 3
-"""Continuations of one cut stream, at most: past them the cut is reported."""
-
-_MAX_HELD = 1 << 20
-"""Bytes of an unfinished SSE event held back for a continuation, at most;
-past that the stream is read as is (and is no longer continued)."""
+logger = logging.getLogger(__name__)
 
 
-_EVENT_ENDS = (b"\n\n", b"\r\n\r\n", b"\n\r\n", b"\r\r")
-"""What ends an SSE event (a blank line, in any of SSE's line endings)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resumer:
+    """How a provider continues one of its streams after a cut."""
 
-
-class _WholeEvents:
-    """Hands on the bytes of whole SSE events only, holding an unfinished
-    event's bytes back, so that a stream cut inside an event can be followed
-    by its continuation's bytes, which send that event again in full."""
-
-    __slots__ = ("_held", "_size", "_tail", "continuable")
-
-    def __init__(self) -> None:
-        self._held: list[bytes] = []
-        self._size = 0
-        self._tail = b""  # the last bytes held, where an event's end may begin
-        self.continuable = True
-
-    def feed(self, chunk: bytes) -> bytes:
-        if not self.continuable or not chunk:
-            return chunk
-        window = self._tail + chunk
-        ends = [at + len(sep) for sep in _EVENT_ENDS if (at := window.rfind(sep)) >= 0]
-        end = max(ends, default=0) - len(self._tail)  # in ``chunk``; <= 0: none in it
-        if end <= 0:
-            self._held.append(chunk)
-            self._size += len(chunk)
-            self._tail = window[-3:]
-            if self._size > _MAX_HELD:
-                self.continuable = False
-                return self.rest()
-            return b""
-        out = b"".join([*self._held, chunk[:end]])
-        rest = chunk[end:]
-        self._held, self._size, self._tail = ([rest] if rest else []), len(rest), rest[-3:]
-        return out
-
-    def rest(self) -> bytes:
-        """The bytes held back (the body ended: they go to the decoder)."""
-        out = b"".join(self._held)
-        self._held, self._size, self._tail = [], 0, b""
-        return out
+    request: Callable[[str, str | None], HttpRequest]
+    """The request that streams stream ``id``'s events after the event
+    ``after`` (``None``: from the first), as the dialect's
+    ``continuation_path`` addresses them."""
+    attempts: int = 3
+    """The most reopenings of one stream (every cut and every failed
+    reopening counts)."""
+    timeout: float = 30.0
+    """Seconds for each reopening to be answered (its body then reads under
+    the transport's own timeouts)."""
 
 
 class ProviderStream:
@@ -100,22 +80,22 @@ class ProviderStream:
         dialect: the decoder's dialect (``"auto"`` to sniff it).
         watch: told each read's events before they are given; what it raises
             (a usage limit crossed) closes the response and ends :meth:`reads`.
-        continuation: for a dialect whose cut streams continue from an event
-            id (Gemini Interactions), the request for the rest; a stream
-            cut while read is then continued (at most
-            :data:`MAX_CONTINUATIONS` times) instead of reported.
+        resumer: how a cut stream is continued (``None``: it is not).
+        replay: the id of a stream the provider keeps, read again (with
+            ``resumer``) instead of sending ``request``.
     """
 
     __slots__ = (
-        "_continuation",
-        "_opened",
         "_parse_error",
+        "_replay",
         "_request",
+        "_resumer",
+        "_stream_id",
         "_transport",
         "_watch",
-        "continued",
         "decoder",
         "reading",
+        "resumes",
     )
 
     def __init__(
@@ -126,21 +106,33 @@ class ProviderStream:
         parse_error: ErrorParser | None,
         dialect: str,
         watch: Callable[[list[Event]], None] | None = None,
-        continuation: Continuation | None = None,
+        resumer: Resumer | None = None,
+        replay: str | None = None,
     ) -> None:
         self._request = request
+        self._replay = replay if resumer is not None else None
+        self._stream_id: str | None = None
         self._watch = watch
         self._transport = transport
         self._parse_error = parse_error
-        self._continuation = continuation
-        self._opened = False  # the body being read answers the current request
+        self._resumer = resumer
         self.decoder = StreamDecoder(dialect)
         """The decoder: its ``result()`` and ``error`` once :meth:`reads` ended."""
         self.reading = False
         """Whether the response's body is being read: an error raised while
         this is true broke the stream; one raised before it refused the request."""
-        self.continued = 0
-        """How many times a cut stream was continued from its last event."""
+        self.resumes = 0
+        """How many times a cut stream was reopened where it stopped."""
+
+    @property
+    def resumable_id(self) -> str | None:
+        """The id under which the provider keeps this stream, once known,
+        when it can stream it again (``None`` otherwise)."""
+        if self._stream_id is None and self._resumer is not None:
+            cursor = self.decoder.cursor
+            if cursor is not None:
+                self._stream_id = cursor[0]
+        return self._stream_id
 
     async def reads(self) -> AsyncGenerator[list[Event], None]:
         """The decoded events of each network read (a read that decodes to
@@ -152,66 +144,96 @@ class ProviderStream:
         Raises:
             ConnectError, ReadError, TransportTimeout, ProviderError: as the
                 transport's ``stream()``, while opening or while reading (a
-                cut that could not be continued: the cut's own error).
+                cut that could not be resumed is raised as it happened).
             UsageLimitExceeded: what ``watch`` raises.
         """
-        request: HttpRequest | None = self._request
-        cut: ToolwireError | None = None
-        while request is not None:
-            whole = _WholeEvents() if self._continuation is not None else None
-            self._opened = False
-            try:
-                async with contextlib.aclosing(self._body(request, whole)) as reads:
-                    async for events in reads:
-                        yield events
-                if self.decoder.error is not None:
-                    return
-                request = None
-            except (ReadError, TransportTimeout) as exc:
-                if not self.reading or whole is None or not whole.continuable:
-                    raise
-                cut = cut or exc
-                request = self._next(cut)
-            except ToolwireError:
-                if cut is None or self._opened:
-                    raise
-                raise cut from None  # the continuation was refused: the cut stands
-        self.reading = False
-        events = self.decoder.close()
+        decoder, watch = self.decoder, self._watch
+        body_scope = contextlib.AsyncExitStack()
+        try:
+            body = await self._open(body_scope)
+            while True:
+                self.reading = True
+                try:
+                    async for chunk in body.aiter_bytes():
+                        events = decoder.feed(chunk)
+                        if events:
+                            if watch is not None:
+                                watch(events)
+                            yield events
+                        if decoder.error is not None:  # its last event said so
+                            self.reading = False
+                            return
+                    break
+                except (ReadError, TransportTimeout) as cut:
+                    await body_scope.aclose()
+                    body_scope = contextlib.AsyncExitStack()
+                    body = await self._resume(cut, body_scope)
+            self.reading = False
+        finally:
+            await body_scope.aclose()
+        events = decoder.close()
         if events:
-            if self._watch is not None:
-                self._watch(events)
+            if watch is not None:
+                watch(events)
             yield events
 
-    def _next(self, cut: ToolwireError) -> HttpRequest:
-        """The continuation of a cut stream, or the cut raised."""
-        point = self.decoder.resume_from
-        if self._continuation is None or point is None or self.continued >= MAX_CONTINUATIONS:
-            raise cut
-        request = self._continuation(point)
-        if request is None:
-            raise cut
-        self.continued += 1
-        return request
+    async def _open(self, scope: contextlib.AsyncExitStack) -> StreamResponse:
+        """The response, entered in ``scope``: the kept stream read again (see
+        ``replay``) when the provider still has it, else the request's."""
+        if self._replay is not None and self._resumer is not None:
+            resumer, stream_id = self._resumer, self._replay
+            try:
+                with anyio.fail_after(resumer.timeout):
+                    return await scope.enter_async_context(
+                        self._transport.stream(
+                            resumer.request(stream_id, None), parse_error=self._parse_error
+                        )
+                    )
+            except (ToolwireError, TimeoutError) as failed:
+                _log(
+                    stream_id, None, f"cannot be read again ({failed}): the request is sent instead"
+                )
+        return await scope.enter_async_context(
+            self._transport.stream(self._request, parse_error=self._parse_error)
+        )
 
-    async def _body(
-        self, request: HttpRequest, whole: _WholeEvents | None
-    ) -> AsyncGenerator[list[Event], None]:
-        decoder, watch = self.decoder, self._watch
-        async with self._transport.stream(request, parse_error=self._parse_error) as body:
-            self.reading = self._opened = True
-            async for chunk in body.aiter_bytes():
-                events = decoder.feed(whole.feed(chunk) if whole is not None else chunk)
-                if events:
-                    if watch is not None:
-                        watch(events)
-                    yield events
-                if decoder.error is not None:  # its last event said so
-                    self.reading = False
-                    return
-            if whole is not None:
-                events = decoder.feed(whole.rest())
-                if events:
-                    if watch is not None:
-                        watch(events)
-                    yield events
+    async def _resume(
+        self, cut: ReadError | TransportTimeout, scope: contextlib.AsyncExitStack
+    ) -> StreamResponse:
+        """The stream reopened after the last event decoded, entered in
+        ``scope``; ``cut`` is raised when it cannot be."""
+        resumer, decoder = self._resumer, self.decoder
+        if resumer is None:
+            raise cut
+        cursor = decoder.cursor
+        if cursor is None:
+            _log("?", None, "cut before its id and first event: the turn may be sent again")
+            raise cut
+        stream_id, after = cursor
+        decoder.drop_partial()
+        while self.resumes < resumer.attempts:
+            self.resumes += 1
+            request = resumer.request(stream_id, after)
+            try:
+                with anyio.fail_after(resumer.timeout):
+                    return await scope.enter_async_context(
+                        self._transport.stream(request, parse_error=self._parse_error)
+                    )
+            except ProviderError as refused:  # gone (404), expired: asking again won't do
+                _log(
+                    stream_id, after, f"resumption refused ({refused}): the turn may be sent again"
+                )
+                raise cut from None
+            except (ToolwireError, TimeoutError) as failed:
+                _log(stream_id, after, f"resumption {self.resumes} failed ({failed})")
+        _log(
+            stream_id,
+            after,
+            f"no resumption left of {resumer.attempts}: the turn may be sent again",
+        )
+        raise cut
+
+
+def _log(stream_id: str, after: str | None, what: str) -> None:
+    """The one log line shape of resumptions: the stream, where it stands, what happened."""
+    logger.info("stream %s after event %s: %s", stream_id, after or "-", what)

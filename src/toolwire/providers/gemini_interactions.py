@@ -11,13 +11,15 @@ options it passes on, the error bodies, and two things this API allows:
   Off by default: a stateless request carries the whole conversation and
   still works when the stored interaction has expired (a run suspended for
   days, ``store=False``, another region).
-* **continuation of a cut stream**: every event has an ``event_id``; a
-  stream cut while read is picked up with ``GET
+* **resumption of a cut stream**: every event has an ``event_id``; a
+  stream cut while read is reopened with ``GET
   /v1beta/interactions/{id}?stream=true&last_event_id=...`` and its rest fed
-  to the same decoder, at most three times per turn, each within the
-  transport's timeouts. The turn is neither asked nor paid for twice. On by
-  default (``continue_cut_streams=False`` turns it off: a cut is then reported
-  and the agent's ``stream_retries`` decide).
+  to the same decoder (:mod:`toolwire.providers._reads`, as for a Responses
+  background response), at most ``resume_attempts`` times per turn, each
+  within ``resume_timeout``. The turn is neither asked nor paid for twice.
+  On by default, since stored interactions cost nothing more
+  (``resume_attempts=0`` turns it off: a cut is then reported and the
+  agent's ``stream_retries`` decide).
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
 from toolwire.providers._base import HttpRequest, Provider, Transport
-from toolwire.providers._reads import Continuation
 from toolwire.stream.codecs._request import dict_or_empty
 
 if TYPE_CHECKING:
@@ -58,8 +59,9 @@ class GeminiInteractions(Provider):
         timeout: Timeouts | float | None = None,
         chain: bool = False,
         store: bool | None = None,
-        continue_cut_streams: bool = True,
         thinking_level: str | None = None,
+        resume_attempts: int = 3,
+        resume_timeout: float = 30.0,
     ) -> None:
         """Configure the provider.
 
@@ -77,13 +79,17 @@ class GeminiInteractions(Provider):
                 after the latest turn (see the module's notes).
             store: the requests' ``store`` (``None``: the server's default,
                 which stores; chaining and continuations need it).
-            continue_cut_streams: pick up a cut stream from its last event.
             thinking_level: ``generation_config.thinking_level``
                 (``"minimal"``, ``"low"``, ``"medium"``, ``"high"``).
+            resume_attempts: the most reopenings of one cut stream after its
+                last event (``0``: a cut is reported, and the agent may ask
+                again); none with ``store=False``, which keeps nothing.
+            resume_timeout: seconds for each reopening to be answered.
 
         Raises:
-            UsageError: no key for the official endpoint, or ``chain`` with
-                ``store=False``.
+            UsageError: no key for the official endpoint, ``chain`` with
+                ``store=False``, ``resume_attempts`` below 0 or
+                ``resume_timeout`` not positive.
         """
         super().__init__(
             api_key=api_key,
@@ -97,7 +103,7 @@ class GeminiInteractions(Provider):
             raise UsageError("chain=True needs stored interactions: leave store unset or True")
         self.chain = chain
         self.store = store
-        self.continue_cut_streams = continue_cut_streams
+        self._resume_options(resume_attempts, resume_timeout)
         self.thinking_level = thinking_level
 
     def _auth_headers(self) -> dict[str, str]:
@@ -110,28 +116,10 @@ class GeminiInteractions(Provider):
     def _encoder_options(self) -> dict[str, Any]:
         return {"thinking_level": self.thinking_level, "chain": self.chain, "store": self.store}
 
-    def continuation(self) -> Continuation | None:
-        """``GET .../interactions/{id}?stream=true&last_event_id=...`` for a
-        cut stream (``None`` with ``continue_cut_streams=False`` or
-        ``store=False``: nothing is kept to continue from)."""
-        path = self.wire.continuation_path
-        if not self.continue_cut_streams or self.store is False or path is None:
-            return None
-
-        def request(point: tuple[str, str]) -> HttpRequest:
-            return HttpRequest(
-                method="GET",
-                url=self.base_url + path(*point),
-                headers={
-                    "accept": "text/event-stream",
-                    **self._auth_headers(),
-                    **self._extra_headers,
-                },
-                stream=True,
-                dialect=self.dialect,
-            )
-
-        return request
+    def _keeps(self, request: HttpRequest) -> bool:
+        """A stored interaction (``store`` not ``False``, in the provider or
+        ``extra``) is kept, and resumed after its last event."""
+        return self.store is not False and request.json.get("store") is not False
 
     # -- responses -------------------------------------------------------
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolwire.errors import ProviderError
-from toolwire.providers._base import Provider, Transport
+from toolwire.errors import ProviderError, UsageError
+from toolwire.providers._base import HttpRequest, Provider, Transport
 from toolwire.providers.openai_chat import openai_auth_headers, openai_style_error
 
 if TYPE_CHECKING:
@@ -62,6 +62,9 @@ class OpenAIResponses(Provider):
         openai_reasoning: Mapping[str, Any] | None = None,
         openai_store: bool | None = None,
         openai_parallel_tool_calls: bool | None = None,
+        openai_background: bool = False,
+        resume_attempts: int = 3,
+        resume_timeout: float = 30.0,
     ) -> None:
         """Configure the provider.
 
@@ -79,6 +82,20 @@ class OpenAIResponses(Provider):
             openai_store: sent as ``store``; with ``False`` the encrypted
                 reasoning is requested so that stateless turns keep it.
             openai_parallel_tool_calls: sent as ``parallel_tool_calls`` when set.
+            openai_background: run each response in background mode
+                (``background: true``, with ``store: true``): OpenAI keeps
+                generating when the connection drops, and a stream cut
+                mid-turn is resumed after its last event
+                (``GET /responses/{id}?stream=true&starting_after=N``) instead
+                of being asked (and paid) again.
+            resume_attempts: the most reopenings of one cut background
+                stream (``0``: a cut is reported, and the agent may ask again).
+            resume_timeout: seconds for each reopening to be answered.
+
+        Raises:
+            UsageError: ``openai_background`` with ``openai_store=False``
+                (background responses are stored), ``resume_attempts``
+                below 0 or ``resume_timeout`` not positive.
         """
         super().__init__(
             api_key=api_key,
@@ -93,6 +110,12 @@ class OpenAIResponses(Provider):
         self.openai_reasoning = dict(openai_reasoning) if openai_reasoning else None
         self.openai_store = openai_store
         self.openai_parallel_tool_calls = openai_parallel_tool_calls
+        if openai_background and openai_store is False:
+            raise UsageError(
+                f"{self.name}: openai_background needs stored responses: drop openai_store=False"
+            )
+        self.openai_background = openai_background
+        self._resume_options(resume_attempts, resume_timeout)
 
     def _auth_headers(self) -> dict[str, str]:
         return openai_auth_headers(self._api_key, self.openai_organization, self.openai_project)
@@ -103,6 +126,18 @@ class OpenAIResponses(Provider):
             store=self.openai_store,
             parallel_tool_calls=self.openai_parallel_tool_calls,
         )
+
+    def _post_model(self, model: str, body: dict[str, Any], *, stream: bool) -> HttpRequest:
+        if self.openai_background and stream:  # ``extra`` may still say otherwise
+            body.setdefault("background", True)
+            body.setdefault("store", True)
+        return super()._post_model(model, body, stream=stream)
+
+    def _keeps(self, request: HttpRequest) -> bool:
+        """A streamed background response (``"background": true`` in the body,
+        from ``openai_background`` or ``extra``) is kept, and resumed after
+        its last event; any other stream is asked again when cut."""
+        return request.json.get("background") is True
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

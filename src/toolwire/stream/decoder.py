@@ -237,17 +237,34 @@ class StreamDecoder:
         return tuple(sorted(self._codec.quirks)) if self._codec is not None else ()
 
     @property
-    def resume_from(self) -> tuple[str, str] | None:
-        """Where a cut stream of a dialect that can continue one picks up
-        again: ``(stream id, id of the last event read whole)``, as its codec
-        knows them (``None``: the dialect cannot, or nothing was read yet)."""
-        found = getattr(self._codec, "resume_from", None)
-        return found if isinstance(found, tuple) else None
-
-    @property
     def error(self) -> ToolwireError | None:
         """Why the stream failed, if it did."""
         return self._acc.error
+
+    @property
+    def cursor(self) -> tuple[str, str] | None:
+        """Where the stream stands, for a dialect whose provider keeps its
+        streams: ``(stream id, id of the last event decoded)`` (a Responses
+        response's id and ``sequence_number``, an interaction's id and
+        ``event_id``), or ``None`` when the dialect has none or they did not
+        come yet. A cut stream reopened *after* that event continues exactly
+        where this decoder stopped (see :meth:`drop_partial`)."""
+        found = getattr(self._codec, "cursor", None)
+        return found if isinstance(found, tuple) else None
+
+    def drop_partial(self) -> None:
+        """The stream was cut: forget the bytes of the event it was cut in, so
+        that a continuation that starts at the next whole event (the events
+        after :attr:`cursor`, from a reopened stream) can be fed to this
+        decoder. Everything decoded so far (text, calls, their arguments)
+        stays and goes on.
+
+        Raises:
+            UsageError: the decoder is closed, or its framing is not SSE.
+        """
+        if self._closed or not isinstance(self._reader, SSEDecoder):
+            raise UsageError("only an open decoder of an SSE stream can be continued")
+        self._reader.drop_partial()
 
     # -- internals ------------------------------------------------------------------
 

@@ -22,9 +22,10 @@ from starlette.types import Receive, Scope, Send
 from toolwire.stream import _json
 from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
+from toolwire.testing._kept import KeptStream, KeptStreams
 from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
 from toolwire.testing._ratelimit import ServerRateLimit
-from toolwire.testing.encoders import Encoder, Frame, Reply, ReplyCall
+from toolwire.testing.encoders import Encoder, Reply, ReplyCall
 from toolwire.testing.scenario import (
     Fault,
     ResultLookup,
@@ -192,19 +193,25 @@ class Handler:
         requests: list[Any],
         log: Callable[[str], None] | None,
         rate_limit: ServerRateLimit | None = None,
+        kept: KeptStreams | None = None,
+        resumes: list[Any] | None = None,
     ) -> None:
         self.scenario = scenario
         self.requests = requests
         self.log = log
         self.rate_limit = rate_limit
+        self.kept = kept if kept is not None else KeptStreams(_MAX_KEPT_STREAMS)
+        """The streams sent again after a cut (see :mod:`toolwire.testing._kept`)."""
+        self.resumes = resumes if resumes is not None else []
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
-        self.kept: dict[str, list[Frame]] = {}
-        """The frames of the latest streamed answers of dialects that continue
-        a cut stream from an event id, by stream id (at most ``_MAX_KEPT_STREAMS``)."""
 
-    def _attempt(self, path: str, body: bytes) -> int:
-        key = hashlib.sha256(path.encode() + b"\0" + body).hexdigest()
+    @staticmethod
+    def _attempts_key(path: str, body: bytes) -> str:
+        return hashlib.sha256(path.encode() + b"\0" + body).hexdigest()
+
+    def _attempt(self, key: str) -> int:
+        """The number (from 0) of this attempt of the request ``key`` names."""
         with self.lock:
             attempt = self.attempts.pop(key, 0)
             self.attempts[key] = attempt + 1  # the newest last
@@ -307,7 +314,8 @@ class Handler:
         stream: bool | None,
     ) -> Response:
         path = request.url.path
-        attempt = self._attempt(path, body)
+        attempts_key = self._attempts_key(path, body)
+        attempt = self._attempt(attempts_key)
         seed = f"{path}:{attempt}:{hashlib.sha256(body).hexdigest()}"
         header = request.headers.get(FAULT_HEADER)
         forced: Fault | None = None
@@ -337,7 +345,66 @@ class Handler:
         def log(outcome: str) -> None:
             self._log(f"POST {path} {outcome} ({where})")
 
+        if reply.request.stream:
+            self._keep(encoder, reply, turn, attempts_key)
         return self._answer(encoder, reply, turn, fault, seed=seed, log=log)
+
+    def _keep(self, encoder: Encoder, reply: Reply, turn: Turn, attempts_key: str) -> None:
+        """Keep a stream the provider keeps (the encoder's ``stream_key``)
+        for its resumptions."""
+        stream_id = encoder.stream_key(reply)
+        if stream_id is not None:
+            ids = tuple(encoder.event_id(frame) for frame in encoder.stream(reply))
+            chunks = tuple(self._stream_chunks(encoder, reply, None))
+            self.kept.keep(stream_id, KeptStream(chunks, ids, reply, attempts_key, turn))
+
+    async def continuation(
+        self, request: Request, encoder: Encoder, stream_id: str, event_id: str | None
+    ) -> Response:
+        """A kept stream again, from the event after ``event_id`` (the first
+        when ``None``), or its whole answer without ``stream=true``: one more
+        attempt of the request that started it."""
+        kept = self.kept.get(stream_id)
+        seed = f"resume:{stream_id}"
+        path = request.url.path
+        if kept is None:
+            self._log(f"GET {path} 404 no such stream")
+            return self._error(encoder, 404, f"no stream {stream_id[:80]!r} kept", seed=seed)
+        after = kept.after(event_id)
+        if after is None:
+            self._log(f"GET {path} 400 no such event")
+            message = f"no event {str(event_id)[:80]!r} in stream {stream_id[:80]!r}"
+            return self._error(encoder, 400, message, seed=seed)
+        streamed = request.query_params.get("stream") == "true"
+        if streamed:  # a resumption (a whole answer read is not)
+            self.resumes.append({"stream_id": stream_id, "after": after})
+        attempt = self._attempt(kept.attempts_key)
+        fault = kept.turn.faults[attempt] if attempt < len(kept.turn.faults) else None
+        if fault is not None and fault.status is not None:
+            self._log(f"GET {path} {fault.status} fault")
+            message = fault.message or _DEFAULT_MESSAGES.get(fault.status, "Injected server error.")
+            return self._error(encoder, fault.status, message, seed=seed)
+        if not streamed:
+            try:
+                data = encoder.dumps_body(encoder.body(kept.reply))
+            except ValueError as exc:
+                self._log(f"GET {path} 500 {exc}")
+                return self._error(encoder, 500, str(exc), seed=seed)
+            headers = self._headers(encoder, encoder.json_media_type, seed)
+            headers["content-length"] = str(len(data))
+            self._log(f"GET {path} 200 json")
+            return WireResponse([data], status=200, headers=headers)
+        chunks = list(kept.chunks[after + 1 :])
+        headers = self._headers(encoder, encoder.stream_media_type, seed)
+        headers["cache-control"] = "no-cache"
+        self._log(f"GET {path} 200 stream after event {after}" + (" with fault" if fault else ""))
+        return WireResponse(
+            chunks,
+            status=200,
+            headers=headers,
+            delay=kept.turn.delay,
+            cut_after=cut_at(chunks, fault),
+        )
 
     def _answer(
         self,
@@ -360,10 +427,8 @@ class Handler:
         delay = turn.delay
         if fault is not None and fault.slow_chunk_delay is not None:
             delay = fault.slow_chunk_delay
-        cut_after = fault.cut_after_bytes if fault is not None else None
         if reply.request.stream:
             chunks = self._stream_chunks(encoder, reply, fault)
-            self._keep(encoder, reply)
             headers = self._headers(encoder, encoder.stream_media_type, seed)
             headers["cache-control"] = "no-cache"
         else:
@@ -383,48 +448,12 @@ class Handler:
                 data = data[: len(data) // 2]
             chunks = [data]
             headers = self._headers(encoder, encoder.json_media_type, seed)
-            if cut_after is None:
+            if cut_at(chunks, fault) is None:
                 headers["content-length"] = str(len(data))
+        cut_after = cut_at(chunks, fault)
         kind = "stream" if reply.request.stream else "json"
         log(f"200 {kind}" if fault is None else f"200 {kind} with fault")
         return WireResponse(chunks, status=200, headers=headers, delay=delay, cut_after=cut_after)
-
-    def _keep(self, encoder: Encoder, reply: Reply) -> None:
-        """Keep a streamed answer's frames, whole, for continuations."""
-        key = encoder.stream_key(reply)
-        if key is None:
-            return
-        with self.lock:
-            self.kept.pop(key, None)
-            self.kept[key] = encoder.stream(reply)  # the newest last
-            if len(self.kept) > _MAX_KEPT_STREAMS:
-                del self.kept[next(iter(self.kept))]
-
-    async def continuation(
-        self, request: Request, encoder: Encoder, key: str, after: str | None
-    ) -> Response:
-        """Stream a kept answer again, from the event after ``after``; the
-        continuation of a turn already counted (never a fault)."""
-        path = request.url.path
-        with self.lock:
-            frames = self.kept.get(key)
-        if frames is None:
-            self._log(f"GET {path} 404 no such stream")
-            return self._error(encoder, 404, f"no stream {key[:80]!r} on this server")
-        if after is not None:
-            ids = [encoder.event_id(frame) for frame in frames]
-            if after not in ids:
-                self._log(f"GET {path} 400 no such event")
-                return self._error(encoder, 400, f"no event {after[:80]!r} in stream {key[:80]!r}")
-            frames = frames[ids.index(after) + 1 :]
-        chunks = [encoder.frame(frame, n) for n, frame in enumerate(frames)]
-        trailer = encoder.trailer()
-        if trailer:
-            chunks.append(trailer)
-        headers = self._headers(encoder, encoder.stream_media_type, f"{path}:{after}")
-        headers["cache-control"] = "no-cache"
-        self._log(f"GET {path} 200 continuation ({len(frames)} events)")
-        return WireResponse(chunks, status=200, headers=headers)
 
     @staticmethod
     def _stream_chunks(encoder: Encoder, reply: Reply, fault: Fault | None) -> list[bytes]:
@@ -444,6 +473,15 @@ class Handler:
         if trailer:
             chunks[-1] += trailer
         return chunks
+
+
+def cut_at(chunks: list[bytes], fault: Fault | None) -> int | None:
+    """After how many body bytes ``fault`` cuts the connection (``None``: it does not)."""
+    if fault is None:
+        return None
+    if fault.cut_at_fraction is not None:
+        return int(sum(len(chunk) for chunk in chunks) * fault.cut_at_fraction)
+    return fault.cut_after_bytes
 
 
 _DEFAULT_MESSAGES = {

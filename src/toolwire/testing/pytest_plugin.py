@@ -1,5 +1,5 @@
-"""The pytest plugin of toolwire: the ``toolwire_server``, ``toolwire_cassette`` and
-``toolwire_journal`` fixtures.
+"""The pytest plugin of toolwire: the ``toolwire_server``, ``toolwire_cassette``,
+``toolwire_journal`` and ``toolwire_approvals`` fixtures.
 
 Installed as a ``pytest11`` entry point, so any project that installs toolwire
 gets the fixtures::
@@ -14,7 +14,14 @@ gets the fixtures::
 
 ``toolwire_cassette`` replays the test's cassette by default; with
 ``TOOLWIRE_RECORD=1`` in the environment (and a real key) it records it anew
-through ``toolwire proxy``.
+through ``toolwire proxy``. ``toolwire_approvals`` answers a suspended run's
+calls from another process (``toolwire runs approve`` in a subprocess)::
+
+    def test_payment_waits_for_approval(toolwire_server, toolwire_approvals):
+        ...
+        result = agent.run_sync("pay ann")          # suspended
+        toolwire_approvals.approve(result.run_id)   # from another process
+        assert agent.resume_sync(result.run_id).outcome == "answered"
 
 Loading the plugin imports neither the emulation server nor its web stack
 (nor pydantic): every pytest run of a project that installs toolwire loads
@@ -36,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from toolwire.testing._desk import ApprovalDesk
     from toolwire.testing._serving import LoopbackServer
     from toolwire.testing.scenario import Scenario
     from toolwire.testing.server import EmulationServer
@@ -45,6 +53,7 @@ __all__ = [
     "CassetteFactory",
     "CassetteSession",
     "ServerFactory",
+    "toolwire_approvals",
     "toolwire_cassette",
     "toolwire_journal",
     "toolwire_server",
@@ -108,6 +117,18 @@ def toolwire_server(toolwire_journal: Path) -> Iterator[ServerFactory]:
         yield factory
     finally:
         factory.stop_all()
+
+
+@pytest.fixture
+def toolwire_approvals(toolwire_journal: Path) -> ApprovalDesk:
+    """Answers the calls a suspended run waits on from another process, as an
+    operator would: ``approve``, ``deny`` and ``answer`` run ``toolwire runs
+    approve/deny/answer`` in a subprocess on the test's journal, and
+    ``pending(run_id)`` lists what the run waits on (see
+    :class:`~toolwire.testing._desk.ApprovalDesk`)."""
+    from toolwire.testing._desk import ApprovalDesk
+
+    return ApprovalDesk(toolwire_journal)
 
 
 RECORD_ENV = "TOOLWIRE_RECORD"

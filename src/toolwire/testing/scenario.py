@@ -96,6 +96,9 @@ class Fault(_Model):
     """The error message of ``status`` or ``error_event`` (a default otherwise)."""
     cut_after_bytes: int | None = Field(default=None, ge=0)
     """Close the connection after this many body bytes, mid-stream."""
+    cut_at_fraction: float | None = Field(default=None, gt=0, lt=1)
+    """Close the connection after this fraction of the body's bytes (``0.5``:
+    half way), mid-stream."""
     slow_chunk_delay: float | None = Field(default=None, ge=0)
     """Seconds between chunks for this attempt, replacing the turn's ``delay``."""
     malformed_json: bool = False
@@ -112,13 +115,14 @@ class Fault(_Model):
         if (
             self.status is None
             and self.cut_after_bytes is None
+            and self.cut_at_fraction is None
             and self.slow_chunk_delay is None
             and not self.malformed_json
             and self.error_event is None
         ):
             raise ValueError(
-                "a fault needs one of status, cut_after_bytes, slow_chunk_delay, "
-                "malformed_json, error_event"
+                "a fault needs one of status, cut_after_bytes, cut_at_fraction, "
+                "slow_chunk_delay, malformed_json, error_event"
             )
         return self
 

@@ -11,10 +11,10 @@ of the :class:`~toolwire.testing.Scenario` that the history asks for, renders it
 instead of the answer, or damage to the frames (a broken chunk, an error
 event) and to the bytes (a cut, slow chunks). The server keeps no conversation
 state; the only state is the attempt counter per request body, which makes a
-client's retry of the same request its next attempt, and, for dialects that
-continue a cut stream from an event id (Gemini Interactions), the frames of
-the latest streamed answers, sent again from an event by a GET on the
-dialect's ``continuation_routes`` (never with a fault).
+client's retry of the same request its next attempt, and the streams a
+provider keeps (a Responses background response, a Gemini interaction), sent
+again after an event by a GET on the dialect's ``continuation_routes``
+(:mod:`toolwire.testing._kept`).
 
 :class:`EmulationServer` is a :class:`~toolwire.testing._serving.LoopbackServer`:
 uvicorn in a background thread on a socket it binds itself, returning from
@@ -38,6 +38,7 @@ from toolwire.stream.codecs import WireDialect, registered, wire_dialect
 from toolwire.stream.codecs.emulation import Encoder
 from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
+from toolwire.testing._kept import KeptStreams
 from toolwire.testing._ratelimit import ServerRateLimit
 from toolwire.testing._serving import LoopbackServer, is_loopback
 from toolwire.testing.scenario import (
@@ -77,6 +78,8 @@ def build_app(
     requests: list[Any] | None = None,
     log: Callable[[str], None] | None = None,
     rate_limit: ServerRateLimit | None = None,
+    kept: KeptStreams | None = None,
+    resumes: list[Any] | None = None,
 ) -> Starlette:
     """The Starlette app of the emulation server.
 
@@ -85,8 +88,18 @@ def build_app(
         requests: a list to which every received request body is appended.
         log: called with one line per request (never with headers or keys).
         rate_limit: answer 429 past this many requests per minute.
+        kept: where kept streams wait for their resumptions.
+        resumes: a list to which every resumption (``stream_id``, ``after``)
+            is appended.
     """
-    handler = Handler(scenario, requests if requests is not None else [], log, rate_limit)
+    handler = Handler(
+        scenario,
+        requests if requests is not None else [],
+        log,
+        rate_limit,
+        kept=kept,
+        resumes=resumes,
+    )
     if scenario.replay is not None:
         return Starlette(routes=[Route("/{path:path}", handler.replay, methods=["POST", "GET"])])
 
@@ -195,6 +208,11 @@ class EmulationServer(LoopbackServer):
             :class:`~toolwire.testing.ServerRateLimit` with its own clock):
             429s with ``retry-after`` past it, rate-limit headers on every
             answer (see :attr:`rate_limit` for what it admitted).
+        max_kept_streams: how many streams the provider keeps (Responses
+            background responses, Gemini interactions) are kept for their
+            resumptions (``GET /v1/responses/{id}?stream=true&starting_after=N``,
+            ``GET /v1beta/interactions/{id}?stream=true&last_event_id=...``);
+            an older one is answered 404, as an expired one is (``0``: none is).
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -214,6 +232,7 @@ class EmulationServer(LoopbackServer):
         limits: ServerLimits | None = None,
         max_recorded_requests: int = 1_000,
         rate_limit: RateLimit | ServerRateLimit | None = None,
+        max_kept_streams: int = 256,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
@@ -223,7 +242,18 @@ class EmulationServer(LoopbackServer):
             rate_limit = ServerRateLimit(rate_limit)
         self.rate_limit = rate_limit
         """What the server admits per minute, and what it admitted (``None``: everything)."""
-        app = build_app(self.scenario, requests=self.requests, log=log, rate_limit=rate_limit)
+        self.resumes: list[Any] = RecentRequests(max_recorded_requests)
+        """The latest resumptions of kept streams, in arrival order:
+        ``{"stream_id", "after"}`` each, ``after`` the number of the event
+        resumed after (``-1``: from the first)."""
+        app = build_app(
+            self.scenario,
+            requests=self.requests,
+            log=log,
+            rate_limit=rate_limit,
+            kept=KeptStreams(max_kept_streams),
+            resumes=self.resumes,
+        )
         super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
 
     def __repr__(self) -> str:

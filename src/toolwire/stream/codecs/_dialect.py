@@ -125,6 +125,7 @@ class WireDialect:
     """What a client adds to its base URL to call the model (``/v1/messages``);
     empty where the path holds the model (Gemini's)."""
     request_id_header: str = "x-request-id"
+    """The response header that carries the request id."""
     continuation_routes: tuple[str, ...] = ()
     """The emulation server's routes that stream a cut answer again from an
     event (Starlette path syntax; GET)."""
@@ -132,12 +133,14 @@ class WireDialect:
         Callable[[str, Mapping[str, str]], tuple[str, str | None] | None] | None
     ) = None
     """What such a GET's path and query say: ``(stream id, last event id)``
-    (``None``: not a continuation)."""
-    continuation_path: Callable[[str, str], str] | None = None
-    """The path (after a provider's base URL) of the GET that streams an
+    (``None``: not a continuation); without ``stream=true`` the server
+    answers the whole kept answer."""
+    continuation_path: Callable[[str, str | None], str] | None = None
+    """The path (after a provider's base URL) of the GET that streams a kept
     answer again after an event, given ``(stream id, last event id)`` (a
-    codec's ``resume_from``); ``None`` where the dialect cannot."""
-    """The response header that carries the request id."""
+    decoder's ``cursor``; no event id: from the first event);
+    ``None`` where the dialect cannot. One mechanism reads it for every
+    dialect: :mod:`toolwire.providers._reads`."""
 
     request_path: Callable[[str, bool], str] | None = None
     """The path a provider's base URL is followed by for a model call, given

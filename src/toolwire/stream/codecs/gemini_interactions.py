@@ -145,8 +145,8 @@ class GeminiInteractionsCodec:
         self.quirks: set[str] = set()
 
     @property
-    def resume_from(self) -> tuple[str, str] | None:
-        """``(interaction id, id of the last event read whole)``: where a cut
+    def cursor(self) -> tuple[str, str] | None:
+        """``(interaction id, id of the last event decoded)``: where a cut
         stream picks up again (``None`` before both are known)."""
         if self._interaction is None or self._last_event is None:
             return None

@@ -224,9 +224,11 @@ def _request_path(model: str, stream: bool) -> str:
     return "/interactions"
 
 
-def _continuation_path(interaction: str, last_event_id: str) -> str:
-    """The GET that streams an interaction again after the event ``last_event_id``."""
-    query = urlencode({"stream": "true", "last_event_id": last_event_id})
+def _continuation_path(interaction: str, last_event_id: str | None) -> str:
+    """The GET that streams an interaction again after the event
+    ``last_event_id`` (``None``: from its first)."""
+    after = {} if last_event_id is None else {"last_event_id": last_event_id}
+    query = urlencode({"stream": "true", **after})
     return f"/interactions/{quote(interaction, safe='-._~')}?{query}"
 
 
@@ -237,8 +239,9 @@ def _route_target(path: str, query: Mapping[str, str]) -> RouteTarget | None:
 
 def _continuation_target(path: str, query: Mapping[str, str]) -> tuple[str, str | None] | None:
     """``GET /{version}/interactions/{id}?stream=true&last_event_id=...``:
-    the interaction and the event to start after (``None``: from the start)."""
+    the interaction and the event to start after (``None``: from the start;
+    without ``stream=true``, the whole interaction)."""
     head, _, interaction = path.rstrip("/").rpartition("/")
-    if not head.endswith("/interactions") or not interaction or query.get("stream") != "true":
+    if not head.endswith("/interactions") or not interaction:
         return None
     return interaction, query.get("last_event_id") or None

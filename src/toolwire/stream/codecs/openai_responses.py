@@ -64,6 +64,8 @@ from toolwire.stream.codecs.openai_responses_request import (
     custom_tool_schema,
     encode_input,
     encode_request,
+    resume_path,
+    resume_target,
     tool_schema,
 )
 from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
@@ -164,6 +166,8 @@ class OpenAIResponsesCodec:
         self._calls = 0
         self._refused = False
         self.quirks: set[str] = set()
+        self._response: str | None = None  # the response's id
+        self._number: int | None = None  # the last event's sequence_number
         self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
             "response.function_call_arguments.done": self._arguments_done,
             "response.custom_tool_call_input.delta": self._custom_delta,
@@ -177,6 +181,15 @@ class OpenAIResponsesCodec:
             "response.failed": self._failed,
             "error": lambda obj, parts: parts.append(ErrorPart(error_event(obj, API))),
         }
+
+    @property
+    def cursor(self) -> tuple[str, str] | None:
+        """``(response id, sequence_number of the last event decoded)``: a
+        background response's stream resumes after it (``None`` before both
+        are known)."""
+        if self._response is None or self._number is None:
+            return None
+        return self._response, str(self._number)
 
     def decode(self, event: str, data: str) -> list[Part]:
         if '"response.function_call_arguments.delta"' in data[:64]:
@@ -192,6 +205,9 @@ class OpenAIResponsesCodec:
         else:
             obj = load_payload(data, API)
         kind = obj.get("type") or event
+        number = obj.get("sequence_number")
+        if type(number) is int:
+            self._number = number
         parts: list[Part] = []
         if kind == "response.function_call_arguments.delta":
             delta = as_str(obj.get("delta"), f"{API}: delta") or ""
@@ -372,7 +388,9 @@ class OpenAIResponsesCodec:
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
         if isinstance(response, dict):
-            parts.append(meta_part(response.get("model"), response.get("id")))
+            meta = meta_part(response.get("model"), response.get("id"))
+            self._response = self._response or meta.response_id
+            parts.append(meta)
 
     def _ended(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = as_obj(obj.get("response"), f"{API}: response")
@@ -412,6 +430,8 @@ DIALECT: Final = WireDialect(
     paths=("/responses",),
     client_path="/responses",
     routes=("/v1/responses",),
+    continuation_routes=("/v1/responses/{response_id}",),
+    continuation_target=resume_target,
     base_path="/v1",
     encode_request=encode_request,
     tool_schemas=strict_schemas(tool_schema, custom_tool_schema),
@@ -420,6 +440,7 @@ DIALECT: Final = WireDialect(
     decode_request=emulation.decode_request,
     encoder=emulation.OpenAIResponsesEncoder,
     request_path=lambda model, stream: "/responses",
+    continuation_path=resume_path,
     is_error_body=lambda body: (
         isinstance(body, dict) and "output" not in body and body.get("error") is not None
     ),

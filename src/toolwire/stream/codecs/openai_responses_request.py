@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from toolwire.errors import UsageError
 from toolwire.messages import (
@@ -33,9 +34,34 @@ from toolwire.stream.codecs.openai_responses_items import (
     screenshot,
 )
 
-__all__ = ["API", "custom_tool_schema", "encode_input", "encode_request", "tool_schema"]
+__all__ = [
+    "API",
+    "custom_tool_schema",
+    "encode_input",
+    "encode_request",
+    "resume_path",
+    "resume_target",
+    "tool_schema",
+]
 
 API = "openai-responses"
+
+
+def resume_path(response_id: str, after: str | None) -> str:
+    """The path (under the base URL) that streams a stored response again:
+    its events after the one numbered ``after``, or all of them (``None``)."""
+    query = urlencode({"stream": "true", **({} if after is None else {"starting_after": after})})
+    return f"/responses/{quote(response_id, safe='')}?{query}"
+
+
+def resume_target(path: str, query: Mapping[str, str]) -> tuple[str, str | None] | None:
+    """``GET /v1/responses/{id}?stream=true&starting_after=N``: the response
+    and the event to start after (``None``: from the first; without
+    ``stream=true``, the whole response)."""
+    head, _, response_id = path.rstrip("/").rpartition("/")
+    if not head.endswith("/responses") or not response_id:
+        return None
+    return response_id, query.get("starting_after")
 
 
 def tool_schema(

@@ -259,6 +259,18 @@ class SSEDecoder:
         items: list[Frame | re.Match[str]] = self._feed(data, _make_pair, match)
         return items
 
+    def drop_partial(self) -> None:
+        """Forget the event being read and the incomplete line: the stream was
+        cut inside them, and what is fed next is a continuation that starts
+        at a whole event (a resumed stream). Events already given stay given."""
+        self._pending.clear()
+        self._pending_len = 0
+        self._skip_lf = False
+        self._data_lines = []
+        self._data_size = 0
+        self._event_type = ""
+        self._event_retry = None
+
     def close(self) -> list[ServerSentEvent]:
         """Mark the end of the stream.
 

@@ -68,6 +68,9 @@ class ParsedRequest:
     include_obfuscation: bool = True
     tools: list[Any] = field(default_factory=list[Any])
     instructions: str | None = None
+    background: bool = False
+    """A Responses request in background mode: the server keeps its events
+    so the stream can be resumed (``GET /v1/responses/{id}?stream=true``)."""
 
     @property
     def latest_has_error(self) -> bool:
@@ -189,6 +192,7 @@ class History:
         include_obfuscation: bool = True,
         tools: list[Any] | None = None,
         instructions: str | None = None,
+        background: bool = False,
     ) -> ParsedRequest:
         """The request read: this history, and what the reader found beside it."""
         return ParsedRequest(
@@ -203,4 +207,5 @@ class History:
             include_obfuscation=include_obfuscation,
             tools=tools if tools is not None else [],
             instructions=instructions,
+            background=background,
         )

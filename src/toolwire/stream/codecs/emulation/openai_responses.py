@@ -50,6 +50,15 @@ class OpenAIResponsesEncoder(Encoder):
             "message": "msg_" + hex_token(seed + ":msg", 50),
         }
 
+    def stream_key(self, reply: Reply) -> str | None:
+        """A background response is kept under its id (any other is not)."""
+        return self.ids(reply)["response"] if reply.request.background else None
+
+    def event_id(self, frame: Frame) -> str | None:
+        """An event's ``sequence_number`` (``starting_after`` names one)."""
+        found = frame.payload.get("sequence_number") if isinstance(frame.payload, dict) else None
+        return str(found) if type(found) is int else None
+
     @staticmethod
     def call_ids(reply: Reply, index: int) -> tuple[str, str]:
         """``(item id, call_id)`` of tool call ``index``: ``fc_...`` and ``call_...``."""
@@ -65,7 +74,7 @@ class OpenAIResponsesEncoder(Encoder):
             "object": "response",
             "created_at": reply.created,
             "status": status,
-            "background": False,
+            "background": request.background,
             "completed_at": reply.created if done else None,
             "error": None,
             "frequency_penalty": 0.0,
@@ -149,9 +158,17 @@ class OpenAIResponsesEncoder(Encoder):
         return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
 
     def stream(self, reply: Reply) -> list[Frame]:
-        """``response.created`` ... ``response.completed``, one item after another."""
+        """``response.created`` ... ``response.completed``, one item after another
+        (a background response is ``queued`` before it is ``in_progress``)."""
         out = _Events(reply)
-        out.emit("response.created", response=self._response(reply, "in_progress", [], done=False))
+        if reply.request.background:  # queued first, as OpenAI runs background responses
+            queued = self._response(reply, "queued", [], done=False)
+            out.emit("response.created", response=queued)
+            out.emit("response.queued", response=queued)
+        else:
+            out.emit(
+                "response.created", response=self._response(reply, "in_progress", [], done=False)
+            )
         out.emit(
             "response.in_progress", response=self._response(reply, "in_progress", [], done=False)
         )
@@ -360,10 +377,26 @@ def decode_request(
         history.passed(item)
     tools = data.get("tools")
     instructions = data.get("instructions")
+    background = _background(data)
     return history.parsed(
         dialect="openai-responses",
         model=get_model(data),
         stream=get_bool(data, "stream"),
         tools=tools if isinstance(tools, list) else [],
         instructions=instructions if isinstance(instructions, str) else None,
+        background=background,
     )
+
+
+def _background(data: dict[str, Any]) -> bool:
+    """Whether the request asks for background mode, as OpenAI accepts it:
+    stored, and (here) streamed."""
+    if not get_bool(data, "background"):
+        return False
+    if data.get("store") is False:
+        raise BadRequest("background mode requires store=true")
+    if not get_bool(data, "stream"):
+        raise BadRequest(
+            "the emulation server answers background requests streamed only: send stream=true"
+        )
+    return True
