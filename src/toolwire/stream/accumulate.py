@@ -177,16 +177,26 @@ class Accumulator:
             return
         if not args:
             return
-        self._budget.take(len(args))
-        size = call.size + len(args)
+        n = len(args)
+        budget = self._budget
+        used = budget.used + n
+        if used > budget.ceiling:
+            budget.take(n)
+        else:
+            budget.used = used
+        size = call.size + n
         if size > _calls.MAX_ARGUMENTS_CHARS:
-            call.over_size(len(args))
+            call.over_size(n)
             self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
             return
         call.size = size
         fragments = call.fragments
         fragments.append(args)
-        completed = scanner.feed(args)
+        # More of a string (the commonest fragment) cannot close the arguments.
+        if scanner.mid_string and '"' not in args and "\\" not in args:
+            completed = False
+        else:
+            completed = scanner.feed(args)
         out.append(
             new_tool_call_delta(
                 c, call.position, call.id, call.name, args, call.source, len(fragments)

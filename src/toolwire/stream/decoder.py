@@ -190,6 +190,7 @@ class StreamDecoder:
                     self._fast = cast(ArgsEventCodec, self._codec)
                     if isinstance(self._reader, EventStreamDecoder):
                         self._reader.match_event = getattr(self._codec, "args_event_type", None)
+                        self._reader.match_bytes = getattr(self._codec, "args_event_bytes", None)
             else:
                 self._reader = self._sniffer = SniffingReader(framings)
 
@@ -325,7 +326,10 @@ class StreamDecoder:
             self._decode_frames(self._codec, payloads, out, frames, final)
 
     def _decode_fast(
-        self, codec: Codec, payloads: Sequence[Frame | re.Match[str]], out: list[Event]
+        self,
+        codec: Codec,
+        payloads: Sequence[Frame | re.Match[str] | re.Match[bytes]],
+        out: list[Event],
     ) -> None:
         """The hot path: no per-payload bookkeeping. An argument delta that the
         reader matched by its shape goes straight to its call."""

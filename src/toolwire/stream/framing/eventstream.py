@@ -27,7 +27,10 @@ refused as soon as its prelude is read, before its bytes are buffered. A
 stream repeats a few header blocks (one per event type): each is read once
 and kept (a few dozen at most). :meth:`EventStreamDecoder.feed_matched` hands
 the payloads of one event type that a codec recognizes by their text as
-matches, as ``SSEDecoder.feed_matched`` does for SSE events.
+matches, as ``SSEDecoder.feed_matched`` does for SSE events; with
+:attr:`~EventStreamDecoder.match_bytes`, a message whose header block is
+that event's, byte for byte, has its payload matched in place, right after
+its CRCs are checked (no copy, no UTF-8 decoding, no header read).
 Reference: https://docs.aws.amazon.com/AmazonS3/latest/API/RESTSelectObjectAppendix.html
 (the same encoding, described for S3 Select) and the SDKs' event-stream codecs.
 """
@@ -38,7 +41,7 @@ import re
 import struct
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, TypeAlias, overload
@@ -56,6 +59,7 @@ from toolwire.stream.framing.sse import EventMatcher
 
 __all__ = [
     "MEDIA_TYPE",
+    "BytesMatcher",
     "EventStreamDecoder",
     "EventStreamMessage",
     "HeaderValue",
@@ -67,6 +71,11 @@ __all__ = [
 HeaderValue: TypeAlias = bool | int | bytes | str | datetime | uuid.UUID
 """A header's value, by its wire type: bool, byte/short/int/long (``int``),
 byte array (``bytes``), string (``str``), timestamp (``datetime``, UTC), UUID."""
+
+BytesMatcher: TypeAlias = Callable[[bytes, int, int], "re.Match[bytes] | None"]
+"""Recognizes a payload in place: ``match(buffer, start, end)`` is a match of
+all of ``buffer[start:end]`` or ``None`` (a compiled bytes pattern's
+``fullmatch``)."""
 
 MEDIA_TYPE: Final = "application/vnd.amazon.eventstream"
 """The framing's media type (a response's ``Content-Type``)."""
@@ -119,11 +128,13 @@ class EventStreamDecoder:
         "_error",
         "_errors",
         "_known",
+        "_match_block",
         "_max",
         "_need",
         "_pending",
         "_pending_len",
         "_undecodable",
+        "match_bytes",
         "match_event",
     )
 
@@ -141,6 +152,12 @@ class EventStreamDecoder:
         self._known: dict[bytes, dict[str, HeaderValue]] = {}
         self.match_event: str | None = None
         """The events whose payloads :meth:`feed_matched` tries to match."""
+        self.match_bytes: BytesMatcher | None = None
+        """Tried first on the payload bytes of a :attr:`match_event` event, in
+        place; what it does not recognize is decoded and given to the text
+        matcher of :meth:`feed_matched`."""
+        self._match_block: bytes | None = None
+        """The raw header block of :attr:`match_event` events (learnt from the first)."""
 
     @property
     def undecodable(self) -> bool:
@@ -166,9 +183,20 @@ class EventStreamDecoder:
                 raise
         return out
 
-    def _cut(self, data: bytes) -> list[tuple[bytes, bytes]]:
+    @overload
+    def _cut(self, data: bytes) -> list[tuple[bytes, bytes]]: ...
+    @overload
+    def _cut(
+        self, data: bytes, fast: BytesMatcher | None
+    ) -> list[tuple[bytes, bytes] | re.Match[bytes]]: ...
+
+    def _cut(
+        self, data: bytes, fast: BytesMatcher | None = None
+    ) -> list[tuple[bytes, bytes]] | list[tuple[bytes, bytes] | re.Match[bytes]]:
         """``(raw headers, payload)`` of each message ``data`` completes, both
-        CRCs checked; the messages before a fault, then the fault on the next call."""
+        CRCs checked, or the match of ``fast`` on the payload of a
+        :attr:`match_event` message; the messages before a fault, then the
+        fault on the next call."""
         if self._error is not None:
             raise self._error.with_traceback(None)
         if self._closed:
@@ -181,10 +209,12 @@ class EventStreamDecoder:
             return []
         buffer = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
         view = memoryview(buffer)
-        out: list[tuple[bytes, bytes]] = []
+        out: list[Any] = []
         pos, size = 0, len(buffer)
         crc32, prelude, unpack = zlib.crc32, _PRELUDE_STRUCT.unpack_from, _U32.unpack_from
         limit = self._max
+        block = self._match_block or b""
+        known = len(block) if fast is not None and self._match_block is not None else -1
         try:
             while True:
                 if size - pos < _PRELUDE:
@@ -212,6 +242,17 @@ class EventStreamDecoder:
                         raw=buffer[pos : pos + _SNIPPET],
                     )
                 split = pos + _PRELUDE + headers_len
+                if fast is not None and (
+                    (headers_len == known and buffer.startswith(block, pos + _PRELUDE))
+                    or (known < 0 and self._learn(buffer[pos + _PRELUDE : split]))
+                ):
+                    block = self._match_block or b""
+                    known = len(block)
+                    found = fast(buffer, split, end - 4)
+                    if found is not None:
+                        out.append(found)
+                        pos = end
+                        continue
                 out.append((buffer[pos + _PRELUDE : split], buffer[split : end - 4]))
                 pos = end
         except RemoteProtocolError as exc:
@@ -224,6 +265,19 @@ class EventStreamDecoder:
         self._pending = [rest] if rest else []
         self._pending_len = len(rest)
         return out
+
+    def _learn(self, raw: bytes) -> bool:
+        """Whether ``raw`` is the header block of a :attr:`match_event` event
+        (then kept: the stream's other such events repeat it)."""
+        headers = self._read_headers(raw)
+        if (
+            headers.get(":message-type", "event") != "event"
+            or headers.get(":event-type") != self.match_event
+            or raw not in self._known
+        ):
+            return False
+        self._match_block = raw
+        return True
 
     def _read_headers(self, raw: bytes) -> Mapping[str, HeaderValue]:
         """The headers of a raw header block; blocks seen before are not read
@@ -261,11 +315,14 @@ class EventStreamDecoder:
         :class:`~toolwire.errors.StreamErrorEvent` (after the frames before it)."""
         return self._frames(self._cut(data))
 
-    def feed_matched(self, data: bytes, match: EventMatcher) -> list[Frame | re.Match[str]]:
+    def feed_matched(
+        self, data: bytes, match: EventMatcher
+    ) -> list[Frame | re.Match[str] | re.Match[bytes]]:
         """Like :meth:`feed_pairs`, but the payload of a :attr:`match_event`
-        event that ``match`` recognizes whole (``match(payload, 0)``) is given
-        as its match, for the codec to read without parsing it."""
-        return self._frames(self._cut(data), match)
+        event that :attr:`match_bytes` recognizes in place, or else ``match``
+        whole as text (``match(payload, 0)``), is given as its match, for the
+        codec to read without parsing it."""
+        return self._frames(self._cut(data, self.match_bytes), match)
 
     def close_pairs(self) -> list[Frame]:
         """Like :meth:`close`, as frames."""
@@ -276,17 +333,23 @@ class EventStreamDecoder:
     def _frames(self, raw: list[tuple[bytes, bytes]]) -> list[Frame]: ...
     @overload
     def _frames(
-        self, raw: list[tuple[bytes, bytes]], match: EventMatcher
-    ) -> list[Frame | re.Match[str]]: ...
+        self, raw: list[tuple[bytes, bytes] | re.Match[bytes]], match: EventMatcher
+    ) -> list[Frame | re.Match[str] | re.Match[bytes]]: ...
 
     def _frames(
-        self, raw: list[tuple[bytes, bytes]], match: EventMatcher | None = None
-    ) -> list[Frame] | list[Frame | re.Match[str]]:
+        self,
+        raw: list[tuple[bytes, bytes]] | list[tuple[bytes, bytes] | re.Match[bytes]],
+        match: EventMatcher | None = None,
+    ) -> list[Frame] | list[Frame | re.Match[str] | re.Match[bytes]]:
         frames: list[Any] = []
         known = self._known
         matched = self.match_event if match is not None else None
         try:
-            for block, payload in raw:
+            for item in raw:
+                if type(item) is not tuple:
+                    frames.append(item)  # matched in place by _cut
+                    continue
+                block, payload = item
                 headers = known.get(block) or self._read_headers(block)
                 kind = headers.get(":message-type", "event")
                 if kind != "event":
