@@ -175,6 +175,7 @@ class BedrockConverseCodec:
 
     def __init__(self) -> None:
         self._tools: set[int] = set()  # open toolUse blocks
+        self._tool_digits: dict[str | bytes, int] = {}  # the same, by their index's digits
         self._reasoning: dict[int, _Reasoning] = {}
         self._calls = 0  # toolUse blocks so far: where reasoning goes back
         self.quirks: set[str] = set()
@@ -185,8 +186,8 @@ class BedrockConverseCodec:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a
         block that is not an open ``toolUse``, nor a bad escape."""
         digits, found = m.group(1, 2)
-        index = int(digits)
-        if index not in self._tools:
+        index = self._tool_digits.get(digits)
+        if index is None:
             return None
         # Bytes are well-formed UTF-8 by the pattern.
         raw: str = found.decode() if type(found) is bytes else found  # type: ignore[assignment]
@@ -253,6 +254,7 @@ class BedrockConverseCodec:
             return []  # a toolResult or image block: nothing the client runs
         tool = as_obj(tool, f"{API}: toolUse")
         self._tools.add(index)
+        self._tool_digits[str(index)] = self._tool_digits[str(index).encode()] = index
         self._calls += 1
         return [
             CallPart(
@@ -289,6 +291,8 @@ class BedrockConverseCodec:
     def _stop(self, index: int) -> list[Part]:
         if index in self._tools:
             self._tools.discard(index)
+            self._tool_digits.pop(str(index), None)
+            self._tool_digits.pop(str(index).encode(), None)
             return [CallDone(index=index)]
         reasoning = self._reasoning.pop(index, None)
         if reasoning is not None:

@@ -98,6 +98,8 @@ _SNIPPET: Final = 80
 _KNOWN_BLOCKS: Final = 32
 _KNOWN_SIZE: Final = 512
 """The header blocks kept read: at most so many, of at most so many bytes."""
+_KNOWN_PRELUDES: Final = 1024
+"""The checked preludes kept (12 bytes each, with their two lengths)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +135,9 @@ class EventStreamDecoder:
         "_need",
         "_pending",
         "_pending_len",
+        "_preludes",
         "_undecodable",
+        "_unmatched",
         "match_bytes",
         "match_event",
     )
@@ -150,6 +154,9 @@ class EventStreamDecoder:
         self._closed = False
         self._error: RemoteProtocolError | StreamErrorEvent | None = None
         self._known: dict[bytes, dict[str, HeaderValue]] = {}
+        self._preludes: dict[bytes, tuple[int, int]] = {}
+        self._unmatched = 0  # messages the last _cut() gave as raw pairs
+        """Preludes checked already, by their bytes (lengths repeat)."""
         self.match_event: str | None = None
         """The events whose payloads :meth:`feed_matched` tries to match."""
         self.match_bytes: BytesMatcher | None = None
@@ -211,27 +218,25 @@ class EventStreamDecoder:
         view = memoryview(buffer)
         out: list[Any] = []
         pos, size = 0, len(buffer)
-        crc32, prelude, unpack = zlib.crc32, _PRELUDE_STRUCT.unpack_from, _U32.unpack_from
-        limit = self._max
+        crc32, unpack = zlib.crc32, _U32.unpack_from
+        preludes = self._preludes
+        match = fast or _no_match
         block = self._match_block or b""
-        known = len(block) if fast is not None and self._match_block is not None else -1
+        # The header block's length when known; -1 to learn it; -2 not to match.
+        known = -2 if fast is None else -1 if self._match_block is None else len(block)
+        unmatched = 0
         try:
             while True:
                 if size - pos < _PRELUDE:
                     self._need = _PRELUDE
                     break
-                total, headers_len, crc = prelude(buffer, pos)
-                if crc32(view[pos : pos + 8]) != crc:
-                    raise RemoteProtocolError(
-                        "an event-stream prelude fails its CRC32 check",
-                        raw=buffer[pos : pos + _PRELUDE],
-                    )
-                if not (
-                    _OVERHEAD <= total <= limit
-                    and headers_len <= total - _OVERHEAD
-                    and headers_len <= MAX_HEADERS_BYTES
-                ):
-                    raise self._out_of_bounds(total, headers_len, buffer[pos : pos + _PRELUDE])
+                head = buffer[pos : pos + _PRELUDE]
+                lengths = preludes.get(head)
+                if lengths is None:
+                    lengths = self._prelude(head)
+                    if len(preludes) < _KNOWN_PRELUDES:
+                        preludes[head] = lengths
+                total, headers_len = lengths
                 end = pos + total
                 if size < end:
                     self._need = total
@@ -242,29 +247,43 @@ class EventStreamDecoder:
                         raw=buffer[pos : pos + _SNIPPET],
                     )
                 split = pos + _PRELUDE + headers_len
-                if fast is not None and (
-                    (headers_len == known and buffer.startswith(block, pos + _PRELUDE))
-                    or (known < 0 and self._learn(buffer[pos + _PRELUDE : split]))
-                ):
+                if known == -1 and self._learn(buffer[pos + _PRELUDE : split]):
                     block = self._match_block or b""
-                    known = len(block)
-                    found = fast(buffer, split, end - 4)
+                    known = headers_len
+                if headers_len == known and buffer.startswith(block, pos + _PRELUDE):
+                    found = match(buffer, split, end - 4)
                     if found is not None:
                         out.append(found)
                         pos = end
                         continue
                 out.append((buffer[pos + _PRELUDE : split], buffer[split : end - 4]))
+                unmatched += 1
                 pos = end
         except RemoteProtocolError as exc:
             self._error = exc
             self._pending, self._pending_len = [], 0
             if not out:
                 raise
+            self._unmatched = unmatched
             return out
         rest = buffer[pos:]
         self._pending = [rest] if rest else []
         self._pending_len = len(rest)
+        self._unmatched = unmatched
         return out
+
+    def _prelude(self, head: bytes) -> tuple[int, int]:
+        """The total and headers lengths of a message's first 12 bytes, checked."""
+        total, headers_len, crc = _PRELUDE_STRUCT.unpack(head)
+        if zlib.crc32(head[:8]) != crc:
+            raise RemoteProtocolError("an event-stream prelude fails its CRC32 check", raw=head)
+        if not (
+            _OVERHEAD <= total <= self._max
+            and headers_len <= total - _OVERHEAD
+            and headers_len <= MAX_HEADERS_BYTES
+        ):
+            raise self._out_of_bounds(total, headers_len, head)
+        return total, headers_len
 
     def _learn(self, raw: bytes) -> bool:
         """Whether ``raw`` is the header block of a :attr:`match_event` event
@@ -322,7 +341,10 @@ class EventStreamDecoder:
         event that :attr:`match_bytes` recognizes in place, or else ``match``
         whole as text (``match(payload, 0)``), is given as its match, for the
         codec to read without parsing it."""
-        return self._frames(self._cut(data, self.match_bytes), match)
+        raw = self._cut(data, self.match_bytes)
+        if not self._unmatched:
+            return raw  # type: ignore[return-value]  # matches alone
+        return self._frames(raw, match)
 
     def close_pairs(self) -> list[Frame]:
         """Like :meth:`close`, as frames."""
@@ -396,6 +418,10 @@ class EventStreamDecoder:
         return RemoteProtocolError(
             f"an event-stream headers length of {headers} bytes is out of bounds", raw=raw
         )
+
+
+def _no_match(_buffer: bytes, _start: int, _end: int) -> None:
+    return None
 
 
 def _headers(raw: bytes) -> dict[str, HeaderValue]:
