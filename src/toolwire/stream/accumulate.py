@@ -190,35 +190,50 @@ class Accumulator:
             budget, most = self._budget, _calls.MAX_ARGUMENTS_CHARS
             fragments, position, name = call.fragments, call.position, call.name
             call_id, source = call.id, call.source
-            while i < end:
-                args = texts[i]
-                i += 1
-                if not args:
-                    continue
-                n = len(args)
-                used = budget.used + n
-                if used > budget.ceiling:
-                    budget.take(n)
-                else:
-                    budget.used = used
-                size = call.size + n
-                if size > most:
-                    call.over_size(n)
-                    self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
-                    break  # the rest go the general way
-                call.size = size
-                fragments.append(args)
-                # More of a string (the commonest fragment) cannot close the arguments.
-                if scanner.mid_string and '"' not in args and "\\" not in args:
-                    completed = False
-                else:
-                    completed = scanner.feed(args)
-                out.append(
-                    new_tool_call_delta(c, position, call_id, name, args, source, len(fragments))
-                )
-                if completed and name:
-                    self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
-                    break
+            # Characters that fit both the response's reservation and the
+            # call's cap: counted in ``taken``, settled once; a fragment past
+            # them is settled and checked on its own.
+            room = min(budget.ceiling - budget.used, most - call.size)
+            taken = 0
+            try:
+                while i < end:
+                    args = texts[i]
+                    i += 1
+                    if not args:
+                        continue
+                    n = len(args)
+                    taken += n
+                    if taken > room:
+                        budget.used += taken - n
+                        call.size += taken - n
+                        taken = 0
+                        budget.take(n)
+                        if call.size + n > most:
+                            call.over_size(n)
+                            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+                            break  # the rest go the general way
+                        call.size += n
+                        room = min(budget.ceiling - budget.used, most - call.size)
+                    fragments.append(args)
+                    # More of a string (the commonest fragment) cannot close the arguments.
+                    if scanner.mid_string and '"' not in args and "\\" not in args:
+                        completed = False
+                    else:
+                        completed = scanner.feed(args)
+                    out.append(
+                        new_tool_call_delta(
+                            c, position, call_id, name, args, source, len(fragments)
+                        )
+                    )
+                    if completed and name:
+                        budget.used += taken
+                        call.size += taken
+                        taken = 0
+                        self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+                        break
+            finally:
+                budget.used += taken
+                call.size += taken
 
     def _text_part(self, part: TextPart | ReasoningPart, out: list[Event]) -> None:
         text = part.text

@@ -338,12 +338,14 @@ class StreamDecoder:
         apply = acc.apply
         add_args = acc.add_args
         decode = codec.decode
-        fast = cast(ArgsEventCodec, self._fast)  # not None when the reader matched
+        fast = self._fast  # not None when the reader matched
+        args_delta = fast.args_delta if fast is not None else _no_args_delta
+        args_frame = fast.args_frame if fast is not None else _no_args_frame
         run: list[str] = []  # fragments matched for one call, not applied yet
         run_c = run_index = -1
         for item in payloads:
             if not isinstance(item, tuple):
-                found = fast.args_delta(cast("re.Match[Any]", item))
+                found = args_delta(item)
                 if found is not None:
                     c, index, fragment = found
                     if index != run_index or c != run_c:
@@ -352,7 +354,7 @@ class StreamDecoder:
                         run, run_c, run_index = [], c, index
                     run.append(fragment)
                     continue
-                event, data = fast.args_frame(cast("re.Match[Any]", item))
+                event, data = args_frame(item)
             else:
                 event, data = item
             if run:
@@ -493,6 +495,14 @@ def _malformed(dialect: str, exc: Exception, body: Any) -> RemoteProtocolError:
     except (TypeError, ValueError):
         raw = None
     return RemoteProtocolError(f"malformed {dialect} response: {message}", raw=raw)
+
+
+def _no_args_delta(_m: re.Match[Any]) -> tuple[int, int, str] | None:
+    raise AssertionError("a match from a reader without a matcher")
+
+
+def _no_args_frame(_m: re.Match[Any]) -> tuple[str, str]:
+    raise AssertionError("a match from a reader without a matcher")
 
 
 def _codec_bug(dialect: str, exc: Exception, data: str) -> RemoteProtocolError:

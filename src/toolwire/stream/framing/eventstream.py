@@ -155,8 +155,8 @@ class EventStreamDecoder:
         self._error: RemoteProtocolError | StreamErrorEvent | None = None
         self._known: dict[bytes, dict[str, HeaderValue]] = {}
         self._preludes: dict[bytes, tuple[int, int]] = {}
-        self._unmatched = 0  # messages the last _cut() gave as raw pairs
         """Preludes checked already, by their bytes (lengths repeat)."""
+        self._unmatched = 0  # messages the last _cut() gave as raw pairs
         self.match_event: str | None = None
         """The events whose payloads :meth:`feed_matched` tries to match."""
         self.match_bytes: BytesMatcher | None = None
