@@ -240,18 +240,25 @@ def new_tool_call_delta(
     mark: int,
     _new: Any = object.__new__,
     _cls: Any = ToolCallDelta,
-    _s: tuple[Any, ...] = _TCD,
+    _kind: Any = _TCD[0],
+    _choice: Any = _TCD[1],
+    _index: Any = _TCD[2],
+    _id: Any = _TCD[3],
+    _name: Any = _TCD[4],
+    _delta: Any = _TCD[5],
+    _source: Any = _TCD[6],
+    _mark: Any = _TCD[7],
 ) -> ToolCallDelta:
     """``ToolCallDelta(...)`` for the hot path (internal)."""
     obj: ToolCallDelta = _new(_cls)
-    _s[0](obj, "tool_call_delta")
-    _s[1](obj, choice)
-    _s[2](obj, index)
-    _s[3](obj, id)
-    _s[4](obj, name)
-    _s[5](obj, delta)
-    _s[6](obj, source)
-    _s[7](obj, mark)
+    _kind(obj, "tool_call_delta")
+    _choice(obj, choice)
+    _index(obj, index)
+    _id(obj, id)
+    _name(obj, name)
+    _delta(obj, delta)
+    _source(obj, source)
+    _mark(obj, mark)
     return obj
 
 

@@ -396,3 +396,81 @@ def test_plain_deltas_are_taken_as_matches() -> None:
     payload = '{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\\"a\\""}},"p":"xyz"}'
     found = decoder._fast.args_event(payload, 0)
     assert found is not None and found.groups() == ("0", '{\\"a\\"')
+
+
+# -- argument payloads matched in their bytes, in place ----------------------------
+
+_RAW_INPUTS = [
+    b'"{\\"path\\": \\"a.py\\", "',
+    '"caf\u00e9 \u2714 \u3053\u3093 \U0001f600"'.encode(),  # raw UTF-8, 2 to 4 bytes
+    b'"tab\\t\\u00e9 \\\\ end"',
+    b'"\x7f"',
+    b'"\xff"',  # not UTF-8
+    b'"\xc3"',  # a cut sequence
+    b'"\xed\xa0\x80"',  # an encoded surrogate
+    b'"\xe0\x80\x80"',  # an overlong form
+    b'"\x01"',  # a raw control character
+    b'"\\q"',  # a bad escape
+    b'"\\\xc3\xa9"',  # a backslash before a non-ASCII character
+]
+
+
+def _args_body(inputs: list[bytes]) -> bytes:
+    head = converse(("messageStart", {"role": "assistant"}), start(1, "t1", "f"))
+    deltas = b"".join(
+        event_message(
+            "contentBlockDelta",
+            b'{"contentBlockIndex":1,"delta":{"toolUse":{"input":' + raw + b'}},"p":"abc"}',
+        )
+        for raw in inputs
+    )
+    return head + deltas + converse(stop(1), ("messageStop", {"stopReason": "tool_use"}))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    picks=st.lists(st.sampled_from(range(len(_RAW_INPUTS))), max_size=8),
+    cuts=st.lists(st.integers(0, 3000), max_size=6),
+)
+def test_deltas_matched_in_their_bytes_read_as_the_general_path_reads_them(
+    picks: list[int], cuts: list[int]
+) -> None:
+    body = _args_body([_RAW_INPUTS[i] for i in picks])
+    cuts = [c for c in cuts if c <= len(body)]
+    fast = StreamDecoder("bedrock-converse")
+    fast_events = _event_frames(fast, body, cuts)
+    slow = StreamDecoder("bedrock-converse", short_path=False)
+    slow_events = _event_frames(slow, body, cuts)
+    assert repr(fast_events) == repr(slow_events)
+    assert repr(fast.result()) == repr(slow.result())
+    assert slow.short_path_deltas == 0
+
+
+def test_plain_and_non_ascii_deltas_take_the_short_path_in_any_pieces() -> None:
+    inputs = [_RAW_INPUTS[0], _RAW_INPUTS[1], _RAW_INPUTS[2], _RAW_INPUTS[3]] * 5
+    body = _args_body(inputs)
+    for size in (1, 7, 100, len(body)):
+        decoder = StreamDecoder("bedrock-converse")
+        for i in range(0, len(body), size):
+            decoder.feed(body[i : i + size])
+        decoder.close()
+        assert decoder.short_path_deltas == len(inputs), size
+
+
+def test_the_reader_matches_argument_payloads_in_place() -> None:
+    from toolwire.stream.framing.eventstream import EventStreamDecoder
+
+    codec = bedrock.BedrockConverseCodec()
+    reader = EventStreamDecoder()
+    reader.match_event = codec.args_event_type
+    reader.match_bytes = codec.args_event_bytes
+    assert codec.args_event is not None
+    body = _args_body([_RAW_INPUTS[0], _RAW_INPUTS[1], _RAW_INPUTS[4]])
+    items = reader.feed_matched(body, codec.args_event)
+    kinds = [type(item) is tuple or type(item.string).__name__ for item in items]
+    # messageStart, contentBlockStart; two deltas matched in their bytes (the
+    # first one of the body too); one that is not UTF-8 is not matched: its
+    # text is refused.
+    assert kinds == [True, True, "bytes", "bytes"]
+    with pytest.raises(RemoteProtocolError, match="not valid UTF-8"):
+        reader.feed_matched(b"", codec.args_event)

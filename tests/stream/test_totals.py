@@ -9,7 +9,7 @@ import json
 import pytest
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream import _budget, accumulate
+from toolwire.stream import _budget, _calls, accumulate
 from toolwire.stream.decoder import StreamDecoder
 
 MIB = 1024 * 1024
@@ -113,3 +113,59 @@ def test_the_responses_of_a_process_share_one_budget(monkeypatch: pytest.MonkeyP
     third.feed(sse(*(text(0, "z" * 100_000) for _ in range(15))))
     assert third.error is None
     third.close()
+
+
+def _anthropic_deltas(fragments: list[str]) -> bytes:
+    """A call whose argument deltas have the exact shape the short path reads."""
+
+    def event(name: str, obj: dict[str, object]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(obj, separators=(',', ':'))}\n\n".encode()
+
+    block = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+    out = [
+        event("message_start", {"type": "message_start", "message": {"id": "msg_1"}}),
+        event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        ),
+    ]
+    for fragment in fragments:
+        delta = {"type": "input_json_delta", "partial_json": fragment}
+        out.append(
+            event(
+                "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+            )
+        )
+    out += [
+        event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        event("message_stop", {"type": "message_stop"}),
+    ]
+    return b"".join(out)
+
+
+@pytest.mark.parametrize(
+    ("cap", "fragments", "outcome"),
+    [
+        ("call", ['{"a": "', *["xyz12"] * 20, '"}'], "the arguments exceed 40 characters"),
+        ("response", ['{"a": "', *["xyz12"] * 20, '"}'], "more than 40 characters"),
+        (None, ['{"a": 1}', "x", "y"], "ToolCallReady"),
+    ],
+)
+def test_runs_of_matched_deltas_meet_the_caps_as_the_general_path_does(
+    monkeypatch: pytest.MonkeyPatch, cap: str | None, fragments: list[str], outcome: str
+) -> None:
+    if cap == "call":
+        monkeypatch.setattr(_calls, "MAX_ARGUMENTS_CHARS", 40)
+    elif cap == "response":
+        monkeypatch.setattr(_budget, "MAX_RESPONSE_CHARS", 40)
+    body = _anthropic_deltas(fragments)
+    seen = []
+    for short_path in (True, False):
+        decoder = StreamDecoder("anthropic-messages", short_path=short_path)
+        events = decoder.feed(body) + decoder.close()
+        seen.append((repr(events), repr(decoder.result()), decoder.short_path_deltas))
+    (fast, fast_result, taken), (slow, slow_result, untaken) = seen
+    assert fast == slow and fast_result == slow_result
+    assert taken >= 1 and untaken == 0
+    assert outcome in fast + fast_result

@@ -39,12 +39,15 @@ def _give(amount: int) -> None:
 class ResponseBudget:
     """The characters one response holds, and its share of the process's."""
 
-    __slots__ = ("__weakref__", "_finalizer", "_reserved", "limit", "used")
+    __slots__ = ("__weakref__", "_finalizer", "_reserved", "ceiling", "limit", "used")
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = MAX_RESPONSE_CHARS if limit is None else limit
         self.used = 0
         self._reserved = [0]
+        self.ceiling = 0
+        """What ``used`` may reach without reserving more: a caller on a hot
+        path may add to ``used`` itself below it, and call :meth:`take` past it."""
         self._finalizer = weakref.finalize(self, _release, self._reserved)
 
     def take(self, n: int) -> None:
@@ -72,10 +75,12 @@ class ResponseBudget:
                 )
             _held[0] += want
         self._reserved[0] += want
+        self.ceiling = self._reserved[0]
 
     def release(self) -> None:
         """Give the reservation back (the response's decoding ended)."""
         self._finalizer()
+        self.ceiling = 0
 
 
 def _release(reserved: list[int]) -> None:

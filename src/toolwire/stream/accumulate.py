@@ -46,7 +46,7 @@ No I/O, no clocks: this module is fed parts and returns events.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn, cast
 
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
@@ -162,38 +162,78 @@ class Accumulator:
             self.fail(exc, out)
 
     def add_args(self, c: int, index: int | None, args: str, out: list[Event]) -> None:
-        """Apply ``ArgsPart(c, index, args)``: the common case, kept short (more
-        text for an open call); anything unusual takes the general path."""
-        choice = self._choices.get(c)
-        call = None
-        if choice is not None:
-            if index is not None:
-                call = choice.by_index.get(index)
-            elif choice.calls:
-                call = choice.calls[-1]
-        scanner = call.scanner if call is not None else None
-        if call is None or scanner is None or call.state != OPEN or self.check_utf8:
-            self._call_part(CallPart(c, None, index, None, args), out)
-            return
-        if not args:
-            return
-        self._budget.take(len(args))
-        size = call.size + len(args)
-        if size > _calls.MAX_ARGUMENTS_CHARS:
-            call.over_size(len(args))
-            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
-            return
-        call.size = size
-        fragments = call.fragments
-        fragments.append(args)
-        completed = scanner.feed(args)
-        out.append(
-            new_tool_call_delta(
-                c, call.position, call.id, call.name, args, call.source, len(fragments)
-            )
-        )
-        if completed and call.name:
-            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+        """Apply ``ArgsPart(c, index, args)`` (see :meth:`add_args_run`)."""
+        self.add_args_run(c, index, (args,), out)
+
+    def add_args_run(
+        self, c: int, index: int | None, texts: Sequence[str], out: list[Event]
+    ) -> None:
+        """Apply ``ArgsPart(c, index, text)`` for each of ``texts``, in order:
+        the common case, kept short (more text for an open call, looked up
+        once for the run); anything unusual takes the general path."""
+        i, end = 0, len(texts)
+        while i < end:
+            if self.error is not None:
+                return
+            choice = self._choices.get(c)
+            call = None
+            if choice is not None:
+                if index is not None:
+                    call = choice.by_index.get(index)
+                elif choice.calls:
+                    call = choice.calls[-1]
+            scanner = call.scanner if call is not None else None
+            if call is None or scanner is None or call.state != OPEN or self.check_utf8:
+                self._call_part(CallPart(c, None, index, None, texts[i]), out)
+                i += 1
+                continue
+            budget, most = self._budget, _calls.MAX_ARGUMENTS_CHARS
+            fragments, position, name = call.fragments, call.position, call.name
+            call_id, source = call.id, call.source
+            # Characters that fit both the response's reservation and the
+            # call's cap: counted in ``taken``, settled once; a fragment past
+            # them is settled and checked on its own.
+            room = min(budget.ceiling - budget.used, most - call.size)
+            taken = 0
+            try:
+                while i < end:
+                    args = texts[i]
+                    i += 1
+                    if not args:
+                        continue
+                    n = len(args)
+                    taken += n
+                    if taken > room:
+                        budget.used += taken - n
+                        call.size += taken - n
+                        taken = 0
+                        budget.take(n)
+                        if call.size + n > most:
+                            call.over_size(n)
+                            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+                            break  # the rest go the general way
+                        call.size += n
+                        room = min(budget.ceiling - budget.used, most - call.size)
+                    fragments.append(args)
+                    # More of a string (the commonest fragment) cannot close the arguments.
+                    if scanner.mid_string and '"' not in args and "\\" not in args:
+                        completed = False
+                    else:
+                        completed = scanner.feed(args)
+                    out.append(
+                        new_tool_call_delta(
+                            c, position, call_id, name, args, source, len(fragments)
+                        )
+                    )
+                    if completed and name:
+                        budget.used += taken
+                        call.size += taken
+                        taken = 0
+                        self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+                        break
+            finally:
+                budget.used += taken
+                call.size += taken
 
     def _text_part(self, part: TextPart | ReasoningPart, out: list[Event]) -> None:
         text = part.text

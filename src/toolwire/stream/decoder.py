@@ -190,6 +190,7 @@ class StreamDecoder:
                     self._fast = cast(ArgsEventCodec, self._codec)
                     if isinstance(self._reader, EventStreamDecoder):
                         self._reader.match_event = getattr(self._codec, "args_event_type", None)
+                        self._reader.match_bytes = getattr(self._codec, "args_event_bytes", None)
             else:
                 self._reader = self._sniffer = SniffingReader(framings)
 
@@ -350,51 +351,73 @@ class StreamDecoder:
             self._decode_frames(self._codec, payloads, out, frames, final)
 
     def _decode_fast(
-        self, codec: Codec, payloads: Sequence[Frame | re.Match[str]], out: list[Event]
+        self,
+        codec: Codec,
+        payloads: Sequence[Frame | re.Match[str] | re.Match[bytes]],
+        out: list[Event],
     ) -> None:
-        """The hot path: no per-payload bookkeeping. An argument delta that the
-        reader matched by its shape goes straight to its call."""
+        """The hot path: no per-payload bookkeeping. The argument deltas that
+        the reader matched by their shape go straight to their call, a run of
+        consecutive ones for one call at a time."""
         acc = self._acc
         apply = acc.apply
         add_args = acc.add_args
         decode = codec.decode
-        fast = cast(ArgsEventCodec, self._fast)  # not None when the reader matched
-        taken = 0  # argument deltas read the short way
-        try:
-            for item in payloads:
-                if acc.error is not None:
-                    return
-                if isinstance(item, tuple):
-                    event, data = item
-                else:
-                    found = fast.args_delta(item)
-                    if found is not None:
-                        c, index, fragment = found
-                        taken += 1
-                        try:
-                            add_args(c, index, fragment, out)
-                        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
-                            acc.fail(exc, out)
-                        continue
-                    event, data = fast.args_frame(item)
-                if not data and not event:  # END_OF_BODY
-                    apply([StreamEndPart()], out)
+        fast = self._fast  # not None when the reader matched
+        args_delta = fast.args_delta if fast is not None else _no_args_delta
+        args_frame = fast.args_frame if fast is not None else _no_args_frame
+        run: list[str] = []  # fragments matched for one call, not applied yet
+        run_c = run_index = -1
+        for item in payloads:
+            if not isinstance(item, tuple):
+                found = args_delta(item)
+                if found is not None:
+                    c, index, fragment = found
+                    if index != run_index or c != run_c:
+                        if run and not self._apply_run(run_c, run_index, run, out):
+                            return
+                        run, run_c, run_index = [], c, index
+                    run.append(fragment)
                     continue
-                try:
-                    decoded = decode(event, data)
-                    if len(decoded) == 1 and type(part := decoded[0]) is ArgsPart:
-                        # One argument fragment, the commonest payload: straight to its call.
-                        add_args(part.choice, part.index, part.args, out)
-                        continue
-                except ToolwireError as exc:
-                    acc.fail(exc, out)
+                event, data = args_frame(item)
+            else:
+                event, data = item
+            if run:
+                if not self._apply_run(run_c, run_index, run, out):
                     return
-                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                    acc.fail(_codec_bug(codec.dialect, exc, data), out)
-                    return
-                apply(decoded, out)
-        finally:
-            self.short_path_deltas += taken
+                run, run_index = [], -1
+            if acc.error is not None:
+                return
+            if not data and not event:  # END_OF_BODY
+                apply([StreamEndPart()], out)
+                continue
+            try:
+                decoded = decode(event, data)
+                if len(decoded) == 1 and type(part := decoded[0]) is ArgsPart:
+                    # One argument fragment, the commonest payload: straight to its call.
+                    add_args(part.choice, part.index, part.args, out)
+                    continue
+            except ToolwireError as exc:
+                acc.fail(exc, out)
+                return
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                acc.fail(_codec_bug(codec.dialect, exc, data), out)
+                return
+            apply(decoded, out)
+        if run:
+            self._apply_run(run_c, run_index, run, out)
+
+    def _apply_run(self, c: int, index: int, run: list[str], out: list[Event]) -> bool:
+        """Apply matched fragments of one call; whether the stream goes on."""
+        acc = self._acc
+        if acc.error is not None:
+            return False
+        self.short_path_deltas += len(run)
+        try:
+            acc.add_args_run(c, index, run, out)
+        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+            acc.fail(exc, out)
+        return acc.error is None
 
     def _decode_frames(
         self,
@@ -497,6 +520,14 @@ def _malformed(dialect: str, exc: Exception, body: Any) -> RemoteProtocolError:
     except (TypeError, ValueError):
         raw = None
     return RemoteProtocolError(f"malformed {dialect} response: {message}", raw=raw)
+
+
+def _no_args_delta(_m: re.Match[Any]) -> tuple[int, int, str] | None:
+    raise AssertionError("a match from a reader without a matcher")
+
+
+def _no_args_frame(_m: re.Match[Any]) -> tuple[str, str]:
+    raise AssertionError("a match from a reader without a matcher")
 
 
 def _codec_bug(dialect: str, exc: Exception, data: str) -> RemoteProtocolError:

@@ -42,7 +42,7 @@ class CompletionScanner:
       ``"complete"`` when a later fragment brings it.
     """
 
-    __slots__ = ("_depth", "_escaped", "_in_string", "_state")
+    __slots__ = ("_depth", "_escaped", "_in_string", "_state", "mid_string")
 
     def __init__(self) -> None:
         """Start in the ``"empty"`` state."""
@@ -50,6 +50,9 @@ class CompletionScanner:
         self._depth = 0
         self._in_string = False
         self._escaped = False  # the previous fragment ended with a string's backslash
+        self.mid_string = False
+        """Inside a string, no escape cut: a fragment without a quote or a
+        backslash changes nothing (:meth:`feed` would return False at once)."""
 
     @property
     def state(self) -> ScanState:
@@ -75,6 +78,7 @@ class CompletionScanner:
                 return False
         if type(fragment) is not str and not isinstance(fragment, str):
             raise not_text("CompletionScanner", fragment)
+        self.mid_string = False
         state = self._state
         if state == "scanning":
             i = 0
@@ -136,4 +140,5 @@ class CompletionScanner:
                         return True
         self._depth = depth
         self._in_string = in_string
+        self.mid_string = in_string and not self._escaped
         return False

@@ -44,7 +44,7 @@ as it fills ``encode_request``, ``tool_schemas``, ``decode_request`` and
 from __future__ import annotations
 
 import re
-from typing import Protocol
+from typing import Any, Protocol
 
 from toolwire.errors import UsageError
 from toolwire.stream._parts import (
@@ -121,12 +121,12 @@ class ArgsEventCodec(Codec, Protocol):
     """Matches one whole SSE event that :meth:`decode` would read as one
     ``ArgsPart`` (``None`` while the codec does not know the shape yet)."""
 
-    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+    def args_delta(self, m: re.Match[Any]) -> tuple[int, int, str] | None:
         """``(choice, index, fragment)`` of a matched event: the ``ArgsPart``
         :meth:`decode` would give; ``None`` when only :meth:`decode` can tell."""
         ...
 
-    def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
+    def args_frame(self, m: re.Match[Any]) -> tuple[str, str]:
         """The ``(event, data)`` frame of a matched event, for :meth:`decode`."""
         ...
 

@@ -25,12 +25,23 @@ from typing import Final
 
 from toolwire.stream._json import loads_fast
 
-__all__ = ["INDEX", "STRING_CONTENT", "string_text"]
+__all__ = ["INDEX", "STRING_CONTENT", "UTF8_CONTENT", "string_text"]
 
 INDEX: Final = r"(0|[1-9][0-9]{0,8})"  # a small JSON integer: no sign, no leading zero
 # A JSON string's raw content: no raw control character, each backslash with
 # the character after it (string_text checks the escape).
 STRING_CONTENT: Final = r'([^"\\\x00-\x1f]*(?:\\.[^"\\\x00-\x1f]*)*)'
+# The same for a bytes pattern, its characters in well-formed UTF-8 (no
+# surrogate, no overlong form): a match decodes without fail.
+_UTF8_PLAIN: Final = r'[^"\\\x00-\x1f\x80-\xff]*'
+_UTF8_MULTI: Final = (
+    r"[\xc2-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]|[\xe1-\xec\xee\xef][\x80-\xbf]{2}"
+    r"|\xed[\x80-\x9f][\x80-\xbf]|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}"
+    r"|\xf4[\x80-\x8f][\x80-\xbf]{2}"
+)
+UTF8_CONTENT: Final = (
+    "(" + _UTF8_PLAIN + r"(?:(?:\\[ -~]|" + _UTF8_MULTI + ")" + _UTF8_PLAIN + ")*)"
+)
 
 
 def string_text(raw: str) -> str | None:

@@ -55,6 +55,7 @@ from toolwire.stream._parts import (
 from toolwire.stream.codecs._args_event import (
     INDEX,
     STRING_CONTENT,
+    UTF8_CONTENT,
     string_text,
 )
 from toolwire.stream.codecs._common import (
@@ -76,6 +77,7 @@ from toolwire.stream.codecs._request import (
 )
 from toolwire.stream.codecs.emulation import bedrock as emulation
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.framing.eventstream import BytesMatcher
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import FinishReason, ToolCall, Usage
 
@@ -148,12 +150,14 @@ class _Reasoning:
         return {"reasoningText": text}
 
 
-_ARGS_PAYLOAD: Final = re.compile(
-    r'\{"contentBlockIndex":' + INDEX + r',"delta":\{"toolUse":\{"input":"'
-    + STRING_CONTENT + r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
-)  # fmt: skip
+_ARGS_HEAD: Final = r'\{"contentBlockIndex":' + INDEX + r',"delta":\{"toolUse":\{"input":"'
+_ARGS_TAIL: Final = r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
+_ARGS_PAYLOAD: Final = re.compile(_ARGS_HEAD + STRING_CONTENT + _ARGS_TAIL)
 """An argument delta's payload as Bedrock writes it (keys sorted, the padding
 last); groups: block index, raw fragment."""
+_ARGS_BYTES: Final = re.compile((_ARGS_HEAD + UTF8_CONTENT + _ARGS_TAIL).encode())
+"""The same payload matched in its bytes, in place: well-formed UTF-8 only,
+so that the match decodes without fail."""
 
 
 class BedrockConverseCodec:
@@ -161,7 +165,8 @@ class BedrockConverseCodec:
 
     Argument deltas of the exact form Bedrock sends are read by their text
     (``args_event``, see :mod:`toolwire.stream.codecs._args_event`): the
-    event-stream reader matches the payloads of ``contentBlockDelta`` events.
+    event-stream reader matches the payloads of ``contentBlockDelta`` events,
+    in place (``args_event_bytes``).
     """
 
     dialect = API
@@ -170,26 +175,31 @@ class BedrockConverseCodec:
 
     def __init__(self) -> None:
         self._tools: set[int] = set()  # open toolUse blocks
+        self._tool_digits: dict[str | bytes, int] = {}  # the same, by their index's digits
         self._reasoning: dict[int, _Reasoning] = {}
         self._calls = 0  # toolUse blocks so far: where reasoning goes back
         self.quirks: set[str] = set()
         self.args_event: EventMatcher | None = _ARGS_PAYLOAD.fullmatch
+        self.args_event_bytes: BytesMatcher = _ARGS_BYTES.fullmatch
 
-    def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
+    def args_delta(self, m: re.Match[str] | re.Match[bytes]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a
         block that is not an open ``toolUse``, nor a bad escape."""
-        digits, raw = m.group(1, 2)
-        index = int(digits)
-        if index not in self._tools:
+        digits, found = m.group(1, 2)
+        index = self._tool_digits.get(digits)
+        if index is None:
             return None
+        # Bytes are well-formed UTF-8 by the pattern.
+        raw: str = found.decode() if type(found) is bytes else found  # type: ignore[assignment]
         if "\\" not in raw:
             return 0, index, raw
         text = string_text(raw)
         return None if text is None else (0, index, text)
 
     @staticmethod
-    def args_frame(m: re.Match[str]) -> tuple[str, str]:
-        return "contentBlockDelta", m.string
+    def args_frame(m: re.Match[str] | re.Match[bytes]) -> tuple[str, str]:
+        payload = m.group(0)
+        return "contentBlockDelta", payload.decode() if isinstance(payload, bytes) else payload
 
     def decode(self, event: str, data: str) -> list[Part]:
         if event == "contentBlockDelta":
@@ -244,6 +254,7 @@ class BedrockConverseCodec:
             return []  # a toolResult or image block: nothing the client runs
         tool = as_obj(tool, f"{API}: toolUse")
         self._tools.add(index)
+        self._tool_digits[str(index)] = self._tool_digits[str(index).encode()] = index
         self._calls += 1
         return [
             CallPart(
@@ -280,6 +291,8 @@ class BedrockConverseCodec:
     def _stop(self, index: int) -> list[Part]:
         if index in self._tools:
             self._tools.discard(index)
+            self._tool_digits.pop(str(index), None)
+            self._tool_digits.pop(str(index).encode(), None)
             return [CallDone(index=index)]
         reasoning = self._reasoning.pop(index, None)
         if reasoning is not None:

@@ -27,7 +27,10 @@ refused as soon as its prelude is read, before its bytes are buffered. A
 stream repeats a few header blocks (one per event type): each is read once
 and kept (a few dozen at most). :meth:`EventStreamDecoder.feed_matched` hands
 the payloads of one event type that a codec recognizes by their text as
-matches, as ``SSEDecoder.feed_matched`` does for SSE events.
+matches, as ``SSEDecoder.feed_matched`` does for SSE events; with
+:attr:`~EventStreamDecoder.match_bytes`, a message whose header block is
+that event's, byte for byte, has its payload matched in place, right after
+its CRCs are checked (no copy, no UTF-8 decoding, no header read).
 Reference: https://docs.aws.amazon.com/AmazonS3/latest/API/RESTSelectObjectAppendix.html
 (the same encoding, described for S3 Select) and the SDKs' event-stream codecs.
 """
@@ -38,7 +41,7 @@ import re
 import struct
 import uuid
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Final, TypeAlias, overload
@@ -56,6 +59,7 @@ from toolwire.stream.framing.sse import EventMatcher
 
 __all__ = [
     "MEDIA_TYPE",
+    "BytesMatcher",
     "EventStreamDecoder",
     "EventStreamMessage",
     "HeaderValue",
@@ -67,6 +71,11 @@ __all__ = [
 HeaderValue: TypeAlias = bool | int | bytes | str | datetime | uuid.UUID
 """A header's value, by its wire type: bool, byte/short/int/long (``int``),
 byte array (``bytes``), string (``str``), timestamp (``datetime``, UTC), UUID."""
+
+BytesMatcher: TypeAlias = Callable[[bytes, int, int], "re.Match[bytes] | None"]
+"""Recognizes a payload in place: ``match(buffer, start, end)`` is a match of
+all of ``buffer[start:end]`` or ``None`` (a compiled bytes pattern's
+``fullmatch``)."""
 
 MEDIA_TYPE: Final = "application/vnd.amazon.eventstream"
 """The framing's media type (a response's ``Content-Type``)."""
@@ -89,6 +98,8 @@ _SNIPPET: Final = 80
 _KNOWN_BLOCKS: Final = 32
 _KNOWN_SIZE: Final = 512
 """The header blocks kept read: at most so many, of at most so many bytes."""
+_KNOWN_PRELUDES: Final = 1024
+"""The checked preludes kept (12 bytes each, with their two lengths)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +130,15 @@ class EventStreamDecoder:
         "_error",
         "_errors",
         "_known",
+        "_match_block",
         "_max",
         "_need",
         "_pending",
         "_pending_len",
+        "_preludes",
         "_undecodable",
+        "_unmatched",
+        "match_bytes",
         "match_event",
     )
 
@@ -139,8 +154,17 @@ class EventStreamDecoder:
         self._closed = False
         self._error: RemoteProtocolError | StreamErrorEvent | None = None
         self._known: dict[bytes, dict[str, HeaderValue]] = {}
+        self._preludes: dict[bytes, tuple[int, int]] = {}
+        """Preludes checked already, by their bytes (lengths repeat)."""
+        self._unmatched = 0  # messages the last _cut() gave as raw pairs
         self.match_event: str | None = None
         """The events whose payloads :meth:`feed_matched` tries to match."""
+        self.match_bytes: BytesMatcher | None = None
+        """Tried first on the payload bytes of a :attr:`match_event` event, in
+        place; what it does not recognize is decoded and given to the text
+        matcher of :meth:`feed_matched`."""
+        self._match_block: bytes | None = None
+        """The raw header block of :attr:`match_event` events (learnt from the first)."""
 
     @property
     def undecodable(self) -> bool:
@@ -166,9 +190,20 @@ class EventStreamDecoder:
                 raise
         return out
 
-    def _cut(self, data: bytes) -> list[tuple[bytes, bytes]]:
+    @overload
+    def _cut(self, data: bytes) -> list[tuple[bytes, bytes]]: ...
+    @overload
+    def _cut(
+        self, data: bytes, fast: BytesMatcher | None
+    ) -> list[tuple[bytes, bytes] | re.Match[bytes]]: ...
+
+    def _cut(
+        self, data: bytes, fast: BytesMatcher | None = None
+    ) -> list[tuple[bytes, bytes]] | list[tuple[bytes, bytes] | re.Match[bytes]]:
         """``(raw headers, payload)`` of each message ``data`` completes, both
-        CRCs checked; the messages before a fault, then the fault on the next call."""
+        CRCs checked, or the match of ``fast`` on the payload of a
+        :attr:`match_event` message; the messages before a fault, then the
+        fault on the next call."""
         if self._error is not None:
             raise self._error.with_traceback(None)
         if self._closed:
@@ -181,27 +216,27 @@ class EventStreamDecoder:
             return []
         buffer = b"".join(self._pending) if len(self._pending) > 1 else self._pending[0]
         view = memoryview(buffer)
-        out: list[tuple[bytes, bytes]] = []
+        out: list[Any] = []
         pos, size = 0, len(buffer)
-        crc32, prelude, unpack = zlib.crc32, _PRELUDE_STRUCT.unpack_from, _U32.unpack_from
-        limit = self._max
+        crc32, unpack = zlib.crc32, _U32.unpack_from
+        preludes = self._preludes
+        match = fast or _no_match
+        block = self._match_block or b""
+        # The header block's length when known; -1 to learn it; -2 not to match.
+        known = -2 if fast is None else -1 if self._match_block is None else len(block)
+        unmatched = 0
         try:
             while True:
                 if size - pos < _PRELUDE:
                     self._need = _PRELUDE
                     break
-                total, headers_len, crc = prelude(buffer, pos)
-                if crc32(view[pos : pos + 8]) != crc:
-                    raise RemoteProtocolError(
-                        "an event-stream prelude fails its CRC32 check",
-                        raw=buffer[pos : pos + _PRELUDE],
-                    )
-                if not (
-                    _OVERHEAD <= total <= limit
-                    and headers_len <= total - _OVERHEAD
-                    and headers_len <= MAX_HEADERS_BYTES
-                ):
-                    raise self._out_of_bounds(total, headers_len, buffer[pos : pos + _PRELUDE])
+                head = buffer[pos : pos + _PRELUDE]
+                lengths = preludes.get(head)
+                if lengths is None:
+                    lengths = self._prelude(head)
+                    if len(preludes) < _KNOWN_PRELUDES:
+                        preludes[head] = lengths
+                total, headers_len = lengths
                 end = pos + total
                 if size < end:
                     self._need = total
@@ -212,18 +247,56 @@ class EventStreamDecoder:
                         raw=buffer[pos : pos + _SNIPPET],
                     )
                 split = pos + _PRELUDE + headers_len
+                if known == -1 and self._learn(buffer[pos + _PRELUDE : split]):
+                    block = self._match_block or b""
+                    known = headers_len
+                if headers_len == known and buffer.startswith(block, pos + _PRELUDE):
+                    found = match(buffer, split, end - 4)
+                    if found is not None:
+                        out.append(found)
+                        pos = end
+                        continue
                 out.append((buffer[pos + _PRELUDE : split], buffer[split : end - 4]))
+                unmatched += 1
                 pos = end
         except RemoteProtocolError as exc:
             self._error = exc
             self._pending, self._pending_len = [], 0
             if not out:
                 raise
+            self._unmatched = unmatched
             return out
         rest = buffer[pos:]
         self._pending = [rest] if rest else []
         self._pending_len = len(rest)
+        self._unmatched = unmatched
         return out
+
+    def _prelude(self, head: bytes) -> tuple[int, int]:
+        """The total and headers lengths of a message's first 12 bytes, checked."""
+        total, headers_len, crc = _PRELUDE_STRUCT.unpack(head)
+        if zlib.crc32(head[:8]) != crc:
+            raise RemoteProtocolError("an event-stream prelude fails its CRC32 check", raw=head)
+        if not (
+            _OVERHEAD <= total <= self._max
+            and headers_len <= total - _OVERHEAD
+            and headers_len <= MAX_HEADERS_BYTES
+        ):
+            raise self._out_of_bounds(total, headers_len, head)
+        return total, headers_len
+
+    def _learn(self, raw: bytes) -> bool:
+        """Whether ``raw`` is the header block of a :attr:`match_event` event
+        (then kept: the stream's other such events repeat it)."""
+        headers = self._read_headers(raw)
+        if (
+            headers.get(":message-type", "event") != "event"
+            or headers.get(":event-type") != self.match_event
+            or raw not in self._known
+        ):
+            return False
+        self._match_block = raw
+        return True
 
     def _read_headers(self, raw: bytes) -> Mapping[str, HeaderValue]:
         """The headers of a raw header block; blocks seen before are not read
@@ -261,11 +334,17 @@ class EventStreamDecoder:
         :class:`~toolwire.errors.StreamErrorEvent` (after the frames before it)."""
         return self._frames(self._cut(data))
 
-    def feed_matched(self, data: bytes, match: EventMatcher) -> list[Frame | re.Match[str]]:
+    def feed_matched(
+        self, data: bytes, match: EventMatcher
+    ) -> list[Frame | re.Match[str] | re.Match[bytes]]:
         """Like :meth:`feed_pairs`, but the payload of a :attr:`match_event`
-        event that ``match`` recognizes whole (``match(payload, 0)``) is given
-        as its match, for the codec to read without parsing it."""
-        return self._frames(self._cut(data), match)
+        event that :attr:`match_bytes` recognizes in place, or else ``match``
+        whole as text (``match(payload, 0)``), is given as its match, for the
+        codec to read without parsing it."""
+        raw = self._cut(data, self.match_bytes)
+        if not self._unmatched:
+            return raw  # type: ignore[return-value]  # matches alone
+        return self._frames(raw, match)
 
     def close_pairs(self) -> list[Frame]:
         """Like :meth:`close`, as frames."""
@@ -276,17 +355,23 @@ class EventStreamDecoder:
     def _frames(self, raw: list[tuple[bytes, bytes]]) -> list[Frame]: ...
     @overload
     def _frames(
-        self, raw: list[tuple[bytes, bytes]], match: EventMatcher
-    ) -> list[Frame | re.Match[str]]: ...
+        self, raw: list[tuple[bytes, bytes] | re.Match[bytes]], match: EventMatcher
+    ) -> list[Frame | re.Match[str] | re.Match[bytes]]: ...
 
     def _frames(
-        self, raw: list[tuple[bytes, bytes]], match: EventMatcher | None = None
-    ) -> list[Frame] | list[Frame | re.Match[str]]:
+        self,
+        raw: list[tuple[bytes, bytes]] | list[tuple[bytes, bytes] | re.Match[bytes]],
+        match: EventMatcher | None = None,
+    ) -> list[Frame] | list[Frame | re.Match[str] | re.Match[bytes]]:
         frames: list[Any] = []
         known = self._known
         matched = self.match_event if match is not None else None
         try:
-            for block, payload in raw:
+            for item in raw:
+                if type(item) is not tuple:
+                    frames.append(item)  # matched in place by _cut
+                    continue
+                block, payload = item
                 headers = known.get(block) or self._read_headers(block)
                 kind = headers.get(":message-type", "event")
                 if kind != "event":
@@ -333,6 +418,10 @@ class EventStreamDecoder:
         return RemoteProtocolError(
             f"an event-stream headers length of {headers} bytes is out of bounds", raw=raw
         )
+
+
+def _no_match(_buffer: bytes, _start: int, _end: int) -> None:
+    return None
 
 
 def _headers(raw: bytes) -> dict[str, HeaderValue]:
