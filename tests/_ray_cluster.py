@@ -62,7 +62,11 @@ class RayCluster:
             RuntimeError: a node did not come up within :data:`START_DEADLINE`.
         """
         directory = Path(tempfile.mkdtemp(prefix="twray-"))
-        inherited = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+        # Ray's settings are this cluster's own, none inherited: another
+        # suite's single-node setting (RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0,
+        # tests/ray/conftest.py) would refuse every node but the head, and a
+        # RAY_AUTH_TOKEN would make the head refuse its own nodes.
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         full = {
             **inherited,
             # Where Ray may keep files of its own (its auth token...): not the user's.
