@@ -30,7 +30,12 @@ import anyio
 import anyio.abc
 from typing_extensions import assert_never
 
-from toolwire.agent._asked import answer_asked_calls, asked_approvals, record_answers
+from toolwire.agent._asked import (
+    answer_asked_calls,
+    asked_approvals,
+    asked_kinds,
+    record_answers,
+)
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results, recorded_results
 from toolwire.agent._suspend import check_grants, run_approver, waiting_calls
@@ -172,14 +177,18 @@ class RunDriver:
                         done = await self._recorded_results(calls, recorded)
                     else:
                         self.meter.tools(len(calls))  # raises at the tool-call limit
-                    await self._answer_asked(calls, assistant, done)
+                    # Most turns hold no call the provider asks about: nothing to answer.
+                    asked: frozenset[str] = frozenset()
+                    if asked_kinds(assistant):
+                        await self._answer_asked(calls, assistant, done)
+                        asked = asked_approvals(assistant)
                     waiting = waiting_calls(
                         calls,
                         settled=done,
                         granted=self.granted,
                         toolbox=self.config.toolbox,
                         turn=self.turn,
-                        asked=asked_approvals(assistant),
+                        asked=asked,
                     )
                     if waiting:
                         self._turn_finished(choice, turn_usage, len(calls))
@@ -230,13 +239,18 @@ class RunDriver:
         meter = self.meter
         self.turn_cost = Cost(total=Decimal(0))
         while True:
-            # Raises at the request or wall-time limit.
-            meter.request(len(request.content()) if meter.watching else 0)
+            # Raises at the request or wall-time limit. The body's size (an
+            # estimate of its input) is measured only if an estimate needs it.
+            meter.request(lambda: len(request.content()))
             for requested in observe.model_request:
                 await requested(self.run_id, turn, attempt, tuple(self.messages))
             started = time.monotonic()
             try:
-                result, early = await self._stream_timed(request, attempt)
+                left = meter.time_left()
+                if left is None:
+                    result, early = await self._stream_once(request, attempt)
+                else:
+                    result, early = await self._stream_timed(request, attempt, left)
             except _TurnBroke as broke:
                 # A broken stream is billed too: what it revealed is its
                 # usage, priced and counted toward the limits (the next
@@ -282,13 +296,10 @@ class RunDriver:
             await failed(self.run_id, self.turn, attempt, error, time.monotonic() - started)
 
     async def _stream_timed(
-        self, request: HttpRequest, attempt: int
+        self, request: HttpRequest, attempt: int, left: float
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
-        """:meth:`_stream_once` within the run's wall time left: a stream that
-        stalls is cut when it runs out."""
-        left = self.meter.time_left()
-        if left is None:
-            return await self._stream_once(request, attempt)
+        """:meth:`_stream_once` within the run's wall time left (``left``
+        seconds): a stream that stalls is cut when it runs out."""
         with anyio.move_on_after(left):
             return await self._stream_once(request, attempt)
         raise self.meter.wall_time_exceeded()
@@ -340,7 +351,8 @@ class RunDriver:
         transport's retries) end the run."""
         # Events go on when someone reads them or eager tools may start.
         listening = self.emit_many is not None or tg is not None
-        streaming = self.observe.model_streaming
+        # Told once per request, of a stream the provider keeps (none else).
+        streaming = self.observe.model_streaming if source.resumable else ()
         try:
             async with contextlib.aclosing(source.reads()) as reads:
                 async for events in reads:

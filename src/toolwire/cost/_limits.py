@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
+from typing import Any, cast
 
 from toolwire.cost._prices import Prices
 from toolwire.cost._rates import Cost
@@ -201,6 +202,10 @@ class RunMeter:
         self._cost_limited = (limits is not None and limits.cost is not None) or (
             budget is not None and budget.limits.cost is not None
         )
+        self._checking = limits is not None or budget is not None
+        self._timed = (limits is not None and limits.wall_time is not None) or (
+            budget is not None and budget.limits.wall_time is not None
+        )
         self.watching = limits is not None or budget is not None or prices is not None
         """Whether :meth:`watch` needs to see the stream's events: to check
         the limits, or to price what a stream revealed before it broke."""
@@ -213,15 +218,16 @@ class RunMeter:
 
     # -- the steps ---------------------------------------------------------------
 
-    def request(self, size: int = 0) -> None:
-        """A model request of ``size`` bytes is about to be sent.
+    def request(self, size: int | Callable[[], int] = 0) -> None:
+        """A model request of ``size`` bytes is about to be sent (a function
+        that gives the size is asked only when an estimate needs it).
 
         Raises:
             UsageLimitExceeded: it would cross the request limit, or the
                 wall time is over.
         """
         self._at = datetime.now(timezone.utc)
-        self._flight = _Flight(input_estimate=size // CHARS_PER_TOKEN)
+        self._flight = _Flight(size=size)
         self._used.model_requests += 1
         if self.budget is not None:
             self.budget._charge(None, None, 1, 0)
@@ -238,25 +244,34 @@ class RunMeter:
         flight = self._flight
         if flight is None:
             return
-        for event in events:
-            if isinstance(event, (TextDelta, ReasoningDelta)):
+        checking = self._checking
+        kinds = _KINDS
+        # Each event's type is told by the table, so its fields are read as they are.
+        for event in cast("Iterable[Any]", events):
+            kind = kinds.get(type(event))
+            if kind is None:
+                kind = kinds[type(event)] = _kind(event)
+            if kind == _TEXT:
                 flight.chars += len(event.text)
-            elif isinstance(event, ToolCallDelta):
+            elif kind == _DELTA:
                 size = len(event.delta)
                 flight.chars += size
                 flight.streamed[event.index] = flight.streamed.get(event.index, 0) + size
-            elif isinstance(event, ToolCallStarted):
+            elif kind == _STARTED:
                 flight.chars += len(event.name or "")
-            elif isinstance(event, ToolCallReady) and event.choice == 0:
+            elif kind == _READY:
+                if event.choice != 0:
+                    continue
                 flight.calls += 1
                 # Arguments that arrived whole (no deltas) count when ready.
                 raw = len(event.call.raw_arguments)
                 flight.chars += max(0, raw - flight.streamed.get(event.call.index, 0))
-            elif isinstance(event, UsageReported):
+            elif kind == _USAGE:
                 flight.reported = event.usage
             else:
                 continue
-            self._check(flight)
+            if checking:
+                self._check(flight)
 
     def response(self, usage: Usage | None) -> Cost | None:
         """The request ended (whole, or cut) with this final usage: count it;
@@ -281,6 +296,8 @@ class RunMeter:
     def time_left(self) -> float | None:
         """Seconds of wall time left (the run's or its budget's, the fewer);
         ``None`` without a wall-time limit."""
+        if not self._timed:
+            return None
         left = [maximum - elapsed for maximum, elapsed, _ in self._wall_times()]
         return max(0.0, min(left)) if left else None
 
@@ -333,7 +350,7 @@ class RunMeter:
         )
 
     def _check(self, flight: _Flight | None) -> None:
-        if self.limits is None and self.budget is None:
+        if not self._checking:
             return
         extra = _Figures()
         if flight is not None:
@@ -358,12 +375,20 @@ class RunMeter:
 class _Flight:
     """The request being streamed: what it revealed so far."""
 
-    input_estimate: int = 0
+    size: int | Callable[[], int] = 0
+    """The request's size in bytes (or what gives it, asked once when needed)."""
     chars: int = 0
     calls: int = 0
     reported: Usage | None = None
     streamed: dict[int, int] = field(default_factory=dict[int, int])
     """Argument characters streamed per call index."""
+
+    @property
+    def input_estimate(self) -> int:
+        size = self.size
+        if not isinstance(size, int):
+            size = self.size = size()
+        return size // CHARS_PER_TOKEN
 
     def usage(self) -> Usage:
         estimate = -(-self.chars // CHARS_PER_TOKEN)
@@ -380,6 +405,25 @@ class _Flight:
             cache_write_tokens=reported.cache_write_tokens,
             reasoning_tokens=min(reported.reasoning_tokens or 0, output) or None,
         )
+
+
+_TEXT, _DELTA, _STARTED, _READY, _USAGE, _OTHER = range(6)
+_KINDS: dict[type, int] = {}
+"""What :meth:`RunMeter.watch` counts of each event type, learnt on first sight."""
+
+
+def _kind(event: Event) -> int:
+    if isinstance(event, (TextDelta, ReasoningDelta)):
+        return _TEXT
+    if isinstance(event, ToolCallDelta):
+        return _DELTA
+    if isinstance(event, ToolCallStarted):
+        return _STARTED
+    if isinstance(event, ToolCallReady):
+        return _READY
+    if isinstance(event, UsageReported):
+        return _USAGE
+    return _OTHER
 
 
 def _compare(

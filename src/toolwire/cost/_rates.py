@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from toolwire.errors import UsageError
 from toolwire.types import Usage
@@ -155,22 +155,20 @@ class Rates:
     def _priced(
         self, total_input: int, cache_read: int, cache_write: int, output: int, reasoning: int
     ) -> Cost:
-        def rate(value: Any, fallback: Any) -> Decimal:
-            chosen = fallback if value is None else value
-            assert isinstance(chosen, Decimal)
-            return chosen
-
+        # Every rate is a Decimal once constructed (``__post_init__``).
+        fresh_rate, output_rate = cast(Decimal, self.input), cast(Decimal, self.output)
+        cached, written, reasoned = self.cached_input, self.cache_write, self.reasoning
         fresh = total_input - cache_read - cache_write
         input_cost = (
-            fresh * rate(self.input, None)
-            + cache_read * rate(self.cached_input, self.input)
-            + cache_write * rate(self.cache_write, self.input)
+            fresh * fresh_rate
+            + cache_read * cast(Decimal, fresh_rate if cached is None else cached)
+            + cache_write * cast(Decimal, fresh_rate if written is None else written)
         ) / _MILLION
         output_cost = (
-            (output - reasoning) * rate(self.output, None)
-            + reasoning * rate(self.reasoning, self.output)
+            (output - reasoning) * output_rate
+            + reasoning * cast(Decimal, output_rate if reasoned is None else reasoned)
         ) / _MILLION
-        fee = rate(self.per_request, None)
+        fee = cast(Decimal, self.per_request)
         return Cost(total=input_cost + output_cost + fee, input=input_cost, output=output_cost)
 
 

@@ -95,6 +95,7 @@ class ProviderStream:
         "_watch",
         "decoder",
         "reading",
+        "resumable",
         "resumes",
     )
 
@@ -123,6 +124,9 @@ class ProviderStream:
         this is true broke the stream; one raised before it refused the request."""
         self.resumes = 0
         """How many times a cut stream was reopened where it stopped."""
+        self.resumable = resumer is not None
+        """Whether the provider keeps this stream, so that it may have a
+        :attr:`resumable_id` (``False``: it never has)."""
 
     @property
     def resumable_id(self) -> str | None:
