@@ -13,6 +13,7 @@ Reference: https://platform.openai.com/docs/api-reference/chat-streaming
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
@@ -30,7 +31,7 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
-from toolwire.stream.codecs._args_event import string_text
+from toolwire.stream.codecs._args_event import one_run, string_text
 from toolwire.stream.codecs._common import (
     as_int,
     as_list,
@@ -158,6 +159,9 @@ class OpenAIChatCodec:
         choice, index, raw = m.group(2, 3, 4)
         text = raw if "\\" not in raw else string_text(raw)
         return None if text is None else (int(choice), int(index), text)
+
+    def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
+        return one_run(self.args_delta(items[i]), i)
 
     def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
         return "message", self._head + m.group(1)
