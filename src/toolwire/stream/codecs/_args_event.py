@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from toolwire.stream._json import loads_fast
 
-__all__ = ["INDEX", "STRING_CONTENT", "UTF8_CONTENT", "matched_run", "one_run", "string_text"]
+__all__ = ["INDEX", "STRING_CONTENT", "UTF8_CONTENT", "matched_run", "string_text"]
 
 INDEX: Final = r"(0|[1-9][0-9]{0,8})"  # a small JSON integer: no sign, no leading zero
 # A JSON string's raw content: no raw control character, each backslash with
@@ -95,8 +95,3 @@ def matched_run(
         append(raw)
         i += 1
     return (index, run, i) if run else None
-
-
-def one_run(found: tuple[int, int, str] | None, i: int) -> tuple[int, int, list[str], int] | None:
-    """``args_run`` of a codec that reads one delta at a time (``args_delta``)."""
-    return None if found is None else (found[0], found[1], [found[2]], i + 1)
