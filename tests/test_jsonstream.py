@@ -602,3 +602,16 @@ def test_partial_after_each_piece_ends_at_the_value(pieces: list[str], final: An
     assert shown[-1] == final == json.loads("".join(pieces))
     for partial in shown:
         assert_prefix_view(partial, final)
+
+
+def test_lazy_partial_recurring_escaped_fragments_read_alike() -> None:
+    # Short escaped fragments are remembered once decoded; a recurring one (a
+    # cut escape included) must read the same in another call's parser.
+    text = json.dumps({"content": 'a\n\t"b\\c' * 3 + "\u00e9\\"})
+    fragments = [text[i : i + 3] for i in range(0, len(text), 3)]
+    for _ in range(2):
+        lazy = LazyPartial(fragments)
+        for mark in range(1, len(fragments) + 1):
+            value = lazy.partial_at(mark)
+            assert value == {} or json.loads(text)["content"].startswith(value.get("content", ""))
+        assert value == json.loads(text)

@@ -479,3 +479,39 @@ def _read(feed: Callable[[bytes], list[Any]], body: bytes) -> list[Any]:
         except RemoteProtocolError as exc:
             out.append(str(exc))
     return out
+
+
+def _anthropic_event(obj: dict[str, Any]) -> bytes:
+    return f"event: {obj['type']}\ndata: {json.dumps(obj, separators=(',', ':'))}\n\n".encode()
+
+
+def test_runs_of_one_call_stop_at_another_call_and_at_a_bad_escape() -> None:
+    # Deltas of two calls interleaved in runs of unequal length, in a single
+    # network read: read alike both ways, all taken the short way; then with a
+    # bad escape on the wire (\x) inside a run, which only the general path
+    # may judge: the deltas before it are taken, and both ways fail alike.
+    def start(i: int) -> bytes:
+        block = {"type": "tool_use", "id": f"toolu_{i}", "name": "f", "input": {}}
+        return _anthropic_event({"type": "content_block_start", "index": i, "content_block": block})
+
+    def delta(i: int, text: str) -> bytes:
+        d = {"type": "input_json_delta", "partial_json": text}
+        return _anthropic_event({"type": "content_block_delta", "index": i, "delta": d})
+
+    texts = [(0, '{"a": "'), (0, "xy"), (1, '{"b": '), (0, "z\\n"), (0, "w"), (1, "12")]
+    texts += [(0, '"}'), (1, "}")]
+    body = b"".join([start(0), start(1)] + [delta(i, t) for i, t in texts])
+    body += _anthropic_event({"type": "message_stop"})
+    *fast, taken = _decode("anthropic-messages", body, [])
+    *general, untaken = _decode("anthropic-messages", body, [], short_path=False)
+    assert fast == general and untaken == 0
+    assert taken == len(texts)
+    assert [e[0].delta for e in fast[0] if isinstance(e, tuple)] == [t for _, t in texts]
+    assert fast[1][1][0].tool_calls[0].arguments == {"a": "xyz\nw"}
+
+    bad = body.replace(b'"partial_json":"w"', b'"partial_json":"w\\x"', 1)
+    *fast, taken = _decode("anthropic-messages", bad, [])
+    *general, _ = _decode("anthropic-messages", bad, [], short_path=False)
+    assert fast == general
+    assert fast[1][0] is not None  # the stream failed on the bad escape
+    assert taken == 4

@@ -364,24 +364,28 @@ class StreamDecoder:
         add_args = acc.add_args
         decode = codec.decode
         fast = self._fast  # not None when the reader matched
-        args_delta = fast.args_delta if fast is not None else _no_args_delta
+        args_run = fast.args_run if fast is not None else _no_args_run
         args_frame = fast.args_frame if fast is not None else _no_args_frame
         run: list[str] = []  # fragments matched for one call, not applied yet
         run_c = run_index = -1
-        for item in payloads:
+        i, n = 0, len(payloads)
+        while i < n:
+            item = payloads[i]
             if not isinstance(item, tuple):
-                found = args_delta(item)
+                found = args_run(payloads, i)
                 if found is not None:
-                    c, index, fragment = found
+                    c, index, texts, i = found
                     if index != run_index or c != run_c:
                         if run and not self._apply_run(run_c, run_index, run, out):
                             return
-                        run, run_c, run_index = [], c, index
-                    run.append(fragment)
+                        run, run_c, run_index = texts, c, index
+                    else:
+                        run += texts
                     continue
                 event, data = args_frame(item)
             else:
                 event, data = item
+            i += 1
             if run:
                 if not self._apply_run(run_c, run_index, run, out):
                     return
@@ -522,7 +526,7 @@ def _malformed(dialect: str, exc: Exception, body: Any) -> RemoteProtocolError:
     return RemoteProtocolError(f"malformed {dialect} response: {message}", raw=raw)
 
 
-def _no_args_delta(_m: re.Match[Any]) -> tuple[int, int, str] | None:
+def _no_args_run(_items: Sequence[Any], _i: int) -> tuple[int, int, list[str], int] | None:
     raise AssertionError("a match from a reader without a matcher")
 
 

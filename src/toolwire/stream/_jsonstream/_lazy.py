@@ -8,7 +8,8 @@ parser up to the mark:
 * the next delta in order (a UI reading every delta): that one fragment,
   which in the middle of a long string (plain, with complete escapes, or
   with a backslash cut at its end) is one search, one C decode when it has
-  escapes, and an in-place append, inlined here;
+  escapes (short ones are remembered: a model's tokens recur), and an
+  in-place append, inlined here;
 * a later delta (a UI reading once per network read): every fragment since
   the last read, joined and fed as one piece, so string contents are skipped
   over in bulk;
@@ -29,6 +30,33 @@ from toolwire.stream._jsonstream._text import IN_SLOT, STR_SPECIAL, scanstring
 
 __all__ = ["LazyPartial"]
 
+_PIECES: dict[str, tuple[str, str]] = {}
+"""Short string contents with escapes, decoded: ``(text, cut escape)``. A
+model writes from a vocabulary of tokens, so the same few recur."""
+_MOST_PIECES = 4096
+_LONGEST_PIECE = 32
+
+
+def _escaped(s: str, _scan: Any = scanstring) -> tuple[str, str] | None:
+    """``(text, tail)`` of string content ``s`` holding a quote, backslash or
+    control character: its text and a backslash cut from what it escapes;
+    ``None`` when it ends the string or is not plain content with complete
+    escapes (the parser looks at it closely)."""
+    tail = ""
+    if s[-1] == "\\" and (len(s) - len(s.rstrip("\\"))) & 1:
+        tail = "\\"
+        s = s[:-1]
+    try:
+        text, end = _scan(s + '"', 0)
+    except ValueError:
+        return None
+    if end != len(s) + 1 or "\ud800" <= text[-1:] <= "\udbff":
+        return None  # the string's end, or a surrogate pair cut in two
+    piece = (text, tail)
+    if len(s) < _LONGEST_PIECE and len(_PIECES) < _MOST_PIECES:
+        _PIECES[s + tail] = piece
+    return piece
+
 
 class LazyPartial(PartialJSONParser):
     """The partial arguments of one call, parsed from its fragments up to a mark."""
@@ -42,7 +70,7 @@ class LazyPartial(PartialJSONParser):
         self._pos = 0
 
     def partial_at(
-        self, mark: int, _plain: Any = STR_SPECIAL.search, _scan: Any = scanstring
+        self, mark: int, _plain: Any = STR_SPECIAL.search, _known: Any = _PIECES.get
     ) -> Any:
         """The arguments parsed from the first ``mark`` fragments (``{}`` before any value)."""
         pos = self._pos
@@ -54,20 +82,9 @@ class LazyPartial(PartialJSONParser):
                 # string value, plain, with complete escapes or a backslash cut
                 # from what it escapes, appended in place.
                 s = self._pending + fragment if self._pending else fragment
-                tail = ""
-                text: str | None = s
-                if _plain(s) is not None:
-                    if s[-1] == "\\" and (len(s) - len(s.rstrip("\\"))) & 1:
-                        tail = "\\"
-                        s = s[:-1]
-                    try:
-                        text, end = _scan(s + '"', 0)
-                    except ValueError:
-                        text, end = None, 0
-                    if end != len(s) + 1 or "\ud800" <= text[-1:] <= "\udbff":  # type: ignore[index]
-                        text = None
-                if text is not None:
-                    self._pending = tail
+                piece = (s, "") if _plain(s) is None else _known(s) or _escaped(s)
+                if piece is not None:
+                    text, self._pending = piece
                     self._offset += len(fragment)
                     if text:
                         top = self._stack[-1]

@@ -44,6 +44,7 @@ as it fills ``encode_request``, ``tool_schemas``, ``decode_request`` and
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from toolwire.errors import UsageError
@@ -128,6 +129,13 @@ class ArgsEventCodec(Codec, Protocol):
 
     def args_frame(self, m: re.Match[Any]) -> tuple[str, str]:
         """The ``(event, data)`` frame of a matched event, for :meth:`decode`."""
+        ...
+
+    def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
+        """``(choice, index, fragments, next item)`` of the matched events from
+        ``items[i]`` on that continue one call, as :meth:`args_delta` reads each
+        (at least one); ``None`` when :meth:`args_delta` gives ``None`` for
+        ``items[i]``."""
         ...
 
 

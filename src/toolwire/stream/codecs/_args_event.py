@@ -12,6 +12,10 @@ checked alike.
 Each dialect's pattern lives in its own module (``anthropic.py``,
 ``openai_chat.py``), built from the pieces here.
 
+A network read usually holds many deltas of one call in a row, so the codec
+takes them as a run (``args_run``, see :func:`matched_run`): one call per
+run, not per delta.
+
 Equal by construction: a pattern admits only text that the general path (the
 JSON parser, then the codec's ``decode``) reads as exactly one ``ArgsPart``
 with that index and that fragment. Anything else (other members, another
@@ -21,11 +25,12 @@ the general path.
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from toolwire.stream._json import loads_fast
 
-__all__ = ["INDEX", "STRING_CONTENT", "UTF8_CONTENT", "string_text"]
+__all__ = ["INDEX", "STRING_CONTENT", "UTF8_CONTENT", "matched_run", "string_text"]
 
 INDEX: Final = r"(0|[1-9][0-9]{0,8})"  # a small JSON integer: no sign, no leading zero
 # A JSON string's raw content: no raw control character, each backslash with
@@ -52,3 +57,41 @@ def string_text(raw: str) -> str | None:
     except ValueError:
         return None
     return text
+
+
+def matched_run(
+    items: Sequence[Any], i: int, groups: tuple[int, int], calls: Mapping[Any, int]
+) -> tuple[int, list[str], int] | None:
+    """The fragments of the matches from ``items[i]`` on that continue one call.
+
+    ``groups`` are the match groups of the block's index digits and of the
+    raw fragment (``str`` or well-formed UTF-8 ``bytes``); ``calls`` maps the
+    digits of an open call's block to the call's index. Gives ``(index,
+    fragments, next item)``, or ``None`` when ``items[i]`` is not an argument
+    delta of an open call with valid escapes (its codec's ``decode`` reads it).
+    The run stops at the first frame, another block or a bad escape.
+    """
+    key_group, text_group = groups
+    key = items[i].group(key_group)
+    index = calls.get(key)
+    if index is None:
+        return None
+    run: list[str] = []
+    append = run.append
+    n = len(items)
+    while i < n:
+        m = items[i]
+        if type(m) is tuple:
+            break
+        digits, raw = m.group(key_group, text_group)
+        if digits != key:
+            break
+        if type(raw) is bytes:
+            raw = raw.decode()  # well-formed by the pattern
+        if "\\" in raw:
+            raw = string_text(raw)
+            if raw is None:
+                break
+        append(raw)
+        i += 1
+    return (index, run, i) if run else None

@@ -30,6 +30,7 @@ anthropic-sdk-python's ``BetaContentBlock`` and ``BetaRawContentBlockDelta``.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
@@ -52,7 +53,7 @@ from toolwire.stream._parts import (
     UsagePart,
 )
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
-from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, string_text
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, matched_run, string_text
 from toolwire.stream.codecs._common import (
     DONE,
     as_int,
@@ -193,6 +194,10 @@ class AnthropicCodec:
             return 0, index, raw
         text = string_text(raw)
         return None if text is None else (0, index, text)
+
+    def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
+        found = matched_run(items, i, (2, 3), self._tool_blocks)
+        return None if found is None else (0, *found)
 
     @staticmethod
     def args_frame(m: re.Match[str]) -> tuple[str, str]:

@@ -56,6 +56,7 @@ from toolwire.stream.codecs._args_event import (
     INDEX,
     STRING_CONTENT,
     UTF8_CONTENT,
+    matched_run,
     string_text,
 )
 from toolwire.stream.codecs._common import (
@@ -195,6 +196,10 @@ class BedrockConverseCodec:
             return 0, index, raw
         text = string_text(raw)
         return None if text is None else (0, index, text)
+
+    def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
+        found = matched_run(items, i, (1, 2), self._tool_digits)
+        return None if found is None else (0, *found)
 
     @staticmethod
     def args_frame(m: re.Match[str] | re.Match[bytes]) -> tuple[str, str]:
