@@ -1,0 +1,315 @@
+"""Amazon Bedrock's ``ConverseStream`` events (and whole ``Converse``
+responses) as parts.
+
+The stream is AWS event-stream framed (``framing/eventstream.py``); each
+event's name is its ``:event-type`` header and its payload a JSON object:
+
+* ``messageStart`` (``role``);
+* ``contentBlockStart`` (``contentBlockIndex``, ``start.toolUse{toolUseId,
+  name}``): a tool call opens. Text blocks usually have no start event: their
+  first ``contentBlockDelta`` opens them;
+* ``contentBlockDelta`` (``delta.text``, ``delta.toolUse.input``: a fragment
+  of the arguments' JSON text, ``delta.reasoningContent{text | signature |
+  redactedContent}``);
+* ``contentBlockStop``; ``messageStop`` (``stopReason``);
+* ``metadata`` (``usage``, ``metrics``), which comes *after* ``messageStop``
+  and is the stream's last event.
+
+Every payload carries a ``"p"`` key of random padding (it hides the lengths
+of the tokens); it is ignored. Errors arrive as event-stream ``exception``
+messages, which the framing turns into typed errors.
+
+A call whose arguments never arrive (a tool without parameters) gets ``{}``.
+Reasoning blocks (Claude's thinking through Converse) are kept as provider
+state, to be sent back before the calls they led to
+(:mod:`~toolwire.stream.codecs.bedrock_request`).
+Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ConverseStream.html
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final
+
+from toolwire.errors import RemoteProtocolError
+from toolwire.stream._json import loads_fast as _loads
+from toolwire.stream._parts import (
+    POSITION_KEY,
+    ArgsPart,
+    CallDone,
+    CallPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    UsagePart,
+)
+from toolwire.stream.codecs._args_event import (
+    INDEX,
+    STRING_CONTENT,
+    UTF8_CONTENT,
+    matched_run,
+    string_text,
+)
+from toolwire.stream.codecs._common import (
+    as_int,
+    as_list,
+    as_obj,
+    as_str,
+    finish_part,
+    int_or_none,
+    load_payload,
+)
+from toolwire.stream.codecs.bedrock_request import API, REASONING
+from toolwire.stream.framing import FramingKind
+from toolwire.stream.framing.eventstream import BytesMatcher
+from toolwire.stream.framing.sse import EventMatcher
+from toolwire.types import FinishReason, Usage
+
+__all__ = ["RAW_FINISH_REASONS", "BedrockConverseCodec", "usage_from_bedrock"]
+
+RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
+    "malformed_model_output": "error",
+    "malformed_tool_use": "error",
+}
+"""Bedrock's ``stopReason`` values in toolwire's vocabulary."""
+
+
+def usage_from_bedrock(raw: dict[str, Any]) -> Usage:
+    """A Converse ``usage`` object as a :class:`Usage`.
+
+    ``inputTokens`` leaves out the tokens read from and written to the prompt
+    cache; ``input_tokens`` counts all of them, so it compares with other
+    providers'.
+    """
+    fresh = int_or_none(raw.get("inputTokens"))
+    cache_read = int_or_none(raw.get("cacheReadInputTokens"))
+    cache_write = int_or_none(raw.get("cacheWriteInputTokens"))
+    counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
+    output = int_or_none(raw.get("outputTokens"))
+    total = int_or_none(raw.get("totalTokens"))
+    if total is None and (counted or output is not None):
+        total = sum(counted) + (output or 0)
+    return Usage(
+        input_tokens=sum(counted) if counted else None,
+        output_tokens=output,
+        total_tokens=total,
+        cached_tokens=cache_read,
+        raw=raw,
+    )
+
+
+class _Reasoning:
+    __slots__ = ("redacted", "signature", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.signature: list[str] = []
+        self.redacted: list[str] = []
+
+    def block(self) -> dict[str, Any]:
+        if self.redacted:
+            return {"redactedContent": "".join(self.redacted)}
+        text: dict[str, Any] = {"text": "".join(self.text)}
+        if self.signature:
+            text["signature"] = "".join(self.signature)
+        return {"reasoningText": text}
+
+
+_ARGS_HEAD: Final = r'\{"contentBlockIndex":' + INDEX + r',"delta":\{"toolUse":\{"input":"'
+_ARGS_TAIL: Final = r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
+_ARGS_PAYLOAD: Final = re.compile(_ARGS_HEAD + STRING_CONTENT + _ARGS_TAIL)
+"""An argument delta's payload as Bedrock writes it (keys sorted, the padding
+last); groups: block index, raw fragment."""
+_ARGS_BYTES: Final = re.compile((_ARGS_HEAD + UTF8_CONTENT + _ARGS_TAIL).encode())
+"""The same payload matched in its bytes, in place: well-formed UTF-8 only,
+so that the match decodes without fail."""
+
+
+class BedrockConverseCodec:
+    """Decodes ConverseStream events into parts.
+
+    Argument deltas of the exact form Bedrock sends are read by their text
+    (``args_event``, see :mod:`toolwire.stream.codecs._args_event`): the
+    event-stream reader matches the payloads of ``contentBlockDelta`` events,
+    in place (``args_event_bytes``).
+    """
+
+    dialect = API
+    framings: frozenset[FramingKind] = frozenset({"eventstream"})
+    args_event_type = "contentBlockDelta"
+
+    def __init__(self) -> None:
+        self._tools: set[int] = set()  # open toolUse blocks
+        self._tool_digits: dict[str | bytes, int] = {}  # the same, by their index's digits
+        self._reasoning: dict[int, _Reasoning] = {}
+        self._calls = 0  # toolUse blocks so far: where reasoning goes back
+        self.quirks: set[str] = set()
+        self.args_event: EventMatcher | None = _ARGS_PAYLOAD.fullmatch
+        self.args_event_bytes: BytesMatcher = _ARGS_BYTES.fullmatch
+
+    def args_delta(self, m: re.Match[str] | re.Match[bytes]) -> tuple[int, int, str] | None:
+        """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a
+        block that is not an open ``toolUse``, nor a bad escape."""
+        digits, found = m.group(1, 2)
+        index = self._tool_digits.get(digits)
+        if index is None:
+            return None
+        # Bytes are well-formed UTF-8 by the pattern.
+        raw: str = found.decode() if type(found) is bytes else found  # type: ignore[assignment]
+        if "\\" not in raw:
+            return 0, index, raw
+        text = string_text(raw)
+        return None if text is None else (0, index, text)
+
+    def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
+        found = matched_run(items, i, (1, 2), self._tool_digits)
+        return None if found is None else (0, *found)
+
+    @staticmethod
+    def args_frame(m: re.Match[str] | re.Match[bytes]) -> tuple[str, str]:
+        payload = m.group(0)
+        return "contentBlockDelta", payload.decode() if isinstance(payload, bytes) else payload
+
+    def decode(self, event: str, data: str) -> list[Part]:
+        if event == "contentBlockDelta":
+            # Arguments travel as strings: the fast parser loses nothing
+            # (see toolwire.stream._json).
+            try:
+                obj = _loads(data)
+            except ValueError:
+                obj = load_payload(data, API)  # raises the descriptive error
+            if type(obj) is not dict:
+                obj = as_obj(obj, f"{API}: event")
+            index = obj.get("contentBlockIndex")
+            delta = obj.get("delta")
+            # The hot path: one event per few characters of arguments.
+            if type(delta) is dict and type(index) is int and index in self._tools:
+                tool = delta.get("toolUse")
+                if type(tool) is dict:
+                    fragment = tool.get("input")
+                    if type(fragment) is str:
+                        return [ArgsPart(0, index, fragment)]
+            return self._delta(self._index(obj), as_obj(delta, f"{API}: delta"))
+        obj = load_payload(data, API)
+        if event == "contentBlockStart":
+            return self._start(self._index(obj), as_obj(obj.get("start"), f"{API}: start"))
+        if event == "contentBlockStop":
+            return self._stop(self._index(obj))
+        if event == "messageStop":
+            stop = as_str(obj.get("stopReason"), f"{API}: stopReason")
+            if stop is None:
+                raise RemoteProtocolError(f"{API}: messageStop has no stopReason", raw=data)
+            return [finish_part(RAW_FINISH_REASONS, stop)]
+        if event == "metadata":
+            parts: list[Part] = []
+            usage = obj.get("usage")
+            if usage is not None:
+                parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
+            parts.append(StreamEndPart())
+            return parts
+        # messageStart (the role) and future events carry nothing we need.
+        return []
+
+    @staticmethod
+    def _index(obj: dict[str, Any]) -> int:
+        index = as_int(obj.get("contentBlockIndex"), f"{API}: contentBlockIndex")
+        if index is None:
+            raise RemoteProtocolError(f"{API}: a content block event has no contentBlockIndex")
+        return index
+
+    def _start(self, index: int, start: dict[str, Any]) -> list[Part]:
+        tool = start.get("toolUse")
+        if tool is None:
+            return []  # a toolResult or image block: nothing the client runs
+        tool = as_obj(tool, f"{API}: toolUse")
+        self._tools.add(index)
+        self._tool_digits[str(index)] = self._tool_digits[str(index).encode()] = index
+        self._calls += 1
+        return [
+            CallPart(
+                id=as_str(tool.get("toolUseId"), f"{API}: toolUseId"),
+                index=index,
+                name=as_str(tool.get("name"), f"{API}: tool name"),
+                args_default={},
+                new=True,
+            )
+        ]
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> list[Part]:
+        if "text" in delta:
+            text = as_str(delta["text"], f"{API}: text") or ""
+            return [TextPart(text)] if text else []
+        if "toolUse" in delta:
+            if index not in self._tools:
+                raise RemoteProtocolError(f"{API}: toolUse delta for block {index}, never started")
+            tool = as_obj(delta["toolUse"], f"{API}: toolUse delta")
+            return [ArgsPart(0, index, as_str(tool.get("input"), f"{API}: toolUse input") or "")]
+        if REASONING in delta:
+            reasoning = as_obj(delta[REASONING], f"{API}: reasoningContent")
+            block = self._reasoning.setdefault(index, _Reasoning())
+            for key, into in (("signature", block.signature), ("redactedContent", block.redacted)):
+                if key in reasoning:
+                    into.append(as_str(reasoning[key], f"{API}: {key}") or "")
+            text = as_str(reasoning.get("text"), f"{API}: reasoning text") or ""
+            if text:
+                block.text.append(text)
+                return [ReasoningPart(text)]
+        # citation, image and toolResult deltas carry nothing a client runs.
+        return []
+
+    def _stop(self, index: int) -> list[Part]:
+        if index in self._tools:
+            self._tools.discard(index)
+            self._tool_digits.pop(str(index), None)
+            self._tool_digits.pop(str(index).encode(), None)
+            return [CallDone(index=index)]
+        reasoning = self._reasoning.pop(index, None)
+        if reasoning is not None:
+            return [StatePart(self._state(reasoning.block()))]
+        return []
+
+    def _state(self, block: dict[str, Any]) -> dict[str, Any]:
+        item: dict[str, Any] = {"type": REASONING, REASONING: block}
+        # Reasoning after some calls (interleaved) goes back after them.
+        return {**item, POSITION_KEY: self._calls} if self._calls else item
+
+    def decode_response(self, body: dict[str, Any]) -> list[Part]:
+        """A whole ``Converse`` response: what its stream would give."""
+        output = as_obj(body.get("output"), f"{API}: output")
+        message = as_obj(output.get("message"), f"{API}: output.message")
+        parts: list[Part] = []
+        for index, raw in enumerate(as_list(message.get("content"), f"{API}: content")):
+            block = as_obj(raw, f"{API}: content block")
+            if "text" in block:
+                parts.append(TextPart(as_str(block["text"], f"{API}: text") or ""))
+            elif "toolUse" in block:
+                tool = as_obj(block["toolUse"], f"{API}: toolUse")
+                start = {"toolUse": tool}
+                (call,) = self._start(index, start)
+                assert isinstance(call, CallPart)
+                call.args_value = as_obj(tool.get("input", {}), f"{API}: toolUse input")
+                parts += [call, *self._stop(index)]
+            elif REASONING in block:
+                reasoning = as_obj(block[REASONING], f"{API}: reasoningContent")
+                text = as_obj(reasoning.get("reasoningText", {}), f"{API}: reasoningText")
+                if text.get("text"):
+                    parts.append(ReasoningPart(as_str(text["text"], f"{API}: reasoning") or ""))
+                parts.append(StatePart(self._state(reasoning)))
+        stop = as_str(body.get("stopReason"), f"{API}: stopReason")
+        if stop is not None:
+            parts.append(finish_part(RAW_FINISH_REASONS, stop))
+        usage = body.get("usage")
+        if usage is not None:
+            parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
+        parts.append(StreamEndPart())
+        return parts
