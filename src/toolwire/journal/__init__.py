@@ -31,13 +31,14 @@ from toolwire.journal._approvals import (
     recorded_answers,
     sign_decision,
 )
-from toolwire.journal._observer import JournalObserver, encode_record
+from toolwire.journal._observer import JournalObserver
 from toolwire.journal._open import (
     close_journals,
     default_journal,
     default_journal_path,
     open_journal,
 )
+from toolwire.journal._payloads import encode_record
 from toolwire.journal._postgres import PostgresJournal
 from toolwire.journal._protocol import Journal, JournalReader
 from toolwire.journal._rates import PostgresRateStore

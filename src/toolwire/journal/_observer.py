@@ -4,10 +4,9 @@ Theory of operation: :class:`JournalObserver` turns the agent's awaited
 observer hooks into :class:`~toolwire.journal.Journal` writes, so a record is
 durable before the step it describes happens (the tool intent before the
 tool body, the request with its new messages before the request is sent).
-It is the only place where records are built, so it is also where secrets
-are removed: every payload is serialized once, then every known secret
-(the provider's API key) is replaced in the text, and error messages also
-go through :func:`toolwire.tools.scrub`'s credential patterns.
+Every record it writes is encoded by :mod:`toolwire.journal._payloads`,
+which removes the secrets it is given (the provider's API key) and the
+credential patterns of :func:`toolwire.tools.scrub`.
 
 Batching: a record is *committed* (durable before the hook returns) when
 the agent's next step depends on it being on disk: a request before it is
@@ -33,25 +32,33 @@ README's reliability figures for why the default is inline).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 import anyio.to_thread
 
 from toolwire.cost import Cost
 from toolwire.errors import ToolwireError, UsageLimitExceeded
-from toolwire.http._credentials import MIN_SECRET_LENGTH, redact, secret_forms
+from toolwire.journal._payloads import (
+    RecordEncoder,
+    approval_record,
+    clean_settings,
+    encode_record,
+    error_record,
+    intent_step,
+    outcome_record,
+    pending_record,
+    response_record,
+    run_summary,
+)
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import Step, end_step
-from toolwire.messages import AssistantMessage, Message
+from toolwire.messages import Message
 from toolwire.observe import RunObserver
 from toolwire.run import RunInfo, RunResult
-from toolwire.stream import _json
-from toolwire.tools import Approval, ToolResult, scrub
+from toolwire.tools import Approval, ToolResult
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
 __all__ = ["JournalObserver", "encode_record"]
@@ -59,127 +66,6 @@ __all__ = ["JournalObserver", "encode_record"]
 T = TypeVar("T")
 
 _ZERO = Cost(total=Decimal(0))
-
-PREVIEW_CHARS = 4_000
-"""Tool arguments longer than this (as JSON) are recorded as a preview in the
-intent and outcome records; the full arguments are in the model's recorded
-answer, which a resume needs anyway."""
-
-_SECRET_SETTING_WORDS = ("key", "token", "secret", "password", "authorization")
-
-
-def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
-    """JSON text of a record, with every secret replaced by ``<redacted>``.
-
-    Secrets are replaced in the record's strings *before* it is serialized
-    (:func:`toolwire.http._credentials.redact`), so the text is always the
-    record's well-formed JSON, whatever the secret: a one-letter placeholder
-    key damages nothing, a short key is replaced where it stands alone and not
-    inside longer words. The common case costs one search of the text: the
-    record is walked only when a secret occurs in it.
-
-    Text that UTF-8 cannot hold (a lone surrogate from a ``\\ud800`` escape
-    in a model's JSON) is written as a JSON escape, so it is recorded rather
-    than failing the run.
-    """
-    text = _dumps(value)
-    present = [s for s in secret_forms(secrets) if _occurs(s, text)]
-    if present:
-        text = _dumps(redact(value, present))
-    return text
-
-
-def _dumps(value: Any) -> str:
-    try:
-        return _json.dumps(value)
-    except (TypeError, ValueError):
-        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
-
-
-def _occurs(secret: str, text: str) -> bool:
-    """Whether ``secret`` may occur in a string of the record ``text`` encodes."""
-    return secret in text or json.dumps(secret)[1:-1] in text
-
-
-def _clean_url(value: str) -> str:
-    """A URL without credentials or query (a Gemini ``?key=``)."""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return scrub(value, limit=500)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def clean_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings as recorded: no key-like entry, URLs without credentials."""
-    out: dict[str, Any] = {}
-    for name, value in settings.items():
-        if any(word in name.lower() for word in _SECRET_SETTING_WORDS):
-            continue
-        if isinstance(value, str) and "://" in value:
-            value = _clean_url(value)
-        out[name] = value
-    return out
-
-
-def _error_record(error: BaseException) -> dict[str, Any]:
-    if isinstance(error, ToolwireError):
-        record: dict[str, Any] = {
-            "type": error.type_name,
-            "message": scrub(error.message, limit=2000, keep_paths=True),
-        }
-        if isinstance(error, UsageLimitExceeded):
-            record.update(
-                limit=error.limit, maximum=error.maximum, value=error.value, scope=error.scope
-            )
-        status = getattr(error, "status_code", None)
-        if isinstance(status, int):
-            record["status_code"] = status
-        return record
-    return {
-        "type": type(error).__name__,
-        "message": scrub(str(error), limit=2000, keep_paths=True),
-    }
-
-
-def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
-    record: dict[str, Any] = {"name": call.name}
-    if isinstance(call, InvalidToolCall):
-        record["invalid"] = True
-        record["raw_arguments"] = call.raw_arguments[:PREVIEW_CHARS]
-        record["error"] = call.error
-        return record
-    record.update(_arguments_record(call.arguments))
-    if call.repaired:
-        record["repaired"] = True
-    return record
-
-
-def _arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    try:
-        small = len(_json.dumps_bytes(arguments)) <= PREVIEW_CHARS  # bytes >= characters
-    except (TypeError, ValueError):
-        small = False
-    text = "" if small else _dumps(arguments)
-    if len(text) <= PREVIEW_CHARS:
-        return {"arguments": arguments}
-    return {"arguments_preview": text[:PREVIEW_CHARS], "arguments_chars": len(text)}
-
-
-def _intent(
-    turn: int,
-    call: ToolCall | InvalidToolCall,
-    idempotency_key: str,
-    eager: bool,
-    encode: Callable[[Any], str],
-) -> Step:
-    record = _call_record(call)
-    record["idempotency_key"] = idempotency_key
-    record["eager"] = eager
-    return Step("tool_intent", encode(record), turn, call_id=call.id)
 
 
 class JournalObserver(RunObserver):
@@ -197,18 +83,7 @@ class JournalObserver(RunObserver):
         self, journal: Journal, *, secrets: Iterable[str] = (), offload: bool = False
     ) -> None:
         self.journal = journal
-        # The secrets and the forms they take in text (URL-encoded, base64).
-        self._secrets = tuple(secret_forms(s for s in secrets if s))
-        # What a secret looks like in JSON text, as is and escaped: found
-        # by one search each, most records need no redaction.
-        self._needles = tuple(
-            dict.fromkeys(
-                form
-                for s in self._secrets
-                if len(s) >= MIN_SECRET_LENGTH
-                for form in (s, json.dumps(s)[1:-1])
-            )
-        )
+        self._encode = RecordEncoder(secrets).encode
         self.offload = offload
         record_steps = getattr(journal, "record_steps", None)
         self._record_steps: Callable[[str, Sequence[Step]], None] | None = (
@@ -227,13 +102,6 @@ class JournalObserver(RunObserver):
 
     def __repr__(self) -> str:
         return f"JournalObserver({self.journal!r})"
-
-    def _encode(self, value: Any) -> str:
-        text = _dumps(value)
-        for needle in self._needles:
-            if needle in text:
-                return encode_record(value, self._secrets)
-        return text
 
     def _header(self, info: RunInfo) -> str:
         """The run's header as recorded (the last one is kept: the runs of one
@@ -382,22 +250,9 @@ class JournalObserver(RunObserver):
         """Record what the model answered (choice 0 is the one the run follows)."""
         priced = self._priced.pop(run_id, None)
         cost = priced[1] if priced is not None else None
-        assistant = AssistantMessage.from_choice(result.choices[0]) if result.choices else None
-        choice = result.choices[0] if result.choices else None
         if priced is None and result.usage is not None:  # counted by model_usage otherwise
             self._usage[run_id] = self._usage.get(run_id, Usage()) + result.usage
-        data = self._encode(
-            {
-                "elapsed": elapsed,
-                "finish_reason": choice.finish_reason if choice is not None else None,
-                "usage": result.usage.to_dict() if result.usage is not None else None,
-                "cost": cost.to_dict() if cost is not None else None,
-                "assistant": assistant.to_dict() if assistant is not None else None,
-                "choices": len(result.choices),
-                "model": result.model,
-                "response_id": result.response_id,
-            }
-        )
+        data = self._encode(response_record(result, cost, elapsed))
         # Staged: what comes next (the intents of its tool calls, the next
         # request, the run's end) is committed with it.
         self._stage(run_id, Step("model_response", data, turn, attempt))
@@ -407,7 +262,7 @@ class JournalObserver(RunObserver):
     ) -> None:
         """Record a failed request or stream (with what it used, when a usage
         limit cut it)."""
-        record: dict[str, Any] = {"elapsed": elapsed, "error": _error_record(error)}
+        record: dict[str, Any] = {"elapsed": elapsed, "error": error_record(error)}
         priced = self._priced.pop(run_id, None)
         if priced is not None:
             usage, cost = priced
@@ -427,7 +282,7 @@ class JournalObserver(RunObserver):
         eager: bool = False,
     ) -> None:
         """Record the intent: committed before the tool's body runs."""
-        await self._commit(run_id, _intent(turn, call, idempotency_key, eager, self._encode))
+        await self._commit(run_id, intent_step(turn, call, idempotency_key, eager, self._encode))
 
     async def tools_started(
         self,
@@ -443,19 +298,14 @@ class JournalObserver(RunObserver):
             return
         *staged, (last, last_key) = calls
         for call, idempotency_key in staged:
-            self._stage(run_id, _intent(turn, call, idempotency_key, eager, self._encode))
-        await self._commit(run_id, _intent(turn, last, last_key, eager, self._encode))
+            self._stage(run_id, intent_step(turn, call, idempotency_key, eager, self._encode))
+        await self._commit(run_id, intent_step(turn, last, last_key, eager, self._encode))
 
     async def approval_decided(
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
     ) -> None:
         """Record an approver's decision (before the tool may run)."""
-        record: dict[str, Any] = {"name": name, "decision": decision.decision}
-        if decision.reason is not None:
-            record["reason"] = decision.reason
-        if decision.arguments is not None:
-            record.update(_arguments_record(decision.arguments))
-        data = self._encode(record)
+        data = self._encode(approval_record(name, decision))
         await self._commit(run_id, Step("approval", data, turn, call_id=call_id))
 
     async def tool_finished(
@@ -486,38 +336,14 @@ class JournalObserver(RunObserver):
         eager: bool,
         interrupted: bool,
     ) -> None:
-        payload = result.to_dict()
-        if payload.get("traceback") is None:  # most results: no need to say so
-            del payload["traceback"]
-        arguments = payload.pop("arguments", {})
-        payload.update(_arguments_record(arguments if isinstance(arguments, dict) else {}))
-        data = self._encode({"result": payload, "eager": eager, "interrupted": interrupted})
+        data = self._encode(outcome_record(result, eager=eager, interrupted=interrupted))
         await self._commit(run_id, Step("tool_outcome", data, turn, call_id=call.id))
         self._calls[run_id] = self._calls.get(run_id, 0) + 1
 
     async def run_finished(self, run_id: str, result: RunResult) -> None:
         """Record the run's outcome and answer."""
-        summary = self._encode(
-            {
-                "outcome": result.outcome,
-                "output": result.output,
-                "turns": result.turns,
-                "tool_calls": len(result.tool_calls),
-                "usage": result.usage.to_dict(),
-                "cost": result.cost.to_dict() if result.cost is not None else None,
-            }
-        )
-        data = summary
-        if result.pending:
-            # What a suspended run waits for: the calls, their canonical
-            # arguments and digests (what an approval must name).
-            data = self._encode(
-                {
-                    "outcome": result.outcome,
-                    "turns": result.turns,
-                    "pending": [pending.to_dict() for pending in result.pending],
-                }
-            )
+        summary = self._encode(run_summary(result))
+        data = self._encode(pending_record(result)) if result.pending else summary
         await self._commit(run_id, end_step(result.outcome, summary, data))
         self._forget(run_id)
 
@@ -526,7 +352,7 @@ class JournalObserver(RunObserver):
         cancelled = isinstance(error, (anyio.get_cancelled_exc_class(), KeyboardInterrupt))
         cost = self._cost.get(run_id, _ZERO)
         record = {
-            "error": _error_record(error),
+            "error": error_record(error),
             "cancelled": cancelled,
             "turns": self._turns.get(run_id),
             "tool_calls": self._calls.get(run_id, 0),

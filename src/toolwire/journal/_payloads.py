@@ -1,0 +1,253 @@
+"""What the journal's records say: each step's payload as JSON text, with
+every secret removed.
+
+Theory of operation: a record is serialized once; when a known secret (the
+provider's API key, in any of the forms it takes in text) occurs in that
+text, the record is walked, its strings redacted, and serialized again
+(:func:`encode_record`). Settings lose their key-like entries and the
+credentials and queries of their URLs (:func:`clean_settings`); error
+messages go through :func:`toolwire.tools.scrub`'s credential patterns; long
+tool arguments are recorded as a preview (:data:`PREVIEW_CHARS`). When the
+records are written is :mod:`toolwire.journal._observer`'s business.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from toolwire.cost import Cost
+from toolwire.errors import ToolwireError, UsageLimitExceeded
+from toolwire.http._credentials import MIN_SECRET_LENGTH, redact, secret_forms
+from toolwire.journal._records import Step
+from toolwire.messages import AssistantMessage
+from toolwire.run import RunResult
+from toolwire.stream import _json
+from toolwire.tools import Approval, ToolResult, scrub
+from toolwire.types import InvalidToolCall, StreamResult, ToolCall
+
+__all__ = [
+    "PREVIEW_CHARS",
+    "RecordEncoder",
+    "approval_record",
+    "arguments_record",
+    "clean_settings",
+    "dumps_record",
+    "encode_record",
+    "error_record",
+    "intent_step",
+    "outcome_record",
+    "pending_record",
+    "response_record",
+    "run_summary",
+]
+
+PREVIEW_CHARS = 4_000
+"""Tool arguments longer than this (as JSON) are recorded as a preview in the
+intent and outcome records; the full arguments are in the model's recorded
+answer, which a resume needs anyway."""
+
+_SECRET_SETTING_WORDS = ("key", "token", "secret", "password", "authorization")
+
+
+def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
+    """JSON text of a record, with every secret replaced by ``<redacted>``.
+
+    Secrets are replaced in the record's strings *before* it is serialized
+    (:func:`toolwire.http._credentials.redact`), so the text is always the
+    record's well-formed JSON, whatever the secret: a one-letter placeholder
+    key damages nothing, a short key is replaced where it stands alone and not
+    inside longer words. The common case costs one search of the text: the
+    record is walked only when a secret occurs in it.
+
+    Text that UTF-8 cannot hold (a lone surrogate from a ``\\ud800`` escape
+    in a model's JSON) is written as a JSON escape, so it is recorded rather
+    than failing the run.
+    """
+    text = dumps_record(value)
+    present = [s for s in secret_forms(secrets) if _occurs(s, text)]
+    if present:
+        text = dumps_record(redact(value, present))
+    return text
+
+
+def dumps_record(value: Any) -> str:
+    try:
+        return _json.dumps(value)
+    except (TypeError, ValueError):
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
+def _occurs(secret: str, text: str) -> bool:
+    """Whether ``secret`` may occur in a string of the record ``text`` encodes."""
+    return secret in text or json.dumps(secret)[1:-1] in text
+
+
+def _clean_url(value: str) -> str:
+    """A URL without credentials or query (a Gemini ``?key=``)."""
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return scrub(value, limit=500)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def clean_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings as recorded: no key-like entry, URLs without credentials."""
+    out: dict[str, Any] = {}
+    for name, value in settings.items():
+        if any(word in name.lower() for word in _SECRET_SETTING_WORDS):
+            continue
+        if isinstance(value, str) and "://" in value:
+            value = _clean_url(value)
+        out[name] = value
+    return out
+
+
+def error_record(error: BaseException) -> dict[str, Any]:
+    if isinstance(error, ToolwireError):
+        record: dict[str, Any] = {
+            "type": error.type_name,
+            "message": scrub(error.message, limit=2000, keep_paths=True),
+        }
+        if isinstance(error, UsageLimitExceeded):
+            record.update(
+                limit=error.limit, maximum=error.maximum, value=error.value, scope=error.scope
+            )
+        status = getattr(error, "status_code", None)
+        if isinstance(status, int):
+            record["status_code"] = status
+        return record
+    return {
+        "type": type(error).__name__,
+        "message": scrub(str(error), limit=2000, keep_paths=True),
+    }
+
+
+def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
+    record: dict[str, Any] = {"name": call.name}
+    if isinstance(call, InvalidToolCall):
+        record["invalid"] = True
+        record["raw_arguments"] = call.raw_arguments[:PREVIEW_CHARS]
+        record["error"] = call.error
+        return record
+    record.update(arguments_record(call.arguments))
+    if call.repaired:
+        record["repaired"] = True
+    return record
+
+
+def arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        small = len(_json.dumps_bytes(arguments)) <= PREVIEW_CHARS  # bytes >= characters
+    except (TypeError, ValueError):
+        small = False
+    text = "" if small else dumps_record(arguments)
+    if len(text) <= PREVIEW_CHARS:
+        return {"arguments": arguments}
+    return {"arguments_preview": text[:PREVIEW_CHARS], "arguments_chars": len(text)}
+
+
+def intent_step(
+    turn: int,
+    call: ToolCall | InvalidToolCall,
+    idempotency_key: str,
+    eager: bool,
+    encode: Callable[[Any], str],
+) -> Step:
+    record = _call_record(call)
+    record["idempotency_key"] = idempotency_key
+    record["eager"] = eager
+    return Step("tool_intent", encode(record), turn, call_id=call.id)
+
+
+class RecordEncoder:
+    """Encodes records for one set of secrets: most records contain none,
+    and cost one search of their text per form a secret may take."""
+
+    __slots__ = ("_needles", "secrets")
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self.secrets = tuple(secret_forms(s for s in secrets if s))
+        """The secrets and the forms they take in text (URL-encoded, base64)."""
+        # What a secret looks like in JSON text, as is and escaped: found
+        # by one search each, most records need no redaction.
+        self._needles = tuple(
+            dict.fromkeys(
+                form
+                for s in self.secrets
+                if len(s) >= MIN_SECRET_LENGTH
+                for form in (s, json.dumps(s)[1:-1])
+            )
+        )
+
+    def encode(self, value: Any) -> str:
+        """The JSON text of ``value``, every secret replaced (:func:`encode_record`)."""
+        text = dumps_record(value)
+        for needle in self._needles:
+            if needle in text:
+                return encode_record(value, self.secrets)
+        return text
+
+
+def response_record(result: StreamResult, cost: Cost | None, elapsed: float) -> dict[str, Any]:
+    """What a model's answer record says (choice 0 is the one the run follows)."""
+    choice = result.choices[0] if result.choices else None
+    assistant = AssistantMessage.from_choice(choice) if choice is not None else None
+    return {
+        "elapsed": elapsed,
+        "finish_reason": choice.finish_reason if choice is not None else None,
+        "usage": result.usage.to_dict() if result.usage is not None else None,
+        "cost": cost.to_dict() if cost is not None else None,
+        "assistant": assistant.to_dict() if assistant is not None else None,
+        "choices": len(result.choices),
+        "model": result.model,
+        "response_id": result.response_id,
+    }
+
+
+def approval_record(name: str, decision: Approval) -> dict[str, Any]:
+    """What an approver's decision record says."""
+    record: dict[str, Any] = {"name": name, "decision": decision.decision}
+    if decision.reason is not None:
+        record["reason"] = decision.reason
+    if decision.arguments is not None:
+        record.update(arguments_record(decision.arguments))
+    return record
+
+
+def outcome_record(result: ToolResult, *, eager: bool, interrupted: bool) -> dict[str, Any]:
+    """What a tool call's outcome record says."""
+    payload = result.to_dict()
+    if payload.get("traceback") is None:  # most results: no need to say so
+        del payload["traceback"]
+    arguments = payload.pop("arguments", {})
+    payload.update(arguments_record(arguments if isinstance(arguments, dict) else {}))
+    return {"result": payload, "eager": eager, "interrupted": interrupted}
+
+
+def run_summary(result: RunResult) -> dict[str, Any]:
+    """The summary of a run's end: its outcome and answer."""
+    return {
+        "outcome": result.outcome,
+        "output": result.output,
+        "turns": result.turns,
+        "tool_calls": len(result.tool_calls),
+        "usage": result.usage.to_dict(),
+        "cost": result.cost.to_dict() if result.cost is not None else None,
+    }
+
+
+def pending_record(result: RunResult) -> dict[str, Any]:
+    """What a suspended run waits for: the calls, their canonical arguments
+    and digests (what an approval must name)."""
+    return {
+        "outcome": result.outcome,
+        "turns": result.turns,
+        "pending": [pending.to_dict() for pending in result.pending],
+    }
