@@ -39,37 +39,24 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import (
-    AsyncGenerator,
-    Callable,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from toolwire.agent._config import agent_toolbox, initial_messages, journal_setting
 from toolwire.agent._driver import RunConfig, RunDriver
 from toolwire.agent._events import run_events
+from toolwire.agent._lifecycle import AgentObservers, resume_point, run_lease
 from toolwire.agent._resumed import finished_result
 from toolwire.agent._suspend import Answers
 from toolwire.agent.loop import RequestOptions
 from toolwire.cost import Budget, Prices, UsageLimits, default_prices
 from toolwire.errors import UsageError
 from toolwire.events import Event
-from toolwire.journal import (
-    Decision,
-    Journal,
-    JournalObserver,
-    ResumePlan,
-    default_journal,
-    open_journal,
-    plan_resume,
-)
-from toolwire.messages import Message, SystemMessage, UserMessage
-from toolwire.observe import Observers, RunObserver
+from toolwire.journal import Decision, Journal, ResumePlan, open_journal
+from toolwire.messages import Message
+from toolwire.observe import RunObserver
 from toolwire.run import (
     AgentEvent,
     ModelRetrying,
@@ -103,6 +90,8 @@ __all__ = [
     "TurnFinished",
     "TurnStarted",
 ]
+
+T = TypeVar("T")
 
 
 class Agent:
@@ -184,15 +173,7 @@ class Agent:
             raise UsageError("max_turns must be at least 1")
         if stream_retries < 0:
             raise UsageError("stream_retries must be >= 0")
-        if isinstance(tools, Toolbox):
-            if approve is not None:
-                raise UsageError(
-                    "give approve= to the Toolbox, or a list of tools with approve= here: "
-                    "a Toolbox passed in keeps its own approval callback"
-                )
-            self.toolbox = tools
-        else:
-            self.toolbox = Toolbox(tools, approve=approve)
+        self.toolbox = agent_toolbox(tools, approve)
         self.provider = provider
         self.model = model
         self.system = system
@@ -211,20 +192,8 @@ class Agent:
         self.prices: Prices | None = prices or None
         self.limits = limits
         self.budget = budget
-        self._journal: Journal | None = None
-        self._journal_path: str | os.PathLike[str] | None = None
-        if journal is None or journal is True:
-            self._journal_path = default_journal()
-        elif isinstance(journal, (str, os.PathLike)):
-            self._journal_path = journal
-        elif journal is not False:
-            if not isinstance(journal, Journal):
-                raise UsageError(
-                    "journal must be a path, a Journal, True/None (the default file) or False"
-                )
-            self._journal = journal
-        self._journal_observer: JournalObserver | None = None
-        self._bound: tuple[tuple[object, ...], Observers] | None = None
+        self._journal, self._journal_path = journal_setting(journal)
+        self._observers = AgentObservers()
 
     def __repr__(self) -> str:
         return (
@@ -245,9 +214,9 @@ class Agent:
                 transport's retries.
             ProtocolError: a turn's stream failed and ``stream_retries`` ran out.
         """
-        messages = self._initial_messages(prompt)
+        messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
-        with self._lease(chosen):
+        with run_lease(self.journal, chosen):
             return await self._run(messages, chosen, None, None)
 
     def run_sync(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
@@ -257,13 +226,7 @@ class Agent:
         connections before returning: they belong to that loop.
         """
 
-        async def main() -> RunResult:
-            try:
-                return await self.run(prompt, run_id=run_id)
-            finally:
-                await self.provider.aclose()
-
-        return anyio.run(main)
+        return self._sync(lambda: self.run(prompt, run_id=run_id))
 
     async def stream(
         self, prompt: str | Sequence[Message], *, run_id: str | None = None
@@ -275,13 +238,13 @@ class Agent:
         Iterate it to the end, or close it (``contextlib.aclosing``): closing
         it early cancels the run and every tool it started.
         """
-        messages = self._initial_messages(prompt)
+        messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
 
         async def runner(
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
         ) -> None:
-            with self._lease(chosen):
+            with run_lease(self.journal, chosen):
                 emit(RunStarted(run_id=chosen))
                 emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
 
@@ -347,19 +310,15 @@ class Agent:
         """:meth:`resume` for synchronous code (its own event loop, as
         :meth:`run_sync`)."""
 
-        async def main() -> RunResult:
-            try:
-                return await self.resume(
-                    run_id,
-                    approvals=approvals,
-                    results=results,
-                    principal=principal,
-                    approval_key=approval_key,
-                )
-            finally:
-                await self.provider.aclose()
-
-        return anyio.run(main)
+        return self._sync(
+            lambda: self.resume(
+                run_id,
+                approvals=approvals,
+                results=results,
+                principal=principal,
+                approval_key=approval_key,
+            )
+        )
 
     async def resume_stream(
         self,
@@ -392,20 +351,27 @@ class Agent:
             async for event in events:
                 yield event
 
-    @contextlib.contextmanager
+    def _sync(self, work: Callable[[], Awaitable[T]]) -> T:
+        """``work()`` in an event loop of its own; the provider's own
+        connections, which belong to that loop, closed before returning."""
+
+        async def main() -> T:
+            try:
+                return await work()
+            finally:
+                await self.provider.aclose()
+
+        return anyio.run(main)
+
     def _resuming(
         self, run_ref: str, answers: Answers
-    ) -> Iterator[tuple[str, ResumePlan, str | None]]:
-        """Hold the lease of the run ``run_ref`` names (an id or a short id),
-        journal ``answers``, and read where the run stands."""
+    ) -> contextlib.AbstractContextManager[tuple[str, ResumePlan, str | None]]:
+        """Where the run ``run_ref`` names stands, its lease held (see
+        :func:`~toolwire.agent._lifecycle.resume_point`)."""
         journal = self.journal
         if journal is None:
             raise UsageError("resume() needs a journal, and this agent records none")
-        run_id = journal.find_run(run_ref)
-        with journal.lease(run_id):
-            answers.give(journal, run_id)
-            log = journal.load_run(run_id)
-            yield run_id, plan_resume(log), (log.run.status if log.run.finished else None)
+        return resume_point(journal, run_ref, answers)
 
     @property
     def journal(self) -> Journal | None:
@@ -461,38 +427,6 @@ class Agent:
 
     # -- one run ----------------------------------------------------------------------
 
-    def _initial_messages(self, prompt: str | Sequence[Message]) -> list[Message]:
-        messages: list[Message] = []
-        if self.system:
-            messages.append(SystemMessage(self.system))
-        if isinstance(prompt, str):
-            messages.append(UserMessage(prompt))
-        else:
-            given = list(prompt)
-            if self.system and any(isinstance(m, SystemMessage) for m in given):
-                messages = []
-            messages.extend(given)
-        return messages
-
-    def _lease(self, run_id: str) -> contextlib.AbstractContextManager[None]:
-        """The run's lease in the journal (nothing to hold without one)."""
-        journal = self.journal
-        return journal.lease(run_id) if journal is not None else contextlib.nullcontext()
-
-    def _observers(self) -> Observers:
-        """The observers of a run, the journal first: every other observer
-        sees a step once the journal has it (committed, or staged until the
-        next step that must be on disk). Bound once while they stay the same."""
-        journal = self.journal
-        observers: list[RunObserver] = list(self.observers)
-        if journal is not None:
-            if self._journal_observer is None or self._journal_observer.journal is not journal:
-                self._journal_observer = JournalObserver(journal, secrets=self.provider._secrets())
-            observers.insert(0, self._journal_observer)
-        if self._bound is None or self._bound[0] != tuple(observers):
-            self._bound = (tuple(observers), Observers(observers))
-        return self._bound[1]
-
     async def _run(
         self,
         messages: list[Message],
@@ -504,9 +438,10 @@ class Agent:
     ) -> RunResult:
         """One run to its end; its events go to ``emit`` and ``emit_many``
         (``None`` when nobody reads them: they are not even made)."""
-        observers = self._observers()
-        if observers.run_started:
-            info = RunInfo(
+        observers = self._observers.bind(self.observers, self.journal, self.provider._secrets)
+
+        def info() -> RunInfo:
+            return RunInfo(
                 run_id=run_id,
                 model=self.model,
                 provider=self.provider.name,
@@ -516,24 +451,9 @@ class Agent:
                 messages=tuple(messages),
                 resumed=plan is not None,
             )
-            for started in observers.run_started:
-                await started(info)
-        if plan is not None and self._journal_observer is not None:
-            self._journal_observer.resumed_from(
-                run_id,
-                usage=plan.usage,
-                tool_calls=len(plan.records),
-                turns=plan.turn,
-                cost=plan.cost,
-            )
-        try:
+
+        def drive() -> Awaitable[RunResult]:
             driver = RunDriver(self._config(), run_id, messages, observers, emit, emit_many)
-            final = await driver.drive(plan)
-        except BaseException as exc:
-            with anyio.CancelScope(shield=True):
-                for failed in observers.run_failed:
-                    await failed(run_id, exc)
-            raise
-        for finished in observers.run_finished:
-            await finished(run_id, final)
-        return final
+            return driver.drive(plan)
+
+        return await self._observers.observe(observers, run_id, info, plan, drive)

@@ -1,21 +1,25 @@
-"""What a run needs of its agent, fixed when it starts: :class:`RunConfig`."""
+"""An agent's settings: checked when the agent is made (its toolbox, its
+journal), and what a run needs of them, fixed when it starts (:class:`RunConfig`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolwire.agent.loop import RequestOptions, turn_options
 from toolwire.cost import Budget, Prices, RunMeter, UsageLimits
-from toolwire.messages import Message
-from toolwire.tools import Toolbox
+from toolwire.errors import UsageError
+from toolwire.journal import Journal, default_journal
+from toolwire.messages import Message, SystemMessage, UserMessage
+from toolwire.tools import ApprovalCallback, Tool, Toolbox
 
 if TYPE_CHECKING:
     from toolwire.http import HttpRequest, Transport
     from toolwire.providers import Provider
 
-__all__ = ["RunConfig"]
+__all__ = ["RunConfig", "agent_toolbox", "initial_messages", "journal_setting"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,3 +71,58 @@ class RunConfig:
             temperature=options.temperature,
             extra=options.extra,
         )
+
+
+def agent_toolbox(
+    tools: Toolbox | Iterable[Tool | Callable[..., Any]], approve: ApprovalCallback | None
+) -> Toolbox:
+    """The toolbox of an agent given ``tools`` and ``approve``.
+
+    Raises:
+        UsageError: ``approve`` with a ready Toolbox (one of the two approval
+            callbacks would be ignored).
+    """
+    if not isinstance(tools, Toolbox):
+        return Toolbox(tools, approve=approve)
+    if approve is not None:
+        raise UsageError(
+            "give approve= to the Toolbox, or a list of tools with approve= here: "
+            "a Toolbox passed in keeps its own approval callback"
+        )
+    return tools
+
+
+def journal_setting(
+    journal: Journal | str | os.PathLike[str] | bool | None,
+) -> tuple[Journal | None, str | os.PathLike[str] | None]:
+    """An agent's ``journal`` argument as ``(journal, path)``: a journal given,
+    or the path of one to open on first use (neither: no journal).
+
+    Raises:
+        UsageError: ``journal`` is of an unknown kind.
+    """
+    if journal is None or journal is True:
+        return None, default_journal()
+    if isinstance(journal, (str, os.PathLike)):
+        return None, journal
+    if journal is False:
+        return None, None
+    if not isinstance(journal, Journal):
+        raise UsageError("journal must be a path, a Journal, True/None (the default file) or False")
+    return journal, None
+
+
+def initial_messages(system: str | None, prompt: str | Sequence[Message]) -> list[Message]:
+    """The conversation a run starts from: the agent's ``system`` prompt,
+    unless the messages given have their own, then ``prompt``."""
+    messages: list[Message] = []
+    if system:
+        messages.append(SystemMessage(system))
+    if isinstance(prompt, str):
+        messages.append(UserMessage(prompt))
+    else:
+        given = list(prompt)
+        if system and any(isinstance(m, SystemMessage) for m in given):
+            messages = []
+        messages.extend(given)
+    return messages
