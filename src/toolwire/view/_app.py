@@ -189,29 +189,58 @@ def _with_headers(send: Send) -> Send:
 
 def create_app(settings: ViewSettings) -> ASGIApp:
     """The viewer of the journal ``settings.journal``, behind its guard."""
-    streams = anyio.Semaphore(STREAMS)
+    return Guard(Starlette(routes=_Viewer(settings).routes()), settings)
 
-    def open_journal() -> JournalReader | None:
-        if isinstance(settings.journal, str):
-            return PostgresJournal(settings.journal, read_only=True)
-        if not settings.journal.exists():
+
+class _Viewer:
+    """The viewer's pages and actions over one journal: a handler per route."""
+
+    def __init__(self, settings: ViewSettings) -> None:
+        self.settings = settings
+        self.streams = anyio.Semaphore(STREAMS)
+        """The live streams open at once."""
+
+    def routes(self) -> list[Route]:
+        """The route table: pages and streams read, actions post."""
+        return [
+            Route("/", self.runs, methods=["GET"]),
+            Route("/runs/{run_id}", self.run, methods=["GET"]),
+            Route("/runs/{run_id}/events", self.events, methods=["GET"]),
+            Route("/static/{name}", _asset, methods=["GET"]),
+            Route("/runs/{run_id}/resume", _resume, methods=["POST"]),
+            Route("/runs/{run_id}/calls/{call_id}/approve", self.approve, methods=["POST"]),
+            Route("/runs/{run_id}/calls/{call_id}/deny", self.deny, methods=["POST"]),
+        ]
+
+    def open_journal(self) -> JournalReader | None:
+        """The journal, read-only (``None``: there is no journal file yet)."""
+        journal = self.settings.journal
+        if isinstance(journal, str):
+            return PostgresJournal(journal, read_only=True)
+        if not journal.exists():
             return None
-        return SQLiteJournal(settings.journal, read_only=True)
+        return SQLiteJournal(journal, read_only=True)
 
-    def opened() -> JournalReader:
-        journal = open_journal()
+    def opened(self) -> JournalReader:
+        """The journal, read-only.
+
+        Raises:
+            JournalError: there is no journal.
+        """
+        journal = self.open_journal()
         if journal is None:
-            raise JournalError(f"there is no journal at {settings.journal}")
+            raise JournalError(f"there is no journal at {self.settings.journal}")
         return journal
 
-    async def runs(request: Request) -> Response:
+    async def runs(self, request: Request) -> Response:
+        """``/``: the list of runs, filtered by the query."""
         try:
             query = ListQuery.parse(dict(request.query_params))
         except BadQuery as exc:
             return _page(400, "runs", str(exc))
 
         def render() -> str:
-            journal = open_journal()
+            journal = self.open_journal()
             try:
                 return list_page(journal, query)
             finally:
@@ -223,16 +252,17 @@ def create_app(settings: ViewSettings) -> ASGIApp:
         except JournalError as exc:
             return _page(503, "runs", exc.message)
 
-    async def run(request: Request) -> Response:
+    async def run(self, request: Request) -> Response:
+        """``/runs/{run_id}``: one run's page."""
         ref = request.path_params["run_id"]
 
         def render() -> str:
-            journal = opened()
+            journal = self.opened()
             try:
                 log = journal.load_run(journal.find_run(ref))
             finally:
                 journal.close()
-            replays, problems = load_replays(settings.cassettes)
+            replays, problems = load_replays(self.settings.cassettes)
             return run_page(log, replays, problems)
 
         try:
@@ -240,73 +270,61 @@ def create_app(settings: ViewSettings) -> ASGIApp:
         except JournalError as exc:
             return _page(404, "run", exc.message)
 
-    async def events(request: Request) -> Response:
+    async def events(self, request: Request) -> Response:
+        """``/runs/{run_id}/events``: the run's events as they are journaled
+        (server-sent events), from ``Last-Event-ID`` or ``?after=``."""
         run_id = request.path_params["run_id"]
         raw = request.headers.get("last-event-id") or request.query_params.get("after", "0")
         if not (raw.isascii() and raw.isdigit() and len(raw) < 12):
             return _plain(400, "after must be a non-negative integer")
-
-        def first() -> float:
-            journal = opened()
-            try:
-                found = journal.events_after(run_id, 0, limit=1)
-            finally:
-                journal.close()
-            return found[0].at if found else 0.0
-
         try:
-            start = await anyio.to_thread.run_sync(first)
+            start = await anyio.to_thread.run_sync(lambda: self._first_event_at(run_id))
         except JournalError as exc:
             return _plain(404, exc.message)
-        if streams.value == 0:
+        if self.streams.value == 0:
             return _plain(503, "too many live streams are open")
-
-        async def body() -> AsyncIterator[str]:
-            async with streams:
-                async for chunk in follow(
-                    opened,
-                    run_id,
-                    int(raw),
-                    start=start,
-                    poll=settings.poll,
-                    deadline=settings.stream_deadline,
-                ):
-                    yield chunk
-
-        return StreamingResponse(body(), media_type="text/event-stream")
-
-    async def asset(request: Request) -> Response:
-        found = ASSETS.get(request.path_params["name"])
-        if found is None:
-            return _plain(404, "no such file")
-        media_type, content = found
-        return Response(content, media_type=media_type)
-
-    async def resume(request: Request) -> Response:
-        return _page(
-            501,
-            "resume",
-            "the viewer cannot resume a run: its tools live in your program. Continue it "
-            f"there with agent.resume({request.path_params['run_id']!r})",
+        return StreamingResponse(
+            self._follow(run_id, int(raw), start), media_type="text/event-stream"
         )
 
-    async def approve(request: Request) -> Response:
-        return await _decide(request, "approve")
-
-    async def deny(request: Request) -> Response:
-        return await _decide(request, "deny")
-
-    async def _decide(request: Request, verb: Literal["approve", "deny"]) -> Response:
-        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > FORM_LIMIT:
-                break
+    def _first_event_at(self, run_id: str) -> float:
+        """When the run's first event happened (0 without any)."""
+        journal = self.opened()
         try:
-            form = parse_form(body, request.headers.get("content-type", ""))
+            found = journal.events_after(run_id, 0, limit=1)
+        finally:
+            journal.close()
+        return found[0].at if found else 0.0
+
+    async def _follow(self, run_id: str, after: int, start: float) -> AsyncIterator[str]:
+        """One live stream's body, holding its place among the open streams."""
+        async with self.streams:
+            async for chunk in follow(
+                self.opened,
+                run_id,
+                after,
+                start=start,
+                poll=self.settings.poll,
+                deadline=self.settings.stream_deadline,
+            ):
+                yield chunk
+
+    async def approve(self, request: Request) -> Response:
+        """``POST .../calls/{call_id}/approve``."""
+        return await self._decide(request, "approve")
+
+    async def deny(self, request: Request) -> Response:
+        """``POST .../calls/{call_id}/deny``."""
+        return await self._decide(request, "deny")
+
+    async def _decide(self, request: Request, verb: Literal["approve", "deny"]) -> Response:
+        """Journal a decision on a pending call, then go back to its run."""
+        run_id, call_id = request.path_params["run_id"], request.path_params["call_id"]
+        try:
+            form = parse_form(await _form_body(request), request.headers.get("content-type", ""))
         except BadForm as exc:
             return _page(400, "action", str(exc))
+        settings = self.settings
         outcome = await anyio.to_thread.run_sync(
             lambda: decide(
                 settings.journal,
@@ -326,17 +344,32 @@ def create_app(settings: ViewSettings) -> ASGIApp:
         target = f"/runs/{quote(run_id, safe='')}#pending"
         return Response(status_code=303, headers={"location": target})
 
-    return Guard(
-        Starlette(
-            routes=[
-                Route("/", runs, methods=["GET"]),
-                Route("/runs/{run_id}", run, methods=["GET"]),
-                Route("/runs/{run_id}/events", events, methods=["GET"]),
-                Route("/static/{name}", asset, methods=["GET"]),
-                Route("/runs/{run_id}/resume", resume, methods=["POST"]),
-                Route("/runs/{run_id}/calls/{call_id}/approve", approve, methods=["POST"]),
-                Route("/runs/{run_id}/calls/{call_id}/deny", deny, methods=["POST"]),
-            ]
-        ),
-        settings,
+
+async def _form_body(request: Request) -> bytes:
+    """A form's body, read no further than just past :data:`FORM_LIMIT`
+    (which :func:`parse_form` then refuses)."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > FORM_LIMIT:
+            break
+    return body
+
+
+async def _asset(request: Request) -> Response:
+    """``/static/{name}``: the viewer's own script and style."""
+    found = ASSETS.get(request.path_params["name"])
+    if found is None:
+        return _plain(404, "no such file")
+    media_type, content = found
+    return Response(content, media_type=media_type)
+
+
+async def _resume(request: Request) -> Response:
+    """``POST /runs/{run_id}/resume``: not here (the run's tools are not)."""
+    return _page(
+        501,
+        "resume",
+        "the viewer cannot resume a run: its tools live in your program. Continue it "
+        f"there with agent.resume({request.path_params['run_id']!r})",
     )
