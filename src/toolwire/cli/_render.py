@@ -163,7 +163,25 @@ class Renderer:
             self._stream_text(event.text)
         elif isinstance(event, ReasoningDelta):
             turn.reasoning.append(event.text)
-        elif isinstance(event, ToolCallStarted):
+        elif isinstance(event, (ToolCallStarted, ToolCallDelta, ToolCallReady, ToolCallInvalid)):
+            self._tool_call(turn, event)
+        elif isinstance(event, (ToolExecutionStarted, ToolExecutionFinished)):
+            self._tool_execution(turn, event)
+        elif isinstance(event, ModelRetrying):
+            turn.note = f"stream failed ({event.error.message}); sending the turn again"
+            self._say(f"  [yellow]{escape(turn.note)}[/yellow]")
+        elif isinstance(event, StreamFailed):
+            turn.note = f"stream failed: {event.error.message}"
+        elif isinstance(event, (TurnFinished, RunFinished)):
+            self._end_line()
+        if self._live is not None:
+            self._live.update(self._view())
+
+    def _tool_call(
+        self, turn: _Turn, event: ToolCallStarted | ToolCallDelta | ToolCallReady | ToolCallInvalid
+    ) -> None:
+        """A tool call opening, growing, complete, or invalid."""
+        if isinstance(event, ToolCallStarted):
             turn.calls[event.index] = _Call(event.index, event.name or "?")
         elif isinstance(event, ToolCallDelta):
             call = turn.calls.setdefault(event.index, _Call(event.index, event.name))
@@ -176,20 +194,25 @@ class Renderer:
             call.status = "ready"
             turn.by_id[event.id] = call
             self._say(f"  tool call [cyan]{event.name}[/cyan]({escape(_short(call.args[0]))})")
-        elif isinstance(event, ToolCallInvalid):
+        else:
             call = turn.calls.setdefault(event.call.index, _Call(event.call.index, event.call.name))
             call.status = "invalid"
             turn.by_id[event.call.id] = call
             self._say(
                 f"  [red]invalid tool call[/red] {event.call.name}: {escape(event.call.error)}"
             )
-        elif isinstance(event, ToolExecutionStarted):
+
+    def _tool_execution(
+        self, turn: _Turn, event: ToolExecutionStarted | ToolExecutionFinished
+    ) -> None:
+        """A tool starting or finishing."""
+        if isinstance(event, ToolExecutionStarted):
             running = turn.by_id.get(event.call.id)
             if running is not None:
                 running.status = "running"
                 running.started = time.monotonic()
                 running.eager = event.eager
-        elif isinstance(event, ToolExecutionFinished):
+        else:
             done = turn.by_id.get(event.call.id)
             result = event.result
             if done is not None:
@@ -201,17 +224,6 @@ class Renderer:
                 f"  {mark} {event.call.name} ({result.elapsed * 1000:.0f} ms, "
                 f"{result.attempts} attempt(s)): {escape(_short(result.content, 160))}"
             )
-        elif isinstance(event, ModelRetrying):
-            turn.note = f"stream failed ({event.error.message}); sending the turn again"
-            self._say(f"  [yellow]{escape(turn.note)}[/yellow]")
-        elif isinstance(event, StreamFailed):
-            turn.note = f"stream failed: {event.error.message}"
-        elif isinstance(event, TurnFinished):
-            self._end_line()
-        elif isinstance(event, RunFinished):
-            self._end_line()
-        if self._live is not None:
-            self._live.update(self._view())
 
     # -- plain output ------------------------------------------------------------------
 

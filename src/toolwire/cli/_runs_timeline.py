@@ -39,75 +39,85 @@ def usage_sum(log: RunLog) -> dict[str, Any]:
     return total
 
 
+_CALL_KINDS = ("tool_intent", "approval", "answer", "tool_outcome")
+"""The kinds of the records about one tool call."""
+
+
 def timeline(log: RunLog) -> dict[str, Any]:
     """One run as a JSON-ready object: the run, then each turn with its model
     requests, answer and tool calls (``toolwire runs show --json``)."""
     turns: dict[int, dict[str, Any]] = {}
     calls: dict[tuple[int, str], dict[str, Any]] = {}
-
-    def turn_of(number: int) -> dict[str, Any]:
-        return turns.setdefault(
-            number,
-            {"turn": number, "attempts": 0, "errors": [], "answer": None, "tool_calls": []},
-        )
-
     for event in log.events:
         if event.turn is None:
             continue
-        turn = turn_of(event.turn)
-        data = event.data
-        if event.kind == "model_request":
-            turn["attempts"] += 1
-            turn.setdefault("requested_at", event.at)
-        elif event.kind == "model_failed":
-            turn["errors"].append({**data.get("error", {}), "elapsed": data.get("elapsed")})
-        elif event.kind == "model_response":
-            assistant = data.get("assistant") or {}
-            turn["answer"] = {
-                "elapsed": data.get("elapsed"),
-                "finish_reason": data.get("finish_reason"),
-                "usage": data.get("usage"),
-                "cost": data.get("cost"),
-                "text": assistant.get("text", ""),
-                "tool_calls": len(assistant.get("tool_calls", [])),
+        turn = turns.get(event.turn)
+        if turn is None:
+            turn = turns[event.turn] = {
+                "turn": event.turn,
+                "attempts": 0,
+                "errors": [],
+                "answer": None,
+                "tool_calls": [],
             }
-        elif event.kind == "run_suspended":
-            turn["pending"] = event.data.get("pending", [])
-        elif event.call_id is not None and event.kind in (
-            "tool_intent",
-            "approval",
-            "answer",
-            "tool_outcome",
-        ):
+        if event.call_id is not None and event.kind in _CALL_KINDS:
             key = (event.turn, event.call_id)
             call = calls.get(key)
             if call is None:
-                call = {"id": event.call_id, "name": data.get("name"), "starts": 0}
+                call = {"id": event.call_id, "name": event.data.get("name"), "starts": 0}
                 calls[key] = call
                 turn["tool_calls"].append(call)
-            if event.kind == "tool_intent":
-                call["starts"] += 1
-                call["arguments"] = data.get("arguments", data.get("arguments_preview"))
-                call["eager"] = data.get("eager", False)
-                call["repaired"] = data.get("repaired", False)
-            elif event.kind in ("approval", "answer"):
-                call[event.kind] = {k: v for k, v in data.items() if k != "name"}
-            else:
-                result = data.get("result", {})
-                call["name"] = result.get("name", call["name"])
-                call.update(
-                    ok=result.get("ok"),
-                    error=result.get("error"),
-                    attempts=result.get("attempts"),
-                    elapsed=result.get("elapsed"),
-                    content=result.get("content"),
-                    interrupted=data.get("interrupted", False),
-                )
-                if isinstance(result.get("traceback"), str):
-                    call["traceback"] = result["traceback"]
+            _add_call_record(call, event.kind, event.data)
+        else:
+            _add_turn_record(turn, event.kind, event.data, event.at)
     run = log.run.to_dict()
     if run["usage"] is None:
         run["usage"] = usage_sum(log)
     if run["cost"] is None and log.run.status in ("running", "limit", "failed", "cancelled"):
         run["cost"] = cost_sum(log)
     return {"run": run, "turns": [turns[n] for n in sorted(turns)]}
+
+
+def _add_turn_record(turn: dict[str, Any], kind: str, data: dict[str, Any], at: float) -> None:
+    """What a turn's model request, failure, answer or suspension adds to it."""
+    if kind == "model_request":
+        turn["attempts"] += 1
+        turn.setdefault("requested_at", at)
+    elif kind == "model_failed":
+        turn["errors"].append({**data.get("error", {}), "elapsed": data.get("elapsed")})
+    elif kind == "model_response":
+        assistant = data.get("assistant") or {}
+        turn["answer"] = {
+            "elapsed": data.get("elapsed"),
+            "finish_reason": data.get("finish_reason"),
+            "usage": data.get("usage"),
+            "cost": data.get("cost"),
+            "text": assistant.get("text", ""),
+            "tool_calls": len(assistant.get("tool_calls", [])),
+        }
+    elif kind == "run_suspended":
+        turn["pending"] = data.get("pending", [])
+
+
+def _add_call_record(call: dict[str, Any], kind: str, data: dict[str, Any]) -> None:
+    """What a call's intent, approval, answer or outcome adds to it."""
+    if kind == "tool_intent":
+        call["starts"] += 1
+        call["arguments"] = data.get("arguments", data.get("arguments_preview"))
+        call["eager"] = data.get("eager", False)
+        call["repaired"] = data.get("repaired", False)
+    elif kind in ("approval", "answer"):
+        call[kind] = {k: v for k, v in data.items() if k != "name"}
+    else:
+        result = data.get("result", {})
+        call["name"] = result.get("name", call["name"])
+        call.update(
+            ok=result.get("ok"),
+            error=result.get("error"),
+            attempts=result.get("attempts"),
+            elapsed=result.get("elapsed"),
+            content=result.get("content"),
+            interrupted=data.get("interrupted", False),
+        )
+        if isinstance(result.get("traceback"), str):
+            call["traceback"] = result["traceback"]

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
@@ -23,6 +23,9 @@ import click
 from toolwire.cost import format_usd
 from toolwire.errors import ToolwireError, UsageError
 from toolwire.testing._reading import MAX_FILE_BYTES, read_file, regular_file
+
+if TYPE_CHECKING:
+    from toolwire.batch import BatchSummary
 
 __all__ = ["batch", "load_factory", "read_prompts"]
 
@@ -188,34 +191,11 @@ def batch(
     to the results file. Exits with 1 when a run failed."""
     from toolwire.batch import run_batch
 
-    try:
-        if str(prompts_file) == "-":
-            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
-            if len(data) > MAX_FILE_BYTES:
-                raise UsageError(f"stdin holds more than {MAX_FILE_BYTES} bytes")
-        else:
-            data = read_file(prompts_file, what="prompts file")
-        text = data.decode("utf-8")
-    except UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint="PROMPTS_FILE") from None
-    except UnicodeDecodeError as exc:
-        raise click.BadParameter(
-            f"the prompts are not UTF-8 text (byte {exc.start} is not): a binary file?",
-            param_hint="PROMPTS_FILE",
-        ) from None
-    try:
-        regular_file(results_path, what="results file")
-    except UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint="'--results'") from None
+    text = _prompts_text(prompts_file)
+    _check_results(results_path)
     prompts = read_prompts(text, jsonl=prompts_file.suffix in (".jsonl", ".ndjson"))
     factory = load_factory(factory_ref)
-    try:  # before any run: a results file that cannot be written is a usage error
-        results_path.parent.mkdir(parents=True, exist_ok=True)
-        results_path.open("ab").close()
-    except OSError as exc:
-        raise click.BadParameter(
-            f"cannot write {results_path}: {exc.strerror or exc}", param_hint="'--results'"
-        ) from None
+    _open_results(results_path)
 
     async def main() -> Any:
         return await run_batch(
@@ -234,6 +214,50 @@ def batch(
             summary = anyio.run(main)
     except ToolwireError as exc:
         raise click.ClickException(exc.message) from exc
+    _report(summary, results_path)
+
+
+def _prompts_text(prompts_file: Path) -> str:
+    """The text of the prompts file (``-``: stdin), bounded."""
+    try:
+        if str(prompts_file) == "-":
+            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+            if len(data) > MAX_FILE_BYTES:
+                raise UsageError(f"stdin holds more than {MAX_FILE_BYTES} bytes")
+        else:
+            data = read_file(prompts_file, what="prompts file")
+        return data.decode("utf-8")
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="PROMPTS_FILE") from None
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"the prompts are not UTF-8 text (byte {exc.start} is not): a binary file?",
+            param_hint="PROMPTS_FILE",
+        ) from None
+
+
+def _check_results(results_path: Path) -> None:
+    """Refuse a results path that is not a regular file (when it exists)."""
+    try:
+        regular_file(results_path, what="results file")
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--results'") from None
+
+
+def _open_results(results_path: Path) -> None:
+    """Create the results file: before any run, one that cannot be written
+    is a usage error."""
+    try:
+        results_path.parent.mkdir(parents=True, exist_ok=True)
+        results_path.open("ab").close()
+    except OSError as exc:
+        raise click.BadParameter(
+            f"cannot write {results_path}: {exc.strerror or exc}", param_hint="'--results'"
+        ) from None
+
+
+def _report(summary: BatchSummary, results_path: Path) -> None:
+    """Say how the batch went; exit with 1 when a run failed."""
     ran = len(summary.records)
     click.echo(
         f"{ran} runs: {summary.answered} answered, {summary.errors} failed, "
