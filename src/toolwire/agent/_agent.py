@@ -13,8 +13,9 @@ included so the model can correct itself. The loop ends when a turn has no
 tool call (the answer), or with a typed ``max_turns`` outcome.
 
 What to do after a turn is decided by pure functions (:mod:`toolwire.agent.loop`),
-tested without I/O; :mod:`toolwire.agent._driver` carries the decisions out, and
-this module is the public face: configuration, :meth:`Agent.run`,
+tested without I/O; :mod:`toolwire.agent._driver` carries the decisions out,
+:mod:`toolwire.agent._lifecycle` holds a run's lease and tells its observers
+of its start and end, and this module is the public face: configuration, :meth:`Agent.run`,
 :meth:`Agent.stream` and :meth:`Agent.resume`. The run's records and events
 are value types in :mod:`toolwire.run`.
 

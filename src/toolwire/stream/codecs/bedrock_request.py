@@ -113,7 +113,8 @@ def encode_request(
     temperature: float | None = None,
 ) -> dict[str, Any]:
     """The JSON body of a ``Converse`` / ``ConverseStream`` request (the model
-    and the choice of streaming are in the URL: :data:`DIALECT`'s ``request_path``).
+    and the choice of streaming are in the URL: the ``request_path`` of
+    :data:`~toolwire.stream.codecs.bedrock.DIALECT`).
 
     Raises:
         UsageError: ``tool_choice="none"`` with tools (Converse cannot forbid
