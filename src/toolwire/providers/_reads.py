@@ -152,6 +152,38 @@ class ProviderStream:
             UsageLimitExceeded: what ``watch`` raises.
         """
         decoder, watch = self.decoder, self._watch
+        if self._resumer is None:
+            # Most streams: one response, opened and closed around the reads.
+            async with self._transport.stream(
+                self._request, parse_error=self._parse_error
+            ) as response:
+                self.reading = True
+                async for chunk in response.aiter_bytes():
+                    events = decoder.feed(chunk)
+                    if events:
+                        if watch is not None:
+                            watch(events)
+                        yield events
+                    if decoder.error is not None:  # its last event said so
+                        self.reading = False
+                        return
+                self.reading = False
+        else:
+            async with contextlib.aclosing(self._resumable_reads()) as reads:
+                async for events in reads:
+                    yield events
+            if decoder.error is not None:
+                return
+        events = decoder.close()
+        if events:
+            if watch is not None:
+                watch(events)
+            yield events
+
+    async def _resumable_reads(self) -> AsyncGenerator[list[Event], None]:
+        """:meth:`reads` of a stream that a cut may reopen (see the module doc);
+        the decoder's closing events are left to :meth:`reads`."""
+        decoder, watch = self.decoder, self._watch
         body_scope = contextlib.AsyncExitStack()
         try:
             body = await self._open(body_scope)
@@ -175,11 +207,6 @@ class ProviderStream:
             self.reading = False
         finally:
             await body_scope.aclose()
-        events = decoder.close()
-        if events:
-            if watch is not None:
-                watch(events)
-            yield events
 
     async def _open(self, scope: contextlib.AsyncExitStack) -> StreamResponse:
         """The response, entered in ``scope``: the kept stream read again (see
