@@ -3,6 +3,7 @@ every process on the database, against a real server."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,26 @@ def test_the_default_store_measures_holds_on_the_limiters_clock(
     limiter = RateLimiter(clock=clock)
     assert isinstance(limiter.store, PostgresRateStore)
     assert limiter.store.clock is clock
+
+
+def test_the_journal_sets_the_default_store_from_above() -> None:
+    # The HTTP layer never imports the journal: a limiter built before the
+    # journal is imported takes the journal's store on first use all the same.
+    code = (
+        "import sys\n"
+        "from toolwire.http import RateLimiter\n"
+        "limiter = RateLimiter()\n"
+        "print('toolwire.journal' in sys.modules)\n"
+        "import toolwire.journal\n"
+        "print(type(limiter.store).__name__, type(RateLimiter().store).__name__)\n"
+    )
+    env = {**os.environ, "TOOLWIRE_JOURNAL": "postgresql://u@127.0.0.1:1/db"}  # never reached
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert out.split() == ["False", "PostgresRateStore", "PostgresRateStore"]
