@@ -408,3 +408,12 @@ def test_the_emulation_refuses_an_interaction_id_of_no_turn_it_made(turn: str) -
     forged = "v1_" + base64.urlsafe_b64encode(f"c:{turn}".encode()).decode()
     with pytest.raises(BadRequest, match="no interaction"):
         decode_request({"model": "m", "input": "hi", "previous_interaction_id": forged})
+
+
+def test_a_done_line_after_the_end_is_a_trailer_and_a_quirk() -> None:
+    # As every codec reads it: OpenAI's [DONE] after the dialect's own end event.
+    decoder = StreamDecoder(API)
+    decoder.feed(TWO_CALLS + b"data: [DONE]\n\n")
+    decoder.close()
+    check_two_calls(decoder.result())
+    assert decoder.quirks == ("[DONE] line after the dialect's own end event",)

@@ -56,8 +56,7 @@ from toolwire.stream.codecs._common import (
     as_str,
     error_event,
     int_or_none,
-    is_done_trailer,
-    load_payload,
+    load_frame,
     meta_part,
     unknown_part,
 )
@@ -153,9 +152,9 @@ class GeminiInteractionsCodec:
         return self._interaction, self._last_event
 
     def decode(self, event: str, data: str) -> list[Part]:
-        if is_done_trailer(data):
+        obj = load_frame(data, API, self.quirks)
+        if obj is None:
             return [TrailerPart(DONE)]
-        obj = load_payload(data, API)
         kind = obj.get("event_type") or event
         parts: list[Part] = []
         if kind == "step.delta":
