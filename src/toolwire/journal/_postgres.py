@@ -46,11 +46,9 @@ from toolwire.journal._records import (
     JournalError,
     JournalEvent,
     RunLog,
-    RunSummary,
     Step,
     events_from_rows,
     log_from_rows,
-    summary_from_row,
 )
 
 if TYPE_CHECKING:
@@ -93,18 +91,6 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema this toolwire writes (migration ``n`` brings a database to ``n``)."""
 _MIGRATION_LOCK = 0x746F6F6C77697265  # "toolwire": the advisory lock of migrations
 
-_RUN = (
-    "SELECT id, run_id, started_at, updated_at, status, header, summary, resumes "
-    "FROM toolwire_runs WHERE run_id = %s"
-)
-_RUNS = (
-    "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
-    "FROM toolwire_runs ORDER BY id DESC LIMIT %s"
-)
-_PAGE = (
-    "SELECT id, run_id, started_at, updated_at, status, header, summary, resumes FROM toolwire_runs"
-)
-
 
 def is_postgres_url(value: object) -> bool:
     """True for a ``postgresql://`` (or ``postgres://``) connection URL."""
@@ -126,12 +112,7 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
             it was written by a newer toolwire.
     """
 
-    QUERIES = StoreQueries(
-        exists="SELECT 1 FROM toolwire_runs WHERE run_id = %s",
-        last="SELECT run_id FROM toolwire_runs ORDER BY id DESC LIMIT 1",
-        prefix="SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2",
-        runs=_RUNS,
-    )
+    QUERIES = StoreQueries("toolwire_runs", "id", "%s")
 
     def __init__(
         self,
@@ -363,10 +344,8 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
     def load_run(self, run_id: str) -> RunLog:
         """See :meth:`Journal.load_run`."""
-        rows = self._read(_RUN, (run_id,))
-        if not rows:
-            raise JournalError(f"no run {run_id!r} in the journal {self.where}")
-        key = (rows[0][0],)
+        row = self._run_row(self.QUERIES.run, run_id)
+        key = (row[0],)
         events = self._read(
             "SELECT seq, at, kind, turn, attempt, call_id, data FROM toolwire_events "
             "WHERE run = %s ORDER BY seq",
@@ -375,38 +354,13 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         messages = self._read(
             "SELECT data FROM toolwire_messages WHERE run = %s ORDER BY position", key
         )
-        return log_from_rows(rows[0][1:], events, [text for (text,) in messages])
+        return log_from_rows(row[1:], events, [text for (text,) in messages])
 
-    def page_runs(
-        self,
-        *,
-        before: int | None = None,
-        status: str | None = None,
-        search: str | None = None,
-        limit: int = 50,
-    ) -> list[tuple[int, RunSummary]]:
-        """See :meth:`SQLiteJournal.page_runs` (the same page, here)."""
-        where: list[str] = ["true"]
-        args: list[Any] = []
-        if before is not None:
-            where.append("id < %s")
-            args.append(before)
-        if status:
-            where.append("status = %s")
-            args.append(status)
-        like = escape_like(search or "")
-        if search and self._read(
-            "SELECT 1 FROM toolwire_runs WHERE run_id LIKE %s LIMIT 1", (like + "%",)
-        ):
-            where.append("run_id LIKE %s")
-            args.append(like + "%")
-        elif search:
-            where.append("(header::jsonb ->> 'model') ILIKE %s")
-            args.append("%" + like + "%")
-        clause = " AND ".join(where)  # fixed fragments: the values are parameters
-        query = f"{_PAGE} WHERE {clause} ORDER BY id DESC LIMIT %s"
-        rows = self._read(query, (*args, max(limit, 0)))
-        return [(int(row[0]), summary_from_row(row[1:])) for row in rows]
+    def _search(self, search: str) -> tuple[str, list[Any]]:
+        like = escape_like(search)
+        if self._read("SELECT 1 FROM toolwire_runs WHERE run_id LIKE %s LIMIT 1", (like + "%",)):
+            return "run_id LIKE %s", [like + "%"]
+        return "(header::jsonb ->> 'model') ILIKE %s", ["%" + like + "%"]
 
     def events_after(self, run_id: str, seq: int, *, limit: int = 500) -> list[JournalEvent]:
         """See :meth:`SQLiteJournal.events_after`.
@@ -414,13 +368,11 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         Raises:
             JournalError: no such run, or the journal cannot be read.
         """
-        rows = self._read("SELECT id FROM toolwire_runs WHERE run_id = %s", (run_id,))
-        if not rows:
-            raise JournalError(f"no run {run_id!r} in the journal {self.where}")
+        (key,) = self._run_row(self.QUERIES.exists, run_id)
         events = self._read(
             "SELECT seq, at, kind, turn, attempt, call_id, data FROM toolwire_events "
             "WHERE run = %s AND seq > %s ORDER BY seq LIMIT %s",
-            (rows[0][0], seq, max(limit, 0)),
+            (key, seq, max(limit, 0)),
         )
         return events_from_rows(run_id, events)
 
