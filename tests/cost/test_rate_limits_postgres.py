@@ -11,6 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests._postgres import other_connections
 from toolwire.http import RateLimit, RateLimiter
 from toolwire.http._ratelimit import LocalRateStore
 from toolwire.journal import JournalError, PostgresJournal, PostgresRateStore
@@ -86,6 +87,16 @@ def test_the_journals_database_holds_the_budgets(
     limiter.store.close()  # type: ignore[attr-defined]
     monkeypatch.setenv("TOOLWIRE_JOURNAL", "off")
     assert isinstance(RateLimiter().store, LocalRateStore)
+
+
+def test_a_refused_migration_closes_the_stores_connection(postgres_url: str) -> None:
+    PostgresJournal(postgres_url).close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute("INSERT INTO toolwire_schema (version) VALUES (99)")  # a newer toolwire's
+    store = PostgresRateStore(postgres_url)
+    with pytest.raises(JournalError, match="newer toolwire"):
+        store.reserve(KEY, 0, RateLimit(), 0.0)
+    assert other_connections(postgres_url) == 0  # closed, not left to the collector
 
 
 def test_an_unreachable_database_is_a_journal_error(tmp_path: Path) -> None:

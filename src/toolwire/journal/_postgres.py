@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCHEMA_VERSION",
     "PostgresJournal",
+    "connect",
     "is_postgres_url",
     "migrate",
     "url_scrubbed",
@@ -143,11 +144,11 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         self._tokens: dict[str, int] = {}
         """The fencing token of each run this object holds the lease of."""
         self._db: psycopg.Connection[Any] | None = self._connect()
-        self._tables = True
-        if read_only:
-            self._tables = self._exists()
-        else:
-            self._migrate()
+        try:
+            self._tables = self._exists() if read_only else self._migrate()
+        except BaseException:
+            self.close()  # the connection, opened: never left to the collector
+            raise
         self._renewer = Renewer(self._connect, lease_ttl)
 
     @property
@@ -160,15 +161,9 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
-            db = self._psycopg.connect(
-                self._url, autocommit=True, connect_timeout=max(1, round(self.timeout))
-            )
-            millis = str(round(self.timeout * 1000))
-            db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
-            db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
+            return connect(self._url, self.timeout)
         except self._psycopg.Error as exc:
             raise self._error(exc) from None
-        return db
 
     def _error(self, exc: Exception, *, writing: bool = False) -> JournalError:
         doing = "write" if writing else "read"
@@ -180,16 +175,13 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         row = self._query("SELECT to_regclass('toolwire_runs') IS NOT NULL", ())
         return bool(row[0][0])
 
-    def _migrate(self) -> None:
-        assert self._db is not None
+    def _migrate(self) -> bool:
+        """Bring the tables to this toolwire's schema; they are there."""
         try:
-            migrate(self._db, self.where)
+            migrate(self._live(), self.where)
         except self._psycopg.Error as exc:
-            self.close()
             raise self._error(exc, writing=True) from None
-        except JournalError:
-            self.close()
-            raise
+        return True
 
     # -- leases ----------------------------------------------------------------
 
@@ -385,6 +377,31 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
             db, self._db = self._db, None
         if db is not None:
             db.close()
+
+
+def connect(
+    url: str, timeout: float, setup: Callable[[psycopg.Connection[Any]], None] | None = None
+) -> psycopg.Connection[Any]:
+    """A connection to ``url`` whose connecting, locks and statements wait at
+    most ``timeout`` seconds, after ``setup`` ran on it (a migration). If
+    anything fails once it is open, it is closed before the error goes on.
+
+    Raises:
+        psycopg.Error: the database cannot be reached, or refused.
+    """
+    import psycopg
+
+    db = psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
+    try:
+        millis = str(round(timeout * 1000))
+        db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
+        db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
+        if setup is not None:
+            setup(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def migrate(db: psycopg.Connection[Any], where: str) -> None:

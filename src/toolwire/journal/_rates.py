@@ -44,7 +44,7 @@ from toolwire.http._ratelimit import (
     wait_for,
 )
 from toolwire.journal._open import default_journal
-from toolwire.journal._postgres import migrate, url_scrubbed, url_where
+from toolwire.journal._postgres import connect, migrate, url_scrubbed, url_where
 from toolwire.journal._records import JournalError
 
 if TYPE_CHECKING:
@@ -96,20 +96,13 @@ class PostgresRateStore:
         if self._db is not None and not self._db.closed:
             return self._db
         try:
-            import psycopg
+            import psycopg  # noqa: F401 - the error below, rather than a bare ImportError
         except ImportError:
             raise JournalError(
                 "a postgresql:// rate store needs psycopg: pip install 'toolwire[postgres]'"
             ) from None
-        db = psycopg.connect(
-            self._url, autocommit=True, connect_timeout=max(1, round(self.timeout))
-        )
-        millis = str(round(self.timeout * 1000))
-        db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
-        db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
-        migrate(db, self.where)
-        self._db = db
-        return db
+        self._db = connect(self._url, self.timeout, lambda db: migrate(db, self.where))
+        return self._db
 
     def _run(self, work: Callable[[psycopg.Connection[Any]], float | None]) -> float | None:
         with self._lock:
