@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PostgresServer", "find_bin", "postgres_server", "postgres_url"]
+__all__ = ["PostgresServer", "find_bin", "other_connections", "postgres_server", "postgres_url"]
 
 START_DEADLINE = 30.0
 STOP_DEADLINE = 10.0
@@ -185,3 +185,24 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server: PostgresServer) -> str:
     """The URL of a new, empty database."""
     return postgres_server.new_database()
+
+
+def other_connections(url: str, deadline: float = 5.0) -> int:
+    """How many connections to the database of ``url`` other than the one
+    asking are open, once those being closed are gone (a server process
+    ends a moment after its client closes: waited for up to ``deadline``
+    seconds)."""
+    import psycopg
+
+    query = (
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+    )
+    end = time.monotonic() + deadline
+    with psycopg.connect(url, autocommit=True) as db:
+        while True:
+            row = db.execute(query).fetchone()
+            count = int(row[0]) if row else 0
+            if count == 0 or time.monotonic() > end:
+                return count
+            time.sleep(0.02)

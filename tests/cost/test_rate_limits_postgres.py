@@ -3,6 +3,7 @@ every process on the database, against a real server."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from tests._postgres import other_connections
 from toolwire.http import RateLimit, RateLimiter
 from toolwire.http._ratelimit import LocalRateStore
 from toolwire.journal import JournalError, PostgresJournal, PostgresRateStore
@@ -87,6 +89,16 @@ def test_the_journals_database_holds_the_budgets(
     assert isinstance(RateLimiter().store, LocalRateStore)
 
 
+def test_a_refused_migration_closes_the_stores_connection(postgres_url: str) -> None:
+    PostgresJournal(postgres_url).close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        db.execute("INSERT INTO toolwire_schema (version) VALUES (99)")  # a newer toolwire's
+    store = PostgresRateStore(postgres_url)
+    with pytest.raises(JournalError, match="newer toolwire"):
+        store.reserve(KEY, 0, RateLimit(), 0.0)
+    assert other_connections(postgres_url) == 0  # closed, not left to the collector
+
+
 def test_an_unreachable_database_is_a_journal_error(tmp_path: Path) -> None:
     store = PostgresRateStore(f"postgresql://secret-user:hunter2@/none?host={tmp_path}", timeout=2)
     with pytest.raises(JournalError, match="cannot use the rate limits") as caught:
@@ -117,3 +129,26 @@ def test_the_default_store_measures_holds_on_the_limiters_clock(
     limiter = RateLimiter(clock=clock)
     assert isinstance(limiter.store, PostgresRateStore)
     assert limiter.store.clock is clock
+
+
+def test_the_journal_sets_the_default_store_from_above() -> None:
+    # The HTTP layer never imports the journal: a limiter built before the
+    # journal is imported takes the journal's store on first use all the same.
+    code = (
+        "import sys\n"
+        "from toolwire.http import RateLimiter\n"
+        "limiter = RateLimiter()\n"
+        "print('toolwire.journal' in sys.modules)\n"
+        "import toolwire.journal\n"
+        "print(type(limiter.store).__name__, type(RateLimiter().store).__name__)\n"
+    )
+    env = {**os.environ, "TOOLWIRE_JOURNAL": "postgresql://u@127.0.0.1:1/db"}  # never reached
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert out.split() == ["False", "PostgresRateStore", "PostgresRateStore"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests._postgres import other_connections
 from toolwire.journal import (
     Journal,
     JournalError,
@@ -297,6 +298,20 @@ def test_postgres_schema_is_migrated_once_and_a_newer_one_is_refused(postgres_ur
         db.execute("INSERT INTO toolwire_schema (version) VALUES (99)")
     with pytest.raises(JournalError, match="newer toolwire"):
         PostgresJournal(postgres_url)
+    assert other_connections(postgres_url) == 0  # closed, not left to the collector
+
+
+def test_postgres_setup_that_fails_once_connected_closes_the_connection(
+    postgres_url: str,
+) -> None:
+    from toolwire.journal import PostgresJournal
+
+    # Connected, then refused a setting: a lock timeout past PostgreSQL's
+    # largest (2^31 - 1 ms). The error still holds the frames that opened the
+    # connection while it is checked: only an explicit close ends it.
+    with pytest.raises(JournalError, match="lock_timeout"):
+        PostgresJournal(postgres_url, timeout=1e7)
+    assert other_connections(postgres_url) == 0
 
 
 def test_postgres_journal_never_shows_the_password(postgres_server: Any) -> None:

@@ -18,7 +18,7 @@ from toolwire import (
     ProviderError,
     RateLimited,
 )
-from toolwire.providers import Provider, retry_after_seconds
+from toolwire.providers import GeminiInteractions, Provider, retry_after_seconds
 
 KEY = "sk-test-SECRET123"
 
@@ -175,6 +175,33 @@ ERROR_TABLE: list[tuple[Any, ...]] = [
         "exceeded your current quota",
         37.0,
         "RESOURCE_EXHAUSTED",
+        None,
+    ),
+    (
+        GeminiInteractions,  # the same error bodies as Gemini's
+        429,
+        {},
+        gemini_error(
+            429,
+            "RESOURCE_EXHAUSTED",
+            "You exceeded your current quota",
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "12s"},
+        ),
+        RateLimited,
+        "exceeded your current quota",
+        12.0,
+        "RESOURCE_EXHAUSTED",
+        None,
+    ),
+    (
+        GeminiInteractions,
+        503,
+        {},
+        {"error": {"code": 503, "message": "The model is overloaded."}},  # no status: the code
+        Overloaded,
+        "The model is overloaded.",
+        None,
+        "503",
         None,
     ),
     (

@@ -408,3 +408,77 @@ def test_the_emulation_refuses_an_interaction_id_of_no_turn_it_made(turn: str) -
     forged = "v1_" + base64.urlsafe_b64encode(f"c:{turn}".encode()).decode()
     with pytest.raises(BadRequest, match="no interaction"):
         decode_request({"model": "m", "input": "hi", "previous_interaction_id": forged})
+
+
+def test_a_done_line_after_the_end_is_a_trailer_and_a_quirk() -> None:
+    # As every codec reads it: OpenAI's [DONE] after the dialect's own end event.
+    decoder = StreamDecoder(API)
+    decoder.feed(TWO_CALLS + b"data: [DONE]\n\n")
+    decoder.close()
+    check_two_calls(decoder.result())
+    assert decoder.quirks == ("[DONE] line after the dialect's own end event",)
+
+
+def test_builtin_tool_deltas_merge_into_their_step() -> None:
+    # google-genai's *CallDelta / *ResultDelta carry the step's own fields,
+    # in pieces: results add up, texts and signatures join, arguments take
+    # each delta's keys, anything else is set. Nothing a delta sent is lost.
+    search = [{"title": "杭州天气", "url": "https://a.example"}]
+    more = [{"title": "Hangzhou", "url": "https://b.example"}]
+    body = sse(
+        created(),
+        start(0, {"type": "code_execution_call", "id": "x1", "arguments": {}}),
+        delta(0, {"type": "code_execution_call", "arguments": {"language": "python"}}),
+        delta(0, {"type": "code_execution_call", "arguments": {"code": "print(1)"}}),
+        stop(0),
+        start(1, {"type": "code_execution_result", "call_id": "x1"}),
+        delta(1, {"type": "code_execution_result", "result": "1\n"}),
+        delta(1, {"type": "code_execution_result", "result": "2\n", "is_error": False}),
+        stop(1),
+        start(2, {"type": "google_search_result", "call_id": "s1", "result": []}),
+        delta(2, {"type": "google_search_result", "result": search, "signature": "c2ln"}),
+        delta(2, {"type": "google_search_result", "result": more, "signature": "bmF0dXJl"}),
+        stop(2),
+        start(3, {"type": "mcp_server_tool_call", "id": "m1", "name": "w", "server_name": "s"}),
+        delta(
+            3,
+            {
+                "type": "mcp_server_tool_call",
+                "name": "w",
+                "server_name": "s",
+                "arguments": {"city": "杭州"},
+            },
+        ),
+        stop(3),
+        completed("completed"),
+    )
+    expected = [
+        {
+            "type": "code_execution_call",
+            "id": "x1",
+            "arguments": {"language": "python", "code": "print(1)"},
+        },
+        {"type": "code_execution_result", "call_id": "x1", "result": "1\n2\n", "is_error": False},
+        {
+            "type": "google_search_result",
+            "call_id": "s1",
+            "result": search + more,
+            "signature": "c2lnbmF0dXJl",
+        },
+        {
+            "type": "mcp_server_tool_call",
+            "id": "m1",
+            "name": "w",
+            "server_name": "s",
+            "arguments": {"city": "杭州"},
+        },
+    ]
+    for pieces in (None, list(range(1, len(body)))):
+        events, result = decode(body, pieces)
+        kept = [i["step"] for i in result.choices[0].provider_state if i["type"] == "step"]
+        assert kept == expected
+        assert not [e for e in events if isinstance(e, UnknownItem)]
+    # A whole interaction holding the merged steps gives the same.
+    whole = {"id": "v1_abc", "status": "completed", "steps": expected}
+    state = decode_response(API, whole).choices[0].provider_state
+    assert [i["step"] for i in state if i["type"] == "step"] == expected

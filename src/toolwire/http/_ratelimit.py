@@ -20,9 +20,12 @@ minute). A request's tokens are counted as its size over four when it is sent.
 
 The budgets live in a :class:`RateStore`: :class:`LocalRateStore` keeps them in
 this process's memory; :class:`~toolwire.journal.PostgresRateStore` in the
-journal's PostgreSQL database, shared by every worker on every machine (the
-default when ``$TOOLWIRE_JOURNAL`` is a ``postgresql://`` URL). The clock and
-the sleep are injectable, for tests.
+journal's PostgreSQL database, shared by every worker on every machine. A
+limiter built without a store takes the process's default on first use
+(:func:`default_rate_store`): this layer knows nothing of the journal, so the
+journal, above it, sets that default when it is imported (a
+``PostgresRateStore`` when ``$TOOLWIRE_JOURNAL`` is a ``postgresql://`` URL).
+The clock and the sleep are injectable, for tests.
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ __all__ = [
     "RateLimit",
     "RateLimiter",
     "RateStore",
+    "StoreFactory",
     "default_rate_store",
+    "set_default_rate_store",
 ]
 
 WINDOW = 60.0
@@ -167,16 +172,33 @@ class LocalRateStore:
             window.blocked_until = max(window.blocked_until, until)
 
 
-def default_rate_store(clock: Callable[[], float] = time.monotonic) -> RateStore:
-    """A :class:`~toolwire.journal.PostgresRateStore` on the journal when the
-    journal is in PostgreSQL (``$TOOLWIRE_JOURNAL``), else a :class:`LocalRateStore`;
-    ``clock``: the limiter's (what the holds it is given are measured on)."""
-    from toolwire.journal import PostgresRateStore, default_journal
+StoreFactory = Callable[[Callable[[], float]], RateStore]
+"""Makes the store of a limiter built without one, from the limiter's clock
+(what the holds it is given are measured on)."""
 
-    journal = default_journal()
-    if isinstance(journal, str):
-        return PostgresRateStore(journal, clock=clock)
+
+def _local_store(clock: Callable[[], float]) -> RateStore:
     return LocalRateStore()
+
+
+_default_factory: StoreFactory = _local_store
+
+
+def set_default_rate_store(factory: StoreFactory) -> None:
+    """Make ``factory`` the maker of the store of every limiter built without
+    one and not used yet. A layer above sets it: :mod:`toolwire.journal` does
+    when it is imported."""
+    global _default_factory
+    _default_factory = factory
+
+
+def default_rate_store(clock: Callable[[], float] = time.monotonic) -> RateStore:
+    """The store of a limiter built without one: a :class:`LocalRateStore`,
+    unless a layer above chose another with :func:`set_default_rate_store`
+    (once :mod:`toolwire.journal` is imported, as by the Agent: a
+    :class:`~toolwire.journal.PostgresRateStore` on the journal when
+    ``$TOOLWIRE_JOURNAL`` is a ``postgresql://`` URL); ``clock``: the limiter's."""
+    return _default_factory(clock)
 
 
 async def _anyio_sleep(seconds: float) -> None:
@@ -195,7 +217,8 @@ class RateLimiter:
         models: budgets by model id.
         learn: adopt the limits providers announce in their headers where
             none is configured.
-        store: where budgets are kept: by default a
+        store: where budgets are kept: by default, chosen on first use,
+            :func:`default_rate_store`: a
             :class:`~toolwire.journal.PostgresRateStore` on
             ``$TOOLWIRE_JOURNAL`` when that is a ``postgresql://`` URL (every
             worker on it shares the budgets), else a :class:`LocalRateStore`.
@@ -218,7 +241,8 @@ class RateLimiter:
         self.limit = limit
         self.models = dict(models or {})
         self.learn = learn
-        self.store: RateStore = store or default_rate_store(clock)
+        self._store = store
+        self._store_lock = threading.Lock()
         self.clock = clock
         self._sleep = sleep or _anyio_sleep
         self.max_wait = max_wait
@@ -230,6 +254,18 @@ class RateLimiter:
 
     def __repr__(self) -> str:
         return f"RateLimiter({self.limit!r}, models={sorted(self.models)!r}, learn={self.learn})"
+
+    @property
+    def store(self) -> RateStore:
+        """Where the budgets are kept: the store given, else the process's
+        default (:func:`default_rate_store`), chosen on first use."""
+        store = self._store
+        if store is None:
+            with self._store_lock:
+                if self._store is None:
+                    self._store = default_rate_store(self.clock)
+                store = self._store
+        return store
 
     def limit_for(self, key: RateKey) -> RateLimit:
         """The budget of ``key``: configured, else learned, else none."""
@@ -243,16 +279,17 @@ class RateLimiter:
         """
         key = rate_key(request)
         tokens = size // 4
+        store = self.store
         started = self.clock()
         while True:
             now = self.clock()
             limit = self.limit_for(key)
-            if self.store.blocking:
+            if store.blocking:
                 from anyio import to_thread
 
-                wait = await to_thread.run_sync(self.store.reserve, key, tokens, limit, now)
+                wait = await to_thread.run_sync(store.reserve, key, tokens, limit, now)
             else:
-                wait = self.store.reserve(key, tokens, limit, now)
+                wait = store.reserve(key, tokens, limit, now)
             if wait <= 0:
                 self.granted += 1
                 self.waited += now - started

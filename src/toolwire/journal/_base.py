@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from toolwire.journal._records import JournalError, RunSummary, Step, end_step, summary_from_row
 
@@ -25,17 +25,42 @@ DB = TypeVar("DB")
 T = TypeVar("T")
 
 
-class StoreQueries(NamedTuple):
-    """A store's queries, in its SQL (each takes the arguments named)."""
+_SUMMARY = "run_id, started_at, updated_at, status, header, summary, resumes"
+"""The columns of a run's summary (:func:`~toolwire.journal._records.summary_from_row`)."""
+# The queries of the runs, once; a store fills in its names (never values:
+# those are parameters).
+_EXISTS = "SELECT {key} FROM {table} WHERE run_id = {mark}"
+_LAST = "SELECT run_id FROM {table} ORDER BY {key} DESC LIMIT 1"
+_PREFIX = "SELECT run_id FROM {table} WHERE run_id LIKE {mark}{escape} LIMIT 2"
+_RUNS = "SELECT {summary} FROM {table} ORDER BY {key} DESC LIMIT {mark}"
+_RUN = "SELECT {key}, {summary} FROM {table} WHERE run_id = {mark}"
+_PAGE = "SELECT {key}, {summary} FROM {table}"
 
-    exists: str
-    """A row if the run (its id) is in the journal."""
-    last: str
-    """The newest run's id."""
-    prefix: str
-    """At most two run ids that match a ``LIKE`` pattern (escaped by ``\\``)."""
-    runs: str
-    """The summary rows of the newest runs (a limit)."""
+
+class StoreQueries:
+    """A store's queries of its runs: the stores' SQL differs only in the
+    runs table's name, its integer key (a run's position: newer runs have
+    larger keys), the placeholder, and how ``LIKE`` is told that a backslash
+    escapes (SQLite needs ``ESCAPE '\\'``; it is PostgreSQL's default)."""
+
+    __slots__ = ("exists", "key", "last", "mark", "page", "prefix", "run", "runs")
+
+    def __init__(self, table: str, key: str, mark: str, *, escape: str = "") -> None:
+        names = {"table": table, "key": key, "mark": mark, "escape": escape, "summary": _SUMMARY}
+        self.key = key
+        self.mark = mark
+        self.exists = _EXISTS.format_map(names)
+        """The run's key, if the run (its id) is in the journal."""
+        self.last = _LAST.format_map(names)
+        """The newest run's id."""
+        self.prefix = _PREFIX.format_map(names)
+        """At most two run ids that match a ``LIKE`` pattern (escaped by ``\\``)."""
+        self.runs = _RUNS.format_map(names)
+        """The summary rows of the newest runs (a limit)."""
+        self.run = _RUN.format_map(names)
+        """The run's key and summary row."""
+        self.page = _PAGE.format_map(names)
+        """The runs' keys and summary rows, to which a page adds its conditions."""
 
 
 def escape_like(text: str) -> str:
@@ -132,6 +157,24 @@ class RunStore(ABC, Generic[DB]):
         self._write(run_id, lambda db: self._end(db, run_id, step))
         self._forget(run_id)
 
+    @abstractmethod
+    def _search(self, search: str) -> tuple[str, list[Any]]:
+        """The condition (and its arguments) of :meth:`page_runs`' ``search``:
+        the runs whose id starts with it, or, when none does, whose model
+        holds it."""
+
+    def _run_row(self, query: str, run_id: str) -> tuple[Any, ...]:
+        """The first row ``query`` (:attr:`StoreQueries.exists` or
+        :attr:`StoreQueries.run`) gives of the run.
+
+        Raises:
+            JournalError: no such run.
+        """
+        rows = self._read(query, (run_id,))
+        if not rows:
+            raise JournalError(f"no run {run_id!r} in the journal {self._name}")
+        return rows[0]
+
     def list_runs(self, *, limit: int = 50) -> list[RunSummary]:
         """See :meth:`Journal.list_runs`."""
         rows = self._read(self.QUERIES.runs, (max(limit, 0),))
@@ -153,3 +196,40 @@ class RunStore(ABC, Generic[DB]):
             if len(rows) > 1:
                 raise JournalError(f"several runs start with {ref!r}; give more of the id")
         raise JournalError(f"no run {ref!r} in the journal {self._name}")
+
+    def page_runs(
+        self,
+        *,
+        before: int | None = None,
+        status: str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+    ) -> list[tuple[int, RunSummary]]:
+        """One page of runs, newest first, each with its position (a keyset
+        cursor: pass the last one as ``before`` for the next page).
+
+        Args:
+            before: only runs older than this position.
+            status: only runs of this status.
+            search: only the runs whose id starts with it, or, when none
+                does, the runs whose model holds it.
+            limit: the most runs.
+        """
+        queries = self.QUERIES
+        where: list[str] = []
+        args: list[Any] = []
+        if before is not None:
+            where.append(f"{queries.key} < {queries.mark}")
+            args.append(before)
+        if status:
+            where.append(f"status = {queries.mark}")
+            args.append(status)
+        if search:
+            condition, values = self._search(search)
+            where.append(condition)
+            args += values
+        # Fixed fragments: the values are parameters.
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        query = f"{queries.page}{clause} ORDER BY {queries.key} DESC LIMIT {queries.mark}"
+        rows = self._read(query, (*args, max(limit, 0)))
+        return [(int(row[0]), summary_from_row(row[1:])) for row in rows]

@@ -46,11 +46,9 @@ from toolwire.journal._records import (
     JournalError,
     JournalEvent,
     RunLog,
-    RunSummary,
     Step,
     events_from_rows,
     log_from_rows,
-    summary_from_row,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCHEMA_VERSION",
     "PostgresJournal",
+    "connect",
     "is_postgres_url",
     "migrate",
     "url_scrubbed",
@@ -93,18 +92,6 @@ SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema this toolwire writes (migration ``n`` brings a database to ``n``)."""
 _MIGRATION_LOCK = 0x746F6F6C77697265  # "toolwire": the advisory lock of migrations
 
-_RUN = (
-    "SELECT id, run_id, started_at, updated_at, status, header, summary, resumes "
-    "FROM toolwire_runs WHERE run_id = %s"
-)
-_RUNS = (
-    "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
-    "FROM toolwire_runs ORDER BY id DESC LIMIT %s"
-)
-_PAGE = (
-    "SELECT id, run_id, started_at, updated_at, status, header, summary, resumes FROM toolwire_runs"
-)
-
 
 def is_postgres_url(value: object) -> bool:
     """True for a ``postgresql://`` (or ``postgres://``) connection URL."""
@@ -126,12 +113,7 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
             it was written by a newer toolwire.
     """
 
-    QUERIES = StoreQueries(
-        exists="SELECT 1 FROM toolwire_runs WHERE run_id = %s",
-        last="SELECT run_id FROM toolwire_runs ORDER BY id DESC LIMIT 1",
-        prefix="SELECT run_id FROM toolwire_runs WHERE run_id LIKE %s LIMIT 2",
-        runs=_RUNS,
-    )
+    QUERIES = StoreQueries("toolwire_runs", "id", "%s")
 
     def __init__(
         self,
@@ -162,11 +144,11 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         self._tokens: dict[str, int] = {}
         """The fencing token of each run this object holds the lease of."""
         self._db: psycopg.Connection[Any] | None = self._connect()
-        self._tables = True
-        if read_only:
-            self._tables = self._exists()
-        else:
-            self._migrate()
+        try:
+            self._tables = self._exists() if read_only else self._migrate()
+        except BaseException:
+            self.close()  # the connection, opened: never left to the collector
+            raise
         self._renewer = Renewer(self._connect, lease_ttl)
 
     @property
@@ -179,15 +161,9 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
-            db = self._psycopg.connect(
-                self._url, autocommit=True, connect_timeout=max(1, round(self.timeout))
-            )
-            millis = str(round(self.timeout * 1000))
-            db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
-            db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
+            return connect(self._url, self.timeout)
         except self._psycopg.Error as exc:
             raise self._error(exc) from None
-        return db
 
     def _error(self, exc: Exception, *, writing: bool = False) -> JournalError:
         doing = "write" if writing else "read"
@@ -199,16 +175,13 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         row = self._query("SELECT to_regclass('toolwire_runs') IS NOT NULL", ())
         return bool(row[0][0])
 
-    def _migrate(self) -> None:
-        assert self._db is not None
+    def _migrate(self) -> bool:
+        """Bring the tables to this toolwire's schema; they are there."""
         try:
-            migrate(self._db, self.where)
+            migrate(self._live(), self.where)
         except self._psycopg.Error as exc:
-            self.close()
             raise self._error(exc, writing=True) from None
-        except JournalError:
-            self.close()
-            raise
+        return True
 
     # -- leases ----------------------------------------------------------------
 
@@ -363,10 +336,8 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
     def load_run(self, run_id: str) -> RunLog:
         """See :meth:`Journal.load_run`."""
-        rows = self._read(_RUN, (run_id,))
-        if not rows:
-            raise JournalError(f"no run {run_id!r} in the journal {self.where}")
-        key = (rows[0][0],)
+        row = self._run_row(self.QUERIES.run, run_id)
+        key = (row[0],)
         events = self._read(
             "SELECT seq, at, kind, turn, attempt, call_id, data FROM toolwire_events "
             "WHERE run = %s ORDER BY seq",
@@ -375,38 +346,13 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         messages = self._read(
             "SELECT data FROM toolwire_messages WHERE run = %s ORDER BY position", key
         )
-        return log_from_rows(rows[0][1:], events, [text for (text,) in messages])
+        return log_from_rows(row[1:], events, [text for (text,) in messages])
 
-    def page_runs(
-        self,
-        *,
-        before: int | None = None,
-        status: str | None = None,
-        search: str | None = None,
-        limit: int = 50,
-    ) -> list[tuple[int, RunSummary]]:
-        """See :meth:`SQLiteJournal.page_runs` (the same page, here)."""
-        where: list[str] = ["true"]
-        args: list[Any] = []
-        if before is not None:
-            where.append("id < %s")
-            args.append(before)
-        if status:
-            where.append("status = %s")
-            args.append(status)
-        like = escape_like(search or "")
-        if search and self._read(
-            "SELECT 1 FROM toolwire_runs WHERE run_id LIKE %s LIMIT 1", (like + "%",)
-        ):
-            where.append("run_id LIKE %s")
-            args.append(like + "%")
-        elif search:
-            where.append("(header::jsonb ->> 'model') ILIKE %s")
-            args.append("%" + like + "%")
-        clause = " AND ".join(where)  # fixed fragments: the values are parameters
-        query = f"{_PAGE} WHERE {clause} ORDER BY id DESC LIMIT %s"
-        rows = self._read(query, (*args, max(limit, 0)))
-        return [(int(row[0]), summary_from_row(row[1:])) for row in rows]
+    def _search(self, search: str) -> tuple[str, list[Any]]:
+        like = escape_like(search)
+        if self._read("SELECT 1 FROM toolwire_runs WHERE run_id LIKE %s LIMIT 1", (like + "%",)):
+            return "run_id LIKE %s", [like + "%"]
+        return "(header::jsonb ->> 'model') ILIKE %s", ["%" + like + "%"]
 
     def events_after(self, run_id: str, seq: int, *, limit: int = 500) -> list[JournalEvent]:
         """See :meth:`SQLiteJournal.events_after`.
@@ -414,13 +360,11 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         Raises:
             JournalError: no such run, or the journal cannot be read.
         """
-        rows = self._read("SELECT id FROM toolwire_runs WHERE run_id = %s", (run_id,))
-        if not rows:
-            raise JournalError(f"no run {run_id!r} in the journal {self.where}")
+        (key,) = self._run_row(self.QUERIES.exists, run_id)
         events = self._read(
             "SELECT seq, at, kind, turn, attempt, call_id, data FROM toolwire_events "
             "WHERE run = %s AND seq > %s ORDER BY seq LIMIT %s",
-            (rows[0][0], seq, max(limit, 0)),
+            (key, seq, max(limit, 0)),
         )
         return events_from_rows(run_id, events)
 
@@ -433,6 +377,31 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
             db, self._db = self._db, None
         if db is not None:
             db.close()
+
+
+def connect(
+    url: str, timeout: float, setup: Callable[[psycopg.Connection[Any]], None] | None = None
+) -> psycopg.Connection[Any]:
+    """A connection to ``url`` whose connecting, locks and statements wait at
+    most ``timeout`` seconds, after ``setup`` ran on it (a migration). If
+    anything fails once it is open, it is closed before the error goes on.
+
+    Raises:
+        psycopg.Error: the database cannot be reached, or refused.
+    """
+    import psycopg
+
+    db = psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
+    try:
+        millis = str(round(timeout * 1000))
+        db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
+        db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
+        if setup is not None:
+            setup(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 def migrate(db: psycopg.Connection[Any], where: str) -> None:

@@ -20,6 +20,10 @@ of :meth:`PostgresRateStore.block` is turned into a delay with the store's
 The store is synchronous, as the protocol is, and says it waits on I/O
 (``blocking``): the limiter asks it from a worker thread, so the event loop
 goes on during the round trip to the database.
+
+The HTTP layer knows nothing of the journal: importing this module makes
+:func:`journal_rate_store` the default of every limiter built without a store
+(``set_default_rate_store``).
 """
 
 from __future__ import annotations
@@ -29,14 +33,24 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from toolwire.http._ratelimit import WINDOW, RateKey, RateLimit, RateWindow, wait_for
-from toolwire.journal._postgres import migrate, url_scrubbed, url_where
+from toolwire.http._ratelimit import (
+    WINDOW,
+    LocalRateStore,
+    RateKey,
+    RateLimit,
+    RateStore,
+    RateWindow,
+    set_default_rate_store,
+    wait_for,
+)
+from toolwire.journal._open import default_journal
+from toolwire.journal._postgres import connect, migrate, url_scrubbed, url_where
 from toolwire.journal._records import JournalError
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresRateStore"]
+__all__ = ["PostgresRateStore", "journal_rate_store"]
 
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::double precision"
 _BLOCK = (
@@ -82,20 +96,13 @@ class PostgresRateStore:
         if self._db is not None and not self._db.closed:
             return self._db
         try:
-            import psycopg
+            import psycopg  # noqa: F401 - the error below, rather than a bare ImportError
         except ImportError:
             raise JournalError(
                 "a postgresql:// rate store needs psycopg: pip install 'toolwire[postgres]'"
             ) from None
-        db = psycopg.connect(
-            self._url, autocommit=True, connect_timeout=max(1, round(self.timeout))
-        )
-        millis = str(round(self.timeout * 1000))
-        db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
-        db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
-        migrate(db, self.where)
-        self._db = db
-        return db
+        self._db = connect(self._url, self.timeout, lambda db: migrate(db, self.where))
+        return self._db
 
     def _run(self, work: Callable[[psycopg.Connection[Any]], float | None]) -> float | None:
         with self._lock:
@@ -175,3 +182,17 @@ def _blocked(db: psycopg.Connection[Any], key: RateKey) -> float:
         "SELECT until FROM toolwire_rate_blocks WHERE host = %s AND model = %s", key
     ).fetchone()
     return float(row[0]) if row else 0.0
+
+
+def journal_rate_store(clock: Callable[[], float] = time.monotonic) -> RateStore:
+    """A :class:`PostgresRateStore` on the journal when the journal is in
+    PostgreSQL (``$TOOLWIRE_JOURNAL``), else a
+    :class:`~toolwire.http.LocalRateStore`; ``clock``: the limiter's (what the
+    holds it is given are measured on)."""
+    journal = default_journal()
+    if isinstance(journal, str):
+        return PostgresRateStore(journal, clock=clock)
+    return LocalRateStore()
+
+
+set_default_rate_store(journal_rate_store)

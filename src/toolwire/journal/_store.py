@@ -63,26 +63,15 @@ from toolwire.journal._records import (
     JournalError,
     JournalEvent,
     RunLog,
-    RunSummary,
     Step,
     events_from_rows,
     log_from_rows,
-    summary_from_row,
 )
 
 __all__ = ["SQLiteJournal"]
 
 T = TypeVar("T")
 
-_RUN = (
-    "SELECT rowid, run_id, started_at, updated_at, status, header, summary, resumes "
-    "FROM runs WHERE run_id = ?"
-)
-_RUNS = (
-    "SELECT run_id, started_at, updated_at, status, header, summary, resumes "
-    "FROM runs ORDER BY rowid DESC LIMIT ?"
-)
-_PAGE = "SELECT rowid, run_id, started_at, updated_at, status, header, summary, resumes FROM runs"
 _ID_PREFIX = "SELECT 1 FROM runs WHERE run_id >= ? AND run_id < ?"
 _TOP = chr(0x10FFFF)
 """After every text that starts with a given prefix (SQLite compares UTF-8 bytes)."""
@@ -117,12 +106,7 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
             corrupt), or was written by a newer toolwire.
     """
 
-    QUERIES = StoreQueries(
-        exists="SELECT 1 FROM runs WHERE run_id = ?",
-        last="SELECT run_id FROM runs ORDER BY rowid DESC LIMIT 1",
-        prefix="SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2",
-        runs=_RUNS,
-    )
+    QUERIES = StoreQueries("runs", "rowid", "?", escape=" ESCAPE '\\'")
 
     def __init__(
         self,
@@ -330,52 +314,19 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
 
     def load_run(self, run_id: str) -> RunLog:
         """See :meth:`Journal.load_run`."""
-        rows = self._read(_RUN, (run_id,))
-        if not rows:
-            raise JournalError(f"no run {run_id!r} in the journal {self.path}")
-        base = rows[0][0] << SEQ_BITS
+        row = self._run_row(self.QUERIES.run, run_id)
+        base = row[0] << SEQ_BITS
         key: tuple[Any, ...] = (run_id,) if self._by_text else (base, base + _LAST)
         events = self._read(_EVENTS[self._by_text], key)
         messages = [text for (text,) in self._read(_MESSAGES[self._by_text], key)]
-        return log_from_rows(rows[0][1:], events, messages)
+        return log_from_rows(row[1:], events, messages)
 
-    def page_runs(
-        self,
-        *,
-        before: int | None = None,
-        status: str | None = None,
-        search: str | None = None,
-        limit: int = 50,
-    ) -> list[tuple[int, RunSummary]]:
-        """One page of runs, newest first, each with its position (a keyset
-        cursor: pass the last one as ``before`` for the next page).
-
-        Args:
-            before: only runs older than this position.
-            status: only runs of this status.
-            search: only the runs whose id starts with it, or, when none
-                does, the runs whose model holds it.
-            limit: the most runs.
-        """
-        where: list[str] = ["1"]
-        args: list[Any] = []
-        if before is not None:
-            where.append("rowid < ?")
-            args.append(before)
-        if status:
-            where.append("status = ?")
-            args.append(status)
-        if search and self._read(_ID_PREFIX + " LIMIT 1", (search, search + _TOP)):
-            where.append("run_id >= ? AND run_id < ?")  # the run id index, a range
-            args += [search, search + _TOP]
-        elif search:
-            like = escape_like(search)
-            where.append("json_extract(header, '$.model') LIKE ? ESCAPE '\\'")
-            args.append("%" + like + "%")
-        clause = " AND ".join(where)  # fixed fragments: the values are parameters
-        query = f"{_PAGE} WHERE {clause} ORDER BY rowid DESC LIMIT ?"
-        rows = self._read(query, (*args, max(limit, 0)))
-        return [(int(row[0]), summary_from_row(row[1:])) for row in rows]
+    def _search(self, search: str) -> tuple[str, list[Any]]:
+        if self._read(_ID_PREFIX + " LIMIT 1", (search, search + _TOP)):
+            # The run id index, a range.
+            return "run_id >= ? AND run_id < ?", [search, search + _TOP]
+        like = escape_like(search)
+        return "json_extract(header, '$.model') LIKE ? ESCAPE '\\'", ["%" + like + "%"]
 
     def events_after(self, run_id: str, seq: int, *, limit: int = 500) -> list[JournalEvent]:
         """The run's events numbered after ``seq``, in order (at most ``limit``):
@@ -384,14 +335,12 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
         Raises:
             JournalError: no such run, or the journal cannot be read.
         """
-        rows = self._read("SELECT rowid FROM runs WHERE run_id = ?", (run_id,))
-        if not rows:
-            raise JournalError(f"no run {run_id!r} in the journal {self.path}")
+        (key,) = self._run_row(self.QUERIES.exists, run_id)
         if self._by_text:
             query = _EVENTS[True].replace("ORDER BY", "AND seq > ? ORDER BY") + " LIMIT ?"
             bounds: tuple[Any, ...] = (run_id, seq, limit)
         else:
-            base = rows[0][0] << SEQ_BITS
+            base = key << SEQ_BITS
             query = _EVENTS[False] + " LIMIT ?"
             bounds = (base + max(seq, 0) + 1, base + _LAST, limit)
         return events_from_rows(run_id, self._read(query, bounds))

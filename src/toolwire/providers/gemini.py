@@ -39,7 +39,7 @@ from toolwire.stream.codecs._request import dict_or_empty, list_or_empty
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
 
-__all__ = ["Gemini"]
+__all__ = ["Gemini", "GeminiAPIBase"]
 
 _API = "gemini"
 _OFFICIAL = "https://generativelanguage.googleapis.com/v1beta"
@@ -47,14 +47,55 @@ _OFFICIAL = "https://generativelanguage.googleapis.com/v1beta"
 _VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
 
 
-class Gemini(Provider):
+class GeminiAPIBase(Provider):
+    """What the providers of the Gemini API share (``generateContent`` and
+    Interactions): the key (``GEMINI_API_KEY`` or ``GOOGLE_API_KEY``, sent in
+    the ``x-goog-api-key`` header, never in the URL), the official root, and
+    Google's error bodies."""
+
+    default_base_url = _OFFICIAL
+    env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+    def _auth_headers(self) -> dict[str, str]:
+        if self._api_key is None:
+            return {}
+        return {"x-goog-api-key": self._api_key.reveal()}
+
+    def _parse_error(
+        self, status_code: int, headers: Mapping[str, str], body: Any
+    ) -> ProviderError:
+        """``{"error": {"code", "message", "status", "details"}}`` (a
+        ``google.rpc.Status``; ``streamGenerateContent`` wraps it in an
+        array), with the ``retryDelay`` of its ``RetryInfo`` detail."""
+        first = body[0] if isinstance(body, list) and body else body
+        error = dict_or_empty(dict_or_empty(first).get("error"))
+        message = error.get("message")
+        status = error.get("status", error.get("code"))
+        retry_after: float | None = None
+        for detail in list_or_empty(error.get("details")):
+            delay = dict_or_empty(detail).get("retryDelay")
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    retry_after = max(0.0, float(delay[:-1]))
+                except ValueError:
+                    retry_after = None
+        return self._build_error(
+            status_code,
+            headers,
+            body,
+            message=message if isinstance(message, str) else None,
+            code=status,
+            overloaded=status == "UNAVAILABLE",
+            retry_after=retry_after,
+        )
+
+
+class Gemini(GeminiAPIBase):
     """The Gemini dialect (``dialect == "gemini"``)."""
 
     dialect = _API
     in_url = ("model", "stream")
     default_name = "gemini"
-    default_base_url = _OFFICIAL
-    env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     base_url_env_vars = ("GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL")
 
     def __init__(
@@ -102,39 +143,8 @@ class Gemini(Provider):
             return value.rstrip("/") + "/v1beta"
         return value
 
-    def _auth_headers(self) -> dict[str, str]:
-        if self._api_key is None:
-            return {}
-        return {"x-goog-api-key": self._api_key.reveal()}
-
     def _encoder_options(self) -> dict[str, Any]:
         return dict(
             thinking_budget=self.gemini_thinking_budget,
             include_thoughts=self.gemini_include_thoughts,
-        )
-
-    def _parse_error(
-        self, status_code: int, headers: Mapping[str, str], body: Any
-    ) -> ProviderError:
-        # The streaming endpoint wraps the error object in an array.
-        first = body[0] if isinstance(body, list) and body else body
-        error = dict_or_empty(dict_or_empty(first).get("error"))
-        message = error.get("message")
-        status = error.get("status")
-        retry_after: float | None = None
-        for detail in list_or_empty(error.get("details")):
-            delay = dict_or_empty(detail).get("retryDelay")
-            if isinstance(delay, str) and delay.endswith("s"):
-                try:
-                    retry_after = max(0.0, float(delay[:-1]))
-                except ValueError:
-                    retry_after = None
-        return self._build_error(
-            status_code,
-            headers,
-            body,
-            message=message if isinstance(message, str) else None,
-            code=status,
-            overloaded=status == "UNAVAILABLE",
-            retry_after=retry_after,
         )

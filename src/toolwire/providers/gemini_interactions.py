@@ -27,25 +27,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolwire.errors import ProviderError, UsageError
-from toolwire.providers._base import HttpRequest, Provider, Transport
-from toolwire.stream.codecs._request import dict_or_empty
+from toolwire.errors import UsageError
+from toolwire.providers._base import HttpRequest, Transport
+from toolwire.providers.gemini import GeminiAPIBase
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
 
 __all__ = ["GeminiInteractions"]
 
-_OFFICIAL = "https://generativelanguage.googleapis.com/v1beta"
 
-
-class GeminiInteractions(Provider):
+class GeminiInteractions(GeminiAPIBase):
     """The Interactions dialect (``dialect == "gemini-interactions"``)."""
 
     dialect = "gemini-interactions"
     default_name = "gemini-interactions"
-    default_base_url = _OFFICIAL
-    env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     base_url_env_vars = ("GEMINI_BASE_URL",)
 
     def __init__(
@@ -106,11 +102,6 @@ class GeminiInteractions(Provider):
         self._resume_options(resume_attempts, resume_timeout)
         self.thinking_level = thinking_level
 
-    def _auth_headers(self) -> dict[str, str]:
-        if self._api_key is None:
-            return {}
-        return {"x-goog-api-key": self._api_key.reveal()}
-
     # -- requests --------------------------------------------------------
 
     def _encoder_options(self) -> dict[str, Any]:
@@ -120,20 +111,3 @@ class GeminiInteractions(Provider):
         """A stored interaction (``store`` not ``False``, in the provider or
         ``extra``) is kept, and resumed after its last event."""
         return self.store is not False and request.json.get("store") is not False
-
-    # -- responses -------------------------------------------------------
-
-    def _parse_error(
-        self, status_code: int, headers: Mapping[str, str], body: Any
-    ) -> ProviderError:
-        error = dict_or_empty(dict_or_empty(body).get("error"))
-        message = error.get("message")
-        status = error.get("status", error.get("code"))
-        return self._build_error(
-            status_code,
-            headers,
-            body,
-            message=message if isinstance(message, str) else None,
-            code=status,
-            overloaded=status == "UNAVAILABLE",
-        )

@@ -21,6 +21,7 @@ __all__ = [
     "finish_part",
     "int_or_none",
     "is_done_trailer",
+    "load_frame",
     "load_payload",
     "meta_part",
     "unknown_part",
@@ -50,6 +51,16 @@ def load_payload(data: str, dialect: str) -> dict[str, Any]:
             f"{dialect}: a stream chunk is {type(obj).__name__}, expected a JSON object", raw=data
         )
     return obj
+
+
+def load_frame(data: str, dialect: str, quirks: set[str]) -> dict[str, Any] | None:
+    """One frame's JSON object (:func:`load_payload`), or ``None`` for OpenAI's
+    ``[DONE]`` line (:func:`is_done_trailer`), noted in ``quirks``: the
+    codec then gives ``TrailerPart(DONE)``."""
+    if is_done_trailer(data):
+        quirks.add("[DONE] line after the dialect's own end event")
+        return None
+    return load_payload(data, dialect)
 
 
 def bad_json(dialect: str, exc: ValueError, data: str) -> RemoteProtocolError:

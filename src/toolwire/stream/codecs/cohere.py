@@ -31,8 +31,7 @@ from toolwire.stream.codecs._common import (
     as_str,
     error_event,
     finish_part,
-    is_done_trailer,
-    load_payload,
+    load_frame,
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
@@ -98,10 +97,9 @@ class CohereCodec:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
-        if is_done_trailer(data):
-            self.quirks.add("[DONE] line after the dialect's own end event")
+        obj = load_frame(data, API, self.quirks)
+        if obj is None:
             return [TrailerPart(DONE)]
-        obj = load_payload(data, API)
         kind = obj.get("type") or event
         parts: list[Part] = []
         if kind == "tool-call-delta":

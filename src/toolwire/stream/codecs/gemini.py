@@ -56,8 +56,7 @@ from toolwire.stream.codecs._common import (
     error_event,
     finish_part,
     int_or_none,
-    is_done_trailer,
-    load_payload,
+    load_frame,
     meta_part,
     unknown_part,
     unread_fields,
@@ -174,10 +173,8 @@ class GeminiCodec:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
-        if is_done_trailer(data):
-            self.quirks.add("[DONE] line after the dialect's own end event")
-            return [TrailerPart(DONE)]
-        return self._response(load_payload(data, API))
+        obj = load_frame(data, API, self.quirks)
+        return [TrailerPart(DONE)] if obj is None else self._response(obj)
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``generateContent`` response: what its stream would give."""

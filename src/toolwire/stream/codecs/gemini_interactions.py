@@ -56,8 +56,7 @@ from toolwire.stream.codecs._common import (
     as_str,
     error_event,
     int_or_none,
-    is_done_trailer,
-    load_payload,
+    load_frame,
     meta_part,
     unknown_part,
 )
@@ -153,9 +152,9 @@ class GeminiInteractionsCodec:
         return self._interaction, self._last_event
 
     def decode(self, event: str, data: str) -> list[Part]:
-        if is_done_trailer(data):
+        obj = load_frame(data, API, self.quirks)
+        if obj is None:
             return [TrailerPart(DONE)]
-        obj = load_payload(data, API)
         kind = obj.get("event_type") or event
         parts: list[Part] = []
         if kind == "step.delta":
@@ -308,7 +307,7 @@ class GeminiInteractionsCodec:
             if signature:
                 step["signature"] = step.get("signature", "") + signature
         elif kind == step_type(step) and step is not None and kind in BUILTIN_STEPS:
-            step.update({k: v for k, v in delta.items() if k != "type"})
+            _merge_delta(step, delta)
         else:
             parts.append(unknown_part(API, f"{kind} delta", obj, self.quirks))
 
@@ -347,6 +346,27 @@ def _add_summary(step: dict[str, Any], content: dict[str, Any]) -> None:
         summary[-1] = {**last, "text": str(last.get("text", "")) + str(content.get("text", ""))}
     else:
         summary.append(content)
+
+
+def _merge_delta(step: dict[str, Any], delta: dict[str, Any]) -> None:
+    """A built-in tool's step grows by one of its deltas. google-genai's
+    ``*CallDelta`` / ``*ResultDelta`` types carry the step's own fields: a
+    ``result`` list (search results, places, files) is extended by the
+    delta's, a ``result`` text (code execution's output) and a ``signature``
+    are appended to (as a thought's are), ``arguments`` take the delta's keys;
+    any other field (``is_error``, an MCP tool's ``name``...) is set."""
+    for key, value in delta.items():
+        if key == "type":
+            continue
+        old = step.get(key)
+        if key in ("result", "signature") and isinstance(old, str) and isinstance(value, str):
+            step[key] = old + value
+        elif key == "result" and isinstance(old, list) and isinstance(value, list):
+            step[key] = [*old, *value]
+        elif key == "arguments" and isinstance(old, dict) and isinstance(value, dict):
+            step[key] = {**old, **value}
+        else:
+            step[key] = value
 
 
 def step_type(step: dict[str, Any] | None) -> Any:

@@ -30,8 +30,7 @@ from toolwire.stream.codecs._common import (
     error_event,
     finish_part,
     int_or_none,
-    is_done_trailer,
-    load_payload,
+    load_frame,
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
@@ -56,10 +55,9 @@ class OllamaCodec:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
-        if is_done_trailer(data):
-            self.quirks.add("[DONE] line after the dialect's own end event")
+        obj = load_frame(data, API, self.quirks)
+        if obj is None:
             return [TrailerPart(DONE)]
-        obj = load_payload(data, API)
         if "error" in obj and "message" not in obj:
             return [ErrorPart(error_event(obj, API))]
         parts: list[Part] = []

@@ -32,7 +32,7 @@ from toolwire.stream.codecs.emulation._request import (
     looks_like_error,
 )
 
-__all__ = ["GeminiEncoder"]
+__all__ = ["GeminiEncoder", "google_error"]
 
 
 _GEMINI_STATUS = {
@@ -47,6 +47,13 @@ _GEMINI_STATUS = {
     503: "UNAVAILABLE",
     504: "DEADLINE_EXCEEDED",
 }
+"""Google's names of the HTTP statuses (``google.rpc.Code``)."""
+
+
+def google_error(status: int, message: str) -> dict[str, Any]:
+    """Google's error object, ``{"code", "message", "status"}``, for an HTTP
+    status (the Gemini and Interactions APIs share it)."""
+    return {"code": status, "message": message, "status": _GEMINI_STATUS.get(status, "INTERNAL")}
 
 
 class GeminiEncoder(Encoder):
@@ -155,17 +162,11 @@ class GeminiEncoder(Encoder):
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         """``{"error": {"code", "message", "status"}}``."""
-        return {
-            "error": {
-                "code": status,
-                "message": message,
-                "status": _GEMINI_STATUS.get(status, "INTERNAL"),
-            }
-        }
+        return {"error": google_error(status, message)}
 
     def error_frame(self, error: dict[str, Any], sequence_number: int) -> Frame:
         """``{"error": {"code", "message", "status"}}`` as one more stream element."""
-        defaults = self.error_body(500, "An internal error has occurred.")["error"]
+        defaults = google_error(500, "An internal error has occurred.")
         return Frame({"error": merge_error(defaults, error)})
 
     def dumps(self, payload: Any) -> str:

@@ -39,6 +39,7 @@ from toolwire.stream.codecs.emulation._request import (
     looks_like_error,
     text_of,
 )
+from toolwire.stream.codecs.emulation.gemini import google_error
 
 __all__ = ["GeminiInteractionsEncoder", "decode_request", "interaction_id"]
 
@@ -46,15 +47,6 @@ _API = "gemini-interactions"
 _MAX_TURNS = 100_000
 """More turns than a scenario holds: a larger one in an interaction id is refused."""
 _ASSISTANT_STEPS = frozenset({"model_output", "function_call", "thought"})
-_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-}
 
 
 def interaction_id(conversation: str, turn: int) -> str:
@@ -200,9 +192,8 @@ class GeminiInteractionsEncoder(Encoder):
         return self._interaction(reply, status, steps=steps, usage=self._usage(reply))
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
-        return {
-            "error": {"code": status, "message": message, "status": _STATUS.get(status, "INTERNAL")}
-        }
+        """``{"error": {"code", "message", "status"}}``, as the Gemini API's."""
+        return {"error": google_error(status, message)}
 
     def error_frame(self, error: dict[str, Any], sequence_number: int) -> Frame:
         defaults = {"code": "internal", "message": "An internal error has occurred."}
