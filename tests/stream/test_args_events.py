@@ -430,7 +430,7 @@ def test_openai_learns_nothing_from_members_that_are_not_an_objects() -> None:
 def test_a_limit_passed_on_the_short_way_fails_the_stream_as_on_the_general_way(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("toolwire.stream.accumulate.MAX_TOOL_CALLS", 3)
+    monkeypatch.setattr("toolwire.stream._assembly.MAX_TOOL_CALLS", 3)
     head = b'data: {"id":"c","object":"chat.completion.chunk","model":"m",'
 
     def args(index: int) -> bytes:

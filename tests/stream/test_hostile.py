@@ -315,7 +315,7 @@ def test_twenty_thousand_distinct_calls_each_decoded_once() -> None:
 
 
 def test_more_calls_than_the_limit_is_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolwire.stream.accumulate.MAX_TOOL_CALLS", 50)
+    monkeypatch.setattr("toolwire.stream._assembly.MAX_TOOL_CALLS", 50)
     result = decode(_many_calls(60), "openai-chat")
     assert isinstance(result.error, RemoteProtocolError)
     assert "more than 50 tool calls" in result.error.message

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream import _budget, _calls, accumulate
+from toolwire.stream import _assembly, _budget, _calls
 from toolwire.stream.decoder import StreamDecoder
 
 MIB = 1024 * 1024
@@ -90,7 +90,7 @@ def test_arguments_spread_over_calls_meet_one_total(monkeypatch: pytest.MonkeyPa
 
 
 def test_calls_spread_over_choices_meet_one_total(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(accumulate, "MAX_TOOL_CALLS", 10)
+    monkeypatch.setattr(_assembly, "MAX_TOOL_CALLS", 10)
     decoder = StreamDecoder("openai-chat")
     decoder.feed(sse(*(call(c, i) for c in range(4) for i in range(3))))  # 12 calls
     assert decoder.error is not None

@@ -15,6 +15,7 @@ Its neighbours hold the rest: :mod:`~toolwire.agent._config` what a run
 takes from its agent, :mod:`~toolwire.agent._suspend` when a turn waits for
 an approval or a result from outside (and the approver of a turn),
 :mod:`~toolwire.agent._asked` the calls the provider asks about,
+:mod:`~toolwire.agent._tool_steps` how the tools of a turn are run,
 :mod:`~toolwire.agent._resumed` what a resumed turn finds already settled.
 """
 
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -30,15 +31,11 @@ import anyio
 import anyio.abc
 from typing_extensions import assert_never
 
-from toolwire.agent._asked import (
-    answer_asked_calls,
-    asked_approvals,
-    asked_kinds,
-    record_answers,
-)
+from toolwire.agent._asked import asked_approvals, asked_kinds
 from toolwire.agent._config import RunConfig
-from toolwire.agent._resumed import Results, recorded_results
-from toolwire.agent._suspend import check_grants, run_approver, waiting_calls
+from toolwire.agent._resumed import Results
+from toolwire.agent._suspend import check_grants, waiting_calls
+from toolwire.agent._tool_steps import Emit, ToolSteps
 from toolwire.agent.loop import (
     Broken,
     ContinueTurn,
@@ -52,27 +49,19 @@ from toolwire.agent.loop import (
 from toolwire.cost import Cost
 from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLimitExceeded
 from toolwire.events import Event, StreamFailed, ToolCallReady
-from toolwire.messages import AssistantMessage, Message, ToolResultMessage
+from toolwire.messages import AssistantMessage, Message
 from toolwire.observe import Observers
 from toolwire.providers._reads import ProviderStream
 from toolwire.run import (
-    AgentEvent,
     ModelRetrying,
     PendingCall,
     RunResult,
     ToolCallRecord,
-    ToolExecutionFinished,
-    ToolExecutionStarted,
     TurnFinished,
     TurnStarted,
 )
-from toolwire.tools import (
-    ApprovalCallback,
-    ApprovalFailed,
-    ToolResult,
-    idempotency_key,
-)
-from toolwire.types import ChoiceResult, InvalidToolCall, StreamResult, ToolCall, Usage
+from toolwire.tools import ApprovalFailed, ToolResult
+from toolwire.types import ChoiceResult, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
     from toolwire.http import HttpRequest
@@ -80,11 +69,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Emit", "RunConfig", "RunDriver"]
 
-Emit = Callable[[AgentEvent], None]
-AnyCall = ToolCall | InvalidToolCall
 
-
-class RunDriver:
+class RunDriver(ToolSteps):
     """One run of an agent: its conversation, records and usage, carried to the end."""
 
     def __init__(
@@ -392,116 +378,6 @@ class RunDriver:
     async def _run_early(self, call: ToolCall, early: dict[str, ToolResult]) -> None:
         ran = await self._execute([call], eager=True)
         early[call.id] = ran[call.id]
-
-    # -- the tools ------------------------------------------------------------------
-
-    async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
-        """The results a resumed turn already has (see :func:`recorded_results`)."""
-        settled = await recorded_results(calls, recorded, self.config.toolbox, self.observe,
-                                         run_id=self.run_id, turn=self.turn)  # fmt: skip
-        if self.emit is not None:
-            for call in calls:
-                if call.id in settled and call.id not in recorded.outcomes:
-                    self.emit(
-                        ToolExecutionFinished(turn=self.turn, call=call, result=settled[call.id][0])
-                    )
-        return settled
-
-    async def _answer_asked(
-        self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results
-    ) -> None:
-        """Answer the calls the provider asked about (MCP approvals, computer
-        and shell calls no tool handles): see :mod:`toolwire.agent._asked`."""
-        pending = [call for call in calls if call.id not in done]
-        answers = await answer_asked_calls(
-            pending,
-            assistant,
-            self.config.toolbox,
-            approve=self._approver(),
-            granted=self.granted,
-            run_id=self.run_id,
-            metadata={
-                **self.config.metadata,
-                "turn": self.turn,
-                "model": self.config.request.model,
-            },
-        )
-        answered = [call for call in pending if call.id in answers]
-        await record_answers(self.observe, self.run_id, self.turn, answered, answers)
-        for call in answered:
-            result = answers[call.id]
-            done[call.id] = (result, False)
-            if self.emit is not None:
-                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
-
-    async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
-        """Run the calls that have no result yet (run eagerly, or recorded by
-        an earlier process) as one batch; record every result and feed it
-        back in call order."""
-        results = dict(done)
-        pending = [call for call in calls if call.id not in done]
-        if pending:
-            ran = await self._execute(pending)
-            results.update((call_id, (result, False)) for call_id, result in ran.items())
-        for call in calls:
-            result, eager = results[call.id]
-            self.records.append(
-                ToolCallRecord(turn=self.turn, call=call, result=result, eager=eager)
-            )
-            self.messages.append(
-                ToolResultMessage(
-                    call_id=call.id, name=call.name, content=result.content, is_error=not result.ok
-                )
-            )
-
-    async def _execute(
-        self, calls: Sequence[AnyCall], *, eager: bool = False
-    ) -> dict[str, ToolResult]:
-        """Run calls through the toolbox, which alone decides what is a
-        duplicate and asks for approval: every intent is told to the observers
-        before anything runs (so a duplicate folded onto another call is never
-        run again on resume), and each outcome as soon as it is known."""
-        run_id, turn, observe, emit = self.run_id, self.turn, self.observe, self.emit
-        if observe.tools_started:
-            # The keys the toolbox derives from the run id and the call ids.
-            intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
-            for started in observe.tools_started:
-                await started(run_id, turn, intents, eager=eager)
-        if emit is not None:
-            for call in calls:
-                emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
-        finished_hooks = observe.tool_finished
-
-        async def finished(call: AnyCall, result: ToolResult) -> None:
-            if call.id in self.approval_failures:
-                return  # not a denial: the run ends with the approver's error
-            for hook in finished_hooks:
-                await hook(run_id, turn, call, result, eager=eager)
-            if emit is not None:
-                emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
-
-        config = self.config
-        results = await config.toolbox.execute(
-            calls,
-            run_id=run_id,
-            metadata={**config.metadata, "turn": turn, "model": config.request.model},
-            approve=self._approver(),
-            on_result=finished if finished_hooks or emit is not None else None,
-        )
-        for failure in self.approval_failures.values():
-            raise failure
-        return {call.id: result for call, result in zip(calls, results, strict=True)}
-
-    def _approver(self) -> ApprovalCallback | None:
-        """The toolbox's approval callback for this turn (see :func:`run_approver`)."""
-        return run_approver(
-            self.config.toolbox.approve,
-            self.granted,
-            self.observe.approval_decided,
-            run_id=self.run_id,
-            turn=self.turn,
-            failures=self.approval_failures,
-        )
 
 
 class _TurnBroke(Exception):

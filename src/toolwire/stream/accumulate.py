@@ -46,41 +46,29 @@ No I/O, no clocks: this module is fed parts and returns events.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import NoReturn, cast
 
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
 from toolwire.events import (
-    ChoiceFinished,
     Event,
     ServerToolCallReady,
     StreamEnded,
-    StreamFailed,
-    ToolCallDelta,
-    ToolCallInvalid,
-    ToolCallReady,
-    ToolCallStarted,
     UnknownItem,
     UsageReported,
     new_reasoning_delta,
     new_text_delta,
-    new_tool_call_delta,
 )
-from toolwire.stream import _calls
+from toolwire.stream._assembly import CallAssembly
 from toolwire.stream._budget import ResponseBudget
 from toolwire.stream._calls import (
-    INCOMPLETE,
     OPEN,
-    OpenCall,
     mint_call_id,
     replace_undecodable,
-    settle,
 )
-from toolwire.stream._choice import Choice, clean_id, has_content, late_problems
-from toolwire.stream._jsonstream import CompletionScanner, LazyPartial
+from toolwire.stream._choice import Choice
 from toolwire.stream._parts import (
     DIALECT_KEY,
-    MISSING,
     ArgsPart,
     CallDone,
     CallPart,
@@ -97,10 +85,9 @@ from toolwire.stream._parts import (
     UnknownPart,
     UsagePart,
 )
-from toolwire.stream.limits import MAX_CHOICES, MAX_TEXT_CHARS, MAX_TOOL_CALLS
+from toolwire.stream.limits import MAX_TEXT_CHARS
 from toolwire.types import (
     ChoiceResult,
-    InvalidToolCall,
     ServerToolCall,
     StreamResult,
     Usage,
@@ -109,7 +96,7 @@ from toolwire.types import (
 __all__ = ["Accumulator", "mint_call_id"]
 
 
-class Accumulator:
+class Accumulator(CallAssembly):
     """Turns codec parts into events and keeps the running result.
 
     Args:
@@ -160,80 +147,6 @@ class Accumulator:
                     self._other_part(part, out)
         except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
             self.fail(exc, out)
-
-    def add_args(self, c: int, index: int | None, args: str, out: list[Event]) -> None:
-        """Apply ``ArgsPart(c, index, args)`` (see :meth:`add_args_run`)."""
-        self.add_args_run(c, index, (args,), out)
-
-    def add_args_run(
-        self, c: int, index: int | None, texts: Sequence[str], out: list[Event]
-    ) -> None:
-        """Apply ``ArgsPart(c, index, text)`` for each of ``texts``, in order:
-        the common case, kept short (more text for an open call, looked up
-        once for the run); anything unusual takes the general path."""
-        i, end = 0, len(texts)
-        while i < end:
-            if self.error is not None:
-                return
-            choice = self._choices.get(c)
-            call = None
-            if choice is not None:
-                if index is not None:
-                    call = choice.by_index.get(index)
-                elif choice.calls:
-                    call = choice.calls[-1]
-            scanner = call.scanner if call is not None else None
-            if call is None or scanner is None or call.state != OPEN or self.check_utf8:
-                self._call_part(CallPart(c, None, index, None, texts[i]), out)
-                i += 1
-                continue
-            budget, most = self._budget, _calls.MAX_ARGUMENTS_CHARS
-            fragments, position, name = call.fragments, call.position, call.name
-            call_id, source = call.id, call.source
-            # Characters that fit both the response's reservation and the
-            # call's cap: counted in ``taken``, settled once; a fragment past
-            # them is settled and checked on its own.
-            room = min(budget.ceiling - budget.used, most - call.size)
-            taken = 0
-            try:
-                while i < end:
-                    args = texts[i]
-                    i += 1
-                    if not args:
-                        continue
-                    n = len(args)
-                    taken += n
-                    if taken > room:
-                        budget.used += taken - n
-                        call.size += taken - n
-                        taken = 0
-                        budget.take(n)
-                        if call.size + n > most:
-                            call.over_size(n)
-                            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
-                            break  # the rest go the general way
-                        call.size += n
-                        room = min(budget.ceiling - budget.used, most - call.size)
-                    fragments.append(args)
-                    # More of a string (the commonest fragment) cannot close the arguments.
-                    if scanner.mid_string and '"' not in args and "\\" not in args:
-                        completed = False
-                    else:
-                        completed = scanner.feed(args)
-                    out.append(
-                        new_tool_call_delta(
-                            c, position, call_id, name, args, source, len(fragments)
-                        )
-                    )
-                    if completed and name:
-                        budget.used += taken
-                        call.size += taken
-                        taken = 0
-                        self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
-                        break
-            finally:
-                budget.used += taken
-                call.size += taken
 
     def _text_part(self, part: TextPart | ReasoningPart, out: list[Event]) -> None:
         text = part.text
@@ -314,18 +227,6 @@ class Accumulator:
         choice.server_calls.append(server)
         out.append(ServerToolCallReady(choice=part.choice, call=server))
 
-    def fail(self, error: ToolwireError, out: list[Event]) -> None:
-        """Stop decoding: calls still open become incomplete, never ready."""
-        if self.error is not None:
-            return
-        self.error = error
-        self._budget.release()
-        for choice in self._choices.values():
-            for call in choice.calls:
-                if call.state == OPEN:
-                    call.state = INCOMPLETE
-        out.append(StreamFailed(error=error))
-
     def close(self, out: list[Event]) -> None:
         """The input ended. Without an end marker, open calls are incomplete
         and the stream is reported as truncated."""
@@ -363,192 +264,6 @@ class Accumulator:
             else "no tool call was in progress"
         )
         return StreamTruncated(f"{what}; {calls}", incomplete_tool_calls=incomplete)
-
-    # -- tool calls --------------------------------------------------------------
-
-    def _choice(self, index: int) -> Choice:
-        choice = self._choices.get(index)
-        if choice is None:
-            if len(self._choices) >= MAX_CHOICES:
-                raise RemoteProtocolError(f"the response has more than {MAX_CHOICES} choices")
-            choice = self._choices[index] = Choice()
-        return choice
-
-    def _call_part(self, part: CallPart, out: list[Event]) -> None:
-        choice = self._choice(part.choice)
-        call_id = clean_id(part.id)
-        name = clean_id(part.name) or ""
-        call = None if part.new else choice.find(call_id, part.index)
-        if call is None:
-            if not (part.new or call_id or name or has_content(part)):
-                return  # an empty delta that belongs to nothing: nothing to do
-            call = self._open(choice, part, call_id, out)
-        elif call.state != OPEN:
-            self._late_part(call, part, name, out)
-            return
-        if call_id is not None and call.id is None:
-            call.id = call_id
-            choice.by_id[call_id] = call
-        if name:
-            call.name = call.check_text(name) if self.check_utf8 else name  # never appended
-        if part.args and self._add_text(choice, call, part, out):
-            return
-        self._add_values(call, part, out)
-        if part.cut:
-            call.state = INCOMPLETE
-        elif part.done:
-            self._finalize(choice, part.choice, call, out, allow_close=False)
-        elif (
-            name
-            and call.scanner is not None
-            and call.scanner.state == "complete"
-            and call.args_value is MISSING
-        ):
-            # The name arrived after complete arguments.
-            self._finalize(choice, part.choice, call, out, allow_close=False)
-
-    def _add_text(self, choice: Choice, call: OpenCall, part: CallPart, out: list[Event]) -> bool:
-        """Append a fragment of argument text; say whether that completed the call."""
-        args = part.args or ""
-        self._budget.take(len(args))
-        if call.over_size(len(args)):
-            self._finalize(choice, part.choice, call, out, allow_close=False)
-            return True
-        if self.check_utf8:
-            args = call.check_text(args)
-        call.fragments.append(args)
-        scanner = call.scanner
-        if scanner is None:
-            scanner = call.scanner = CompletionScanner()
-            call.source = LazyPartial(call.fragments)
-        completed = scanner.feed(args)
-        out.append(
-            new_tool_call_delta(
-                part.choice,
-                call.position,
-                call.id,
-                call.name,
-                args,
-                call.source,
-                len(call.fragments),
-            )
-        )
-        if completed and call.name and not part.done:
-            self._finalize(choice, part.choice, call, out, allow_close=False)
-            return True
-        return False
-
-    def _add_values(self, call: OpenCall, part: CallPart, out: list[Event]) -> None:
-        """Arguments as values: a whole object, the final text, a default, a
-        structured partial value."""
-        if part.args_value is not MISSING:
-            call.args_value = part.args_value
-            if self.check_utf8:
-                call.check_value(part.args_value)
-        if part.args_final is not None:
-            call.args_final = (
-                call.check_text(part.args_final) if self.check_utf8 else part.args_final
-            )
-        if part.args_default is not MISSING and call.args_default is MISSING:
-            call.args_default = part.args_default
-        if part.partial is not None:
-            call.source = part.partial
-            out.append(
-                ToolCallDelta(
-                    choice=part.choice,
-                    index=call.position,
-                    id=call.id,
-                    name=call.name,
-                    delta="",
-                    source=call.source,
-                    mark=part.mark,
-                )
-            )
-
-    def _open(
-        self, choice: Choice, part: CallPart, call_id: str | None, out: list[Event]
-    ) -> OpenCall:
-        # The start of a new call proves nothing about the others: parallel
-        # calls may interleave their fragments, so each one waits for its own
-        # end marker, the choice's finish or the end of the stream.
-        self._count_call()
-        call = OpenCall(len(choice.calls), part.index)
-        choice.calls.append(call)
-        if part.index is not None:
-            choice.by_index[part.index] = call
-        if call_id is not None:
-            call.id = call_id
-            choice.by_id[call_id] = call
-        name = clean_id(part.name) or ""
-        call.name = call.check_text(name) if self.check_utf8 else name
-        out.append(
-            ToolCallStarted(choice=part.choice, index=call.position, id=call.id, name=call.name)
-        )
-        return call
-
-    def _count_call(self) -> None:
-        if self._calls >= MAX_TOOL_CALLS:
-            raise RemoteProtocolError(
-                f"the response has more than {MAX_TOOL_CALLS} tool calls, all choices together"
-            )
-        self._calls += 1
-
-    def _late_part(self, call: OpenCall, part: CallPart, name: str, out: list[Event]) -> None:
-        """A part for a call that is already complete: harmless repeats are
-        ignored; anything that would change the call is a protocol error,
-        never a silent drop."""
-        problems = late_problems(call, part, name)
-        if problems:
-            label = call.id or f"#{call.position}"
-            self.fail(
-                RemoteProtocolError(
-                    f"tool call {label} ({call.name}) was already complete when "
-                    + " and ".join(problems)
-                    + " arrived for it"
-                ),
-                out,
-            )
-
-    def _finalize(
-        self, choice: Choice, c: int, call: OpenCall, out: list[Event], *, allow_close: bool
-    ) -> None:
-        settled = settle(call, allow_close=allow_close, id_factory=self._id_factory)
-        if isinstance(settled, InvalidToolCall):
-            choice.invalid.append(settled)
-            out.append(ToolCallInvalid(choice=c, call=settled))
-        else:
-            choice.ready.append(settled)
-            out.append(ToolCallReady(choice=c, call=settled))
-
-    def _finish(self, part: FinishPart, out: list[Event]) -> None:
-        choice = self._choice(part.choice)
-        reason = part.reason
-        if reason == "stop" and choice.calls:
-            # Several servers say "stop" after calls; the calls are what matters.
-            reason = "tool_calls"
-        choice.finish_reason = reason
-        choice.raw_finish_reason = part.raw_reason
-        truncated = reason == "length"
-        for call in choice.calls:
-            if call.state != OPEN:
-                continue
-            if truncated and call.growing():
-                # Cut by the token limit: a prefix, never to be repaired or run.
-                call.state = INCOMPLETE
-                continue
-            self._finalize(choice, part.choice, call, out, allow_close=not truncated)
-        out.append(ChoiceFinished(choice=part.choice, reason=reason, raw_reason=part.raw_reason))
-
-    def _finalize_all(self, out: list[Event], *, allow_close: bool) -> None:
-        for c, choice in self._choices.items():
-            for call in choice.calls:
-                if call.state == OPEN:
-                    self._finalize(choice, c, call, out, allow_close=allow_close)
-
-    def _all_choices_finished(self) -> bool:
-        return bool(self._choices) and all(
-            ch.finish_reason is not None for ch in self._choices.values()
-        )
 
     # -- result --------------------------------------------------------------------
 

@@ -37,26 +37,19 @@ toolwire's own would be a bug; as a last line of defence it is turned into a
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Callable
+from typing import cast
 
 from toolwire import _compat
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
-from toolwire.stream._json import JSONDecodeError, JSONLimitError, dumps, loads
-from toolwire.stream._parts import (
-    ArgsPart,
-    Part,
-    StreamEndPart,
-)
+from toolwire.stream._decoding import DecodedFrame, PayloadDecoding
+from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
+from toolwire.stream._response import decode_response
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered, wire_dialect
 from toolwire.stream.framing import (
-    END_OF_BODY,
     EventStreamDecoder,
-    Frame,
     FrameReader,
     FramingKind,
     SniffingReader,
@@ -69,18 +62,6 @@ from toolwire.types import StreamResult
 __all__ = ["DecodedFrame", "StreamDecoder", "decode_response", "sniff_dialect"]
 
 FRAMINGS: frozenset[FramingKind] = frozenset({"sse", "ndjson", "json-array", "eventstream"})
-
-
-@dataclass(frozen=True, slots=True)
-class DecodedFrame:
-    """One payload of the stream and what it meant (for ``toolwire inspect``)."""
-
-    event: str
-    """The SSE event name (``"message"`` when absent or not SSE)."""
-    data: str
-    """The payload as received."""
-    events: tuple[Event, ...] = field(default=())
-    """The toolwire events this payload produced."""
 
 
 def sniff_dialect(event: str, data: str) -> str | None:
@@ -117,7 +98,7 @@ def sniff_dialect(event: str, data: str) -> str | None:
     return None
 
 
-class StreamDecoder:
+class StreamDecoder(PayloadDecoding):
     """Decodes one streamed response into events and a final result.
 
     Args:
@@ -350,116 +331,6 @@ class StreamDecoder:
         else:
             self._decode_frames(self._codec, payloads, out, frames, final)
 
-    def _decode_fast(
-        self,
-        codec: Codec,
-        payloads: Sequence[Frame | re.Match[str] | re.Match[bytes]],
-        out: list[Event],
-    ) -> None:
-        """The hot path: no per-payload bookkeeping. The argument deltas that
-        the reader matched by their shape go straight to their call, a run of
-        consecutive ones for one call at a time."""
-        acc = self._acc
-        apply = acc.apply
-        add_args = acc.add_args
-        decode = codec.decode
-        fast = self._fast  # not None when the reader matched
-        args_run = fast.args_run if fast is not None else _no_args_run
-        args_frame = fast.args_frame if fast is not None else _no_args_frame
-        run: list[str] = []  # fragments matched for one call, not applied yet
-        run_c = run_index = -1
-        i, n = 0, len(payloads)
-        while i < n:
-            item = payloads[i]
-            if not isinstance(item, tuple):
-                found = args_run(payloads, i)
-                if found is not None:
-                    c, index, texts, i = found
-                    if index != run_index or c != run_c:
-                        if run and not self._apply_run(run_c, run_index, run, out):
-                            return
-                        run, run_c, run_index = texts, c, index
-                    else:
-                        run += texts
-                    continue
-                event, data = args_frame(item)
-            else:
-                event, data = item
-            i += 1
-            if run:
-                if not self._apply_run(run_c, run_index, run, out):
-                    return
-                run, run_index = [], -1
-            if acc.error is not None:
-                return
-            if not data and not event:  # END_OF_BODY
-                apply([StreamEndPart()], out)
-                continue
-            try:
-                decoded = decode(event, data)
-                if len(decoded) == 1 and type(part := decoded[0]) is ArgsPart:
-                    # One argument fragment, the commonest payload: straight to its call.
-                    add_args(part.choice, part.index, part.args, out)
-                    continue
-            except ToolwireError as exc:
-                acc.fail(exc, out)
-                return
-            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                acc.fail(_codec_bug(codec.dialect, exc, data), out)
-                return
-            apply(decoded, out)
-        if run:
-            self._apply_run(run_c, run_index, run, out)
-
-    def _apply_run(self, c: int, index: int, run: list[str], out: list[Event]) -> bool:
-        """Apply matched fragments of one call; whether the stream goes on."""
-        acc = self._acc
-        if acc.error is not None:
-            return False
-        self.short_path_deltas += len(run)
-        try:
-            acc.add_args_run(c, index, run, out)
-        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
-            acc.fail(exc, out)
-        return acc.error is None
-
-    def _decode_frames(
-        self,
-        codec: Codec,
-        payloads: list[tuple[str, str]],
-        out: list[Event],
-        frames: list[DecodedFrame] | None,
-        final: bool,
-    ) -> None:
-        """Payload by payload, noting what each caused (``inspect``), and the
-        last payloads of a body, which may have been cut."""
-        acc = self._acc
-        for event, data in payloads:
-            if acc.error is not None:
-                return
-            start = len(out)
-            parts: list[Part]
-            if (event, data) == END_OF_BODY:
-                parts = [StreamEndPart()]
-            else:
-                try:
-                    parts = codec.decode(event, data)
-                except ToolwireError as exc:
-                    if final and not acc.ended:
-                        # The body stopped inside its last payload: a cut,
-                        # reported as such by the accumulator's close().
-                        acc.cut_tail = data
-                        return
-                    acc.fail(exc, out)
-                    parts = []
-                except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-                    acc.fail(_codec_bug(codec.dialect, exc, data), out)
-                    parts = []
-            if parts:
-                acc.apply(parts, out)
-            if frames is not None:
-                frames.append(DecodedFrame(event=event, data=data, events=tuple(out[start:])))
-
     def _sniff(self, payloads: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Hold frames until one tells the dialect; then all of them go on.
         Each frame is looked at once, and what is held is capped."""
@@ -478,67 +349,6 @@ class StreamDecoder:
                     raw=self._held[0][1],
                 )
         return []
-
-
-def decode_response(
-    dialect: str, body: Any, *, id_factory: Callable[[], str] | None = None
-) -> StreamResult:
-    """Read a whole (non-streamed) response body of a dialect.
-
-    The dialect's codec turns the body into the parts its stream would have
-    given, and the same accumulator reads them: a response and the stream of
-    the same response give the same text, calls, finish reason and usage.
-    A body that is not the dialect's shape gives a result whose ``error`` is
-    a :class:`~toolwire.errors.RemoteProtocolError`; nothing raises.
-
-    Args:
-        dialect: ``openai-chat``, ``openai-responses``, ``anthropic-messages`` or
-            ``gemini``.
-        body: the parsed JSON body.
-        id_factory: makes call ids where the provider sends none.
-    """
-    codec = codec_for(dialect)
-    read = getattr(codec, "decode_response", None)
-    if read is None:
-        raise UsageError(f"{dialect}: no reader for whole responses")
-    try:
-        if not isinstance(body, dict):
-            raise RemoteProtocolError(f"expected a JSON object, got {type(body).__name__}")
-        parts = read(body)
-    except (ToolwireError, KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-        return StreamResult(
-            dialect=dialect, choices=(), error=_malformed(dialect, exc, body), complete=False
-        )
-    acc = Accumulator(id_factory=id_factory)
-    acc.state_dialect = codec.dialect
-    out: list[Event] = []
-    acc.apply(parts, out)
-    acc.close(out)
-    return acc.result(dialect)
-
-
-def _malformed(dialect: str, exc: Exception, body: Any) -> RemoteProtocolError:
-    message = exc.message if isinstance(exc, ToolwireError) else f"{type(exc).__name__}: {exc}"
-    try:
-        raw = dumps(body)[:500]
-    except (TypeError, ValueError):
-        raw = None
-    return RemoteProtocolError(f"malformed {dialect} response: {message}", raw=raw)
-
-
-def _no_args_run(_items: Sequence[Any], _i: int) -> tuple[int, int, list[str], int] | None:
-    raise AssertionError("a match from a reader without a matcher")
-
-
-def _no_args_frame(_m: re.Match[Any]) -> tuple[str, str]:
-    raise AssertionError("a match from a reader without a matcher")
-
-
-def _codec_bug(dialect: str, exc: Exception, data: str) -> RemoteProtocolError:
-    """A gap in a codec's checks: still a typed error, never a crash."""
-    return RemoteProtocolError(
-        f"{dialect}: unexpected payload ({type(exc).__name__}: {exc})", raw=data
-    )
 
 
 def __getattr__(name: str) -> object:

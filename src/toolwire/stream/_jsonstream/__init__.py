@@ -5,7 +5,8 @@ a few characters. Two readers consume those fragments, each exactly once:
 
 * :class:`CompletionScanner` (``_scanner``) tells, cheaply on every fragment,
   whether the top-level object or array has just closed;
-* :class:`PartialJSONParser` (``_parser``) builds the value as it arrives,
+* :class:`PartialJSONParser` (``_parser``, its state and the placing of
+  values in ``_building``) builds the value as it arrives,
   so a UI can show the arguments while they grow; :class:`LazyPartial`
   (``_lazy``) runs one over a call's fragments only when a partial value is
   read.

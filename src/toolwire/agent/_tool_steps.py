@@ -1,0 +1,163 @@
+"""The tools of a turn, carried out for a :class:`~toolwire.agent._driver.RunDriver`.
+
+:class:`ToolSteps` is the part of the run driver that settles a turn's
+calls: the results a resumed turn already has, the answers to the calls the
+provider asked about, and one batch through the toolbox (which alone decides
+what is a duplicate and asks for approval), each result recorded and fed
+back in call order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from toolwire.agent._asked import answer_asked_calls, record_answers
+from toolwire.agent._config import RunConfig
+from toolwire.agent._resumed import Results, recorded_results
+from toolwire.agent._suspend import run_approver
+from toolwire.messages import AssistantMessage, Message, ToolResultMessage
+from toolwire.observe import Observers
+from toolwire.run import (
+    AgentEvent,
+    ToolCallRecord,
+    ToolExecutionFinished,
+    ToolExecutionStarted,
+)
+from toolwire.tools import (
+    ApprovalCallback,
+    ApprovalFailed,
+    ToolResult,
+    idempotency_key,
+)
+from toolwire.types import InvalidToolCall, ToolCall
+
+if TYPE_CHECKING:
+    from toolwire.journal import RecordedTurn
+
+__all__ = ["AnyCall", "Emit", "ToolSteps"]
+
+Emit = Callable[[AgentEvent], None]
+AnyCall = ToolCall | InvalidToolCall
+
+
+class ToolSteps:
+    """Runs the tools of a turn (the state is the run driver's)."""
+
+    config: RunConfig
+    run_id: str
+    messages: list[Message]
+    observe: Observers
+    emit: Emit | None
+    records: list[ToolCallRecord]
+    turn: int
+    granted: dict[str, str]
+    approval_failures: dict[str, ApprovalFailed]
+
+    async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
+        """The results a resumed turn already has (see :func:`recorded_results`)."""
+        settled = await recorded_results(calls, recorded, self.config.toolbox, self.observe,
+                                         run_id=self.run_id, turn=self.turn)  # fmt: skip
+        if self.emit is not None:
+            for call in calls:
+                if call.id in settled and call.id not in recorded.outcomes:
+                    self.emit(
+                        ToolExecutionFinished(turn=self.turn, call=call, result=settled[call.id][0])
+                    )
+        return settled
+
+    async def _answer_asked(
+        self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results
+    ) -> None:
+        """Answer the calls the provider asked about (MCP approvals, computer
+        and shell calls no tool handles): see :mod:`toolwire.agent._asked`."""
+        pending = [call for call in calls if call.id not in done]
+        answers = await answer_asked_calls(
+            pending,
+            assistant,
+            self.config.toolbox,
+            approve=self._approver(),
+            granted=self.granted,
+            run_id=self.run_id,
+            metadata={
+                **self.config.metadata,
+                "turn": self.turn,
+                "model": self.config.request.model,
+            },
+        )
+        answered = [call for call in pending if call.id in answers]
+        await record_answers(self.observe, self.run_id, self.turn, answered, answers)
+        for call in answered:
+            result = answers[call.id]
+            done[call.id] = (result, False)
+            if self.emit is not None:
+                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
+
+    async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
+        """Run the calls that have no result yet (run eagerly, or recorded by
+        an earlier process) as one batch; record every result and feed it
+        back in call order."""
+        results = dict(done)
+        pending = [call for call in calls if call.id not in done]
+        if pending:
+            ran = await self._execute(pending)
+            results.update((call_id, (result, False)) for call_id, result in ran.items())
+        for call in calls:
+            result, eager = results[call.id]
+            self.records.append(
+                ToolCallRecord(turn=self.turn, call=call, result=result, eager=eager)
+            )
+            self.messages.append(
+                ToolResultMessage(
+                    call_id=call.id, name=call.name, content=result.content, is_error=not result.ok
+                )
+            )
+
+    async def _execute(
+        self, calls: Sequence[AnyCall], *, eager: bool = False
+    ) -> dict[str, ToolResult]:
+        """Run calls through the toolbox, which alone decides what is a
+        duplicate and asks for approval: every intent is told to the observers
+        before anything runs (so a duplicate folded onto another call is never
+        run again on resume), and each outcome as soon as it is known."""
+        run_id, turn, observe, emit = self.run_id, self.turn, self.observe, self.emit
+        if observe.tools_started:
+            # The keys the toolbox derives from the run id and the call ids.
+            intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
+            for started in observe.tools_started:
+                await started(run_id, turn, intents, eager=eager)
+        if emit is not None:
+            for call in calls:
+                emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
+        finished_hooks = observe.tool_finished
+
+        async def finished(call: AnyCall, result: ToolResult) -> None:
+            if call.id in self.approval_failures:
+                return  # not a denial: the run ends with the approver's error
+            for hook in finished_hooks:
+                await hook(run_id, turn, call, result, eager=eager)
+            if emit is not None:
+                emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
+
+        config = self.config
+        results = await config.toolbox.execute(
+            calls,
+            run_id=run_id,
+            metadata={**config.metadata, "turn": turn, "model": config.request.model},
+            approve=self._approver(),
+            on_result=finished if finished_hooks or emit is not None else None,
+        )
+        for failure in self.approval_failures.values():
+            raise failure
+        return {call.id: result for call, result in zip(calls, results, strict=True)}
+
+    def _approver(self) -> ApprovalCallback | None:
+        """The toolbox's approval callback for this turn (see :func:`run_approver`)."""
+        return run_approver(
+            self.config.toolbox.approve,
+            self.granted,
+            self.observe.approval_decided,
+            run_id=self.run_id,
+            turn=self.turn,
+            failures=self.approval_failures,
+        )
