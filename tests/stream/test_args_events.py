@@ -515,3 +515,41 @@ def test_runs_of_one_call_stop_at_another_call_and_at_a_bad_escape() -> None:
     assert fast == general
     assert fast[1][0] is not None  # the stream failed on the bad escape
     assert taken == 4
+
+
+def test_one_delta_per_network_read_reads_as_the_general_path_reads_it() -> None:
+    # Each event in a read of its own, as a small turn streams: every
+    # argument delta is taken the short way, one at a time, with the events,
+    # the calls and the caps of the general path; a bad escape still fails
+    # the stream alike.
+    def start(i: int) -> bytes:
+        block = {"type": "tool_use", "id": f"toolu_{i}", "name": "f", "input": {}}
+        return _anthropic_event({"type": "content_block_start", "index": i, "content_block": block})
+
+    def delta(i: int, text: str) -> bytes:
+        d = {"type": "input_json_delta", "partial_json": text}
+        return _anthropic_event({"type": "content_block_delta", "index": i, "delta": d})
+
+    texts = [(0, '{"a": "'), (1, '{"b": '), (0, "x\\u00e9"), (1, "12"), (0, '"}'), (1, "}")]
+    body = b"".join([start(0), start(1)] + [delta(i, t) for i, t in texts])
+    body += _anthropic_event({"type": "message_stop"})
+    cuts = [m.end() for m in re.finditer(b"\n\n", body)]
+    *fast, taken = _decode("anthropic-messages", body, cuts)
+    *general, untaken = _decode("anthropic-messages", body, cuts, short_path=False)
+    *by_frames, _ = _decode("anthropic-messages", body, cuts, by_frames=True)
+    assert fast == general == by_frames and untaken == 0
+    assert taken == len(texts)
+    # Each call is ready as its last delta closes its arguments, not at the end.
+    kinds = [type(e[0] if isinstance(e, tuple) else e).__name__ for e in fast[0]]
+    last = max(i for i, kind in enumerate(kinds) if kind == "ToolCallDelta")
+    assert kinds[last - 2 : last + 2] == ["ToolCallDelta", "ToolCallReady"] * 2
+    calls = fast[1][1][0].tool_calls
+    assert [c.arguments for c in calls] == [{"a": "xé"}, {"b": 12}]
+
+    bad = body.replace(b'"partial_json":"12"', b'"partial_json":"1\\x"', 1)
+    cuts = [m.end() for m in re.finditer(b"\n\n", bad)]
+    *fast, taken = _decode("anthropic-messages", bad, cuts)
+    *general, _ = _decode("anthropic-messages", bad, cuts, short_path=False)
+    assert fast == general
+    assert fast[1][0] is not None  # the stream failed on the bad escape
+    assert taken == 3

@@ -45,8 +45,43 @@ class CallAssembly:
     check_utf8: bool
 
     def add_args(self, c: int, index: int | None, args: str, out: list[Event]) -> None:
-        """Apply ``ArgsPart(c, index, args)`` (see :meth:`add_args_run`)."""
-        self.add_args_run(c, index, (args,), out)
+        """Apply ``ArgsPart(c, index, args)``: :meth:`add_args_run` for one
+        fragment, without the run's bookkeeping (most network reads of a
+        streamed turn hold one fragment)."""
+        choice = self._choices.get(c)
+        call = None
+        if choice is not None:
+            if index is not None:
+                call = choice.by_index.get(index)
+            elif choice.calls:
+                call = choice.calls[-1]
+        scanner = call.scanner if call is not None else None
+        if call is None or scanner is None or call.state != OPEN or self.check_utf8:
+            self._call_part(CallPart(c, None, index, None, args), out)
+            return
+        if not args:
+            return
+        n = len(args)
+        self._budget.take(n)
+        if call.size + n > _calls.MAX_ARGUMENTS_CHARS:
+            call.over_size(n)
+            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+            return
+        call.size += n
+        fragments = call.fragments
+        fragments.append(args)
+        # More of a string (the commonest fragment) cannot close the arguments.
+        if scanner.mid_string and '"' not in args and "\\" not in args:
+            completed = False
+        else:
+            completed = scanner.feed(args)
+        out.append(
+            new_tool_call_delta(
+                c, call.position, call.id, call.name, args, call.source, len(fragments)
+            )
+        )
+        if completed and call.name:
+            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
 
     def add_args_run(
         self, c: int, index: int | None, texts: Sequence[str], out: list[Event]

@@ -54,10 +54,22 @@ class PayloadDecoding:
         the reader matched by their shape go straight to their call, a run of
         consecutive ones for one call at a time."""
         acc = self._acc
-        apply = acc.apply
         add_args = acc.add_args
-        decode = codec.decode
         fast = self._fast  # not None when the reader matched
+        if len(payloads) == 1 and fast is not None and not isinstance(payloads[0], tuple):
+            # A network read of one matched fragment, the commonest of a
+            # small streamed turn: no run to gather.
+            delta = fast.args_delta(payloads[0])
+            if delta is not None:
+                if acc.error is None:
+                    self.short_path_deltas += 1
+                    try:
+                        add_args(delta[0], delta[1], delta[2], out)
+                    except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+                        acc.fail(exc, out)
+                return
+        apply = acc.apply
+        decode = codec.decode
         args_run = fast.args_run if fast is not None else _no_args_run
         args_frame = fast.args_frame if fast is not None else _no_args_frame
         run: list[str] = []  # fragments matched for one call, not applied yet
