@@ -345,3 +345,28 @@ def test_a_postgres_url_libpq_cannot_parse_is_refused_without_its_password(url: 
     with pytest.raises(JournalError) as refused:
         PostgresJournal(url, timeout=1)
     assert "hun" not in str(refused.value)
+
+
+def test_a_journal_file_removed_while_it_opens_is_a_journal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file goes away between SQLite's opening and the look at its inode
+    # (a reader racing a deletion): a JournalError saying so, never a bare
+    # FileNotFoundError, and the connection is closed.
+    import toolwire.journal._store as store
+
+    path = tmp_path / "journal.sqlite3"
+    SQLiteJournal(path).close()
+    opened: list[sqlite3.Connection] = []
+    real_connect = store.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        opened.append(real_connect(*args, **kwargs))
+        path.unlink()
+        return opened[-1]
+
+    monkeypatch.setattr(store, "connect", connect)
+    with pytest.raises(JournalError, match=r"cannot read the journal .*No such file"):
+        SQLiteJournal(path, read_only=True)
+    with pytest.raises(sqlite3.ProgrammingError):  # closed
+        opened[0].execute("SELECT 1")

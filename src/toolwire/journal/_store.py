@@ -126,7 +126,12 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
         self._db: sqlite3.Connection | None = connect(
             self.path, timeout=timeout, read_only=read_only
         )
-        self._identity = None if self.path == ":memory:" else file_identity(self.path)
+        try:
+            identity = None if self.path == ":memory:" else file_identity(self.path)
+        except OSError as exc:  # removed between its opening and this look
+            self.close()
+            raise unreadable(self.path, exc, writing=not read_only) from exc
+        self._identity = identity
         """The journal file's device and inode, read once: its leases' key."""
         self._tables = True
         self._by_text = False
