@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -152,45 +152,12 @@ class ProviderStream:
             UsageLimitExceeded: what ``watch`` raises.
         """
         decoder, watch = self.decoder, self._watch
-        if self._resumer is None:
-            # Most streams: one response, opened and closed around the reads.
-            async with self._transport.stream(
-                self._request, parse_error=self._parse_error
-            ) as response:
-                self.reading = True
-                async for chunk in response.aiter_bytes():
-                    events = decoder.feed(chunk)
-                    if events:
-                        if watch is not None:
-                            watch(events)
-                        yield events
-                    if decoder.error is not None:  # its last event said so
-                        self.reading = False
-                        return
-                self.reading = False
-        else:
-            async with contextlib.aclosing(self._resumable_reads()) as reads:
-                async for events in reads:
-                    yield events
-            if decoder.error is not None:
-                return
-        events = decoder.close()
-        if events:
-            if watch is not None:
-                watch(events)
-            yield events
-
-    async def _resumable_reads(self) -> AsyncGenerator[list[Event], None]:
-        """:meth:`reads` of a stream that a cut may reopen (see the module doc);
-        the decoder's closing events are left to :meth:`reads`."""
-        decoder, watch = self.decoder, self._watch
-        body_scope = contextlib.AsyncExitStack()
-        try:
-            body = await self._open(body_scope)
+        async with self._responses() as responses:
+            response = responses.first
             while True:
                 self.reading = True
                 try:
-                    async for chunk in body.aiter_bytes():
+                    async for chunk in response.aiter_bytes():
                         events = decoder.feed(chunk)
                         if events:
                             if watch is not None:
@@ -201,12 +168,37 @@ class ProviderStream:
                             return
                     break
                 except (ReadError, TransportTimeout) as cut:
-                    await body_scope.aclose()
-                    body_scope = contextlib.AsyncExitStack()
-                    body = await self._resume(cut, body_scope)
+                    if self._resumer is None:
+                        raise
+                    response = await responses.reopen(self, cut)
             self.reading = False
+        events = decoder.close()
+        if events:
+            if watch is not None:
+                watch(events)
+            yield events
+
+    @contextlib.asynccontextmanager
+    async def _responses(self) -> AsyncIterator[_Responses]:
+        """The response to read first, opened (a failure here refused the
+        request), and closed with whatever reopened the stream after it."""
+        if self._resumer is None:
+            # Most streams: one response, opened and closed around the reads.
+            async with self._transport.stream(
+                self._request, parse_error=self._parse_error
+            ) as response:
+                yield _Responses(response, None)
+            return
+        scope = contextlib.AsyncExitStack()
+        try:
+            responses = _Responses(await self._open(scope), scope)
+        except BaseException:
+            await scope.aclose()
+            raise
+        try:
+            yield responses
         finally:
-            await body_scope.aclose()
+            await responses.close()
 
     async def _open(self, scope: contextlib.AsyncExitStack) -> StreamResponse:
         """The response, entered in ``scope``: the kept stream read again (see
@@ -263,6 +255,31 @@ class ProviderStream:
             f"no resumption left of {resumer.attempts}: the turn may be sent again",
         )
         raise cut
+
+
+class _Responses:
+    """The responses of one stream: the first, and the scope of the one
+    being read when a cut may reopen it (``None``: it may not)."""
+
+    __slots__ = ("first", "scope")
+
+    def __init__(self, first: StreamResponse, scope: contextlib.AsyncExitStack | None) -> None:
+        self.first = first
+        self.scope = scope
+
+    async def reopen(
+        self, stream: ProviderStream, cut: ReadError | TransportTimeout
+    ) -> StreamResponse:
+        """The stream reopened after its last whole event, the cut response
+        closed first; ``cut`` is raised when it cannot be."""
+        assert self.scope is not None
+        await self.scope.aclose()
+        self.scope = contextlib.AsyncExitStack()
+        return await stream._resume(cut, self.scope)
+
+    async def close(self) -> None:
+        if self.scope is not None:
+            await self.scope.aclose()
 
 
 def _log(stream_id: str, after: str | None, what: str) -> None:

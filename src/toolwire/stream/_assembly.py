@@ -48,17 +48,12 @@ class CallAssembly:
         """Apply ``ArgsPart(c, index, args)``: :meth:`add_args_run` for one
         fragment, without the run's bookkeeping (most network reads of a
         streamed turn hold one fragment)."""
-        choice = self._choices.get(c)
-        call = None
-        if choice is not None:
-            if index is not None:
-                call = choice.by_index.get(index)
-            elif choice.calls:
-                call = choice.calls[-1]
-        scanner = call.scanner if call is not None else None
-        if call is None or scanner is None or call.state != OPEN or self.check_utf8:
+        choice, call = self._open_call(c, index)
+        if call is None:
             self._call_part(CallPart(c, None, index, None, args), out)
             return
+        scanner = call.scanner
+        assert scanner is not None
         if not args:
             return
         n = len(args)
@@ -83,6 +78,21 @@ class CallAssembly:
         if completed and call.name:
             self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
 
+    def _open_call(self, c: int, index: int | None) -> tuple[Choice | None, OpenCall | None]:
+        """The choice and the open call that argument text for ``(c, index)``
+        continues the common way; the call is ``None`` when only the general
+        path may take the text (no such call, a closed one, bytes to check)."""
+        choice = self._choices.get(c)
+        call = None
+        if choice is not None:
+            if index is not None:
+                call = choice.by_index.get(index)
+            elif choice.calls:
+                call = choice.calls[-1]
+        if call is None or call.scanner is None or call.state != OPEN or self.check_utf8:
+            return choice, None
+        return choice, call
+
     def add_args_run(
         self, c: int, index: int | None, texts: Sequence[str], out: list[Event]
     ) -> None:
@@ -93,18 +103,13 @@ class CallAssembly:
         while i < end:
             if self.error is not None:
                 return
-            choice = self._choices.get(c)
-            call = None
-            if choice is not None:
-                if index is not None:
-                    call = choice.by_index.get(index)
-                elif choice.calls:
-                    call = choice.calls[-1]
-            scanner = call.scanner if call is not None else None
-            if call is None or scanner is None or call.state != OPEN or self.check_utf8:
+            choice, call = self._open_call(c, index)
+            if call is None:
                 self._call_part(CallPart(c, None, index, None, texts[i]), out)
                 i += 1
                 continue
+            scanner = call.scanner
+            assert scanner is not None
             budget, most = self._budget, _calls.MAX_ARGUMENTS_CHARS
             fragments, position, name = call.fragments, call.position, call.name
             call_id, source = call.id, call.source
