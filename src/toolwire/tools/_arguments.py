@@ -147,6 +147,7 @@ class Arguments:
         self._raw_schema: JSONSchema = (
             model.model_json_schema(by_alias=True) if model is not None else parameters
         )
+        self._plain = _plain_fields(model, params)
 
     def with_options(self, *, coerce: bool, allow_nul: bool) -> Arguments:
         """This validator with other strictness options."""
@@ -179,6 +180,10 @@ class Arguments:
         problems = json_problems(arguments, raw, allow_nul=self.allow_nul)
         if problems:
             return None, problems
+        if self._plain is not None and not self.coerce:
+            plain = _prepare_plain(arguments, self._plain)
+            if plain is not None:
+                return plain, []
         cleaned = drop_null_defaults(dict(arguments), self._raw_schema)
         if self.model is None:
             errors = validate_instance(cleaned, self.parameters, strict=not self.coerce)
@@ -217,6 +222,77 @@ class Arguments:
         except Exception:  # a value without a JSON form: record what was sent
             dumped = dict(cleaned)
         return Prepared(dumped, tuple(args), kwargs), []
+
+
+PlainField = tuple[str, type, bool]
+"""A parameter's name, its JSON type (``str`` or ``bool``), and whether it is
+positional-only."""
+
+
+def _plain_fields(
+    model: type[BaseModel] | None, params: tuple[Param, ...]
+) -> tuple[PlainField, ...] | None:
+    """The fields of a model whose arguments validation gives back unchanged,
+    or ``None`` when one might change or refuse a well-typed value.
+
+    Every field must be required and annotated plain ``str`` or ``bool``,
+    without constraints, default or other alias than its parameter name, and
+    the model without validators or serializers of its own: then a value of
+    exactly that type passes the strict types check and Pydantic as it is,
+    and is dumped as it is."""
+    if model is None or model.model_config.get("extra") != "forbid":
+        return None
+    decorators = model.__pydantic_decorators__
+    if any(
+        (
+            decorators.validators,
+            decorators.field_validators,
+            decorators.root_validators,
+            decorators.field_serializers,
+            decorators.model_serializers,
+            decorators.model_validators,
+            decorators.computed_fields,
+        )
+    ):
+        return None
+    fields = model.model_fields
+    if [p.key for p in params] != list(fields):
+        return None
+    plain: list[PlainField] = []
+    for param in params:
+        info = fields[param.key]
+        if (
+            info.annotation not in (str, bool)
+            or info.metadata
+            or not info.is_required()
+            or info.alias != param.name
+            or info.validation_alias not in (None, param.name)
+            or info.serialization_alias not in (None, param.name)
+        ):
+            return None
+        plain.append((param.name, info.annotation, param.positional_only))
+    return tuple(plain)
+
+
+def _prepare_plain(arguments: Mapping[str, Any], fields: tuple[PlainField, ...]) -> Prepared | None:
+    """The prepared call when every field is given once, a value of exactly
+    its type, and nothing else is (what the full path would return); ``None``
+    to let the full path decide, and word any error."""
+    if type(arguments) is not dict or len(arguments) != len(fields):
+        return None
+    dumped: dict[str, Any] = {}
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for name, kind, positional in fields:
+        value = arguments.get(name, None)
+        if type(value) is not kind:
+            return None
+        dumped[name] = value
+        if positional:
+            args.append(value)
+        else:
+            kwargs[name] = value
+    return Prepared(dumped, tuple(args), kwargs)
 
 
 def describe_errors(tool_name: str, errors: list[tuple[str, str]]) -> str:
