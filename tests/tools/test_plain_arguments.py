@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from pydantic import Field
 
 from tests._hypothesis import examples
-from toolwire.tools import ToolContext, tool
-from toolwire.tools._arguments import Arguments, _prepare_plain
+from toolwire.tools import ToolContext, _arguments, tool
+from toolwire.tools._arguments import Arguments, _prepare_plain, json_problems
 
 
 async def weather(city: str) -> str:
@@ -39,13 +39,14 @@ def _full(arguments: Arguments) -> Arguments:
 
 
 NAMES = ("city", "name", "loud", "note", "p0", "p1", "")
-_text = st.text(
+_text = st.lists(
     st.one_of(
-        st.characters(),  # surrogates included: a JSON parser can yield them
+        st.characters(),
+        # a lone surrogate too: a JSON parser yields one for "\ud800"
         st.sampled_from(["\x00", '"', "\\", "杭", "州", "😀", "\u2028", "\ud800"]),
     ),
     max_size=8,
-)
+).map("".join)
 _scalars = st.one_of(
     st.none(),
     st.booleans(),
@@ -182,3 +183,32 @@ def test_well_typed_arguments_take_the_shorter_way() -> None:
     value = {"name": "杭州\u2028", "loud": False, "note": ""}
     assert _prepare_plain(value, arguments._plain) == arguments.prepare(value)[0]
     assert _prepare_plain({**value, "loud": 0}, arguments._plain) is None
+
+
+_flat_values = st.one_of(_scalars, st.integers(), st.lists(_scalars, max_size=2))
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    pairs=st.lists(st.tuples(_text, _flat_values), max_size=5),
+    with_raw=st.booleans(),
+    allow_nul=st.booleans(),
+)
+def test_a_flat_object_is_checked_as_the_walk_checks_it(
+    pairs: list[tuple[str, Any]], with_raw: bool, allow_nul: bool
+) -> None:
+    value = dict(pairs)
+    raw = _raw(pairs) if with_raw else None
+    found = json_problems(value, raw, allow_nul=allow_nul)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_arguments, "_flat_and_clean", lambda value: False)
+        assert found == json_problems(value, raw, allow_nul=allow_nul)
+
+
+def test_a_flat_clean_object_takes_the_shorter_way() -> None:
+    assert _arguments._flat_and_clean({"a": "杭州", "b": True, "c": 3, "d": None})
+    for value in ({"a": "x\x00"}, {"a\x00": 1}, {"a": 1.5}, {"a": []}, {1: "x"}, [1]):
+        assert not _arguments._flat_and_clean(value)
+    assert json_problems({"a": "x"}, '{"a": "y", "a": "x"}') == [
+        ("(arguments)", "the key 'a' is written more than once in one object; send it once")
+    ]

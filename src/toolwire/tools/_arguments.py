@@ -51,6 +51,8 @@ def json_problems(value: Any, raw: str | None = None, *, allow_nul: bool = False
     """What makes ``value`` (parsed from ``raw``, the model's text) not strict JSON:
     NaN or infinite numbers, NUL characters, nesting beyond :data:`MAX_DEPTH`,
     and keys written twice in one object (only ``raw`` shows those)."""
+    if _flat_and_clean(value):
+        return _written_twice(raw, len(value))
     errors: Errors = []
     keys = 0
     stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
@@ -73,9 +75,34 @@ def json_problems(value: Any, raw: str | None = None, *, allow_nul: bool = False
                 stack.append((item[key], (*loc, key)))
         elif isinstance(item, list):
             stack.extend((item[i], (*loc, i)) for i in reversed(range(len(item))))
-    if raw and not errors and len(_KEY_END.findall(raw)) != keys:
-        errors = _duplicate_keys(raw)
-    return errors
+    return errors or _written_twice(raw, keys)
+
+
+def _flat_and_clean(value: Any) -> bool:
+    """Whether ``value`` is an object of strings without NUL characters,
+    booleans, integers and nulls, under keys without NUL characters: nothing
+    for the walk of :func:`json_problems` to find (what it would say of
+    anything else is left to it)."""
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or "\x00" in key:
+            return False
+        kind = type(item)
+        if kind is str:
+            if "\x00" in item:
+                return False
+        elif kind is not bool and kind is not int and item is not None:
+            return False
+    return True
+
+
+def _written_twice(raw: str | None, keys: int) -> Errors:
+    """The keys ``raw`` writes twice in one object, given the parsed value's
+    number of keys."""
+    if raw and len(_KEY_END.findall(raw)) != keys:
+        return _duplicate_keys(raw)
+    return []
 
 
 _KEY_END = re.compile(r'"[ \t\n\r]*:')
