@@ -51,6 +51,8 @@ def json_problems(value: Any, raw: str | None = None, *, allow_nul: bool = False
     """What makes ``value`` (parsed from ``raw``, the model's text) not strict JSON:
     NaN or infinite numbers, NUL characters, nesting beyond :data:`MAX_DEPTH`,
     and keys written twice in one object (only ``raw`` shows those)."""
+    if _flat_and_clean(value):
+        return _written_twice(raw, len(value))
     errors: Errors = []
     keys = 0
     stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
@@ -73,9 +75,34 @@ def json_problems(value: Any, raw: str | None = None, *, allow_nul: bool = False
                 stack.append((item[key], (*loc, key)))
         elif isinstance(item, list):
             stack.extend((item[i], (*loc, i)) for i in reversed(range(len(item))))
-    if raw and not errors and len(_KEY_END.findall(raw)) != keys:
-        errors = _duplicate_keys(raw)
-    return errors
+    return errors or _written_twice(raw, keys)
+
+
+def _flat_and_clean(value: Any) -> bool:
+    """Whether ``value`` is an object of strings without NUL characters,
+    booleans, integers and nulls, under keys without NUL characters: nothing
+    for the walk of :func:`json_problems` to find (what it would say of
+    anything else is left to it)."""
+    if type(value) is not dict:
+        return False
+    for key, item in value.items():
+        if type(key) is not str or "\x00" in key:
+            return False
+        kind = type(item)
+        if kind is str:
+            if "\x00" in item:
+                return False
+        elif kind is not bool and kind is not int and item is not None:
+            return False
+    return True
+
+
+def _written_twice(raw: str | None, keys: int) -> Errors:
+    """The keys ``raw`` writes twice in one object, given the parsed value's
+    number of keys."""
+    if raw and len(_KEY_END.findall(raw)) != keys:
+        return _duplicate_keys(raw)
+    return []
 
 
 _KEY_END = re.compile(r'"[ \t\n\r]*:')
@@ -147,6 +174,7 @@ class Arguments:
         self._raw_schema: JSONSchema = (
             model.model_json_schema(by_alias=True) if model is not None else parameters
         )
+        self._plain = _plain_fields(model, params)
 
     def with_options(self, *, coerce: bool, allow_nul: bool) -> Arguments:
         """This validator with other strictness options."""
@@ -179,6 +207,10 @@ class Arguments:
         problems = json_problems(arguments, raw, allow_nul=self.allow_nul)
         if problems:
             return None, problems
+        if self._plain is not None and not self.coerce:
+            plain = _prepare_plain(arguments, self._plain)
+            if plain is not None:
+                return plain, []
         cleaned = drop_null_defaults(dict(arguments), self._raw_schema)
         if self.model is None:
             errors = validate_instance(cleaned, self.parameters, strict=not self.coerce)
@@ -217,6 +249,77 @@ class Arguments:
         except Exception:  # a value without a JSON form: record what was sent
             dumped = dict(cleaned)
         return Prepared(dumped, tuple(args), kwargs), []
+
+
+PlainField = tuple[str, type, bool]
+"""A parameter's name, its JSON type (``str`` or ``bool``), and whether it is
+positional-only."""
+
+
+def _plain_fields(
+    model: type[BaseModel] | None, params: tuple[Param, ...]
+) -> tuple[PlainField, ...] | None:
+    """The fields of a model whose arguments validation gives back unchanged,
+    or ``None`` when one might change or refuse a well-typed value.
+
+    Every field must be required and annotated plain ``str`` or ``bool``,
+    without constraints, default or other alias than its parameter name, and
+    the model without validators or serializers of its own: then a value of
+    exactly that type passes the strict types check and Pydantic as it is,
+    and is dumped as it is."""
+    if model is None or model.model_config.get("extra") != "forbid":
+        return None
+    decorators = model.__pydantic_decorators__
+    if any(
+        (
+            decorators.validators,
+            decorators.field_validators,
+            decorators.root_validators,
+            decorators.field_serializers,
+            decorators.model_serializers,
+            decorators.model_validators,
+            decorators.computed_fields,
+        )
+    ):
+        return None
+    fields = model.model_fields
+    if [p.key for p in params] != list(fields):
+        return None
+    plain: list[PlainField] = []
+    for param in params:
+        info = fields[param.key]
+        if (
+            info.annotation not in (str, bool)
+            or info.metadata
+            or not info.is_required()
+            or info.alias != param.name
+            or info.validation_alias not in (None, param.name)
+            or info.serialization_alias not in (None, param.name)
+        ):
+            return None
+        plain.append((param.name, info.annotation, param.positional_only))
+    return tuple(plain)
+
+
+def _prepare_plain(arguments: Mapping[str, Any], fields: tuple[PlainField, ...]) -> Prepared | None:
+    """The prepared call when every field is given once, a value of exactly
+    its type, and nothing else is (what the full path would return); ``None``
+    to let the full path decide, and word any error."""
+    if type(arguments) is not dict or len(arguments) != len(fields):
+        return None
+    dumped: dict[str, Any] = {}
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for name, kind, positional in fields:
+        value = arguments.get(name, None)
+        if type(value) is not kind:
+            return None
+        dumped[name] = value
+        if positional:
+            args.append(value)
+        else:
+            kwargs[name] = value
+    return Prepared(dumped, tuple(args), kwargs)
 
 
 def describe_errors(tool_name: str, errors: list[tuple[str, str]]) -> str:
