@@ -485,22 +485,26 @@ def _anthropic_event(obj: dict[str, Any]) -> bytes:
     return f"event: {obj['type']}\ndata: {json.dumps(obj, separators=(',', ':'))}\n\n".encode()
 
 
+def _start(i: int) -> bytes:
+    """An Anthropic ``tool_use`` block ``i`` opening."""
+    block = {"type": "tool_use", "id": f"toolu_{i}", "name": "f", "input": {}}
+    return _anthropic_event({"type": "content_block_start", "index": i, "content_block": block})
+
+
+def _delta(i: int, text: str) -> bytes:
+    """An argument delta ``text`` of block ``i``."""
+    d = {"type": "input_json_delta", "partial_json": text}
+    return _anthropic_event({"type": "content_block_delta", "index": i, "delta": d})
+
+
 def test_runs_of_one_call_stop_at_another_call_and_at_a_bad_escape() -> None:
     # Deltas of two calls interleaved in runs of unequal length, in a single
     # network read: read alike both ways, all taken the short way; then with a
     # bad escape on the wire (\x) inside a run, which only the general path
     # may judge: the deltas before it are taken, and both ways fail alike.
-    def start(i: int) -> bytes:
-        block = {"type": "tool_use", "id": f"toolu_{i}", "name": "f", "input": {}}
-        return _anthropic_event({"type": "content_block_start", "index": i, "content_block": block})
-
-    def delta(i: int, text: str) -> bytes:
-        d = {"type": "input_json_delta", "partial_json": text}
-        return _anthropic_event({"type": "content_block_delta", "index": i, "delta": d})
-
     texts = [(0, '{"a": "'), (0, "xy"), (1, '{"b": '), (0, "z\\n"), (0, "w"), (1, "12")]
     texts += [(0, '"}'), (1, "}")]
-    body = b"".join([start(0), start(1)] + [delta(i, t) for i, t in texts])
+    body = b"".join([_start(0), _start(1)] + [_delta(i, t) for i, t in texts])
     body += _anthropic_event({"type": "message_stop"})
     *fast, taken = _decode("anthropic-messages", body, [])
     *general, untaken = _decode("anthropic-messages", body, [], short_path=False)
@@ -522,16 +526,8 @@ def test_one_delta_per_network_read_reads_as_the_general_path_reads_it() -> None
     # argument delta is taken the short way, one at a time, with the events,
     # the calls and the caps of the general path; a bad escape still fails
     # the stream alike.
-    def start(i: int) -> bytes:
-        block = {"type": "tool_use", "id": f"toolu_{i}", "name": "f", "input": {}}
-        return _anthropic_event({"type": "content_block_start", "index": i, "content_block": block})
-
-    def delta(i: int, text: str) -> bytes:
-        d = {"type": "input_json_delta", "partial_json": text}
-        return _anthropic_event({"type": "content_block_delta", "index": i, "delta": d})
-
     texts = [(0, '{"a": "'), (1, '{"b": '), (0, "x\\u00e9"), (1, "12"), (0, '"}'), (1, "}")]
-    body = b"".join([start(0), start(1)] + [delta(i, t) for i, t in texts])
+    body = b"".join([_start(0), _start(1)] + [_delta(i, t) for i, t in texts])
     body += _anthropic_event({"type": "message_stop"})
     cuts = [m.end() for m in re.finditer(b"\n\n", body)]
     *fast, taken = _decode("anthropic-messages", body, cuts)
