@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests._postgres import other_connections
+from tests.journal._opener import open_when_told
 from toolwire.journal import (
     Journal,
     JournalError,
@@ -254,26 +255,28 @@ def test_opening_does_not_retry_other_errors(
     assert len(attempts) == 1
 
 
-def _open_when_told(path: str, start: Any) -> None:
-    start.wait()
-    SQLiteJournal(path).close()
-
-
 def test_many_processes_open_a_new_journal_at_once(tmp_path: Path) -> None:
-    """A batch's workers all open the same new file: none may fail."""
-    ctx = multiprocessing.get_context("fork")
-    failures = 0
+    """A batch's workers all open the same new file: none may fail. The
+    workers start from a fresh interpreter (``forkserver``): a child forked
+    from the test process could inherit a lock another thread of it holds."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["tests.journal._opener"])
+    failed: list[str] = []
     for trial in range(10):
         path = str(tmp_path / f"j{trial}.sqlite3")
         start = ctx.Event()
-        workers = [ctx.Process(target=_open_when_told, args=(path, start)) for _ in range(6)]
+        reports = [str(tmp_path / f"j{trial}-{n}.err") for n in range(6)]
+        workers = [ctx.Process(target=open_when_told, args=(path, start, r)) for r in reports]
         for worker in workers:
             worker.start()
         start.set()
-        for worker in workers:
+        for worker, report in zip(workers, reports, strict=True):
             worker.join(timeout=60)
-        failures += sum(worker.exitcode != 0 for worker in workers)
-    assert failures == 0
+            if worker.exitcode != 0:
+                why = Path(report).read_text() if Path(report).exists() else "no report"
+                failed.append(f"trial {trial}: exit code {worker.exitcode}: {why}")
+                worker.kill()
+    assert not failed, "\n".join(failed)
 
 
 def test_postgres_schema_is_migrated_once_and_a_newer_one_is_refused(postgres_url: str) -> None:
