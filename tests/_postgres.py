@@ -10,7 +10,10 @@ stopped (fast shutdown, then killed past a deadline) when the session ends.
 
 PostgreSQL refuses to run as root: as root, the cluster is initialized and run
 as ``nobody`` (``setpriv``), in a directory that user owns; root may still
-connect to its socket.
+connect to its socket. When ``nobody`` cannot reach the binaries (a clone
+inside a private directory such as ``/root`` or one made by ``mktemp -d``),
+the installation is first copied, libraries beside it, into a temporary
+directory that user can read.
 """
 
 from __future__ import annotations
@@ -29,7 +32,15 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["PostgresServer", "find_bin", "other_connections", "postgres_server", "postgres_url"]
+__all__ = [
+    "PostgresServer",
+    "as_server_user",
+    "find_bin",
+    "other_connections",
+    "postgres_server",
+    "postgres_url",
+    "reachable_bin",
+]
 
 START_DEADLINE = 30.0
 STOP_DEADLINE = 10.0
@@ -52,11 +63,58 @@ def find_bin() -> Path | None:
     return Path(debian[-1]).parent if debian else None
 
 
-def _as_user() -> list[str]:
+def as_server_user() -> list[str]:
     """The command prefix that drops root to ``nobody`` (nothing otherwise)."""
     if os.geteuid() != 0:
         return []
     return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+def _runs(bin_dir: Path) -> str | None:
+    """Why the cluster's binaries cannot run as the user they will run as
+    (None when they can). ``initdb`` loads the installation's shared
+    libraries, so it is the one asked."""
+    try:
+        done = subprocess.run(
+            [*as_server_user(), str(bin_dir / "initdb"), "--version"],
+            capture_output=True,
+            timeout=START_DEADLINE,
+            check=False,
+        )
+    except OSError as exc:
+        return str(exc)
+    return None if done.returncode == 0 else done.stderr.decode(errors="replace")[-500:]
+
+
+def reachable_bin(bin_dir: Path, scratch: Path) -> Path:
+    """``bin_dir``, or a copy of its installation in ``scratch`` that the
+    server's user can run.
+
+    The copy keeps the layout around the installation that its binaries find
+    their libraries by (pgserver's ``pginstall`` and the ``pgserver.libs``
+    two levels up); every directory on the way is made world-readable.
+
+    Raises:
+        RuntimeError: the binaries cannot run, copied or not.
+    """
+    if _runs(bin_dir) is None:
+        return bin_dir
+    install = bin_dir.parent
+    package = install.parent
+    scratch.chmod(0o755)
+    copy = scratch / package.name / install.name
+    shutil.copytree(install, copy, symlinks=True)
+    libs = package.parent / f"{package.name}.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, scratch / libs.name, symlinks=True)
+    for path in (scratch, *scratch.rglob("*")):
+        if not path.is_symlink():
+            mode = path.stat().st_mode
+            path.chmod(mode | (0o555 if path.is_dir() or mode & 0o100 else 0o444))
+    problem = _runs(copy / "bin")
+    if problem is not None:
+        raise RuntimeError(f"the PostgreSQL binaries in {bin_dir} cannot run: {problem}")
+    return copy / "bin"
 
 
 @dataclass
@@ -78,7 +136,7 @@ class PostgresServer:
         if os.geteuid() == 0:
             shutil.chown(directory, "nobody", "nogroup")
         data = directory / "data"
-        prefix = _as_user()
+        prefix = as_server_user()
         init = subprocess.run(
             [
                 *prefix,
@@ -174,11 +232,15 @@ def postgres_server() -> Iterator[PostgresServer]:
     bin_dir = find_bin()
     if bin_dir is None:
         pytest.fail("no PostgreSQL binaries: run make (pgserver is a dev dependency)")
-    server = PostgresServer.start(bin_dir)
+    scratch = Path(tempfile.mkdtemp(prefix="twpgbin-"))
     try:
-        yield server
+        server = PostgresServer.start(reachable_bin(bin_dir, scratch))
+        try:
+            yield server
+        finally:
+            server.stop()
     finally:
-        server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture
