@@ -61,12 +61,7 @@ class PayloadDecoding:
             # small streamed turn: no run to gather.
             delta = fast.args_delta(payloads[0])
             if delta is not None:
-                if acc.error is None:
-                    self.short_path_deltas += 1
-                    try:
-                        add_args(delta[0], delta[1], delta[2], out)
-                    except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
-                        acc.fail(exc, out)
+                self._apply_run(delta[0], delta[1], [delta[2]], out)
                 return
         apply = acc.apply
         decode = codec.decode
@@ -124,7 +119,10 @@ class PayloadDecoding:
             return False
         self.short_path_deltas += len(run)
         try:
-            acc.add_args_run(c, index, run, out)
+            if len(run) == 1:
+                acc.add_args(c, index, run[0], out)
+            else:
+                acc.add_args_run(c, index, run, out)
         except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
             acc.fail(exc, out)
         return acc.error is None

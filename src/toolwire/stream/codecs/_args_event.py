@@ -25,7 +25,7 @@ the general path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.stream._json import loads_fast
@@ -60,32 +60,34 @@ def string_text(raw: str) -> str | None:
 
 
 def matched_run(
-    items: Sequence[Any], i: int, groups: tuple[int, int], calls: Mapping[Any, int]
-) -> tuple[int, list[str], int] | None:
+    first: tuple[int, int, str] | None,
+    items: Sequence[Any],
+    i: int,
+    keys: tuple[int, ...],
+    text: int,
+) -> tuple[int, int, list[str], int] | None:
     """The fragments of the matches from ``items[i]`` on that continue one call.
 
-    ``groups`` are the match groups of the block's index digits and of the
-    raw fragment (``str`` or well-formed UTF-8 ``bytes``); ``calls`` maps the
-    digits of an open call's block to the call's index. Gives ``(index,
-    fragments, next item)``, or ``None`` when ``items[i]`` is not an argument
-    delta of an open call with valid escapes (its codec's ``decode`` reads it).
-    The run stops at the first frame, another block or a bad escape.
+    ``first`` is the codec's ``args_delta`` of ``items[i]`` (``None``: not an
+    argument delta of an open call with valid escapes, and its codec's
+    ``decode`` reads it); ``keys`` are the match groups that name the call
+    (the block's index digits, or the choice's and the call's), ``text`` the
+    group of the raw fragment (``str``, or well-formed UTF-8 ``bytes``).
+    Gives ``(choice, index, fragments, next item)``. The run stops at the
+    first frame, another call or a bad escape.
     """
-    key_group, text_group = groups
-    key = items[i].group(key_group)
-    index = calls.get(key)
-    if index is None:
+    if first is None:
         return None
-    run: list[str] = []
+    key = items[i].group(*keys)
+    run = [first[2]]
     append = run.append
+    i += 1
     n = len(items)
     while i < n:
         m = items[i]
-        if type(m) is tuple:
+        if type(m) is tuple or m.group(*keys) != key:
             break
-        digits, raw = m.group(key_group, text_group)
-        if digits != key:
-            break
+        raw = m.group(text)
         if type(raw) is bytes:
             raw = raw.decode()  # well-formed by the pattern
         if "\\" in raw:
@@ -94,4 +96,4 @@ def matched_run(
                 break
         append(raw)
         i += 1
-    return (index, run, i) if run else None
+    return first[0], first[1], run, i

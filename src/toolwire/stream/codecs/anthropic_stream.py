@@ -196,8 +196,7 @@ class AnthropicCodec:
         return None if text is None else (0, index, text)
 
     def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
-        found = matched_run(items, i, (2, 3), self._tool_blocks)
-        return None if found is None else (0, *found)
+        return matched_run(self.args_delta(items[i]), items, i, (2,), 3)
 
     @staticmethod
     def args_frame(m: re.Match[str]) -> tuple[str, str]:

@@ -172,8 +172,7 @@ class BedrockConverseCodec:
         return None if text is None else (0, index, text)
 
     def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
-        found = matched_run(items, i, (1, 2), self._tool_digits)
-        return None if found is None else (0, *found)
+        return matched_run(self.args_delta(items[i]), items, i, (1,), 2)
 
     @staticmethod
     def args_frame(m: re.Match[str] | re.Match[bytes]) -> tuple[str, str]:

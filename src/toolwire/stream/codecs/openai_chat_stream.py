@@ -31,7 +31,7 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
-from toolwire.stream.codecs._args_event import string_text
+from toolwire.stream.codecs._args_event import matched_run, string_text
 from toolwire.stream.codecs._common import (
     as_int,
     as_list,
@@ -161,27 +161,7 @@ class OpenAIChatCodec:
         return None if text is None else (int(choice), int(index), text)
 
     def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
-        first = self.args_delta(items[i])
-        if first is None:
-            return None
-        key = items[i].group(2, 3)  # the digits of the choice and the call's index
-        run = [first[2]]
-        i += 1
-        n = len(items)
-        while i < n:
-            m = items[i]
-            if type(m) is tuple:
-                break
-            choice, index, raw = m.group(2, 3, 4)
-            if choice != key[0] or index != key[1]:
-                break
-            if "\\" in raw:
-                raw = string_text(raw)
-                if raw is None:
-                    break
-            run.append(raw)
-            i += 1
-        return first[0], first[1], run, i
+        return matched_run(self.args_delta(items[i]), items, i, (2, 3), 4)
 
     def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
         return "message", self._head + m.group(1)
