@@ -37,6 +37,7 @@ from toolwire.agent._resumed import Results
 from toolwire.agent._suspend import check_grants, waiting_calls
 from toolwire.agent._tool_steps import Emit, ToolSteps
 from toolwire.agent.loop import (
+    AnyCall,
     Broken,
     ContinueTurn,
     Fail,
@@ -54,6 +55,7 @@ from toolwire.observe import Observers
 from toolwire.providers._reads import ProviderStream
 from toolwire.run import (
     ModelRetrying,
+    Outcome,
     PendingCall,
     RunResult,
     ToolCallRecord,
@@ -109,36 +111,10 @@ class RunDriver(ToolSteps):
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult:
         """Turn after turn until :func:`next_step` says finish."""
-        settling: RecordedTurn | None = None
-        if plan is not None:
-            self.records = [
-                ToolCallRecord(turn=r.turn, call=r.call, result=r.result, eager=r.eager)
-                for r in plan.records
-            ]
-            self.usage = plan.usage
-            self.meter.resumed(plan.usage, plan.cost)
-            settling = plan.response
-            # Without a recorded answer, the last turn is requested again
-            # (or read again, when the provider keeps the response).
-            self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
-            self.replay = plan.streaming if settling is None else None
+        settling = self._resume(plan) if plan is not None else None
         while True:
             recorded, settling = settling, None
-            done: Results = {}
-            if recorded is not None:
-                choice, turn_usage = recorded.choice(), recorded.usage
-                assistant = recorded.assistant
-                self.turn_cost = None  # priced by the process that recorded it
-            else:
-                self.turn += 1
-                if self.emit is not None:
-                    self.emit(TurnStarted(turn=self.turn))
-                result, early = await self._model_turn()
-                if result.usage is not None:
-                    self.usage = self.usage + result.usage
-                choice, turn_usage = result.choices[0], result.usage
-                assistant = AssistantMessage.from_choice(choice)
-                done = {call_id: (r, True) for call_id, r in early.items()}
+            choice, turn_usage, assistant, done = await self._reply(recorded)
             self.messages.append(assistant)
             step = next_step(
                 Replied(choice, self.turn), max_turns=self.config.max_turns, stream_retries=0
@@ -146,16 +122,7 @@ class RunDriver(ToolSteps):
             match step:
                 case Finish(outcome=outcome):
                     self._turn_finished(choice, turn_usage, 0)
-                    return RunResult(
-                        output=choice.text if outcome == "answered" else "",
-                        outcome=outcome,
-                        messages=tuple(self.messages),
-                        usage=self.usage,
-                        tool_calls=tuple(self.records),
-                        turns=self.turn,
-                        run_id=self.run_id,
-                        cost=self.meter.cost,
-                    )
+                    return self._finished(choice, outcome)
                 case RunTools(calls=calls):
                     if recorded is not None:
                         self.granted = dict(recorded.grants)
@@ -163,28 +130,83 @@ class RunDriver(ToolSteps):
                         done = await self._recorded_results(calls, recorded)
                     else:
                         self.meter.tools(len(calls))  # raises at the tool-call limit
-                    # Most turns hold no call the provider asks about: nothing to answer.
-                    asked: frozenset[str] = frozenset()
-                    if asked_kinds(assistant):
-                        await self._answer_asked(calls, assistant, done)
-                        asked = asked_approvals(assistant)
-                    waiting = waiting_calls(
-                        calls,
-                        settled=done,
-                        granted=self.granted,
-                        toolbox=self.config.toolbox,
-                        turn=self.turn,
-                        asked=asked,
-                    )
-                    if waiting:
-                        self._turn_finished(choice, turn_usage, len(calls))
-                        return self._suspended(waiting)
-                    await self._run_tools(calls, done)
+                    waiting = await self._tools_turn(calls, assistant, done)
                     self._turn_finished(choice, turn_usage, len(calls))
+                    if waiting:
+                        return self._suspended(waiting)
                 case ContinueTurn():
                     self._turn_finished(choice, turn_usage, 0)
                 case _:
                     assert_never(step)
+
+    def _resume(self, plan: ResumePlan) -> RecordedTurn | None:
+        """Take up a journaled run where it stopped: the recorded answer of
+        its last turn, when there is one, to settle first."""
+        self.records = [
+            ToolCallRecord(turn=r.turn, call=r.call, result=r.result, eager=r.eager)
+            for r in plan.records
+        ]
+        self.usage = plan.usage
+        self.meter.resumed(plan.usage, plan.cost)
+        settling = plan.response
+        # Without a recorded answer, the last turn is requested again
+        # (or read again, when the provider keeps the response).
+        self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
+        self.replay = plan.streaming if settling is None else None
+        return settling
+
+    async def _reply(
+        self, recorded: RecordedTurn | None
+    ) -> tuple[ChoiceResult, Usage | None, AssistantMessage, Results]:
+        """The model's reply of this turn (recorded, or asked for now), its
+        usage, the assistant message, and the results of calls that ran while
+        it streamed."""
+        if recorded is not None:
+            self.turn_cost = None  # priced by the process that recorded it
+            return recorded.choice(), recorded.usage, recorded.assistant, {}
+        self.turn += 1
+        if self.emit is not None:
+            self.emit(TurnStarted(turn=self.turn))
+        result, early = await self._model_turn()
+        if result.usage is not None:
+            self.usage = self.usage + result.usage
+        choice = result.choices[0]
+        done: Results = {call_id: (r, True) for call_id, r in early.items()}
+        return choice, result.usage, AssistantMessage.from_choice(choice), done
+
+    async def _tools_turn(
+        self, calls: tuple[AnyCall, ...], assistant: AssistantMessage, done: Results
+    ) -> tuple[PendingCall, ...]:
+        """Answer what the provider asks, then run the calls, unless some wait
+        for an answer from outside: those (nothing ran)."""
+        # Most turns hold no call the provider asks about: nothing to answer.
+        asked: frozenset[str] = frozenset()
+        if asked_kinds(assistant):
+            await self._answer_asked(calls, assistant, done)
+            asked = asked_approvals(assistant)
+        waiting = waiting_calls(
+            calls,
+            settled=done,
+            granted=self.granted,
+            toolbox=self.config.toolbox,
+            turn=self.turn,
+            asked=asked,
+        )
+        if not waiting:
+            await self._run_tools(calls, done)
+        return waiting
+
+    def _finished(self, choice: ChoiceResult, outcome: Outcome) -> RunResult:
+        return RunResult(
+            output=choice.text if outcome == "answered" else "",
+            outcome=outcome,
+            messages=tuple(self.messages),
+            usage=self.usage,
+            tool_calls=tuple(self.records),
+            turns=self.turn,
+            run_id=self.run_id,
+            cost=self.meter.cost,
+        )
 
     def _suspended(self, waiting: tuple[PendingCall, ...]) -> RunResult:
         """The run waits for answers from outside: nothing of the turn ran."""
