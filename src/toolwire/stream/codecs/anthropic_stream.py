@@ -3,7 +3,8 @@
 Events (each an SSE ``event:`` line whose name repeats the payload's
 ``type``): ``message_start``, ``content_block_start`` / ``_delta`` /
 ``_stop`` per block, ``message_delta`` (stop reason, output usage),
-``message_stop``, ``ping``, ``error``. Tool arguments arrive as
+``message_stop``, ``ping``, ``error``; an event of another type is an
+``UnknownItem``. Tool arguments arrive as
 ``input_json_delta.partial_json`` fragments of the block's ``input``; the
 ``input`` in ``content_block_start`` is ``{}`` for streamed calls, but holds
 the whole input when no delta follows (programmatic tool calls), and a
@@ -261,7 +262,8 @@ class AnthropicCodec:
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
             parts.append(ErrorPart(error_event(obj, API)))
-        # ping and unknown future events carry nothing we need.
+        elif kind != "ping":  # a keep-alive; any other event is handed on
+            parts.append(unknown_part(API, str(kind), obj, self.quirks))
         return parts
 
     @staticmethod

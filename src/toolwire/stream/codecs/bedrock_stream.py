@@ -15,6 +15,8 @@ event's name is its ``:event-type`` header and its payload a JSON object:
 * ``metadata`` (``usage``, ``metrics``), which comes *after* ``messageStop``
   and is the stream's last event.
 
+Any other event is handed on as an ``UnknownItem``.
+
 Every payload carries a ``"p"`` key of random padding (it hides the lengths
 of the tokens); it is ignored. Errors arrive as event-stream ``exception``
 messages, which the framing turns into typed errors.
@@ -61,6 +63,7 @@ from toolwire.stream.codecs._common import (
     finish_part,
     int_or_none,
     load_payload,
+    unknown_part,
 )
 from toolwire.stream.codecs.bedrock_request import API, REASONING
 from toolwire.stream.framing import FramingKind
@@ -216,8 +219,9 @@ class BedrockConverseCodec:
                 parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
             parts.append(StreamEndPart())
             return parts
-        # messageStart (the role) and future events carry nothing we need.
-        return []
+        if event == "messageStart":  # the role: always the assistant's
+            return []
+        return [unknown_part(API, event, obj, self.quirks)]
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:

@@ -1,10 +1,13 @@
 """Cohere v2 ``/chat`` streams: their own event vocabulary.
 
-``message-start``, ``content-delta`` (text), ``tool-plan-delta`` (the model's
+``message-start``, ``content-start`` / ``content-delta`` (text, or a
+reasoning model's ``thinking``), ``content-end``, ``tool-plan-delta`` (the model's
 plan before calling tools: reasoning, not answer text), ``tool-call-start``
 (id, name, first arguments; ``tool_calls`` is an object here, not an array),
 ``tool-call-delta`` (argument fragments keyed by ``index``),
-``tool-call-end``, ``message-end`` (finish reason, usage).
+``tool-call-end``, ``message-end`` (finish reason, usage). Citations
+(``citation-start`` / ``-end``) and events of a later vocabulary are
+``UnknownItem`` events.
 Reference: https://docs.cohere.com/reference/chat-stream
 """
 
@@ -32,6 +35,7 @@ from toolwire.stream.codecs._common import (
     error_event,
     finish_part,
     load_frame,
+    unknown_part,
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
@@ -87,6 +91,44 @@ def _message(obj: dict[str, Any]) -> dict[str, Any]:
     return as_obj(message, f"{API}: message") if message else {}
 
 
+def _content(obj: dict[str, Any], parts: list[Part]) -> None:
+    """A text block's start or delta: its text, or its thinking (reasoning)."""
+    content = _message(obj).get("content")
+    if not content:
+        return
+    content = as_obj(content, f"{API}: content")
+    text = content.get("text")
+    if text:
+        parts.append(TextPart(as_str(text, f"{API}: text") or ""))
+    thinking = content.get("thinking")
+    if thinking:
+        parts.append(ReasoningPart(as_str(thinking, f"{API}: thinking") or ""))
+
+
+def _message_end(obj: dict[str, Any], parts: list[Part]) -> None:
+    """The finish reason and the usage; the stream's end."""
+    delta = as_obj(obj.get("delta") or {}, f"{API}: delta")
+    usage = delta.get("usage")
+    if isinstance(usage, dict):
+        tokens = usage.get("tokens") or usage.get("billed_units") or {}
+        if isinstance(tokens, dict):
+            i, o = _int(tokens.get("input_tokens")), _int(tokens.get("output_tokens"))
+            parts.append(
+                UsagePart(
+                    Usage(
+                        input_tokens=i,
+                        output_tokens=o,
+                        total_tokens=(i or 0) + (o or 0) if i or o else None,
+                        cached_tokens=_int(usage.get("cached_tokens")),
+                        raw=usage,
+                    )
+                )
+            )
+    raw = as_str(delta.get("finish_reason"), f"{API}: finish_reason") or "COMPLETE"
+    parts.append(finish_part(RAW_FINISH_REASONS, raw))
+    parts.append(StreamEndPart())
+
+
 class CohereCodec:
     """Decodes Cohere v2 chat stream events into parts."""
 
@@ -107,56 +149,38 @@ class CohereCodec:
             fn = as_obj(fn, f"{API}: tool_calls").get("function") if fn else None
             args = as_obj(fn, f"{API}: function").get("arguments") if fn else None
             parts.append(CallPart(index=self._index(obj), args=as_str(args, f"{API}: arguments")))
-        elif kind == "content-delta":
-            content = _message(obj).get("content")
-            text = as_obj(content, f"{API}: content").get("text") if content else None
-            if text:
-                parts.append(TextPart(as_str(text, f"{API}: text") or ""))
+        elif kind in ("content-delta", "content-start"):
+            _content(obj, parts)
         elif kind == "tool-plan-delta":
             plan = _message(obj).get("tool_plan")
             if plan:
                 parts.append(ReasoningPart(as_str(plan, f"{API}: tool_plan") or ""))
         elif kind == "tool-call-start":
-            tc = as_obj(_message(obj).get("tool_calls"), f"{API}: tool_calls")
-            fn = as_obj(tc.get("function") or {}, f"{API}: function")
-            parts.append(
-                CallPart(
-                    index=self._index(obj),
-                    id=as_str(tc.get("id"), f"{API}: id"),
-                    name=as_str(fn.get("name"), f"{API}: name"),
-                    args=as_str(fn.get("arguments"), f"{API}: arguments") or None,
-                    new=True,
-                )
-            )
+            parts.append(self._call_start(obj))
         elif kind == "tool-call-end":
             parts.append(CallDone(index=self._index(obj)))
         elif kind == "message-start":
             mid = obj.get("id")
             parts.append(MetaPart(response_id=mid if isinstance(mid, str) else None))
         elif kind == "message-end":
-            delta = as_obj(obj.get("delta") or {}, f"{API}: delta")
-            usage = delta.get("usage")
-            if isinstance(usage, dict):
-                tokens = usage.get("tokens") or usage.get("billed_units") or {}
-                if isinstance(tokens, dict):
-                    i, o = _int(tokens.get("input_tokens")), _int(tokens.get("output_tokens"))
-                    parts.append(
-                        UsagePart(
-                            Usage(
-                                input_tokens=i,
-                                output_tokens=o,
-                                total_tokens=(i or 0) + (o or 0) if i or o else None,
-                                cached_tokens=_int(usage.get("cached_tokens")),
-                                raw=usage,
-                            )
-                        )
-                    )
-            raw = as_str(delta.get("finish_reason"), f"{API}: finish_reason") or "COMPLETE"
-            parts.append(finish_part(RAW_FINISH_REASONS, raw))
-            parts.append(StreamEndPart())
+            _message_end(obj, parts)
         elif kind == "error" or event == "error":
             parts.append(ErrorPart(error_event(obj, API)))
+        elif kind != "content-end":  # the end of a block: nothing more to read
+            # Citations and any event of a later vocabulary.
+            parts.append(unknown_part(API, str(kind), obj, self.quirks))
         return parts
+
+    def _call_start(self, obj: dict[str, Any]) -> CallPart:
+        tc = as_obj(_message(obj).get("tool_calls"), f"{API}: tool_calls")
+        fn = as_obj(tc.get("function") or {}, f"{API}: function")
+        return CallPart(
+            index=self._index(obj),
+            id=as_str(tc.get("id"), f"{API}: id"),
+            name=as_str(fn.get("name"), f"{API}: name"),
+            args=as_str(fn.get("arguments"), f"{API}: arguments") or None,
+            new=True,
+        )
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
