@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from toolwire.errors import ToolwireError
-from toolwire.types import FinishReason, InvalidToolCall, ServerToolCall, ToolCall, Usage
+from toolwire.types import (
+    FinishReason,
+    InvalidToolCall,
+    ServerToolCall,
+    ToolCall,
+    UnknownItem,
+    Usage,
+)
 
 __all__ = [
     "ChoiceFinished",
@@ -172,31 +179,6 @@ class StreamFailed:
 
     kind: Literal["stream_failed"] = "stream_failed"
     error: ToolwireError
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UnknownItem:
-    """Something the provider sent that toolwire does not act on or keep.
-
-    Nothing on the wire is dropped silently: every item, block, part or event
-    of a stream becomes a typed event or call, provider state carried on the
-    assistant message (and sent back in place), or this event. It holds the
-    payload exactly as sent, so an application can see it, log it or act on it,
-    and a later toolwire can learn it. Decoding goes on after it; the payload is
-    not sent back to the provider on the next request.
-    """
-
-    kind: Literal["unknown_item"] = "unknown_item"
-    choice: int = 0
-    dialect: str
-    """The wire dialect that sent it (``"openai-responses"``...)."""
-    type: str
-    """The provider's own name for it: an output item's or block's ``type``,
-    a stream event's ``type``, or a Gemini part's field (``"videoMetadata"``)."""
-    payload: dict[str, Any]
-    """The item, block, part or event as the provider sent it."""
-    quirk: str
-    """Why toolwire does not act on it, in one sentence."""
 
 
 Event = (

@@ -292,6 +292,34 @@ class ChoiceResult:
         }
 
 
+# Public as toolwire.events.UnknownItem (an event); defined here because a
+# StreamResult holds them too.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnknownItem:
+    """Something the provider sent that toolwire does not act on or keep.
+
+    Nothing on the wire is dropped silently: every item, block, part or event
+    of a stream becomes a typed event or call, provider state carried on the
+    assistant message (and sent back in place), or this event (a
+    :class:`StreamResult` holds them too, streamed or whole). It holds the
+    payload exactly as sent, so an application can see it, log it or act on it,
+    and a later toolwire can learn it. Decoding goes on after it; the payload is
+    not sent back to the provider on the next request.
+    """
+
+    kind: Literal["unknown_item"] = "unknown_item"
+    choice: int = 0
+    dialect: str
+    """The wire dialect that sent it (``"openai-responses"``...)."""
+    type: str
+    """The provider's own name for it: an output item's or block's ``type``,
+    a stream event's ``type``, or a Gemini part's field (``"videoMetadata"``)."""
+    payload: dict[str, Any]
+    """The item, block, part or event as the provider sent it."""
+    quirk: str
+    """Why toolwire does not act on it, in one sentence."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamResult:
     """The final reading of a stream: one :class:`ChoiceResult` per choice."""
@@ -306,6 +334,9 @@ class StreamResult:
     """False when the stream ended before the provider's end marker."""
     model: str | None = None
     response_id: str | None = None
+    unknown_items: tuple[UnknownItem, ...] = ()
+    """What the provider sent that toolwire does not act on or keep, in the
+    order it came (each also an event of a stream)."""
 
     @property
     def api(self) -> str:
@@ -334,4 +365,8 @@ class StreamResult:
             "choices": [c.to_dict() for c in self.choices],
             "usage": self.usage.to_dict() if self.usage is not None else None,
             "error": self.error.to_dict() if self.error is not None else None,
+            "unknown_items": [
+                {"choice": u.choice, "type": u.type, "payload": u.payload}
+                for u in self.unknown_items
+            ],
         }

@@ -396,6 +396,9 @@ def test_responses_output_items_land_in_a_whole_response(kind: str) -> None:
         assert choice.server_tool_calls
     elif place.startswith("state:"):
         assert [i["type"] for i in choice.provider_state] == [place.removeprefix("state:")]
+    else:
+        assert place == "unknown"
+        assert [(u.type, u.payload) for u in result.unknown_items] == [(kind, body["output"][0])]
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,8 @@ with ``azure-identity`` installed by you). Neither is ever shown.
 
 Azure's streams differ from OpenAI's in ways the ``openai-chat`` codec
 already reads: a first chunk with empty ``choices`` that carries
-``prompt_filter_results``, ``content_filter_results`` on chunks, and
+``prompt_filter_results``, ``content_filter_results`` on chunks (both handed
+on as ``UnknownItem`` events, each when its value changes), and
 ``finish_reason: "content_filter"`` when a filter stopped the answer.
 """
 

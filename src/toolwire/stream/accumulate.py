@@ -67,6 +67,7 @@ from toolwire.stream._calls import (
     replace_undecodable,
 )
 from toolwire.stream._choice import Choice
+from toolwire.stream._json import dumps_bytes
 from toolwire.stream._parts import (
     DIALECT_KEY,
     ArgsPart,
@@ -122,6 +123,8 @@ class Accumulator(CallAssembly):
         """The dialect that decodes the stream: each provider-state item is
         tagged with it (:data:`~toolwire.stream._parts.DIALECT_KEY`), so that
         only that dialect sends it back."""
+        self.unknown_items: list[UnknownItem] = []
+        """What the provider sent that the codec does not read, in order."""
         self.check_utf8 = False
         """Set when the framing met bytes that were not UTF-8 (kept as lone
         surrogates): text shows them as U+FFFD, and a call whose arguments
@@ -204,15 +207,17 @@ class Accumulator(CallAssembly):
         elif isinstance(part, ErrorPart):
             self.fail(part.error, out)
         elif isinstance(part, UnknownPart):
-            out.append(
-                UnknownItem(
-                    choice=part.choice,
-                    dialect=part.dialect,
-                    type=part.type,
-                    payload=part.payload,
-                    quirk=part.quirk,
-                )
+            unknown = UnknownItem(
+                choice=part.choice,
+                dialect=part.dialect,
+                type=part.type,
+                payload=part.payload,
+                quirk=part.quirk,
             )
+            # Kept for the result too: counted as what the response holds.
+            self._budget.take(len(dumps_bytes(part.payload)))
+            self.unknown_items.append(unknown)
+            out.append(unknown)
 
     def _server_call(self, part: ServerCallPart, out: list[Event]) -> None:
         server = ServerToolCall(
@@ -278,4 +283,5 @@ class Accumulator(CallAssembly):
             complete=self.error is None and (self.ended or self._all_choices_finished()),
             model=self.model,
             response_id=self.response_id,
+            unknown_items=tuple(self.unknown_items),
         )

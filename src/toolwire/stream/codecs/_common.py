@@ -12,6 +12,7 @@ from toolwire.types import FinishReason
 
 __all__ = [
     "DONE",
+    "UnreadFields",
     "as_int",
     "as_list",
     "as_obj",
@@ -193,3 +194,31 @@ def unread_fields(
         for key, value in obj.items()
         if key not in read and value is not None and value != [] and value != {}
     ]
+
+
+_UNSEEN: Final = object()
+
+
+class UnreadFields:
+    """:func:`unread_fields` over a stream: each field handed on when first
+    sent and again when its value changes, not for every payload that repeats
+    it (Vertex's ``createTime``, OpenRouter's ``provider``, Azure's
+    ``content_filter_results``)."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self._seen: dict[tuple[frozenset[str], int, str], Any] = {}
+
+    def parts(
+        self, obj: dict[str, Any], read: frozenset[str], choice: int = 0
+    ) -> list[UnknownPart]:
+        """The fields of ``obj`` (a payload of kind ``read``) not handed on yet."""
+        fresh = []
+        seen = self._seen
+        for part in unread_fields(self.dialect, obj, read, choice):
+            key = (read, choice, part.type)
+            value = part.payload[part.type]
+            if seen.get(key, _UNSEEN) != value:
+                seen[key] = value
+                fresh.append(part)
+        return fresh

@@ -49,6 +49,7 @@ from toolwire.stream._parts import (
 )
 from toolwire.stream.codecs._common import (
     DONE,
+    UnreadFields,
     as_int,
     as_list,
     as_obj,
@@ -59,7 +60,6 @@ from toolwire.stream.codecs._common import (
     load_frame,
     meta_part,
     unknown_part,
-    unread_fields,
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
@@ -166,6 +166,7 @@ class GeminiCodec:
     framings: frozenset[FramingKind] = frozenset({"sse", "json-array"})
 
     def __init__(self) -> None:
+        self._unread = UnreadFields(API)
         self._open: dict[int, _Streamed] = {}
         self._calls: dict[int, int] = {}
         self._text: dict[int, int] = {}  # characters of answer text per candidate
@@ -200,7 +201,7 @@ class GeminiCodec:
             # A prompt blocked before generation: no candidate, a block reason.
             parts.append(FinishPart("content_filter", str(feedback["blockReason"])))
             read = read | {"promptFeedback"}
-        parts += unread_fields(API, obj, read)
+        parts += self._unread.parts(obj, read)
         usage = obj.get("usageMetadata")
         if isinstance(usage, dict) and any(k.endswith("TokenCount") for k in usage):
             parts.append(UsagePart(usage_from_gemini(usage)))
@@ -212,7 +213,7 @@ class GeminiCodec:
         if content:
             for part in as_list(as_obj(content, f"{API}: content").get("parts"), f"{API}: parts"):
                 self._part(as_obj(part, f"{API}: part"), c, parts)
-        parts += unread_fields(API, candidate, _CANDIDATE_READ, c)
+        parts += self._unread.parts(candidate, _CANDIDATE_READ, c)
         finish = candidate.get("finishReason")
         if finish:
             raw = as_str(finish, f"{API}: finishReason") or ""

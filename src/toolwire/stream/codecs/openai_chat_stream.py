@@ -33,6 +33,7 @@ from toolwire.stream._parts import (
 )
 from toolwire.stream.codecs._args_event import matched_run, string_text
 from toolwire.stream.codecs._common import (
+    UnreadFields,
     as_int,
     as_list,
     as_obj,
@@ -90,6 +91,28 @@ _MESSAGE_KEYS = frozenset(
         "name",
     }
 )
+
+# The members of a chunk (or a whole response) and of a choice that are read,
+# or that say nothing (padding: "obfuscation", Mistral's "p"). Any other member
+# is handed on as an unknown item (Azure's prompt_filter_results, Groq's x_groq,
+# llama.cpp's timings, logprobs...).
+_CHUNK_KEYS = frozenset(
+    {
+        "id",
+        "object",
+        "created",
+        "model",
+        "system_fingerprint",
+        "service_tier",
+        "usage",
+        "choices",
+        "error",
+        "obfuscation",
+        "p",
+    }
+)
+_CHOICE_KEYS = frozenset({"index", "delta", "message", "finish_reason"})
+_CHOICE_KEYS_AND_LOGPROBS = _CHOICE_KEYS | {"logprobs"}  # most chunks: "logprobs": null
 
 # The deprecated single ``function_call`` delta is tracked under this index.
 _LEGACY_INDEX = -1
@@ -153,6 +176,7 @@ class OpenAIChatCodec:
         self._learning = _LEARNING
         self._custom = CustomCalls()
         self._details = ReasoningDetails()
+        self._unread = UnreadFields(API)
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
@@ -223,6 +247,7 @@ class OpenAIChatCodec:
             raise RemoteProtocolError("the response has no 'choices' array")
         parts: list[Part] = [meta_part(body.get("model"), body.get("id"))]
         self._meta_seen = True
+        parts += self._unread.parts(body, _CHUNK_KEYS)
         for position, choice in enumerate(choices):
             self._message(as_obj(choice, f"{API}: choice"), position, parts)
         usage = body.get("usage")
@@ -234,10 +259,11 @@ class OpenAIChatCodec:
     def _message(self, choice: dict[str, Any], position: int, parts: list[Part]) -> None:
         c = int_or_none(choice.get("index"))
         c = position if c is None else c
+        parts += self._unread.parts(choice, _CHOICE_KEYS, c)
         message = choice.get("message")
         message = message if isinstance(message, dict) else {}
         if not _MESSAGE_KEYS.issuperset(message):
-            self._unknown_fields(message, c, parts)
+            parts += self._unread.parts(message, _MESSAGE_KEYS, c)
         text = _text_of(message.get("content"))
         if text:
             parts.append(TextPart(text, c))
@@ -271,6 +297,8 @@ class OpenAIChatCodec:
         if not self._meta_seen:
             self._meta_seen = True
             parts.append(meta_part(obj.get("model"), obj.get("id")))
+        if not _CHUNK_KEYS.issuperset(obj):
+            parts += self._unread.parts(obj, _CHUNK_KEYS)
         choices = obj.get("choices")
         if choices:
             if type(choices) is not list:
@@ -288,6 +316,8 @@ class OpenAIChatCodec:
         c = choice.get("index", 0)
         if type(c) is not int:
             c = as_int(c, f"{API}: choice index") or 0
+        if not _CHOICE_KEYS_AND_LOGPROBS.issuperset(choice) or choice.get("logprobs") is not None:
+            parts += self._unread.parts(choice, _CHOICE_KEYS, c)
         delta = choice.get("delta")
         if delta is None:
             delta = choice.get("message")  # a few servers send a whole message last
@@ -316,13 +346,6 @@ class OpenAIChatCodec:
             self._details.flush(c, parts)
             parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
 
-    def _unknown_fields(self, message: dict[str, Any], c: int, parts: list[Part]) -> None:
-        """Fields of a message or delta that toolwire does not read (a server's
-        annotations, audio...): handed on as an unknown item each."""
-        for key, value in message.items():
-            if key not in _MESSAGE_KEYS and value not in (None, "", [], {}):
-                parts.append(unknown_part(API, key, {key: value}, self.quirks, c))
-
     def _call_fields(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
         """Fields a server sends beside a call (Gemini's ``extra_content`` with
         its thought signature): kept, and sent back with the call."""
@@ -341,7 +364,7 @@ class OpenAIChatCodec:
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
     ) -> None:
         if len(delta) > 1 and not _MESSAGE_KEYS.issuperset(delta):
-            self._unknown_fields(delta, c, parts)
+            parts += self._unread.parts(delta, _MESSAGE_KEYS, c)
         content = delta.get("content")
         if content:
             parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
