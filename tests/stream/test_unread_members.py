@@ -186,3 +186,16 @@ def test_a_gemini_field_every_chunk_repeats_lands_once_and_again_when_it_changes
         {"createTime": "2026-01-01T00:00:01Z"},
     ]
     assert decoder.result().text == "Hello!"
+
+
+def test_a_delta_holding_only_a_member_toolwire_does_not_read_lands() -> None:
+    annotations = [{"type": "url_citation", "url_citation": {"url": "https://example.com"}}]
+    stream = [
+        chunk([delta({"role": "assistant", "content": "See"})]),
+        chunk([delta({"annotations": annotations})]),
+        chunk([delta({}, "stop")]),
+    ]
+    events, result, _ = decode(body(stream))
+
+    assert unknown(events) == [(0, "annotations", {"annotations": annotations})]
+    assert result.text == "See"

@@ -363,7 +363,7 @@ class OpenAIChatCodec:
     def _content(
         self, delta: dict[str, Any], c: int, parts: list[Part], with_tool_calls: bool
     ) -> None:
-        if len(delta) > 1 and not _MESSAGE_KEYS.issuperset(delta):
+        if not _MESSAGE_KEYS.issuperset(delta):
             parts += self._unread.parts(delta, _MESSAGE_KEYS, c)
         content = delta.get("content")
         if content:
