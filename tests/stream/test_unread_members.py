@@ -199,3 +199,25 @@ def test_a_delta_holding_only_a_member_toolwire_does_not_read_lands() -> None:
 
     assert unknown(events) == [(0, "annotations", {"annotations": annotations})]
     assert result.text == "See"
+
+
+def test_ollama_members_it_does_not_read_land_once() -> None:
+    def line(content: str, done: bool = False, **members: Any) -> str:
+        message = {"role": "assistant", "content": content, **members}
+        return json.dumps(
+            {"model": "qwen3", "created_at": content, "message": message, "done": done}
+        )
+
+    lines = [
+        line("Hel", logprobs=[{"token": "Hel"}]),
+        line("lo", logprobs=[{"token": "lo"}]),
+        line("", True),
+    ]
+    decoder = StreamDecoder("ollama-ndjson")
+    events = decoder.feed("".join(f"{x}\n" for x in lines).encode()) + decoder.close()
+
+    assert [p for _, _, p in unknown(events)] == [
+        {"logprobs": [{"token": "Hel"}]},
+        {"logprobs": [{"token": "lo"}]},
+    ]
+    assert decoder.result().text == "Hello"

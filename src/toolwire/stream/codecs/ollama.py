@@ -2,7 +2,10 @@
 
 Each line has ``message`` (``content``, ``thinking``, ``tool_calls`` with
 whole calls whose ``arguments`` is an object, usually no id) and ``done``;
-the last line has ``done: true``, ``done_reason`` and the token counts.
+the last line has ``done: true``, ``done_reason`` and the token counts
+(kept with the durations in the usage's ``raw``). Any other member of a
+line or its message is an ``UnknownItem`` (when first sent, and again when
+its value changes).
 Reference: https://github.com/ollama/ollama/blob/main/docs/api.md#generate-a-chat-completion
 """
 
@@ -24,6 +27,7 @@ from toolwire.stream._parts import (
 )
 from toolwire.stream.codecs._common import (
     DONE,
+    UnreadFields,
     as_list,
     as_obj,
     as_str,
@@ -43,6 +47,24 @@ API = "ollama-ndjson"
 RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
 """Ollama's ``done_reason`` values in toolwire's vocabulary."""
 
+_LINE_READ: Final = frozenset(
+    {
+        "model",
+        "created_at",
+        "message",
+        "done",
+        "done_reason",
+        "error",
+        "total_duration",
+        "load_duration",
+        "prompt_eval_count",
+        "prompt_eval_duration",
+        "eval_count",
+        "eval_duration",
+    }
+)
+_MESSAGE_READ: Final = frozenset({"role", "content", "thinking", "tool_calls"})
+
 
 class OllamaCodec:
     """Decodes Ollama NDJSON lines into parts."""
@@ -53,6 +75,7 @@ class OllamaCodec:
     def __init__(self) -> None:
         self._meta_seen = False
         self.quirks: set[str] = set()
+        self._unread = UnreadFields(API)
 
     def decode(self, event: str, data: str) -> list[Part]:
         obj = load_frame(data, API, self.quirks)
@@ -65,9 +88,13 @@ class OllamaCodec:
             self._meta_seen = True
             model = obj.get("model")
             parts.append(MetaPart(model=model if isinstance(model, str) else None))
+        if not _LINE_READ.issuperset(obj):
+            parts += self._unread.parts(obj, _LINE_READ)
         message = obj.get("message")
         if message:
             message = as_obj(message, f"{API}: message")
+            if not _MESSAGE_READ.issuperset(message):
+                parts += self._unread.parts(message, _MESSAGE_READ)
             thinking = message.get("thinking")
             if thinking:
                 parts.append(ReasoningPart(as_str(thinking, f"{API}: thinking") or ""))
