@@ -150,3 +150,53 @@ def test_cohere_text_and_thinking_are_read_from_a_block_start_and_its_deltas() -
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello"
     assert result.choices[0].text == "Hello"
     assert not any(isinstance(e, ToolCallReady) for e in events)
+
+
+def test_bedrock_blocks_and_fields_it_does_not_read_are_unknown_items() -> None:
+    citation = {"citation": {"title": "杭州", "location": {"documentChar": {"start": 0}}}}
+    result_start = {"toolResult": {"toolUseId": "t1"}}
+    trace = {"guardrail": {"modelOutput": ["..."]}}
+    body = b"".join(
+        event_message(name, json.dumps(payload).encode())
+        for name, payload in [
+            ("messageStart", {"role": "assistant"}),
+            ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}}),
+            ("contentBlockDelta", {"contentBlockIndex": 0, "delta": citation, "p": "ab"}),
+            ("contentBlockStop", {"contentBlockIndex": 0}),
+            ("contentBlockStart", {"contentBlockIndex": 1, "start": result_start}),
+            ("contentBlockStop", {"contentBlockIndex": 1}),
+            ("messageStop", {"stopReason": "end_turn", "additionalModelResponseFields": {"x": 1}}),
+            (
+                "metadata",
+                {"usage": {"inputTokens": 1, "outputTokens": 1}, "trace": trace, "p": "c"},
+            ),
+        ]
+    )
+    events, result = decode("bedrock-converse", body)
+
+    assert [(u.type, u.payload) for u in unknown(events)] == [
+        ("citation", citation),
+        ("toolResult", result_start),
+        ("additionalModelResponseFields", {"additionalModelResponseFields": {"x": 1}}),
+        ("trace", {"trace": trace}),
+    ]
+    assert result.choices[0].text == "hi" and result.usage is not None
+
+
+def test_a_whole_bedrock_response_hands_on_what_it_does_not_read() -> None:
+    from toolwire.stream.decoder import decode_response
+
+    citations = {"citationsContent": {"citations": [{"title": "t"}]}}
+    body = {
+        "output": {"message": {"role": "assistant", "content": [{"text": "hi"}, citations]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2},
+        "metrics": {"latencyMs": 12},
+    }
+    result = decode_response("bedrock-converse", body)
+
+    assert result.error is None and result.text == "hi"
+    assert [(u.type, u.payload) for u in result.unknown_items] == [
+        ("citationsContent", citations),
+        ("metrics", {"metrics": {"latencyMs": 12}}),
+    ]

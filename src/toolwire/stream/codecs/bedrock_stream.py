@@ -15,7 +15,10 @@ event's name is its ``:event-type`` header and its payload a JSON object:
 * ``metadata`` (``usage``, ``metrics``), which comes *after* ``messageStop``
   and is the stream's last event.
 
-Any other event is handed on as an ``UnknownItem``.
+Any other event, a block or delta of another kind (``citation``,
+``toolResult``, ``image``) and the members of ``messageStop`` and
+``metadata`` that are not read (``metrics``, ``trace``,
+``additionalModelResponseFields``) are handed on as ``UnknownItem`` events.
 
 Every payload carries a ``"p"`` key of random padding (it hides the lengths
 of the tokens); it is ignored. Errors arrive as event-stream ``exception``
@@ -64,6 +67,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
     load_payload,
     unknown_part,
+    unread_fields,
 )
 from toolwire.stream.codecs.bedrock_request import API, REASONING
 from toolwire.stream.framing import FramingKind
@@ -109,6 +113,13 @@ def usage_from_bedrock(raw: dict[str, Any]) -> Usage:
         cached_tokens=cache_read,
         raw=raw,
     )
+
+
+# The members of a messageStop, a metadata event and a whole response that
+# are read ("p" is padding); the others are handed on as unknown items.
+_STOP_READ: Final = frozenset({"stopReason", "p"})
+_METADATA_READ: Final = frozenset({"usage", "p"})
+_RESPONSE_READ: Final = frozenset({"output", "stopReason", "usage"})
 
 
 class _Reasoning:
@@ -211,9 +222,9 @@ class BedrockConverseCodec:
             stop = as_str(obj.get("stopReason"), f"{API}: stopReason")
             if stop is None:
                 raise RemoteProtocolError(f"{API}: messageStop has no stopReason", raw=data)
-            return [finish_part(RAW_FINISH_REASONS, stop)]
+            return [finish_part(RAW_FINISH_REASONS, stop), *unread_fields(API, obj, _STOP_READ)]
         if event == "metadata":
-            parts: list[Part] = []
+            parts: list[Part] = [*unread_fields(API, obj, _METADATA_READ)]  # metrics, trace...
             usage = obj.get("usage")
             if usage is not None:
                 parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
@@ -232,8 +243,8 @@ class BedrockConverseCodec:
 
     def _start(self, index: int, start: dict[str, Any]) -> list[Part]:
         tool = start.get("toolUse")
-        if tool is None:
-            return []  # a toolResult or image block: nothing the client runs
+        if tool is None:  # a toolResult or image block: nothing the client runs
+            return self._unknown_blocks(start)
         tool = as_obj(tool, f"{API}: toolUse")
         self._tools.add(index)
         self._tool_digits[str(index)] = self._tool_digits[str(index).encode()] = index
@@ -267,8 +278,18 @@ class BedrockConverseCodec:
             if text:
                 block.text.append(text)
                 return [ReasoningPart(text)]
-        # citation, image and toolResult deltas carry nothing a client runs.
-        return []
+            return []
+        # Citation, image and toolResult deltas carry nothing a client runs.
+        return self._unknown_blocks(delta)
+
+    def _unknown_blocks(self, blocks: dict[str, Any]) -> list[Part]:
+        """A block start, delta or whole block of a kind toolwire does not read:
+        an unknown item per kind (``citation``, ``toolResult``, ``image``...)."""
+        return [
+            unknown_part(API, kind, {kind: value}, self.quirks)
+            for kind, value in blocks.items()
+            if value is not None
+        ]
 
     def _stop(self, index: int) -> list[Part]:
         if index in self._tools:
@@ -308,6 +329,9 @@ class BedrockConverseCodec:
                 if text.get("text"):
                     parts.append(ReasoningPart(as_str(text["text"], f"{API}: reasoning") or ""))
                 parts.append(StatePart(self._state(reasoning)))
+            else:
+                parts += self._unknown_blocks(block)
+        parts += unread_fields(API, body, _RESPONSE_READ)  # metrics, trace...
         stop = as_str(body.get("stopReason"), f"{API}: stopReason")
         if stop is not None:
             parts.append(finish_part(RAW_FINISH_REASONS, stop))
