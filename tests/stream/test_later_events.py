@@ -200,3 +200,19 @@ def test_a_whole_bedrock_response_hands_on_what_it_does_not_read() -> None:
         ("citationsContent", citations),
         ("metrics", {"metrics": {"latencyMs": 12}}),
     ]
+
+
+def test_members_of_an_anthropic_message_stop_are_unknown_items() -> None:
+    metrics = {"inputTokenCount": 3, "outputTokenCount": 1, "invocationLatency": 90}
+    body = anthropic().replace(
+        b'data: {"type": "message_stop"}',
+        b'data: {"type": "message_stop", "amazon-bedrock-invocationMetrics": '
+        + json.dumps(metrics).encode()
+        + b"}",
+    )
+    events, result = decode("anthropic-messages", body)
+
+    assert [(u.type, u.payload) for u in unknown(events)] == [
+        ("amazon-bedrock-invocationMetrics", {"amazon-bedrock-invocationMetrics": metrics})
+    ]
+    assert result.complete

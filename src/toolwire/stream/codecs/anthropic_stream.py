@@ -110,6 +110,7 @@ _MESSAGE_READ = frozenset(
 they report on the request, the API does not want them back."""
 _MESSAGE_DELTA_READ = frozenset({"type", "delta", "usage"})
 _DELTA_READ = frozenset({"container", "stop_reason"})
+_TYPE_READ = frozenset({"type"})
 
 
 def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
@@ -259,6 +260,8 @@ class AnthropicCodec:
                     raw = as_str(stop, f"{API}: stop_reason") or ""
                     parts.append(finish_part(RAW_FINISH_REASONS, raw))
         elif kind == "message_stop":
+            # Bedrock's InvokeModel adds its amazon-bedrock-invocationMetrics.
+            parts += unread_fields(API, obj, _TYPE_READ)
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
             parts.append(ErrorPart(error_event(obj, API)))
