@@ -52,7 +52,7 @@ from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLim
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message
 from toolwire.observe import Observers
-from toolwire.providers._reads import ProviderStream
+from toolwire.providers._reads import HOLD, ProviderStream
 from toolwire.run import (
     ModelRetrying,
     Outcome,
@@ -325,6 +325,9 @@ class RunDriver(ToolSteps):
             # and none of that read's calls is handed on.
             watch=meter.watch if meter.watching else None,
             replay=replay,
+            # When nobody takes the events as they come (no listener, no eager
+            # tool, no limit to stop at), the body is decoded in larger pieces.
+            hold=0 if self.emit_many is not None or config.eager or meter.checking else HOLD,
         )
         early: dict[str, ToolResult] = {}
         if config.eager:

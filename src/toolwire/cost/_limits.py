@@ -202,7 +202,9 @@ class RunMeter:
         self._cost_limited = (limits is not None and limits.cost is not None) or (
             budget is not None and budget.limits.cost is not None
         )
-        self._checking = limits is not None or budget is not None
+        self.checking = limits is not None or budget is not None
+        """Whether a limit is checked as the stream comes (:meth:`watch`
+        raises at the read that crosses it)."""
         self._timed = (limits is not None and limits.wall_time is not None) or (
             budget is not None and budget.limits.wall_time is not None
         )
@@ -244,7 +246,7 @@ class RunMeter:
         flight = self._flight
         if flight is None:
             return
-        checking = self._checking
+        checking = self.checking
         kinds = _KINDS
         # Each event's type is told by the table, so its fields are read as they are.
         for event in cast("Iterable[Any]", events):
@@ -350,7 +352,7 @@ class RunMeter:
         )
 
     def _check(self, flight: _Flight | None) -> None:
-        if not self._checking:
+        if not self.checking:
             return
         extra = _Figures()
         if flight is not None:

@@ -37,7 +37,7 @@ from toolwire.http import (
 )
 from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
 from toolwire.messages import Message
-from toolwire.providers._reads import ProviderStream, Resumer
+from toolwire.providers._reads import HOLD, ProviderStream, Resumer
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs._request import ToolChoice, merge_extra
 from toolwire.stream.decoder import decode_response
@@ -378,12 +378,14 @@ class Provider(ABC):
         transport: Transport | None = None,
         watch: Callable[[list[Event]], None] | None = None,
         replay: str | None = None,
+        hold: int = 0,
     ) -> ProviderStream:
         """``request`` to be sent, read and decoded in this provider's
         dialect (see :class:`~toolwire.providers._reads.ProviderStream`); a
         cut stream is resumed where the provider allows it (:meth:`resumer`),
         and the kept stream ``replay`` names is read again instead of
-        sending ``request``."""
+        sending ``request``. ``hold``: bytes of the body decoded together,
+        for a reader that wants only the result."""
         return ProviderStream(
             request,
             transport=self._transport_for(transport),
@@ -392,6 +394,7 @@ class Provider(ABC):
             watch=watch,
             resumer=self.resumer(request),
             replay=replay,
+            hold=hold,
         )
 
     def resumer(self, request: HttpRequest) -> Resumer | None:
@@ -473,7 +476,7 @@ class Provider(ABC):
             ProviderError: the provider answered with an HTTP error.
         """
         if request.stream:
-            source = self.reader(request, transport=transport)
+            source = self.reader(request, transport=transport, hold=HOLD)
             async with contextlib.aclosing(source.reads()) as reads:
                 async for _ in reads:
                     pass
