@@ -58,24 +58,41 @@ class DirectPools:
         self.pools = pools
         self._headers = dict(client.headers)  # lower-case names
         self._extensions = {"timeout": client.timeout.as_dict()}
-        self._urls: dict[str, httpx.URL] = {}
+        self._urls: dict[str, tuple[httpx.URL, str]] = {}
 
     def request(
         self, method: str, url: str, headers: Mapping[str, str], content: bytes
     ) -> httpx.Request:
-        """The request the pool's client would build (without cookies)."""
+        """The request the pool's client would build (without cookies): the
+        same headers in the same order, ``Host`` first and the body's length
+        last, written here rather than worked out by httpx on every request."""
         import httpx
 
-        parsed = self._urls.get(url)
-        if parsed is None:
+        known = self._urls.get(url)
+        if known is None:
             if len(self._urls) >= URL_CACHE:
                 self._urls.clear()
-            parsed = self._urls[url] = httpx.URL(url)
-        merged = dict(self._headers)
+            parsed = httpx.URL(url)
+            known = self._urls[url] = (parsed, parsed.netloc.decode("ascii"))
+        parsed, host = known
+        merged = {"Host": host} if host else {}
+        if not content and method in ("POST", "PUT", "PATCH"):
+            merged["Content-Length"] = "0"
+        merged.update(self._headers)
         for name, value in headers.items():
             merged[name.lower()] = value
+        if "host" in merged:  # the caller's own
+            merged.pop("Host", None)
+        if "content-length" in merged or "transfer-encoding" in merged:
+            merged.pop("Content-Length", None)
+        elif content:
+            merged["Content-Length"] = str(len(content))
         return httpx.Request(
-            method, parsed, headers=merged, content=content, extensions=self._extensions
+            method,
+            parsed,
+            headers=merged,
+            stream=httpx.ByteStream(content),
+            extensions=self._extensions,
         )
 
 
