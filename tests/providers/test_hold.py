@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from toolwire import Agent, ReadError, Toolbox, tool
+from toolwire import Agent, ReadError, Toolbox, ToolwireError, tool
 from toolwire.cost import UsageLimits
+from toolwire.errors import RemoteProtocolError
 from toolwire.events import Event, ToolCallReady
 from toolwire.http import HttpRequest
 from toolwire.messages import UserMessage
@@ -147,11 +148,11 @@ async def test_a_stream_that_may_be_resumed_is_decoded_a_read_at_a_time() -> Non
     assert len(batches) > 10
 
 
-async def pieces(*parts: bytes, cut: bool = False) -> AsyncIterator[bytes]:
+async def pieces(*parts: bytes, fail: ToolwireError | None = None) -> AsyncIterator[bytes]:
     for part in parts:
         yield part
-    if cut:
-        raise ReadError("cut")
+    if fail is not None:
+        raise fail
 
 
 async def collect(held: _Held) -> tuple[list[bytes], BaseException | None]:
@@ -159,8 +160,8 @@ async def collect(held: _Held) -> tuple[list[bytes], BaseException | None]:
     try:
         async for chunk in held:
             out.append(chunk)
-    except ReadError as cut:
-        return out, cut
+    except ToolwireError as failed:
+        return out, failed
     return out, None
 
 
@@ -168,10 +169,14 @@ async def test_held_joins_pieces_up_to_its_size_and_keeps_the_last() -> None:
     assert await collect(_Held(pieces(b"abc", b"def", b"gh"), 5)) == ([b"abcdef", b"gh"], None)
     assert await collect(_Held(pieces(b"abcdef", b"gh"), 5)) == ([b"abcdef", b"gh"], None)
     assert await collect(_Held(pieces(), 5)) == ([], None)
-    out, cut = await collect(_Held(pieces(b"abc", b"def", b"gh", cut=True), 5))
-    assert out == [b"abcdef", b"gh"] and isinstance(cut, ReadError)
-    out, cut = await collect(_Held(pieces(b"abcdef", cut=True), 5))
-    assert out == [b"abcdef"] and isinstance(cut, ReadError)
+    cut = ReadError("cut")
+    assert await collect(_Held(pieces(b"abc", b"def", b"gh", fail=cut), 5)) == (
+        [b"abcdef", b"gh"],
+        cut,
+    )
+    assert await collect(_Held(pieces(b"abcdef", fail=cut), 5)) == ([b"abcdef"], cut)
+    bound = RemoteProtocolError("the response body is larger than its limit")
+    assert await collect(_Held(pieces(b"ab", fail=bound), 5)) == ([b"ab"], bound)
 
 
 class Recording(OpenAIChat):

@@ -301,22 +301,23 @@ class _Responses:
 
 class _Held:
     """A body's pieces joined until ``size`` bytes have come, then again; the
-    last at the body's end, or before the cut that ended it (raised next)."""
+    last at the body's end, or before the failure that ended it (a cut, a
+    bound passed: raised next)."""
 
-    __slots__ = ("_cut", "_ended", "_pieces", "_size")
+    __slots__ = ("_ended", "_failed", "_pieces", "_size")
 
     def __init__(self, pieces: AsyncIterator[bytes], size: int) -> None:
         self._pieces = pieces
         self._size = size
         self._ended = False
-        self._cut: ReadError | TransportTimeout | None = None
+        self._failed: ToolwireError | None = None
 
     def __aiter__(self) -> _Held:
         return self
 
     async def __anext__(self) -> bytes:
-        if self._cut is not None:
-            raise self._cut
+        if self._failed is not None:
+            raise self._failed
         if self._ended:
             raise StopAsyncIteration
         held: list[bytes] = []
@@ -330,10 +331,10 @@ class _Held:
             self._ended = True
             if not held:
                 raise
-        except (ReadError, TransportTimeout) as cut:
+        except ToolwireError as failed:
             if not held:
                 raise
-            self._cut = cut  # what came before it is decoded first, as it would have been
+            self._failed = failed  # what came before it is decoded first, as it would have been
         return b"".join(held)
 
 
