@@ -106,13 +106,6 @@ def _limit_error(exc: ValueError) -> ValueError:
     return exc
 
 
-# Only a number with a 3-digit exponent or a run of 200 digits can be too
-# large for a float; the run is matched from its start only (linear).
-_MAYBE_HUGE: Final = r"[eE][+-]?[0-9]{3}|(?<![0-9])[0-9]{200}"
-_MAYBE_HUGE_TEXT: Final = re.compile(_MAYBE_HUGE)
-_MAYBE_HUGE_BYTES: Final = re.compile(_MAYBE_HUGE.encode())
-
-
 def _refuse_constant(name: str) -> Any:
     raise JSONDecodeError(f"{name} is not a JSON value", name, 0)
 
@@ -131,10 +124,10 @@ def loads(data: str | bytes) -> Any:
     JSON (``ValueError``), and a number too large for a float (``1e400``) is
     refused (:class:`JSONLimitError`) instead of becoming ``inf``."""
     check_depth(data)
-    huge = (_MAYBE_HUGE_TEXT if isinstance(data, str) else _MAYBE_HUGE_BYTES).search(data)  # type: ignore[arg-type]
-    parse_float = None if huge is None else _finite_float
     try:
-        return json.loads(data, parse_constant=_refuse_constant, parse_float=parse_float)
+        # Every float is checked as it is read: looking through the text for
+        # one that might be too large first cost more than the parse itself.
+        return json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
     except ValueError as exc:
         raise _limit_error(exc) from None
 
@@ -163,13 +156,12 @@ def loads_unique(data: str) -> Any:
     (:class:`DuplicateKeyError`): for text that toolwire repaired, whose
     checks must all hold before anything may act on it."""
     check_depth(data)
-    huge = _MAYBE_HUGE_TEXT.search(data)
     try:
         return json.loads(
             data,
             object_pairs_hook=_unique_pairs,
             parse_constant=_refuse_constant,
-            parse_float=None if huge is None else _finite_float,
+            parse_float=_finite_float,
         )
     except DuplicateKeyError:
         raise
