@@ -153,8 +153,9 @@ class ProviderStream:
         return self._stream_id
 
     async def reads(self) -> AsyncGenerator[list[Event], None]:
-        """The decoded events of each network read (a read that decodes to
-        nothing gives nothing), those of the body's end last.
+        """The decoded events of each network read, or of the pieces held
+        together (see ``hold``); a read that decodes to nothing gives nothing,
+        and the events of the body's end come last.
 
         Close it (``contextlib.aclosing``) if you stop before its end: the
         response stays open until then.
