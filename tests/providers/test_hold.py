@@ -73,12 +73,8 @@ def request_for(provider: OpenAIChat) -> HttpRequest:
     )
 
 
-async def read_all(
-    server: EmulationServer, hold: int, resumer: Resumer | None = None
-) -> tuple[list[list[Event]], ProviderStream]:
-    """Every batch of events the stream gives, and the stream."""
-    provider = OpenAIChat(api_key="k", base_url=server.url_for("openai-chat"))
-    source = ProviderStream(
+def stream_for(provider: OpenAIChat, hold: int, resumer: Resumer | None = None) -> ProviderStream:
+    return ProviderStream(
         request_for(provider),
         transport=provider.transport,
         parse_error=provider.parse_error,
@@ -86,6 +82,14 @@ async def read_all(
         resumer=resumer,
         hold=hold,
     )
+
+
+async def read_all(
+    server: EmulationServer, hold: int, resumer: Resumer | None = None
+) -> tuple[list[list[Event]], ProviderStream]:
+    """Every batch of events the stream gives, and the stream."""
+    provider = OpenAIChat(api_key="k", base_url=server.url_for("openai-chat"))
+    source = stream_for(provider, hold, resumer)
     batches: list[list[Event]] = []
     try:
         async for events in source.reads():
@@ -124,13 +128,7 @@ async def test_what_came_before_a_cut_is_decoded_before_the_cut_is_raised() -> N
         with EmulationServer(weather(faults=[{"cut_at_fraction": 0.9}])) as server:
             seen: list[list[Event]] = []
             provider = OpenAIChat(api_key="k", base_url=server.url_for("openai-chat"))
-            source = ProviderStream(
-                request_for(provider),
-                transport=provider.transport,
-                parse_error=provider.parse_error,
-                dialect=provider.dialect,
-                hold=hold,
-            )
+            source = stream_for(provider, hold)
             with pytest.raises(ReadError):
                 async for events in source.reads():
                     seen.append(events)
