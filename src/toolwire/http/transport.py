@@ -41,8 +41,8 @@ import logging
 import random as _random_module
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
-from typing import TYPE_CHECKING, Any
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from toolwire.errors import (
     TransportTimeout,
@@ -54,6 +54,7 @@ from toolwire.http import (
     HttpResponse,
     redact_url,
 )
+from toolwire.http._deadline import deadline_scope
 from toolwire.http._errors import generic_error, map_httpx_error, redirect_error, too_large
 from toolwire.http._inflate import INFLATED, inflate
 from toolwire.http._pools import DirectPools, make_pools
@@ -169,7 +170,7 @@ class _HttpxStreamResponse:
                 elif read is not None and deadline - time.monotonic() > read:
                     chunk = await pieces.__anext__()
                 else:
-                    with self._transport._deadline_scope(deadline):
+                    with deadline_scope(deadline):
                         chunk = await pieces.__anext__()
             except StopAsyncIteration:
                 return
@@ -256,13 +257,6 @@ class HttpxTransport:
     def _new_deadline(self) -> float | None:
         total = self.timeouts.total
         return None if total is None else time.monotonic() + total
-
-    def _deadline_scope(self, deadline: float | None) -> AbstractContextManager[Any]:
-        if deadline is None:
-            return nullcontext()
-        import anyio
-
-        return anyio.fail_after(max(0.0, deadline - time.monotonic()))
 
     def _total_timeout_error(self) -> TransportTimeout:
         return TransportTimeout(f"total timeout ({self.timeouts.total}s) expired")
@@ -393,7 +387,7 @@ class HttpxTransport:
         body (read whole, or capped for an error status), or ``None`` for a
         success left unread."""
         direct, client = self._direct, self._clients[pool]
-        with self._deadline_scope(deadline):
+        with deadline_scope(deadline):
             if direct is not None:
                 built = direct.request(request.method, request.url, request.headers, content)
                 # Never redirected either: the transport does not follow.

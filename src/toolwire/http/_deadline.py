@@ -1,0 +1,53 @@
+"""The total deadline of a request, as a cancel scope.
+
+:func:`deadline_scope` does what ``anyio.fail_after`` does, without its two
+nested generators and their four look-ups of the running event loop's
+backend: it is entered around every request, and at 50 requests at a time
+``fail_after`` cost about 35 µs a request, a fifth of what toolwire itself
+spends on a small streamed answer.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import AbstractContextManager, nullcontext
+from types import TracebackType
+from typing import Any
+
+__all__ = ["deadline_scope"]
+
+
+class _Deadline:
+    """A cancel scope that raises :class:`TimeoutError` when its deadline cancels it."""
+
+    __slots__ = ("_scope",)
+
+    def __init__(self, seconds: float) -> None:
+        import anyio
+
+        self._scope = anyio.CancelScope(deadline=anyio.current_time() + seconds)
+
+    def __enter__(self) -> None:
+        self._scope.__enter__()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        import anyio
+
+        scope = self._scope
+        suppressed = scope.__exit__(exc_type, exc, tb)
+        if scope.cancelled_caught and anyio.current_time() >= scope.deadline:
+            raise TimeoutError
+        return suppressed
+
+
+def deadline_scope(deadline: float | None) -> AbstractContextManager[Any]:
+    """A scope that raises :class:`TimeoutError` at ``deadline``, a
+    :func:`time.monotonic` time (``None``: never)."""
+    if deadline is None:
+        return nullcontext()
+    return _Deadline(max(0.0, deadline - time.monotonic()))
