@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolwire import ToolCall, Toolbox, tool
+from toolwire import Toolbox, ToolCall, tool
 
 pytestmark = pytest.mark.anyio
 
