@@ -2,9 +2,9 @@
 
 :func:`deadline_scope` does what ``anyio.fail_after`` does, without its two
 nested generators and their four look-ups of the running event loop's
-backend: it is entered around every request, and at 50 requests at a time
-``fail_after`` cost about 35 µs a request, a fifth of what toolwire itself
-spends on a small streamed answer.
+backend. It is entered around every request: with 50 agent runs at a time,
+entering and leaving ``fail_after`` took about 40 µs a request, the scope
+alone about 17 µs.
 """
 
 from __future__ import annotations
