@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, Final
@@ -54,10 +55,18 @@ class JSONLimitError(ValueError):
     """Valid JSON that goes past one of toolwire's limits; the message says which."""
 
 
-# A string, closed or running to the end of the text: possessive, so each
-# string is read once and an unterminated one is never read again from each
-# of its escaped quotes (which made the old form quadratic).
-_STRINGS: Final = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.S)
+POSSESSIVE: Final = "+" if sys.version_info >= (3, 11) else ""
+"""The mark of a possessive quantifier where ``re`` has them (Python 3.11+),
+so the engine keeps no state to backtrack to; left out on 3.10. Each pattern
+that uses it matches the same without it: what follows its runs either
+always matches at their end or cannot begin inside them."""
+
+# A string, closed or running to the end of the text: each string is read
+# once and an unterminated one is never read again from each of its escaped
+# quotes (which made an old form quadratic).
+_STRINGS: Final = re.compile(
+    rf'"[^"\\]*{POSSESSIVE}(?:\\.[^"\\]*{POSSESSIVE})*{POSSESSIVE}(?:"|\\?\Z)', re.S
+)
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
 _STEP: Final = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 
@@ -66,7 +75,7 @@ def check_depth(data: str | bytes) -> None:
     """Raise :class:`JSONLimitError` when ``data`` nests deeper than ``MAX_JSON_DEPTH``.
 
     One pass over the text, whatever its shape (strings are skipped by a
-    possessive pattern, then the brackets left are summed in C)."""
+    pattern that reads each once, then the brackets left are summed in C)."""
     if len(data) <= MAX_JSON_DEPTH:
         return
     text = data if isinstance(data, str) else data.decode("utf-8", "replace")

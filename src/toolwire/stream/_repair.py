@@ -35,7 +35,13 @@ import re
 from typing import Any
 
 from toolwire.errors import ToolwireError
-from toolwire.stream._json import DuplicateKeyError, JSONLimitError, loads, loads_unique
+from toolwire.stream._json import (
+    POSSESSIVE,
+    DuplicateKeyError,
+    JSONLimitError,
+    loads,
+    loads_unique,
+)
 from toolwire.stream._jsonstream import PartialJSONParser
 
 __all__ = ["ArgumentsParseError", "parse_arguments"]
@@ -75,11 +81,13 @@ class ArgumentsParseError(ToolwireError, ValueError):
 _WS = " \t\r\n"
 # The rest of a string after its opening quote: closed, or running to the end
 # of the text. Possessive, so it is read once.
-_STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+(?:"|\\?\Z)', re.S)
-_AFTER_TAG = re.compile(r"[ \t]*+\r?\n?")
+_STRING_REST = re.compile(
+    rf'[^"\\]*{POSSESSIVE}(?:\\.[^"\\]*{POSSESSIVE})*{POSSESSIVE}(?:"|\\?\Z)', re.S
+)
+_AFTER_TAG = re.compile(rf"[ \t]*{POSSESSIVE}\r?\n?")
 _QUOTE_OR_COMMA = re.compile(r'[",]')
-_CLOSER_AHEAD = re.compile(r"[ \t\n\r]*+[}\]]")
-_COMMA_CLOSER = re.compile(r",[ \t\n\r]*+[}\]]")
+_CLOSER_AHEAD = re.compile(rf"[ \t\n\r]*{POSSESSIVE}[}}\]]")
+_COMMA_CLOSER = re.compile(rf",[ \t\n\r]*{POSSESSIVE}[}}\]]")
 # The last character of a value that is provably complete: a closed string,
 # a literal, a closed container (never a digit: a number may go on).
 _COMPLETE_END = frozenset('"el}]')
