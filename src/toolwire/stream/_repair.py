@@ -80,7 +80,7 @@ class ArgumentsParseError(ToolwireError, ValueError):
 
 _WS = " \t\r\n"
 # The rest of a string after its opening quote: closed, or running to the end
-# of the text. Possessive, so it is read once.
+# of the text, read once.
 _STRING_REST = re.compile(
     rf'[^"\\]*{POSSESSIVE}(?:\\.[^"\\]*{POSSESSIVE})*{POSSESSIVE}(?:"|\\?\Z)', re.S
 )
