@@ -9,6 +9,9 @@ provider data. The tree::
         LocalProtocolError          we were asked to send something invalid
         RemoteProtocolError(.raw)   the provider sent something invalid
           StreamTruncated           the stream ended before its end marker
+          ContinuationMismatch(.stream_id, .after)
+                                    a reopened stream does not continue the
+                                    stream it reopens
       TransportError                the network failed us
         ConnectError
         ReadError
@@ -44,6 +47,7 @@ from typing import Any, Protocol
 
 __all__ = [
     "ConnectError",
+    "ContinuationMismatch",
     "LocalProtocolError",
     "ModelRetry",
     "Overloaded",
@@ -164,6 +168,35 @@ class StreamTruncated(RemoteProtocolError):
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
         d["incomplete_tool_calls"] = [c.to_dict() for c in self.incomplete_tool_calls]
+        return d
+
+
+class ContinuationMismatch(RemoteProtocolError):
+    """A stream reopened after a cut (or read again from its first event)
+    sent an event that does not continue the stream it reopens: one at or
+    before the last event already read, one read twice, or one of another
+    response or interaction. Nothing of the reopened stream is used: its
+    turn failed, as a cut one does.
+
+    Attributes:
+        stream_id: the id of the stream that was reopened.
+        after: the id of the last event read of it before (``None``: it was
+            read from its first event).
+    """
+
+    type_name = "continuation_mismatch"
+
+    def __init__(
+        self, message: str, *, stream_id: str, after: str | None, raw: str | bytes | None = None
+    ) -> None:
+        super().__init__(message, raw=raw)
+        self.stream_id = stream_id
+        self.after = after
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["stream_id"] = self.stream_id
+        d["after"] = self.after
         return d
 
 

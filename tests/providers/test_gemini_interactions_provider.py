@@ -244,7 +244,8 @@ def test_nothing_to_continue_from_without_stored_interactions() -> None:
 
 
 class CutEveryTime:
-    """A transport whose every body breaks after a whole event and half another."""
+    """A transport whose every body breaks after a whole event and half
+    another (each continuation's whole event a new one, as it must be)."""
 
     def __init__(self, body: bytes) -> None:
         self.body = body
@@ -253,7 +254,7 @@ class CutEveryTime:
     @contextlib.asynccontextmanager
     async def stream(self, request: HttpRequest, *, parse_error: Any) -> AsyncIterator[Any]:
         self.sent.append(request.method)
-        body = self.body
+        body = self.body.replace(b'"e1"', f'"e{len(self.sent)}"'.encode())
 
         class Body:
             async def aiter_bytes(self) -> AsyncIterator[bytes]:

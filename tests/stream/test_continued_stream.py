@@ -2,7 +2,8 @@
 (what ``GET /responses/{id}?stream=true&starting_after=N`` and ``GET
 /interactions/{id}?stream=true&last_event_id=...`` send) decodes to exactly
 what the whole stream does: same text, same calls with the same arguments,
-same usage and finish, and no event twice."""
+same usage and finish, and no event twice; and the decoder's checks that the
+continuation continues it (``continue_after``) let every such one through."""
 
 from __future__ import annotations
 
@@ -99,6 +100,7 @@ def test_a_stream_continued_after_its_cursor_is_the_whole_stream(body: tuple[str
         resumable += 1
         assert cursor[0] == expected.response_id
         decoder.drop_partial()
+        decoder.continue_after(*cursor)
         events += decoder.feed(events_after(stream, cursor[1])) + decoder.close()
         result = decoder.result()
         assert result.error is None, cut
@@ -106,6 +108,22 @@ def test_a_stream_continued_after_its_cursor_is_the_whole_stream(body: tuple[str
         assert result.usage == expected.usage and result.response_id == expected.response_id
         assert seen(events) == seen(expected_events), cut
     assert resumable > len(cuts) * 0.9
+
+
+def test_a_kept_stream_read_again_from_its_first_event_is_the_whole_stream(
+    body: tuple[str, bytes],
+) -> None:
+    dialect, stream = body
+    whole = StreamDecoder(dialect)
+    whole.feed(stream)
+    whole.close()
+    expected = whole.result()
+    assert expected.response_id is not None
+    decoder = StreamDecoder(dialect)
+    decoder.continue_after(expected.response_id, None)
+    decoder.feed(stream)
+    decoder.close()
+    assert decoder.result() == expected
 
 
 def test_only_an_open_sse_decoder_is_continued(body: tuple[str, bytes]) -> None:

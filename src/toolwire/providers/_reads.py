@@ -22,14 +22,21 @@ last event read whole: a Responses background response's
 Given a :class:`Resumer`, a stream cut while read drops the half event it
 was cut in (:meth:`~toolwire.stream.decoder.StreamDecoder.drop_partial`),
 is reopened after its cursor, and the rest goes to the same decoder, so
-the turn completes once and is paid once. The reopenings are bounded
+the turn completes once and is paid once. What the reopened stream sends
+is checked event by event (:meth:`~toolwire.stream.decoder.StreamDecoder.continue_after`):
+an event of another response or interaction, one read already, or one out
+of order fails the stream with a
+:class:`~toolwire.errors.ContinuationMismatch`, and nothing it carried is
+used (the agent's ``stream_retries`` decide whether the turn is asked
+again, as for a cut that could not be resumed). The reopenings are bounded
 (:attr:`Resumer.attempts`, every cut and every failed reopening counting),
 each has a deadline to be answered, and when none succeeds (or the
 provider no longer has the stream) the cut is raised as it would have been
 without them. A stream given ``replay`` (the id of a stream the provider
 keeps, recorded by a process that died) is read again from its first event
-instead of being requested again; if the provider no longer has it, the
-request is sent.
+instead of being requested again, checked the same way (it must be the
+stream of that id, from its first event); if the provider no longer has
+it, the request is sent.
 """
 
 from __future__ import annotations
@@ -42,7 +49,13 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from toolwire.errors import ProviderError, ReadError, ToolwireError, TransportTimeout
+from toolwire.errors import (
+    ContinuationMismatch,
+    ProviderError,
+    ReadError,
+    ToolwireError,
+    TransportTimeout,
+)
 from toolwire.stream.decoder import StreamDecoder
 
 if TYPE_CHECKING:
@@ -183,6 +196,7 @@ class ProviderStream:
                             yield events
                         if decoder.error is not None:  # its last event said so
                             self.reading = False
+                            _mismatched(decoder.error)
                             return
                     break
                 except (ReadError, TransportTimeout) as cut:
@@ -225,7 +239,7 @@ class ProviderStream:
             resumer, stream_id = self._resumer, self._replay
             try:
                 with anyio.fail_after(resumer.timeout):
-                    return await scope.enter_async_context(
+                    response = await scope.enter_async_context(
                         self._transport.stream(
                             resumer.request(stream_id, None), parse_error=self._parse_error
                         )
@@ -234,6 +248,9 @@ class ProviderStream:
                 _log(
                     stream_id, None, f"cannot be read again ({failed}): the request is sent instead"
                 )
+            else:
+                self.decoder.continue_after(stream_id, None)  # that stream, from its first event
+                return response
         return await scope.enter_async_context(
             self._transport.stream(self._request, parse_error=self._parse_error)
         )
@@ -252,6 +269,7 @@ class ProviderStream:
             raise cut
         stream_id, after = cursor
         decoder.drop_partial()
+        decoder.continue_after(stream_id, after)
         while self.resumes < resumer.attempts:
             self.resumes += 1
             request = resumer.request(stream_id, after)
@@ -337,6 +355,12 @@ class _Held:
                 raise
             self._failed = failed  # what came before it is decoded first, as it would have been
         return b"".join(held)
+
+
+def _mismatched(error: ToolwireError) -> None:
+    """Say so when a stream failed because its reopening did not continue it."""
+    if isinstance(error, ContinuationMismatch):
+        _log(error.stream_id, error.after, f"{error.message}: the turn may be sent again")
 
 
 def _log(stream_id: str, after: str | None, what: str) -> None:

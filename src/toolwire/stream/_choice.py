@@ -130,4 +130,6 @@ def late_problems(call: OpenCall, part: CallPart, name: str) -> list[str]:
         problems.append("different final arguments")
     if part.args_value is not MISSING and call.args_value is MISSING:
         problems.append("an arguments object")
+    if part.changed is not None:
+        problems.append(f"an end that changes it ({part.changed})")
     return problems

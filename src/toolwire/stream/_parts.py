@@ -107,6 +107,9 @@ class CallPart:
         cut: the provider says the call was cut before its end (a Responses
             item closed with ``status: "incomplete"``): it is incomplete,
             never ready nor invalid.
+        changed: what the call's end changed of it (``"call_id 'a' became
+            'b'"``): the call is invalid, never a second call (or, already
+            handed on, the stream fails).
     """
 
     choice: int = 0
@@ -122,6 +125,7 @@ class CallPart:
     new: bool = False
     done: bool = False
     cut: bool = False
+    changed: str | None = None
 
 
 @dataclass(slots=True)

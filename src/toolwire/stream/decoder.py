@@ -47,7 +47,14 @@ from toolwire.stream._decoding import DecodedFrame, PayloadDecoding
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
 from toolwire.stream._response import decode_response
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import ArgsEventCodec, Codec, codec_for, registered, wire_dialect
+from toolwire.stream.codecs import (
+    ArgsEventCodec,
+    Codec,
+    ContinuedCodec,
+    codec_for,
+    registered,
+    wire_dialect,
+)
 from toolwire.stream.framing import (
     EventStreamDecoder,
     FrameReader,
@@ -247,6 +254,30 @@ class StreamDecoder(PayloadDecoding):
         if self._closed or not isinstance(self._reader, SSEDecoder):
             raise UsageError("only an open decoder of an SSE stream can be continued")
         self._reader.drop_partial()
+
+    def continue_after(self, stream_id: str, after: str | None) -> None:
+        """What is fed from now on is stream ``stream_id`` as its provider
+        streams it again after the event ``after``: this decoder's
+        :attr:`cursor` once the cut was dropped (:meth:`drop_partial`), or
+        ``None`` for a fresh decoder reading a kept stream from its first
+        event. Every event is then checked: one that names another response
+        or interaction, comes again (a replay of what was read) or is out of
+        order fails the stream with a
+        :class:`~toolwire.errors.ContinuationMismatch` (a ``StreamFailed``
+        event and ``error``): as of any failed stream, none of its calls is
+        to be run, not even those made whole before it (the agent runs none).
+
+        Raises:
+            UsageError: the decoder is closed, its dialect's provider keeps no
+                streams (or ``auto`` has not told it yet), or it does not
+                stand at ``(stream_id, after)``.
+        """
+        codec = self._codec
+        if self._closed or codec is None or wire_dialect(codec.dialect).continuation_path is None:
+            raise UsageError(
+                "only an open decoder of a dialect whose streams are kept continues one"
+            )
+        cast(ContinuedCodec, codec).continue_after(stream_id, after)
 
     # -- internals ------------------------------------------------------------------
 

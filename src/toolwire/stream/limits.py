@@ -26,6 +26,9 @@ MAX_RESPONSE_CHARS     128 Mi      the text, reasoning and argument text of
 MAX_CHOICES            128         the choices of one response
 MAX_PROCESS_CHARS      1 Gi        the same, of all the responses a process
                                    is decoding at once
+MAX_KEPT_EVENTS        1,000,000   the events of one stream whose ids are
+                                   kept (a Gemini interaction's), so that a
+                                   reopened stream cannot replay one
 MAX_INT_DIGITS         4,300       the digits of an integer in JSON (Python's
                                    own limit, ``sys.get_int_max_str_digits``)
 =====================  ==========  ==========================================
@@ -45,6 +48,7 @@ __all__ = [
     "MAX_FRAME_BYTES",
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
+    "MAX_KEPT_EVENTS",
     "MAX_PROCESS_CHARS",
     "MAX_RESPONSE_CHARS",
     "MAX_TEXT_CHARS",
@@ -78,6 +82,11 @@ MAX_CHOICES: Final = 128
 MAX_PROCESS_CHARS: Final = 1024 * 1024 * 1024
 """Characters held by all the responses being decoded at once in a process;
 a response's count is given back when its decoding ends."""
+
+MAX_KEPT_EVENTS: Final = 1_000_000
+"""Events of one stream whose provider keeps it by event id (a Gemini
+interaction's): each id is remembered, so that a stream reopened after a cut
+cannot send one again unnoticed."""
 
 MAX_INT_DIGITS: Final = sys.get_int_max_str_digits()
 """Digits of a JSON integer (0: no limit): Python refuses to convert longer

@@ -83,6 +83,7 @@ __all__ = [
     "BedrockInvokeCodec",
     "Codec",
     "CohereCodec",
+    "ContinuedCodec",
     "GeminiCodec",
     "GeminiInteractionsCodec",
     "OllamaCodec",
@@ -136,6 +137,28 @@ class ArgsEventCodec(Codec, Protocol):
         ``items[i]`` on that continue one call, as :meth:`args_delta` reads each
         (at least one); ``None`` when :meth:`args_delta` gives ``None`` for
         ``items[i]``."""
+        ...
+
+
+class ContinuedCodec(Codec, Protocol):
+    """A codec of a dialect whose provider keeps its streams (its
+    registration has a ``continuation_path``): it says where the stream
+    stands, and checks that a reopened stream continues it."""
+
+    @property
+    def cursor(self) -> tuple[str, str] | None:
+        """``(stream id, id of the last event decoded)``, once both are known."""
+        ...
+
+    def continue_after(self, stream_id: str, after: str | None) -> None:
+        """What is decoded next is stream ``stream_id`` after its event
+        ``after`` (``None``: from its first event, into a fresh codec); from
+        then on each event must continue it, or ``decode`` raises
+        :class:`~toolwire.errors.ContinuationMismatch`.
+
+        Raises:
+            UsageError: the codec does not stand at ``(stream_id, after)``.
+        """
         ...
 
 

@@ -312,6 +312,8 @@ class AnthropicCodec:
     def _start(
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
     ) -> None:
+        if index in self._blocks:  # another block in its place: never a second call there
+            raise RemoteProtocolError(f"{API}: content block {index} started twice")
         b = self._blocks[index] = _Block(block)
         b.start = (self._calls, self._text)
         if b.type == "tool_use":

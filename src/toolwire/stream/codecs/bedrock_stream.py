@@ -164,6 +164,7 @@ class BedrockConverseCodec:
 
     def __init__(self) -> None:
         self._tools: set[int] = set()  # open toolUse blocks
+        self._started: set[int] = set()  # every toolUse block started, open or not
         self._tool_digits: dict[str | bytes, int] = {}  # the same, by their index's digits
         self._reasoning: dict[int, _Reasoning] = {}
         self._calls = 0  # toolUse blocks so far: where reasoning goes back
@@ -246,6 +247,9 @@ class BedrockConverseCodec:
         if tool is None:  # a toolResult or image block: nothing the client runs
             return self._unknown_blocks(start)
         tool = as_obj(tool, f"{API}: toolUse")
+        if index in self._started:  # another call in its place: never a second call there
+            raise RemoteProtocolError(f"{API}: tool use block {index} started twice")
+        self._started.add(index)
         self._tools.add(index)
         self._tool_digits[str(index)] = self._tool_digits[str(index).encode()] = index
         self._calls += 1

@@ -23,6 +23,11 @@ their deltas merged into them, and go back in place. ``user_input`` and
 other step or delta is an ``UnknownItem``. The interaction's id is kept as
 provider state, for ``previous_interaction_id``.
 
+No event id comes twice, a step starts once, streams before its stop and
+stops once, and every event that names an interaction names the stream's;
+a stream reopened after a cut (``continue_after``) must also give every
+event an id (see ``_continuation.py``).
+
 A whole interaction (``stream: false``) holds the same steps in ``steps``,
 read by the same code. Reference: google-genai's
 ``google/genai/_gaos/types/interactions`` (``InteractionSSEEvent``,
@@ -60,6 +65,7 @@ from toolwire.stream.codecs._common import (
     meta_part,
     unknown_part,
 )
+from toolwire.stream.codecs._continuation import Continuation, continuation, refused
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs.emulation import gemini_interactions as emulation
 from toolwire.stream.codecs.gemini_interactions_request import (
@@ -75,6 +81,7 @@ from toolwire.stream.codecs.gemini_interactions_request import (
     encode_request,
 )
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.limits import MAX_KEPT_EVENTS
 from toolwire.types import FinishReason, Usage
 
 __all__ = ["DIALECT", "STATUSES", "GeminiInteractionsCodec", "usage_from_interactions"]
@@ -136,10 +143,13 @@ class GeminiInteractionsCodec:
 
     def __init__(self) -> None:
         self._open: dict[int, dict[str, Any]] = {}  # step index -> the step so far
+        self._stopped: set[int] = set()  # the indexes of the steps that ended
         self._calls = 0
         self._chars = 0  # characters of answer text so far
         self._interaction: str | None = None
         self._last_event: str | None = None
+        self._seen: set[str] = set()  # every event id read: none comes twice
+        self._continued: Continuation | None = None  # set when the stream was reopened
         self._stepped = False  # a step was read
         self.quirks: set[str] = set()
 
@@ -151,11 +161,24 @@ class GeminiInteractionsCodec:
             return None
         return self._interaction, self._last_event
 
+    def continue_after(self, stream_id: str, after: str | None) -> None:
+        """See :class:`~toolwire.stream.codecs.ContinuedCodec`: from now on
+        each event's ``event_id`` must be one not read yet, and an
+        interaction an event names must be ``stream_id``."""
+        self._continued = continuation(API, self.cursor, stream_id, after)
+
     def decode(self, event: str, data: str) -> list[Part]:
         obj = load_frame(data, API, self.quirks)
         if obj is None:
             return [TrailerPart(DONE)]
         kind = obj.get("event_type") or event
+        event_id = obj.get("event_id")
+        if not isinstance(event_id, str) or not event_id:
+            event_id = None
+            if self._continued is not None and kind != "error":
+                raise self._continued.mismatch(f"a {kind} event has no event_id", data)
+        elif event_id in self._seen:  # read already: only a reopened stream sends it again
+            raise refused(self._continued, API, f"event {event_id} ({kind}) came twice", data)
         parts: list[Part] = []
         if kind == "step.delta":
             self._delta(obj, parts)
@@ -174,8 +197,12 @@ class GeminiInteractionsCodec:
             self._status(obj, parts)
         else:
             parts.append(unknown_part(API, str(kind), obj, self.quirks))
-        event_id = obj.get("event_id")
-        if isinstance(event_id, str) and event_id:
+        if event_id is not None:
+            if len(self._seen) >= MAX_KEPT_EVENTS:
+                raise RemoteProtocolError(
+                    f"{API}: the stream has more than {MAX_KEPT_EVENTS} events"
+                )
+            self._seen.add(event_id)
             self._last_event = event_id
         return parts
 
@@ -192,13 +219,24 @@ class GeminiInteractionsCodec:
 
     def _created(self, interaction: dict[str, Any], parts: list[Part]) -> None:
         found = as_str(interaction.get("id"), f"{API}: interaction id")
+        self._same_interaction(found, "interaction.created")
         parts.append(meta_part(interaction.get("model"), found))
         if found and found != self._interaction:
             self._interaction = found
             parts.append(StatePart({"type": INTERACTION, "id": found}))
 
+    def _same_interaction(self, found: str | None, kind: str) -> None:
+        """An event that names an interaction names this stream's."""
+        known = self._interaction
+        if known is None and self._continued is not None:
+            known = self._continued.stream_id
+        if found and known is not None and found != known:
+            what = f"an {kind} event of interaction {found}, not {known}"
+            raise refused(self._continued, API, what)
+
     def _status(self, obj: dict[str, Any], parts: list[Part]) -> None:
         found = as_str(obj.get("interaction_id"), f"{API}: interaction_id")
+        self._same_interaction(found, "interaction.status_update")
         if found and self._interaction is None:
             self._interaction = found
             parts.append(StatePart({"type": INTERACTION, "id": found}))
@@ -207,6 +245,9 @@ class GeminiInteractionsCodec:
             parts.append(UsagePart(usage_from_interactions(usage)))
 
     def _completed(self, interaction: dict[str, Any], parts: list[Part]) -> None:
+        self._same_interaction(
+            as_str(interaction.get("id"), f"{API}: interaction id"), "interaction.completed"
+        )
         if self._interaction is None:
             self._created(interaction, parts)
         for index in sorted(self._open):  # steps the server left open
@@ -236,6 +277,8 @@ class GeminiInteractionsCodec:
         self, index: int, step: dict[str, Any], parts: list[Part], *, whole: bool = False
     ) -> None:
         """A step begins (``whole``: a whole interaction's step, complete)."""
+        if index in self._open or index in self._stopped:  # a replay, or another in its place
+            raise refused(self._continued, API, f"step {index} started twice")
         self._stepped = True
         kind = step.get("type")
         if kind == "function_call":
@@ -287,6 +330,8 @@ class GeminiInteractionsCodec:
         delta = as_obj(obj.get("delta"), f"{API}: delta")
         kind = delta.get("type")
         step = self._open.get(index)
+        if step is None and index in self._stopped:
+            raise refused(self._continued, API, f"a {kind} delta for step {index}, which ended")
         if kind == "arguments_delta":
             if step is None or step.get("type") != "function_call":
                 raise RemoteProtocolError(f"{API}: arguments_delta for step {index}, not a call")
@@ -314,7 +359,10 @@ class GeminiInteractionsCodec:
     def _stop(self, index: int, parts: list[Part]) -> None:
         step = self._open.pop(index, None)
         if step is None:
+            if index in self._stopped:
+                raise refused(self._continued, API, f"step {index} ended twice")
             return
+        self._stopped.add(index)
         kind = step.get("type")
         if kind == "function_call":
             parts.append(CallPart(index=index, done=True))

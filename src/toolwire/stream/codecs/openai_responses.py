@@ -11,7 +11,12 @@ ends it. Reasoning items come first, so a call's ``output_index`` is often not
 0; reasoning items are kept as provider state to be sent back (with their
 place among the calls). Items of hosted tools (web search, MCP...) are
 server-side calls. A whole (non-streamed) ``response`` object holds the same
-items, read by the same code.
+items, read by the same code. A call is the call that started: an
+``output_item.done`` that names another ``call_id`` or ``name`` makes it
+invalid, and a call item is added once per ``output_index``. A background
+response's stream reopened after a cut (``continue_after``) must go on
+numbering its events one by one and name no other response (see
+``_continuation.py``).
 Reference: https://platform.openai.com/docs/api-reference/responses-streaming
 """
 
@@ -52,6 +57,7 @@ from toolwire.stream.codecs._common import (
     meta_part,
     unknown_part,
 )
+from toolwire.stream.codecs._continuation import Continuation, continuation, numbered, refused
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.codecs.emulation import openai_responses as emulation
 from toolwire.stream.codecs.openai_responses_items import (
@@ -132,6 +138,19 @@ def usage_from_responses(raw: dict[str, Any]) -> Usage:
     )
 
 
+def _changed(
+    start: tuple[str | None, str | None], end: tuple[str | None, str | None]
+) -> str | None:
+    """What a call item's end changed of its start (``None``: nothing): its
+    ``call_id`` or its ``name``, given at both ends and different."""
+    changes = [
+        f"{field} {was!r} became {now!r}"
+        for field, was, now in zip(("call_id", "name"), start, end, strict=True)
+        if was and now and was != now
+    ]
+    return ", ".join(changes) or None
+
+
 def _server_call(item: dict[str, Any]) -> ServerCallPart:
     kind = str(item.get("type"))
     raw = item.get("arguments", item.get("action", item.get("input")))
@@ -168,6 +187,9 @@ class OpenAIResponsesCodec:
         self.quirks: set[str] = set()
         self._response: str | None = None  # the response's id
         self._number: int | None = None  # the last event's sequence_number
+        self._continued: Continuation | None = None  # set when the stream was reopened
+        # (call_id, name) of each call item, by output_index, as it was added.
+        self._items: dict[int, tuple[str | None, str | None]] = {}
         self._handlers: dict[str, Callable[[dict[str, Any], list[Part]], None]] = {
             "response.function_call_arguments.done": self._arguments_done,
             "response.custom_tool_call_input.delta": self._custom_delta,
@@ -191,6 +213,13 @@ class OpenAIResponsesCodec:
             return None
         return self._response, str(self._number)
 
+    def continue_after(self, stream_id: str, after: str | None) -> None:
+        """See :class:`~toolwire.stream.codecs.ContinuedCodec`: from now on
+        each event's ``sequence_number`` must be the one after the last, and
+        a response an event names must be ``stream_id``."""
+        self._continued = continuation(API, self.cursor, stream_id, after)
+        self._response = stream_id
+
     def decode(self, event: str, data: str) -> list[Part]:
         if '"response.function_call_arguments.delta"' in data[:64]:
             # The hot path: numbers travel inside the delta string, so the
@@ -206,7 +235,12 @@ class OpenAIResponsesCodec:
             obj = load_payload(data, API)
         kind = obj.get("type") or event
         number = obj.get("sequence_number")
-        if type(number) is int:
+        if self._continued is not None:
+            # OpenAI numbers a response's events one by one; ``starting_after=N``
+            # streams those after N. The provider's own error is reported as such.
+            if type(number) is int or kind != "error":
+                self._number = numbered(self._continued, kind, number, self._number, data)
+        elif type(number) is int:
             self._number = number
         parts: list[Part] = []
         if kind == "response.function_call_arguments.delta":
@@ -300,52 +334,48 @@ class OpenAIResponsesCodec:
 
     def _item_added(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
-        if item.get("type") == "custom_tool_call":
+        kind = item.get("type")
+        if kind != "custom_tool_call" and kind != "function_call":
+            return
+        index = self._index(obj)
+        if index in self._items:  # a replay, or another call in its place
+            what = f"output item {index} (a {kind}) was added twice"
+            raise refused(self._continued, API, what, dumps(obj))
+        self._calls += 1
+        call_id = as_str(item.get("call_id"), f"{API}: call_id")
+        name = as_str(item.get("name"), f"{API}: name")
+        self._items[index] = (call_id or None, name or None)
+        if kind == "custom_tool_call":
             # Freeform input: the arguments {"input": ...}, streamed as JSON text.
-            self._calls += 1
             text = as_str(item.get("input"), f"{API}: input") or ""
-            parts.append(
-                CallPart(
-                    index=self._index(obj),
-                    id=as_str(item.get("call_id"), f"{API}: call_id"),
-                    name=as_str(item.get("name"), f"{API}: name"),
-                    args='{"input":"' + dumps(text)[1:-1],
-                    new=True,
-                )
-            )
-        elif item.get("type") == "function_call":
-            self._calls += 1
-            args = as_str(item.get("arguments"), f"{API}: arguments")
-            parts.append(
-                CallPart(
-                    index=self._index(obj),
-                    id=as_str(item.get("call_id"), f"{API}: call_id"),
-                    name=as_str(item.get("name"), f"{API}: name"),
-                    args=args or None,
-                    new=True,
-                )
-            )
+            args: str | None = '{"input":"' + dumps(text)[1:-1]
+        else:
+            args = as_str(item.get("arguments"), f"{API}: arguments") or None
+        parts.append(CallPart(index=index, id=call_id, name=name, args=args, new=True))
 
     def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{API}: item")
         item_type = item.get("type")
         if item_type == "function_call" or item_type == "custom_tool_call":
             call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            name = as_str(item.get("name"), f"{API}: name")
             if item_type == "custom_tool_call":
                 text = as_str(item.get("input"), f"{API}: input")
                 final = None if text is None else dumps({"input": text})
             else:
                 final = as_str(item.get("arguments"), f"{API}: arguments")
-            parts.append(
-                CallPart(
-                    index=self._index(obj),
-                    id=call_id,
-                    name=as_str(item.get("name"), f"{API}: name"),
-                    args_final=final,
-                    done=True,
-                    cut=item.get("status") == "incomplete",
-                )
-            )
+            index = self._index(obj)
+            part = CallPart(index=index, id=call_id, name=name, args_final=final, done=True)
+            part.cut = item.get("status") == "incomplete"
+            started = self._items.get(index)
+            if started is not None:
+                # The call as it started, never another one: what its end
+                # changed makes it invalid.
+                part.changed = _changed(started, (call_id, name))
+                if part.changed is not None:
+                    call_id = part.id = started[0]
+                    part.name = None
+            parts.append(part)
             fields = {k: v for k, v in item.items() if k not in _CALL_KEYS and v is not None}
             if call_id and (fields or item_type == "custom_tool_call"):
                 # caller, namespace...: sent back with the call.
@@ -388,12 +418,21 @@ class OpenAIResponsesCodec:
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
         if isinstance(response, dict):
+            self._same_response(response, obj)
             meta = meta_part(response.get("model"), response.get("id"))
             self._response = self._response or meta.response_id
             parts.append(meta)
 
+    def _same_response(self, response: dict[str, Any], obj: dict[str, Any]) -> None:
+        """An event that names a response names this stream's."""
+        found, known = response.get("id"), self._response
+        if isinstance(found, str) and found and known is not None and found != known:
+            what = f"a {obj.get('type')} event of response {found}, not {known}"
+            raise refused(self._continued, API, what, dumps(obj))
+
     def _ended(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = as_obj(obj.get("response"), f"{API}: response")
+        self._same_response(response, obj)
         usage = response.get("usage")
         if usage:
             parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{API}: usage"))))
@@ -409,7 +448,10 @@ class OpenAIResponsesCodec:
 
     def _failed(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
-        err = response.get("error") if isinstance(response, dict) else None
+        err = None
+        if isinstance(response, dict):
+            self._same_response(response, obj)
+            err = response.get("error")
         parts.append(FinishPart("error", "failed"))
         parts.append(ErrorPart(error_event(err or obj, API)))
 
