@@ -26,11 +26,16 @@ provider data. The tree::
         ToolTimeout
         ToolFailed
       UsageError                    the caller's mistake (bad option, bad call)
+        CostLimitUnpriced           a cost limit on a model that has no price
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
 
     ModelRetry(Exception)           raised *by tools*: its message goes back to
                                     the model, which may try again
+
+    UnpricedCostWarning(UserWarning)
+                                    a run allowed to go on under a cost limit
+                                    its model has no price for
 
 The agent raises these as they come (a broken stream whose retries ran out
 raises the stream's own error); reaching the turn limit is not an error but
@@ -48,6 +53,7 @@ from typing import Any, Protocol
 __all__ = [
     "ConnectError",
     "ContinuationMismatch",
+    "CostLimitUnpriced",
     "LocalProtocolError",
     "ModelRetry",
     "Overloaded",
@@ -67,6 +73,7 @@ __all__ = [
     "TransportTimeout",
     "UnfinishedCall",
     "UnknownTool",
+    "UnpricedCostWarning",
     "UsageError",
     "UsageLimitExceeded",
 ]
@@ -329,6 +336,23 @@ class UsageError(ToolwireError):
     """The caller used toolwire wrongly (an unknown option, a bad argument)."""
 
     type_name = "usage_error"
+
+
+class CostLimitUnpriced(UsageError):
+    """A cost limit toolwire cannot enforce: the run's model has no price
+    (``toolwire[cost]`` is not installed, the price data does not have the
+    model, or the agent prices nothing). Raised when the run starts, before
+    any request is sent; the message says how to give a price. A run under
+    ``UsageLimits(cost=..., unpriced="allow")`` goes on instead, with one
+    :class:`UnpricedCostWarning`."""
+
+    type_name = "cost_limit_unpriced"
+
+
+class UnpricedCostWarning(UserWarning):
+    """A run goes on under a cost limit although its model has no price, as
+    ``UsageLimits(unpriced="allow")`` asked: a request of unknown cost counts
+    as nothing toward the limit. Warned once, when the run starts."""
 
 
 class UsageLimitExceeded(ToolwireError):

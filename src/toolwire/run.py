@@ -167,7 +167,8 @@ class RunResult:
     run_id: str
     cost: Cost | None = None
     """What the run's model requests cost, in US dollars (see
-    :mod:`toolwire.cost`); ``None`` when the price of one of them is unknown."""
+    :mod:`toolwire.cost`); ``None`` when the price of one of them is unknown.
+    The whole run's, every process that ran it counted (a suspended run's so far)."""
     pending: tuple[PendingCall, ...] = ()
     """What a ``suspended`` run waits for: answer with
     :meth:`~toolwire.Agent.resume` (``approvals=``, ``results=``) or

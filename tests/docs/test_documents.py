@@ -48,6 +48,7 @@ EXPECTED_OUTPUT = {
         "run_finished",
     ],
     "errors.md": ["failed"],
+    "cost.md": ["cost limit of $0.01 cannot be enforced", "['UnpricedCostWarning']"],
     "integrations.md": ["It is light rain in Hangzhou.", "get_weather {'city': 'Hangzhou'}"],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],
     "clouds.md": [

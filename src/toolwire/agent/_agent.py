@@ -52,7 +52,7 @@ from toolwire.agent._lifecycle import AgentObservers, resume_point, run_lease
 from toolwire.agent._resumed import finished_result
 from toolwire.agent._suspend import Answers
 from toolwire.agent.loop import RequestOptions
-from toolwire.cost import Budget, Prices, UsageLimits, default_prices
+from toolwire.cost import Budget, Prices, UsageLimits, check_priced, default_prices
 from toolwire.errors import UsageError
 from toolwire.events import Event
 from toolwire.journal import Decision, Journal, ResumePlan, open_journal
@@ -131,7 +131,10 @@ class Agent:
         limits: the most one run may use (:class:`~toolwire.cost.UsageLimits`):
             tokens, cost, model requests, tool calls, wall time. Checked as the
             model streams; crossing one stops the run with
-            :class:`~toolwire.errors.UsageLimitExceeded`.
+            :class:`~toolwire.errors.UsageLimitExceeded`. They count the
+            whole run, over every process that runs or resumes it; a cost
+            limit needs a price for the model (else
+            :class:`~toolwire.errors.CostLimitUnpriced` when the run starts).
         budget: limits shared with every other run given the same
             :class:`~toolwire.cost.Budget` (of this agent or another).
         journal: where runs are recorded: ``None`` (the default) or ``True``
@@ -214,7 +217,11 @@ class Agent:
             ProviderError, TransportError: the model request failed after the
                 transport's retries.
             ProtocolError: a turn's stream failed and ``stream_retries`` ran out.
+            CostLimitUnpriced: a cost limit, and no price for the model
+                (raised before any request).
+            UsageLimitExceeded: the run crossed one of its limits.
         """
+        self._check_limits()
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
         with run_lease(self.journal, chosen):
@@ -239,6 +246,7 @@ class Agent:
         Iterate it to the end, or close it (``contextlib.aclosing``): closing
         it early cancels the run and every tool it started.
         """
+        self._check_limits()
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
 
@@ -291,8 +299,11 @@ class Agent:
             JournalError: the journal has no such run, or cannot be read.
             ApprovalRefused: an answer names another call, other arguments,
                 expired, or contradicts one already given; nothing of it runs.
-            ProviderError, TransportError, ProtocolError: as for :meth:`run`.
+            ProviderError, TransportError, ProtocolError, CostLimitUnpriced,
+                UsageLimitExceeded: as for :meth:`run` (the limits count the
+                whole run, its earlier processes included).
         """
+        self._check_limits()
         answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
         with self._resuming(run_id, answers) as (run_id, plan, finished):
             if finished is not None:
@@ -332,6 +343,7 @@ class Agent:
     ) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
+        self._check_limits()
         answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
 
         async def runner(
@@ -351,6 +363,18 @@ class Agent:
         async with contextlib.aclosing(run_events(runner)) as events:
             async for event in events:
                 yield event
+
+    def _check_limits(self) -> None:
+        """Refuse, before the run starts, a cost limit on a model without a
+        price (see :func:`~toolwire.cost.check_priced`)."""
+        check_priced(
+            model=self.model,
+            prices=self.prices,
+            provider=self.provider.name,
+            base_url=self.provider.base_url,
+            limits=self.limits,
+            budget=self.budget,
+        )
 
     def _sync(self, work: Callable[[], Awaitable[T]]) -> T:
         """``work()`` in an event loop of its own; the provider's own
@@ -453,8 +477,10 @@ class Agent:
                 resumed=plan is not None,
             )
 
+        driver = RunDriver(self._config(), run_id, messages, observers, emit, emit_many)
+
         def drive() -> Awaitable[RunResult]:
-            driver = RunDriver(self._config(), run_id, messages, observers, emit, emit_many)
             return driver.drive(plan)
 
-        return await self._observers.observe(observers, run_id, info, plan, drive)
+        meter = driver.meter
+        return await self._observers.observe(observers, run_id, info, plan, drive, meter.totals)

@@ -147,7 +147,7 @@ class RunDriver(ToolSteps):
             for r in plan.records
         ]
         self.usage = plan.usage
-        self.meter.resumed(plan.usage, plan.cost)
+        self.meter.resumed(plan.totals)
         settling = plan.response
         # Without a recorded answer, the last turn is requested again
         # (or read again, when the provider keeps the response).
@@ -209,7 +209,8 @@ class RunDriver(ToolSteps):
         )
 
     def _suspended(self, waiting: tuple[PendingCall, ...]) -> RunResult:
-        """The run waits for answers from outside: nothing of the turn ran."""
+        """The run waits for answers from outside: nothing of the turn ran
+        (its cost so far is the whole run's, every process counted)."""
         return RunResult(
             output="",
             outcome="suspended",
@@ -218,6 +219,7 @@ class RunDriver(ToolSteps):
             tool_calls=tuple(self.records),
             turns=self.turn,
             run_id=self.run_id,
+            cost=self.meter.cost,
             pending=waiting,
         )
 

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 import anyio
 
 from toolwire.agent._suspend import Answers
+from toolwire.cost import RunTotals
 from toolwire.journal import Journal, JournalObserver, ResumePlan, plan_resume
 from toolwire.observe import Observers, RunObserver
 from toolwire.run import RunInfo, RunResult
@@ -81,20 +82,24 @@ class AgentObservers:
         info: Callable[[], RunInfo],
         plan: ResumePlan | None,
         drive: Callable[[], Awaitable[RunResult]],
+        totals: Callable[[], RunTotals],
     ) -> RunResult:
         """Run ``drive()`` to its end, ``observers`` told of its start (with
-        ``info()``, made only when one of them listens) and of its end."""
+        ``info()``, made only when one of them listens) and of its end; the
+        journal records the run's ``totals()`` with its steps."""
         if observers.run_started:
             started_info = info()
             for started in observers.run_started:
                 await started(started_info)
+        if self.journal_observer is not None:
+            self.journal_observer.metered(run_id, totals)
         if plan is not None and self.journal_observer is not None:
             self.journal_observer.resumed_from(
                 run_id,
                 usage=plan.usage,
                 tool_calls=len(plan.records),
                 turns=plan.turn,
-                cost=plan.cost,
+                cost=plan.totals.cost,
             )
         try:
             final = await drive()

@@ -99,5 +99,5 @@ def finished_result(plan: ResumePlan, outcome: str) -> RunResult:
         tool_calls=tuple(records),
         turns=plan.turn,
         run_id=plan.run_id,
-        cost=plan.cost,
+        cost=plan.totals.cost,
     )

@@ -16,6 +16,11 @@ and, for output the provider has not counted yet, an estimate of about four
 characters per token of streamed text, reasoning and tool-call arguments.
 The request's final usage replaces the estimate.
 
+A run's limits count the whole run: a resumed run's meter starts from the
+:class:`~toolwire.cost.RunTotals` its journal recorded last
+(:meth:`RunMeter.resumed`), so a run that suspends in one process and goes on
+in another stops where the whole run crosses a limit.
+
 A :class:`Budget` is a set of limits shared by every run it is given to (of
 any agent in the process): each run's figures count against it as they
 arrive, and a run that would cross it is stopped like one that crosses its
@@ -30,10 +35,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from toolwire.cost._prices import Prices
 from toolwire.cost._rates import Cost
+from toolwire.cost._totals import RunTotals
 from toolwire.errors import UsageError, UsageLimitExceeded
 from toolwire.events import (
     Event,
@@ -58,20 +64,29 @@ _LIMITS = ("input_tokens", "output_tokens", "cost", "model_requests", "tool_call
 class UsageLimits:
     """The most a run (or a :class:`Budget`) may use; ``None`` is no limit.
 
+    A run's limits count the whole run, over every process that runs it (a
+    run resumed after an approval or a crash goes on from what it had used).
+
     Args:
         input_tokens: input tokens over all model requests.
         output_tokens: output tokens (reasoning included) over all requests.
-        cost: US dollars (needs known prices: a request of unknown cost
-            counts as nothing, so give :class:`~toolwire.cost.Rates` for
-            models the data does not have).
+        cost: US dollars. It needs a price for the model: a run whose model
+            has none (no ``toolwire[cost]``, a model the data does not have)
+            is refused with :class:`~toolwire.errors.CostLimitUnpriced`
+            before any request, unless ``unpriced="allow"``.
         model_requests: model requests sent (retries included).
         tool_calls: tool calls run.
-        wall_time: seconds since the run started.
+        wall_time: seconds the run has run (in every process; the time it
+            waits suspended between them does not count).
+        unpriced: ``"refuse"`` (the default) or ``"allow"``: run under a
+            cost limit without a price for the model, with one
+            :class:`~toolwire.errors.UnpricedCostWarning`; a request of
+            unknown cost then counts as nothing.
         clock: the clock ``wall_time`` is measured with (seconds;
             ``time.monotonic``); tests inject their own.
 
     Raises:
-        UsageError: a negative or non-numeric limit.
+        UsageError: a negative or non-numeric limit, an unknown ``unpriced``.
     """
 
     input_tokens: int | None = None
@@ -80,9 +95,12 @@ class UsageLimits:
     model_requests: int | None = None
     tool_calls: int | None = None
     wall_time: float | None = None
+    unpriced: Literal["refuse", "allow"] = "refuse"
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.unpriced not in ("refuse", "allow"):
+            raise UsageError(f"unpriced must be 'refuse' or 'allow', not {self.unpriced!r}")
         for name in _LIMITS:
             value = getattr(self, name)
             if value is None:
@@ -196,7 +214,10 @@ class RunMeter:
         self.cost: Cost | None = Cost(total=Decimal(0))
         """The run's cost; ``None`` once a request's cost is unknown."""
         self._used = _Figures()
-        self._started = limits.clock() if limits is not None else 0.0
+        self._clock = limits.clock if limits is not None else time.monotonic
+        self._started = self._clock()
+        self._carried = 0.0
+        """Seconds the run ran before this process took it up."""
         self._at = datetime.now(timezone.utc)
         self._flight: _Flight | None = None
         self._cost_limited = (limits is not None and limits.cost is not None) or (
@@ -212,11 +233,37 @@ class RunMeter:
         """Whether :meth:`watch` needs to see the stream's events: to check
         the limits, or to price what a stream revealed before it broke."""
 
-    def resumed(self, usage: Usage, cost: Cost | None) -> None:
-        """Count what the earlier part of a resumed run used (toward its total,
-        not its limits: those count from this resumption)."""
-        self.usage = usage
-        self.cost = cost
+    def resumed(self, totals: RunTotals) -> None:
+        """Go on from what the earlier part of a resumed run used: its totals
+        count toward the run's figures and its limits (not a budget's, which
+        counts this process's runs)."""
+        self.usage = totals.usage
+        self.cost = totals.cost
+        self._used = _Figures(
+            input_tokens=totals.usage.input_tokens or 0,
+            output_tokens=totals.usage.output_tokens or 0,
+            cost=totals.known_cost,
+            model_requests=totals.model_requests,
+            tool_calls=totals.tool_calls,
+        )
+        self._carried = totals.wall_time
+
+    def totals(self) -> RunTotals:
+        """The run's totals so far, earlier processes included (what the
+        journal records with each turn)."""
+        used = self._used
+        return RunTotals(
+            usage=self.usage,
+            cost=self.cost,
+            known_cost=used.cost,
+            model_requests=used.model_requests,
+            tool_calls=used.tool_calls,
+            wall_time=self._elapsed(),
+        )
+
+    def _elapsed(self) -> float:
+        """Seconds the run has run, earlier processes included."""
+        return self._carried + max(0.0, self._clock() - self._started)
 
     # -- the steps ---------------------------------------------------------------
 
@@ -314,8 +361,7 @@ class RunMeter:
         """(limit, elapsed, scope) of each wall-time limit."""
         found: list[tuple[float, float, str]] = []
         if self.limits is not None and self.limits.wall_time is not None:
-            elapsed = self.limits.clock() - self._started
-            found.append((self.limits.wall_time, elapsed, "run"))
+            found.append((self.limits.wall_time, self._elapsed(), "run"))
         budget = self.budget
         if budget is not None and budget.limits.wall_time is not None:
             elapsed = budget.limits.clock() - budget._started
@@ -365,8 +411,7 @@ class RunMeter:
             extra.tool_calls = flight.calls
         detail = " (estimated while streaming)" if flight is not None else ""
         if self.limits is not None:
-            elapsed = self.limits.clock() - self._started
-            _compare(self.limits, self._used, extra, elapsed, "run", detail)
+            _compare(self.limits, self._used, extra, self._elapsed(), "run", detail)
         if self.budget is not None:
             budget = self.budget
             elapsed = budget.limits.clock() - budget._started

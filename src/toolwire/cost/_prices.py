@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from toolwire.cost._rates import (
     Calculator,
     Cost,
+    Parts,
     Rates,
     _parts,
     cost_from_dict,
@@ -94,6 +95,19 @@ class Prices:
             self._loaded.append(genai_calculator() if self.data else None)
         return self._loaded[0]
 
+    def knows(
+        self, model: str, *, provider: str | None = None, base_url: str | None = None
+    ) -> bool:
+        """Whether requests to ``model`` have a price: your :class:`Rates`
+        for it, or the data's (arguments as for :meth:`cost`)."""
+        if model in self.rates:
+            return True
+        calc = self._calc()
+        if calc is None:
+            return False
+        when = self.at or datetime.now(timezone.utc)
+        return calc(model, _PROBE, provider, base_url, when) is not None
+
     def cost(
         self,
         model: str,
@@ -131,6 +145,9 @@ class Prices:
         when = self.at or at or datetime.now(timezone.utc)
         return calc(model, parts, provider, base_url, when)
 
+
+_PROBE: Parts = (1000, 0, 0, 1000, 0)
+"""The usage :meth:`Prices.knows` prices: a model the data has prices it."""
 
 _DEFAULT: list[Prices] = []
 

@@ -25,6 +25,11 @@ the same records in the same order, one write each. The intents of a batch
 of tool calls are committed together too, before any of the calls runs. (An
 observer after the journal is told of a staged step before it is on disk.)
 
+Totals: the records that change what a run has used (a request, its answer
+or failure, a batch's intents, the run's end) carry the run's totals as its
+meter has them after that step (:meth:`JournalObserver.metered`), so a run
+resumed in another process goes on counting its limits from them.
+
 Writes are small synchronous SQLite transactions on the event loop's thread
 by default; ``offload=True`` runs them in a worker thread instead (see the
 README's reliability figures for why the default is inline).
@@ -39,7 +44,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from toolwire.cost import Cost
+from toolwire.cost import Cost, RunTotals
 from toolwire.errors import ToolwireError, UsageLimitExceeded
 from toolwire.journal._payloads import (
     RecordEncoder,
@@ -55,6 +60,7 @@ from toolwire.journal._payloads import (
 )
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import Step, end_step
+from toolwire.journal._totals import totals_record
 from toolwire.messages import Message
 from toolwire.observe import RunObserver
 from toolwire.run import RunInfo, RunResult
@@ -99,6 +105,7 @@ class JournalObserver(RunObserver):
         """A request's usage and cost, told before its response or failure."""
         self._calls: dict[str, int] = {}
         self._turns: dict[str, int] = {}
+        self._meters: dict[str, Callable[[], RunTotals]] = {}
 
     def __repr__(self) -> str:
         return f"JournalObserver({self.journal!r})"
@@ -181,7 +188,7 @@ class JournalObserver(RunObserver):
 
     def _forget(self, run_id: str) -> None:
         tables = (self._stored, self._usage, self._cost, self._priced, self._calls, self._turns)
-        for table in (*tables, self._pending):
+        for table in (*tables, self._pending, self._meters):
             table.pop(run_id, None)
         self._unrecorded.discard(run_id)
 
@@ -213,13 +220,30 @@ class JournalObserver(RunObserver):
         self._calls[run_id] = tool_calls
         self._turns[run_id] = turns
 
+    def metered(self, run_id: str, totals: Callable[[], RunTotals]) -> None:
+        """Record the run's ``totals()`` (its meter's) with each step that
+        changes them."""
+        self._meters[run_id] = totals
+
+    def _totals_entry(self, run_id: str) -> dict[str, Any] | None:
+        """The run's totals as recorded (``None`` when its meter is unknown)."""
+        totals = self._meters.get(run_id)
+        return totals_record(totals()) if totals is not None else None
+
+    def _totals(self, run_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        """``record`` with the run's totals, when its meter is known."""
+        entry = self._totals_entry(run_id)
+        if entry is not None:
+            record["totals"] = entry
+        return record
+
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
     ) -> None:
         """Record the request, and the messages no earlier request carried."""
         stored = self._stored.get(run_id, 0)
         new = [self._encode(m.to_dict()) for m in messages[stored:]]
-        data = self._encode({"messages": len(messages), "new": len(new)})
+        data = self._encode(self._totals(run_id, {"messages": len(messages), "new": len(new)}))
         await self._commit(
             run_id, Step("model_request", data, turn, attempt, messages=new, first_position=stored)
         )
@@ -252,7 +276,7 @@ class JournalObserver(RunObserver):
         cost = priced[1] if priced is not None else None
         if priced is None and result.usage is not None:  # counted by model_usage otherwise
             self._usage[run_id] = self._usage.get(run_id, Usage()) + result.usage
-        data = self._encode(response_record(result, cost, elapsed))
+        data = self._encode(self._totals(run_id, response_record(result, cost, elapsed)))
         # Staged: what comes next (the intents of its tool calls, the next
         # request, the run's end) is committed with it.
         self._stage(run_id, Step("model_response", data, turn, attempt))
@@ -268,7 +292,7 @@ class JournalObserver(RunObserver):
             usage, cost = priced
             record["usage"] = usage.to_dict() if usage is not None else None
             record["cost"] = cost.to_dict() if cost is not None else None
-        data = self._encode(record)
+        data = self._encode(self._totals(run_id, record))
         # Staged: the request sent again, or the run's end, commits it.
         self._stage(run_id, Step("model_failed", data, turn, attempt))
 
@@ -282,7 +306,9 @@ class JournalObserver(RunObserver):
         eager: bool = False,
     ) -> None:
         """Record the intent: committed before the tool's body runs."""
-        await self._commit(run_id, intent_step(turn, call, idempotency_key, eager, self._encode))
+        totals = self._totals_entry(run_id)
+        step = intent_step(turn, call, idempotency_key, eager, self._encode, totals=totals)
+        await self._commit(run_id, step)
 
     async def tools_started(
         self,
@@ -299,7 +325,9 @@ class JournalObserver(RunObserver):
         *staged, (last, last_key) = calls
         for call, idempotency_key in staged:
             self._stage(run_id, intent_step(turn, call, idempotency_key, eager, self._encode))
-        await self._commit(run_id, intent_step(turn, last, last_key, eager, self._encode))
+        totals = self._totals_entry(run_id)
+        step = intent_step(turn, last, last_key, eager, self._encode, totals=totals)
+        await self._commit(run_id, step)
 
     async def approval_decided(
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
@@ -342,8 +370,11 @@ class JournalObserver(RunObserver):
 
     async def run_finished(self, run_id: str, result: RunResult) -> None:
         """Record the run's outcome and answer."""
-        summary = self._encode(run_summary(result))
-        data = self._encode(pending_record(result)) if result.pending else summary
+        summary = self._encode(self._totals(run_id, run_summary(result)))
+        if result.pending:
+            data = self._encode(self._totals(run_id, pending_record(result)))
+        else:
+            data = summary
         await self._commit(run_id, end_step(result.outcome, summary, data))
         self._forget(run_id)
 
@@ -359,7 +390,7 @@ class JournalObserver(RunObserver):
             "usage": self._usage.get(run_id, Usage()).to_dict(),
             "cost": cost.to_dict() if cost is not None else None,
         }
-        text = self._encode(record)
+        text = self._encode(self._totals(run_id, record))
         status = "cancelled" if cancelled else "failed"
         if isinstance(error, UsageLimitExceeded):
             status = "limit"

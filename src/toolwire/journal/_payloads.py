@@ -159,10 +159,14 @@ def intent_step(
     idempotency_key: str,
     eager: bool,
     encode: Callable[[Any], str],
+    *,
+    totals: dict[str, Any] | None = None,
 ) -> Step:
     record = _call_record(call)
     record["idempotency_key"] = idempotency_key
     record["eager"] = eager
+    if totals is not None:  # the run's, once the batch's calls are counted
+        record["totals"] = totals
     return Step("tool_intent", encode(record), turn, call_id=call.id)
 
 

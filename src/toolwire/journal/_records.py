@@ -89,7 +89,8 @@ class RunSummary:
     """Token usage summed over the turns, once the run has ended."""
     cost: dict[str, Any] | None = None
     """What the run cost (``{"total", "input", "output"}`` in US dollars), once
-    it has ended; ``None`` when unknown (or recorded by an older toolwire)."""
+    it has ended or suspended (so far, then); ``None`` when unknown (or
+    recorded by an older toolwire)."""
     output: str | None = None
     """The final answer of an answered run."""
     error: dict[str, Any] | None = None

@@ -16,7 +16,9 @@ returns the state a resumed run continues from:
   - a call without an intent never started.
 
 * the tool records and token usage of the completed turns, so the resumed
-  run's result covers the whole run.
+  run's result covers the whole run;
+* the run's totals (tokens, cost, requests, tool calls, wall time) as last
+  recorded (:mod:`toolwire.journal._totals`), so its limits count the whole run.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from toolwire.cost import Cost, cost_from_dict
+from toolwire.cost import Cost, RunTotals, cost_from_dict
 from toolwire.errors import UsageError
 from toolwire.journal._records import JournalError, RunLog
+from toolwire.journal._totals import run_totals
 from toolwire.messages import AssistantMessage, Message, message_from_dict
 from toolwire.tools import ToolResult
 from toolwire.types import (
@@ -149,6 +152,9 @@ class ResumePlan:
     """When ``turn``'s answer was not recorded: the id under which the
     provider keeps the response it was streaming (a Responses background
     response), to be read again rather than asked again."""
+    totals: RunTotals = field(default_factory=RunTotals)
+    """What the whole run has used so far, every request and every process
+    counted: where its usage limits go on from."""
 
 
 @dataclass
@@ -188,6 +194,7 @@ def plan_resume(log: RunLog) -> ResumePlan:
         usage=usage,
         cost=cost,
         streaming=turns[last].streaming if last and turns[last].response is None else None,
+        totals=run_totals(log.events),
     )
 
 
