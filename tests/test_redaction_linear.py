@@ -68,7 +68,7 @@ def test_redaction_of_a_hostile_shape_is_linear(unit: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=examples(40))
+@settings(max_examples=examples(25))
 @given(unit=units)
 def test_redaction_of_any_repeated_unit_is_linear(unit: str) -> None:
     assert_linear(lambda n: repeat(unit, n), redact)
