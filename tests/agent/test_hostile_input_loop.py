@@ -2,7 +2,8 @@
 keeps ticking through an ``Agent.run`` that receives 1 MB of hostile text in
 each of the shapes that used to be quadratic (an unterminated string of
 escaped quotes to repair, a tool error quoting a 1 MB ``a.a.a.`` argument to
-scrub, a result of shared references to cut to its budget)."""
+scrub, a result of shared references to cut to its budget), and a tool error
+quoting a 320 KB ``eyJ-eyJ-...`` argument, whose traceback is kept redacted."""
 
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ def hostile() -> Scenario:
                         {"name": "lookup", "arguments": '{"key": "' + '\\"' * (MB // 2)},
                         {"name": "lookup", "arguments": {"key": "a." * (MB // 2)}},
                         {"name": "document", "arguments": {}},
+                        {"name": "lookup", "arguments": {"key": "eyJ-" * 80_000}},
                     ],
                     "chunk_size": 65536,
                 },
@@ -86,10 +88,12 @@ async def test_a_ticker_keeps_ticking_through_a_run_fed_hostile_text() -> None:
                 ticks.append(time.thread_time())
                 tg.cancel_scope.cancel()
     assert result.output == "done"
-    first, second, third = (r.result for r in result.tool_calls)
+    first, second, third, fourth = (r.result for r in result.tool_calls)
     assert first.error == "invalid_arguments" and not first.ok
     assert second.error == "failed" and len(second.content) < 1000
     assert third.ok and third.truncated
+    assert fourth.error == "failed" and fourth.traceback is not None
+    assert len(fourth.traceback) < 10_000
     gaps = [b - a for a, b in pairwise(ticks)]
     # Linear work on 1 MB costs a few tenths of a second at most; a quadratic
     # path held the loop for tens of seconds.

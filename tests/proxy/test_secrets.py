@@ -9,7 +9,8 @@ from urllib.parse import quote
 import httpx
 from starlette.types import Receive, Scope, Send
 
-from toolwire.http._credentials import Scrubber, is_credential_name, redact_query, strip_userinfo
+from toolwire.http._credentials import Scrubber, is_credential_name, redact_query
+from toolwire.http._urls import strip_userinfo
 from toolwire.testing import CassetteServer, RecordingProxy, Scenario
 from toolwire.testing._serving import LoopbackServer
 

@@ -67,7 +67,12 @@ CITIES: tuple[City, ...] = (
 
 def _key(name: str) -> str:
     text = name.split(",")[0].split("，")[0].strip().casefold()
-    text = re.sub(r"(市|\s+city)$", "", text)
+    # "北京市", "New York city": a suffix taken off by hand (a pattern with
+    # "\s+" before its end read a long run of spaces again from each of them).
+    if text.endswith("市"):
+        text = text[:-1]
+    elif text.endswith("city") and text[:-4].rstrip() != text[:-4]:
+        text = text[:-4].rstrip()
     return re.sub(r"[\s'’\-_.]", "", text)
 
 

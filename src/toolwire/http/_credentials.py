@@ -15,7 +15,10 @@ parameter named ``code`` (an OAuth authorization code) is one too.
 A known secret is also removed from every other header and parameter (a
 ``Referer`` quoting a URL with the key), and in its URL-encoded and base64
 forms (:func:`secret_forms`: a key inside HTTP Basic credentials or any other
-base64 text, at any of its three alignments).
+base64 text, at any of its three alignments), whatever the case of its
+letters (a key quoted upper-cased, a percent-escape written ``%2f``). URLs
+are split in :mod:`toolwire.http._urls`, request bodies read in
+:mod:`toolwire.http._bodies`.
 
 The values of such headers and parameters are the secrets; they are then
 removed wherever else they occur by :class:`Scrubber`, which works on a stream
@@ -31,8 +34,8 @@ import base64
 import binascii
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from typing import Any, AnyStr
+from urllib.parse import quote, unquote
 
 __all__ = [
     "CREDENTIAL_WORDS",
@@ -40,12 +43,12 @@ __all__ = [
     "MIN_SECRET_LENGTH",
     "REDACTED",
     "Scrubber",
+    "ascii_lower",
     "is_credential_name",
     "redact",
     "redact_headers",
     "redact_query",
     "secret_forms",
-    "strip_userinfo",
 ]
 
 REDACTED = "<redacted>"
@@ -86,14 +89,23 @@ _SPLIT = re.compile(r"[-_.]")
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _ENDINGS = ("token", "apikey", "secret", "password", "credential", "credentials")
 _QUERY_WORDS = frozenset({"code"})
+_PARAMETER_SEPARATOR = re.compile("([&;])")
 
 
-def is_credential_name(name: str, *, query: bool = False) -> bool:
-    """True when a header (or, ``query``, a query parameter) named ``name``
-    carries a credential."""
+_BODY_IGNORED = frozenset({"sig", "signature"})
+"""Words that make no credential of a JSON member's name: a request body
+carries the model's own signatures back (a thinking block's ``signature``,
+Gemini's ``thoughtSignature``), which are provider state, not keys."""
+
+
+def is_credential_name(name: str, *, query: bool = False, member: bool = False) -> bool:
+    """True when a header (or, ``query``, a query parameter; ``member``, a
+    JSON body's member) named ``name`` carries a credential."""
     words = _SPLIT.split(_HUMP.sub("-", name).lower())
     return any(
-        word in CREDENTIAL_WORDS or word.endswith(_ENDINGS) or (query and word in _QUERY_WORDS)
+        (word in CREDENTIAL_WORDS and not (member and word in _BODY_IGNORED))
+        or word.endswith(_ENDINGS)
+        or (query and word in _QUERY_WORDS)
         for word in words
     )
 
@@ -164,47 +176,61 @@ def redact_headers(
 
 
 def redact_query(query: str, known: Iterable[str] = ()) -> tuple[str, list[str]]:
-    """A raw query string with credential parameters' values replaced (the
-    rest is kept byte for byte, but for the ``known`` secrets and those of
-    its credential parameters, removed wherever they occur), and the
-    secrets it held."""
+    """A raw query string (or form body) with credential parameters' values
+    replaced (the rest is kept byte for byte, but for the ``known`` secrets
+    and those of its credential parameters, removed wherever they occur),
+    and the secrets it held. Both ``&`` and ``;`` separate parameters (some
+    servers take either: ``?alt=sse;key=...``)."""
     if not query:
         return "", []
-    pieces: list[str] = []
+    pieces = _PARAMETER_SEPARATOR.split(query)
     secrets: list[str] = []
-    for piece in query.split("&"):
-        name, sep, value = piece.partition("=")
+    for i in range(0, len(pieces), 2):  # the odd items are the separators
+        name, sep, value = pieces[i].partition("=")
         if sep and is_credential_name(unquote(name), query=True):
             secrets += [value, unquote(value)]
-            piece = f"{name}={REDACTED}"
-        pieces.append(piece)
-    text = "&".join(pieces)
+            pieces[i] = f"{name}={REDACTED}"
+    text = "".join(pieces)
     scrubber = Scrubber([*secrets, *known])
     if scrubber:
         text = scrubber.scrub_text(text)
     return text, [s for s in secrets if s]
 
 
-def strip_userinfo(url: str) -> tuple[str, list[str]]:
-    """``url`` without ``user:password@``, and the secrets it held."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url, []
-    userinfo, _, host = parts.netloc.rpartition("@")
-    user, _, password = userinfo.partition(":")
-    secrets = [s for s in (userinfo, unquote(userinfo), password, unquote(password)) if s]
-    if not password:
-        secrets += [user, unquote(user)]
-    return urlunsplit(parts._replace(netloc=host)), secrets
+def ascii_lower(text: str) -> str:
+    """``text`` with its ASCII letters in lower case and nothing else changed:
+    the same length, so an index into one is an index into the other."""
+    if text.isascii():
+        return text.lower()
+    return text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+
+
+def _replace_all(data: AnyStr, low: AnyStr, secret: AnyStr, by: AnyStr) -> tuple[AnyStr, AnyStr]:
+    """``data`` (and ``low``, its letters in lower case) with each ``secret``
+    (in lower case) found in ``low`` replaced by ``by``."""
+    kept: list[AnyStr] = []
+    lows: list[AnyStr] = []
+    at = 0
+    found = low.find(secret)
+    while found >= 0:
+        kept += (data[at:found], by)
+        lows += (low[at:found], by)
+        at = found + len(secret)
+        found = low.find(secret, at)
+    kept.append(data[at:])
+    lows.append(low[at:])
+    return data[:0].join(kept), low[:0].join(lows)
 
 
 class Scrubber:
     """Replaces secrets in a stream of byte chunks.
 
-    :meth:`feed` returns each chunk with the secrets replaced. Only when a
-    chunk ends with the beginning of a secret is that tail held back until the
-    next chunk tells (so chunk boundaries move only around a possible
-    secret); :meth:`finish` returns what is still held.
+    A secret is found whatever the case of its ASCII letters (a key quoted
+    upper-cased, a percent-escape written ``%2f``). :meth:`feed` returns
+    each chunk with the secrets replaced. Only when a chunk ends with the
+    beginning of a secret is that tail held back until the next chunk tells
+    (so chunk boundaries move only around a possible secret); :meth:`finish`
+    returns what is still held.
 
     Args:
         secrets: the secret strings; those shorter than
@@ -212,7 +238,7 @@ class Scrubber:
     """
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        forms = {f.encode("utf-8", "surrogateescape") for f in secret_forms(secrets)}
+        forms = {f.encode("utf-8", "surrogateescape").lower() for f in secret_forms(secrets)}
         self._secrets: Sequence[bytes] = sorted(
             (f for f in forms if len(f) >= MIN_SECRET_LENGTH), key=len, reverse=True
         )
@@ -224,9 +250,12 @@ class Scrubber:
 
     def scrub(self, data: bytes) -> bytes:
         """``data`` with every secret replaced (a whole body, nothing held)."""
+        if not self._secrets:
+            return data
+        low = data.lower()
         for secret in self._secrets:
-            if secret in data:
-                data = data.replace(secret, self._replacement)
+            if secret in low:
+                data, low = _replace_all(data, low, secret, self._replacement)
         return data
 
     def scrub_text(self, text: str) -> str:
@@ -242,7 +271,7 @@ class Scrubber:
         if not self._secrets:
             return chunk
         data = self.scrub(self._held + chunk) if self._held else self.scrub(chunk)
-        keep = self._open_tail(data)
+        keep = self._open_tail(data.lower())
         self._held = data[len(data) - keep :] if keep else b""
         return data[: len(data) - keep] if keep else data
 
@@ -251,17 +280,17 @@ class Scrubber:
         held, self._held = self._held, b""
         return held
 
-    def _open_tail(self, data: bytes) -> int:
-        """The length of the longest tail of ``data`` that begins a secret."""
+    def _open_tail(self, low: bytes) -> int:
+        """The length of the longest tail of ``low`` that begins a secret."""
         longest = 0
         for secret in self._secrets:
-            start = max(0, len(data) - len(secret) + 1)
-            at = data.find(secret[:1], start)
+            start = max(0, len(low) - len(secret) + 1)
+            at = low.find(secret[:1], start)
             while at != -1:
-                if secret.startswith(data[at:]):
-                    longest = max(longest, len(data) - at)
+                if secret.startswith(low[at:]):
+                    longest = max(longest, len(low) - at)
                     break
-                at = data.find(secret[:1], at + 1)
+                at = low.find(secret[:1], at + 1)
         return longest
 
 
@@ -276,7 +305,8 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     :data:`LONG_SECRET_LENGTH` is replaced where no letter or digit touches
     it; anything that looks like a key (a digit, a capital, a symbol), and
     anything longer, wherever it occurs. Their URL-encoded and base64 forms
-    are replaced too (:func:`secret_forms`).
+    are replaced too (:func:`secret_forms`), and every form whatever the
+    case of its letters (an upper-cased key is the same key).
 
     Args:
         value: JSON-like data (dicts, lists, strings, numbers...).
@@ -302,19 +332,25 @@ class _Rules:
             if MIN_SECRET_LENGTH <= len(s) < LONG_SECRET_LENGTH and not _key_like(s)
         ]
         self.words = (
-            re.compile("|".join(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])" for w in words))
+            re.compile(
+                "|".join(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])" for w in words),
+                re.IGNORECASE,
+            )
             if words
             else None
         )
-        self.long = [s for s in unique if len(s) >= LONG_SECRET_LENGTH or _key_like(s)]
+        longs = [s for s in unique if len(s) >= LONG_SECRET_LENGTH or _key_like(s)]
+        self.long = list(dict.fromkeys(ascii_lower(s) for s in longs))
 
     def __bool__(self) -> bool:
         return bool(self.words or self.long)
 
     def key(self, text: str) -> str:
+        """``text`` without the long and key-like secrets, in any case."""
+        low = ascii_lower(text)
         for secret in self.long:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+            if secret in low:
+                text, low = _replace_all(text, low, secret, REDACTED)
         return text
 
     def text(self, text: str) -> str:

@@ -22,7 +22,8 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeAlias
 
 from toolwire.errors import Overloaded, ProviderError, RateLimited, RemoteProtocolError
-from toolwire.http._credentials import REDACTED, is_credential_name, redact_query, strip_userinfo
+from toolwire.http._credentials import REDACTED, is_credential_name
+from toolwire.http._urls import redact_url
 from toolwire.stream import _json
 
 __all__ = [
@@ -51,13 +52,6 @@ SHOWN_HEADERS = frozenset(
     }
 )
 """Request headers whose values a ``repr`` or a log may show."""
-
-
-def redact_url(url: str) -> str:
-    """``url`` without userinfo, with credential query parameters redacted."""
-    bare, _ = strip_userinfo(url)
-    head, sep, query = bare.partition("?")
-    return head + sep + redact_query(query)[0] if sep else head
 
 
 ErrorParser: TypeAlias = Callable[[int, Mapping[str, str], Any], ProviderError]

@@ -373,6 +373,9 @@ def _number(text: str | None) -> float | None:
 
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+# The whole of a duration, checked at once: findall alone tried every digit
+# of a long run of them as a start (quadratic on a header of digits).
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|h|m|s))+")
 
 
 def _duration(text: str | None) -> float | None:
@@ -380,9 +383,9 @@ def _duration(text: str | None) -> float | None:
     if not text:
         return None
     text = text.strip()
-    parts = _PART.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
+    if _DURATION.fullmatch(text) is None:
         return None
+    parts = _PART.findall(text)
     scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
     return sum(float(n) * scale[u] for n, u in parts)
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from toolwire.cost import Cost
 from toolwire.errors import ToolwireError, UsageLimitExceeded
-from toolwire.http._credentials import MIN_SECRET_LENGTH, redact, secret_forms
+from toolwire.http._credentials import MIN_SECRET_LENGTH, ascii_lower, redact, secret_forms
+from toolwire.http._urls import url_where
 from toolwire.journal._records import Step
 from toolwire.messages import AssistantMessage
 from toolwire.run import RunResult
@@ -67,7 +67,8 @@ def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
     than failing the run.
     """
     text = dumps_record(value)
-    present = [s for s in secret_forms(secrets) if _occurs(s, text)]
+    low = ascii_lower(text)
+    present = [s for s in secret_forms(secrets) if _occurs(s, low)]
     if present:
         text = dumps_record(redact(value, present))
     return text
@@ -80,21 +81,11 @@ def dumps_record(value: Any) -> str:
         return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
 
 
-def _occurs(secret: str, text: str) -> bool:
-    """Whether ``secret`` may occur in a string of the record ``text`` encodes."""
-    return secret in text or json.dumps(secret)[1:-1] in text
-
-
-def _clean_url(value: str) -> str:
-    """A URL without credentials or query (a Gemini ``?key=``)."""
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return scrub(value, limit=500)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+def _occurs(secret: str, low: str) -> bool:
+    """Whether ``secret`` may occur, in any case, in a string of the record
+    whose text in lower case is ``low``."""
+    secret = ascii_lower(secret)
+    return secret in low or json.dumps(secret)[1:-1] in low
 
 
 def clean_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -104,7 +95,7 @@ def clean_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
         if any(word in name.lower() for word in _SECRET_SETTING_WORDS):
             continue
         if isinstance(value, str) and "://" in value:
-            value = _clean_url(value)
+            value = url_where(value)
         out[name] = value
     return out
 
@@ -183,7 +174,7 @@ class RecordEncoder:
         # by one search each, most records need no redaction.
         self._needles = tuple(
             dict.fromkeys(
-                form
+                ascii_lower(form)
                 for s in self.secrets
                 if len(s) >= MIN_SECRET_LENGTH
                 for form in (s, json.dumps(s)[1:-1])
@@ -193,9 +184,11 @@ class RecordEncoder:
     def encode(self, value: Any) -> str:
         """The JSON text of ``value``, every secret replaced (:func:`encode_record`)."""
         text = dumps_record(value)
-        for needle in self._needles:
-            if needle in text:
-                return encode_record(value, self.secrets)
+        if self._needles:
+            low = ascii_lower(text)
+            for needle in self._needles:
+                if needle in low:
+                    return encode_record(value, self.secrets)
         return text
 
 

@@ -32,7 +32,6 @@ its host and database.
 from __future__ import annotations
 
 import os
-import re
 import socket
 import threading
 import time
@@ -40,6 +39,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolwire.http._urls import url_secrets
+from toolwire.http._urls import url_where as where
 from toolwire.journal._base import RunStore, StoreQueries, escape_like
 from toolwire.journal._fencing import Renewer, acquire, check_fence, release
 from toolwire.journal._records import (
@@ -94,8 +95,11 @@ _MIGRATION_LOCK = 0x746F6F6C77697265  # "toolwire": the advisory lock of migrati
 
 
 def is_postgres_url(value: object) -> bool:
-    """True for a ``postgresql://`` (or ``postgres://``) connection URL."""
-    return isinstance(value, str) and value.startswith(("postgresql://", "postgres://"))
+    """True for a ``postgresql://`` (or ``postgres://``) connection URL, the
+    scheme in any case (RFC 3986 section 3.1)."""
+    return isinstance(value, str) and value[:13].lower().startswith(
+        ("postgresql://", "postgres://")
+    )
 
 
 class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
@@ -391,6 +395,8 @@ def connect(
     """
     import psycopg
 
+    scheme, sep, rest = url.partition("://")
+    url = scheme.lower() + sep + rest  # libpq knows the scheme in lower case only
     db = psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout)))
     try:
         millis = str(round(timeout * 1000))
@@ -431,25 +437,14 @@ def migrate(db: psycopg.Connection[Any], where: str) -> None:
 
 def url_where(url: str) -> str:
     """The URL without its user, password or parameters: ``postgresql://host/db``."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    address = parts.netloc.rsplit("@", 1)[-1]  # no user, no password
-    return f"postgresql://{address}{parts.path}"
+    return where(url)
 
 
 def url_scrubbed(url: str, message: str) -> str:
-    """``message`` without the password of ``url`` (in its user info or its
+    """``message`` without the password of ``url`` (in its user info or a
     ``password=`` parameter), as written or decoded: libpq's messages quote
-    the part of a URL it cannot parse (``invalid percent-encoded token``)."""
-    from urllib.parse import unquote
-
-    rest = url.partition("://")[2]
-    userinfo = rest.rpartition("@")[0]
-    found = [userinfo] if ":" in userinfo else []
-    found += [userinfo.partition(":")[2]]
-    found += re.findall(r"(?:^|[?&])password=([^&]*)", rest)
-    found = [*found, *(unquote(secret) for secret in found)]
-    for secret in sorted({s for s in found if s}, key=len, reverse=True):
+    the part of a URL it cannot parse (``invalid percent-encoded token``).
+    Every length counts here, the shortest password too."""
+    for secret in sorted(url_secrets(url, bare_user=False), key=len, reverse=True):
         message = message.replace(secret, "***")
     return message

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from toolwire.errors import ConnectError, UsageError
+from toolwire.http._urls import split_url
 from toolwire.mcp._connection import MCPConnection
 from toolwire.mcp._results import _first_error
 from toolwire.tools import scrub
@@ -175,7 +175,7 @@ def connect_http(
         stack.push_async_callback(http_client.aclose)
         return Client(streamable_http_client(url, http_client=http_client), cache=None)
 
-    host = re.sub(r"^https?://([^/?#@]*@)?([^/?#]*).*$", r"\2", url)
+    host = split_url(url).address().partition("://")[2]  # never the userinfo
     return _open(
         make_client,
         transport="http",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from toolwire.http._urls import split_url
 from toolwire.stream.codecs import wire_dialect
 from toolwire.types import DIALECTS
 
@@ -79,8 +80,11 @@ def provider_name(name: str, dialect: str, base_url: str | None = None) -> str:
 
 
 def _host_port(base_url: str) -> tuple[str | None, int | None]:
+    address = split_url(base_url)
+    if address.hidden:  # text that may be a credential's, not a host
+        return None, None
     try:
-        parts = urlsplit(base_url)
+        parts = urlsplit(f"{address.scheme}://{address.host}")
         port = parts.port
     except ValueError:  # a malformed URL: no address rather than an error in a trace hook
         return None, None

@@ -35,7 +35,8 @@ from toolwire.http import (
     redact_url,
     retry_after_seconds,
 )
-from toolwire.http._credentials import redact, redact_headers, redact_query, strip_userinfo
+from toolwire.http._credentials import redact, redact_headers
+from toolwire.http._urls import url_secrets
 from toolwire.messages import Message
 from toolwire.providers._reads import HOLD, ProviderStream, Resumer
 from toolwire.stream.codecs import WireDialect, wire_dialect
@@ -267,8 +268,7 @@ class Provider(ABC):
     def _secrets(self) -> list[str]:
         """What must never show in an error or a record: the key, and the
         credentials of the base URL (userinfo, query) and of the extra headers."""
-        found = strip_userinfo(self.base_url)[1]
-        found += redact_query(self.base_url.partition("?")[2])[1]
+        found = url_secrets(self.base_url)
         # Extra headers are never shown (a gateway's tenant token may have any
         # name): every value counts.
         found += redact_headers(self._extra_headers.items())[1]

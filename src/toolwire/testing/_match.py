@@ -2,9 +2,10 @@
 
 Theory of operation: a request is matched by its method, its path, its query
 (credentials removed, as recorded) and the *canonical form* of its body: the
-JSON value with :data:`VOLATILE_FIELDS` (and any field the user adds) taken
-out, compared as values, so key order and whitespace never matter. A body that
-is not JSON is compared as bytes.
+JSON value, its credential members removed as recorded
+(:func:`toolwire.http._bodies.scrub_body`) and :data:`VOLATILE_FIELDS` (and
+any field the user adds) taken out, compared as values, so key order and
+whitespace never matter. A body that is not JSON is compared as bytes.
 
 Among the recorded exchanges that match, the first not yet replayed answers,
 so a conversation whose requests repeat (a retry after a 429, the same
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolwire.http._bodies import scrub_body
 from toolwire.http._credentials import redact_query
 from toolwire.stream.codecs import registered
 from toolwire.testing.cassette import Exchange
@@ -48,11 +50,14 @@ def _drop(value: Any, path: list[str]) -> None:
         value.pop(head, None)
 
 
-def canonical_body(body: bytes, ignore: Iterable[str] = VOLATILE_FIELDS) -> Any:
-    """The body's JSON value without the ``ignore`` fields, or the bytes when
-    the body is not JSON."""
+def canonical_body(
+    body: bytes, ignore: Iterable[str] = VOLATILE_FIELDS, content_type: str | None = None
+) -> Any:
+    """The body's JSON value without its credentials and the ``ignore``
+    fields, or the bytes when the body is not JSON."""
     if not body.strip():
         return None
+    body = scrub_body(body, content_type).body
     try:
         value = json.loads(body)
     except ValueError:
@@ -76,9 +81,15 @@ class RequestKey:
 
     @classmethod
     def of(
-        cls, method: str, path: str, query: str, body: bytes, ignore: Iterable[str]
+        cls,
+        method: str,
+        path: str,
+        query: str,
+        body: bytes,
+        ignore: Iterable[str],
+        content_type: str | None = None,
     ) -> RequestKey:
-        value = canonical_body(body, ignore)
+        value = canonical_body(body, ignore, content_type)
         text = (
             value
             if isinstance(value, bytes)
@@ -199,14 +210,21 @@ class Matcher:
         self._exchanges = list(exchanges)
         self._keys = [
             RequestKey.of(
-                e.request.method, e.request.path, e.request.query, e.request.body, self.ignore
+                e.request.method,
+                e.request.path,
+                e.request.query,
+                e.request.body,
+                self.ignore,
+                e.request.header("content-type"),
             )
             for e in self._exchanges
         ]
         self._replayed: set[int] = set()
 
-    def key(self, method: str, path: str, query: str, body: bytes) -> RequestKey:
-        return RequestKey.of(method, path, query, body, self.ignore)
+    def key(
+        self, method: str, path: str, query: str, body: bytes, content_type: str | None = None
+    ) -> RequestKey:
+        return RequestKey.of(method, path, query, body, self.ignore, content_type)
 
     def match(self, key: RequestKey) -> Exchange | Mismatch:
         """The exchange answering ``key``, or why there is none."""

@@ -10,10 +10,12 @@ status and headers, and the size and arrival time of every chunk, so a
 replay can send the same bytes in the same chunks, at the same pace if asked.
 docs/cassettes.md describes the format field by field.
 
-No credential is ever written: credential headers and query parameters are
-replaced by ``<redacted>``, userinfo is taken out of URLs, and the values they
-held are replaced wherever else they occur, bodies included
-(:mod:`toolwire.http._credentials`). Files are created readable by their owner only.
+No credential is ever written: credential headers, query parameters and
+members of a JSON request body are replaced by ``<redacted>``
+(:mod:`toolwire.http._credentials`, :mod:`toolwire.http._bodies`), userinfo
+is taken out of URLs (:mod:`toolwire.http._urls`), and the values they held
+are replaced wherever else they occur, response bodies included. Files are
+created readable by their owner only.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "RecordedRequest",
     "RecordedResponse",
     "body_extension",
+    "header_bytes",
     "is_sidecar",
     "load_exchange",
 ]
@@ -85,6 +88,11 @@ class RecordedRequest:
     headers: tuple[tuple[str, str], ...]
     body: bytes
     """The body (as recorded: JSON bodies are re-serialized from the sidecar)."""
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (any case), if any."""
+        wanted = name.lower()
+        return next((v for k, v in self.headers if k.lower() == wanted), None)
 
     def json(self) -> Any:
         """The body parsed as JSON, or ``None`` when it is not JSON."""
@@ -274,6 +282,8 @@ def _exchange(meta: dict[str, Any], sidecar: Path) -> Exchange:
 MAX_SIDECAR_BYTES = 64 * 1024 * 1024
 """The largest sidecar a cassette may hold (request bodies are kept in it)."""
 _HEADER_TEXT = re.compile(r"[^\r\n\x00]*")
+_FIELD_VALUE = re.compile(r"[^\x00-\x08\x0a-\x1f\x7f]*")  # RFC 9110 section 5.5
+_TCHARS = re.compile(r"[!#$%&'+*.^_`|~0-9A-Za-z-]+")  # RFC 9110 section 5.6.2
 
 
 def _body_file(sidecar: Path, name: Any) -> Path:
@@ -299,20 +309,38 @@ def _headers(pairs: Any) -> tuple[tuple[str, str], ...]:
     for pair in pairs:
         if not isinstance(pair, list) or len(pair) != 2:
             raise TypeError("headers must be a list of [name, value] pairs")
-        headers.append((_token(pair[0]), _line(pair[1])))
+        headers.append((_token(pair[0]), _field_value(pair[1])))
     return tuple(headers)
 
 
 def _token(value: Any) -> str:
     text = _line(value)
-    if not text or any(c in text for c in ' \t:()<>@,;\\"/[]?={}'):
+    if _TCHARS.fullmatch(text) is None:
         raise ValueError(f"{text[:40]!r} is not an HTTP token")
     return text
+
+
+def header_bytes(value: str) -> bytes:
+    """A header value as it is sent: without the whitespace around it (RFC
+    9110 section 5.5: none of the value), in Latin-1, as the proxy read it
+    off the wire, or in UTF-8 when Latin-1 cannot hold it (a sidecar edited
+    by hand: ``"x-note": "日本"``)."""
+    value = value.strip(" \t")
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace")
 
 
 def _line(value: Any) -> str:
     if not isinstance(value, str) or _HEADER_TEXT.fullmatch(value) is None:
         raise ValueError("a method, path, query or header must be a string on one line")
+    return value
+
+
+def _field_value(value: Any) -> str:
+    if not isinstance(value, str) or _FIELD_VALUE.fullmatch(value) is None:
+        raise ValueError("a header value must be a string on one line, without control characters")
     return value
 
 
@@ -346,7 +374,7 @@ def _request_fields(body: bytes) -> dict[str, Any]:
     if body.lstrip()[:1] in (b"{", b"["):
         try:
             return {"body": json.loads(body)}
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or too deep to be read back
             pass
     try:
         return {"body_text": body.decode("utf-8")}

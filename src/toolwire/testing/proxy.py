@@ -36,7 +36,9 @@ import httpx
 from starlette.types import Message, Receive, Scope, Send
 
 from toolwire.errors import UsageError
-from toolwire.http._credentials import Scrubber, redact_headers, redact_query, strip_userinfo
+from toolwire.http._bodies import ScrubbedBody, scrub_body
+from toolwire.http._credentials import Scrubber, redact_headers, redact_query
+from toolwire.http._urls import strip_userinfo
 from toolwire.http.transport import Timeouts
 from toolwire.stream import _json
 from toolwire.testing._serving import LoopbackServer
@@ -91,6 +93,8 @@ class _Exchange:
     """The body file and the reader are open (made after the first byte went out)."""
     scrubber: Scrubber | None = None
     """Removes this request's credentials from what is recorded and logged."""
+    scrubbed: ScrubbedBody | None = None
+    """The request body without its credential members, and what they held."""
 
     def ms(self, now: float) -> float:
         return (now - self.started) * 1000
@@ -228,7 +232,9 @@ class ProxyApp:
 
     def _scrubber(self, ex: _Exchange) -> Scrubber:
         if ex.scrubber is None:
+            ex.scrubbed = scrub_body(ex.body, _header(ex.headers, "content-type"))
             secrets = redact_headers(ex.headers)[1] + redact_query(ex.query)[1]
+            secrets += ex.scrubbed.secrets
             ex.scrubber = Scrubber([*secrets, *self._upstream_secrets])
         return ex.scrubber
 
@@ -372,14 +378,14 @@ class ProxyApp:
             self.log(scrubber.scrub(self._line(ex, reading).encode()).decode())
 
     def _record(self, ex: _Exchange, scrubber: Scrubber) -> None:
-        assert self.recorder is not None and ex.status is not None
+        assert self.recorder is not None and ex.status is not None and ex.scrubbed is not None
         scrub = scrubber.scrub
         request = RecordedRequest(
             method=ex.method,
-            path=scrub(ex.path.encode()).decode("latin-1"),
+            path=scrubber.scrub_text(ex.path),
             query=scrubber.scrub_text(redact_query(ex.query)[0]),
             headers=tuple((k, scrubber.scrub_text(v)) for k, v in redact_headers(ex.headers)[0]),
-            body=scrub(ex.body),
+            body=scrub(ex.scrubbed.body),
         )
         headers = [
             (k, scrub(v.encode("latin-1")).decode("latin-1"))

@@ -28,7 +28,7 @@ from starlette.types import Receive, Scope, Send
 from toolwire.stream.codecs import registered
 from toolwire.testing._match import VOLATILE_FIELDS, Matcher, Mismatch
 from toolwire.testing._serving import LoopbackServer
-from toolwire.testing.cassette import Cassette, Exchange
+from toolwire.testing.cassette import Cassette, Exchange, header_bytes
 from toolwire.testing.proxy import MAX_REQUEST_BYTES, json_error
 
 __all__ = ["CassetteServer", "ReplayApp"]
@@ -93,7 +93,11 @@ class ReplayApp:
         raw_path = scope.get("raw_path")
         method = scope["method"]
         path = raw_path.decode("latin-1") if raw_path else scope["path"]
-        key = self.matcher.key(method, path, scope["query_string"].decode("latin-1"), bytes(body))
+        query = scope["query_string"].decode("latin-1")
+        content_type = next(
+            (v.decode("latin-1") for k, v in scope["headers"] if k.lower() == b"content-type"), None
+        )
+        key = self.matcher.key(method, path, query, bytes(body), content_type)
         found = self.matcher.match(key)
         if isinstance(found, Mismatch):
             text = found.message(str(self.cassette.directory), _root(scope))
@@ -119,7 +123,7 @@ class ReplayApp:
     async def _play(self, exchange: Exchange, started: float, send: Send) -> None:
         response = exchange.response
         headers = [
-            (k.encode("latin-1"), v.encode("latin-1"))
+            (k.encode("ascii"), header_bytes(v))
             for k, v in response.headers
             if k.lower() not in _NOT_REPLAYED
         ]

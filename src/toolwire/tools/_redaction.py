@@ -2,33 +2,58 @@
 
 :func:`scrub` cleans free text (an exception message) of anything shaped like
 a credential, of file paths and of URLs' paths and queries, because such text
-goes back to the model. :func:`traceback_text` keeps a failure's traceback for
-the user's own records (the journal), cleaned of credentials and bounded.
+goes back to the model. :func:`redact` does the same but keeps paths and
+length, to show a recorded value to its user; :func:`traceback_text` keeps a
+failure's traceback for the user's own records (the journal), cleaned of
+credentials and bounded.
+
+Theory of operation: redaction costs time linear in its text, whatever the
+text. Each pattern is searched once over the original text, none over
+another's output; what they find are spans, which are merged where they
+overlap, and the text is rebuilt once (:func:`hidden_spans` gives the spans
+themselves, for a page that masks what it hides character by character).
+No pattern reads a run of the text again from each of its later starting
+points: where a candidate fails, every later start inside the same run
+fails the same way, and the JWT pattern consumes the run in a second branch
+that matches nothing (``eyJ-eyJ-eyJ-...`` was read once per ``eyJ``, which
+was quadratic). A URL is found by its ``://`` and split by
+:func:`toolwire.http._urls.split_url`, never cut by a pattern: its userinfo
+and everything after its host are hidden, a password holding ``?`` or ``#``
+included.
 """
 
 from __future__ import annotations
 
 import re
 import traceback
+from itertools import chain, zip_longest
+from operator import itemgetter, lt
+from typing import TypeAlias
 
-__all__ = ["TRACEBACK_LIMIT", "describe_exception", "redact", "scrub", "traceback_text"]
+from toolwire.http._urls import hidden_in_text
+
+__all__ = [
+    "TRACEBACK_LIMIT",
+    "describe_exception",
+    "hidden_spans",
+    "redact",
+    "scrub",
+    "traceback_text",
+]
 
 TRACEBACK_LIMIT = 8_000
 """The most characters of a traceback kept (its end: where it was raised)."""
 
-# A scheme is at most 32 characters: each candidate is read a bounded distance
-# (unbounded, "a.a.a.a..." made every letter read to the end of the text).
-_URL = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{0,31}://[^\s/?#'\"<>]+)[^\s'\"<>]*")
-_SECRETS = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
-    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    re.compile(r"\b(?:ghp|gho|ghs|xox[abprs])[-_][A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*"),  # JWT
-    re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=\-]{6,}"),
-    re.compile(
-        r"(?i)\b(api[_-]?key|apikey|access[_-]?token|secret|password|passwd|pwd|token|"
-        r"authorization|auth)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
-    ),
+REDACTED = "<redacted>"
+
+_RUN = r"[A-Za-z0-9_\-]"
+# Each literal head comes first and the word boundary before it is a
+# lookbehind after it (the same as a leading \b): the engine then jumps from
+# one occurrence of the literal to the next instead of trying every position.
+_WHOLE = (
+    re.compile(r"sk-(?<!\wsk-)[A-Za-z0-9_\-]{6,}"),
+    re.compile(r"AKIA(?<!\wAKIA)[0-9A-Z]{16}\b"),
+    re.compile(r"(?:gh[pos](?<!\wgh[pos])|xox[abprs](?<!\wxox[abprs]))[-_][A-Za-z0-9_\-]{8,}"),
     re.compile(r"\b[0-9a-fA-F]{32,}\b"),
     # Long base64-like runs that mix letters and digits (plain long words stay).
     re.compile(
@@ -36,8 +61,24 @@ _SECRETS = (
         r"[A-Za-z0-9+/_\-]{32,}={0,2}"
     ),
 )
+"""Patterns whose whole match is the secret."""
+# A JWT; its second branch matches the rest of a run that holds no JWT (group
+# 1 unset), so that the run's later "eyJ" are not tried one by one.
+_JWT = re.compile(rf"eyJ(?<!\weyJ)(?:({_RUN}+\.{_RUN}+\.{_RUN}*)|{_RUN}*)")
+_SCHEMED = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=\-]{6,}")
+_ASSIGNED = re.compile(
+    r"(?i)\b(a(?:pi[_-]?key|pikey|ccess[_-]?token|uthorization|uth)|secret|p(?:assword|asswd|wd)"
+    r"|token)(\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&]+)"
+)
 _POSIX_PATH = re.compile(r"(?<![\w:/.~-])(?:~|\.{1,2})?(?:/[\w.\-@+]+){2,}/?")
 _WINDOWS_PATH = re.compile(r"\b[A-Za-z]:\\[^\s'\"<>]*")
+
+
+_Span: TypeAlias = tuple[int, int, str]
+"""``(start, end, replacement)``: plain tuples, made by the hundred thousand."""
+_START = itemgetter(0)
+_END = itemgetter(1)
+_REPLACEMENT = itemgetter(2)
 
 
 def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
@@ -64,7 +105,7 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
         cut = text[:bound]
         space = cut.rfind(" ", bound - 512)
         text = (cut[:space] if space > 0 else cut) + " ..."
-    text = _redact(text)
+    text = redact(text)
     if not keep_paths:
         text = _WINDOWS_PATH.sub("<path>", text)
         text = _POSIX_PATH.sub("<path>", text)
@@ -75,27 +116,51 @@ def scrub(text: str, *, limit: int = 240, keep_paths: bool = False) -> str:
 def redact(text: str) -> str:
     """``text`` cleaned of credentials as :func:`scrub` cleans it (URLs cut to
     their host), its layout, paths and length kept: for showing a recorded
-    value to its user."""
-    return _redact(text)
+    value to its user. Linear in the length of ``text``."""
+    spans = _spans(text)
+    if not spans:
+        return text
+    starts = chain(map(_START, spans), (len(text),))
+    kept = map(text.__getitem__, map(slice, chain((0,), map(_END, spans)), starts))
+    return "".join(chain.from_iterable(zip_longest(kept, map(_REPLACEMENT, spans), fillvalue="")))
 
 
-def _redact(text: str) -> str:
-    """``text`` with URLs cut to their host and credential-shaped runs redacted."""
-    text = _URL.sub(_url_host, text)
-    for pattern in _SECRETS:
-        if pattern.groups >= 3:
-            text = pattern.sub(lambda m: f"{m.group(1)}{m.group(2)}<redacted>", text)
-        elif pattern.groups == 1:
-            text = pattern.sub(lambda m: f"{m.group(1)} <redacted>", text)
-        else:
-            text = pattern.sub("<redacted>", text)
-    return text
+def hidden_spans(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of each part of ``text`` that :func:`redact`
+    replaces, in order and apart."""
+    return [(start, end) for start, end, _ in _spans(text)]
 
 
-def _url_host(match: re.Match[str]) -> str:
-    """A URL cut to its scheme and host, without ``user:password@``."""
-    scheme, _, netloc = match.group(1).partition("://")
-    return f"{scheme}://{netloc.rpartition('@')[2]}/..."
+def _spans(text: str) -> list[_Span]:
+    """What :func:`redact` replaces, merged: overlapping spans become one,
+    replaced as the span covering them all says, or by ``<redacted>``."""
+    found = hidden_in_text(text)
+    for pattern in _WHOLE:
+        found += [(*m.span(), REDACTED) for m in pattern.finditer(text)]
+    found += [(*m.span(), REDACTED) for m in _JWT.finditer(text) if m.group(1)]
+    found += [(m.end(1), m.end(), " " + REDACTED) for m in _SCHEMED.finditer(text)]
+    found += [(*m.span(3), REDACTED) for m in _ASSIGNED.finditer(text)]
+    if not found:
+        return []
+    found.sort(key=_START)  # stable: spans of one pattern stay in their order
+    starts = map(_START, found)
+    next(starts)
+    if not any(map(lt, starts, map(_END, found))):
+        return found  # apart already (one pattern's spans are): nothing to merge
+    merged = [found[0]]
+    whole = True  # merged[-1] is one span as found, not several made one
+    for span in found[1:]:
+        start, end, _ = merged[-1]
+        if span[0] >= end:
+            merged.append(span)
+            whole = True
+        elif span[1] > end:
+            if span[0] == start and whole:  # a longer span from the same start
+                merged[-1] = span
+            else:  # overlapping, not inside: one span, redacted
+                merged[-1] = (start, span[1], REDACTED)
+                whole = False
+    return merged
 
 
 def traceback_text(exc: BaseException, *, limit: int = TRACEBACK_LIMIT) -> str:
@@ -103,13 +168,21 @@ def traceback_text(exc: BaseException, *, limit: int = TRACEBACK_LIMIT) -> str:
 
     Each line is cleaned as :func:`scrub` cleans a message, file paths and
     line breaks kept (they are what a traceback is for). A traceback longer
-    than ``limit`` characters keeps its end, where the error was raised.
+    than ``limit`` characters keeps its end, where the error was raised; only
+    a bounded end is read (cut at a space or a line break, so that no secret
+    is cut in two), whatever the size of the values it quotes.
     """
-    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    text = "\n".join(_redact_line(line) for line in "".join(lines).rstrip("\n").split("\n"))
+    whole = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip("\n")
+    bound = limit + 4096
+    dropped = 0
+    if len(whole) > bound:
+        start = len(whole) - bound
+        gap = max(whole.rfind(" ", start, start + 512), whole.rfind("\n", start, start + 512))
+        dropped = gap + 1 if gap >= 0 else start
+    text = "\n".join(_redact_line(line) for line in whole[dropped:].split("\n"))
     if len(text) <= limit:
         return text
-    return f"...({len(text) - limit} characters cut)\n" + text[len(text) - limit :]
+    return f"...({dropped + len(text) - limit} characters cut)\n" + text[len(text) - limit :]
 
 
 _FRAME = re.compile(r'(\s*File ")([^"]*)(".*)')
@@ -120,8 +193,8 @@ def _redact_line(line: str) -> str:
     path such as ``/home/user2/project_v1/...`` would look like a credential)."""
     frame = _FRAME.fullmatch(line)
     if frame is None:
-        return _redact(line)
-    return frame.group(1) + frame.group(2) + _redact(frame.group(3))
+        return redact(line)
+    return frame.group(1) + frame.group(2) + redact(frame.group(3))
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -22,7 +22,6 @@ limit; decoded cassettes are cached while their files are unchanged.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import threading
@@ -36,7 +35,7 @@ from toolwire.journal import JournalEvent
 from toolwire.stream.decoder import StreamDecoder
 from toolwire.testing._summary import is_streamed
 from toolwire.testing.cassette import Cassette, CassetteError, Exchange
-from toolwire.tools._redaction import redact
+from toolwire.tools._redaction import hidden_spans
 from toolwire.types import ToolCall
 from toolwire.view._html import ident, text
 
@@ -45,7 +44,6 @@ __all__ = ["MAX_STEPS", "ArgumentReplay", "Replays", "load_replays", "replay_for
 MAX_STEPS = 2000
 """The most steps a call's replay shows (more deltas are grouped)."""
 _MASK = "•"
-_KEPT = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,21 +68,19 @@ Replays = Mapping[str, Sequence[ArgumentReplay]]
 
 
 def _masked(deltas: list[str]) -> list[str]:
-    """``deltas`` with every character of a credential-shaped run of their
-    whole text masked, lengths kept."""
+    """``deltas`` with every character that redaction hides in their whole
+    text masked, lengths kept (in time linear in the text)."""
     whole = "".join(deltas)
-    cleaned = redact(whole)
-    if cleaned == whole:
+    spans = hidden_spans(whole)
+    if not spans:
         return deltas
-    chars = list(whole)
-    matcher = difflib.SequenceMatcher(None, whole, cleaned, autojunk=False)
-    for op, start, end, _, _ in matcher.get_opcodes():
-        # A short run "kept" amid a replaced one is a chance match of the
-        # secret with the redaction's marker: masked too.
-        inside = 0 < start and end < len(whole) and end - start < _KEPT
-        if op in ("replace", "delete") or inside:
-            chars[start:end] = _MASK * (end - start)
-    masked = "".join(chars)
+    pieces: list[str] = []
+    at = 0
+    for start, end in spans:
+        pieces += (whole[at:start], _MASK * (end - start))
+        at = end
+    pieces.append(whole[at:])
+    masked = "".join(pieces)
     out, at = [], 0
     for delta in deltas:
         out.append(masked[at : at + len(delta)])
