@@ -299,9 +299,11 @@ class Agent:
             JournalError: the journal has no such run, or cannot be read.
             ApprovalRefused: an answer names another call, other arguments,
                 expired, or contradicts one already given; nothing of it runs.
-            ProviderError, TransportError, ProtocolError, CostLimitUnpriced,
-                UsageLimitExceeded: as for :meth:`run` (the limits count the
-                whole run, its earlier processes included).
+            UsageLimitExceeded: as for :meth:`run`; the limits count the
+                whole run, its earlier processes included.
+            CostLimitUnpriced: as for :meth:`run`.
+            ProviderError: as for :meth:`run` (also ``TransportError`` and
+                ``ProtocolError``).
         """
         self._check_limits()
         answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
