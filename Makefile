@@ -1,8 +1,9 @@
 # toolwire's one entry point for people and CI.
 #   make test   create .venv if needed, install toolwire with its test deps, lint, type-check,
-#               build the docs (--strict), run the whole suite (failing when the sans-I/O
-#               core's coverage drops below 95%)
-#   make unit   the fast tier: the sans-I/O core's tests that do no I/O, in seconds
+#               build the docs (--strict), run the whole suite on every core (failing when
+#               the sans-I/O core's coverage drops below 95%)
+#   make unit   the fast tier: the sans-I/O core's tests that do no I/O, in seconds (installs
+#               toolwire with pytest and Hypothesis only)
 #   make docs   build the documentation site into site/ (make docs-serve: live preview)
 #   make demo   the offline demo: an agent against the local emulation server (core install only)
 #   make bench  the streaming benchmark against the libraries you would otherwise use
@@ -19,6 +20,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 CORE_STAMP := $(VENV)/.installed-core
+UNIT_STAMP := $(VENV)/.installed-unit
 BENCH_STAMP := $(VENV)/.installed-bench
 
 .PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent soak clean test-llamacpp test-browser test-cluster
@@ -31,6 +33,11 @@ $(BIN)/python:
 $(CORE_STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	touch $(CORE_STAMP)
+
+# The fast tier needs its test runner and nothing else.
+$(UNIT_STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[unit]'
+	touch $(UNIT_STAMP)
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,docs,mcp,otel,ray,cost,postgres]'
@@ -48,21 +55,27 @@ typecheck: $(STAMP)
 # with the thorough one, among everything else (and the tests that import the
 # provider SDKs or read the whole source tree, which take seconds to start).
 UNIT_TESTS := $(filter-out tests/stream/test_inspect_cli.py tests/stream/test_streamed_equals_whole.py \
-	tests/stream/test_nothing_dropped.py tests/stream/test_anthropic_blocks.py tests/stream/test_registry.py, \
+	tests/stream/test_nothing_dropped.py tests/stream/test_anthropic_blocks.py tests/stream/test_registry.py \
+	tests/stream/test_interactions_sdk.py, \
 	$(wildcard tests/stream/test_*.py)) tests/test_jsonstream.py tests/test_framing_corpus.py \
 	tests/test_framing_readers.py tests/test_framing_sniff.py tests/test_repair.py tests/test_sse.py
 
 # Bytecode is cached (in the gitignored __pycache__/) even where the
 # environment says not to: compiling the core and rewriting the tests' asserts
 # again on every run is a second of the tier's few.
-unit: $(STAMP)
+unit: $(UNIT_STAMP)
 	env -u PYTHONDONTWRITEBYTECODE TOOLWIRE_HYPOTHESIS=quick \
 		$(BIN)/python -m pytest -q -m "not slow" $(UNIT_TESTS)
 
-# The whole suite under coverage, with Hypothesis's thorough profile.
+# The whole suite under coverage, with Hypothesis's thorough profile, spread
+# over WORKERS processes (pytest-xdist; the tests that start Ray share one, see
+# tests/conftest.py). Many tests wait on servers and subprocesses rather than
+# compute, so twice the cores keeps them busy.
+WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
+
 suite: $(STAMP)
-	TOOLWIRE_HYPOTHESIS=thorough $(BIN)/coverage run -m pytest -q
-	$(BIN)/coverage report
+	TOOLWIRE_HYPOTHESIS=thorough $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup \
+		--cov --cov-report=term-missing:skip-covered
 
 # The documentation site (mkdocs-material): offline, no fonts or plugins that
 # fetch anything; --strict turns every warning (a broken link, a docstring

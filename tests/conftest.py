@@ -42,6 +42,18 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
 
+RAY_TESTS = ("tests/ray/", "tests/cluster/", "test_ray_", "[ray.md]")
+"""Tests that start Ray: ``make test`` runs them one after another on one
+worker (``--dist loadgroup``), since two Ray instances at once would only
+slow each other on a small machine."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(part in item.nodeid for part in RAY_TESTS):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     home = session.config.stash.get(_HOME_KEY, None)
     if home is None:

@@ -6,11 +6,13 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from toolwire.cli import main
+from toolwire.journal import SQLiteJournal
 from toolwire.testing import EmulationServer, Scenario
 
 
@@ -46,14 +48,16 @@ def test_the_demo_dialect_and_provider_must_agree() -> None:
     assert "--provider anthropic speaks anthropic-messages, not --dialect gemini" in clash.output
 
 
-def _demo(*args: str, tz: str = "UTC") -> subprocess.CompletedProcess[str]:
+def _demo(
+    *args: str, tz: str = "UTC", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolwire", "demo", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
-        env={**os.environ, "TZ": tz},
+        env={**os.environ, "TZ": tz, **(env or {})},
     )
 
 
@@ -71,9 +75,45 @@ def test_demo_renders_without_a_terminal() -> None:
     assert "✓ get_weather" in out and "✓ get_current_time" in out
     # The answer streams once; nothing animated, no table, no second copy.
     assert out.count("杭州现在小雨") == 1
-    assert out.rstrip().splitlines()[-1] == "usage: 2 turns, 2 tool calls, tokens 1185 in / 37 out"
+    assert "usage: 2 turns, 2 tool calls, tokens 1185 in / 37 out\nrun " in out
     assert "\x1b[" not in out and "waiting for the model" not in out
     assert proc.stderr == ""
+
+
+def test_the_demo_ends_by_saying_where_the_run_went(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.sqlite3"
+    proc = _demo("--now", FROZEN, env={"TOOLWIRE_JOURNAL": str(journal)})
+    assert proc.returncode == 0, proc.stderr
+    where, show, view = proc.stdout.rstrip().splitlines()[-3:]
+    run_id = SQLiteJournal(journal).list_runs()[0].run_id
+    assert where == f"run {run_id} recorded in {journal}; to look at it:"
+    assert show.split() == [
+        "toolwire",
+        "runs",
+        "show",
+        "last",
+        "its",
+        "timeline:",
+        "turns,",
+        "tool",
+        "calls,",
+        "usage",
+    ]
+    assert view.split()[:3] == ["toolwire", "view", "--open"]
+    shown = subprocess.run(
+        [sys.executable, "-m", "toolwire", "runs", "show", "last"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "TOOLWIRE_JOURNAL": str(journal)},
+    )
+    assert shown.returncode == 0 and run_id[:12] in shown.stdout
+
+
+def test_the_demo_says_when_it_records_nothing() -> None:
+    proc = _demo("--now", FROZEN, env={"TOOLWIRE_JOURNAL": "off"})
+    assert proc.stdout.rstrip().splitlines()[-1] == "not journaled ($TOOLWIRE_JOURNAL is off)"
 
 
 @pytest.mark.parametrize(

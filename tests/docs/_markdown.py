@@ -16,12 +16,24 @@ the others are checked for commands and options that exist.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RUNNABLE", "SHELLS", "Block", "blocks", "commands", "inline_code", "runnable"]
+__all__ = [
+    "RUNNABLE",
+    "SHELLS",
+    "Block",
+    "Session",
+    "blocks",
+    "commands",
+    "inline_code",
+    "plan",
+    "runnable",
+]
 
 SHELLS = ("sh", "bash", "shell", "console")
 RUNNABLE = ("demo", "runs")
@@ -153,3 +165,66 @@ def inline_code(path: Path) -> list[tuple[int, str]]:
         if not inside:
             spans.extend((number, match[1]) for match in _INLINE.finditer(line))
     return spans
+
+
+@dataclass(frozen=True)
+class Session:
+    """A Python block and the blocks marked ``<!-- continues -->`` after it:
+    what a reader copies and runs in one go."""
+
+    parts: tuple[Block, ...]
+
+    @property
+    def line(self) -> int:
+        return self.parts[0].line
+
+    @property
+    def where(self) -> str:
+        return self.parts[0].where
+
+    @property
+    def script(self) -> str:
+        """The session saved as one file."""
+        return "\n".join(part.text for part in self.parts)
+
+    @property
+    def pasted(self) -> str:
+        """What a reader types into ``python -m asyncio``: each block pasted in
+        turn, each followed by the Enter that ends its last statement."""
+        return "".join(part.text + "\n" for part in self.parts)
+
+    @property
+    def awaits(self) -> bool:
+        """Whether it has a top-level ``await`` (or ``async for``/``with``):
+        then it runs in ``python -m asyncio``, not as a script."""
+        code = compile(
+            self.script, self.where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+        )
+        return bool(code.co_flags & inspect.CO_COROUTINE)
+
+
+def plan(path: Path) -> list[Session | Block]:
+    """What the documentation tests run of ``path``, in order: sessions, and
+    the runnable shell blocks between them (a block that continues a session
+    joins it, across any shell block between them).
+
+    Raises:
+        ValueError: a block marked ``<!-- continues -->`` has no Python block
+            before it.
+    """
+    steps: list[Session | Block] = []
+    for block in filter(runnable, blocks(path)):
+        if block.language != "python":
+            steps.append(block)
+        elif not block.continues:
+            steps.append(Session((block,)))
+        else:
+            last = [i for i, step in enumerate(steps) if isinstance(step, Session)]
+            if not last:
+                raise ValueError(
+                    f"{block.where}: <!-- continues --> with no Python block before it"
+                )
+            session = steps[last[-1]]
+            assert isinstance(session, Session)
+            steps[last[-1]] = Session((*session.parts, block))
+    return steps

@@ -1,11 +1,13 @@
-"""Every Python block of README.md and docs/*.md runs as written, on its own
-(unless marked ``<!-- continues -->``), against the emulation server, and so
-do the offline ``toolwire`` commands; every other ``toolwire`` command they
-show exists, with its options.
+"""Every Python block of README.md and docs/*.md runs as a reader copies it,
+on its own (unless marked ``<!-- continues -->``), twice in a row, against
+the emulation server: as a script, or pasted into ``python -m asyncio`` when
+it has a top-level ``await`` (and then its page says so). So do the offline
+``toolwire`` commands; every other ``toolwire`` command they show exists,
+with its options.
 
-The blocks are read from the documents themselves (``_markdown.blocks``) and
-run in a subprocess (``run_document.py``), each in a scratch folder of its
-own, with HOME pointed at an empty folder that must stay empty. Providers find the server
+The blocks are read from the documents themselves (``_markdown.plan``) and
+run by ``run_document.py``, each in a scratch folder of its own, with HOME
+pointed at an empty folder that must stay empty. Providers find the server
 through their base-URL variables, as a reader's would find theirs; the keys
 are fake, and never printed. A block marked ``<!-- docs-test: pytest -->`` is
 a test file: it is written to a file of its own and run by pytest, the
@@ -27,7 +29,7 @@ import pytest
 from tests._userland import run_pytest, user_env
 from toolwire.cli import main
 
-from ._markdown import SHELLS, Block, blocks, commands, inline_code, runnable
+from ._markdown import SHELLS, Block, Session, blocks, commands, inline_code, plan
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -97,11 +99,11 @@ def scratch(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return work, home, env
 
 
-def run_blocks(document: Path) -> list[Block]:
-    return [b for b in blocks(document) if runnable(b)]
+def run_blocks(document: Path) -> list[Session | Block]:
+    return plan(document)
 
 
-@pytest.mark.timeout(600)  # the page's own bound below: Ray starts slowly on a busy machine
+@pytest.mark.timeout(900)  # the page's own bound below: Ray starts slowly on a busy machine
 @pytest.mark.parametrize("document", [d for d in DOCUMENTS if run_blocks(d)], ids=lambda d: d.name)
 def test_every_block_runs(document: Path, tmp_path: Path) -> None:
     work, home, env = scratch(tmp_path)
@@ -112,7 +114,7 @@ def test_every_block_runs(document: Path, tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
     assert report.exists(), proc.stdout[-4000:] + proc.stderr[-4000:]
@@ -122,7 +124,7 @@ def test_every_block_runs(document: Path, tmp_path: Path) -> None:
             f"{document.name}:{result['line']} fails:\n{result['error']}\n"
             f"output:\n{proc.stdout[-3000:]}"
         )
-    expected = [b.line for b in run_blocks(document)]
+    expected = [step.line for step in run_blocks(document)]
     assert [r["line"] for r in results] == expected, "every block runs, none is skipped"
     assert proc.returncode == 0, proc.stderr[-4000:]
     for fragment in EXPECTED_OUTPUT.get(document.name, []):
@@ -265,8 +267,8 @@ def test_each_block_runs_on_its_own_unless_it_continues(tmp_path: Path) -> None:
         "```python\nimport os\nassert not os.path.exists('here.txt')\nprint(x)\n```\n"
     )
     results = run_page(tmp_path, page)
-    assert [r["ok"] for r in results] == [True, True, False]
-    assert "NameError: name 'x' is not defined" in str(results[2]["error"])
+    assert [r["ok"] for r in results] == [True, False]
+    assert "NameError: name 'x' is not defined" in str(results[1]["error"])
 
 
 def test_a_misspelt_marker_is_refused(tmp_path: Path) -> None:
@@ -285,3 +287,38 @@ def test_relative_links_resolve(name: str) -> None:
     relative = [t for t in targets if not re.match(r"[a-z]+:", t)]
     assert relative, "links to the docs"
     assert [t for t in relative if not (ROOT / t).exists()] == []
+
+
+def test_a_block_runs_as_pasted_into_python_m_asyncio(tmp_path: Path) -> None:
+    """Pasted at the prompt, a compound statement ends at a blank line: a
+    statement right after it is a syntax error there, though not in a file."""
+    loop = "import asyncio\nfor i in range(2):\n    await asyncio.sleep(0)\n"
+    page = f"```python\n{loop}\nprint('pasted', i)\n```\n\n```python\n{loop}print(i)\n```\n"
+    results = run_page(tmp_path, page)
+    assert [r["ok"] for r in results] == [True, False]
+    assert "SyntaxError: invalid syntax" in str(results[1]["error"])
+
+
+def test_a_blank_line_inside_a_class_fails_as_pasted(tmp_path: Path) -> None:
+    body = "class A:\n    x = 1\n\n    def f(self):\n        return self.x\n"
+    page = f"```python\nimport asyncio\n{body}await asyncio.sleep(0)\n```\n"
+    results = run_page(tmp_path, page)
+    assert [r["ok"] for r in results] == [False]
+    assert "IndentationError: unexpected indent" in str(results[0]["error"])
+
+
+def test_a_block_runs_twice_in_a_row(tmp_path: Path) -> None:
+    page = (
+        "```python\nprint('again')\n```\n\n"
+        "```python\nimport os\nassert not os.path.exists('once')\nopen('once', 'w').close()\n```\n"
+    )
+    results = run_page(tmp_path, page)
+    assert [r["ok"] for r in results] == [True, False]
+    assert "AssertionError" in str(results[1]["error"])
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda d: d.name)
+def test_a_page_with_a_top_level_await_says_where_it_runs(document: Path) -> None:
+    sessions = [s for s in plan(document) if isinstance(s, Session)]
+    if any(session.awaits for session in sessions):
+        assert "python -m asyncio" in document.read_text(encoding="utf-8")

@@ -25,6 +25,8 @@ from toolwire.agent import Agent
 from toolwire.cli._console import PipeConsole
 from toolwire.cli._render import Renderer, usage_line, usage_table
 from toolwire.errors import ToolwireError, TransportTimeout
+from toolwire.journal import default_journal
+from toolwire.journal._postgres import url_where
 from toolwire.run import RunFinished, RunResult
 
 __all__ = ["chat", "demo"]
@@ -187,8 +189,24 @@ def demo(
             result = run_and_show(agent, prompt, as_json=as_json, console=console)
         except ToolwireError as exc:
             raise click.ClickException(f"{exc.type_name}: {exc.message}") from None
+    if not as_json:
+        console.print(where_it_went(result.run_id), highlight=False)
     if not result.ok:
         sys.exit(1)
+
+
+def where_it_went(run_id: str) -> str:
+    """The closing lines of the demo: where its run was recorded, and the
+    commands that show it (nothing to show when journaling is off)."""
+    where = default_journal()
+    if where is None:
+        return "[dim]not journaled ($TOOLWIRE_JOURNAL is off)[/dim]"
+    shown = url_where(where) if isinstance(where, str) else str(where)
+    return (
+        f"[dim]run {run_id} recorded in {shown}; to look at it:[/dim]\n"
+        "  toolwire runs show last    [dim]its timeline: turns, tool calls, usage[/dim]\n"
+        "  toolwire view --open       [dim]every run, in your browser[/dim]"
+    )
 
 
 def _demo_provider(dialect: str | None, provider: str | None) -> str:
