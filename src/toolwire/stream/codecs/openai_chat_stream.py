@@ -136,13 +136,10 @@ def usage_from_openai(raw: dict[str, Any]) -> Usage:
     if cached is None:  # DeepSeek reports its context cache on its own
         cached = token_count(raw, "prompt_cache_hit_tokens", API)
     prompt = token_count(raw, "prompt_tokens", API)
+    completion = token_count(raw, "completion_tokens", API)
+    reasoning = token_count(details, "reasoning_tokens", API, "completion_tokens_details")
     total = token_count(raw, "total_tokens", API)
-    output, reasoning = output_with_reasoning(
-        prompt,
-        token_count(raw, "completion_tokens", API),
-        token_count(details, "reasoning_tokens", API, "completion_tokens_details"),
-        total,
-    )
+    output, reasoning = output_with_reasoning(prompt, completion, reasoning, total)
     return Usage(
         input_tokens=prompt,
         output_tokens=output,

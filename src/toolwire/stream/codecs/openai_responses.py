@@ -129,13 +129,10 @@ def usage_from_responses(raw: dict[str, Any]) -> Usage:
     in_details = raw.get("input_tokens_details")
     in_details = in_details if isinstance(in_details, dict) else {}
     prompt = token_count(raw, "input_tokens", API)
+    completion = token_count(raw, "output_tokens", API)
+    reasoning = token_count(out_details, "reasoning_tokens", API, "output_tokens_details")
     total = token_count(raw, "total_tokens", API)
-    output, reasoning = output_with_reasoning(
-        prompt,
-        token_count(raw, "output_tokens", API),
-        token_count(out_details, "reasoning_tokens", API, "output_tokens_details"),
-        total,
-    )
+    output, reasoning = output_with_reasoning(prompt, completion, reasoning, total)
     return Usage(
         input_tokens=prompt,
         output_tokens=output,
