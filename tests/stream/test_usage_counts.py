@@ -112,3 +112,28 @@ def test_counts_from_sdk_objects_are_checked_too(value: float) -> None:
         usage_from_bedrock({"inputTokens": 3, "outputTokens": value})
     with pytest.raises(TokenCountInvalid, match=r"usage\.total_thought_tokens"):
         usage_from_interactions({"total_input_tokens": 3, "total_thought_tokens": value})
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"),
+    [
+        # (prompt, completion, reasoning, total) -> (output, reasoning)
+        ((10, 30, 20, 40), (30, 20)),  # OpenAI: reasoning inside completion
+        ((10, 30, 20, 60), (50, 20)),  # xAI: reasoning left out of completion
+        ((10, 30, 40, None), (70, 40)),  # no total: a part past its whole was left out
+        ((10, 30, 20, None), (30, 20)),
+        ((43, 10, 11, 53), (10, 10)),  # OpenRouter's MiniMax: the total says 10
+        ((10, 30, 20, 99), (30, 20)),  # a total that fits neither: as sent
+        ((10, 30, None, 40), (30, None)),
+        ((None, 30, 40, 70), (30, 30)),
+    ],
+)
+def test_reasoning_is_counted_in_the_output(
+    counts: tuple[int | None, ...], expected: tuple[int | None, int | None]
+) -> None:
+    prompt, completion, reasoning, total = counts
+    raw: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion}
+    raw["total_tokens"] = total
+    raw["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+    usage = usage_from_openai(raw)
+    assert (usage.output_tokens, usage.reasoning_tokens) == expected
