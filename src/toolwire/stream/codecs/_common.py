@@ -152,7 +152,8 @@ def as_int(value: Any, what: str) -> int | None:
 
 def int_or_none(value: Any) -> int | None:
     """``value`` when it is an integer (not a bool), else ``None``: for
-    optional counts (usage) where a wrong type is ignored, not an error."""
+    optional integers (an index, a length) where a wrong type is ignored,
+    not an error. Token counts are read by :func:`token_count`."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
