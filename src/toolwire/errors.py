@@ -12,6 +12,8 @@ provider data. The tree::
           ContinuationMismatch(.stream_id, .after)
                                     a reopened stream does not continue the
                                     stream it reopens
+          TokenCountInvalid(.field, .value)
+                                    a usage count that is not a count
       TransportError                the network failed us
         ConnectError
         ReadError
@@ -64,6 +66,7 @@ __all__ = [
     "RemoteProtocolError",
     "StreamErrorEvent",
     "StreamTruncated",
+    "TokenCountInvalid",
     "ToolArgumentsInvalid",
     "ToolError",
     "ToolFailed",
@@ -204,6 +207,32 @@ class ContinuationMismatch(RemoteProtocolError):
         d = super().to_dict()
         d["stream_id"] = self.stream_id
         d["after"] = self.after
+        return d
+
+
+class TokenCountInvalid(RemoteProtocolError):
+    """The provider's usage holds a count that cannot be one: negative, not
+    a whole number (``2.5``, ``NaN``, infinite), a bool, not a number at all,
+    or absurdly large. A count is never dropped or clamped silently: it
+    would let a run through its token or cost limits, or price it wrong.
+
+    Attributes:
+        field: the usage member, as the provider names it
+            (``completion_tokens``, ``usageMetadata.candidatesTokenCount``).
+        value: the value it held, as decoded.
+    """
+
+    type_name = "token_count_invalid"
+
+    def __init__(self, message: str, *, field: str, value: Any) -> None:
+        super().__init__(message, raw=repr(value))
+        self.field = field
+        self.value = value
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["field"] = self.field
+        d["value"] = repr(self.value)
         return d
 
 

@@ -219,6 +219,12 @@ class Usage:
     provider's own convention (Anthropic reports cache reads and writes apart
     from its ``input_tokens``; OpenAI and Gemini include them):
     ``cached_tokens`` and ``cache_write_tokens`` are parts of it.
+    ``output_tokens`` counts every output token, reasoning included, and
+    ``reasoning_tokens`` is a part of it: xAI's ``completion_tokens``, which
+    leave reasoning out, get it added (see ``docs/cost.md``). Where a total
+    is known, ``input_tokens + output_tokens == total_tokens``. Every count
+    is a whole number from 0 to ``MAX_TOKEN_COUNT``; a provider's count that
+    is not is a :class:`~toolwire.errors.TokenCountInvalid`.
     """
 
     input_tokens: int | None = None

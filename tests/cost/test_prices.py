@@ -302,3 +302,22 @@ def test_every_model_of_the_data_is_priced_as_calc_price_prices_it(provider_id: 
             assert cost is not None, info.id
             assert cost.total == expected.total_price, info.id
             assert (cost.input, cost.output) == (expected.input_price, expected.output_price)
+
+
+def test_an_xai_reasoning_turn_costs_what_xai_billed() -> None:
+    # xAI's completion_tokens leave reasoning out: toolwire used to copy them
+    # as output_tokens, so reasoning (196) exceeded output (26) and the turn
+    # had no price. Its output now counts reasoning, and the price is xAI's
+    # own bill, cost_in_usd_ticks (ten-billionths of a dollar).
+    from tests.conftest import CORPUS
+
+    body = (CORPUS / "xai" / "grok3mini_reasoning_then_whole_call.sse").read_bytes()
+    decoder = StreamDecoder("openai-chat")
+    decoder.feed(body)
+    decoder.close()
+    usage = decoder.result().usage
+    assert usage is not None and usage.output_tokens == 26 + 196
+    cost = Prices(at=AT).cost("grok-3-mini", usage, base_url="https://api.x.ai/v1")
+    assert cost is not None, "the reasoning turn is priced"
+    billed = Decimal(usage.raw["cost_in_usd_ticks"]) / 10**10
+    assert abs(cost.total - billed) <= Decimal("0.0000001"), (cost.total, billed)

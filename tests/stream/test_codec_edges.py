@@ -195,14 +195,22 @@ COHERE: list[tuple[Any, Check]] = [
             "type": "message-end",
             "delta": {
                 "finish_reason": "MAX_TOKENS",
-                "usage": {"tokens": {"input_tokens": 2.0, "output_tokens": True}},
+                "usage": {"tokens": {"input_tokens": 2.0, "output_tokens": None}},
             },
         },
         lambda r: (
             r.choices[0].finish_reason == "length"
             and r.usage is not None
             and r.usage.input_tokens == 2
+            and r.usage.output_tokens is None
         ),
+    ),
+    (
+        {
+            "type": "message-end",
+            "delta": {"usage": {"tokens": {"input_tokens": 2, "output_tokens": True}}},
+        },
+        "usage.tokens.output_tokens is True, a bool, not a number",
     ),
 ]
 

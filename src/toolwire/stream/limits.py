@@ -31,6 +31,8 @@ MAX_KEPT_EVENTS        1,000,000   the events of one stream whose ids are
                                    reopened stream cannot replay one
 MAX_INT_DIGITS         4,300       the digits of an integer in JSON (Python's
                                    own limit, ``sys.get_int_max_str_digits``)
+MAX_TOKEN_COUNT        10**12      one token count of a response's usage
+                                   (past it: ``TokenCountInvalid``)
 =====================  ==========  ==========================================
 
 The framing readers take their cap as an argument (``max_event_bytes``...)
@@ -52,6 +54,7 @@ __all__ = [
     "MAX_PROCESS_CHARS",
     "MAX_RESPONSE_CHARS",
     "MAX_TEXT_CHARS",
+    "MAX_TOKEN_COUNT",
     "MAX_TOOL_CALLS",
 ]
 
@@ -92,3 +95,8 @@ MAX_INT_DIGITS: Final = sys.get_int_max_str_digits()
 """Digits of a JSON integer (0: no limit): Python refuses to convert longer
 ones (a defence against its quadratic conversion), so toolwire refuses such a
 number with that reason instead of calling the JSON invalid."""
+
+MAX_TOKEN_COUNT: Final = 10**12
+"""The largest token count one response's usage may report. No model reads
+or writes a trillion tokens in one request; a larger count is a broken or
+hostile server, and would blind every token and cost limit."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from toolwire.errors import RemoteProtocolError, StreamErrorEvent
+from toolwire.errors import RemoteProtocolError, StreamErrorEvent, TokenCountInvalid
 from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
 from toolwire.stream._parts import FinishPart, MetaPart, UnknownPart
+from toolwire.stream.limits import MAX_TOKEN_COUNT
 from toolwire.types import FinishReason
 
 __all__ = [
@@ -25,6 +27,8 @@ __all__ = [
     "load_frame",
     "load_payload",
     "meta_part",
+    "output_with_reasoning",
+    "token_count",
     "unknown_part",
     "unread_fields",
 ]
@@ -148,8 +152,74 @@ def as_int(value: Any, what: str) -> int | None:
 
 def int_or_none(value: Any) -> int | None:
     """``value`` when it is an integer (not a bool), else ``None``: for
-    optional counts (usage) where a wrong type is ignored, not an error."""
+    optional integers (an index, a length) where a wrong type is ignored,
+    not an error. Token counts are read by :func:`token_count`."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def token_count(raw: Mapping[str, Any], key: str, dialect: str, within: str = "") -> int | None:
+    """The token count ``raw[key]`` of a provider's usage; ``None`` when it
+    is absent or ``null``.
+
+    Every dialect reads its counts through this, so that none lets a count
+    through that is not one: a negative, fractional, non-finite or absurd
+    (past :data:`~toolwire.stream.limits.MAX_TOKEN_COUNT`) number, a bool or
+    a string is a :class:`~toolwire.errors.TokenCountInvalid` naming the field
+    (``within``: the object holding it, as ``completion_tokens_details``)
+    and the value. A whole float (``12.0``) counts as its integer.
+    """
+    value = raw.get(key)
+    if value is None:
+        return None
+    count: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        count = value
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        count = int(value)
+    if count is not None and 0 <= count <= MAX_TOKEN_COUNT:
+        return count
+    field = f"{within}.{key}" if within else key
+    if count is not None:
+        why = "negative" if count < 0 else f"larger than {MAX_TOKEN_COUNT:,}"
+    elif isinstance(value, float):
+        why = "not a whole number"
+    else:
+        why = f"a {type(value).__name__}, not a number"
+    raise TokenCountInvalid(
+        f"{dialect}: the usage's {field} is {_shown(value)}, {why}: not a token count",
+        field=field,
+        value=value,
+    )
+
+
+def output_with_reasoning(
+    prompt: int | None, completion: int | None, reasoning: int | None, total: int | None
+) -> tuple[int | None, int | None]:
+    """The output count, reasoning included, and the reasoning count.
+
+    For the OpenAI dialects, whose reasoning count is a detail of the
+    output's. OpenAI counts reasoning inside ``completion_tokens``; xAI's
+    Chat Completions leave it out (prompt + completion + reasoning = total).
+    The total tells which: when it is the sum with reasoning and not the sum
+    without, reasoning is added to the output. Without a total, a reasoning
+    count larger than the completion count can only have been left out of
+    it, and is added too. Otherwise the completion count is the whole
+    output, and a reasoning count past it (OpenRouter's MiniMax: 11 of 10)
+    is cut to it, as a part cannot be larger than its whole.
+    """
+    if completion is None or reasoning is None:
+        return completion, reasoning
+    if total is not None and prompt is not None:
+        if prompt + completion != total and prompt + completion + reasoning == total:
+            return completion + reasoning, reasoning
+    elif total is None and reasoning > completion:
+        return completion + reasoning, reasoning
+    return completion, min(reasoning, completion)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def meta_part(model: Any, response_id: Any) -> MetaPart:

@@ -62,10 +62,10 @@ from toolwire.stream.codecs._common import (
     as_str,
     error_event,
     finish_part,
-    int_or_none,
     is_done_trailer,
     load_payload,
     meta_part,
+    token_count,
     unknown_part,
     unread_fields,
 )
@@ -119,12 +119,12 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
     ``input_tokens`` is normalized to *all* input tokens (Anthropic reports
     cache reads and writes apart), so it compares with other providers'.
     """
-    fresh = int_or_none(raw.get("input_tokens"))
-    cache_read = int_or_none(raw.get("cache_read_input_tokens"))
-    cache_write = int_or_none(raw.get("cache_creation_input_tokens"))
+    fresh = token_count(raw, "input_tokens", API)
+    cache_read = token_count(raw, "cache_read_input_tokens", API)
+    cache_write = token_count(raw, "cache_creation_input_tokens", API)
     counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
     input_tokens = sum(counted) if counted else None
-    output_tokens = int_or_none(raw.get("output_tokens"))
+    output_tokens = token_count(raw, "output_tokens", API)
     total = None
     if input_tokens is not None or output_tokens is not None:
         total = (input_tokens or 0) + (output_tokens or 0)

@@ -64,8 +64,8 @@ from toolwire.stream.codecs._common import (
     as_obj,
     as_str,
     finish_part,
-    int_or_none,
     load_payload,
+    token_count,
     unknown_part,
     unread_fields,
 )
@@ -98,12 +98,12 @@ def usage_from_bedrock(raw: dict[str, Any]) -> Usage:
     cache; ``input_tokens`` counts all of them, so it compares with other
     providers'.
     """
-    fresh = int_or_none(raw.get("inputTokens"))
-    cache_read = int_or_none(raw.get("cacheReadInputTokens"))
-    cache_write = int_or_none(raw.get("cacheWriteInputTokens"))
+    fresh = token_count(raw, "inputTokens", API)
+    cache_read = token_count(raw, "cacheReadInputTokens", API)
+    cache_write = token_count(raw, "cacheWriteInputTokens", API)
     counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
-    output = int_or_none(raw.get("outputTokens"))
-    total = int_or_none(raw.get("totalTokens"))
+    output = token_count(raw, "outputTokens", API)
+    total = token_count(raw, "totalTokens", API)
     if total is None and (counted or output is not None):
         total = sum(counted) + (output or 0)
     return Usage(

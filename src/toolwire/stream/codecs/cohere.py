@@ -35,6 +35,7 @@ from toolwire.stream.codecs._common import (
     error_event,
     finish_part,
     load_frame,
+    token_count,
     unknown_part,
 )
 from toolwire.stream.codecs._dialect import WireDialect
@@ -73,16 +74,6 @@ _EVENTS: Final = frozenset(
 """The stream's event types."""
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
-
-
 def _message(obj: dict[str, Any]) -> dict[str, Any]:
     delta = obj.get("delta")
     if not delta:
@@ -110,16 +101,18 @@ def _message_end(obj: dict[str, Any], parts: list[Part]) -> None:
     delta = as_obj(obj.get("delta") or {}, f"{API}: delta")
     usage = delta.get("usage")
     if isinstance(usage, dict):
+        within = "usage.tokens" if usage.get("tokens") else "usage.billed_units"
         tokens = usage.get("tokens") or usage.get("billed_units") or {}
         if isinstance(tokens, dict):
-            i, o = _int(tokens.get("input_tokens")), _int(tokens.get("output_tokens"))
+            i = token_count(tokens, "input_tokens", API, within)
+            o = token_count(tokens, "output_tokens", API, within)
             parts.append(
                 UsagePart(
                     Usage(
                         input_tokens=i,
                         output_tokens=o,
                         total_tokens=(i or 0) + (o or 0) if i or o else None,
-                        cached_tokens=_int(usage.get("cached_tokens")),
+                        cached_tokens=token_count(usage, "cached_tokens", API, "usage"),
                         raw=usage,
                     )
                 )

@@ -56,9 +56,9 @@ from toolwire.stream.codecs._common import (
     as_str,
     error_event,
     finish_part,
-    int_or_none,
     load_frame,
     meta_part,
+    token_count,
     unknown_part,
 )
 from toolwire.stream.codecs._dialect import WireDialect
@@ -120,23 +120,26 @@ _KEPT_FIELDS = frozenset(
 model made) is kept whole and sent back in place."""
 
 
+_USAGE: Final = "usageMetadata"
+
+
 def usage_from_gemini(raw: dict[str, Any]) -> Usage:
     """``usageMetadata`` as a :class:`Usage`.
 
     ``output_tokens`` counts thinking tokens too (``candidatesTokenCount`` +
     ``thoughtsTokenCount``), as OpenAI's ``completion_tokens`` does.
     """
-    candidates = int_or_none(raw.get("candidatesTokenCount"))
-    thoughts = int_or_none(raw.get("thoughtsTokenCount"))
+    candidates = token_count(raw, "candidatesTokenCount", API, _USAGE)
+    thoughts = token_count(raw, "thoughtsTokenCount", API, _USAGE)
     output = None
     if candidates is not None or thoughts is not None:
         output = (candidates or 0) + (thoughts or 0)
     return Usage(
-        input_tokens=int_or_none(raw.get("promptTokenCount")),
+        input_tokens=token_count(raw, "promptTokenCount", API, _USAGE),
         output_tokens=output,
-        total_tokens=int_or_none(raw.get("totalTokenCount")),
+        total_tokens=token_count(raw, "totalTokenCount", API, _USAGE),
         reasoning_tokens=thoughts,
-        cached_tokens=int_or_none(raw.get("cachedContentTokenCount")),
+        cached_tokens=token_count(raw, "cachedContentTokenCount", API, _USAGE),
         raw=raw,
     )
 

@@ -60,9 +60,9 @@ from toolwire.stream.codecs._common import (
     as_obj,
     as_str,
     error_event,
-    int_or_none,
     load_frame,
     meta_part,
+    token_count,
     unknown_part,
 )
 from toolwire.stream.codecs._continuation import Continuation, continuation, refused
@@ -122,15 +122,15 @@ ECHO_STEPS: Final = frozenset({"user_input", "function_result"})
 def usage_from_interactions(raw: dict[str, Any]) -> Usage:
     """An interaction's ``usage`` as a :class:`Usage`; ``output_tokens``
     counts thinking too (``total_output_tokens`` + ``total_thought_tokens``)."""
-    output = int_or_none(raw.get("total_output_tokens"))
-    thoughts = int_or_none(raw.get("total_thought_tokens"))
+    output = token_count(raw, "total_output_tokens", API, "usage")
+    thoughts = token_count(raw, "total_thought_tokens", API, "usage")
     both = None if output is None and thoughts is None else (output or 0) + (thoughts or 0)
     return Usage(
-        input_tokens=int_or_none(raw.get("total_input_tokens")),
+        input_tokens=token_count(raw, "total_input_tokens", API, "usage"),
         output_tokens=both,
-        total_tokens=int_or_none(raw.get("total_tokens")),
+        total_tokens=token_count(raw, "total_tokens", API, "usage"),
         reasoning_tokens=thoughts,
-        cached_tokens=int_or_none(raw.get("total_cached_tokens")),
+        cached_tokens=token_count(raw, "total_cached_tokens", API, "usage"),
         raw=raw,
     )
 

@@ -33,8 +33,8 @@ from toolwire.stream.codecs._common import (
     as_str,
     error_event,
     finish_part,
-    int_or_none,
     load_frame,
+    token_count,
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
@@ -119,8 +119,8 @@ class OllamaCodec:
                 parts.append(part)
         if obj.get("done") is True:
             raw = as_str(obj.get("done_reason"), f"{API}: done_reason") or "stop"
-            prompt = int_or_none(obj.get("prompt_eval_count"))
-            output = int_or_none(obj.get("eval_count"))
+            prompt = token_count(obj, "prompt_eval_count", API)
+            output = token_count(obj, "eval_count", API)
             if prompt is not None or output is not None:
                 total = (prompt or 0) + (output or 0)
                 usage = Usage(

@@ -43,6 +43,8 @@ from toolwire.stream.codecs._common import (
     finish_part,
     int_or_none,
     meta_part,
+    output_with_reasoning,
+    token_count,
     unknown_part,
 )
 from toolwire.stream.codecs.openai_chat_args import learn_openai_head, openai_args_event
@@ -121,23 +123,28 @@ _LEARNING = 8  # argument chunks read by decode() that may teach args_event
 
 
 def usage_from_openai(raw: dict[str, Any]) -> Usage:
-    """Chat Completions usage (``prompt_tokens``...) as a :class:`Usage`."""
+    """Chat Completions usage (``prompt_tokens``...) as a :class:`Usage`.
+
+    ``output_tokens`` includes reasoning, whatever the server's convention
+    (:func:`output_with_reasoning`).
+    """
     details = raw.get("completion_tokens_details")
+    details = details if isinstance(details, dict) else {}
     prompt_details = raw.get("prompt_tokens_details")
-    cached = (
-        int_or_none(prompt_details.get("cached_tokens"))
-        if isinstance(prompt_details, dict)
-        else None
-    )
+    prompt_details = prompt_details if isinstance(prompt_details, dict) else {}
+    cached = token_count(prompt_details, "cached_tokens", API, "prompt_tokens_details")
     if cached is None:  # DeepSeek reports its context cache on its own
-        cached = int_or_none(raw.get("prompt_cache_hit_tokens"))
+        cached = token_count(raw, "prompt_cache_hit_tokens", API)
+    prompt = token_count(raw, "prompt_tokens", API)
+    completion = token_count(raw, "completion_tokens", API)
+    reasoning = token_count(details, "reasoning_tokens", API, "completion_tokens_details")
+    total = token_count(raw, "total_tokens", API)
+    output, reasoning = output_with_reasoning(prompt, completion, reasoning, total)
     return Usage(
-        input_tokens=int_or_none(raw.get("prompt_tokens")),
-        output_tokens=int_or_none(raw.get("completion_tokens")),
-        total_tokens=int_or_none(raw.get("total_tokens")),
-        reasoning_tokens=int_or_none(details.get("reasoning_tokens"))
-        if isinstance(details, dict)
-        else None,
+        input_tokens=prompt,
+        output_tokens=output,
+        total_tokens=total,
+        reasoning_tokens=reasoning,
         cached_tokens=cached,
         raw=raw,
     )

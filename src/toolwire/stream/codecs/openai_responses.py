@@ -51,10 +51,11 @@ from toolwire.stream.codecs._common import (
     as_obj,
     as_str,
     error_event,
-    int_or_none,
     is_done_trailer,
     load_payload,
     meta_part,
+    output_with_reasoning,
+    token_count,
     unknown_part,
 )
 from toolwire.stream.codecs._continuation import Continuation, continuation, numbered, refused
@@ -121,19 +122,23 @@ _REASONING_DONE = {"response.reasoning_text.done", "response.reasoning_summary_t
 
 
 def usage_from_responses(raw: dict[str, Any]) -> Usage:
-    """Responses usage (``input_tokens``...) as a :class:`Usage`."""
+    """Responses usage (``input_tokens``...) as a :class:`Usage`;
+    ``output_tokens`` includes reasoning (:func:`output_with_reasoning`)."""
     out_details = raw.get("output_tokens_details")
+    out_details = out_details if isinstance(out_details, dict) else {}
     in_details = raw.get("input_tokens_details")
+    in_details = in_details if isinstance(in_details, dict) else {}
+    prompt = token_count(raw, "input_tokens", API)
+    completion = token_count(raw, "output_tokens", API)
+    reasoning = token_count(out_details, "reasoning_tokens", API, "output_tokens_details")
+    total = token_count(raw, "total_tokens", API)
+    output, reasoning = output_with_reasoning(prompt, completion, reasoning, total)
     return Usage(
-        input_tokens=int_or_none(raw.get("input_tokens")),
-        output_tokens=int_or_none(raw.get("output_tokens")),
-        total_tokens=int_or_none(raw.get("total_tokens")),
-        reasoning_tokens=int_or_none(out_details.get("reasoning_tokens"))
-        if isinstance(out_details, dict)
-        else None,
-        cached_tokens=int_or_none(in_details.get("cached_tokens"))
-        if isinstance(in_details, dict)
-        else None,
+        input_tokens=prompt,
+        output_tokens=output,
+        total_tokens=total,
+        reasoning_tokens=reasoning,
+        cached_tokens=token_count(in_details, "cached_tokens", API, "input_tokens_details"),
         raw=raw,
     )
 
