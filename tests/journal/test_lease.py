@@ -313,3 +313,60 @@ def test_a_held_lease_is_renewed_past_its_life(postgres_url: str) -> None:
     finally:
         holder.close()
         other.close()
+
+
+def test_a_worker_frozen_inside_a_write_does_not_block_the_takeover(postgres_url: str) -> None:
+    journal = open_store(postgres_url)  # its lock timeout: 10 s
+    assert isinstance(journal, PostgresJournal)
+    journal.record_run("run-1", header=HEADER, messages=[], resumed=False)
+    child, stale_token = _stale_worker(postgres_url, "run-1")
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write("freeze\n")
+        child.stdin.flush()
+        assert "freezing" in json.loads(child.stdout.readline())
+        # Frozen with its write transaction open, the lease row share-locked.
+        started = time.monotonic()
+        while True:
+            try:
+                with journal.lease("run-1"):
+                    token = journal.token("run-1")
+                    assert token is not None and token > stale_token
+                    journal.record_run("run-1", header=HEADER, messages=[], resumed=True)
+                break
+            except RunLeased:  # a live lease, or a lock that outlived the lock timeout
+                assert time.monotonic() - started < journal.timeout, "the takeover never came"
+                time.sleep(0.05)
+        # Taken over within the lock timeout: the frozen transaction was ended
+        # once idle for the lease's life, not left to block the run forever.
+        assert time.monotonic() - started < journal.timeout
+        os.kill(child.pid, signal.SIGCONT)
+        assert _say(child, '{"from":"first","n":2}')["refused"] in ("journal_error", "lease_lost")
+    finally:
+        os.kill(child.pid, signal.SIGCONT)
+        child.communicate(timeout=10)
+    log = journal.load_run("run-1")
+    assert [e.kind for e in log.events] == ["run_started", "run_resumed"]  # nothing frozen landed
+    journal.close()
+
+
+def test_a_lease_row_locked_past_the_lock_timeout_is_run_leased(postgres_url: str) -> None:
+    import psycopg
+
+    journal = PostgresJournal(postgres_url, lease_ttl=LEASE_TTL, timeout=1.0)
+    other = PostgresJournal(postgres_url, lease_ttl=LEASE_TTL, timeout=1.0)
+    try:
+        with journal.lease("run-1"):
+            # Another session holds the lease row in an open write transaction
+            # (as a frozen worker does), with no idle timeout of its own.
+            with psycopg.connect(postgres_url) as frozen:
+                frozen.execute("SELECT * FROM toolwire_leases WHERE run_id = 'run-1' FOR SHARE")
+                started = time.monotonic()
+                with pytest.raises(RunLeased, match="lock timeout"):
+                    with other.lease("run-1"):
+                        pass
+                assert time.monotonic() - started < 5.0
+                frozen.rollback()
+    finally:
+        journal.close()
+        other.close()

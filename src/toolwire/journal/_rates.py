@@ -107,6 +107,8 @@ class PostgresRateStore:
             raise JournalError(
                 "a postgresql:// rate store needs psycopg: pip install 'toolwire[postgres]'"
             ) from None
+        # A worker frozen inside a reservation holds its key's advisory lock:
+        # the server ends its transaction after ``timeout`` idle seconds.
         self._db = connect(self._url, self.timeout, lambda db: migrate(db, self.where))
         return self._db
 
