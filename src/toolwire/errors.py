@@ -285,8 +285,9 @@ class RateLimited(ProviderError):
 class RateHoldTooLong(RateLimited):
     """A rate-limit hold longer than the limiter's ceiling (``max_hold``): a
     429's ``Retry-After``, or a hold another worker left in a shared store.
-    The request is not sent and nothing waits; the hold kept for the model is
-    cut to the ceiling (``toolwire rates lift MODEL`` lifts it at once).
+    The request fails rather than wait (it is not sent, or not sent again);
+    the hold kept for the model is cut to the ceiling (``toolwire rates lift
+    MODEL`` lifts a shared one at once).
 
     Attributes:
         model: the model held.
@@ -300,8 +301,8 @@ class RateHoldTooLong(RateLimited):
     def __init__(self, *, model: str, host: str, asked: float, ceiling: float) -> None:
         super().__init__(
             f"the rate limit of {model!r} at {host} asks a wait of {asked:.0f} s, past the "
-            f"ceiling of {ceiling:g} s (RateLimiter(max_hold=...)); the request was not sent "
-            f"(lift a shared hold with: toolwire rates lift {model})",
+            f"ceiling of {ceiling:g} s (RateLimiter(max_hold=...)): the request fails rather "
+            f"than wait (lift a shared hold with: toolwire rates lift {model})",
             status_code=429,
             retry_after=asked,
         )
