@@ -20,6 +20,9 @@ provider data. The tree::
         TransportTimeout
       ProviderError(.provider, .status_code, .retry_after, .body, .code)
         RateLimited                 429
+          RateHoldTooLong(.model, .asked, .ceiling)
+                                    a 429 or a shared hold asks a wait past
+                                    the rate limiter's ``max_hold``
         Overloaded                  503/529 and friends
         StreamErrorEvent            an error event inside a 200 stream
       ToolError                     raised by the tool layer for the caller
@@ -61,6 +64,7 @@ __all__ = [
     "Overloaded",
     "ProtocolError",
     "ProviderError",
+    "RateHoldTooLong",
     "RateLimited",
     "ReadError",
     "RemoteProtocolError",
@@ -305,6 +309,49 @@ class RateLimited(ProviderError):
     """HTTP 429: too many requests."""
 
     type_name = "rate_limited"
+
+
+class RateHoldTooLong(RateLimited):
+    """A rate-limit hold longer than the limiter's ceiling (``max_hold``): a
+    429's ``Retry-After``, or a hold another worker left in a shared store.
+    The request fails rather than wait (it is not sent, or not sent again);
+    the hold kept for the model is cut to the ceiling (``toolwire rates lift
+    MODEL`` lifts a shared one at once).
+
+    Attributes:
+        model: the model held.
+        host: the provider host.
+        asked: the seconds of the hold asked for.
+        ceiling: the limiter's ``max_hold``, in seconds.
+    """
+
+    type_name = "rate_hold_too_long"
+
+    def __init__(self, *, model: str, host: str, asked: float, ceiling: float) -> None:
+        super().__init__(
+            f"the rate limit of {model!r} at {host} asks a wait of {asked:.0f} s, past the "
+            f"ceiling of {ceiling:g} s (RateLimiter(max_hold=...)): the request fails rather "
+            f"than wait (lift a shared hold with: toolwire rates lift {model})",
+            status_code=429,
+            retry_after=asked,
+        )
+        self.model = model
+        self.host = host
+        self.asked = asked
+        self.ceiling = ceiling
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d.update(model=self.model, host=self.host, asked=self.asked, ceiling=self.ceiling)
+        return d
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = {"model": self.model, "host": self.host, "asked": self.asked}
+        return (_rate_hold_too_long, (fields, self.ceiling))
+
+
+def _rate_hold_too_long(fields: dict[str, Any], ceiling: float) -> RateHoldTooLong:
+    return RateHoldTooLong(**fields, ceiling=ceiling)
 
 
 class Overloaded(ProviderError):

@@ -16,9 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
+from toolwire import Agent
 from toolwire.journal import Journal, PostgresJournal, RunLeased, SQLiteJournal
+from toolwire.providers import OpenAIChat
 from toolwire.testing import EmulationServer, Scenario
 
 from ._holder import LEASE_TTL, open_store
@@ -313,3 +316,140 @@ def test_a_held_lease_is_renewed_past_its_life(postgres_url: str) -> None:
     finally:
         holder.close()
         other.close()
+
+
+def test_a_worker_frozen_inside_a_write_does_not_block_the_takeover(postgres_url: str) -> None:
+    journal = open_store(postgres_url)  # its lock timeout: 10 s
+    assert isinstance(journal, PostgresJournal)
+    journal.record_run("run-1", header=HEADER, messages=[], resumed=False)
+    child, stale_token = _stale_worker(postgres_url, "run-1")
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write("freeze\n")
+        child.stdin.flush()
+        assert "freezing" in json.loads(child.stdout.readline())
+        # Frozen with its write transaction open, the lease row share-locked.
+        started = time.monotonic()
+        while True:
+            try:
+                with journal.lease("run-1"):
+                    token = journal.token("run-1")
+                    assert token is not None and token > stale_token
+                    journal.record_run("run-1", header=HEADER, messages=[], resumed=True)
+                break
+            except RunLeased:  # a live lease, or a lock that outlived the lock timeout
+                assert time.monotonic() - started < journal.timeout, "the takeover never came"
+                time.sleep(0.05)
+        # Taken over within the lock timeout: the frozen transaction was ended
+        # once idle for the lease's life, not left to block the run forever.
+        elapsed = time.monotonic() - started
+        assert elapsed < journal.timeout
+        print(f"taken over {elapsed:.2f} s after the worker froze inside its write")
+        os.kill(child.pid, signal.SIGCONT)
+        assert _say(child, '{"from":"first","n":2}')["refused"] in ("journal_error", "lease_lost")
+    finally:
+        os.kill(child.pid, signal.SIGCONT)
+        child.communicate(timeout=10)
+    log = journal.load_run("run-1")
+    assert [e.kind for e in log.events] == ["run_started", "run_resumed"]  # nothing frozen landed
+    journal.close()
+
+
+def test_a_lease_row_locked_past_the_lock_timeout_is_run_leased(postgres_url: str) -> None:
+    import psycopg
+
+    journal = PostgresJournal(postgres_url, lease_ttl=LEASE_TTL, timeout=1.0)
+    other = PostgresJournal(postgres_url, lease_ttl=LEASE_TTL, timeout=1.0)
+    try:
+        with journal.lease("run-1"):
+            # Another session holds the lease row in an open write transaction
+            # (as a frozen worker does), with no idle timeout of its own.
+            with psycopg.connect(postgres_url) as frozen:
+                frozen.execute("SELECT * FROM toolwire_leases WHERE run_id = 'run-1' FOR SHARE")
+                started = time.monotonic()
+                with pytest.raises(RunLeased, match="lock timeout"):
+                    with other.lease("run-1"):
+                        pass
+                assert time.monotonic() - started < 5.0
+                frozen.rollback()
+    finally:
+        journal.close()
+        other.close()
+
+
+def _fenced_worker(url: str, store: str, ledger: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.journal._fenced_worker", url, store, str(ledger)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def _runs_show(store: str, run_id: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire", "runs", "show", run_id, "--journal", store],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+
+
+async def test_a_fenced_out_workers_call_is_recorded_as_may_have_run(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from ._fenced_worker import make_pay
+
+    ledger = tmp_path / "ledger.txt"
+    ledger.touch()
+    scenario = Scenario.from_dict(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "pay", "arguments": {"cents": 1250}}]},
+                {"text": "done"},
+            ]
+        }
+    )
+    with EmulationServer(scenario) as server:
+        url = server.url_for("openai-chat")
+        child = _fenced_worker(url, postgres_url, ledger)
+        try:
+            assert child.stdout is not None
+            assert "paying" in json.loads(child.stdout.readline())  # and stopped, lease lapsing
+            journal = PostgresJournal(postgres_url, lease_ttl=LEASE_TTL, timeout=10.0)
+            agent = Agent(
+                OpenAIChat(base_url=url, api_key="test-key"),
+                model="fenced",
+                tools=[make_pay(str(ledger), stop=False)],
+                journal=journal,
+            )
+            try:
+                deadline = time.monotonic() + 10.0
+                while True:  # the takeover, once the stopped worker's lease expires
+                    try:
+                        result = await agent.resume("fenced")
+                        break
+                    except RunLeased:
+                        assert time.monotonic() < deadline, "the lease never expired"
+                        await anyio.sleep(0.05)
+            finally:
+                await agent.aclose()
+            assert result.output == "done"
+            os.kill(child.pid, signal.SIGCONT)  # the fenced-out worker pays after all
+            out, _ = child.communicate(timeout=30)
+        finally:
+            if child.poll() is None:
+                os.kill(child.pid, signal.SIGKILL)
+                child.communicate()
+    assert json.loads(out.splitlines()[-1]) == {"outcome": "lease_lost"}
+    assert len(ledger.read_text().splitlines()) == 1  # the call ran once: the paused worker's
+    log = journal.load_run("fenced")
+    outcomes = [e.data for e in log.events if e.kind == "tool_outcome"]
+    assert len(outcomes) == 1  # the fenced-out worker's own outcome was refused
+    assert outcomes[0]["interrupted"] is True and outcomes[0]["may_have_run"] is True
+    assert "may have run" in json.loads(outcomes[0]["result"]["content"])["message"]
+    journal.close()
+    shown = _runs_show(postgres_url, "fenced")
+    assert shown.returncode == 0, shown.stderr
+    assert "pay may have run" in shown.stdout and "not run again" not in shown.stdout

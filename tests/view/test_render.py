@@ -68,6 +68,15 @@ def test_suspensions_and_answers_show_hostile_names_and_principals_as_text() -> 
     assert "deny</span> by ann: &lt;script&gt;" in blocks[2]
 
 
+def test_an_interrupted_call_shows_as_may_have_run() -> None:
+    # A call that started with no outcome recorded (a crash, or a worker
+    # fenced out by a takeover that may still run it) is never "not run".
+    result = {"name": "pay", "ok": False, "error": "failed", "content": "{}"}
+    data = {"result": result, "interrupted": True, "may_have_run": True}
+    block = render_event(JournalEvent(seq=4, at=1.0, kind="tool_outcome", data=data), start=0.0)
+    assert "may have run" in block and "not run again" not in block
+
+
 def test_long_values_fold_and_short_ones_do_not() -> None:
     assert "<details>" not in value("short")
     long = {"text": "z " * FOLD_AT}

@@ -264,11 +264,14 @@ def settlement(
 
 
 def interrupted_result(call: AnyCall) -> ToolResult:
-    """What the model is told about a call a crash interrupted, not run again."""
+    """What the model is told about a call that started and has no recorded
+    outcome: it may have run (its worker crashed after the effect, or was
+    fenced out by a takeover and may still finish it); it is not repeated."""
     message = (
-        f"The call to {call.name!r} was interrupted before its outcome was recorded: it may "
-        "or may not have taken effect, and it was not run again because repeating it is not "
-        "known to be safe. Check whether it took effect before calling it again."
+        f"The call to {call.name!r} may have run: it started, and its outcome was never "
+        "recorded (its worker crashed or was stopped, and may even have finished it since). "
+        "It was not repeated, because repeating it is not known to be safe. Check whether it "
+        "took effect before calling it again."
     )
     return _failed(call, "interrupted", message, "failed")
 

@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "toolwire.cli.proxy:proxy",
         "Relay a provider's traffic; show and record each exchange.",
     ),
+    "rates": (
+        "toolwire.cli.rates:rates",
+        "Rate-limit holds shared on a PostgreSQL journal: list, lift.",
+    ),
     "runs": (
         "toolwire.cli.answers:runs",
         "What agents did: list, show, export; answer suspended runs.",

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from toolwire.cli._runs_timeline import cost_sum, usage_sum
 from toolwire.cost import cost_from_dict, format_usd
-from toolwire.journal import JournalEvent, RunLog, RunSummary, pending_calls
+from toolwire.journal import MAY_HAVE_RUN, JournalEvent, RunLog, RunSummary, pending_calls
 
 __all__ = ["cost_text", "count_text", "render", "visible"]
 
@@ -209,7 +209,7 @@ def _tool_outcome(event: JournalEvent, names: dict[str, str]) -> Text:
     result = event.data.get("result", {})
     name = str(result.get("name") or names.get(event.call_id or "", "?"))
     if event.data.get("interrupted"):
-        return Text.assemble("    ✗ ", (name, "bold"), (" interrupted, not run again", "red"))
+        return Text.assemble("    ✗ ", (name, "bold"), (f" {MAY_HAVE_RUN}", "red"))
     attempts = result.get("attempts", 0)
     plural = "s" if attempts != 1 else ""
     timing = f" {result.get('elapsed', 0):.3f} s, {attempts} attempt{plural}"

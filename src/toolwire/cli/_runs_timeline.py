@@ -119,5 +119,7 @@ def _add_call_record(call: dict[str, Any], kind: str, data: dict[str, Any]) -> N
             content=result.get("content"),
             interrupted=data.get("interrupted", False),
         )
+        if data.get("interrupted"):
+            call["may_have_run"] = True
         if isinstance(result.get("traceback"), str):
             call["traceback"] = result["traceback"]

@@ -11,6 +11,7 @@ from toolwire.http._messages import *  # noqa: F403
 from toolwire.http._messages import __all__ as _messages_all
 from toolwire.http._ratelimit import (
     LocalRateStore,
+    RateHold,
     RateKey,
     RateLimit,
     RateLimiter,
@@ -20,6 +21,7 @@ from toolwire.http._ratelimit import (
 __all__ = [
     *_messages_all,
     "LocalRateStore",
+    "RateHold",
     "RateKey",
     "RateLimit",
     "RateLimiter",

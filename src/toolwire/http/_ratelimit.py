@@ -14,6 +14,14 @@ getting a 429, and each backing off alone; and tells it of every answer
   (``x-ratelimit-remaining-*`` or ``anthropic-ratelimit-*-remaining`` at 0);
 * a 429's ``retry-after``: every run of that provider and model waits it out.
 
+Every hold has a ceiling, ``max_hold`` (300 seconds by default): a hold is
+never kept longer, and a 429 that asks for more, or a hold found in a shared
+store that is longer, raises :class:`~toolwire.errors.RateHoldTooLong`
+instead of waiting. A store lists its holds (:meth:`RateStore.holds`, as
+:class:`RateHold` records) and lifts one (:meth:`RateStore.lift`):
+``toolwire rates list`` and ``toolwire rates lift MODEL`` do it on the
+journal's PostgreSQL store.
+
 A budget is a sliding window: never more than the limit in any sixty seconds
 (a bucket that refills continuously would allow twice the limit in the first
 minute). A request's tokens are counted as its size over four when it is sent.
@@ -40,11 +48,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Protocol
 
-from toolwire.errors import TransportTimeout, UsageError
+from toolwire.errors import RateHoldTooLong, TransportTimeout, UsageError
 from toolwire.http._messages import HttpRequest, retry_after_seconds
 
 __all__ = [
     "LocalRateStore",
+    "RateHold",
     "RateKey",
     "RateLimit",
     "RateLimiter",
@@ -84,6 +93,22 @@ class RateLimit:
                 raise UsageError(f"{name} must be a positive number, not {value!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class RateHold:
+    """A hold of one provider host and model: nothing of its budget is given
+    before it ends (a 429's ``retry-after``, a spent budget)."""
+
+    host: str
+    model: str
+    seconds: float
+    """Seconds left until it ends."""
+
+    @property
+    def key(self) -> RateKey:
+        """The (host, model) the hold is of, as :meth:`RateStore.lift` takes it."""
+        return (self.host, self.model)
+
+
 class RateStore(Protocol):
     """Where budgets are kept (this process's memory, or a shared store)."""
 
@@ -99,6 +124,14 @@ class RateStore(Protocol):
 
     def block(self, key: RateKey, until: float) -> None:
         """Nothing of ``key``'s budget is given before ``until``."""
+        ...
+
+    def holds(self) -> list[RateHold]:
+        """The holds not yet over, by host and model."""
+        ...
+
+    def lift(self, key: RateKey) -> bool:
+        """End ``key``'s hold now; False when it had none."""
         ...
 
 
@@ -143,13 +176,19 @@ def wait_for(window: RateWindow, tokens: int, limit: RateLimit, now: float) -> f
 
 
 class LocalRateStore:
-    """Budgets in this process's memory, safe across threads."""
+    """Budgets in this process's memory, safe across threads.
+
+    Args:
+        clock: the clock the holds are measured on (the limiter's), for
+            :meth:`holds`.
+    """
 
     blocking = False
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._windows: dict[RateKey, RateWindow] = {}
         self._lock = threading.Lock()
+        self.clock = clock
 
     def reserve(self, key: RateKey, tokens: int, limit: RateLimit, now: float) -> float:
         """See :meth:`RateStore.reserve`."""
@@ -171,6 +210,22 @@ class LocalRateStore:
             window = self._windows.setdefault(key, RateWindow())
             window.blocked_until = max(window.blocked_until, until)
 
+    def holds(self) -> list[RateHold]:
+        """See :meth:`RateStore.holds`."""
+        now = self.clock()
+        with self._lock:
+            found = [(k, w.blocked_until - now) for k, w in self._windows.items()]
+        return [RateHold(*key, left) for key, left in sorted(found) if left > 0]
+
+    def lift(self, key: RateKey) -> bool:
+        """See :meth:`RateStore.lift`."""
+        with self._lock:
+            window = self._windows.get(key)
+            held = window is not None and window.blocked_until > self.clock()
+            if window is not None:
+                window.blocked_until = 0.0
+        return held
+
 
 StoreFactory = Callable[[Callable[[], float]], RateStore]
 """Makes the store of a limiter built without one, from the limiter's clock
@@ -178,7 +233,7 @@ StoreFactory = Callable[[Callable[[], float]], RateStore]
 
 
 def _local_store(clock: Callable[[], float]) -> RateStore:
-    return LocalRateStore()
+    return LocalRateStore(clock)
 
 
 _default_factory: StoreFactory = _local_store
@@ -225,6 +280,13 @@ class RateLimiter:
         clock: seconds, monotonic (``time.monotonic``).
         sleep: how to wait (``anyio.sleep``).
         max_wait: the longest one request waits for its turn, in seconds.
+        max_hold: the ceiling of a hold, in seconds: a hold is kept at most
+            this long, and one that asks for more (a 429's ``retry-after``, a
+            hold in a shared store) raises
+            :class:`~toolwire.errors.RateHoldTooLong` instead of waiting.
+
+    Raises:
+        UsageError: ``max_wait`` or ``max_hold`` is not a positive number.
     """
 
     def __init__(
@@ -237,7 +299,16 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] | None = None,
         max_wait: float = 600.0,
+        max_hold: float = 300.0,
     ) -> None:
+        for name, value in (("max_wait", max_wait), ("max_hold", max_hold)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value <= 0
+            ):
+                raise UsageError(f"{name} must be a positive number of seconds, not {value!r}")
         self.limit = limit
         self.models = dict(models or {})
         self.learn = learn
@@ -246,6 +317,7 @@ class RateLimiter:
         self.clock = clock
         self._sleep = sleep or _anyio_sleep
         self.max_wait = max_wait
+        self.max_hold = float(max_hold)
         self._learned: dict[RateKey, RateLimit] = {}
         self.granted = 0
         """Requests let through so far."""
@@ -276,6 +348,8 @@ class RateLimiter:
 
         Raises:
             TransportTimeout: it did not fit within ``max_wait`` seconds.
+            RateHoldTooLong: the store holds the model past ``max_hold``
+                (another worker's hold, or one kept before the ceiling).
         """
         key = rate_key(request)
         tokens = size // 4
@@ -294,6 +368,8 @@ class RateLimiter:
                 self.granted += 1
                 self.waited += now - started
                 return key
+            if wait > self.max_hold:
+                raise RateHoldTooLong(model=key[1], host=key[0], asked=wait, ceiling=self.max_hold)
             if now - started + wait > self.max_wait:
                 raise TransportTimeout(
                     f"the rate limit of {key[1]!r} at {key[0]} gave no turn within "
@@ -302,13 +378,23 @@ class RateLimiter:
             await self._sleep(wait)
 
     def observe(self, key: RateKey, status: int, headers: Mapping[str, str]) -> None:
-        """Learn from an answer's status and headers (see the module doc)."""
+        """Learn from an answer's status and headers (see the module doc).
+        A hold is kept at most ``max_hold`` seconds.
+
+        Raises:
+            RateHoldTooLong: a 429 asks a wait past ``max_hold`` (its hold is
+                kept for ``max_hold`` seconds).
+        """
         lower = {k.lower(): v for k, v in headers.items()}
         now = self.clock()
         if status == 429:
             delay = retry_after_seconds(lower)
             if delay is not None:
-                self.store.block(key, now + delay)
+                self.store.block(key, now + min(delay, self.max_hold))
+                if delay > self.max_hold:
+                    raise RateHoldTooLong(
+                        model=key[1], host=key[0], asked=delay, ceiling=self.max_hold
+                    )
         for resource in ("requests", "tokens"):
             limit, remaining, reset = _announced(lower, resource)
             if self.learn and limit is not None and key[1] not in self.models and not self.limit:
@@ -317,7 +403,7 @@ class RateLimiter:
                 if getattr(known, field_name) != limit:
                     self._learned[key] = RateLimit(**{**_fields(known), field_name: limit})
             if remaining == 0 and reset is not None:
-                self.store.block(key, now + reset)
+                self.store.block(key, now + min(reset, self.max_hold))
 
 
 def _fields(limit: RateLimit) -> dict[str, float | None]:

@@ -43,6 +43,7 @@ from toolwire.journal._postgres import PostgresJournal
 from toolwire.journal._protocol import Journal, JournalReader
 from toolwire.journal._rates import PostgresRateStore
 from toolwire.journal._records import (
+    MAY_HAVE_RUN,
     RUN_STATUSES,
     JournalError,
     JournalEvent,
@@ -62,6 +63,7 @@ from toolwire.journal._resume import (
 from toolwire.journal._store import SQLiteJournal
 
 __all__ = [
+    "MAY_HAVE_RUN",
     "RUN_STATUSES",
     "ApprovalRefused",
     "Decision",

@@ -9,7 +9,11 @@ earlier one), the ``owner`` (host and process id, for messages) and
 ``expires_at``, in the database's clock (the workers' clocks never matter).
 
 Taking a lease inserts the row, or takes over one whose expiry has passed,
-in one statement; a live row means :class:`~toolwire.journal.RunLeased`.
+in one statement; a live row means :class:`~toolwire.journal.RunLeased`, and
+so does a row still locked by a write in flight once the connection's
+``lock_timeout`` has passed (a frozen worker's transaction is ended by the
+server after ``idle_in_transaction_session_timeout``: see
+:mod:`toolwire.journal._postgres`).
 While the lease is held, :class:`Renewer` (one thread per journal, on its
 own connection) pushes its expiry forward every third of the lease's life.
 A worker that stops (``SIGSTOP``, a partition, a long pause) stops renewing,
@@ -52,15 +56,26 @@ def acquire(db: psycopg.Connection[Any], run_id: str, owner: str, ttl: float) ->
     """Take the run's lease for ``ttl`` seconds; its fencing token.
 
     Raises:
-        RunLeased: a live lease of another holder (or of this process) exists.
+        RunLeased: a live lease of another holder (or of this process) exists,
+            or a write in flight held the lease row past the lock timeout.
     """
-    with db.transaction():
-        row = db.execute(_ACQUIRE, (run_id, owner, ttl)).fetchone()
-        if row is not None:
-            return int(row[0])
-        holder = db.execute(
-            "SELECT owner FROM toolwire_leases WHERE run_id = %s", (run_id,)
-        ).fetchone()
+    from psycopg import errors
+
+    try:
+        with db.transaction():
+            row = db.execute(_ACQUIRE, (run_id, owner, ttl)).fetchone()
+            if row is not None:
+                return int(row[0])
+            holder = db.execute(
+                "SELECT owner FROM toolwire_leases WHERE run_id = %s", (run_id,)
+            ).fetchone()
+    except (errors.LockNotAvailable, errors.QueryCanceled):
+        raise RunLeased(
+            f"run {run_id!r} is being written by another worker (its lease row stayed "
+            "locked past the journal's lock timeout): one worker at a time may run or "
+            "resume it; a worker frozen inside a write loses its transaction once it has "
+            "been idle for the lease's life, so try again then"
+        ) from None
     who = holder[0] if holder else "another worker"
     raise RunLeased(
         f"run {run_id!r} is leased by {who}: one worker at a time may run or resume "

@@ -219,13 +219,19 @@ def approval_record(name: str, decision: Approval) -> dict[str, Any]:
 
 
 def outcome_record(result: ToolResult, *, eager: bool, interrupted: bool) -> dict[str, Any]:
-    """What a tool call's outcome record says."""
+    """What a tool call's outcome record says. An interrupted call (started,
+    no outcome recorded, not repeated) says it ``may_have_run``: its worker
+    may have run it before a crash, or still run it after a takeover fenced
+    it out."""
     payload = result.to_dict()
     if payload.get("traceback") is None:  # most results: no need to say so
         del payload["traceback"]
     arguments = payload.pop("arguments", {})
     payload.update(arguments_record(arguments if isinstance(arguments, dict) else {}))
-    return {"result": payload, "eager": eager, "interrupted": interrupted}
+    record = {"result": payload, "eager": eager, "interrupted": interrupted}
+    if interrupted:
+        record["may_have_run"] = True
+    return record
 
 
 def run_summary(result: RunResult) -> dict[str, Any]:

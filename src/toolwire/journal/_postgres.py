@@ -25,8 +25,15 @@ toolwire is refused. Opening read-only changes nothing.
 
 One connection serves a journal object, behind a lock (several runs of one
 process write through it); its waits for locks and statements are bounded by
-``timeout``. The connection URL may hold a password: the journal shows only
-its host and database.
+``timeout``. A worker frozen inside a write transaction (``SIGSTOP``, a long
+pause) would hold that transaction's locks, the share lock of its run's lease
+row among them, for as long as it stays frozen, and block every takeover of
+the run: the server ends a transaction left idle longer than the lease's life
+(``idle_in_transaction_session_timeout``, at most ``timeout``), so the frozen
+worker's locks are gone by the time its lease expires, and a takeover that
+still meets a lock waits at most ``timeout`` and gets
+:class:`~toolwire.journal.RunLeased`. The connection URL may hold a password:
+the journal shows only its host and database.
 """
 
 from __future__ import annotations
@@ -165,7 +172,7 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
-            return connect(self._url, self.timeout)
+            return connect(self._url, self.timeout, idle=min(self.lease_ttl, self.timeout))
         except self._psycopg.Error as exc:
             raise self._error(exc) from None
 
@@ -384,11 +391,18 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
 
 def connect(
-    url: str, timeout: float, setup: Callable[[psycopg.Connection[Any]], None] | None = None
+    url: str,
+    timeout: float,
+    setup: Callable[[psycopg.Connection[Any]], None] | None = None,
+    *,
+    idle: float | None = None,
 ) -> psycopg.Connection[Any]:
     """A connection to ``url`` whose connecting, locks and statements wait at
     most ``timeout`` seconds, after ``setup`` ran on it (a migration). If
     anything fails once it is open, it is closed before the error goes on.
+    A transaction of it left idle longer than ``idle`` seconds (its process
+    frozen) is ended by the server, its locks released (``timeout`` when not
+    given).
 
     Raises:
         psycopg.Error: the database cannot be reached, or refused.
@@ -402,6 +416,10 @@ def connect(
         millis = str(round(timeout * 1000))
         db.execute("SELECT set_config('lock_timeout', %s, false)", (millis,))
         db.execute("SELECT set_config('statement_timeout', %s, false)", (millis,))
+        idle_millis = str(max(1, round((timeout if idle is None else idle) * 1000)))
+        db.execute(
+            "SELECT set_config('idle_in_transaction_session_timeout', %s, false)", (idle_millis,)
+        )
         if setup is not None:
             setup(db)
     except BaseException:

@@ -6,7 +6,10 @@ database, so that every worker with a :class:`~toolwire.http.RateLimiter` on
 it shares one budget of requests and tokens per provider host and model.
 ``toolwire_rate_requests`` holds the requests of the last minute (when, and
 their tokens); ``toolwire_rate_blocks`` the moment a spent budget or a 429's
-``retry-after`` ends. Both are created by the journal's migrations.
+``retry-after`` ends. Both are created by the journal's migrations. A hold
+is shared by every worker, so it can be listed (:meth:`PostgresRateStore.holds`)
+and lifted (:meth:`PostgresRateStore.lift`) from any of them, or from the
+command line (``toolwire rates list``, ``toolwire rates lift MODEL``).
 
 A reservation is one transaction under an advisory lock of its key, so that
 two workers never both take the last request of a budget: it drops the rows
@@ -31,11 +34,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolwire.http._ratelimit import (
     WINDOW,
     LocalRateStore,
+    RateHold,
     RateKey,
     RateLimit,
     RateStore,
@@ -51,6 +55,8 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["PostgresRateStore", "journal_rate_store"]
+
+T = TypeVar("T")
 
 _NOW = "SELECT extract(epoch FROM clock_timestamp())::double precision"
 _BLOCK = (
@@ -101,10 +107,12 @@ class PostgresRateStore:
             raise JournalError(
                 "a postgresql:// rate store needs psycopg: pip install 'toolwire[postgres]'"
             ) from None
+        # A worker frozen inside a reservation holds its key's advisory lock:
+        # the server ends its transaction after ``timeout`` idle seconds.
         self._db = connect(self._url, self.timeout, lambda db: migrate(db, self.where))
         return self._db
 
-    def _run(self, work: Callable[[psycopg.Connection[Any]], float | None]) -> float | None:
+    def _run(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
         with self._lock:
             try:
                 db = self._connection()
@@ -154,7 +162,7 @@ class PostgresRateStore:
                 )
             return wait
 
-        return self._run(work) or 0.0
+        return self._run(work)
 
     def block(self, key: RateKey, until: float) -> None:
         """See :meth:`RateStore.block`; ``until`` is on the store's ``clock``.
@@ -168,6 +176,40 @@ class PostgresRateStore:
             db.execute(_BLOCK, (*key, delay))
 
         self._run(work)
+
+    def holds(self) -> list[RateHold]:
+        """See :meth:`RateStore.holds`: every worker's, on the database's clock.
+
+        Raises:
+            JournalError: the database cannot be reached or refused.
+        """
+
+        def work(db: psycopg.Connection[Any]) -> list[RateHold]:
+            rows = db.execute(
+                "SELECT host, model, until - extract(epoch FROM clock_timestamp()) "
+                "FROM toolwire_rate_blocks WHERE until > extract(epoch FROM clock_timestamp()) "
+                "ORDER BY host, model"
+            ).fetchall()
+            return [RateHold(str(h), str(m), float(left)) for h, m, left in rows]
+
+        return self._run(work)
+
+    def lift(self, key: RateKey) -> bool:
+        """See :meth:`RateStore.lift`: for every worker at once.
+
+        Raises:
+            JournalError: the database cannot be reached or refused.
+        """
+
+        def work(db: psycopg.Connection[Any]) -> bool:
+            row = db.execute(
+                "DELETE FROM toolwire_rate_blocks WHERE host = %s AND model = %s "
+                "RETURNING until > extract(epoch FROM clock_timestamp())",
+                key,
+            ).fetchone()
+            return bool(row and row[0])
+
+        return self._run(work)
 
     def close(self) -> None:
         """Close the connection (the next call opens another)."""
@@ -192,7 +234,7 @@ def journal_rate_store(clock: Callable[[], float] = time.monotonic) -> RateStore
     journal = default_journal()
     if isinstance(journal, str):
         return PostgresRateStore(journal, clock=clock)
-    return LocalRateStore()
+    return LocalRateStore(clock)
 
 
 set_default_rate_store(journal_rate_store)

@@ -17,6 +17,7 @@ from toolwire.errors import ToolwireError
 from toolwire.stream import _json
 
 __all__ = [
+    "MAY_HAVE_RUN",
     "RUN_STATUSES",
     "JournalError",
     "JournalEvent",
@@ -37,6 +38,13 @@ list`` shows it ``interrupted`` once no process holds its lease), the two
 outcomes of a finished run, ``suspended`` (it waits for approvals or outside
 results, and resumes), and the three ways a run ends without one (``limit``:
 stopped by one of its usage limits; the error names it)."""
+
+
+MAY_HAVE_RUN = "may have run: it started, its outcome was never recorded, and it was not repeated"
+"""How ``runs show`` and the viewer state an interrupted call (an outcome
+record with ``may_have_run``): its worker may have run it before it crashed,
+or, fenced out by a takeover, may still run it; the run went on without
+running it again."""
 
 
 class JournalError(ToolwireError):

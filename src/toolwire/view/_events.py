@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from toolwire.journal import JournalEvent
+from toolwire.journal import MAY_HAVE_RUN, JournalEvent
 from toolwire.view._html import duration, error_line, ident, money, text, value
 
 __all__ = ["RENDERERS", "event_json", "render_event"]
@@ -136,7 +136,7 @@ def _tool_outcome(event: JournalEvent) -> str:
     result = data.get("result") or {}
     name = text(result.get("name"))
     if data.get("interrupted"):
-        return f"<b>{name}</b> <span class=error>interrupted: not run again</span>"
+        return f"<b>{name}</b> <span class=error>{MAY_HAVE_RUN}</span>"
     attempts = result.get("attempts")
     timing = f" in {duration(result.get('elapsed'))}, {text(attempts)} attempt(s)"
     verdict = "ok" if result.get("ok") else f"<span class=error>{text(result.get('error'))}</span>"
