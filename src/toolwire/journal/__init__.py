@@ -31,6 +31,15 @@ from toolwire.journal._approvals import (
     recorded_answers,
     sign_decision,
 )
+from toolwire.journal._decisions import (
+    KEY_VARIABLE,
+    RecordedDecision,
+    WaitingCall,
+    check_signatures,
+    recorded_decisions,
+    resolve_approval_key,
+    waiting_for,
+)
 from toolwire.journal._observer import JournalObserver
 from toolwire.journal._open import (
     close_journals,
@@ -62,6 +71,7 @@ from toolwire.journal._resume import (
 from toolwire.journal._store import SQLiteJournal
 
 __all__ = [
+    "KEY_VARIABLE",
     "RUN_STATUSES",
     "ApprovalRefused",
     "Decision",
@@ -74,6 +84,7 @@ __all__ = [
     "PostgresJournal",
     "PostgresRateStore",
     "RecordedCall",
+    "RecordedDecision",
     "RecordedTurn",
     "ResumePlan",
     "RunLeased",
@@ -81,8 +92,10 @@ __all__ = [
     "RunSummary",
     "SQLiteJournal",
     "Step",
+    "WaitingCall",
     "apply_decisions",
     "check_decision",
+    "check_signatures",
     "close_journals",
     "default_journal",
     "default_journal_path",
@@ -92,6 +105,9 @@ __all__ = [
     "plan_resume",
     "record_decision",
     "recorded_answers",
+    "recorded_decisions",
+    "resolve_approval_key",
     "sign_decision",
     "tool_result_from_dict",
+    "waiting_for",
 ]
