@@ -140,6 +140,12 @@ def test_the_cli_without_the_key_records_unsigned_and_says_so(
     refused = _refused_resume(server, path, KEY.encode())
     assert refused.call_id == pending.call_id
 
+    # The same approval given again with the key is recorded, signed, and counts.
+    env = {"TOOLWIRE_APPROVAL_KEY": KEY}
+    again = cli("approve", RUN, pending.call_id, "--digest", pending.digest, env=env, journal=path)
+    assert again.returncode == 0 and "already recorded" not in again.stdout, again.stderr
+    assert resume(server, str(path), RUN, KEY.encode()) == "answered" and paid == [PAY]
+
 
 def test_the_cli_with_the_key_signs_and_the_keyed_resume_runs_once(
     server: EmulationServer, tmp_path: Path

@@ -206,7 +206,8 @@ def check_decision(
     log: RunLog, decision: Decision, *, key: bytes | None = None, now: float | None = None
 ) -> tuple[PendingCall, bool]:
     """Judge ``decision`` against the run's journal: the call it answers, and
-    whether it is new (``False``: the same answer is already recorded).
+    whether it is new (``False``: the same answer is already recorded, with
+    the same signature or none).
 
     Raises:
         ApprovalRefused: see the module doc; nothing may be recorded.
@@ -260,7 +261,10 @@ def check_decision(
     if earlier is None:
         return found, True
     if _same(earlier, decision):
-        return found, False
+        # The same answer signed anew (an unsigned one, or one signed with
+        # another key, cannot be taken back: a signed one may follow it).
+        resigned = decision.signature is not None and earlier.get("signature") != decision.signature
+        return found, resigned
     raise ApprovalRefused(
         f"call {found.call_id} was already answered ({earlier.get('decision')}) differently",
         reason="conflict",

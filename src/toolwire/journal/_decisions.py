@@ -164,11 +164,11 @@ def _current(log: RunLog) -> tuple[RecordedDecision, ...]:
     the run resumes in, for calls without a recorded outcome."""
     last_request = max((e.seq for e in log.events if e.kind == "model_request"), default=0)
     done = {e.call_id for e in log.events if e.kind == "tool_outcome" and e.seq > last_request}
-    return tuple(
-        d
-        for d in recorded_decisions(log)
-        if d.seq > last_request and (d.decision == "result" or d.call_id not in done)
-    )
+    latest: dict[str, RecordedDecision] = {}
+    for d in recorded_decisions(log):
+        if d.seq > last_request and (d.decision == "result" or d.call_id not in done):
+            latest[d.call_id] = d  # the same answer given again, signed, counts
+    return tuple(latest.values())
 
 
 def check_signatures(log: RunLog, key: bytes) -> None:
