@@ -29,9 +29,9 @@ Every run is recorded in a journal (:mod:`toolwire.journal`) unless
 ``journal=False``: the journal is the first observer, so each step is on
 disk before it happens. :meth:`Agent.resume` reads a run's journal and
 continues from its last recorded step: a recorded tool outcome is reused, an
-interrupted call runs again only when that is safe (``read_only``, or the
-tool takes the idempotency key, which is the same as the first time), and is
-otherwise reported to the model as interrupted; a turn whose answer was not
+interrupted call runs again only when that is safe (``read_only``, or
+``idempotent=True``: it gets the same idempotency key as the first time), and
+is otherwise reported to the model as interrupted; a turn whose answer was not
 recorded is requested again.
 """
 
