@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from toolwire.journal import (
@@ -17,12 +18,13 @@ from toolwire.journal import (
     Decision,
     SQLiteJournal,
     check_signatures,
+    close_journals,
     record_decision,
     recorded_decisions,
 )
 from toolwire.testing import EmulationServer
 
-from ._answering import KEY, PAY, cli, paid, resume, scenario, suspend
+from ._answering import KEY, PAY, agent_for, cli, paid, resume, scenario, suspend
 
 RUN = "run-signed-1"
 
@@ -220,3 +222,28 @@ def test_record_decision_refuses_a_non_ascii_digest_or_signature(
     finally:
         journal.close()
     assert "approval" not in kinds and json.dumps(kinds)
+
+
+def test_a_signed_answer_given_to_the_resume_replaces_an_unsigned_one(
+    server: EmulationServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "j.sqlite3"
+    pending = suspend(server, str(path), RUN)
+    journal = SQLiteJournal(path)
+    record_decision(journal, RUN, Decision.allow(pending))
+    journal.close()
+    signed = Decision.allow(pending, principal="ann").signed(KEY.encode(), RUN)
+
+    async def main() -> str:
+        agent = agent_for(server, str(path))
+        try:
+            result = await agent.resume(RUN, approvals=[signed], approval_key=KEY.encode())
+        finally:
+            await agent.aclose()
+        return result.outcome
+
+    try:
+        assert anyio.run(main) == "answered"
+    finally:
+        close_journals()
+    assert paid == [PAY]

@@ -44,17 +44,17 @@ def resume_point(
     journal: Journal, run_ref: str, answers: Answers
 ) -> Iterator[tuple[str, ResumePlan, str | None]]:
     """Hold the lease of the run ``run_ref`` names (an id or a short id),
-    check that with an approval key every recorded answer it acts on is
-    signed with it (:func:`~toolwire.journal.check_signatures`: else nothing
-    is recorded and nothing runs), journal ``answers``, and read where the
-    run stands: its id, its plan, and its status when it is finished
-    (``None`` otherwise)."""
+    journal ``answers`` (checked, signed with the key when there is one),
+    check that with an approval key every answer the run acts on is signed
+    with it (:func:`~toolwire.journal.check_signatures`: else nothing runs),
+    and read where the run stands: its id, its plan, and its status when it
+    is finished (``None`` otherwise)."""
     run_id = journal.find_run(run_ref)
     with journal.lease(run_id):
-        if answers.key is not None:
-            check_signatures(journal.load_run(run_id), answers.key)
         answers.give(journal, run_id)
         log = journal.load_run(run_id)
+        if answers.key is not None:
+            check_signatures(log, answers.key)
         yield run_id, plan_resume(log), (log.run.status if log.run.finished else None)
 
 
