@@ -205,14 +205,6 @@ def test_a_run_being_resumed_takes_no_decision(viewer: Viewer, journal: Path) ->
     assert _events(journal, "approval") == []
 
 
-def test_with_an_approval_key_the_viewer_cannot_decide(journal: Path) -> None:
-    with serving(journal, approval_key=b"k" * 32) as viewer, viewer.client() as client:
-        path, digest = _form(client.get(f"/runs/{RUN}").text, "approve")
-        response = client.post(path, data={"digest": digest}, headers={"origin": viewer.base})
-    assert response.status_code == 409 and "--signature" in response.text
-    assert _events(journal, "approval") == []
-
-
 @pytest.mark.parametrize(
     ("headers", "authorized", "status"),
     [

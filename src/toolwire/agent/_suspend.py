@@ -153,8 +153,8 @@ def run_approver(
 class Answers:
     """The answers given to :meth:`~toolwire.Agent.resume`: decisions as
     given, and results of external calls by call id (bound to the recorded
-    arguments of their call), from ``principal``; with ``key``, each must be
-    signed with it."""
+    arguments of their call), from ``principal``; with ``key``, each
+    decision must be signed with it (the results are signed with it here)."""
 
     approvals: tuple[Decision, ...] = ()
     results: Mapping[str, Any] = field(default_factory=dict[str, Any])
@@ -178,6 +178,8 @@ class Answers:
                         f"run {run_id} waits for no result of call {call_id!r}",
                         reason="unknown_call",
                     )
-                decisions.append(Decision.answer(found, result, principal=self.principal))
+                answer = Decision.answer(found, result, principal=self.principal)
+                # The process holds the key: the results it gives are its own.
+                decisions.append(answer if self.key is None else answer.signed(self.key, run_id))
         if decisions:
             apply_decisions(journal, run_id, decisions, key=self.key)

@@ -102,8 +102,9 @@ def decide(
     """Journal the approval or denial of one call of a suspended run.
 
     ``form`` holds ``digest`` (what the page showed) and, to deny, an
-    optional ``reason``; ``key``: the approval key decisions must be signed
-    with (a viewer cannot sign, so with a key every decision is refused).
+    optional ``reason``; ``key``: the approval key, which signs the decision
+    (without one, it is recorded unsigned, and the run's page says that a
+    resume with a key refuses it).
     """
     try:
         decision = _decision(verb, call_id, form, principal)
@@ -114,16 +115,13 @@ def decide(
     try:
         journal = PostgresJournal(path) if isinstance(path, str) else SQLiteJournal(path)
         try:
-            new = record_decision(journal, run_id, decision, key=key)
+            found = journal.find_run(run_id)
+            if key is not None:
+                decision = decision.signed(key, found)
+            new = record_decision(journal, found, decision, key=key)
         finally:
             journal.close()
     except ApprovalRefused as exc:
-        if exc.reason == "signature":
-            return Outcome(
-                409,
-                f"{exc.message}: this journal's decisions must be signed, which the viewer "
-                "cannot do; use `toolwire runs approve/deny --signature`",
-            )
         return Outcome(409, exc.message)
     except RunLeased:
         return Outcome(409, f"run {run_id} is being run or resumed right now: nothing recorded")

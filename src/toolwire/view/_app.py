@@ -83,8 +83,9 @@ class ViewSettings:
     """Cassette directories of the runs' streams: a call found in one shows
     how its arguments grew (:mod:`toolwire.view._replay`)."""
     approval_key: bytes | None = field(default=None, repr=False)
-    """The key decisions must be signed with (``$TOOLWIRE_APPROVAL_KEY``): the
-    viewer cannot sign, so with a key its decisions are refused."""
+    """The approval key (``$TOOLWIRE_APPROVAL_KEY``) the viewer signs its
+    decisions with; without one they are recorded unsigned, and the run's
+    page says that a resume with a key refuses them."""
 
     @staticmethod
     def new_token() -> str:
@@ -263,7 +264,7 @@ class _Viewer:
             finally:
                 journal.close()
             replays, problems = load_replays(self.settings.cassettes)
-            return run_page(log, replays, problems)
+            return run_page(log, replays, problems, signing=self.settings.approval_key is not None)
 
         try:
             return HTMLResponse(await anyio.to_thread.run_sync(render))

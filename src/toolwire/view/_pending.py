@@ -27,7 +27,12 @@ def _answered(answer: dict[str, Any]) -> str:
     style = "error" if word == "denied" else "ok"
     who = f" by {text(answer['principal'])}" if answer.get("principal") else ""
     reason = f": {text(answer['reason'])}" if answer.get("reason") else ""
-    return f"<div class=answered-call><span class={style}>{word}</span>{who}{reason}</div>"
+    signed = (
+        " · <span class=ok>signed</span>"
+        if answer.get("signed")
+        else " · <span class=error>unsigned</span>: a resume with an approval key refuses it"
+    )
+    return f"<div class=answered-call><span class={style}>{word}</span>{who}{reason}{signed}</div>"
 
 
 def _forms(run_id: str, call: PendingCall) -> str:
@@ -67,8 +72,21 @@ def _call(run_id: str, call: PendingCall, answer: dict[str, Any] | None) -> str:
     )
 
 
-def pending_section(log: RunLog) -> str:
-    """The calls a suspended run waits on, or nothing for another run."""
+_SIGNING = (
+    "<p class=meta id=signing>Decisions given here are signed with the approval key "
+    "($TOOLWIRE_APPROVAL_KEY).</p>"
+)
+_NOT_SIGNING = (
+    "<p class=error id=signing>This viewer has no approval key ($TOOLWIRE_APPROVAL_KEY is "
+    "not set): decisions given here are recorded unsigned, and a resume with an approval "
+    "key refuses them (nothing runs). Start <code>toolwire view</code> with the key to sign "
+    "them.</p>"
+)
+
+
+def pending_section(log: RunLog, *, signing: bool = False) -> str:
+    """The calls a suspended run waits on, or nothing for another run;
+    ``signing``: whether this viewer signs the decisions it records."""
     try:
         calls = pending_calls(log)
     except JournalError as exc:
@@ -88,7 +106,7 @@ def pending_section(log: RunLog) -> str:
         f'<section id=pending data-waiting="{waiting}"><h3>{head}</h3>{items}'
         "<p class=meta>An approval names the digest of the arguments shown above: if the "
         "call changed since, it is refused. The viewer records decisions; it runs no "
-        "tools.</p></section>"
+        f"tools.</p>{_SIGNING if signing else _NOT_SIGNING}</section>"
     )
 
 

@@ -149,13 +149,21 @@ def _header(log: RunLog) -> str:
     return "".join(parts)
 
 
-def run_page(log: RunLog, replays: Replays | None = None, notes: list[str] | None = None) -> str:
+def run_page(
+    log: RunLog,
+    replays: Replays | None = None,
+    notes: list[str] | None = None,
+    *,
+    signing: bool = False,
+) -> str:
     """The page of one run; ``replays``: the calls whose argument stream was
-    recorded, by call id; ``notes``: what could not be read for them."""
+    recorded, by call id; ``notes``: what could not be read for them;
+    ``signing``: whether the viewer signs the decisions it records."""
     last = log.events[-1].seq if log.events else 0
     body = (
         f'<main id=run data-run="{ident(log.run.run_id)}" data-status="{ident(log.run.status)}" '
-        f'data-last="{last}">{_header(log)}{pending_section(log)}{continuing(log)}{waterfall(log)}'
+        f'data-last="{last}">{_header(log)}{pending_section(log, signing=signing)}'
+        f"{continuing(log)}{waterfall(log)}"
         + "".join(f"<p class=error>{text(note)}</p>" for note in notes or ())
         + f"<div id=timeline>{_timeline(log, replays or {})}</div></main>"
     )

@@ -30,8 +30,8 @@ def serve(
     ``port`` 0 takes any free port. The URL, with its access token, is given
     to ``announce`` once the socket listens (and opened in a browser when
     ``open_browser``). Approvals and denials given in the page are journaled
-    as ``principal``; with ``approval_key``, decisions must be signed, which
-    the page cannot do, so it takes none. ``cassettes``: the recorded streams
+    as ``principal``, signed with ``approval_key`` when given (else unsigned,
+    as the run's page says). ``cassettes``: the recorded streams
     whose calls' arguments the run pages replay.
 
     Raises:
