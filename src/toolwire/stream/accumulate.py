@@ -39,7 +39,9 @@ partial value of every delta costs time linear in the argument size.
 
 Bounds. A choice holds at most ``MAX_TEXT_CHARS`` of text (and of reasoning)
 and ``MAX_TOOL_CALLS`` calls; a call at most ``MAX_ARGUMENTS_CHARS`` of
-arguments (see :mod:`toolwire.stream.limits`).
+arguments; a response at most ``MAX_KEPT_ITEMS`` unknown and state items,
+each counted with its payload in the response's characters (see
+:mod:`toolwire.stream.limits`).
 
 No I/O, no clocks: this module is fed parts and returns events.
 """
@@ -86,7 +88,7 @@ from toolwire.stream._parts import (
     UnknownPart,
     UsagePart,
 )
-from toolwire.stream.limits import MAX_TEXT_CHARS
+from toolwire.stream.limits import KEPT_ITEM_CHARS, MAX_KEPT_ITEMS, MAX_TEXT_CHARS
 from toolwire.types import (
     ChoiceResult,
     ServerToolCall,
@@ -110,6 +112,8 @@ class Accumulator(CallAssembly):
         self._budget = ResponseBudget()
         self._calls = 0
         """Tool calls (client and server) of all choices."""
+        self._kept = 0
+        """Unknown and state items kept, of all choices."""
         self.usage: Usage | None = None
         self.model: str | None = None
         self.response_id: str | None = None
@@ -192,7 +196,9 @@ class Accumulator(CallAssembly):
             item = part.item
             if self.state_dialect is not None:
                 item = {**item, DIALECT_KEY: self.state_dialect}
-            self._choice(part.choice).state.append(item)
+            choice = self._choice(part.choice)
+            self._keep(item)
+            choice.state.append(item)
         elif isinstance(part, MetaPart):
             self.model = part.model or self.model
             self.response_id = part.response_id or self.response_id
@@ -214,10 +220,20 @@ class Accumulator(CallAssembly):
                 payload=part.payload,
                 quirk=part.quirk,
             )
-            # Kept for the result too: counted as what the response holds.
-            self._budget.take(len(dumps_bytes(part.payload)))
+            self._keep(part.payload)
             self.unknown_items.append(unknown)
             out.append(unknown)
+
+    def _keep(self, payload: object) -> None:
+        """Count one more item kept for the result (an unknown or a state
+        item) against the response's caps: its number, and its size."""
+        if self._kept >= MAX_KEPT_ITEMS:
+            raise RemoteProtocolError(
+                f"the response has more than {MAX_KEPT_ITEMS} items toolwire keeps "
+                "without reading them (unknown items and provider state), all choices together"
+            )
+        self._kept += 1
+        self._budget.take(KEPT_ITEM_CHARS + len(dumps_bytes(payload)))
 
     def _server_call(self, part: ServerCallPart, out: list[Event]) -> None:
         server = ServerToolCall(

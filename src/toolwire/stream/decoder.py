@@ -191,10 +191,14 @@ class StreamDecoder(PayloadDecoding):
         return out
 
     def feed_frames(self, data: bytes) -> list[DecodedFrame]:
-        """Like :meth:`feed`, but grouped by payload, each with its raw text."""
+        """Like :meth:`feed`, but grouped by payload, each with its raw text.
+        What no payload caused (the framing's own fault, a dialect that
+        cannot be told) comes last, in an entry with an empty payload: every
+        event of :meth:`feed` is in one entry."""
         frames: list[DecodedFrame] = []
-        self._feed(data, [], frames)
-        return frames
+        out: list[Event] = []
+        self._feed(data, out, frames)
+        return _with_rest(frames, out)
 
     def close(self) -> list[Event]:
         """The body ended: flush, finish open calls or report the cut."""
@@ -208,12 +212,7 @@ class StreamDecoder(PayloadDecoding):
         frames: list[DecodedFrame] = []
         out: list[Event] = []
         self._close(out, frames)
-        # The last payloads' events are in their frames already (they are the
-        # first of ``out``); the end frame holds only what came after them.
-        rest = out[sum(len(frame.events) for frame in frames) :]
-        if rest:
-            frames.append(DecodedFrame(event="", data="", events=tuple(rest)))
-        return frames
+        return _with_rest(frames, out)
 
     def result(self) -> StreamResult:
         """The reading so far; final after :meth:`close`."""
@@ -380,6 +379,17 @@ class StreamDecoder(PayloadDecoding):
                     raw=self._held[0][1],
                 )
         return []
+
+
+def _with_rest(frames: list[DecodedFrame], out: list[Event]) -> list[DecodedFrame]:
+    """``frames``, then an entry with an empty payload for the events of
+    ``out`` that none of them holds. The payloads' events are the first of
+    ``out`` (each frame holds its own, in order); what comes after them was
+    caused by no payload: a framing fault, the end of input."""
+    rest = out[sum(len(frame.events) for frame in frames) :]
+    if rest:
+        frames.append(DecodedFrame(event="", data="", events=tuple(rest)))
+    return frames
 
 
 def __getattr__(name: str) -> object:
