@@ -49,8 +49,8 @@ for (const t of document.querySelectorAll('time[datetime]')) {
   const followed = ['running', 'suspended'];
   if (!followed.includes(page.dataset.status)) return;
   const timeline = document.getElementById('timeline');
-  const url = '/runs/' + encodeURIComponent(page.dataset.run) +
-    '/events?after=' + page.dataset.last;
+  // The run's page is .../runs/<id>: its events are .../runs/<id>/events.
+  const url = location.pathname.replace(/[/]+$/, '') + '/events?after=' + page.dataset.last;
   const source = new EventSource(url);
   source.addEventListener('record', (message) => {
     const record = JSON.parse(message.data);

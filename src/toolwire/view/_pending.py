@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from toolwire.journal import JournalError, RunLog, pending_calls, recorded_answers
 from toolwire.run import PendingCall
-from toolwire.view._html import ident, text, value
+from toolwire.view._html import href, ident, text, value
 
 __all__ = ["continuing", "pending_section"]
 
@@ -37,7 +37,7 @@ def _forms(run_id: str, call: PendingCall) -> str:
             f"<code>toolwire runs answer {ident(run_id)} {ident(call.call_id)} "
             "--result JSON</code></div>"
         )
-    base = f"/runs/{ident(quote(run_id, safe=''))}/calls/{ident(quote(call.call_id, safe=''))}"
+    base = ident(href(f"/runs/{quote(run_id, safe='')}/calls/{quote(call.call_id, safe='')}"))
     digest = f'<input type=hidden name=digest value="{ident(call.digest)}">'
     return (
         "<div class=decide>"
