@@ -30,6 +30,8 @@ from ._support import (
 
 RUN = "waiting-1"
 APPROVE = f"/runs/{RUN}/calls/{{call}}/approve"
+OTHER_DIGEST = "sha256:" + "0" * 64
+"""A digest well formed, of no call's arguments."""
 DENY = f"/runs/{RUN}/calls/{{call}}/deny"
 
 
@@ -146,7 +148,7 @@ def test_unknown_runs_and_calls_are_refused(
 ) -> None:
     with viewer.client() as client:
         response = client.post(
-            target, data={"digest": "sha256:x"}, headers={"origin": viewer.origin}
+            target, data={"digest": OTHER_DIGEST}, headers={"origin": viewer.origin}
         )
     assert response.status_code == status and words in response.text
     assert _events(journal, "approval") == []
@@ -172,7 +174,7 @@ def test_a_run_that_is_not_suspended_takes_no_decision(tmp_path: Path) -> None:
     with serving(path) as viewer, viewer.client() as client:
         response = client.post(
             "/runs/other-1/calls/x/approve",
-            data={"digest": "sha256:x"},
+            data={"digest": OTHER_DIGEST},
             headers={"origin": viewer.origin},
         )
         reader = SQLiteJournal(path, read_only=True)
@@ -188,7 +190,7 @@ def test_a_run_that_is_not_suspended_takes_no_decision(tmp_path: Path) -> None:
             writer.close()
         failed = client.post(
             "/runs/other-1/calls/x/approve",
-            data={"digest": "sha256:x"},
+            data={"digest": OTHER_DIGEST},
             headers={"origin": viewer.origin},
         )
     assert response.status_code == 409
@@ -313,7 +315,9 @@ def test_a_run_id_that_needs_quoting_is_approved_through_its_quoted_path(tmp_pat
         page = client.get("/runs/odd%20run%3F%261%20%3C%22x%22%3E").text
         action, digest = _form(page, "approve")
         assert action.startswith("/runs/odd%20run%3F%261%20%3C%22x%22%3E/calls/")
-        wrong = client.post(action, data={"digest": "sha256:0"}, headers={"origin": viewer.origin})
+        wrong = client.post(
+            action, data={"digest": OTHER_DIGEST}, headers={"origin": viewer.origin}
+        )
         done = client.post(action, data={"digest": digest}, headers={"origin": viewer.origin})
     assert wrong.status_code == 409 and '<"x">' not in wrong.text
     assert f'href="{viewer.root}/runs/odd%20run%3F%261%20%3C%22x%22%3E"' in wrong.text

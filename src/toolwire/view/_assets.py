@@ -35,6 +35,9 @@ details>summary{cursor:pointer;color:#445}
 .diff-add{color:#17803d}.diff-del{color:#b3261e}
 form.inline{display:inline}nav.pages{margin-top:1rem}
 input,select,button{font:inherit}
+mark.invisible{background:#ffd54f;color:#5d2a00;border:1px solid #b36b00;border-radius:3px}
+p.hidden-chars{background:#fff3cd;border-left:4px solid #b36b00;padding:.3rem .6rem}
+p.cut{color:#8a5300;font-style:italic}
 """
 
 JS = """// toolwire view: local times, a run in progress followed live, and the
