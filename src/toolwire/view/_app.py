@@ -79,6 +79,9 @@ class ViewSettings:
     """Seconds between two reads of the journal by a live stream."""
     stream_deadline: float = 300.0
     """Seconds one live stream lasts at most (the browser reconnects)."""
+    head_timeout: float = 5.0
+    """Seconds a connection has to send a whole request head, else it is
+    dropped (:class:`toolwire.view._serve.HeadTimeout`)."""
     principal: str = "toolwire view"
     """Who the approvals and denials given in this viewer are journaled as."""
     cassettes: tuple[Path, ...] = ()

@@ -2,7 +2,7 @@
 
 Theory of operation: uvicorn serves the application over its h11 protocol,
 with one addition (:class:`HeadTimeout`): a connection must send a whole
-request head within :data:`HEAD_TIMEOUT` seconds of opening (or of its
+request head within ``head_timeout`` seconds (:class:`ViewSettings`) of opening (or of its
 previous response, past the keep-alive wait), else it is dropped. A client
 that opens connections and sends a few bytes of a head now and then would
 otherwise hold them forever (uvicorn's keep-alive timer is reset by every
@@ -24,17 +24,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from toolwire.view._access import new_opener, new_secret
 from toolwire.view._app import ViewSettings, create_app
 
-__all__ = ["HEAD_TIMEOUT", "HeadTimeout", "serve", "server_for"]
-
-HEAD_TIMEOUT = 5.0
-"""Seconds a connection has to send a whole request head."""
+__all__ = ["HeadTimeout", "serve", "server_for"]
 
 
 class HeadTimeout(H11Protocol):
     """uvicorn's h11 protocol, dropping a connection whose request head is
-    not whole :data:`HEAD_TIMEOUT` seconds after it could start."""
+    not whole ``head_timeout`` seconds after it could start."""
 
-    head_timeout = HEAD_TIMEOUT
+    head_timeout = ViewSettings.head_timeout
     _head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -74,7 +71,7 @@ def server_for(settings: ViewSettings) -> uvicorn.Server:
     """The uvicorn server of the viewer ``settings`` describe (not started)."""
     config = uvicorn.Config(
         create_app(settings),
-        http=HeadTimeout,
+        http=type("HeadTimeout", (HeadTimeout,), {"head_timeout": settings.head_timeout}),
         log_level="warning",
         access_log=False,
         lifespan="off",
