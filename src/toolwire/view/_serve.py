@@ -31,7 +31,8 @@ class HeadTimeout(H11Protocol):
     """uvicorn's h11 protocol, dropping a connection whose request head is
     not whole ``head_timeout`` seconds after it could start."""
 
-    head_timeout = ViewSettings.head_timeout
+    head_timeout = 5.0
+    """Seconds (what :class:`ViewSettings` says, in the subclass :func:`server_for` makes)."""
     _head_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
