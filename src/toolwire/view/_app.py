@@ -292,8 +292,14 @@ class _Viewer:
             return _page(503, "runs", exc.message)
 
     async def run(self, request: Request) -> Response:
-        """``/runs/{run_id}``: one run's page."""
+        """``/runs/{run_id}``: one run's page (``?page=``: of turns)."""
         ref = request.path_params["run_id"]
+        raw = request.query_params.get("page")
+        if raw is not None and not (raw.isascii() and raw.isdigit() and 0 < len(raw) < 7):
+            return _page(400, "run", "page must be a positive integer")
+        page = int(raw) if raw is not None else None
+        if page == 0:
+            return _page(400, "run", "page must be a positive integer")
 
         def render() -> str:
             journal = self.opened()
@@ -302,7 +308,7 @@ class _Viewer:
             finally:
                 journal.close()
             replays, problems = load_replays(self.settings.cassettes)
-            return run_page(log, replays, problems)
+            return run_page(log, replays, problems, page=page)
 
         try:
             return HTMLResponse(await anyio.to_thread.run_sync(render))

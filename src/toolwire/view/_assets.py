@@ -51,6 +51,7 @@ for (const t of document.querySelectorAll('time[datetime]')) {
   if (!page) return;
   const followed = ['running', 'suspended'];
   if (!followed.includes(page.dataset.status)) return;
+  if (page.dataset.follow !== 'yes') return; // an earlier page of turns
   const timeline = document.getElementById('timeline');
   // The run's page is .../runs/<id>: its events are .../runs/<id>/events.
   const url = location.pathname.replace(/[/]+$/, '') + '/events?after=' + page.dataset.last;

@@ -56,8 +56,31 @@ def href(path: str) -> str:
 
 
 def text(raw: Any) -> str:
-    """``raw`` as text, cleaned of secrets, made safe to send, and HTML-escaped."""
-    return html.escape(clean(redact(raw if isinstance(raw, str) else str(raw))), quote=True)
+    """``raw`` as text, cleaned of secrets, made safe to send, HTML-escaped,
+    and cut at :data:`CUT_AT` characters (saying so)."""
+    shown, cut = _bounded(raw if isinstance(raw, str) else str(raw))
+    return _escape(shown) + (f"… ({cut:,} more characters cut)" if cut else "")
+
+
+_MARGIN = 4096
+"""Characters past :data:`CUT_AT` that redaction still reads, so that a
+secret across the cut is hidden whole."""
+
+
+def _bounded(raw: str) -> tuple[str, int]:
+    """``raw`` cleaned of secrets and cut at :data:`CUT_AT`; how many
+    characters were cut. Redaction reads no more than is shown (and a margin):
+    a page's work is bounded whatever the journal holds."""
+    if len(raw) <= CUT_AT:
+        return redact(raw), 0
+    return redact(raw[: CUT_AT + _MARGIN])[:CUT_AT], len(raw) - CUT_AT
+
+
+def _escape(shown: str, *, marked: bool = False) -> str:
+    """Text made safe to send and HTML-escaped; ``marked``: invisible and
+    bidirectional characters as marks."""
+    escaped = html.escape(clean(shown), quote=True)
+    return reveal(escaped) if marked else escaped
 
 
 def ident(raw: Any) -> str:
@@ -73,30 +96,27 @@ def _json(raw: Any) -> str:
     return json.dumps(raw, ensure_ascii=False, indent=2, sort_keys=False, default=str)
 
 
-def _marked(raw: str) -> str:
-    return reveal(text(raw))
-
-
 def value(raw: Any, *, label: str = "", marked: bool = False) -> str:
     """A recorded value in a ``<pre>``, folded when long (``label`` names the
-    fold) and cut at :data:`CUT_AT` characters; ``marked``: invisible and
-    bidirectional characters show as marks (:func:`toolwire.view._visible.reveal`)."""
-    shown = _json(raw)
-    cut = ""
-    if len(shown) > CUT_AT:
-        cut = (
-            f"<p class=cut>cut: the first {CUT_AT:,} of {len(shown):,} characters are "
-            f"shown ({len(shown) - CUT_AT:,} more are in the journal)</p>"
-        )
-    escape = _marked if marked else text
-    body = f"<pre>{escape(shown[:CUT_AT])}</pre>{cut}"
-    if len(shown) <= FOLD_AT:
+    fold) and cut at :data:`CUT_AT` characters (a note says how many more the
+    journal holds); ``marked``: invisible and bidirectional characters show
+    as marks (:func:`toolwire.view._visible.reveal`)."""
+    whole = _json(raw)
+    shown, cut = _bounded(whole)
+    note = (
+        f"<p class=cut>cut: the first {CUT_AT:,} of {len(whole):,} characters are shown "
+        f"({cut:,} more are in the journal)</p>"
+        if cut
+        else ""
+    )
+    body = f"<pre>{_escape(shown, marked=marked)}</pre>{note}"
+    if len(whole) <= FOLD_AT:
         return body
     first = " ".join(shown[:1000].split())[:80]
     what = text(label) + " · " if label else ""
     return (
-        f"<details><summary>{what}{len(shown):,} characters: "
-        f"<code>{escape(first)}…</code></summary>{body}</details>"
+        f"<details><summary>{what}{len(whole):,} characters: "
+        f"<code>{_escape(first, marked=marked)}…</code></summary>{body}</details>"
     )
 
 
