@@ -54,8 +54,8 @@ def _grown(log: RunLog, turns: int, *, filler: str | None = None) -> RunLog:
     """``log`` (a tool turn, then an answer) with its tool turn ``turns`` times;
     ``filler``: the text every argument, result, answer and prompt holds."""
     kinds = [e.kind for e in log.events]
-    assert kinds[:8] == ["run_started", "model_request", "model_response", "tool_intent",
-                         "tool_outcome", "model_request", "model_response", "run_finished"]  # fmt: skip
+    tool = ["model_request", "model_response", "tool_intent", "tool_outcome"]
+    assert kinds[:8] == ["run_started", *tool, "model_request", "model_response", "run_finished"]
     start, tool_turn, answer_turn, end = (
         log.events[0],
         log.events[1:5],
