@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import time
 from pathlib import Path
 
 import anyio
@@ -20,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._hypothesis import examples
+from tests._linear import assert_linear, cpu_guard
 from toolwire.journal import JournalEvent, RunLog, SQLiteJournal, close_journals
 from toolwire.view._html import CUT_AT
 from toolwire.view._run_page import TURNS_PER_PAGE, run_page
@@ -27,8 +27,9 @@ from toolwire.view._run_page import TURNS_PER_PAGE, run_page
 from ._support import _run, _scenario, echo_html, serving
 
 CPU_BOUND = 1.0
-"""Seconds of CPU a page may take: generous (a 3,000-turn page takes about
-0.25 s, a megabyte of hostile text about as much), and CPU time, not wall
+"""Seconds of CPU a page may take (:func:`tests._linear.cpu_guard`, which
+stops one that takes longer): generous (a 3,000-turn page takes about
+0.05 s, a megabyte of hostile text about 0.1 s), and CPU time, not wall
 time, so that other work on the machine does not count."""
 
 
@@ -99,16 +100,10 @@ def _fill(data: dict[str, object], filler: str) -> None:
         data["output"] = filler
 
 
-def _cpu(render: object) -> tuple[str, float]:
-    began = time.process_time()
-    page = render()  # type: ignore[operator]
-    return page, time.process_time() - began
-
-
 def test_a_run_of_3000_turns_renders_a_page_of_100_in_under_a_second(real: RunLog) -> None:
     log = _grown(real, 3000)
-    page, took = _cpu(lambda: run_page(log))
-    assert took < CPU_BOUND, f"{took:.2f} s of CPU"  # was 30.5 s on a87298d
+    with cpu_guard(CPU_BOUND):  # was 30.5 s on a87298d
+        page = run_page(log)
     sections = re.findall(r'<section class=turn data-turn="(\d+)">', page)
     assert sections == [str(n) for n in range(1, TURNS_PER_PAGE + 1)]
     assert "page 1 of 31" in page and 'href="/runs/long-1?page=31">turns 3001–3100</a>' in page
@@ -117,6 +112,13 @@ def test_a_run_of_3000_turns_renders_a_page_of_100_in_under_a_second(real: RunLo
     # conversation again (which made the page quadratic in its turns).
     assert page.count("(2 more than the turn before)") == TURNS_PER_PAGE - 1
     assert len(re.findall(r"<li class=", page)) <= 2 * TURNS_PER_PAGE
+
+
+def test_a_runs_page_is_linear_in_its_turns(real: RunLog) -> None:
+    """Measured as work (calls made), not time: ten times the turns may cost
+    at most fifteen times the work (each turn diffing the whole conversation
+    again made it a hundred times)."""
+    assert_linear(lambda turns: _grown(real, turns), run_page, sizes=(300, 3000))
 
 
 def test_the_last_page_holds_the_last_turns_and_the_runs_end(real: RunLog) -> None:
@@ -159,9 +161,14 @@ def test_a_megabyte_of_hostile_text_renders_in_bounded_work(
     pattern = "".join(units)
     filler = (pattern * (1_000_000 // len(pattern) + 1))[:1_000_000]
     log = _grown(real, 1, filler=filler[seed % 7 :])
-    page, took = _cpu(lambda: run_page(log))
-    assert took < CPU_BOUND, f"{took:.2f} s of CPU for {units!r}"
+    with cpu_guard(CPU_BOUND):
+        page = run_page(log)
     page.encode("utf-8")  # it can be sent
     assert "\x00" not in page and "\ud800" not in page
     # Bounded by what is shown, not what the journal holds: seven values, each cut.
     assert len(page) < 7 * 8 * CUT_AT + 100_000
+
+
+@pytest.mark.parametrize("unit", ["eyJ-", "\ud800", "\u202e", "a", "<&"])
+def test_rendering_hostile_text_is_linear_in_its_size(real: RunLog, unit: str) -> None:
+    assert_linear(lambda size: _grown(real, 1, filler=unit * (size // len(unit))), run_page)

@@ -148,6 +148,10 @@ class Guard:
         method, path = scope["method"], scope["path"]
         if not self.access.within(path):
             return _plain(404, "nothing here: open the URL toolwire view printed")
+        if path == self.access.root:  # the cookie's path has the slash: go there first
+            rest = scope.get("query_string", b"").decode("latin-1")
+            target = self.access.cookie_path + ("?" + rest if rest else "")
+            return Response(status_code=308, headers={"location": target})
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         offered = query.get("token")
         if method == "GET" and "code" in query:
@@ -164,8 +168,6 @@ class Guard:
             return self._set_cookie(path, query)
         if not self.access.matches(offered):
             return _plain(401, "open the URL toolwire view printed (it carries the access token)")
-        if path == self.access.root:
-            return Response(status_code=308, headers={"location": self.access.cookie_path})
         if method in ("GET", "HEAD"):
             return None
         if method != "POST" or not path.endswith(_ACTIONS):
@@ -190,8 +192,6 @@ class Guard:
         own sends it on instead.
         """
         rest = {k: v for k, v in query.items() if k not in ("token", "code")}
-        if path == self.access.root:
-            path = self.access.cookie_path
         target = path + ("?" + urlencode(rest) if rest else "")
         if refresh:
             shown = ident(target)
