@@ -32,6 +32,12 @@ __all__ = ["clean", "hidden_count", "reveal"]
 
 _UNSENDABLE = re.compile("[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 """Lone surrogates and control characters (tab, newline and return are text)."""
+_MARKS = {
+    c: f"⟨U+{c:04X}⟩"
+    for c in (*range(0xD800, 0xE000), *range(0x20), *range(0x7F, 0xA0))
+    if chr(c) not in "\t\n\r"
+}
+"""Each of them, and its mark (a table for :meth:`str.translate`)."""
 
 
 @cache
@@ -52,7 +58,7 @@ def _mark(found: re.Match[str]) -> str:
 def clean(raw: str) -> str:
     """``raw`` with each lone surrogate and control character shown as ``⟨U+XXXX⟩``
     (what is left can be encoded as UTF-8 and holds no NUL)."""
-    return _UNSENDABLE.sub(_mark, raw)
+    return raw if _UNSENDABLE.search(raw) is None else raw.translate(_MARKS)
 
 
 def reveal(escaped: str) -> str:
