@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 
-__all__ = ["COOKIE", "Access", "Opener", "new_opener", "new_secret"]
+__all__ = ["COOKIE", "Access", "Opener", "cookie_value", "new_opener", "new_secret"]
 
 COOKIE = "toolwire_view"
 
