@@ -31,7 +31,13 @@ def _user() -> str:
     "(default: $TOOLWIRE_JOURNAL or the user state directory).",
 )
 @click.option("--port", default=0, show_default=True, help="The port (0: any free one).")
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
+@click.option(
+    "--open",
+    "open_browser",
+    is_flag=True,
+    help="Open the page in a browser (through a private file holding a one-time code: "
+    "the token is never on its command line).",
+)
 @click.option(
     "--as",
     "principal",

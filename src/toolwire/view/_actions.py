@@ -17,6 +17,7 @@ continues where its program calls ``agent.resume(run_id)``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,10 @@ FORM_LIMIT = 8192
 """The most bytes an action's form may hold."""
 _REASON_LIMIT = 1000
 _DEFAULT_REASON = "the call was not approved"
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+"""What an arguments digest is (:func:`toolwire.run.argument_digest`)."""
+_SIGNATURE = re.compile(r"[0-9A-Za-z_=+/.:-]{1,512}")
+"""What a decision's signature can be written with: ASCII, no spaces."""
 
 
 class BadForm(ValueError):
@@ -79,6 +84,11 @@ def _decision(
     digest = form.get("digest", "")
     if not digest:
         raise BadForm("the form names no digest of the arguments it answers")
+    if not _DIGEST.fullmatch(digest):
+        raise BadForm("the digest is not one: it is sha256: and 64 hexadecimal digits")
+    signature = form.get("signature")
+    if signature is not None and not _SIGNATURE.fullmatch(signature):
+        raise BadForm("the signature is not one: it is ASCII letters, digits and -_=+/.:")
     if verb == "approve":
         return Decision(call_id=call_id, decision="allow", digest=digest, principal=principal)
     reason = " ".join(form.get("reason", "").split()) or _DEFAULT_REASON

@@ -10,12 +10,14 @@ continues.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
 from toolwire.journal import JournalError, RunLog, pending_calls, recorded_answers
 from toolwire.run import PendingCall
-from toolwire.view._html import ident, text, value
+from toolwire.view._html import href, ident, text, value
+from toolwire.view._visible import hidden_count, reveal
 
 __all__ = ["continuing", "pending_section"]
 
@@ -42,7 +44,7 @@ def _forms(run_id: str, call: PendingCall) -> str:
             f"<code>toolwire runs answer {ident(run_id)} {ident(call.call_id)} "
             "--result JSON</code></div>"
         )
-    base = f"/runs/{ident(quote(run_id, safe=''))}/calls/{ident(quote(call.call_id, safe=''))}"
+    base = ident(href(f"/runs/{quote(run_id, safe='')}/calls/{quote(call.call_id, safe='')}"))
     digest = f'<input type=hidden name=digest value="{ident(call.digest)}">'
     return (
         "<div class=decide>"
@@ -64,10 +66,10 @@ def _call(run_id: str, call: PendingCall, answer: dict[str, Any] | None) -> str:
     return (
         f'<div class=pending-call data-call="{ident(call.call_id)}" '
         f'data-awaiting="{ident(call.awaiting)}">'
-        f"<b>{text(call.name)}</b> · call <code>{ident(call.call_id)}</code> · turn {call.turn}"
-        f" · waits for {what}{repaired}"
+        f"<b>{reveal(text(call.name))}</b> · call <code>{ident(call.call_id)}</code>"
+        f" · turn {call.turn} · waits for {what}{repaired}"
         f"<div class=meta>arguments digest <code class=digest>{ident(call.digest)}</code></div>"
-        f"{value(call.arguments, label='arguments')}"
+        f"{_hidden_note(call)}{value(call.arguments, label='arguments', marked=True)}"
         f"{_answered(answer) if answer is not None else _forms(run_id, call)}</div>"
     )
 
@@ -82,6 +84,21 @@ _NOT_SIGNING = (
     "key refuses them (nothing runs). Start <code>toolwire view</code> with the key to sign "
     "them.</p>"
 )
+
+
+def _hidden_note(call: PendingCall) -> str:
+    """The note that says the arguments hold invisible or bidirectional
+    characters (which the page shows as marks), or nothing."""
+    count = hidden_count(call.name) + hidden_count(
+        json.dumps(call.arguments, ensure_ascii=False, default=str)
+    )
+    if not count:
+        return ""
+    return (
+        f"<p class=hidden-chars>{count} invisible or bidirectional character(s) in this call "
+        "are shown as <mark class=invisible>⟨U+…⟩</mark> marks: they would make the text "
+        "read otherwise than it runs, and they are part of what an approval approves.</p>"
+    )
 
 
 def pending_section(log: RunLog, *, signing: bool = False) -> str:
