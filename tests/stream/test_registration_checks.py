@@ -155,6 +155,13 @@ def test_fields_that_hold_only_together() -> None:
     assert "its finish_reasons map to ['done'], not toolwire finish reasons" in message
 
 
+def test_a_sniff_rule_without_a_codec_class_is_refused() -> None:
+    message = _refused(_puffs(codec=None, sniff_text="puff", usage=42))
+    assert "its codec None is not a codec class: nothing would read its streams" in message
+    assert "its sniff_text is not callable" in message
+    assert "its usage is not callable" in message
+
+
 def test_a_codec_of_another_dialect_is_refused() -> None:
     message = _refused(dataclasses.replace(_puffs(), name="smoke"))
     assert "its codec _Puffs says it reads 'puffs'" in message

@@ -80,6 +80,10 @@ def _members(protocol: type) -> tuple[str, ...]:
 
 
 def _codec_problems(dialect: WireDialect) -> Iterator[str]:
+    codec_class: object = dialect.codec  # typed a class; given anything
+    if not isinstance(codec_class, type):
+        yield f"its codec {codec_class!r} is not a codec class: nothing would read its streams"
+        return
     try:
         codec: Any = dialect.codec()
     except Exception as exc:  # any failure is the dialect's fault: reported
@@ -137,7 +141,29 @@ def _kept_stream_problems(dialect: WireDialect) -> Iterator[str]:
         yield "it has continuation_routes but no routes"
 
 
+_CALLABLES = (
+    "usage",
+    "sniff_name",
+    "sniff_text",
+    "sniff_shape",
+    "route_target",
+    "continuation_target",
+    "continuation_path",
+    "request_path",
+    "is_error_body",
+    "encode_request",
+    "tool_schemas",
+    "strict_schema",
+    "decode_request",
+    "silent_output",
+)
+
+
 def _field_problems(dialect: WireDialect) -> Iterator[str]:
+    for name in _CALLABLES:
+        value = getattr(dialect, name)
+        if value is not None and not callable(value):
+            yield f"its {name} is not callable"
     unknown = sorted(set(dialect.finish_reasons.values()) - _FINISH_REASONS)
     if unknown:
         yield f"its finish_reasons map to {unknown}, not toolwire finish reasons"
