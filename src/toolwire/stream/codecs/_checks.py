@@ -7,10 +7,11 @@ hold together is refused when it is registered, with a
 piece at fault, instead of failing later in a stream, a provider or the
 emulation server:
 
-* its codec: it says it is of this dialect, streams in known framings, and
+* its codec: a class (else nothing reads what its sniff rules tell); it
+  says it is of this dialect, streams in known framings, and
   has what its dialect's :class:`~toolwire.stream.codecs.Capabilities`
   declares, and declares what it has (checked against the protocol of each
-  capability: :mod:`._codec`);
+  capability: :mod:`._codec`); its sniff rules and readers are callable;
 * kept streams: a ``continuation_path`` exactly when it declares them; the
   emulation server's ``continuation_routes`` with a ``continuation_target``;
 * the emulation server: ``routes``, ``decode_request`` and ``encoder`` together;
