@@ -65,7 +65,7 @@ from toolwire.journal import (
     waiting_for,
 )
 from toolwire.messages import Message
-from toolwire.observe import RunObserver
+from toolwire.observe import RunObserver, check_observers
 from toolwire.run import (
     AgentEvent,
     ModelRetrying,
@@ -156,6 +156,9 @@ class Agent:
     Raises:
         UsageError: a setting is out of range, ``approve`` is given with a
             ready Toolbox, or ``journal`` is of an unknown kind.
+        RegistrationError: an observer has a method that looks like a hook
+            but is none (a misspelt name), or a hook of the wrong signature
+            (see :func:`toolwire.observe.check_observers`).
     """
 
     def __init__(
@@ -198,6 +201,7 @@ class Agent:
         self.transport = transport
         self.metadata = dict(metadata or {})
         self.extra = dict(extra or {})
+        check_observers(observers)
         self.observers: list[RunObserver] = list(observers)
         if prices is None or prices is True:
             prices = default_prices()
