@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.run import (  # noqa: F401 - re-exported lazily
         AgentEvent,
         ModelRetrying,
+        OutputDelta,
         PendingCall,
         RunFinished,
         RunInfo,
@@ -113,6 +114,7 @@ _LAZY: dict[str, str] = {
     "Agent": "toolwire.agent",
     "AgentEvent": "toolwire.run",
     "ModelRetrying": "toolwire.run",
+    "OutputDelta": "toolwire.run",
     "RunFinished": "toolwire.run",
     "RunInfo": "toolwire.run",
     "RunObserver": "toolwire.observe",

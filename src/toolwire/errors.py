@@ -36,6 +36,9 @@ provider data. The tree::
                                     hold together, refused when given
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
+      OutputInvalid(.raw, .errors, .attempts)
+                                    a typed run's answers did not validate,
+                                    its ``output_retries`` used up
 
     ModelRetry(Exception)           raised *by tools*: its message goes back to
                                     the model, which may try again
@@ -63,6 +66,7 @@ __all__ = [
     "CostLimitUnpriced",
     "LocalProtocolError",
     "ModelRetry",
+    "OutputInvalid",
     "Overloaded",
     "ProtocolError",
     "ProviderError",
@@ -479,6 +483,38 @@ class UsageLimitExceeded(ToolwireError):
             "maximum": self.maximum,
             "value": self.value,
             "scope": self.scope,
+        }
+
+
+class OutputInvalid(ToolwireError):
+    """A typed run (``output_type=``) ended without a valid output: the
+    model's answer failed validation, was fed back with the errors, and
+    ``output_retries`` ran out.
+
+    Attributes:
+        raw: the last answer's raw text (the JSON the model wrote, or a
+            final-result tool call's arguments).
+        errors: ``(path, message)`` pairs of the last validation.
+        attempts: how many answers were refused.
+    """
+
+    type_name = "output_invalid"
+
+    def __init__(
+        self, message: str, *, raw: str, errors: Sequence[tuple[str, str]] = (), attempts: int = 1
+    ) -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.errors = tuple(errors)
+        self.attempts = attempts
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"type", "message", "raw", "errors", "attempts"}``."""
+        return {
+            **super().to_dict(),
+            "raw": self.raw,
+            "errors": [list(e) for e in self.errors],
+            "attempts": self.attempts,
         }
 
 
