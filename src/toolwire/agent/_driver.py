@@ -141,8 +141,10 @@ class RunDriver(ToolSteps):
                         self.messages.append(UserMessage(verdict.failure.feedback()))
                         self._turn_finished(choice, turn_usage, 0)
                         continue
-                    refusals = {c.id: (refused_result(c, f), False) for c, f in verdict.calls}
-                    done = {**done, **refusals}
+                    answered = [(c, refused_result(c, f)) for c, f in verdict.calls]
+                    if recorded is None:  # else the journal holds them already
+                        await self._answered(answered)
+                    done = {**done, **{c.id: (r, False) for c, r in answered}}
             step = next_step(
                 Replied(choice, self.turn), max_turns=self.config.max_turns, stream_retries=0
             )
