@@ -13,7 +13,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from toolwire import Agent, OutputDelta, OutputInvalid, RunFinished
+from toolwire import Agent, OutputDelta, OutputInvalid, RunFinished, UsageError
 from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.testing import EmulationServer, Scenario
@@ -229,3 +229,35 @@ async def test_the_partials_of_a_1_mb_object_grow_and_end_equal_to_it(mode: str)
     snapshots.append(last)
     assert all(grows_into(a, b) for a, b in itertools.pairwise(snapshots))
     assert last == big and final == [Invoice.model_validate(big)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["anthropic", "gemini"])
+async def test_stream_output_yields_the_partials_then_the_output(name: str, mode: str) -> None:
+    items = [{"name": f"part {i}", "qty": i} for i in range(40)]
+    answer = {"number": "INV-2", "items": items, "total": 3}
+    counts: list[int] = []
+    last: list[Any] = []
+    with EmulationServer(scenario(answer, chunk_size=5)) as server:
+        agent = agent_for(server, name, output_mode=mode)
+        try:
+            async for value in agent.stream_output("Extract.", output_type=Invoice):
+                if isinstance(value, Invoice):
+                    last.append(value)
+                else:
+                    counts.append(len(value.get("items", [])) if isinstance(value, dict) else 0)
+        finally:
+            await agent.aclose()
+    assert last == [Invoice.model_validate(answer)]
+    assert counts == sorted(counts) and counts[-1] == 40
+    # Gemini sends a call whole: its arguments come once, when it is ready.
+    assert len(counts) == 1 if (name, mode) == ("gemini", "tool") else len(counts) > 50
+
+
+async def test_stream_output_needs_a_typed_run() -> None:
+    with EmulationServer(scenario(GOOD)) as server:
+        agent = agent_for(server, "openai-chat")
+        with pytest.raises(UsageError, match="output_type"):
+            async for _ in agent.stream_output("Extract."):
+                pass
+        await agent.aclose()

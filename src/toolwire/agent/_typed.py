@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolwire.agent._output import OutputFailure, OutputSpec
-from toolwire.events import Event, TextDelta, ToolCallDelta, ToolCallStarted
+from toolwire.events import Event, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 from toolwire.run import OutputDelta
 from toolwire.stream import _json
 from toolwire.stream._jsonstream import LazyPartial
@@ -109,7 +109,7 @@ class OutputStream:
     arguments of the first final-result call, whose ``ToolCallDelta.partial``
     the stream's own lazy parser already gives."""
 
-    __slots__ = ("_call", "_fragments", "_parser", "mode", "spec", "turn")
+    __slots__ = ("_call", "_fragments", "_grown", "_parser", "mode", "spec", "turn")
 
     def __init__(self, spec: OutputSpec[Any], mode: Mode, turn: int) -> None:
         self.spec = spec
@@ -119,6 +119,9 @@ class OutputStream:
         self._parser = LazyPartial(self._fragments)
         self._call: tuple[int, Any] | None = None
         """``(call index, member)`` of the final-result call followed."""
+        self._grown = False
+        """An argument delta of that call was seen (a dialect that sends a
+        call whole, Gemini's, gives its arguments once, when it is ready)."""
 
     def deltas(self, events: list[Event]) -> list[OutputDelta]:
         """The output deltas ``events`` (one network read's) make."""
@@ -136,6 +139,12 @@ class OutputStream:
             elif isinstance(event, ToolCallDelta) and event.choice == 0:
                 followed = self._call
                 if followed is not None and followed[0] == event.index:
+                    self._grown = True
                     partial = followed[1].unwrap(event.partial)
+                    out.append(OutputDelta(turn=self.turn, partial=partial))
+            elif isinstance(event, ToolCallReady) and event.choice == 0 and not self._grown:
+                followed = self._call
+                if followed is not None and followed[0] == event.call.index:
+                    partial = followed[1].unwrap(event.call.arguments)
                     out.append(OutputDelta(turn=self.turn, partial=partial))
         return out
