@@ -49,6 +49,7 @@ __all__ = [
     "TurnStarted",
     "argument_digest",
     "canonical_arguments",
+    "output_text",
 ]
 
 OutputT = TypeVar("OutputT", default=str)
@@ -204,6 +205,16 @@ class RunResult(Generic[OutputT]):
         if self.pending:
             data["pending"] = [p.to_dict() for p in self.pending]
         return data
+
+
+def output_text(output: Any) -> str:
+    """A run's output as text: a text as it is, a typed output as indented
+    JSON (what the journal records and ``toolwire runs show`` prints)."""
+    if isinstance(output, str):
+        return output
+    if output is None:  # a typed run that ended without one
+        return ""
+    return json.dumps(_json_output(output), indent=2, ensure_ascii=False)
 
 
 def _json_output(output: Any) -> Any:

@@ -3,9 +3,12 @@ back the same object, asked natively or by the final-result tool."""
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from pydantic import BaseModel
 
@@ -57,3 +60,21 @@ async def test_a_resumed_finished_run_gives_back_the_same_object(
     assert asked == 2 and first.output == Invoice(number="INV-1", total=9)
     assert isinstance(resumed.output, Invoice) and resumed.output == first.output
     assert resumed.outcome == "answered"
+
+
+async def test_runs_show_prints_the_output_as_json(tmp_path: Path) -> None:
+    scenario = Scenario.from_dict({"turns": [{"output": {"number": "INV-3", "total": 4}}]})
+    journal = tmp_path / "runs.sqlite3"
+    with EmulationServer(scenario) as server:
+        url = server.url_for("anthropic-messages")
+        provider = make_provider("anthropic", base_url=url, api_key="k")
+        agent = Agent(provider, model="claude-sonnet-4-5", journal=journal, output_type=Invoice)
+        try:
+            await agent.run("Extract.", run_id="shown-run")
+        finally:
+            await agent.aclose()
+    env = {**os.environ, "TOOLWIRE_JOURNAL": str(journal), "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "toolwire", "runs", "show", "shown-run"]
+    shown = await anyio.run_process(command, env=env, check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert '"number": "INV-3",\n  "total": 4' in shown.stdout.decode()

@@ -554,7 +554,7 @@ class Agent(Generic[OutputT]):
 
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""
-        return self._config().build_request(messages, turn)
+        return self._config(self._output).build_request(messages, turn)
 
     def _spec(self, output_type: Any) -> OutputSpec[Any] | None:
         """The output a run asks for: ``output_type``'s, else the agent's."""

@@ -23,7 +23,7 @@ from toolwire.http._credentials import MIN_SECRET_LENGTH, ascii_lower, redact, s
 from toolwire.http._urls import url_where
 from toolwire.journal._records import Step
 from toolwire.messages import AssistantMessage
-from toolwire.run import RunResult
+from toolwire.run import RunResult, output_text
 from toolwire.stream import _json
 from toolwire.tools import Approval, ToolResult, scrub
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall
@@ -238,7 +238,7 @@ def run_summary(result: RunResult) -> dict[str, Any]:
     """The summary of a run's end: its outcome and answer."""
     return {
         "outcome": result.outcome,
-        "output": result.output,
+        "output": output_text(result.output),
         "turns": result.turns,
         "tool_calls": len(result.tool_calls),
         "usage": result.usage.to_dict(),
