@@ -9,6 +9,7 @@ process gets when it tries to run or resume a run that a live process holds.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -25,10 +26,12 @@ __all__ = [
     "RunLog",
     "RunSummary",
     "Step",
+    "column_text",
     "end_step",
     "loads_record",
     "log_from_rows",
     "summary_from_row",
+    "text_from_column",
 ]
 
 RUN_STATUSES = ("running", "answered", "max_turns", "suspended", "failed", "cancelled", "limit")
@@ -37,6 +40,39 @@ list`` shows it ``interrupted`` once no process holds its lease), the two
 outcomes of a finished run, ``suspended`` (it waits for approvals or outside
 results, and resumes), and the three ways a run ends without one (``limit``:
 stopped by one of its usage limits; the error names it)."""
+
+
+def _unstorable(text: str) -> bool:
+    """Whether a text column cannot hold ``text`` as it is: a lone surrogate
+    (no UTF-8 form, which SQLite and PostgreSQL store), a NUL (PostgreSQL's
+    text refuses it), or a leading ``"`` (the mark of an escaped value)."""
+    if text.startswith('"') or "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def column_text(text: str | None) -> str | None:
+    """``text`` from a model (a call id) as a text column of either store
+    holds it: as it is, or, when a column could not hold it, as a JSON string
+    (ASCII, with a leading ``"``). :func:`text_from_column` gives it back, so
+    a resume matches the call id the model sent, byte for byte."""
+    if text is None or not _unstorable(text):
+        return text
+    return json.dumps(text, ensure_ascii=True)
+
+
+def text_from_column(stored: str | None) -> str | None:
+    """The text :func:`column_text` stored."""
+    if stored is None or not stored.startswith('"'):
+        return stored
+    value = json.loads(stored)
+    if not isinstance(value, str):
+        raise JournalError(f"a call id column holds {stored[:40]!r}, which toolwire never writes")
+    return value
 
 
 class JournalError(ToolwireError):
@@ -298,7 +334,13 @@ def events_from_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Journ
             raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
         events.append(
             JournalEvent(
-                seq=seq, at=at, kind=kind, turn=turn, attempt=attempt, call_id=call_id, data=payload
+                seq=seq,
+                at=at,
+                kind=kind,
+                turn=turn,
+                attempt=attempt,
+                call_id=text_from_column(call_id),
+                data=payload,
             )
         )
     return events
