@@ -93,3 +93,8 @@ def test_the_column_form_reads_back(text: str) -> None:
 def test_storable_ids_are_stored_as_they_are() -> None:
     assert column_text("call_abc-1") == "call_abc-1"
     assert column_text(None) is None
+
+
+def test_an_older_raw_id_with_a_quote_reads_back_as_it_is() -> None:
+    assert text_from_column('"abc') == '"abc'
+    assert text_from_column('"1"x') == '"1"x'

@@ -66,13 +66,15 @@ def column_text(text: str | None) -> str | None:
 
 
 def text_from_column(stored: str | None) -> str | None:
-    """The text :func:`column_text` stored."""
+    """The text :func:`column_text` stored (an id written raw by an older
+    toolwire, leading ``"`` and all, reads back as it is)."""
     if stored is None or not stored.startswith('"'):
         return stored
-    value = json.loads(stored)
-    if not isinstance(value, str):
-        raise JournalError(f"a call id column holds {stored[:40]!r}, which toolwire never writes")
-    return value
+    try:
+        value = json.loads(stored)
+    except ValueError:
+        return stored
+    return value if isinstance(value, str) else stored
 
 
 class JournalError(ToolwireError):
