@@ -261,3 +261,11 @@ async def test_stream_output_needs_a_typed_run() -> None:
             async for _ in agent.stream_output("Extract."):
                 pass
         await agent.aclose()
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_refused_answer_on_the_last_turn_ends_at_the_turn_limit(mode: str) -> None:
+    with EmulationServer(scenario(BAD, GOOD)) as server:
+        agent = agent_for(server, "openai-chat", output_type=Invoice, output_mode=mode, max_turns=1)
+        result = await ask(agent, "Extract the invoice.")
+    assert (result.outcome, result.output, result.turns) == ("max_turns", None, 1)

@@ -137,9 +137,11 @@ class RunDriver(ToolSteps):
                     return self._finished(choice, "answered", verdict.value)
                 if isinstance(verdict, Refused):
                     self._refuse(verdict)
-                    if not verdict.calls and self.turn < self.config.max_turns:
-                        self.messages.append(UserMessage(verdict.failure.feedback()))
+                    if not verdict.calls:
                         self._turn_finished(choice, turn_usage, 0)
+                        if self.turn >= self.config.max_turns:
+                            return self._finished(choice, "max_turns")
+                        self.messages.append(UserMessage(verdict.failure.feedback()))
                         continue
                     answered = [(c, refused_result(c, f)) for c, f in verdict.calls]
                     if recorded is None:  # else the journal holds them already
