@@ -60,6 +60,9 @@ async def test_a_resumed_finished_run_gives_back_the_same_object(
     assert asked == 2 and first.output == Invoice(number="INV-1", total=9)
     assert isinstance(resumed.output, Invoice) and resumed.output == first.output
     assert resumed.outcome == "answered"
+    recorded = again.journal.load_run(again.journal.find_run("typed-run"))  # type: ignore[union-attr]
+    assert recorded.run.settings["output_type"] == "Invoice"
+    assert recorded.run.settings["output_mode"] == mode
 
 
 async def test_runs_show_prints_the_output_as_json(tmp_path: Path) -> None:

@@ -625,6 +625,11 @@ class Agent(Generic[OutputT]):
         """One run to its end; its events go to ``emit`` and ``emit_many``
         (``None`` when nobody reads them: they are not even made)."""
         observers = self._observers.bind(self.observers, self.journal, self.provider._secrets)
+        config = self._config(spec)
+        settings = self.settings()
+        if config.output is not None:  # what the run asks for, and how
+            settings["output_type"] = config.output.schema_name
+            settings["output_mode"] = config.output_mode
 
         def info() -> RunInfo:
             return RunInfo(
@@ -633,12 +638,12 @@ class Agent(Generic[OutputT]):
                 provider=self.provider.name,
                 dialect=self.provider.dialect,
                 tools=self.toolbox.names,
-                settings=self.settings(),
+                settings=settings,
                 messages=tuple(messages),
                 resumed=plan is not None,
             )
 
-        driver = RunDriver(self._config(spec), run_id, messages, observers, emit, emit_many)
+        driver = RunDriver(config, run_id, messages, observers, emit, emit_many)
 
         def drive() -> Awaitable[RunResult]:
             return driver.drive(plan)
