@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from toolwire.journal import default_journal
-from toolwire.journal._postgres import is_postgres_url, url_where
+from toolwire.http.urls import url_where
+from toolwire.journal import default_journal, is_postgres_url
 from toolwire.view import serve
 
 __all__ = ["view"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolwire.errors import ToolwireError
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 
 __all__ = [
     "MAY_HAVE_RUN",
@@ -260,7 +260,7 @@ def loads_record(text: str | None, what: str) -> Any:
     if text is None:
         return None
     try:
-        return _json.loads(text)
+        return jsonio.loads(text)
     except ValueError as exc:
         raise JournalError(f"the journal holds a {what} that is not JSON: {exc}") from exc
 

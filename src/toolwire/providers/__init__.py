@@ -25,6 +25,7 @@ from toolwire.providers._base import (
     Transport,
     retry_after_seconds,
 )
+from toolwire.providers._reads import HOLD, ProviderStream
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
 from toolwire.providers.bedrock import Bedrock, BedrockInvoke
@@ -35,6 +36,7 @@ from toolwire.providers.openai_responses import OpenAIResponses
 from toolwire.providers.vertex import AnthropicVertex, GeminiVertex
 
 __all__ = [
+    "HOLD",
     "Anthropic",
     "AnthropicVertex",
     "AzureOpenAI",
@@ -49,6 +51,7 @@ __all__ = [
     "OpenAIChat",
     "OpenAIResponses",
     "Provider",
+    "ProviderStream",
     "StreamResponse",
     "ToolChoice",
     "Transport",

@@ -16,7 +16,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-from toolwire.tools._redaction import redact
+from toolwire.tools.redaction import redact
 
 __all__ = ["FOLD_AT", "duration", "error_line", "ident", "layout", "money", "text", "value", "when"]
 

@@ -48,9 +48,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from toolwire.errors import UsageError
-from toolwire.stream._parts import (
-    Part,
-)
 from toolwire.stream.codecs import (
     anthropic,
     bedrock,
@@ -62,6 +59,7 @@ from toolwire.stream.codecs import (
     openai_chat,
     openai_responses,
 )
+from toolwire.stream.codecs._common import error_event
 from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
 from toolwire.stream.codecs.anthropic import AnthropicCodec
 from toolwire.stream.codecs.bedrock import BedrockConverseCodec
@@ -74,6 +72,9 @@ from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import OpenAIResponsesCodec
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
+from toolwire.stream.parts import (
+    Part,
+)
 from toolwire.types import DIALECTS
 
 __all__ = [
@@ -93,6 +94,7 @@ __all__ = [
     "WireDialect",
     "codec_for",
     "dialect_for_path",
+    "error_event",
     "register",
     "registered",
     "wire_dialect",

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolwire.stream._jsonschema import JSONSchema
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.jsonschema import JSONSchema
 from toolwire.types import FinishReason, Usage
 
 if TYPE_CHECKING:
