@@ -387,6 +387,51 @@ def test_no_package_imports_another_packages_private_modules() -> None:
     assert private_imports(EVERY_IMPORT) == []
 
 
+def names_taken(name: str) -> set[tuple[str, str]]:
+    """``(module, name)`` for each name that ``name`` imports from a toolwire
+    module with ``from ... import``, anywhere in its code."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    return {
+        (base, alias.name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for base in [next(_targets(name, node))]
+        if base.startswith("toolwire")
+        for alias in node.names
+    }
+
+
+def private_names(taken: dict[str, set[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """``(importer, module.name)`` for each ``_`` name (not a module: those
+    are the graph's) that a module takes from another unit's module."""
+    return sorted(
+        (importer, f"{module}.{name}")
+        for importer, pairs in taken.items()
+        for module, name in pairs
+        if unit(importer) != unit(module)
+        and name.startswith("_")
+        and not name.startswith("__")
+        and f"{module}.{name}" not in MODULES
+    )
+
+
+def test_the_name_checker_catches_a_private_name_of_another_package() -> None:
+    taken = {
+        "toolwire.journal._a": {
+            ("toolwire.http.urls", "_tail"),  # a private name of another package
+            ("toolwire.http.urls", "split_url"),  # a public one
+            ("toolwire", "_compat"),  # a module
+            ("toolwire", "__version__"),  # a dunder
+            ("toolwire.journal._b", "_c"),  # private, but its own package's
+        },
+    }
+    assert private_names(taken) == [("toolwire.journal._a", "toolwire.http.urls._tail")]
+
+
+def test_no_package_takes_another_packages_private_names() -> None:
+    assert private_names({name: names_taken(name) for name in MODULES}) == []
+
+
 def _root_names() -> set[str]:
     """The names the root package defines itself (not those it re-exports)."""
     tree = ast.parse(MODULES["toolwire"].read_text(encoding="utf-8"))
