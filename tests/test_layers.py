@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import toolwire
 
 SRC = Path(toolwire.__file__).resolve().parent
@@ -489,6 +491,13 @@ def test_the_layer_reader_reads_a_drawing() -> None:
         "  2   agent/ · __init__.py  the top\n  1   errors.py       the bottom\n```\n"
     )
     assert drawn_layers(text) == [frozenset({"errors"}), frozenset({"agent", "toolwire"})]
+    # A unit drawn in another row is another list; rows out of order are refused.
+    moved = text.replace("agent/ · __init__.py", "__init__.py").replace(
+        "errors.py", "errors.py · agent/"
+    )
+    assert drawn_layers(moved) == [frozenset({"errors", "agent"}), frozenset({"toolwire"})]
+    with pytest.raises(AssertionError, match="numbered"):
+        drawn_layers(text.replace("  2 ", "  3 "))
 
 
 def test_the_architecture_page_draws_the_layers_that_are_enforced() -> None:
