@@ -186,23 +186,6 @@ def test_there_is_no_import_cycle_even_through_imports_inside_functions() -> Non
     assert cycles(graph) == []
 
 
-def test_the_http_layer_never_imports_the_journal() -> None:
-    # The journal sits above the HTTP layer: it chooses the rate limiter's
-    # default store (a PostgresRateStore on a PostgreSQL journal) and sets it
-    # from above, so no import of it hides in an HTTP module's function.
-    found = {
-        name: sorted(
-            target
-            for target in imports(name, everywhere=True)
-            if target == "toolwire.journal" or target.startswith("toolwire.journal.")
-        )
-        for name in MODULES
-        if name == "toolwire.http" or name.startswith("toolwire.http.")
-    }
-    assert "toolwire.http.ratelimit" in found
-    assert {name: targets for name, targets in found.items() if targets} == {}
-
-
 def test_the_core_imports_nothing_above_it() -> None:
     upward = {
         name: sorted(target for target in targets if not in_core(target))
