@@ -11,6 +11,8 @@ compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
 What is the wire format (request bodies, streams, whole responses, finish and
 usage tables) lives in :mod:`toolwire.stream.codecs`, one module per dialect; a
 provider holds only what is HTTP: URLs, credentials, headers, error bodies.
+:meth:`Provider.reader` gives the :class:`ProviderStream` that sends one
+streaming request and decodes its body; the agent's turns read through it.
 """
 
 from __future__ import annotations

@@ -381,7 +381,7 @@ class Provider(ABC):
         hold: int = 0,
     ) -> ProviderStream:
         """``request`` to be sent, read and decoded in this provider's
-        dialect (see :class:`~toolwire.providers._reads.ProviderStream`); a
+        dialect (see :class:`~toolwire.providers.ProviderStream`); a
         cut stream is resumed where the provider allows it (:meth:`resumer`),
         and the kept stream ``replay`` names is read again instead of
         sending ``request``. ``hold``: bytes of the body decoded together,

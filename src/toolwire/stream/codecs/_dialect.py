@@ -140,7 +140,7 @@ class WireDialect:
     answer again after an event, given ``(stream id, last event id)`` (a
     decoder's ``cursor``; no event id: from the first event);
     ``None`` where the dialect cannot. One mechanism reads it for every
-    dialect: :mod:`toolwire.providers._reads`."""
+    dialect: :class:`toolwire.providers.ProviderStream`."""
 
     request_path: Callable[[str, bool], str] | None = None
     """The path a provider's base URL is followed by for a model call, given
