@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolwire.journal._kinds import AnswerGiven, ApprovalGiven, RunSuspended
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import JournalError, RunLog
 from toolwire.run import PendingCall
@@ -154,8 +155,8 @@ def pending_calls(log: RunLog) -> tuple[PendingCall, ...]:
     if log.run.status != "suspended":
         return ()
     for event in reversed(log.events):
-        if event.kind == "run_suspended":
-            return tuple(_pending(item) for item in event.data.get("pending", ()))
+        if isinstance(event.record, RunSuspended):
+            return tuple(_pending(item) for item in event.record.pending)
     return ()
 
 
@@ -176,14 +177,15 @@ def _pending(item: Any) -> PendingCall:
         raise JournalError(f"a recorded pending call is incomplete: {exc}") from exc
 
 
-def recorded_answers(log: RunLog) -> dict[str, dict[str, Any]]:
+def recorded_answers(log: RunLog) -> dict[str, ApprovalGiven | AnswerGiven]:
     """The answers recorded since the run last suspended, by call id."""
-    answers: dict[str, dict[str, Any]] = {}
+    answers: dict[str, ApprovalGiven | AnswerGiven] = {}
     for event in reversed(log.events):
-        if event.kind == "run_suspended":
+        record = event.record
+        if isinstance(record, RunSuspended):
             break
-        if event.kind in ("approval", "answer") and event.call_id is not None:
-            answers.setdefault(event.call_id, event.data)
+        if isinstance(record, (ApprovalGiven, AnswerGiven)) and event.call_id is not None:
+            answers.setdefault(event.call_id, record)
     return answers
 
 
@@ -238,17 +240,17 @@ def check_decision(
     if _same(earlier, decision):
         return found, False
     raise ApprovalRefused(
-        f"call {found.call_id} was already answered ({earlier.get('decision')}) differently",
+        f"call {found.call_id} was already answered ({earlier.decision}) differently",
         reason="conflict",
     )
 
 
-def _same(earlier: Mapping[str, Any], decision: Decision) -> bool:
-    if earlier.get("decision") != decision.decision:
+def _same(earlier: ApprovalGiven | AnswerGiven, decision: Decision) -> bool:
+    if earlier.decision != decision.decision:
         return False
-    if decision.decision == "result":
-        return earlier.get("content") == result_content(decision.result)
-    return decision.decision == "allow" or earlier.get("reason") == decision.reason
+    if isinstance(earlier, AnswerGiven):
+        return earlier.content == result_content(decision.result)
+    return decision.decision == "allow" or earlier.reason == decision.reason
 
 
 def result_content(result: Any) -> str:

@@ -13,7 +13,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from toolwire.errors import ToolwireError
+from toolwire.journal._errors import JournalError, LeaseLost, RunLeased
+from toolwire.journal._kinds import Record, record_of
 from toolwire.stream import _json
 
 __all__ = [
@@ -45,29 +46,6 @@ MAY_HAVE_RUN = "may have run: it started, its outcome was never recorded, and it
 record with ``may_have_run``): its worker may have run it before it crashed,
 or, fenced out by a takeover, may still run it; the run went on without
 running it again."""
-
-
-class JournalError(ToolwireError):
-    """The journal cannot be read or written (unknown run, unreadable file,
-    a record that is not what toolwire wrote)."""
-
-    type_name = "journal_error"
-
-
-class RunLeased(JournalError):
-    """Another live process (or another task of this one) is running or
-    resuming this run: one process at a time may. A process that died (even
-    of ``kill -9``) holds nothing, so its successor can resume."""
-
-    type_name = "run_leased"
-
-
-class LeaseLost(RunLeased):
-    """This worker's lease of a run expired and another worker took the run
-    over (its fencing token is newer): the write was refused and nothing of it
-    was stored. The run goes on with its new owner."""
-
-    type_name = "lease_lost"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,6 +122,16 @@ class JournalEvent:
     attempt: int | None = None
     call_id: str | None = None
     data: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The payload as stored (what ``toolwire runs export`` writes); code
+    reads :attr:`record`'s fields instead."""
+    record: Record = field(init=False, repr=False, compare=False)
+    """The step as its typed record (:mod:`toolwire.journal._kinds`), read
+    from ``kind`` and ``data``."""
+
+    def __post_init__(self) -> None:
+        """Raises:
+        JournalError: a kind this toolwire does not know, or a newer version."""
+        object.__setattr__(self, "record", record_of(self.kind, self.data))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -304,11 +292,13 @@ def events_from_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Journ
         payload = loads_record(data, f"{kind} record")
         if not isinstance(payload, dict):
             raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
-        events.append(
-            JournalEvent(
+        try:
+            event = JournalEvent(
                 seq=seq, at=at, kind=kind, turn=turn, attempt=attempt, call_id=call_id, data=payload
             )
-        )
+        except JournalError as exc:
+            raise JournalError(f"run {run_id}: event {seq}: {exc.message}") from None
+        events.append(event)
     return events
 
 

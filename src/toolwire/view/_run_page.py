@@ -12,7 +12,7 @@ appends each new block to its turn.
 
 from __future__ import annotations
 
-from toolwire.journal import JournalEvent, RunLog
+from toolwire.journal import JournalEvent, ModelFailed, ModelRequest, ModelResponse, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
@@ -28,12 +28,13 @@ def _usage(events: list[JournalEvent]) -> str:
     cost = 0.0
     priced = False
     for event in events:
-        if event.kind not in ("model_response", "model_failed"):
+        record = event.record
+        if not isinstance(record, (ModelResponse, ModelFailed)):
             continue
-        for key, count in (event.data.get("usage") or {}).items():
+        for key, count in (record.usage or {}).items():
             if isinstance(count, int) and not isinstance(count, bool):
                 total[key] = total.get(key, 0) + count
-        shown = event.data.get("cost")
+        shown = record.cost
         if isinstance(shown, dict) and shown.get("total") is not None:
             try:
                 cost += float(shown["total"])
@@ -49,11 +50,11 @@ def _usage(events: list[JournalEvent]) -> str:
 def _messages_sent(log: RunLog, events: list[JournalEvent], before: int) -> tuple[str, int]:
     """The diff of the messages this turn's last request sent against the
     ``before`` messages the turn before sent; and how many it sent."""
-    requests = [e for e in events if e.kind == "model_request"]
+    requests = [e.record for e in events if isinstance(e.record, ModelRequest)]
     if not requests:
         return "", before
-    count = requests[-1].data.get("messages")
-    if not isinstance(count, int) or count < 0:
+    count = requests[-1].messages
+    if count is None or count < 0:
         return "", before
     old, new = list(log.messages[:before]), list(log.messages[:count])
     if not log.messages:
