@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from toolwire.journal._errors import JournalError, LeaseLost, RunLeased
-from toolwire.journal._kinds import Record, record_of
+from toolwire.journal._kinds import Record, RunStarted, record_of
 from toolwire.stream import _json
 
 __all__ = [
@@ -259,18 +259,18 @@ def summary_from_row(row: tuple[Any, ...]) -> RunSummary:
     summary = loads_record(summary_text, "run summary") or {}
     if not isinstance(header, dict) or not isinstance(summary, dict):
         raise JournalError(f"run {run_id}: its header or summary is not a JSON object")
-    tools = header.get("tools", [])
-    settings = header.get("settings", {})
+    start = record_of("run_started", header)
+    assert isinstance(start, RunStarted)
     return RunSummary(
         run_id=run_id,
         started_at=started_at,
         updated_at=updated_at,
         status=status,
-        model=str(header.get("model", "")),
-        provider=str(header.get("provider", "")),
-        dialect=str(header.get("dialect", header.get("api", ""))),  # "api" in older journals
-        tools=tuple(str(t) for t in tools) if isinstance(tools, list) else (),
-        settings=settings if isinstance(settings, dict) else {},
+        model=start.model,
+        provider=start.provider,
+        dialect=start.dialect,
+        tools=start.tools,
+        settings=start.settings,
         resumes=resumes,
         turns=summary.get("turns"),
         tool_calls=summary.get("tool_calls"),
