@@ -26,6 +26,7 @@ from toolwire.journal import (
     SQLiteJournal,
     ToolIntent,
     ToolOutcome,
+    payload_of,
     pending_calls,
     plan_resume,
     record_decision,
@@ -165,5 +166,7 @@ async def test_the_suspended_runs_resume_to_their_answer(old_journal: Path, tmp_
             log = journal.load_run(run_id)
             assert log.run.status == "answered" and log.problems() == []
             assert isinstance(log.events[-1].record, RunFinished)
+            # Each record, a87298d's and this toolwire's, encodes to what is stored.
+            assert [payload_of(e.record) for e in log.events] == [e.data for e in log.events]
     finally:
         journal.close()

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolwire.journal._kinds import AnswerGiven, ApprovalGiven, RunSuspended
+from toolwire.journal._kinds import AnswerGiven, ApprovalGiven, RunSuspended, payload_of
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import JournalError, RunLog
 from toolwire.run import PendingCall
@@ -260,25 +260,32 @@ def result_content(result: Any) -> str:
 
 def decision_record(
     found: PendingCall, decision: Decision, *, now: float | None = None
-) -> tuple[str, dict[str, Any]]:
-    """The journal event (kind and data) of an accepted decision."""
-    record: dict[str, Any] = {
-        "name": found.name,
-        "decision": decision.decision,
-        "principal": decision.principal,
-        "digest": found.digest,
-        "given_at": time.time() if now is None else now,
-        "repaired": found.repaired,
-        "signed": decision.signature is not None,
-    }
-    if decision.expires_at is not None:
-        record["expires_at"] = decision.expires_at
+) -> ApprovalGiven | AnswerGiven:
+    """The journal record of an accepted decision."""
+    given_at = time.time() if now is None else now
     if decision.decision == "result":
-        record["content"] = result_content(decision.result)
-        return "answer", record
-    if decision.reason is not None:
-        record["reason"] = decision.reason
-    return "approval", record
+        return AnswerGiven(
+            name=found.name,
+            decision=decision.decision,
+            principal=decision.principal,
+            digest=found.digest,
+            given_at=given_at,
+            repaired=found.repaired,
+            signed=decision.signature is not None,
+            expires_at=decision.expires_at,
+            content=result_content(decision.result),
+        )
+    return ApprovalGiven(
+        name=found.name,
+        decision=decision.decision,
+        principal=decision.principal,
+        digest=found.digest,
+        given_at=given_at,
+        repaired=found.repaired,
+        signed=decision.signature is not None,
+        expires_at=decision.expires_at,
+        reason=decision.reason,
+    )
 
 
 def apply_decisions(
@@ -311,11 +318,11 @@ def apply_decisions(
         if new and twin is None:
             accepted.append((found, decision))
     for found, decision in accepted:
-        kind, record = decision_record(found, decision, now=now)
+        record = decision_record(found, decision, now=now)
         journal.record_event(
             run_id,
-            kind,
-            json.dumps(record, ensure_ascii=False),
+            record.kind,
+            json.dumps(payload_of(record), ensure_ascii=False),
             turn=found.turn,
             call_id=found.call_id,
         )
