@@ -34,6 +34,15 @@ from toolwire.journal._approvals import (
     recorded_answers,
     sign_decision,
 )
+from toolwire.journal._decisions import (
+    KEY_VARIABLE,
+    RecordedDecision,
+    WaitingCall,
+    check_signatures,
+    recorded_decisions,
+    resolve_approval_key,
+    waiting_for,
+)
 from toolwire.journal._kinds import (
     VERSIONS,
     AnswerGiven,
@@ -84,6 +93,7 @@ from toolwire.journal._resume import (
 from toolwire.journal._store import SQLiteJournal
 
 __all__ = [
+    "KEY_VARIABLE",
     "MAY_HAVE_RUN",
     "RUN_STATUSES",
     "VERSIONS",
@@ -105,6 +115,7 @@ __all__ = [
     "PostgresRateStore",
     "Record",
     "RecordedCall",
+    "RecordedDecision",
     "RecordedTurn",
     "ResumePlan",
     "RunFailed",
@@ -119,8 +130,10 @@ __all__ = [
     "Step",
     "ToolIntent",
     "ToolOutcome",
+    "WaitingCall",
     "apply_decisions",
     "check_decision",
+    "check_signatures",
     "close_journals",
     "default_journal",
     "default_journal_path",
@@ -131,6 +144,9 @@ __all__ = [
     "plan_resume",
     "record_decision",
     "recorded_answers",
+    "recorded_decisions",
+    "resolve_approval_key",
     "sign_decision",
     "tool_result_from_dict",
+    "waiting_for",
 ]

@@ -33,6 +33,7 @@ from toolwire.journal import (
     payload_of,
 )
 from toolwire.view._html import duration, error_line, ident, money, text, value
+from toolwire.view._visible import clean
 
 __all__ = ["event_json", "render_event"]
 
@@ -220,8 +221,9 @@ def render_event(event: JournalEvent, start: float) -> str:
 
 
 def event_json(event: JournalEvent, start: float) -> str:
-    """The event as the live stream sends it: its seq, turn and block."""
+    """The event as the live stream sends it: its seq, turn and block (made
+    safe to send, as the pages are: :func:`toolwire.view._visible.clean`)."""
     return json.dumps(
-        {"seq": event.seq, "turn": event.turn, "html": render_event(event, start)},
+        {"seq": event.seq, "turn": event.turn, "html": clean(render_event(event, start))},
         ensure_ascii=False,
     )

@@ -10,6 +10,7 @@ continues.
 
 from __future__ import annotations
 
+import json
 from urllib.parse import quote
 
 from toolwire.journal import (
@@ -21,7 +22,8 @@ from toolwire.journal import (
     recorded_answers,
 )
 from toolwire.run import PendingCall
-from toolwire.view._html import ident, text, value
+from toolwire.view._html import href, ident, text, value
+from toolwire.view._visible import hidden_count, reveal
 
 __all__ = ["continuing", "pending_section"]
 
@@ -34,7 +36,12 @@ def _answered(answer: ApprovalGiven | AnswerGiven) -> str:
     who = f" by {text(answer.principal)}" if answer.principal else ""
     reason = answer.reason if isinstance(answer, ApprovalGiven) else None
     reason = f": {text(reason)}" if reason else ""
-    return f"<div class=answered-call><span class={style}>{word}</span>{who}{reason}</div>"
+    signed = (
+        " · <span class=ok>signed</span>"
+        if answer.signed
+        else " · <span class=error>unsigned</span>: a resume with an approval key refuses it"
+    )
+    return f"<div class=answered-call><span class={style}>{word}</span>{who}{reason}{signed}</div>"
 
 
 def _forms(run_id: str, call: PendingCall) -> str:
@@ -44,7 +51,7 @@ def _forms(run_id: str, call: PendingCall) -> str:
             f"<code>toolwire runs answer {ident(run_id)} {ident(call.call_id)} "
             "--result JSON</code></div>"
         )
-    base = f"/runs/{ident(quote(run_id, safe=''))}/calls/{ident(quote(call.call_id, safe=''))}"
+    base = ident(href(f"/runs/{quote(run_id, safe='')}/calls/{quote(call.call_id, safe='')}"))
     digest = f'<input type=hidden name=digest value="{ident(call.digest)}">'
     return (
         "<div class=decide>"
@@ -66,16 +73,44 @@ def _call(run_id: str, call: PendingCall, answer: ApprovalGiven | AnswerGiven | 
     return (
         f'<div class=pending-call data-call="{ident(call.call_id)}" '
         f'data-awaiting="{ident(call.awaiting)}">'
-        f"<b>{text(call.name)}</b> · call <code>{ident(call.call_id)}</code> · turn {call.turn}"
-        f" · waits for {what}{repaired}"
+        f"<b>{reveal(text(call.name))}</b> · call <code>{ident(call.call_id)}</code>"
+        f" · turn {call.turn} · waits for {what}{repaired}"
         f"<div class=meta>arguments digest <code class=digest>{ident(call.digest)}</code></div>"
-        f"{value(call.arguments, label='arguments')}"
+        f"{_hidden_note(call)}{value(call.arguments, label='arguments', marked=True)}"
         f"{_answered(answer) if answer is not None else _forms(run_id, call)}</div>"
     )
 
 
-def pending_section(log: RunLog) -> str:
-    """The calls a suspended run waits on, or nothing for another run."""
+_SIGNING = (
+    "<p class=meta id=signing>Decisions given here are signed with the approval key "
+    "($TOOLWIRE_APPROVAL_KEY).</p>"
+)
+_NOT_SIGNING = (
+    "<p class=error id=signing>This viewer has no approval key ($TOOLWIRE_APPROVAL_KEY is "
+    "not set): decisions given here are recorded unsigned, and a resume with an approval "
+    "key refuses them (nothing runs). Start <code>toolwire view</code> with the key to sign "
+    "them.</p>"
+)
+
+
+def _hidden_note(call: PendingCall) -> str:
+    """The note that says the arguments hold invisible or bidirectional
+    characters (which the page shows as marks), or nothing."""
+    count = hidden_count(call.name) + hidden_count(
+        json.dumps(call.arguments, ensure_ascii=False, default=str)
+    )
+    if not count:
+        return ""
+    return (
+        f"<p class=hidden-chars>{count} invisible or bidirectional character(s) in this call "
+        "are shown as <mark class=invisible>⟨U+…⟩</mark> marks: they would make the text "
+        "read otherwise than it runs, and they are part of what an approval approves.</p>"
+    )
+
+
+def pending_section(log: RunLog, *, signing: bool = False) -> str:
+    """The calls a suspended run waits on, or nothing for another run;
+    ``signing``: whether this viewer signs the decisions it records."""
     try:
         calls = pending_calls(log)
     except JournalError as exc:
@@ -95,7 +130,7 @@ def pending_section(log: RunLog) -> str:
         f'<section id=pending data-waiting="{waiting}"><h3>{head}</h3>{items}'
         "<p class=meta>An approval names the digest of the arguments shown above: if the "
         "call changed since, it is refused. The viewer records decisions; it runs no "
-        "tools.</p></section>"
+        f"tools.</p>{_SIGNING if signing else _NOT_SIGNING}</section>"
     )
 
 
