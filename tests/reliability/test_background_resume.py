@@ -160,7 +160,7 @@ async def test_reconnections_of_one_stream_are_bounded() -> None:
     # The POST and its two resumptions are cut; the turn is asked again, and
     # that stream's one cut is resumed.
     with EmulationServer(scenario(cut, cut, cut, cut)) as server:
-        result, ran, events = await run(server, openai_background=True, resume_attempts=2)
+        result, ran, events = await run(server, openai_background=True, continuation_attempts=2)
         assert posts(server) == 3
         first, second, third = server.resumes
     # Each resumption starts after the last event of the one before it.

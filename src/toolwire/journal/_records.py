@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import JournalError, LeaseLost, RunLeased
 from toolwire.stream import _json
 
 __all__ = [
@@ -45,29 +45,6 @@ MAY_HAVE_RUN = "may have run: it started, its outcome was never recorded, and it
 record with ``may_have_run``): its worker may have run it before it crashed,
 or, fenced out by a takeover, may still run it; the run went on without
 running it again."""
-
-
-class JournalError(ToolwireError):
-    """The journal cannot be read or written (unknown run, unreadable file,
-    a record that is not what toolwire wrote)."""
-
-    type_name = "journal_error"
-
-
-class RunLeased(JournalError):
-    """Another live process (or another task of this one) is running or
-    resuming this run: one process at a time may. A process that died (even
-    of ``kill -9``) holds nothing, so its successor can resume."""
-
-    type_name = "run_leased"
-
-
-class LeaseLost(RunLeased):
-    """This worker's lease of a run expired and another worker took the run
-    over (its fencing token is newer): the write was refused and nothing of it
-    was stored. The run goes on with its new owner."""
-
-    type_name = "lease_lost"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,16 +15,8 @@ provider holds only what is HTTP: URLs, credentials, headers, error bodies.
 
 from __future__ import annotations
 
-from toolwire.providers._base import (
-    ErrorParser,
-    HttpRequest,
-    HttpResponse,
-    Provider,
-    StreamResponse,
-    ToolChoice,
-    Transport,
-    retry_after_seconds,
-)
+from toolwire import _compat
+from toolwire.providers._base import Provider, ToolChoice
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
 from toolwire.providers.bedrock import Bedrock, BedrockInvoke
@@ -40,17 +32,17 @@ __all__ = [
     "AzureOpenAI",
     "Bedrock",
     "BedrockInvoke",
-    "ErrorParser",
     "Gemini",
     "GeminiInteractions",
     "GeminiVertex",
-    "HttpRequest",
-    "HttpResponse",
     "OpenAIChat",
     "OpenAIResponses",
     "Provider",
-    "StreamResponse",
     "ToolChoice",
-    "Transport",
-    "retry_after_seconds",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`): the HTTP
+    layer's types are imported from :mod:`toolwire.http`."""
+    return _compat.renamed(__name__, name)

@@ -26,11 +26,12 @@ from toolwire.tools._approval import (
 )
 from toolwire.tools._call import ResultHook, is_transient
 from toolwire.tools._context import ToolContext, idempotency_key
+from toolwire.tools._options import RetryOn, ToolOptions
 from toolwire.tools._process import ProcessRunner
 from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolErrorKind, ToolResult
 from toolwire.tools._runners import LocalRunner, ToolInvocation, ToolRunner
-from toolwire.tools._tool import RetryOn, Tool, tool
+from toolwire.tools._tool import Tool, tool
 from toolwire.tools._toolbox import Toolbox
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "ToolContext",
     "ToolErrorKind",
     "ToolInvocation",
+    "ToolOptions",
     "ToolResult",
     "ToolRunner",
     "Toolbox",
