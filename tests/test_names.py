@@ -128,3 +128,12 @@ def test_each_codec_names_its_dialect_as_its_registration_does() -> None:
         assert module.DIALECT_NAME == name
         with pytest.warns(DeprecationWarning, match=r"\.API is now .*\.DIALECT_NAME"):
             assert module.API == name  # type: ignore[attr-defined]
+
+
+def test_the_emulation_servers_continuations_keep_their_older_name() -> None:
+    from toolwire.testing import EmulationServer, Scenario
+
+    server = EmulationServer(Scenario.from_dict({"turns": [{"text": "hi"}]}))
+    assert server.continuations == []
+    with pytest.warns(DeprecationWarning, match=r"resumes is now continuations"):
+        assert server.resumes is server.continuations

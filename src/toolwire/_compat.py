@@ -105,6 +105,7 @@ RENAMED_ARGUMENTS: dict[tuple[str, str], str] = {
     ("GeminiInteractions", "resume_timeout"): "continuation_timeout",
     ("Provider", "resume_attempts"): "continuation_attempts",
     ("Provider", "resume_timeout"): "continuation_timeout",
+    ("EmulationServer", "resumes"): "continuations",
 }
 """(owner, old keyword argument or property) -> current name."""
 
