@@ -17,7 +17,7 @@ from urllib.parse import quote
 from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._dialect import Capabilities, RouteTarget, WireDialect
 from toolwire.stream.codecs.anthropic_request import (
-    API,
+    DIALECT_NAME,
     _tool_schemas,
     encode_messages,
     encode_request,
@@ -112,7 +112,7 @@ def _dumps_short(text: str, limit: int = 120) -> str:
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=AnthropicCodec,
     capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,
