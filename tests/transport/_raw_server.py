@@ -51,7 +51,7 @@ class RawServer:
     def __init__(self) -> None:
         self.seen: dict[str, list[Seen]] = {}
         self._answers: dict[str, list[Answer]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
         self.url = ""
@@ -79,6 +79,12 @@ class RawServer:
         with self._lock:
             self._answers[path] = list(answers)
             self.seen[path] = []
+
+    def wait_for(self, path: str, count: int, timeout: float = 30.0) -> None:
+        """Block until ``count`` requests under ``path`` have arrived."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: len(self.seen.get(path, ())) >= count, timeout):
+                raise TimeoutError(f"{count} requests under {path} never arrived")
 
     def _accept(self) -> None:
         assert self._sock is not None
@@ -109,6 +115,7 @@ class RawServer:
                     self.seen.setdefault(path, []).append(
                         Seen(method, target, version, headers, body)
                     )
+                    self._lock.notify_all()
                     queue = self._answers.get(path) or [Answer(status=404)]
                     answer = queue.pop(0) if len(queue) > 1 else queue[0]
                 if not self._answer(conn, answer):

@@ -21,9 +21,11 @@ import string
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import httpx
 import pytest
 from hypothesis import given, settings
@@ -82,8 +84,10 @@ class Ways:
     timeouts: Timeouts
     retry: HttpRetryPolicy
 
-    async def run(self, scenario: Scenario) -> tuple[Any, list[Seen]]:
-        """Each way's outcome and the requests it sent, which must be equal."""
+    async def run(self, scenario: Scenario, *, requests: bool = True) -> tuple[Any, list[Seen]]:
+        """Each way's outcome and the requests it sent, which must be equal
+        (the requests only if asked: whether a request timed out before or
+        after the server read it depends on the machine's load)."""
         results = []
         for way in ("direct", "plain"):
             path = f"/{way}/{uuid.uuid4().hex}"
@@ -98,9 +102,9 @@ class Ways:
             if outcome[0] == "error":  # its message names the URL
                 outcome = (*outcome[:2], outcome[2].replace(path, "/way"), *outcome[3:])
             seen = [replace(s, target=s.target.removeprefix(path)) for s in self.server.seen[path]]
-            results.append((outcome, seen))
+            results.append((outcome, seen if requests else []))
         assert results[0] == results[1]
-        assert results[0][1], "the server saw the requests"
+        assert results[0][1] or not requests, "the server saw the requests"
         return results[0]
 
     async def _through(self, way: str, request: HttpRequest, stream: bool) -> Any:
@@ -194,7 +198,7 @@ def test_a_timeout_is_the_same_error_in_both_ways(
     for stream in (False, True):
         scenario = Scenario("POST", "/t", {}, {}, [silent], stream)
         ways = Ways(raw, timeouts, HttpRetryPolicy(retries=0))
-        outcome, _ = anyio.run(ways.run, scenario, backend=backend)
+        outcome, _ = anyio.run(partial(ways.run, requests=False), scenario, backend=backend)
         assert outcome[:2] == ("error", "TransportTimeout")
 
 
@@ -213,8 +217,12 @@ def test_a_request_cancelled_from_outside_is_cancelled_in_both_ways(
             else HttpxTransport(client=clients[0])
         )
         try:
-            with anyio.move_on_after(0.1) as scope:
-                await transport.send(request)
+            with anyio.CancelScope() as scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(transport.send, request)
+                    # Cancelled once the server has it.
+                    await anyio.to_thread.run_sync(raw.wait_for, path, 1)
+                    scope.cancel()
             # The pool is usable again: nothing of the cancelled request is held.
             raw.script(path, [Answer(body=b"after")])
             after = await transport.send(request)
