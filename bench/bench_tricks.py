@@ -1,20 +1,22 @@
 """The speed tricks outside the core, each against its plain version: the agent's CPU per run.
 
+A trick stays only while this benchmark shows it saving a share of a run
+worth its code (about 3% or more), and a differential test holds it to the
+plain version's behaviour.
+
 The conversation is the agent benchmark's (``_agents.py``: two parallel
 tool calls streamed in 4-character fragments, the tools run, a streamed
 answer), held by one :class:`toolwire.Agent` against the emulation server in
 a process of its own. In this one process, batches of runs alternate between
-toolwire as it is and toolwire with one trick (or all of them) put back to
-its plain version:
+toolwire as it is and toolwire with a trick put back to its plain version:
 
-* ``deadline``: the transport's total deadline through ``anyio.fail_after``
-  instead of ``toolwire.http._deadline.deadline_scope``;
-* ``scheduler``: the calls of a batch as the first in the calling task and
-  each other in a task of its own, instead of a coroutine driven by hand;
 * ``request``: each request built and sent by the pool's ``httpx.AsyncClient``
   (``client.send(client.build_request(...))``) instead of going straight to
-  its connection pool;
-* ``all``: every trick above in its plain version at once.
+  its connection pool (``toolwire.http._pools.DirectPools``).
+
+Two more tricks were measured here and went (see ``docs/benchmarks.md``): a
+cancel scope of its own for the transport's deadline in place of
+``anyio.fail_after``, and a coroutine driven by hand in the tool scheduler.
 
 Each repetition runs one batch of every variant (in a rotating order) and
 takes each variant's process CPU time over the batch of ``as is``'s; the
@@ -23,7 +25,7 @@ spread. CPU time, not wall time: the machine is shared, and other processes
 holding a core do not count in it.
 
     python bench/bench_tricks.py                            # 1 and 50 at a time
-    python bench/bench_tricks.py --repeats 41 --runs 100 --concurrency 50
+    python bench/bench_tricks.py --repeats 61 --runs 50 --concurrency 50
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,68 +52,29 @@ from _agents import API_KEY, MODEL, PROMPT, VARIANTS, _tools, scenario  # noqa: 
 from _serve import serve_process  # noqa: E402
 
 AS_IS = "as is"
-TRICKS = ("deadline", "scheduler", "request")
-VARIANT_NAMES = (AS_IS, *TRICKS, "all")
-
-
-def plain_deadline(deadline: float | None) -> AbstractContextManager[Any]:
-    """The transport's total deadline as ``anyio.fail_after`` (the plain version)."""
-    import anyio
-
-    if deadline is None:
-        return nullcontext()
-    return anyio.fail_after(max(0.0, deadline - time.monotonic()))
-
-
-async def plain_run_group(group: list[Any]) -> None:
-    """The toolbox's group of calls, the first in this task, each other in a task."""
-    import anyio
-
-    if not group:
-        return
-    if len(group) == 1:
-        await group[0].run()
-        return
-    async with anyio.create_task_group() as tg:
-        for run in group[1:]:
-            tg.start_soon(run.run)
-        await group[0].run()
+TRICKS = ("request",)
+VARIANT_NAMES = (AS_IS, *TRICKS)
 
 
 class Switches:
     """Puts each trick back to its plain version, and back again."""
 
     def __init__(self, transport: Any) -> None:
-        from toolwire.http import transport as transport_module
-        from toolwire.tools import _toolbox
-
-        self._module = transport_module
-        self._trick_deadline = transport_module.deadline_scope
-        self._toolbox = _toolbox
-        self._trick_group = _toolbox._run_group
         self._transport = transport
         self._direct = transport._direct
 
     @contextmanager
     def plain(self, names: set[str]) -> Iterator[None]:
-        if "deadline" in names:
-            self._module.deadline_scope = plain_deadline  # type: ignore[assignment]
-        if "scheduler" in names:
-            self._toolbox._run_group = plain_run_group  # type: ignore[assignment]
         if "request" in names:
             self._transport._direct = None
         try:
             yield
         finally:
-            self._module.deadline_scope = self._trick_deadline
-            self._toolbox._run_group = self._trick_group
             self._transport._direct = self._direct
 
 
 def plain_names(variant: str) -> set[str]:
-    if variant == AS_IS:
-        return set()
-    return set(TRICKS) if variant == "all" else {variant}
+    return set() if variant == AS_IS else {variant}
 
 
 async def measure(url: str, args: argparse.Namespace, log: Callable[[str], None]) -> dict:
@@ -169,6 +132,7 @@ async def measure(url: str, args: argparse.Namespace, log: Callable[[str], None]
             log(f"  {concurrency} at a time: done ({args.repeats} repetitions of {runs} runs)")
     finally:
         await agent.aclose()
+        await transport.aclose()  # the caller's, which the agent leaves open
     return out
 
 
