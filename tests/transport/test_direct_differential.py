@@ -41,6 +41,16 @@ from toolwire.http.transport import HttpRetryPolicy, HttpxTransport, Timeouts
 BACKENDS = ["asyncio", "trio"]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _no_proxy() -> Iterator[None]:
+    """A proxy named by the environment would turn the short way off."""
+    with pytest.MonkeyPatch.context() as patch:
+        for scheme in ("http", "https", "all"):
+            for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY"):
+                patch.delenv(name, raising=False)
+        yield
+
+
 @pytest.fixture(scope="module")
 def raw() -> Iterator[RawServer]:
     server = RawServer()
