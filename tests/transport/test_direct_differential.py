@@ -177,7 +177,7 @@ SCENARIOS = st.builds(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=examples(40))
+@settings(max_examples=examples(25))
 @given(scenario=SCENARIOS)
 def test_both_ways_send_the_same_requests_and_see_the_same_answers(
     raw: RawServer, backend: str, scenario: Scenario
