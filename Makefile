@@ -71,12 +71,15 @@ unit: $(UNIT_STAMP)
 # The whole suite under coverage, with Hypothesis's thorough profile, spread
 # over WORKERS processes (pytest-xdist; the tests that start Ray share one, see
 # tests/conftest.py). Many tests wait on servers and subprocesses rather than
-# compute, so twice the cores keeps them busy.
+# compute, so twice the cores keeps them busy. Coverage follows each worker
+# (pyproject.toml: patch = subprocess), each writing a file combined after.
 WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 suite: $(STAMP)
-	TOOLWIRE_HYPOTHESIS=thorough $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup \
-		--cov --cov-report=term-missing:skip-covered
+	$(BIN)/coverage erase
+	TOOLWIRE_HYPOTHESIS=thorough $(BIN)/coverage run -m pytest -q -n $(WORKERS) --dist loadgroup
+	$(BIN)/coverage combine -q
+	$(BIN)/coverage report
 
 # The documentation site (mkdocs-material): offline, no fonts or plugins that
 # fetch anything; --strict turns every warning (a broken link, a docstring

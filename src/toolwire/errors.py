@@ -32,6 +32,8 @@ provider data. The tree::
         ToolFailed
       UsageError                    the caller's mistake (bad option, bad call)
         CostLimitUnpriced           a cost limit on a model that has no price
+        RegistrationError           a dialect or an observer that does not
+                                    hold together, refused when given
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
 
@@ -67,6 +69,7 @@ __all__ = [
     "RateHoldTooLong",
     "RateLimited",
     "ReadError",
+    "RegistrationError",
     "RemoteProtocolError",
     "StreamErrorEvent",
     "StreamTruncated",
@@ -423,6 +426,18 @@ class CostLimitUnpriced(UsageError):
     :class:`UnpricedCostWarning`."""
 
     type_name = "cost_limit_unpriced"
+
+
+class RegistrationError(UsageError):
+    """A registry refused what it was given: a wire dialect that does not
+    hold together (it declares a capability its codec lacks, or its name or
+    paths clash with a registered dialect's), or a run observer with a method
+    that looks like a hook but is none, or a hook of the wrong signature.
+    Raised when the dialect is registered or the observer is given to an
+    :class:`~toolwire.Agent`; the message names the dialect or observer and
+    the piece at fault."""
+
+    type_name = "registration_error"
 
 
 class UnpricedCostWarning(UserWarning):

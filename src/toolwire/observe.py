@@ -12,23 +12,36 @@ it and override only what you need (every method defaults to doing nothing).
 The agent calls the methods directly, through :class:`Observers`, which binds
 each hook once per run to the observers that implement it: a hook nobody
 overrides costs nothing on the hot path.
+
+Hooks are bound by name, so an observer is checked against
+:class:`RunObserver`, the one declaration of the hooks, when it is given to
+an agent (:func:`check_observers`, as pluggy checks a plugin when it is
+registered): a public method that looks like a hook but is none
+(``tool_strated``, ``on_tool_start``) is a
+:class:`~toolwire.errors.RegistrationError` naming the closest hook, and so
+is a hook that is not ``async`` or cannot take the arguments it is called with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import difflib
+import inspect
+import weakref
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import RegistrationError, ToolwireError
 from toolwire.run import RunInfo, RunResult
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
+    from typing import Concatenate, Generic, ParamSpec
+
     from toolwire.cost import Cost
     from toolwire.messages import Message
     from toolwire.tools import Approval, ToolResult
 
-__all__ = ["HOOKS", "Observers", "RunInfo", "RunObserver"]
+__all__ = ["HOOKS", "Observers", "RunInfo", "RunObserver", "check_observers"]
 
 
 class RunObserver(Protocol):
@@ -123,110 +136,28 @@ class RunObserver(Protocol):
         """The run ended with an error, or was cancelled."""
 
 
-HOOKS = (
-    "run_started",
-    "model_request",
-    "model_streaming",
-    "model_usage",
-    "model_response",
-    "model_failed",
-    "tool_started",
-    "tools_started",
-    "approval_decided",
-    "tool_finished",
-    "tool_interrupted",
-    "run_finished",
-    "run_failed",
+HOOKS: tuple[str, ...] = tuple(
+    name for name, value in vars(RunObserver).items() if inspect.iscoroutinefunction(value)
 )
-"""The methods of :class:`RunObserver`, in the order a run may call them."""
-
-# -- the bound hooks, typed ------------------------------------------------------------
-# Each is the signature of the RunObserver method of the same name, bound to
-# its observer (positional parameters only: an observer may name them as it likes).
-
-AnyCall = ToolCall | InvalidToolCall
-
-
-class RunStartedHook(Protocol):
-    def __call__(self, info: RunInfo, /) -> Awaitable[None]: ...
-
-
-class ModelRequestHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, attempt: int, messages: Sequence[Message], /
-    ) -> Awaitable[None]: ...
-
-
-class ModelStreamingHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, attempt: int, response_id: str, /
-    ) -> Awaitable[None]: ...
-
-
-class ModelUsageHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None, /
-    ) -> Awaitable[None]: ...
-
-
-class ModelResponseHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, attempt: int, result: StreamResult, elapsed: float, /
-    ) -> Awaitable[None]: ...
-
-
-class ModelFailedHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float, /
-    ) -> Awaitable[None]: ...
-
-
-class ToolStartedHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, call: AnyCall, idempotency_key: str, /, *, eager: bool = ...
-    ) -> Awaitable[None]: ...
-
-
-class ToolsStartedHook(Protocol):
-    def __call__(
-        self,
-        run_id: str,
-        turn: int,
-        calls: Sequence[tuple[AnyCall, str]],
-        /,
-        *,
-        eager: bool = ...,
-    ) -> Awaitable[None]: ...
-
-
-class ApprovalDecidedHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval, /
-    ) -> Awaitable[None]: ...
-
-
-class ToolFinishedHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, call: AnyCall, result: ToolResult, /, *, eager: bool = ...
-    ) -> Awaitable[None]: ...
-
-
-class ToolInterruptedHook(Protocol):
-    def __call__(
-        self, run_id: str, turn: int, call: AnyCall, result: ToolResult, /
-    ) -> Awaitable[None]: ...
-
-
-class RunFinishedHook(Protocol):
-    def __call__(self, run_id: str, result: RunResult, /) -> Awaitable[None]: ...
-
-
-class RunFailedHook(Protocol):
-    def __call__(self, run_id: str, error: BaseException, /) -> Awaitable[None]: ...
-
+"""The hooks: the ``async`` methods of :class:`RunObserver`, in the order a
+run may call them. :class:`RunObserver` is the one declaration of each hook's
+name, signature and meaning; the binding, the checks and the docs read it."""
 
 Hook = Callable[..., Awaitable[None]]
-"""Any of the above, as :func:`_bind` finds it (by name, on any object)."""
+"""A bound hook, as :func:`_bind` finds it (by name, on any object)."""
+
+if TYPE_CHECKING:
+    _P = ParamSpec("_P")
+
+    class _Bound(Generic[_P]):
+        """For type checkers: a slot of :class:`Observers`, the bound hooks of
+        the :class:`RunObserver` method it is made with (its signature less ``self``)."""
+
+        def __init__(self, spec: Callable[Concatenate[Any, _P], Awaitable[None]]) -> None: ...
+
+        def __get__(
+            self, obj: object, owner: object = None
+        ) -> tuple[Callable[_P, Awaitable[None]], ...]: ...
 
 
 _FORWARDS = {"tool_interrupted": "tool_finished", "tools_started": "tool_started"}
@@ -278,6 +209,90 @@ def _bind(observer: Any, hook: str) -> Hook:
     return method
 
 
+# -- checking an observer against the hooks ---------------------------------------------
+
+_CHECKED: weakref.WeakSet[type] = weakref.WeakSet()
+"""The observer classes found sound (hooks are bound from the class)."""
+
+
+def check_observers(observers: Sequence[object]) -> None:
+    """Check each observer against :class:`RunObserver`, the hooks' one declaration.
+
+    Raises:
+        RegistrationError: an observer has a public method that looks like a
+            hook but is none (its name is close to a hook's, or starts with
+            ``on_``), or a hook that is not ``async`` or cannot take the
+            arguments a run calls it with; the message names the observer,
+            the method and the closest hook.
+    """
+    for observer in observers:
+        cls = type(observer)
+        if cls in _CHECKED:
+            continue
+        problems = list(_problems(observer))
+        if problems:
+            raise RegistrationError(
+                f"observer {cls.__qualname__} cannot be used: " + "; ".join(problems)
+            )
+        _CHECKED.add(cls)
+
+
+def _problems(observer: object) -> Iterator[str]:
+    cls = type(observer)
+    for name in dir(cls):
+        if name.startswith("_") or not callable(inspect.getattr_static(cls, name)):
+            continue
+        if name in HOOKS:
+            if getattr(cls, name) is not getattr(RunObserver, name):
+                yield from _signature_problems(name, getattr(observer, name))
+            continue
+        close = difflib.get_close_matches(name.removeprefix("on_"), HOOKS, n=1, cutoff=0.8)
+        if close:
+            yield f"{name} is not a hook: did you mean {close[0]}?"
+        elif name.startswith("on_"):
+            yield f"{name} is not a hook (the hooks: {', '.join(HOOKS)})"
+
+
+def _signature_problems(name: str, method: Any) -> Iterator[str]:
+    spec = inspect.signature(getattr(RunObserver, name))
+    params = list(spec.parameters.values())[1:]
+    positional = [p for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    keywords = {p.name: None for p in params if p.kind is p.KEYWORD_ONLY}
+    called = f"{name}{_shape(params)}"
+    if not (
+        inspect.iscoroutinefunction(method)
+        or inspect.iscoroutinefunction(getattr(method, "__call__", None))  # noqa: B004
+    ):
+        yield f"{name} must be async (async def {called})"
+        return
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):
+        return  # nothing to read: it is called as it is
+    args = [None] * len(positional)
+    for shape in ({}, keywords):
+        try:
+            signature.bind(*args, **shape)
+        except TypeError:
+            takes = _shape(list(signature.parameters.values()))
+            yield f"{name}{takes} cannot be called as {called}"
+            return
+
+
+def _shape(params: Sequence[inspect.Parameter]) -> str:
+    """``(a, b, *, c=...)``: parameters by name, without their types."""
+    shown, star = [], False
+    for p in params:
+        if p.kind is p.KEYWORD_ONLY and not star:
+            shown.append("*")
+            star = True
+        prefix = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
+        star = star or p.kind is p.VAR_POSITIONAL
+        default = "=..." if p.default is not p.empty else ""
+        shown.append(f"{prefix}{p.name}{default}")
+    return f"({', '.join(shown)})"
+
+
 class Observers:
     """A run's observers, each hook bound to those that implement it, in order.
 
@@ -288,22 +303,25 @@ class Observers:
 
     __slots__ = HOOKS
 
-    run_started: tuple[RunStartedHook, ...]
-    model_request: tuple[ModelRequestHook, ...]
-    model_streaming: tuple[ModelStreamingHook, ...]
-    model_usage: tuple[ModelUsageHook, ...]
-    model_response: tuple[ModelResponseHook, ...]
-    model_failed: tuple[ModelFailedHook, ...]
-    tool_started: tuple[ToolStartedHook, ...]
-    tools_started: tuple[ToolsStartedHook, ...]
-    approval_decided: tuple[ApprovalDecidedHook, ...]
-    tool_finished: tuple[ToolFinishedHook, ...]
-    tool_interrupted: tuple[ToolInterruptedHook, ...]
-    run_finished: tuple[RunFinishedHook, ...]
-    run_failed: tuple[RunFailedHook, ...]
+    if TYPE_CHECKING:  # each typed from the RunObserver method of its name
+        run_started = _Bound(RunObserver.run_started)
+        model_request = _Bound(RunObserver.model_request)
+        model_streaming = _Bound(RunObserver.model_streaming)
+        model_usage = _Bound(RunObserver.model_usage)
+        model_response = _Bound(RunObserver.model_response)
+        model_failed = _Bound(RunObserver.model_failed)
+        tool_started = _Bound(RunObserver.tool_started)
+        tools_started = _Bound(RunObserver.tools_started)
+        approval_decided = _Bound(RunObserver.approval_decided)
+        tool_finished = _Bound(RunObserver.tool_finished)
+        tool_interrupted = _Bound(RunObserver.tool_interrupted)
+        run_finished = _Bound(RunObserver.run_finished)
+        run_failed = _Bound(RunObserver.run_failed)
 
     def __init__(self, observers: Sequence[RunObserver | Any]) -> None:
-        """Bind every hook to the observers that implement it."""
+        """Bind every hook to the observers that implement it (each checked
+        first: :func:`check_observers`)."""
+        check_observers(observers)
         for hook in HOOKS:
             bound = tuple(_bind(o, hook) for o in observers if _binds(o, hook))
             setattr(self, hook, bound)

@@ -178,29 +178,31 @@ def test_approve_with_a_ready_toolbox_is_an_error_not_ignored() -> None:
     assert agent.toolbox.approve is not None
 
 
-def test_each_bound_hook_has_the_signature_of_its_observer_method() -> None:
+def test_each_hook_is_declared_once_in_run_observer() -> None:
+    """The hooks are RunObserver's async methods; the bound slots of
+    Observers are typed from the method of their name (read from the source,
+    as a type checker reads it) and are exactly those."""
+    import ast
     import inspect
-    import typing
 
     from toolwire import observe
-    from toolwire.cost import Cost
-    from toolwire.messages import Message
-    from toolwire.tools import Approval, ToolResult
 
-    names = {"Message": Message, "Approval": Approval, "ToolResult": ToolResult, "Cost": Cost}
-    bound = typing.get_type_hints(observe.Observers, vars(observe), names)
-    for hook in observe.HOOKS:
-        (hook_type, _) = typing.get_args(bound[hook])
-        typed = hook_type.__call__
-        method = getattr(RunObserver, hook)
-        params = list(inspect.signature(method).parameters.values())[1:]
-        called = list(inspect.signature(typed).parameters.values())[1:]
-        assert [p.kind == p.KEYWORD_ONLY for p in params] == [
-            p.kind == p.KEYWORD_ONLY for p in called
-        ], hook
-        assert [p.name for p in params if p.kind == p.KEYWORD_ONLY] == [
-            p.name for p in called if p.kind == p.KEYWORD_ONLY
-        ], hook
-        wanted = typing.get_type_hints(method, vars(observe), names)
-        given = typing.get_type_hints(typed, vars(observe), names)
-        assert [wanted[p.name] for p in params] == [given[p.name] for p in called], hook
+    assert observe.HOOKS == tuple(
+        name for name, value in vars(RunObserver).items() if inspect.iscoroutinefunction(value)
+    )
+    assert observe.Observers.__slots__ == observe.HOOKS
+    (cls,) = [
+        node
+        for node in ast.parse(inspect.getsource(observe)).body
+        if isinstance(node, ast.ClassDef) and node.name == "Observers"
+    ]
+    typed = {}
+    checking = [node for node in cls.body if isinstance(node, ast.If)]  # if TYPE_CHECKING:
+    for node in (n for block in checking for n in block.body):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            (target,) = node.targets
+            (spec,) = node.value.args
+            assert isinstance(target, ast.Name) and isinstance(spec, ast.Attribute)
+            typed[target.id] = spec.attr
+    assert list(typed) == list(observe.HOOKS)
+    assert all(name == spec for name, spec in typed.items())

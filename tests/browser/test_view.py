@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from tests.view._support import (
     HOSTILE,
@@ -85,7 +86,8 @@ async def _drive(base: str, token: str, writer: SQLiteJournal, profile: Path) ->
         # A run: the timeline, the hostile result shown as text.
         await browser.evaluate("document.querySelector('tr[data-run=\"hostile-1\"] a').click()")
         await browser.wait_for_event("Page.loadEventFired")
-        assert (await browser.evaluate("location.pathname")) == "/runs/hostile-1"
+        root = urlsplit(base).path  # the viewer's secret root
+        assert (await browser.evaluate("location.pathname")) == f"{root}/runs/hostile-1"
         assert await browser.evaluate("document.querySelectorAll('section.turn').length") == 2
         results = await browser.evaluate(
             "[...document.querySelectorAll('[data-kind=tool_outcome] pre')]"
@@ -129,13 +131,17 @@ async def _approve(browser: Browser, base: str) -> None:
     await browser.screenshot(SCREENSHOTS / "waiting.png")
     await browser.evaluate("document.querySelector('button.approve').click()")
     await browser.wait_for_event("Page.loadEventFired")
-    assert await browser.evaluate("location.pathname + location.hash") == "/runs/waiting-1#pending"
+    where = await browser.evaluate("location.pathname + location.hash")
+    assert where == f"{urlsplit(base).path}/runs/waiting-1#pending"
     assert await browser.evaluate("document.getElementById('pending').dataset.waiting") == "0"
     assert await browser.evaluate("document.querySelectorAll('button.approve').length") == 0
     answered = await browser.evaluate(
         "document.querySelector('.pending-call[data-awaiting=approval] .answered-call').textContent"
     )
-    assert answered == f"approved by {PRINCIPAL}"
+    # This viewer holds no approval key: the page says the decision is unsigned.
+    assert answered == (
+        f"approved by {PRINCIPAL} · unsigned: a resume with an approval key refuses it"
+    )
     kinds = await browser.evaluate(
         "[...document.querySelectorAll('#timeline .event')].map(e => e.dataset.kind)"
     )

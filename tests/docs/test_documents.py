@@ -66,6 +66,9 @@ EXPECTED_OUTPUT = {
         "suspended [('send_payment', {'amount_cents': 1250, 'to': 'ann'})]",
         "409 {'refused': 'digest'}",
         "Done: sent 1250 to ann [('ann', 1250)]",
+        "send_payment {'amount_cents': 1250, 'to': 'ann'} sha256:",
+        "signature True 0",
+        "Done: sent 1250 to ann",
     ],
     "dialects.md": ["stop anthropic", "gemini", "True 1", "False 0"],
     "interactions.md": [

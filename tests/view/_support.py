@@ -15,7 +15,6 @@ from typing import Any
 
 import anyio
 import httpx
-import uvicorn
 
 from tests.journal._support import FAKE_KEY, CrashAt, crashing_agent, expect_crash, make_agent
 from toolwire import Agent, Approval, ApprovalRequest, Toolbox, tool
@@ -29,7 +28,8 @@ from toolwire.journal import (
     record_decision,
 )
 from toolwire.testing import EmulationServer, RecordingProxy, Scenario
-from toolwire.view import COOKIE, ViewSettings, create_app
+from toolwire.view import COOKIE, ViewSettings
+from toolwire.view._serve import server_for
 
 HOSTILE = '<script>alert("pwned")</script>'
 SECRET = "sk-live-VIEWERsecret0123456789abcdef"
@@ -301,8 +301,19 @@ class Viewer:
     """A viewer serving on loopback, and a client that holds its cookie."""
 
     base: str
+    """Its address, with its secret root (``http://127.0.0.1:PORT/ROOT``)."""
     token: str
     settings: ViewSettings
+
+    @property
+    def origin(self) -> str:
+        """Its origin (``http://127.0.0.1:PORT``)."""
+        return f"http://127.0.0.1:{self.settings.port}"
+
+    @property
+    def root(self) -> str:
+        """Its secret root (``/`` and a random word)."""
+        return self.settings.root
 
     def client(self, *, authorized: bool = True) -> httpx.Client:
         cookies = {COOKIE: self.token} if authorized else {}
@@ -326,8 +337,7 @@ def serving(
         stream_deadline=deadline,
         **options,
     )
-    config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
+    server = server_for(settings)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     limit = time.monotonic() + 10
@@ -335,7 +345,7 @@ def serving(
         assert time.monotonic() < limit, "the viewer did not start"
         time.sleep(0.01)
     try:
-        yield Viewer(f"http://127.0.0.1:{port}", settings.token, settings)
+        yield Viewer(settings.url("").rstrip("/"), settings.token, settings)
     finally:
         server.should_exit = True
         thread.join(10)

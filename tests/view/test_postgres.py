@@ -115,7 +115,9 @@ def test_a_waiting_call_is_approved_from_the_page(postgres_server: PostgresServe
             page,
         )
         assert found is not None, page
-        done = client.post(found[1], data={"digest": found[2]}, headers={"origin": served.base})
+        done = client.post(
+            served.origin + found[1], data={"digest": found[2]}, headers={"origin": served.origin}
+        )
     assert done.status_code == 303
     assert isinstance(made.path, str)
     journal = PostgresJournal(made.path, read_only=True)

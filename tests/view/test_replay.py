@@ -92,7 +92,7 @@ def test_the_run_page_replays_each_calls_arguments_delta_by_delta(
     # Hostile text stays data: escaped in the attribute, and in the fallback text.
     scrub = page.split("<div class=scrubber")[1].split("</div></div>")[0]
     assert "<script" not in scrub and "&lt;/pre&gt;&lt;script&gt;" in scrub
-    assert re.findall(r"<script[^>]*>", page) == ['<script src="/static/view.js">']
+    assert re.findall(r"<script[^>]*>", page) == [f'<script src="{viewer.root}/static/view.js">']
     assert SECRET not in page and "VIEWERsecret" not in page
     assert f"{len(steps)} deltas" in scrub and "0001.json" in scrub
 

@@ -122,7 +122,9 @@ def test_hostile_content_is_escaped_and_secrets_are_hidden(viewer: Viewer, made:
             client.get(f"/runs/{run_id}").text for run_id in made.runs.values()
         ]
     for page in pages:
-        assert re.findall(r"<script[^>]*>", page) == ['<script src="/static/view.js">']
+        assert re.findall(r"<script[^>]*>", page) == [
+            f'<script src="{viewer.root}/static/view.js">'
+        ]
         assert "<img" not in page and "</pre><script>" not in page
         assert SECRET not in page and "VIEWERsecret" not in page
     hostile = pages[1 + list(made.runs).index("hostile")]
@@ -199,10 +201,15 @@ def test_without_the_token_nothing_is_answered(viewer: Viewer) -> None:
 def test_the_printed_url_sets_a_strict_cookie_and_drops_the_token(viewer: Viewer) -> None:
     with viewer.client(authorized=False) as client:
         first = client.get("/runs/hostile-1", params={"token": viewer.token, "x": "1"})
-        assert first.status_code == 303 and first.headers["location"] == "/runs/hostile-1?x=1"
+        assert (
+            first.status_code == 303
+            and first.headers["location"] == f"{viewer.root}/runs/hostile-1?x=1"
+        )
         cookie = first.headers["set-cookie"]
         assert cookie.startswith(f"{COOKIE}={viewer.token};")
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+        # Bound to the secret root: a server on another port is sent it for no path it knows.
+        assert f"Path={viewer.root}/" in cookie.split("; ")
         assert client.get("/runs/hostile-1").status_code == 200  # the cookie is enough now
 
 
@@ -232,7 +239,7 @@ def test_actions_from_elsewhere_are_refused(viewer: Viewer, headers: dict[str, s
 
 def test_resuming_from_the_viewer_says_where_a_run_continues(viewer: Viewer) -> None:
     with viewer.client() as client:
-        resume = client.post("/runs/failed-1/resume", headers={"origin": viewer.base})
+        resume = client.post("/runs/failed-1/resume", headers={"origin": viewer.origin})
         page = client.get("/runs/failed-1").text
     assert resume.status_code == 501 and "agent.resume(&#x27;failed-1&#x27;)" in resume.text
     assert "class=continue" in page and "agent.resume(&#x27;failed-1&#x27;)" in page
@@ -243,7 +250,7 @@ def test_resuming_from_the_viewer_says_where_a_run_continues(viewer: Viewer) -> 
 @pytest.mark.parametrize("path", ["/", "/runs/hostile-1", "/runs/hostile-1/events", "/static/x"])
 def test_nothing_else_writes(viewer: Viewer, method: str, path: str) -> None:
     with viewer.client() as client:
-        response = client.request(method, path, headers={"origin": viewer.base})
+        response = client.request(method, path, headers={"origin": viewer.origin})
     assert response.status_code == 405
 
 

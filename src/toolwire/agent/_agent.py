@@ -29,9 +29,9 @@ Every run is recorded in a journal (:mod:`toolwire.journal`) unless
 ``journal=False``: the journal is the first observer, so each step is on
 disk before it happens. :meth:`Agent.resume` reads a run's journal and
 continues from its last recorded step: a recorded tool outcome is reused, an
-interrupted call runs again only when that is safe (``read_only``, or the
-tool takes the idempotency key, which is the same as the first time), and is
-otherwise reported to the model as interrupted; a turn whose answer was not
+interrupted call runs again only when that is safe (``read_only``, or
+``idempotent=True``: it gets the same idempotency key as the first time), and
+is otherwise reported to the model as interrupted; a turn whose answer was not
 recorded is requested again.
 """
 
@@ -55,9 +55,17 @@ from toolwire.agent.loop import RequestOptions
 from toolwire.cost import Budget, Prices, UsageLimits, check_priced, default_prices
 from toolwire.errors import UsageError
 from toolwire.events import Event
-from toolwire.journal import Decision, Journal, ResumePlan, open_journal
+from toolwire.journal import (
+    Decision,
+    Journal,
+    ResumePlan,
+    WaitingCall,
+    open_journal,
+    resolve_approval_key,
+    waiting_for,
+)
 from toolwire.messages import Message
-from toolwire.observe import RunObserver
+from toolwire.observe import RunObserver, check_observers
 from toolwire.run import (
     AgentEvent,
     ModelRetrying,
@@ -148,6 +156,9 @@ class Agent:
     Raises:
         UsageError: a setting is out of range, ``approve`` is given with a
             ready Toolbox, or ``journal`` is of an unknown kind.
+        RegistrationError: an observer has a method that looks like a hook
+            but is none (a misspelt name), or a hook of the wrong signature
+            (see :func:`toolwire.observe.check_observers`).
     """
 
     def __init__(
@@ -190,6 +201,7 @@ class Agent:
         self.transport = transport
         self.metadata = dict(metadata or {})
         self.extra = dict(extra or {})
+        check_observers(observers)
         self.observers: list[RunObserver] = list(observers)
         if prices is None or prices is True:
             prices = default_prices()
@@ -280,13 +292,17 @@ class Agent:
         id, given by ``principal``), or earlier with ``toolwire runs
         approve/deny/answer`` or :func:`toolwire.journal.record_decision`.
         Answers are checked against the journal and recorded before the run
-        goes on; with ``approval_key``, each approval must be signed with it
-        (:meth:`Decision.signed`). A call still unanswered suspends it again.
+        goes on. With an approval key (``approval_key``, else
+        ``$TOOLWIRE_APPROVAL_KEY``), every decision the run acts on, given
+        here or recorded before, must be signed with it
+        (:meth:`Decision.signed`): one that is not is refused and nothing
+        runs; the run stays suspended. A call still unanswered suspends it again.
 
         A tool call whose outcome is recorded is not run again; one that
         started without a recorded outcome runs again only if the tool is
-        ``read_only`` or takes the idempotency key (the same key as the first
-        time), and is otherwise answered as interrupted. A turn whose answer
+        ``read_only`` or ``idempotent=True`` (it gets the same
+        ``ctx.idempotency_key`` as the first time), and is otherwise answered
+        as interrupted. A turn whose answer
         was not recorded is requested again. A finished run returns its
         recorded result without any request.
 
@@ -298,7 +314,8 @@ class Agent:
             RunLeased: another live process (or task) is running this run.
             JournalError: the journal has no such run, or cannot be read.
             ApprovalRefused: an answer names another call, other arguments,
-                expired, or contradicts one already given; nothing of it runs.
+                expired, contradicts one already given, or (with a key) is not
+                signed with the key; nothing of it runs.
             UsageLimitExceeded: as for :meth:`run`; the limits count the
                 whole run, its earlier processes included.
             CostLimitUnpriced: as for :meth:`run`.
@@ -306,7 +323,9 @@ class Agent:
                 ``ProtocolError``).
         """
         self._check_limits()
-        answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
+        answers = Answers(
+            tuple(approvals), dict(results or {}), principal, resolve_approval_key(approval_key)
+        )
         with self._resuming(run_id, answers) as (run_id, plan, finished):
             if finished is not None:
                 return finished_result(plan, finished)
@@ -346,7 +365,9 @@ class Agent:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
         self._check_limits()
-        answers = Answers(tuple(approvals), dict(results or {}), principal, approval_key)
+        answers = Answers(
+            tuple(approvals), dict(results or {}), principal, resolve_approval_key(approval_key)
+        )
 
         async def runner(
             emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
@@ -365,6 +386,20 @@ class Agent:
         async with contextlib.aclosing(run_events(runner)) as events:
             async for event in events:
                 yield event
+
+    def pending(self, run_id: str) -> tuple[WaitingCall, ...]:
+        """The calls the suspended run ``run_id`` (an id or a unique prefix)
+        still waits on: tool, arguments, digest and when the run suspended;
+        empty when it waits for nothing (``toolwire runs pending`` in Python).
+
+        Raises:
+            UsageError: the agent has no journal.
+            JournalError: the journal has no such run, or cannot be read.
+        """
+        journal = self.journal
+        if journal is None:
+            raise UsageError("pending() needs a journal, and this agent records none")
+        return waiting_for(journal.load_run(journal.find_run(run_id)))
 
     def _check_limits(self) -> None:
         """Refuse, before the run starts, a cost limit on a model without a

@@ -21,7 +21,13 @@ import anyio
 
 from toolwire.agent._suspend import Answers
 from toolwire.cost import RunTotals
-from toolwire.journal import Journal, JournalObserver, ResumePlan, plan_resume
+from toolwire.journal import (
+    Journal,
+    JournalObserver,
+    ResumePlan,
+    check_signatures,
+    plan_resume,
+)
 from toolwire.observe import Observers, RunObserver
 from toolwire.run import RunInfo, RunResult
 
@@ -38,12 +44,17 @@ def resume_point(
     journal: Journal, run_ref: str, answers: Answers
 ) -> Iterator[tuple[str, ResumePlan, str | None]]:
     """Hold the lease of the run ``run_ref`` names (an id or a short id),
-    journal ``answers``, and read where the run stands: its id, its plan, and
-    its status when it is finished (``None`` otherwise)."""
+    journal ``answers`` (checked, signed with the key when there is one),
+    check that with an approval key every answer the run acts on is signed
+    with it (:func:`~toolwire.journal.check_signatures`: else nothing runs),
+    and read where the run stands: its id, its plan, and its status when it
+    is finished (``None`` otherwise)."""
     run_id = journal.find_run(run_ref)
     with journal.lease(run_id):
         answers.give(journal, run_id)
         log = journal.load_run(run_id)
+        if answers.key is not None:
+            check_signatures(log, answers.key)
         yield run_id, plan_resume(log), (log.run.status if log.run.finished else None)
 
 

@@ -37,7 +37,7 @@ from toolwire.tools import (
 from toolwire.types import InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:
-    from toolwire.observe import ApprovalDecidedHook
+    from toolwire.observe import Observers
 
 __all__ = ["Answers", "check_grants", "run_approver", "waiting_calls"]
 
@@ -116,14 +116,14 @@ def check_grants(calls: Sequence[ToolCall | InvalidToolCall], granted: Mapping[s
 def run_approver(
     inner: ApprovalCallback | None,
     granted: Mapping[str, str],
-    hooks: Sequence[ApprovalDecidedHook],
+    observers: Observers,
     *,
     run_id: str,
     turn: int,
     failures: dict[str, ApprovalFailed],
 ) -> ApprovalCallback | None:
     """The toolbox's approval callback ``inner`` for one turn of a run, with
-    each decision told to ``hooks`` (the journal records it) before the
+    each decision told to ``observers`` (the journal records it) before the
     toolbox acts on it. An approval given to a suspended run (``granted``:
     recorded, digest checked) allows its call without asking; a callback
     that raises is put in ``failures`` (the run ends with that
@@ -142,7 +142,7 @@ def run_approver(
         except ApprovalFailed as failed:
             failures[request.call_id] = failed
             return Approval.deny("the approval step failed")
-        for hook in hooks:
+        for hook in observers.approval_decided:
             await hook(run_id, turn, request.call_id, request.tool_name, decision)
         return decision
 
@@ -153,8 +153,8 @@ def run_approver(
 class Answers:
     """The answers given to :meth:`~toolwire.Agent.resume`: decisions as
     given, and results of external calls by call id (bound to the recorded
-    arguments of their call), from ``principal``; with ``key``, each must be
-    signed with it."""
+    arguments of their call), from ``principal``; with ``key``, each
+    decision must be signed with it (the results are signed with it here)."""
 
     approvals: tuple[Decision, ...] = ()
     results: Mapping[str, Any] = field(default_factory=dict[str, Any])
@@ -178,6 +178,8 @@ class Answers:
                         f"run {run_id} waits for no result of call {call_id!r}",
                         reason="unknown_call",
                     )
-                decisions.append(Decision.answer(found, result, principal=self.principal))
+                answer = Decision.answer(found, result, principal=self.principal)
+                # The process holds the key: the results it gives are its own.
+                decisions.append(answer if self.key is None else answer.signed(self.key, run_id))
         if decisions:
             apply_decisions(journal, run_id, decisions, key=self.key)

@@ -156,7 +156,7 @@ class ToolSteps:
         return run_approver(
             self.config.toolbox.approve,
             self.granted,
-            self.observe.approval_decided,
+            self.observe,
             run_id=self.run_id,
             turn=self.turn,
             failures=self.approval_failures,

@@ -8,7 +8,6 @@ characters escaped (:func:`visible`).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import fields, is_dataclass, replace
 from datetime import datetime
@@ -18,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolwire.cli._runs_timeline import cost_sum, usage_sum
+from toolwire.cli._terminal import terminal_text
 from toolwire.cost import cost_from_dict, format_usd
 from toolwire.journal import MAY_HAVE_RUN, JournalEvent, RunLog, RunSummary, pending_calls
 
@@ -271,15 +271,12 @@ def _traceback(event: JournalEvent) -> Text | None:
     return Text("\n".join("        " + line for line in text.splitlines()), style="dim")
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def visible(value: Any) -> Any:
     """``value`` (a record, a dataclass of them) with every control character
     of its strings shown as an escape (``\x1b``): model text, tool output and
     names reach the terminal as text, never as terminal commands."""
     if isinstance(value, str):
-        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], value)
+        return terminal_text(value)
     if isinstance(value, dict):
         return {visible(k): visible(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

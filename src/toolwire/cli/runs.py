@@ -8,8 +8,8 @@ of one, or ``last``. Every command reads the journal agents write by default
 (``$TOOLWIRE_JOURNAL`` or the user state directory), or ``--journal PATH``.
 
 The timeline is written by :mod:`toolwire.cli._runs_render` (text) and
-:mod:`toolwire.cli._runs_timeline` (JSON); ``approve``, ``deny`` and ``answer``
-are :mod:`toolwire.cli.answers`.
+:mod:`toolwire.cli._runs_timeline` (JSON); ``approve``, ``deny``, ``answer``
+and ``pending`` are :mod:`toolwire.cli.answers`.
 """
 
 from __future__ import annotations
@@ -114,8 +114,8 @@ def _load(path: Path | str | None, ref: str) -> RunLog:
 
 @click.group("runs")
 def runs() -> None:
-    """What agents did: list runs, show one as a timeline, export it; approve,
-    deny or answer the calls a suspended run waits on."""
+    """What agents did: list runs, show one as a timeline, export it; list
+    (pending), approve, deny or answer the calls a suspended run waits on."""
 
 
 def _interrupted(journal: Journal, summary: RunSummary) -> RunSummary:

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import click
 
-from toolwire.journal import default_journal
+from toolwire.journal import KEY_VARIABLE, default_journal, resolve_approval_key
 from toolwire.journal._postgres import is_postgres_url, url_where
 from toolwire.view import serve
 
 __all__ = ["view"]
-
-KEY_VARIABLE = "TOOLWIRE_APPROVAL_KEY"
 
 
 def _user() -> str:
@@ -33,7 +31,13 @@ def _user() -> str:
     "(default: $TOOLWIRE_JOURNAL or the user state directory).",
 )
 @click.option("--port", default=0, show_default=True, help="The port (0: any free one).")
-@click.option("--open", "open_browser", is_flag=True, help="Open the page in a browser.")
+@click.option(
+    "--open",
+    "open_browser",
+    is_flag=True,
+    help="Open the page in a browser (through a private file holding a one-time code: "
+    "the token is never on its command line).",
+)
 @click.option(
     "--as",
     "principal",
@@ -68,11 +72,17 @@ def view(
     if not 0 <= port <= 65535:
         raise click.BadParameter("a port is 0 to 65535", param_hint="--port")
 
-    key = os.environ.get(KEY_VARIABLE)
+    key = resolve_approval_key()
 
     def announce(url: str) -> None:
         where = url_where(chosen) if isinstance(chosen, str) else chosen
         click.echo(f"toolwire view of {where}: open {url}  (Ctrl-C stops it)", err=True)
+        if key is None:
+            click.echo(
+                f"note: ${KEY_VARIABLE} is not set: approvals given in the viewer are recorded "
+                "unsigned, and a resume with an approval key refuses them",
+                err=True,
+            )
         click.echo(url)
 
     try:
@@ -82,7 +92,7 @@ def view(
             open_browser=open_browser,
             announce=announce,
             principal=principal if principal is not None else _user() + " (toolwire view)",
-            approval_key=key.encode() if key else None,
+            approval_key=key,
             cassettes=tuple(c.expanduser() for c in cassettes),
         )
     except OSError as exc:

@@ -31,6 +31,15 @@ from toolwire.journal._approvals import (
     recorded_answers,
     sign_decision,
 )
+from toolwire.journal._decisions import (
+    KEY_VARIABLE,
+    RecordedDecision,
+    WaitingCall,
+    check_signatures,
+    recorded_decisions,
+    resolve_approval_key,
+    waiting_for,
+)
 from toolwire.journal._observer import JournalObserver
 from toolwire.journal._open import (
     close_journals,
@@ -63,6 +72,7 @@ from toolwire.journal._resume import (
 from toolwire.journal._store import SQLiteJournal
 
 __all__ = [
+    "KEY_VARIABLE",
     "MAY_HAVE_RUN",
     "RUN_STATUSES",
     "ApprovalRefused",
@@ -76,6 +86,7 @@ __all__ = [
     "PostgresJournal",
     "PostgresRateStore",
     "RecordedCall",
+    "RecordedDecision",
     "RecordedTurn",
     "ResumePlan",
     "RunLeased",
@@ -83,8 +94,10 @@ __all__ = [
     "RunSummary",
     "SQLiteJournal",
     "Step",
+    "WaitingCall",
     "apply_decisions",
     "check_decision",
+    "check_signatures",
     "close_journals",
     "default_journal",
     "default_journal_path",
@@ -94,6 +107,9 @@ __all__ = [
     "plan_resume",
     "record_decision",
     "recorded_answers",
+    "recorded_decisions",
+    "resolve_approval_key",
     "sign_decision",
     "tool_result_from_dict",
+    "waiting_for",
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,8 +37,11 @@ __all__ = [
     "pending_calls",
     "record_decision",
     "recorded_answers",
+    "same_text",
     "sign_decision",
 ]
+
+_SIGNATURE = re.compile(r"[0-9a-f]{64}")
 
 Refusal = Literal[
     "not_suspended", "unknown_call", "wrong_kind", "digest", "expired", "signature", "conflict"
@@ -50,9 +54,11 @@ class ApprovalRefused(JournalError):
 
     type_name = "approval_refused"
 
-    def __init__(self, message: str, *, reason: Refusal) -> None:
+    def __init__(self, message: str, *, reason: Refusal, call_id: str | None = None) -> None:
         super().__init__(message)
         self.reason: Refusal = reason
+        self.call_id = call_id
+        """The call the refused decision answers, when one is named."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,6 +155,15 @@ def sign_decision(key: bytes, run_id: str, decision: Decision) -> str:
     return hmac.new(key, _signed_text(run_id, decision), hashlib.sha256).hexdigest()
 
 
+def same_text(given: str, expected: str) -> bool:
+    """Whether two digests or signatures are equal, compared in constant time
+    as bytes: text that is not ASCII (even a lone surrogate) is unequal,
+    never a ``TypeError``."""
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
+
+
 def pending_calls(log: RunLog) -> tuple[PendingCall, ...]:
     """The calls a suspended run waits on (empty unless it is suspended)."""
     if log.run.status != "suspended":
@@ -191,7 +206,8 @@ def check_decision(
     log: RunLog, decision: Decision, *, key: bytes | None = None, now: float | None = None
 ) -> tuple[PendingCall, bool]:
     """Judge ``decision`` against the run's journal: the call it answers, and
-    whether it is new (``False``: the same answer is already recorded).
+    whether it is new (``False``: the same answer is already recorded, with
+    the same signature or none).
 
     Raises:
         ApprovalRefused: see the module doc; nothing may be recorded.
@@ -215,28 +231,40 @@ def check_decision(
             reason="wrong_kind",
         )
     if (decision.digest is None and decision.decision == "allow") or (
-        decision.digest is not None and not hmac.compare_digest(decision.digest, found.digest)
+        decision.digest is not None and not same_text(decision.digest, found.digest)
     ):
         raise ApprovalRefused(
-            f"the approval names arguments {decision.digest} but call {found.call_id} has "
+            f"the approval names arguments {decision.digest!a} but call {found.call_id} has "
             f"{found.digest}: refused",
             reason="digest",
+            call_id=found.call_id,
         )
     moment = time.time() if now is None else now
     if decision.expires_at is not None and moment > decision.expires_at:
         raise ApprovalRefused(f"the decision on call {found.call_id} expired", reason="expired")
+    if decision.signature is not None and not _SIGNATURE.fullmatch(decision.signature):
+        raise ApprovalRefused(
+            f"the signature of the decision on call {found.call_id} is not 64 hexadecimal "
+            "digits (an HMAC-SHA256)",
+            reason="signature",
+            call_id=found.call_id,
+        )
     if key is not None:
         expected = sign_decision(key, run_id, decision)
-        if decision.signature is None or not hmac.compare_digest(decision.signature, expected):
+        if decision.signature is None or not same_text(decision.signature, expected):
             raise ApprovalRefused(
                 f"the decision on call {found.call_id} is not signed with the approval key",
                 reason="signature",
+                call_id=found.call_id,
             )
     earlier = recorded_answers(log).get(found.call_id)
     if earlier is None:
         return found, True
     if _same(earlier, decision):
-        return found, False
+        # The same answer signed anew (an unsigned one, or one signed with
+        # another key, cannot be taken back: a signed one may follow it).
+        resigned = decision.signature is not None and earlier.get("signature") != decision.signature
+        return found, resigned
     raise ApprovalRefused(
         f"call {found.call_id} was already answered ({earlier.get('decision')}) differently",
         reason="conflict",
@@ -269,6 +297,13 @@ def decision_record(
         "repaired": found.repaired,
         "signed": decision.signature is not None,
     }
+    if decision.signature is not None:
+        # What the signature covers, so that a resume with the key can check it.
+        record["signature"] = decision.signature
+        signed: dict[str, Any] = {"digest": decision.digest}
+        if decision.decision == "result" and not isinstance(decision.result, str):
+            signed["result"] = decision.result
+        record["signed_fields"] = signed
     if decision.expires_at is not None:
         record["expires_at"] = decision.expires_at
     if decision.decision == "result":

@@ -9,6 +9,7 @@ process gets when it tries to run or resume a run that a live process holds.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -26,10 +27,12 @@ __all__ = [
     "RunLog",
     "RunSummary",
     "Step",
+    "column_text",
     "end_step",
     "loads_record",
     "log_from_rows",
     "summary_from_row",
+    "text_from_column",
 ]
 
 RUN_STATUSES = ("running", "answered", "max_turns", "suspended", "failed", "cancelled", "limit")
@@ -45,6 +48,41 @@ MAY_HAVE_RUN = "may have run: it started, its outcome was never recorded, and it
 record with ``may_have_run``): its worker may have run it before it crashed,
 or, fenced out by a takeover, may still run it; the run went on without
 running it again."""
+
+
+def _unstorable(text: str) -> bool:
+    """Whether a text column cannot hold ``text`` as it is: a lone surrogate
+    (no UTF-8 form, which SQLite and PostgreSQL store), a NUL (PostgreSQL's
+    text refuses it), or a leading ``"`` (the mark of an escaped value)."""
+    if text.startswith('"') or "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def column_text(text: str | None) -> str | None:
+    """``text`` from a model (a call id) as a text column of either store
+    holds it: as it is, or, when a column could not hold it, as a JSON string
+    (ASCII, with a leading ``"``). :func:`text_from_column` gives it back, so
+    a resume matches the call id the model sent, byte for byte."""
+    if text is None or not _unstorable(text):
+        return text
+    return json.dumps(text, ensure_ascii=True)
+
+
+def text_from_column(stored: str | None) -> str | None:
+    """The text :func:`column_text` stored (an id written raw by an older
+    toolwire, leading ``"`` and all, reads back as it is)."""
+    if stored is None or not stored.startswith('"'):
+        return stored
+    try:
+        value = json.loads(stored)
+    except ValueError:
+        return stored
+    return value if isinstance(value, str) else stored
 
 
 class JournalError(ToolwireError):
@@ -306,7 +344,13 @@ def events_from_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Journ
             raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
         events.append(
             JournalEvent(
-                seq=seq, at=at, kind=kind, turn=turn, attempt=attempt, call_id=call_id, data=payload
+                seq=seq,
+                at=at,
+                kind=kind,
+                turn=turn,
+                attempt=attempt,
+                call_id=text_from_column(call_id),
+                data=payload,
             )
         )
     return events

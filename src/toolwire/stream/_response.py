@@ -9,7 +9,7 @@ from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.stream._json import dumps
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import codec_for
+from toolwire.stream.codecs import as_whole, wire_dialect
 from toolwire.types import StreamResult
 
 __all__ = ["decode_response"]
@@ -32,14 +32,14 @@ def decode_response(
         body: the parsed JSON body.
         id_factory: makes call ids where the provider sends none.
     """
-    codec = codec_for(dialect)
-    read = getattr(codec, "decode_response", None)
-    if read is None:
+    registration = wire_dialect(dialect)
+    codec = as_whole(registration, registration.codec())
+    if codec is None:
         raise UsageError(f"{dialect}: no reader for whole responses")
     try:
         if not isinstance(body, dict):
             raise RemoteProtocolError(f"expected a JSON object, got {type(body).__name__}")
-        parts = read(body)
+        parts = codec.decode_response(body)
     except (ToolwireError, KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
         return StreamResult(
             dialect=dialect, choices=(), error=_malformed(dialect, exc, body), complete=False

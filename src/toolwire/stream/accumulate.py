@@ -39,7 +39,9 @@ partial value of every delta costs time linear in the argument size.
 
 Bounds. A choice holds at most ``MAX_TEXT_CHARS`` of text (and of reasoning)
 and ``MAX_TOOL_CALLS`` calls; a call at most ``MAX_ARGUMENTS_CHARS`` of
-arguments (see :mod:`toolwire.stream.limits`).
+arguments; a response at most ``MAX_KEPT_ITEMS`` unknown and state items,
+each counted with its payload in the response's characters (see
+:mod:`toolwire.stream.limits`).
 
 No I/O, no clocks: this module is fed parts and returns events.
 """
@@ -86,7 +88,7 @@ from toolwire.stream._parts import (
     UnknownPart,
     UsagePart,
 )
-from toolwire.stream.limits import MAX_TEXT_CHARS
+from toolwire.stream.limits import KEPT_ITEM_CHARS, MAX_KEPT_ITEMS, MAX_TEXT_CHARS
 from toolwire.types import (
     ChoiceResult,
     ServerToolCall,
@@ -110,6 +112,8 @@ class Accumulator(CallAssembly):
         self._budget = ResponseBudget()
         self._calls = 0
         """Tool calls (client and server) of all choices."""
+        self._kept = 0
+        """Unknown and state items kept, of all choices."""
         self.usage: Usage | None = None
         self.model: str | None = None
         self.response_id: str | None = None
@@ -172,6 +176,28 @@ class Accumulator(CallAssembly):
             choice.reasoning.append(text)
             out.append(new_reasoning_delta(part.choice, text))
 
+    def add_text_run(self, texts: list[str], out: list[Event]) -> None:
+        """Non-empty text deltas of choice 0 in a row (matched in place), the
+        events and result each gives alone, counted at once when they fit
+        the caps; else one at a time, so that a cap fails where it would."""
+        try:
+            if self.error is not None:
+                return
+            if self.check_utf8:
+                texts = [replace_undecodable(text) for text in texts]
+            choice = self._choice(0)
+            budget = self._budget
+            size = sum(map(len, texts))
+            if budget.used + size > budget.ceiling or choice.text_size + size > MAX_TEXT_CHARS:
+                self.apply([TextPart(text) for text in texts], out)
+                return
+            budget.used += size
+            choice.text_size += size
+            choice.text += texts
+            out += [new_text_delta(0, text) for text in texts]
+        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+            self.fail(exc, out)
+
     def _too_much(self, what: str) -> NoReturn:
         raise RemoteProtocolError(f"the response's {what} exceeds {MAX_TEXT_CHARS} characters")
 
@@ -192,7 +218,9 @@ class Accumulator(CallAssembly):
             item = part.item
             if self.state_dialect is not None:
                 item = {**item, DIALECT_KEY: self.state_dialect}
-            self._choice(part.choice).state.append(item)
+            choice = self._choice(part.choice)
+            self._keep(item)
+            choice.state.append(item)
         elif isinstance(part, MetaPart):
             self.model = part.model or self.model
             self.response_id = part.response_id or self.response_id
@@ -214,10 +242,20 @@ class Accumulator(CallAssembly):
                 payload=part.payload,
                 quirk=part.quirk,
             )
-            # Kept for the result too: counted as what the response holds.
-            self._budget.take(len(dumps_bytes(part.payload)))
+            self._keep(part.payload)
             self.unknown_items.append(unknown)
             out.append(unknown)
+
+    def _keep(self, payload: object) -> None:
+        """Count one more item kept for the result (an unknown or a state
+        item) against the response's caps: its number, and its size."""
+        if self._kept >= MAX_KEPT_ITEMS:
+            raise RemoteProtocolError(
+                f"the response has more than {MAX_KEPT_ITEMS} items toolwire keeps "
+                "without reading them (unknown items and provider state), all choices together"
+            )
+        self._kept += 1
+        self._budget.take(KEPT_ITEM_CHARS + len(dumps_bytes(payload)))
 
     def _server_call(self, part: ServerCallPart, out: list[Event]) -> None:
         server = ServerToolCall(

@@ -51,7 +51,9 @@ from toolwire.stream.codecs import (
     ArgsEventCodec,
     Codec,
     ContinuedCodec,
-    codec_for,
+    EventStreamArgsCodec,
+    as_args_event,
+    as_continued,
     registered,
     wire_dialect,
 )
@@ -141,13 +143,13 @@ class StreamDecoder(PayloadDecoding):
             if dialect not in ("auto", api):
                 raise UsageError(f"dialect={dialect!r} and api={api!r} disagree: pass one")
             dialect = api
-        if dialect != "auto":
-            wire_dialect(dialect)  # a registered one, or a UsageError
+        registration = None if dialect == "auto" else wire_dialect(dialect)  # or a UsageError
         self._requested = dialect
         self.dialect: str | None = None if dialect == "auto" else dialect
         """The dialect being decoded (``None`` until ``auto`` has told)."""
         self._acc = Accumulator(id_factory=id_factory)
         self._codec: Codec | None = None
+        self._continued: ContinuedCodec | None = None  # the codec, of a dialect of kept streams
         self._held: list[tuple[str, str]] = []  # frames held until the dialect is known
         self._held_size = 0
         self._closed = False
@@ -160,25 +162,29 @@ class StreamDecoder(PayloadDecoding):
         self.short_path_deltas = 0
         """How many argument deltas were read the short way (matched by their
         text, no JSON parsed): proof that the short path is taken."""
-        if self.dialect is None:
+        if registration is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
-            self._codec = codec_for(self.dialect)
+            self._codec = registration.codec()
+            self._continued = as_continued(registration, self._codec)
             self._acc.state_dialect = self._codec.dialect
             framings = self._codec.framings
             if len(framings) == 1:
                 (kind,) = framings
                 self._reader = reader_for(kind)
+                fast = as_args_event(registration, self._codec)
                 if (
                     short_path
                     and isinstance(self._reader, SSEDecoder | EventStreamDecoder)
-                    and hasattr(self._codec, "args_event")
+                    and fast is not None
                 ):
                     self._sse = self._reader
-                    self._fast = cast(ArgsEventCodec, self._codec)
+                    self._fast = fast
                     if isinstance(self._reader, EventStreamDecoder):
-                        self._reader.match_event = getattr(self._codec, "args_event_type", None)
-                        self._reader.match_bytes = getattr(self._codec, "args_event_bytes", None)
+                        # The registry checked it: an EventStreamArgsCodec.
+                        framed = cast(EventStreamArgsCodec, fast)
+                        self._reader.match_event = framed.args_event_type
+                        self._reader.match_bytes = framed.args_event_bytes
             else:
                 self._reader = self._sniffer = SniffingReader(framings)
 
@@ -191,10 +197,14 @@ class StreamDecoder(PayloadDecoding):
         return out
 
     def feed_frames(self, data: bytes) -> list[DecodedFrame]:
-        """Like :meth:`feed`, but grouped by payload, each with its raw text."""
+        """Like :meth:`feed`, but grouped by payload, each with its raw text.
+        What no payload caused (the framing's own fault, a dialect that
+        cannot be told) comes last, in an entry with an empty payload: every
+        event of :meth:`feed` is in one entry."""
         frames: list[DecodedFrame] = []
-        self._feed(data, [], frames)
-        return frames
+        out: list[Event] = []
+        self._feed(data, out, frames)
+        return _with_rest(frames, out)
 
     def close(self) -> list[Event]:
         """The body ended: flush, finish open calls or report the cut."""
@@ -208,12 +218,7 @@ class StreamDecoder(PayloadDecoding):
         frames: list[DecodedFrame] = []
         out: list[Event] = []
         self._close(out, frames)
-        # The last payloads' events are in their frames already (they are the
-        # first of ``out``); the end frame holds only what came after them.
-        rest = out[sum(len(frame.events) for frame in frames) :]
-        if rest:
-            frames.append(DecodedFrame(event="", data="", events=tuple(rest)))
-        return frames
+        return _with_rest(frames, out)
 
     def result(self) -> StreamResult:
         """The reading so far; final after :meth:`close`."""
@@ -238,8 +243,7 @@ class StreamDecoder(PayloadDecoding):
         ``event_id``), or ``None`` when the dialect has none or they did not
         come yet. A cut stream reopened *after* that event continues exactly
         where this decoder stopped (see :meth:`drop_partial`)."""
-        found = getattr(self._codec, "cursor", None)
-        return found if isinstance(found, tuple) else None
+        return self._continued.cursor if self._continued is not None else None
 
     def drop_partial(self) -> None:
         """The stream was cut: forget the bytes of the event it was cut in, so
@@ -272,12 +276,12 @@ class StreamDecoder(PayloadDecoding):
                 streams (or ``auto`` has not told it yet), or it does not
                 stand at ``(stream_id, after)``.
         """
-        codec = self._codec
-        if self._closed or codec is None or wire_dialect(codec.dialect).continuation_path is None:
+        codec = self._continued
+        if self._closed or codec is None:
             raise UsageError(
                 "only an open decoder of a dialect whose streams are kept continues one"
             )
-        cast(ContinuedCodec, codec).continue_after(stream_id, after)
+        codec.continue_after(stream_id, after)
 
     # -- internals ------------------------------------------------------------------
 
@@ -338,7 +342,9 @@ class StreamDecoder(PayloadDecoding):
 
     def _set_dialect(self, dialect: str) -> None:
         self.dialect = dialect
-        self._codec = codec_for(dialect)
+        registration = wire_dialect(dialect)
+        self._codec = registration.codec()
+        self._continued = as_continued(registration, self._codec)
         self._acc.state_dialect = self._codec.dialect
 
     def _decode(
@@ -380,6 +386,17 @@ class StreamDecoder(PayloadDecoding):
                     raw=self._held[0][1],
                 )
         return []
+
+
+def _with_rest(frames: list[DecodedFrame], out: list[Event]) -> list[DecodedFrame]:
+    """``frames``, then an entry with an empty payload for the events of
+    ``out`` that none of them holds. The payloads' events are the first of
+    ``out`` (each frame holds its own, in order); what comes after them was
+    caused by no payload: a framing fault, the end of input."""
+    rest = out[sum(len(frame.events) for frame in frames) :]
+    if rest:
+        frames.append(DecodedFrame(event="", data="", events=tuple(rest)))
+    return frames
 
 
 def __getattr__(name: str) -> object:

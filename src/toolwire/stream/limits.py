@@ -26,6 +26,11 @@ MAX_RESPONSE_CHARS     128 Mi      the text, reasoning and argument text of
 MAX_CHOICES            128         the choices of one response
 MAX_PROCESS_CHARS      1 Gi        the same, of all the responses a process
                                    is decoding at once
+MAX_KEPT_ITEMS         100,000     the items of one response kept for its
+                                   result that are neither text nor calls
+                                   (unknown items, provider state); each
+                                   also counts ``KEPT_ITEM_CHARS`` and its
+                                   payload against ``MAX_RESPONSE_CHARS``
 MAX_KEPT_EVENTS        1,000,000   the events of one stream whose ids are
                                    kept (a Gemini interaction's), so that a
                                    reopened stream cannot replay one
@@ -45,12 +50,14 @@ import sys
 from typing import Final
 
 __all__ = [
+    "KEPT_ITEM_CHARS",
     "MAX_ARGUMENTS_CHARS",
     "MAX_CHOICES",
     "MAX_FRAME_BYTES",
     "MAX_INT_DIGITS",
     "MAX_JSON_DEPTH",
     "MAX_KEPT_EVENTS",
+    "MAX_KEPT_ITEMS",
     "MAX_PROCESS_CHARS",
     "MAX_RESPONSE_CHARS",
     "MAX_TEXT_CHARS",
@@ -85,6 +92,16 @@ MAX_CHOICES: Final = 128
 MAX_PROCESS_CHARS: Final = 1024 * 1024 * 1024
 """Characters held by all the responses being decoded at once in a process;
 a response's count is given back when its decoding ends."""
+
+MAX_KEPT_ITEMS: Final = 100_000
+"""Items of one response that toolwire keeps for its result but does not
+read (unknown items, a provider's state items), all choices together. A
+stream of keep-alives or unknown events ends in a typed error past it,
+never in memory held without a bound."""
+
+KEPT_ITEM_CHARS: Final = 256
+"""What one kept item counts against ``MAX_RESPONSE_CHARS`` beside its
+payload's JSON: the memory an item costs however small its payload."""
 
 MAX_KEPT_EVENTS: Final = 1_000_000
 """Events of one stream whose provider keeps it by event id (a Gemini

@@ -36,7 +36,7 @@ __all__ = [
 READ_LIMIT = 16 * 1024 * 1024
 """Bytes of a response body read for its summary line; the rest only passes."""
 
-_WHOLE = frozenset(d.name for d in registered() if hasattr(d.codec, "decode_response"))
+_WHOLE = frozenset(d.name for d in registered() if d.capabilities.whole_responses)
 """The dialects :func:`~toolwire.stream.decoder.decode_response` reads whole."""
 
 

@@ -17,6 +17,7 @@ continues where its program calls ``agent.resume(run_id)``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,10 @@ FORM_LIMIT = 8192
 """The most bytes an action's form may hold."""
 _REASON_LIMIT = 1000
 _DEFAULT_REASON = "the call was not approved"
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+"""What an arguments digest is (:func:`toolwire.run.argument_digest`)."""
+_SIGNATURE = re.compile(r"[0-9A-Za-z_=+/.:-]{1,512}")
+"""What a decision's signature can be written with: ASCII, no spaces."""
 
 
 class BadForm(ValueError):
@@ -79,6 +84,11 @@ def _decision(
     digest = form.get("digest", "")
     if not digest:
         raise BadForm("the form names no digest of the arguments it answers")
+    if not _DIGEST.fullmatch(digest):
+        raise BadForm("the digest is not one: it is sha256: and 64 hexadecimal digits")
+    signature = form.get("signature")
+    if signature is not None and not _SIGNATURE.fullmatch(signature):
+        raise BadForm("the signature is not one: it is ASCII letters, digits and -_=+/.:")
     if verb == "approve":
         return Decision(call_id=call_id, decision="allow", digest=digest, principal=principal)
     reason = " ".join(form.get("reason", "").split()) or _DEFAULT_REASON
@@ -102,8 +112,9 @@ def decide(
     """Journal the approval or denial of one call of a suspended run.
 
     ``form`` holds ``digest`` (what the page showed) and, to deny, an
-    optional ``reason``; ``key``: the approval key decisions must be signed
-    with (a viewer cannot sign, so with a key every decision is refused).
+    optional ``reason``; ``key``: the approval key, which signs the decision
+    (without one, it is recorded unsigned, and the run's page says that a
+    resume with a key refuses it).
     """
     try:
         decision = _decision(verb, call_id, form, principal)
@@ -114,16 +125,13 @@ def decide(
     try:
         journal = PostgresJournal(path) if isinstance(path, str) else SQLiteJournal(path)
         try:
-            new = record_decision(journal, run_id, decision, key=key)
+            found = journal.find_run(run_id)
+            if key is not None:
+                decision = decision.signed(key, found)
+            new = record_decision(journal, found, decision, key=key)
         finally:
             journal.close()
     except ApprovalRefused as exc:
-        if exc.reason == "signature":
-            return Outcome(
-                409,
-                f"{exc.message}: this journal's decisions must be signed, which the viewer "
-                "cannot do; use `toolwire runs approve/deny --signature`",
-            )
         return Outcome(409, exc.message)
     except RunLeased:
         return Outcome(409, f"run {run_id} is being run or resumed right now: nothing recorded")

@@ -5,10 +5,14 @@ loopback. Every request passes :class:`Guard` first:
 
 * the ``Host`` must be the loopback address the viewer listens on (a page
   of another site cannot reach it through DNS rebinding);
+* the path must be under the viewer's secret root, else 404
+  (:mod:`toolwire.view._access`: the cookie is bound to that path, so a
+  server on another port of the same host never receives it);
 * it must carry the access token, in the URL the viewer printed
   (``?token=``: answered with a redirect to the same page without it and a
-  cookie, ``HttpOnly`` and ``SameSite=Strict``, holding it) or in that
-  cookie; else 401;
+  cookie, ``HttpOnly``, ``SameSite=Strict`` and ``Path=/<root>/``, holding
+  it), or the one-time code ``--open`` gave the browser (``?code=``, taken
+  once), or in that cookie; else 401;
 * ``GET`` and ``HEAD`` read; ``POST`` is taken on the action paths alone,
   and only from the viewer's own pages (``Origin`` is the viewer's, or,
   without one or with ``null``, what the pages' no-referrer policy makes a
@@ -24,10 +28,8 @@ and style alone.
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl, quote, urlencode
@@ -40,9 +42,10 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolwire.journal import JournalError, JournalReader, PostgresJournal, SQLiteJournal
+from toolwire.view._access import COOKIE, Access, cookie_value, new_secret
 from toolwire.view._actions import FORM_LIMIT, BadForm, decide, parse_form
 from toolwire.view._assets import ASSETS
-from toolwire.view._html import ident, layout, text
+from toolwire.view._html import ROOT, href, ident, layout, text
 from toolwire.view._listing import BadQuery, ListQuery, list_page
 from toolwire.view._live import STREAMS, follow
 from toolwire.view._replay import load_replays
@@ -50,7 +53,6 @@ from toolwire.view._run_page import run_page
 
 __all__ = ["COOKIE", "ViewSettings", "create_app"]
 
-COOKIE = "toolwire_view"
 _HEADERS = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -77,18 +79,33 @@ class ViewSettings:
     """Seconds between two reads of the journal by a live stream."""
     stream_deadline: float = 300.0
     """Seconds one live stream lasts at most (the browser reconnects)."""
+    head_timeout: float = 5.0
+    """Seconds a connection has to send a whole request head, else it is
+    dropped (:class:`toolwire.view._serve.HeadTimeout`)."""
     principal: str = "toolwire view"
     """Who the approvals and denials given in this viewer are journaled as."""
     cassettes: tuple[Path, ...] = ()
     """Cassette directories of the runs' streams: a call found in one shows
     how its arguments grew (:mod:`toolwire.view._replay`)."""
     approval_key: bytes | None = field(default=None, repr=False)
-    """The key decisions must be signed with (``$TOOLWIRE_APPROVAL_KEY``): the
-    viewer cannot sign, so with a key its decisions are refused."""
+    """The approval key (``$TOOLWIRE_APPROVAL_KEY``) the viewer signs its
+    decisions with; without one they are recorded unsigned, and the run's
+    page says that a resume with a key refuses them."""
+    root: str = field(default_factory=lambda: "/" + new_secret(), repr=False)
+    """The secret path everything is served under (``/`` and a random word):
+    the cookie is bound to it (:mod:`toolwire.view._access`)."""
+    code: str | None = field(default=None, repr=False)
+    """A one-time code that is exchanged once for the cookie (``--open``)."""
+    code_used: Callable[[], None] | None = field(default=None, repr=False, compare=False)
+    """Called once the code is used (which removes the file that held it)."""
 
     @staticmethod
     def new_token() -> str:
-        return secrets.token_urlsafe(32)
+        return new_secret()
+
+    def url(self, path: str = "/") -> str:
+        """The viewer's address for ``path`` (under its root), without a credential."""
+        return f"http://127.0.0.1:{self.port}{self.root}{path}"
 
 
 def _plain(status: int, message: str) -> Response:
@@ -101,11 +118,12 @@ def _page(status: int, title: str, message: str) -> Response:
 
 
 class Guard:
-    """The token, host, method and origin checks (see the module's docstring)."""
+    """The root, token, host, method and origin checks (see the module's docstring)."""
 
     def __init__(self, app: ASGIApp, settings: ViewSettings) -> None:
         self.app = app
         self.settings = settings
+        self.access = Access(settings.token, settings.root, settings.code)
         self.hosts = {f"127.0.0.1:{settings.port}", f"localhost:{settings.port}"}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -117,21 +135,40 @@ class Guard:
         if refusal is not None:
             await refusal(scope, receive, _with_headers(send))
             return
-        await self.app(scope, receive, _with_headers(send))
+        rooted = ROOT.set(self.access.root)
+        try:
+            scope = {**scope, "root_path": self.access.root}
+            await self.app(scope, receive, _with_headers(send))
+        finally:
+            ROOT.reset(rooted)
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         if headers.get("host") not in self.hosts:
             return _plain(403, "this viewer answers on its loopback address only")
+        method, path = scope["method"], scope["path"]
+        if not self.access.within(path):
+            return _plain(404, "nothing here: open the URL toolwire view printed")
+        if path == self.access.root:  # the cookie's path has the slash: go there first
+            rest = scope.get("query_string", b"").decode("latin-1")
+            target = self.access.cookie_path + ("?" + rest if rest else "")
+            return Response(status_code=308, headers={"location": target})
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         offered = query.get("token")
+        if method == "GET" and "code" in query:
+            if self.access.redeem(query["code"]):
+                if self.settings.code_used is not None:
+                    self.settings.code_used()
+                return self._set_cookie(path, query, refresh=True)
+            return _plain(
+                401, "this one-time code is used or wrong: open the URL toolwire view printed"
+            )
         if offered is None:
-            offered = _cookie(headers.get("cookie", ""))
-        elif scope["method"] == "GET" and self._matches(offered):
-            return self._set_cookie(scope["path"], query)
-        if offered is None or not self._matches(offered):
+            offered = cookie_value(headers.get("cookie", ""))
+        elif method == "GET" and self.access.matches(offered):
+            return self._set_cookie(path, query)
+        if not self.access.matches(offered):
             return _plain(401, "open the URL toolwire view printed (it carries the access token)")
-        method, path = scope["method"], scope["path"]
         if method in ("GET", "HEAD"):
             return None
         if method != "POST" or not path.endswith(_ACTIONS):
@@ -147,29 +184,32 @@ class Guard:
             return _plain(403, "actions are taken from the viewer's own pages only")
         return None
 
-    def _matches(self, offered: str) -> bool:
-        """Whether ``offered`` is the token (in constant time, any text)."""
-        return secrets.compare_digest(
-            offered.encode("utf-8", "surrogateescape"), self.settings.token.encode()
-        )
+    def _set_cookie(self, path: str, query: dict[str, str], *, refresh: bool = False) -> Response:
+        """The cookie, and the page again without the credential in its address.
 
-    def _set_cookie(self, path: str, query: dict[str, str]) -> Response:
-        rest = {k: v for k, v in query.items() if k != "token"}
+        ``refresh``: the browser came from elsewhere (the opener file), and
+        a redirect would carry on that navigation, whose requests a
+        ``SameSite=Strict`` cookie is not sent with: a page of the viewer's
+        own sends it on instead.
+        """
+        rest = {k: v for k, v in query.items() if k not in ("token", "code")}
         target = path + ("?" + urlencode(rest) if rest else "")
-        response = Response(status_code=303, headers={"location": target})
-        response.set_cookie(COOKIE, self.settings.token, httponly=True, samesite="strict", path="/")
+        if refresh:
+            shown = ident(target)
+            response: Response = HTMLResponse(
+                f'<!doctype html><meta http-equiv=refresh content="0;url={shown}">'
+                f'<title>toolwire view</title><a href="{shown}">toolwire view</a>'
+            )
+        else:
+            response = Response(status_code=303, headers={"location": target})
+        response.set_cookie(
+            COOKIE,
+            self.settings.token,
+            httponly=True,
+            samesite="strict",
+            path=self.access.cookie_path,
+        )
         return response
-
-
-def _cookie(header: str) -> str | None:
-    """The viewer's cookie in a ``Cookie`` header (``None``: none, or unreadable)."""
-    cookie: SimpleCookie = SimpleCookie()
-    try:
-        cookie.load(header)
-    except CookieError:
-        return None
-    morsel = cookie.get(COOKIE)
-    return morsel.value if morsel is not None else None
 
 
 def _with_headers(send: Send) -> Send:
@@ -253,8 +293,14 @@ class _Viewer:
             return _page(503, "runs", exc.message)
 
     async def run(self, request: Request) -> Response:
-        """``/runs/{run_id}``: one run's page."""
+        """``/runs/{run_id}``: one run's page (``?page=``: of turns)."""
         ref = request.path_params["run_id"]
+        raw = request.query_params.get("page")
+        if raw is not None and not (raw.isascii() and raw.isdigit() and 0 < len(raw) < 7):
+            return _page(400, "run", "page must be a positive integer")
+        page = int(raw) if raw is not None else None
+        if page == 0:
+            return _page(400, "run", "page must be a positive integer")
 
         def render() -> str:
             journal = self.opened()
@@ -263,7 +309,9 @@ class _Viewer:
             finally:
                 journal.close()
             replays, problems = load_replays(self.settings.cassettes)
-            return run_page(log, replays, problems)
+            return run_page(
+                log, replays, problems, page=page, signing=self.settings.approval_key is not None
+            )
 
         try:
             return HTMLResponse(await anyio.to_thread.run_sync(render))
@@ -337,11 +385,11 @@ class _Viewer:
             )
         )
         if not outcome.recorded:
-            back = f'<a href="/runs/{ident(quote(run_id, safe=""))}">back to the run</a>'
+            back = f'<a href="{ident(href("/runs/" + quote(run_id, safe="")))}">back to the run</a>'
             # The judge's words name ids and digests (which redaction would hide), never values.
             body_html = f"<p class=error>{ident(outcome.message)}</p><p>{back}</p>"
             return HTMLResponse(layout("not recorded", body_html), status_code=outcome.status)
-        target = f"/runs/{quote(run_id, safe='')}#pending"
+        target = href(f"/runs/{quote(run_id, safe='')}#pending")
         return Response(status_code=303, headers={"location": target})
 
 

@@ -35,6 +35,9 @@ details>summary{cursor:pointer;color:#445}
 .diff-add{color:#17803d}.diff-del{color:#b3261e}
 form.inline{display:inline}nav.pages{margin-top:1rem}
 input,select,button{font:inherit}
+mark.invisible{background:#ffd54f;color:#5d2a00;border:1px solid #b36b00;border-radius:3px}
+p.hidden-chars{background:#fff3cd;border-left:4px solid #b36b00;padding:.3rem .6rem}
+p.cut{color:#8a5300;font-style:italic}
 """
 
 JS = """// toolwire view: local times, a run in progress followed live, and the
@@ -48,9 +51,10 @@ for (const t of document.querySelectorAll('time[datetime]')) {
   if (!page) return;
   const followed = ['running', 'suspended'];
   if (!followed.includes(page.dataset.status)) return;
+  if (page.dataset.follow !== 'yes') return; // an earlier page of turns
   const timeline = document.getElementById('timeline');
-  const url = '/runs/' + encodeURIComponent(page.dataset.run) +
-    '/events?after=' + page.dataset.last;
+  // The run's page is .../runs/<id>: its events are .../runs/<id>/events.
+  const url = location.pathname.replace(/[/]+$/, '') + '/events?after=' + page.dataset.last;
   const source = new EventSource(url);
   source.addEventListener('record', (message) => {
     const record = JSON.parse(message.data);

@@ -20,8 +20,12 @@ _MOST = 200
 """The most differences shown for one pair of values."""
 
 
-def json_diff(old: Any, new: Any, path: str = "$") -> Iterator[tuple[str, str, Any]]:
-    """The differences from ``old`` to ``new``, in document order."""
+def json_diff(
+    old: Any, new: Any, path: str = "$", *, first: int = 0
+) -> Iterator[tuple[str, str, Any]]:
+    """The differences from ``old`` to ``new``, in document order; ``first``:
+    the index the two lists' items start at (they are the tails of lists
+    whose first ``first`` items are the same)."""
     if isinstance(old, dict) and isinstance(new, dict):
         for key in old:
             if key not in new:
@@ -33,7 +37,7 @@ def json_diff(old: Any, new: Any, path: str = "$") -> Iterator[tuple[str, str, A
                 yield from json_diff(old[key], new[key], f"{path}.{key}")
     elif isinstance(old, list) and isinstance(new, list):
         for index in range(max(len(old), len(new))):
-            where = f"{path}[{index}]"
+            where = f"{path}[{first + index}]"
             if index >= len(new):
                 yield "-", where, old[index]
             elif index >= len(old):
@@ -44,10 +48,11 @@ def json_diff(old: Any, new: Any, path: str = "$") -> Iterator[tuple[str, str, A
         yield "~", path, new
 
 
-def diff_html(old: Any, new: Any) -> str:
-    """The differences as a list (``+`` green, ``-`` red, ``~`` changed)."""
+def diff_html(old: Any, new: Any, *, first: int = 0) -> str:
+    """The differences as a list (``+`` green, ``-`` red, ``~`` changed);
+    ``first``: as for :func:`json_diff`."""
     items: list[str] = []
-    for count, (op, path, changed) in enumerate(json_diff(old, new)):
+    for count, (op, path, changed) in enumerate(json_diff(old, new, first=first)):
         if count == _MOST:
             items.append("<li>… more differences not shown</li>")
             break

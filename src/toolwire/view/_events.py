@@ -14,6 +14,7 @@ from typing import Any
 
 from toolwire.journal import MAY_HAVE_RUN, JournalEvent
 from toolwire.view._html import duration, error_line, ident, money, text, value
+from toolwire.view._visible import clean
 
 __all__ = ["RENDERERS", "event_json", "render_event"]
 
@@ -203,8 +204,9 @@ def render_event(event: JournalEvent, start: float) -> str:
 
 
 def event_json(event: JournalEvent, start: float) -> str:
-    """The event as the live stream sends it: its seq, turn and block."""
+    """The event as the live stream sends it: its seq, turn and block (made
+    safe to send, as the pages are: :func:`toolwire.view._visible.clean`)."""
     return json.dumps(
-        {"seq": event.seq, "turn": event.turn, "html": render_event(event, start)},
+        {"seq": event.seq, "turn": event.turn, "html": clean(render_event(event, start))},
         ensure_ascii=False,
     )

@@ -3,36 +3,91 @@
 Theory of operation: pages are plain strings built by the functions of this
 package. A value from the journal reaches a page only through :func:`text`
 (or :func:`value`, which calls it): it is cleaned of anything shaped like a
-credential (the tool layer's redaction, on top of the journal's own) and
-then HTML-escaped, quotes included, so a tool result holding ``<script>``
-shows as text. What is not escaped is this package's own markup. Long
-values fold into ``<details>``.
+credential (the tool layer's redaction, on top of the journal's own), made
+safe to send (:func:`toolwire.view._visible.clean`: a lone surrogate or a
+NUL shows as ``⟨U+XXXX⟩``) and then HTML-escaped, quotes included, so a tool
+result holding ``<script>`` shows as text. What is not escaped is this
+package's own markup. Long values fold into ``<details>``, and are cut at
+:data:`CUT_AT` characters (the page says how much was cut).
+
+Every link a page holds goes through :func:`href`: the viewer serves under
+a secret root (:mod:`toolwire.view._access`), which :data:`ROOT` holds for
+the request being answered.
 """
 
 from __future__ import annotations
 
 import html
 import json
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
 from toolwire.tools._redaction import redact
+from toolwire.view._visible import clean, reveal
 
-__all__ = ["FOLD_AT", "duration", "error_line", "ident", "layout", "money", "text", "value", "when"]
+__all__ = [
+    "CUT_AT",
+    "FOLD_AT",
+    "ROOT",
+    "duration",
+    "error_line",
+    "href",
+    "ident",
+    "layout",
+    "money",
+    "text",
+    "value",
+    "when",
+]
 
 FOLD_AT = 240
 """Values longer than this many characters are folded (``<details>``)."""
+CUT_AT = 65_536
+"""Values longer than this many characters are cut there (the page says so)."""
+ROOT: ContextVar[str] = ContextVar("toolwire_view_root", default="")
+"""The secret root the viewer answering this request serves under (``""``:
+none, as when a page is rendered outside a viewer)."""
+
+
+def href(path: str) -> str:
+    """The link to the viewer's ``path`` (``/runs/...``), under its root (not escaped)."""
+    return ROOT.get() + path
 
 
 def text(raw: Any) -> str:
-    """``raw`` as text, cleaned of secrets and HTML-escaped."""
-    return html.escape(redact(raw if isinstance(raw, str) else str(raw)), quote=True)
+    """``raw`` as text, cleaned of secrets, made safe to send, HTML-escaped,
+    and cut at :data:`CUT_AT` characters (saying so)."""
+    shown, cut = _bounded(raw if isinstance(raw, str) else str(raw))
+    return _escape(shown) + (f"… ({cut:,} more characters cut)" if cut else "")
+
+
+_MARGIN = 4096
+"""Characters past :data:`CUT_AT` that redaction still reads, so that a
+secret across the cut is hidden whole."""
+
+
+def _bounded(raw: str) -> tuple[str, int]:
+    """``raw`` cleaned of secrets and cut at :data:`CUT_AT`; how many
+    characters were cut. Redaction reads no more than is shown (and a margin):
+    a page's work is bounded whatever the journal holds."""
+    if len(raw) <= CUT_AT:
+        return redact(raw), 0
+    return redact(raw[: CUT_AT + _MARGIN])[:CUT_AT], len(raw) - CUT_AT
+
+
+def _escape(shown: str, *, marked: bool = False) -> str:
+    """Text made safe to send and HTML-escaped; ``marked``: invisible and
+    bidirectional characters as marks."""
+    escaped = html.escape(clean(shown), quote=True)
+    return reveal(escaped) if marked else escaped
 
 
 def ident(raw: Any) -> str:
     """An identifier toolwire made (a run or call id, a status, a model name),
-    HTML-escaped: a run id is 32 hex digits, which redaction would hide."""
-    return html.escape(raw if isinstance(raw, str) else str(raw), quote=True)
+    made safe to send and HTML-escaped: a run id is 32 hex digits, which
+    redaction would hide."""
+    return html.escape(clean(raw if isinstance(raw, str) else str(raw)), quote=True)
 
 
 def _json(raw: Any) -> str:
@@ -41,17 +96,27 @@ def _json(raw: Any) -> str:
     return json.dumps(raw, ensure_ascii=False, indent=2, sort_keys=False, default=str)
 
 
-def value(raw: Any, *, label: str = "") -> str:
-    """A recorded value in a ``<pre>``, folded when long (``label`` names the fold)."""
-    shown = _json(raw)
-    body = f"<pre>{text(shown)}</pre>"
-    if len(shown) <= FOLD_AT:
+def value(raw: Any, *, label: str = "", marked: bool = False) -> str:
+    """A recorded value in a ``<pre>``, folded when long (``label`` names the
+    fold) and cut at :data:`CUT_AT` characters (a note says how many more the
+    journal holds); ``marked``: invisible and bidirectional characters show
+    as marks (:func:`toolwire.view._visible.reveal`)."""
+    whole = _json(raw)
+    shown, cut = _bounded(whole)
+    note = (
+        f"<p class=cut>cut: the first {CUT_AT:,} of {len(whole):,} characters are shown "
+        f"({cut:,} more are in the journal)</p>"
+        if cut
+        else ""
+    )
+    body = f"<pre>{_escape(shown, marked=marked)}</pre>{note}"
+    if len(whole) <= FOLD_AT:
         return body
-    first = " ".join(shown.split())[:80]
+    first = " ".join(shown[:1000].split())[:80]
     what = text(label) + " · " if label else ""
     return (
-        f"<details><summary>{what}{len(shown):,} characters: "
-        f"<code>{text(first)}…</code></summary>{body}</details>"
+        f"<details><summary>{what}{len(whole):,} characters: "
+        f"<code>{_escape(first, marked=marked)}…</code></summary>{body}</details>"
     )
 
 
@@ -98,7 +163,9 @@ def layout(title: str, body: str) -> str:
         '<meta name=viewport content="width=device-width,initial-scale=1">'
         '<meta name=referrer content="no-referrer">'
         f"<title>{text(title)} · toolwire view</title>"
-        '<link rel=stylesheet href="/static/view.css"></head><body>'
-        '<header><a href="/">toolwire view</a><span>' + text(title) + "</span></header>"
-        f'{body}<script src="/static/view.js"></script></body></html>'
+        f'<link rel=stylesheet href="{ident(href("/static/view.css"))}"></head><body>'
+        f'<header><a href="{ident(href("/"))}">toolwire view</a><span>'
+        + text(title)
+        + "</span></header>"
+        f'{body}<script src="{ident(href("/static/view.js"))}"></script></body></html>'
     )

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from toolwire.journal import RUN_STATUSES, JournalReader, RunSummary
 from toolwire.view._chart import usage_chart
-from toolwire.view._html import duration, error_line, ident, layout, money, text, when
+from toolwire.view._html import duration, error_line, href, ident, layout, money, text, when
 
 __all__ = ["PAGE_SIZE", "BadQuery", "ListQuery", "list_page"]
 
@@ -53,7 +53,7 @@ class ListQuery:
         """The list's URL with ``changes`` applied."""
         params = {"status": self.status, "q": self.search, "before": self.before, **changes}
         kept = {k: v for k, v in params.items() if v not in ("", None)}
-        return "/?" + urlencode(kept) if kept else "/"
+        return href("/?" + urlencode(kept) if kept else "/")
 
 
 def _tokens(usage: dict[str, Any] | None) -> str:
@@ -81,7 +81,7 @@ def _row(summary: RunSummary) -> str:
         resumed += _WAITING
     run = ident(summary.run_id)
     cells = (
-        f'<td><a href="/runs/{run}"><code>{run[:12]}</code></a></td>',
+        f'<td><a href="{ident(href("/runs/"))}{run}"><code>{run[:12]}</code></a></td>',
         f"<td>{when(summary.started_at)}</td>",
         f'<td class="status {ident(summary.status)}">{ident(summary.status)}{resumed}</td>',
         f"<td>{ident(summary.model)}</td><td>{ident(summary.provider)}</td>",
@@ -100,12 +100,12 @@ def _filters(query: ListQuery) -> str:
         for s in ("", *RUN_STATUSES)
     )
     return (
-        '<form method=get action="/" class=filters>'
+        f'<form method=get action="{ident(href("/"))}" class=filters>'
         f"<label>status <select name=status>{options}</select></label> "
         f'<label>search <input name=q value="{text(query.search)}" '
         'placeholder="run id or model" maxlength=200></label> '
         "<button>show</button> "
-        f'<a class=waiting href="{text(ListQuery(status="suspended").link())}">'
+        f'<a class=waiting href="{ident(ListQuery(status="suspended").link())}">'
         "waiting for approval</a></form>"
     )
 
@@ -136,9 +136,9 @@ def list_page(journal: JournalReader | None, query: ListQuery) -> str:
         rows = "<tr><td colspan=11 class=empty>no runs</td></tr>"
     paging = []
     if query.before is not None:
-        paging.append(f'<a href="{text(query.link(before=None))}">newest</a>')
+        paging.append(f'<a href="{ident(query.link(before=None))}">newest</a>')
     if more:
-        paging.append(f'<a rel=next href="{text(query.link(before=page[-1][0]))}">older →</a>')
+        paging.append(f'<a rel=next href="{ident(query.link(before=page[-1][0]))}">older →</a>')
     body = (
         f"{_filters(query)}{usage_chart([summary for _, summary in page])}"
         f"<table id=runs><thead>{_HEAD}</thead><tbody>{rows}</tbody></table>"

@@ -10,12 +10,14 @@ continues.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
 from toolwire.journal import JournalError, RunLog, pending_calls, recorded_answers
 from toolwire.run import PendingCall
-from toolwire.view._html import ident, text, value
+from toolwire.view._html import href, ident, text, value
+from toolwire.view._visible import hidden_count, reveal
 
 __all__ = ["continuing", "pending_section"]
 
@@ -27,7 +29,12 @@ def _answered(answer: dict[str, Any]) -> str:
     style = "error" if word == "denied" else "ok"
     who = f" by {text(answer['principal'])}" if answer.get("principal") else ""
     reason = f": {text(answer['reason'])}" if answer.get("reason") else ""
-    return f"<div class=answered-call><span class={style}>{word}</span>{who}{reason}</div>"
+    signed = (
+        " · <span class=ok>signed</span>"
+        if answer.get("signed")
+        else " · <span class=error>unsigned</span>: a resume with an approval key refuses it"
+    )
+    return f"<div class=answered-call><span class={style}>{word}</span>{who}{reason}{signed}</div>"
 
 
 def _forms(run_id: str, call: PendingCall) -> str:
@@ -37,7 +44,7 @@ def _forms(run_id: str, call: PendingCall) -> str:
             f"<code>toolwire runs answer {ident(run_id)} {ident(call.call_id)} "
             "--result JSON</code></div>"
         )
-    base = f"/runs/{ident(quote(run_id, safe=''))}/calls/{ident(quote(call.call_id, safe=''))}"
+    base = ident(href(f"/runs/{quote(run_id, safe='')}/calls/{quote(call.call_id, safe='')}"))
     digest = f'<input type=hidden name=digest value="{ident(call.digest)}">'
     return (
         "<div class=decide>"
@@ -59,16 +66,44 @@ def _call(run_id: str, call: PendingCall, answer: dict[str, Any] | None) -> str:
     return (
         f'<div class=pending-call data-call="{ident(call.call_id)}" '
         f'data-awaiting="{ident(call.awaiting)}">'
-        f"<b>{text(call.name)}</b> · call <code>{ident(call.call_id)}</code> · turn {call.turn}"
-        f" · waits for {what}{repaired}"
+        f"<b>{reveal(text(call.name))}</b> · call <code>{ident(call.call_id)}</code>"
+        f" · turn {call.turn} · waits for {what}{repaired}"
         f"<div class=meta>arguments digest <code class=digest>{ident(call.digest)}</code></div>"
-        f"{value(call.arguments, label='arguments')}"
+        f"{_hidden_note(call)}{value(call.arguments, label='arguments', marked=True)}"
         f"{_answered(answer) if answer is not None else _forms(run_id, call)}</div>"
     )
 
 
-def pending_section(log: RunLog) -> str:
-    """The calls a suspended run waits on, or nothing for another run."""
+_SIGNING = (
+    "<p class=meta id=signing>Decisions given here are signed with the approval key "
+    "($TOOLWIRE_APPROVAL_KEY).</p>"
+)
+_NOT_SIGNING = (
+    "<p class=error id=signing>This viewer has no approval key ($TOOLWIRE_APPROVAL_KEY is "
+    "not set): decisions given here are recorded unsigned, and a resume with an approval "
+    "key refuses them (nothing runs). Start <code>toolwire view</code> with the key to sign "
+    "them.</p>"
+)
+
+
+def _hidden_note(call: PendingCall) -> str:
+    """The note that says the arguments hold invisible or bidirectional
+    characters (which the page shows as marks), or nothing."""
+    count = hidden_count(call.name) + hidden_count(
+        json.dumps(call.arguments, ensure_ascii=False, default=str)
+    )
+    if not count:
+        return ""
+    return (
+        f"<p class=hidden-chars>{count} invisible or bidirectional character(s) in this call "
+        "are shown as <mark class=invisible>⟨U+…⟩</mark> marks: they would make the text "
+        "read otherwise than it runs, and they are part of what an approval approves.</p>"
+    )
+
+
+def pending_section(log: RunLog, *, signing: bool = False) -> str:
+    """The calls a suspended run waits on, or nothing for another run;
+    ``signing``: whether this viewer signs the decisions it records."""
     try:
         calls = pending_calls(log)
     except JournalError as exc:
@@ -88,7 +123,7 @@ def pending_section(log: RunLog) -> str:
         f'<section id=pending data-waiting="{waiting}"><h3>{head}</h3>{items}'
         "<p class=meta>An approval names the digest of the arguments shown above: if the "
         "call changed since, it is refused. The viewer records decisions; it runs no "
-        "tools.</p></section>"
+        f"tools.</p>{_SIGNING if signing else _NOT_SIGNING}</section>"
     )
 
 

@@ -12,15 +12,30 @@ appends each new block to its turn.
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from toolwire.journal import JournalEvent, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
-from toolwire.view._html import duration, error_line, ident, layout, money, text, value, when
+from toolwire.view._html import (
+    duration,
+    error_line,
+    href,
+    ident,
+    layout,
+    money,
+    text,
+    value,
+    when,
+)
 from toolwire.view._pending import continuing, pending_section
 from toolwire.view._replay import Replays, replay_for, scrubber
 from toolwire.view._waterfall import waterfall
 
-__all__ = ["run_page"]
+__all__ = ["TURNS_PER_PAGE", "run_page"]
+
+TURNS_PER_PAGE = 100
+"""The most turns one page of a run's timeline shows (a link per page)."""
 
 
 def _usage(events: list[JournalEvent]) -> str:
@@ -55,10 +70,12 @@ def _messages_sent(log: RunLog, events: list[JournalEvent], before: int) -> tupl
     count = requests[-1].data.get("messages")
     if not isinstance(count, int) or count < 0:
         return "", before
-    old, new = list(log.messages[:before]), list(log.messages[:count])
     if not log.messages:
         return "", count
-    diff = diff_html(old, new)
+    # Both are the start of the same conversation: only their tails differ
+    # (diffing the whole of each turn after turn would be quadratic).
+    same = min(before, count)
+    diff = diff_html(list(log.messages[same:before]), list(log.messages[same:count]), first=same)
     return (
         f"<details class=messages><summary>messages sent: {count} "
         f"({max(count - before, 0)} more than the turn before): JSON diff</summary>{diff}"
@@ -89,12 +106,22 @@ def _turn_section(
     return f'<section class=turn data-turn="{number}">{head}{diff}{blocks}</section>', sent
 
 
-def _timeline(log: RunLog, replays: Replays) -> str:
+def _turn_pages(log: RunLog) -> int:
+    """How many pages the run's turns take."""
+    turns = {event.turn for event in log.events if event.turn is not None}
+    return max(1, -(-len(turns) // TURNS_PER_PAGE))
+
+
+def _timeline(log: RunLog, replays: Replays, page: int) -> str:
+    """The timeline of the turns page ``page`` (1-based) shows, with the
+    records outside any turn that come among them."""
     start = log.events[0].at if log.events else log.run.started_at
     out: list[str] = []
     sent = 0
     pending: list[JournalEvent] = []
     current: int | None = None
+    turns_seen = 0
+    shown = page == 1  # whether the records met now are on this page
 
     def flush() -> None:
         nonlocal sent, pending
@@ -104,17 +131,43 @@ def _timeline(log: RunLog, replays: Replays) -> str:
         pending = []
 
     for event in log.events:
-        if event.turn is None:
+        if event.turn is not None and event.turn != current:
+            flush()
+            current = event.turn
+            turns_seen += 1
+            shown = (turns_seen - 1) // TURNS_PER_PAGE + 1 == page
+        if not shown:
+            sent = _sent_by(event, sent)
+        elif event.turn is None:
             flush()
             current = None
             out.append(render_event(event, start))
         else:
-            if event.turn != current:
-                flush()
-                current = event.turn
             pending.append(event)
     flush()
     return "".join(out)
+
+
+def _sent_by(event: JournalEvent, before: int) -> int:
+    """How many messages were sent as of ``event`` (on a page not shown)."""
+    count = event.data.get("messages") if event.kind == "model_request" else None
+    return count if isinstance(count, int) and count >= 0 else before
+
+
+def _pages_nav(log: RunLog, page: int, pages: int) -> str:
+    """Links to the run's other pages of turns (nothing for a one-page run)."""
+    if pages == 1:
+        return ""
+    base = href(f"/runs/{quote(log.run.run_id, safe='')}")
+    links = []
+    for number in range(1, pages + 1):
+        first = (number - 1) * TURNS_PER_PAGE + 1
+        label = f"turns {first}–{first + TURNS_PER_PAGE - 1}"
+        if number == page:
+            links.append(f"<b aria-current=page>{label}</b>")
+        else:
+            links.append(f'<a href="{ident(base)}?page={number}">{label}</a>')
+    return f"<nav class=pages>page {page} of {pages}: {' · '.join(links)}</nav>"
 
 
 def _header(log: RunLog) -> str:
@@ -149,14 +202,32 @@ def _header(log: RunLog) -> str:
     return "".join(parts)
 
 
-def run_page(log: RunLog, replays: Replays | None = None, notes: list[str] | None = None) -> str:
+def run_page(
+    log: RunLog,
+    replays: Replays | None = None,
+    notes: list[str] | None = None,
+    *,
+    page: int | None = None,
+    signing: bool = False,
+) -> str:
     """The page of one run; ``replays``: the calls whose argument stream was
-    recorded, by call id; ``notes``: what could not be read for them."""
+    recorded, by call id; ``notes``: what could not be read for them;
+    ``signing``: whether the viewer signs the decisions it records.
+
+    The timeline shows :data:`TURNS_PER_PAGE` turns: ``page`` (1-based,
+    past the last: the last); by default, the first, or the last for a run
+    that is running or suspended (which the page follows live: only its last
+    page does)."""
+    pages = _turn_pages(log)
+    live = log.run.status in ("running", "suspended")
+    shown = min(page, pages) if page is not None else (pages if live else 1)
     last = log.events[-1].seq if log.events else 0
+    nav = _pages_nav(log, shown, pages)
     body = (
         f'<main id=run data-run="{ident(log.run.run_id)}" data-status="{ident(log.run.status)}" '
-        f'data-last="{last}">{_header(log)}{pending_section(log)}{continuing(log)}{waterfall(log)}'
+        f'data-last="{last}" data-follow="{"yes" if shown == pages else "no"}">'
+        f"{_header(log)}{pending_section(log, signing=signing)}{continuing(log)}{waterfall(log)}"
         + "".join(f"<p class=error>{text(note)}</p>" for note in notes or ())
-        + f"<div id=timeline>{_timeline(log, replays or {})}</div></main>"
+        + f"{nav}<div id=timeline>{_timeline(log, replays or {}, shown)}</div>{nav}</main>"
     )
     return layout(f"run {log.run.run_id[:12]}", body)

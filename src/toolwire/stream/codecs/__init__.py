@@ -19,7 +19,9 @@ describes it in one :class:`WireDialect`, its ``DIALECT``:
   with the strict mode of ``openai_schema`` or the shaping of ``gemini_schema``),
   and the reverse, ``decode_request``, for the emulation server and the proxy;
 * answers for the emulation server, streamed and whole (``encoder``);
-* its OpenTelemetry provider flavour.
+* its OpenTelemetry provider flavour;
+* what its codec does beyond ``decode`` (:class:`Capabilities`: whole
+  responses, argument events, kept streams), declared, never probed for.
 
 Nothing outside this package names a dialect's wire vocabulary (its event
 names, members, paths): the stream decoder, the tool layer, the providers,
@@ -35,22 +37,18 @@ keeps its codec in ``<dialect>_stream.py`` and its requests in
 ``<dialect>_request.py``, as ``anthropic`` and ``openai_chat`` do), add the name to
 :data:`toolwire.types.Dialect` and :data:`toolwire.types.DIALECTS`, and
 register it below (``register(<dialect>.DIALECT)``, in the order of
-``DIALECTS``). Sniffing, ``toolwire inspect`` and ``toolwire proxy`` then
-know it; it takes part in request building and the emulation server as far
-as it fills ``encode_request``, ``tool_schemas``, ``decode_request`` and
-``encoder``.
+``DIALECTS``). :func:`register` refuses a dialect that does not hold
+together (a declared capability its codec lacks, a field without the ones
+it needs, a name or path of another dialect's) with a
+:class:`~toolwire.errors.RegistrationError` naming the piece. Sniffing,
+``toolwire inspect`` and ``toolwire proxy`` then know it; it takes part in
+request building and the emulation server as far as it fills
+``encode_request``, ``tool_schemas``, ``decode_request`` and ``encoder``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from typing import Any, Protocol
-
 from toolwire.errors import UsageError
-from toolwire.stream._parts import (
-    Part,
-)
 from toolwire.stream.codecs import (
     anthropic,
     bedrock,
@@ -62,7 +60,18 @@ from toolwire.stream.codecs import (
     openai_chat,
     openai_responses,
 )
-from toolwire.stream.codecs._dialect import SchemaTool, WireDialect
+from toolwire.stream.codecs._checks import check_dialect
+from toolwire.stream.codecs._codec import (
+    ArgsEventCodec,
+    Codec,
+    ContinuedCodec,
+    EventStreamArgsCodec,
+    WholeCodec,
+    as_args_event,
+    as_continued,
+    as_whole,
+)
+from toolwire.stream.codecs._dialect import Capabilities, SchemaTool, WireDialect
 from toolwire.stream.codecs.anthropic import AnthropicCodec
 from toolwire.stream.codecs.bedrock import BedrockConverseCodec
 from toolwire.stream.codecs.bedrock_invoke import BedrockInvokeCodec
@@ -72,8 +81,6 @@ from toolwire.stream.codecs.gemini_interactions import GeminiInteractionsCodec
 from toolwire.stream.codecs.ollama import OllamaCodec
 from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import OpenAIResponsesCodec
-from toolwire.stream.framing import FramingKind
-from toolwire.stream.framing.sse import EventMatcher
 from toolwire.types import DIALECTS
 
 __all__ = [
@@ -81,16 +88,22 @@ __all__ = [
     "ArgsEventCodec",
     "BedrockConverseCodec",
     "BedrockInvokeCodec",
+    "Capabilities",
     "Codec",
     "CohereCodec",
     "ContinuedCodec",
+    "EventStreamArgsCodec",
     "GeminiCodec",
     "GeminiInteractionsCodec",
     "OllamaCodec",
     "OpenAIChatCodec",
     "OpenAIResponsesCodec",
     "SchemaTool",
+    "WholeCodec",
     "WireDialect",
+    "as_args_event",
+    "as_continued",
+    "as_whole",
     "codec_for",
     "dialect_for_path",
     "register",
@@ -99,80 +112,22 @@ __all__ = [
 ]
 
 
-class Codec(Protocol):
-    """Turns one framed payload into parts."""
-
-    dialect: str
-    framings: frozenset[FramingKind]
-    """The framings this dialect streams in (Gemini: SSE or a JSON array)."""
-    quirks: set[str]
-    """What this stream did that its dialect's reference does not, noticed in
-    passing (``"empty-string id on continuations"``): short phrases for people,
-    as ``toolwire inspect`` and ``toolwire proxy`` show them."""
-
-    def decode(self, event: str, data: str) -> list[Part]:
-        """``event`` is the SSE event name (``"message"`` when absent)."""
-        ...
-
-
-class ArgsEventCodec(Codec, Protocol):
-    """A codec that reads its dialect's commonest event, the argument delta,
-    by its exact text (Anthropic, OpenAI chat; see ``SSEDecoder.feed_matched``)."""
-
-    args_event: EventMatcher | None
-    """Matches one whole SSE event that :meth:`decode` would read as one
-    ``ArgsPart`` (``None`` while the codec does not know the shape yet)."""
-
-    def args_delta(self, m: re.Match[Any]) -> tuple[int, int, str] | None:
-        """``(choice, index, fragment)`` of a matched event: the ``ArgsPart``
-        :meth:`decode` would give; ``None`` when only :meth:`decode` can tell."""
-        ...
-
-    def args_frame(self, m: re.Match[Any]) -> tuple[str, str]:
-        """The ``(event, data)`` frame of a matched event, for :meth:`decode`."""
-        ...
-
-    def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
-        """``(choice, index, fragments, next item)`` of the matched events from
-        ``items[i]`` on that continue one call, as :meth:`args_delta` reads each
-        (at least one); ``None`` when :meth:`args_delta` gives ``None`` for
-        ``items[i]``."""
-        ...
-
-
-class ContinuedCodec(Codec, Protocol):
-    """A codec of a dialect whose provider keeps its streams (its
-    registration has a ``continuation_path``): it says where the stream
-    stands, and checks that a reopened stream continues it."""
-
-    @property
-    def cursor(self) -> tuple[str, str] | None:
-        """``(stream id, id of the last event decoded)``, once both are known."""
-        ...
-
-    def continue_after(self, stream_id: str, after: str | None) -> None:
-        """What is decoded next is stream ``stream_id`` after its event
-        ``after`` (``None``: from its first event, into a fresh codec); from
-        then on each event must continue it, or ``decode`` raises
-        :class:`~toolwire.errors.ContinuationMismatch`.
-
-        Raises:
-            UsageError: the codec does not stand at ``(stream_id, after)``.
-        """
-        ...
-
-
 _REGISTRY: dict[str, WireDialect] = {}
 
 
 def register(dialect: WireDialect) -> WireDialect:
     """Add a dialect to the registry (once per name); returns it.
 
+    The dialect is checked first (see :mod:`._checks`): its codec has what
+    its :class:`Capabilities` declare and declares what it has, the fields
+    that hold only together are given together, and its name, paths and
+    routes are no other dialect's.
+
     Raises:
-        UsageError: a dialect of that name is already registered.
+        RegistrationError: the dialect does not hold together, or clashes
+            with a registered one; the message names each piece at fault.
     """
-    if dialect.name in _REGISTRY:
-        raise UsageError(f"dialect {dialect.name!r} is already registered")
+    check_dialect(dialect, _REGISTRY)
     _REGISTRY[dialect.name] = dialect
     return dialect
 

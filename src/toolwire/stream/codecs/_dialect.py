@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from toolwire.stream.codecs.emulation import Encoder, ParsedRequest
     from toolwire.stream.codecs.sdk import Shape
 
-__all__ = ["RouteTarget", "SchemaTool", "WireDialect", "plain_schemas"]
+__all__ = ["Capabilities", "RouteTarget", "SchemaTool", "WireDialect", "plain_schemas"]
 
 
 class SchemaTool(Protocol):
@@ -79,6 +79,32 @@ def plain_schemas(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Capabilities:
+    """What a dialect's codec does beyond :meth:`~toolwire.stream.codecs.Codec.decode`.
+
+    Declared here, not found on the codec: the decoder reads these flags and
+    never probes a codec for a method, and
+    :func:`~toolwire.stream.codecs.register` checks each flag against the
+    codec (both ways: a capability declared but missing, or present but not
+    declared, is a :class:`~toolwire.errors.RegistrationError`).
+    """
+
+    whole_responses: bool = False
+    """Its codec reads whole (non-streamed) responses: it is a
+    :class:`~toolwire.stream.codecs.WholeCodec` (``decode_response``)."""
+    args_events: bool = False
+    """Its codec reads argument deltas by their exact text, the decoder's
+    short path: an :class:`~toolwire.stream.codecs.ArgsEventCodec`, and in
+    AWS event streams an :class:`~toolwire.stream.codecs.EventStreamArgsCodec`.
+    Its codec streams in one framing, SSE or AWS event streams."""
+    kept_streams: bool = False
+    """Its provider keeps its streams and streams one again after an event:
+    its codec is a :class:`~toolwire.stream.codecs.ContinuedCodec` (a
+    ``cursor`` and ``continue_after``) and the dialect has a
+    ``continuation_path``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WireDialect:
     """One wire dialect: its name, its codec and the rest of its format.
 
@@ -91,11 +117,13 @@ class WireDialect:
     """The dialect's name, one of :data:`toolwire.types.DIALECTS`."""
     codec: type[Codec]
     """Reads its streamed payloads (a fresh instance per stream: codecs keep
-    state) and, with ``decode_response``, its whole responses."""
+    state) and, where ``capabilities`` says so, its whole responses."""
     finish_reasons: Mapping[str, FinishReason]
     """Its finish-reason words in toolwire's vocabulary."""
     usage: Callable[[dict[str, Any]], Usage] | None = None
     """Its usage object as a :class:`~toolwire.types.Usage`."""
+    capabilities: Capabilities = Capabilities()
+    """What its codec does beyond ``decode`` (checked when it is registered)."""
 
     # -- telling a stream's dialect (``dialect="auto"``) ---------------------------
     sniff_name: Callable[[str], bool] = _never

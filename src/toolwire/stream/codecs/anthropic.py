@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream.codecs import sdk
-from toolwire.stream.codecs._dialect import RouteTarget, WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, RouteTarget, WireDialect
 from toolwire.stream.codecs.anthropic_request import (
     API,
     _tool_schemas,
@@ -114,6 +114,7 @@ def _dumps_short(text: str, limit: int = 120) -> str:
 DIALECT: Final = WireDialect(
     name=API,
     codec=AnthropicCodec,
+    capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,
     usage=usage_from_anthropic,
     sniff_name=_EVENTS.__contains__,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import quote
 
-from toolwire.stream.codecs._dialect import RouteTarget, WireDialect, plain_schemas
+from toolwire.stream.codecs._dialect import Capabilities, RouteTarget, WireDialect, plain_schemas
 from toolwire.stream.codecs.bedrock_request import (
     API,
     encode_messages,
@@ -62,6 +62,7 @@ def model_target(path: str, stream_method: str, whole_method: str) -> RouteTarge
 DIALECT: Final = WireDialect(
     name=API,
     codec=BedrockConverseCodec,
+    capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,
     usage=usage_from_bedrock,
     sniff_name=_EVENTS.__contains__,

@@ -23,7 +23,7 @@ from toolwire.messages import Message
 from toolwire.stream._parts import Part
 from toolwire.stream.codecs import anthropic
 from toolwire.stream.codecs._common import as_str, load_payload
-from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, WireDialect
 from toolwire.stream.codecs._request import ToolChoice
 from toolwire.stream.codecs.bedrock import model_path, model_target
 from toolwire.stream.codecs.emulation import bedrock as emulation
@@ -102,6 +102,7 @@ _WHOLE_METHOD: Final = "invoke"
 DIALECT: Final = WireDialect(
     name=API,
     codec=BedrockInvokeCodec,
+    capabilities=Capabilities(whole_responses=True),
     finish_reasons=anthropic.RAW_FINISH_REASONS,
     usage=anthropic.usage_from_anthropic,
     sniff_name=lambda name: name == "chunk",

@@ -61,7 +61,7 @@ from toolwire.stream.codecs._common import (
     token_count,
     unknown_part,
 )
-from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, WireDialect
 from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
 from toolwire.stream.codecs.emulation import gemini as emulation
 from toolwire.stream.codecs.gemini_request import (
@@ -338,6 +338,7 @@ def _piece(item: dict[str, Any]) -> Piece:
 DIALECT: Final = WireDialect(
     name=API,
     codec=GeminiCodec,
+    capabilities=Capabilities(whole_responses=True),
     finish_reasons=RAW_FINISH_REASONS,
     usage=usage_from_gemini,
     sniff_shape=lambda obj: "candidates" in obj or "usageMetadata" in obj,

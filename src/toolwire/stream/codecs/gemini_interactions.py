@@ -66,7 +66,7 @@ from toolwire.stream.codecs._common import (
     unknown_part,
 )
 from toolwire.stream.codecs._continuation import Continuation, continuation, refused
-from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, WireDialect
 from toolwire.stream.codecs.emulation import gemini_interactions as emulation
 from toolwire.stream.codecs.gemini_interactions_request import (
     API,
@@ -425,6 +425,7 @@ def step_type(step: dict[str, Any] | None) -> Any:
 DIALECT: Final = WireDialect(
     name=API,
     codec=GeminiInteractionsCodec,
+    capabilities=Capabilities(whole_responses=True, kept_streams=True),
     finish_reasons=STATUSES,
     usage=usage_from_interactions,
     sniff_name=lambda name: name.startswith(("step.", "interaction.")),

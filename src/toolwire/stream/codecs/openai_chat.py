@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from toolwire.stream.codecs import sdk
-from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, WireDialect
 from toolwire.stream.codecs.emulation import openai_chat as emulation
 from toolwire.stream.codecs.openai_chat_args import learn_openai_head, openai_args_event
 from toolwire.stream.codecs.openai_chat_request import (
@@ -51,6 +51,7 @@ __all__ = [
 DIALECT: Final = WireDialect(
     name=API,
     codec=OpenAIChatCodec,
+    capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,
     usage=usage_from_openai,
     sniff_text=lambda text: text == "[DONE]",

@@ -59,7 +59,7 @@ from toolwire.stream.codecs._common import (
     unknown_part,
 )
 from toolwire.stream.codecs._continuation import Continuation, continuation, numbered, refused
-from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, WireDialect
 from toolwire.stream.codecs.emulation import openai_responses as emulation
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
@@ -471,6 +471,7 @@ class OpenAIResponsesCodec:
 DIALECT: Final = WireDialect(
     name=API,
     codec=OpenAIResponsesCodec,
+    capabilities=Capabilities(whole_responses=True, kept_streams=True),
     finish_reasons=INCOMPLETE_REASONS,
     usage=usage_from_responses,
     sniff_name=lambda name: name.startswith("response."),
