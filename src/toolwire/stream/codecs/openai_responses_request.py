@@ -17,14 +17,6 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream.codecs._request import (
-    ToolChoice,
-    allowed_tools,
-    check_tool_choice,
-    placed,
-    state_items,
-    tool_names,
-)
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     STATE_ITEMS,
@@ -32,6 +24,14 @@ from toolwire.stream.codecs.openai_responses_items import (
     call_item,
     call_items,
     screenshot,
+)
+from toolwire.stream.codecs.request import (
+    ToolChoice,
+    allowed_tools,
+    check_tool_choice,
+    placed,
+    state_items,
+    tool_names,
 )
 
 __all__ = [
