@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from toolwire.agent._output import output_spec
 from toolwire.agent._typed import OutputStream
 from toolwire.events import TextDelta
-from toolwire.stream._jsonstream import LazyPartial
+from toolwire.stream.partial import LazyPartial
 
 
 class Item(BaseModel):

@@ -77,16 +77,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Timeouts as Timeouts,
     )
     from toolwire.journal import (
-        ApprovalRefused as ApprovalRefused,
-    )
-    from toolwire.journal import (
         Decision as Decision,
     )
     from toolwire.journal import (
         Journal as Journal,
-    )
-    from toolwire.journal import (
-        JournalError as JournalError,
     )
     from toolwire.journal import (
         JournalEvent as JournalEvent,
@@ -104,7 +98,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         SQLiteJournal as SQLiteJournal,
     )
     from toolwire.mcp import MCPConnection as MCPConnection
-    from toolwire.mcp import MCPToolError as MCPToolError
     from toolwire.observe import RunObserver as RunObserver
     from toolwire.providers import (
         Anthropic as Anthropic,
@@ -186,6 +179,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolInvocation as ToolInvocation,
     )
     from toolwire.tools import (
+        ToolOptions as ToolOptions,
+    )
+    from toolwire.tools import (
         ToolResult as ToolResult,
     )
     from toolwire.tools import (
@@ -241,11 +237,8 @@ _LAZY: dict[str, str] = {
     "LocalRunner": "toolwire.tools",
     "ProcessRunner": "toolwire.tools",
     "MCPConnection": "toolwire.mcp",
-    "MCPToolError": "toolwire.mcp",
     "Journal": "toolwire.journal",
-    "ApprovalRefused": "toolwire.journal",
     "Decision": "toolwire.journal",
-    "JournalError": "toolwire.journal",
     "JournalEvent": "toolwire.journal",
     "JournalObserver": "toolwire.journal",
     "OpenAIChat": "toolwire.providers",
@@ -259,6 +252,7 @@ _LAZY: dict[str, str] = {
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",
     "ToolInvocation": "toolwire.tools",
+    "ToolOptions": "toolwire.tools",
     "ToolResult": "toolwire.tools",
     "ToolRunner": "toolwire.tools",
     "Toolbox": "toolwire.tools",
@@ -267,9 +261,25 @@ _LAZY: dict[str, str] = {
     "tool": "toolwire.tools",
 }
 
+# Errors of toolwire's own readers and servers, caught inside it: importable
+# from toolwire.errors (and where they are raised), not exported here.
+_INNER_ERRORS = frozenset(
+    {
+        "BadForm",
+        "BadQuery",
+        "BadRequest",
+        "DuplicateKeyError",
+        "JSONLimitError",
+        "NotStrictCompatible",
+        "PartialJSONError",
+        "Refusal",
+        "RemoteToolError",
+    }
+)
+
 __all__ = sorted(
     [
-        *_errors_all,
+        *(name for name in _errors_all if name not in _INNER_ERRORS),
         *_events_all,
         *_types_all,
         *_messages_all,

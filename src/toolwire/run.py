@@ -49,7 +49,7 @@ __all__ = [
     "TurnStarted",
     "argument_digest",
     "canonical_arguments",
-    "output_text",
+    "printable_output",
 ]
 
 OutputT = TypeVar("OutputT", default=str)
@@ -192,7 +192,7 @@ class RunResult(Generic[OutputT]):
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data."""
-        data: dict[str, Any] = {
+        out: dict[str, Any] = {
             "run_id": self.run_id,
             "outcome": self.outcome,
             "output": _json_output(self.output),
@@ -203,11 +203,11 @@ class RunResult(Generic[OutputT]):
             "messages": [m.to_dict() for m in self.messages],
         }
         if self.pending:
-            data["pending"] = [p.to_dict() for p in self.pending]
-        return data
+            out["pending"] = [p.to_dict() for p in self.pending]
+        return out
 
 
-def output_text(output: Any) -> str:
+def printable_output(output: Any) -> str:
     """A run's output as text: a text as it is, a typed output as indented
     JSON (what the journal records and ``toolwire runs show`` prints)."""
     if isinstance(output, str):

@@ -15,7 +15,7 @@ from toolwire import UsageError
 from toolwire.agent._output import OutputFailure, output_spec
 from toolwire.agent._typed import Accepted, Refused, judge
 from toolwire.run import RunResult
-from toolwire.stream.codecs._output import structured_output, tool_names
+from toolwire.stream.codecs.structured import structured_output, tool_names
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall, Usage
 
 

@@ -14,7 +14,6 @@ import pytest
 
 import toolwire
 from toolwire.errors import RegistrationError, UsageError
-from toolwire.stream._parts import Part, TextPart
 from toolwire.stream.codecs import (
     _REGISTRY,
     Capabilities,
@@ -25,6 +24,7 @@ from toolwire.stream.codecs import (
 )
 from toolwire.stream.codecs._checks import check_dialect
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import Part, TextPart
 
 
 class _Puffs:
@@ -113,7 +113,10 @@ def test_a_fast_args_path_in_event_streams_needs_its_event_type() -> None:
 
 def test_args_events_declared_without_the_codec_methods() -> None:
     message = _refused(_puffs(capabilities=Capabilities(args_events=True)))
-    assert "has no args_event, args_delta, args_frame, args_run (ArgsEventCodec)" in message
+    assert (
+        "has no args_event, args_delta, args_frame, text_delta, args_run (ArgsEventCodec)"
+        in message
+    )
 
 
 def test_a_whole_response_reader_that_is_not_declared_is_refused() -> None:

@@ -14,7 +14,7 @@ from toolwire.cost import Budget, Prices, RunMeter, UsageLimits
 from toolwire.errors import UsageError
 from toolwire.journal import Journal, default_journal
 from toolwire.messages import Message, SystemMessage, UserMessage
-from toolwire.stream.codecs._request import merge_extra
+from toolwire.stream.codecs.request import merge_extra
 from toolwire.tools import ApprovalCallback, Tool, Toolbox
 
 if TYPE_CHECKING:

@@ -59,7 +59,7 @@ from toolwire.errors import (
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message, UserMessage
 from toolwire.observe import Observers
-from toolwire.providers._reads import HOLD, ProviderStream
+from toolwire.providers import HOLD, ProviderStream
 from toolwire.run import (
     ModelRetrying,
     Outcome,

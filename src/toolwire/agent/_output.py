@@ -12,7 +12,7 @@ native structured outputs nor tool arguments take another root.
 The run asks in one of two ways (:meth:`OutputSpec.mode_for`):
 
 * ``native``: the dialect's structured-output member
-  (:mod:`toolwire.stream.codecs._output`) holds the answer text to the whole
+  (:mod:`toolwire.stream.codecs.structured`) holds the answer text to the whole
   schema; the text of the turn without tool calls is the output;
 * ``tool``: one final-result tool per member (``final_result``, or
   ``final_result_<Member>`` for a union); the run ends at the first valid call
@@ -36,11 +36,10 @@ from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from toolwire.errors import UsageError
-from toolwire.stream import _json
-from toolwire.stream._jsonschema import JSONSchema
-from toolwire.stream.codecs._output import structured_output
-from toolwire.tools._schema import clean_schema
-from toolwire.tools._validation import format_pydantic_errors
+from toolwire.stream import jsonio
+from toolwire.stream.codecs.structured import structured_output
+from toolwire.stream.jsonschema import JSONSchema
+from toolwire.tools import clean_schema, format_pydantic_errors
 
 __all__ = [
     "FINAL_RESULT",
@@ -105,10 +104,10 @@ class OutputMember:
         """
         if not self.wrapped:
             return self.adapter.validate_json(raw, strict=strict)
-        value = _json.loads(raw)
+        value = jsonio.loads(raw)
         if not isinstance(value, dict) or WRAPPER not in value:
             raise ValueError(f'the answer must be a JSON object {{"{WRAPPER}": ...}}')
-        return self.adapter.validate_json(_json.dumps(value[WRAPPER]), strict=strict)
+        return self.adapter.validate_json(jsonio.dumps(value[WRAPPER]), strict=strict)
 
     def unwrap(self, partial: Any) -> Any:
         """The part of a partial JSON value that is the output's."""

@@ -17,8 +17,8 @@ from typing import Any, Literal
 from toolwire.agent._output import OutputFailure, OutputSpec
 from toolwire.events import Event, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 from toolwire.run import OutputDelta
-from toolwire.stream import _json
-from toolwire.stream._jsonstream import LazyPartial
+from toolwire.stream import jsonio
+from toolwire.stream.partial import LazyPartial
 from toolwire.tools import ToolResult
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
 
@@ -69,7 +69,7 @@ def judge(spec: OutputSpec[Any], mode: Mode, choice: ChoiceResult) -> Accepted |
             failure = OutputFailure(call.raw_arguments, (("", f"not valid JSON: {call.error}"),))
             refused.append((call, failure))
             continue
-        outcome = spec.check(member, _json.dumps(call.arguments))
+        outcome = spec.check(member, jsonio.dumps(call.arguments))
         if not isinstance(outcome, OutputFailure):
             return Accepted(outcome)
         refused.append((call, outcome))
@@ -90,7 +90,7 @@ def _accepted(value: Any) -> Accepted | Refused:
 
 def refused_result(call: ToolCall | InvalidToolCall, failure: OutputFailure) -> ToolResult:
     """The result a refused final-result call gets: the errors, for the model to fix."""
-    content = _json.dumps({"error": "invalid_output", "message": failure.feedback()})
+    content = jsonio.dumps({"error": "invalid_output", "message": failure.feedback()})
     arguments = dict(call.arguments) if isinstance(call, ToolCall) else {}
     return ToolResult(
         call_id=call.id,

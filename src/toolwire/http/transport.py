@@ -58,8 +58,8 @@ from toolwire.http._deadline import deadline_scope
 from toolwire.http._errors import generic_error, map_httpx_error, redirect_error, too_large
 from toolwire.http._inflate import INFLATED, inflate
 from toolwire.http._pools import DirectPools, make_pools
-from toolwire.http._ratelimit import RateKey, RateLimiter
 from toolwire.http._settings import BodyLimits, HttpRetryPolicy, Timeouts
+from toolwire.http.ratelimit import RateKey, RateLimiter
 
 if TYPE_CHECKING:
     import httpx
@@ -389,6 +389,11 @@ class HttpxTransport:
         direct, client = self._direct, self._clients[pool]
         with deadline_scope(deadline):
             if direct is not None:
+                # Past the client, the request it would send, to the byte
+                # (tests/transport/test_direct_differential.py): through the
+                # client, an agent run costs 1.16x the CPU 50 at a time and
+                # 1.21x 1 at a time (medians of `python bench/bench_tricks.py
+                # --repeats 61 --runs 50 --concurrency 50,1`; docs/benchmarks.md).
                 built = direct.request(request.method, request.url, request.headers, content)
                 # Never redirected either: the transport does not follow.
                 response = await direct.pools[pool].handle_async_request(built)

@@ -14,8 +14,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from toolwire.errors import ToolwireError
-from toolwire.stream import _json
+from toolwire.journal._errors import JournalError, LeaseLost, RunLeased
+from toolwire.journal._kinds import Record, RunStarted, record_of
+from toolwire.stream import jsonio
 
 __all__ = [
     "MAY_HAVE_RUN",
@@ -83,29 +84,6 @@ def text_from_column(stored: str | None) -> str | None:
     except ValueError:
         return stored
     return value if isinstance(value, str) else stored
-
-
-class JournalError(ToolwireError):
-    """The journal cannot be read or written (unknown run, unreadable file,
-    a record that is not what toolwire wrote)."""
-
-    type_name = "journal_error"
-
-
-class RunLeased(JournalError):
-    """Another live process (or another task of this one) is running or
-    resuming this run: one process at a time may. A process that died (even
-    of ``kill -9``) holds nothing, so its successor can resume."""
-
-    type_name = "run_leased"
-
-
-class LeaseLost(RunLeased):
-    """This worker's lease of a run expired and another worker took the run
-    over (its fencing token is newer): the write was refused and nothing of it
-    was stored. The run goes on with its new owner."""
-
-    type_name = "lease_lost"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -182,6 +160,16 @@ class JournalEvent:
     attempt: int | None = None
     call_id: str | None = None
     data: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The payload as stored (what ``toolwire runs export`` writes); code
+    reads :attr:`record`'s fields instead."""
+    record: Record = field(init=False, repr=False, compare=False)
+    """The step as its typed record (:mod:`toolwire.journal._kinds`), read
+    from ``kind`` and ``data``."""
+
+    def __post_init__(self) -> None:
+        """Raises:
+        JournalError: a kind this toolwire does not know, or a newer version."""
+        object.__setattr__(self, "record", record_of(self.kind, self.data))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -298,7 +286,7 @@ def loads_record(text: str | None, what: str) -> Any:
     if text is None:
         return None
     try:
-        return _json.loads(text)
+        return jsonio.loads(text)
     except ValueError as exc:
         raise JournalError(f"the journal holds a {what} that is not JSON: {exc}") from exc
 
@@ -309,18 +297,18 @@ def summary_from_row(row: tuple[Any, ...]) -> RunSummary:
     summary = loads_record(summary_text, "run summary") or {}
     if not isinstance(header, dict) or not isinstance(summary, dict):
         raise JournalError(f"run {run_id}: its header or summary is not a JSON object")
-    tools = header.get("tools", [])
-    settings = header.get("settings", {})
+    start = record_of("run_started", header)
+    assert isinstance(start, RunStarted)
     return RunSummary(
         run_id=run_id,
         started_at=started_at,
         updated_at=updated_at,
         status=status,
-        model=str(header.get("model", "")),
-        provider=str(header.get("provider", "")),
-        dialect=str(header.get("dialect", header.get("api", ""))),  # "api" in older journals
-        tools=tuple(str(t) for t in tools) if isinstance(tools, list) else (),
-        settings=settings if isinstance(settings, dict) else {},
+        model=start.model,
+        provider=start.provider,
+        dialect=start.dialect,
+        tools=start.tools,
+        settings=start.settings,
         resumes=resumes,
         turns=summary.get("turns"),
         tool_calls=summary.get("tool_calls"),
@@ -342,8 +330,8 @@ def events_from_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Journ
         payload = loads_record(data, f"{kind} record")
         if not isinstance(payload, dict):
             raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
-        events.append(
-            JournalEvent(
+        try:
+            event = JournalEvent(
                 seq=seq,
                 at=at,
                 kind=kind,
@@ -352,7 +340,9 @@ def events_from_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Journ
                 call_id=text_from_column(call_id),
                 data=payload,
             )
-        )
+        except JournalError as exc:
+            raise JournalError(f"run {run_id}: event {seq}: {exc.message}") from None
+        events.append(event)
     return events
 
 

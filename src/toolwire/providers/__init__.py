@@ -11,20 +11,15 @@ compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
 What is the wire format (request bodies, streams, whole responses, finish and
 usage tables) lives in :mod:`toolwire.stream.codecs`, one module per dialect; a
 provider holds only what is HTTP: URLs, credentials, headers, error bodies.
+:meth:`Provider.reader` gives the :class:`ProviderStream` that sends one
+streaming request and decodes its body; the agent's turns read through it.
 """
 
 from __future__ import annotations
 
-from toolwire.providers._base import (
-    ErrorParser,
-    HttpRequest,
-    HttpResponse,
-    Provider,
-    StreamResponse,
-    ToolChoice,
-    Transport,
-    retry_after_seconds,
-)
+from toolwire import _compat
+from toolwire.providers._base import Provider, ToolChoice
+from toolwire.providers._reads import HOLD, ProviderStream
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
 from toolwire.providers.bedrock import Bedrock, BedrockInvoke
@@ -35,22 +30,24 @@ from toolwire.providers.openai_responses import OpenAIResponses
 from toolwire.providers.vertex import AnthropicVertex, GeminiVertex
 
 __all__ = [
+    "HOLD",
     "Anthropic",
     "AnthropicVertex",
     "AzureOpenAI",
     "Bedrock",
     "BedrockInvoke",
-    "ErrorParser",
     "Gemini",
     "GeminiInteractions",
     "GeminiVertex",
-    "HttpRequest",
-    "HttpResponse",
     "OpenAIChat",
     "OpenAIResponses",
     "Provider",
-    "StreamResponse",
+    "ProviderStream",
     "ToolChoice",
-    "Transport",
-    "retry_after_seconds",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`): the HTTP
+    layer's types are imported from :mod:`toolwire.http`."""
+    return _compat.renamed(__name__, name)

@@ -29,16 +29,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.providers._base import Provider, Transport, _Secret
-from toolwire.stream import _json
-from toolwire.stream.codecs._request import dict_or_empty
+from toolwire.http import Transport
+from toolwire.providers._base import Provider, _Secret
+from toolwire.stream import jsonio
+from toolwire.stream.codecs.request import dict_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
 
 __all__ = ["OpenAIChat"]
 
-_API = "openai-chat"
+_DIALECT_NAME = "openai-chat"
 _OFFICIAL = "https://api.openai.com/v1"
 
 
@@ -51,7 +52,7 @@ class OpenAIChat(Provider):
                           name="qwen")
     """
 
-    dialect = _API
+    dialect = _DIALECT_NAME
     default_name = "openai"
     default_base_url = _OFFICIAL
     env_vars = ("OPENAI_API_KEY",)
@@ -183,7 +184,7 @@ def openai_style_error(
         code = code if code is not None else body_obj.get("code")
         error_type = error_type or body_obj.get("type")
     if message is not None and not isinstance(message, str):
-        message = _json.dumps(message)
+        message = jsonio.dumps(message)
     return provider._build_error(
         status_code, headers, body, message=message, code=code, error_type=error_type
     )

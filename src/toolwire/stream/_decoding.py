@@ -17,10 +17,10 @@ from typing import Any
 
 from toolwire.errors import RemoteProtocolError, ToolwireError
 from toolwire.events import Event
-from toolwire.stream._parts import ArgsPart, Part, StreamEndPart
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import ArgsEventCodec, Codec
 from toolwire.stream.framing import END_OF_BODY, Frame
+from toolwire.stream.parts import ArgsPart, Part, StreamEndPart
 
 __all__ = ["DecodedFrame", "PayloadDecoding"]
 
@@ -67,7 +67,7 @@ class PayloadDecoding:
         decode = codec.decode
         args_run = fast.args_run if fast is not None else _no_args_run
         args_frame = fast.args_frame if fast is not None else _no_args_frame
-        text_delta = getattr(fast, "text_delta", _no_text_delta)
+        text_delta = fast.text_delta if fast is not None else _no_text_delta
         run: list[str] = []  # fragments matched for one call, not applied yet
         run_c = run_index = -1
         i, n = 0, len(payloads)
@@ -90,8 +90,11 @@ class PayloadDecoding:
                     # a run of them at a time.
                     texts = [text] if text else []
                     i += 1
-                    while i < n and type(payloads[i]) is not tuple:
-                        more = text_delta(payloads[i])
+                    while i < n:
+                        following = payloads[i]
+                        if isinstance(following, tuple):
+                            break
+                        more = text_delta(following)
                         if more is None:
                             break
                         if more:

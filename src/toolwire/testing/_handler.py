@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
 from toolwire.testing._kept import KeptStream, KeptStreams
@@ -88,14 +88,14 @@ def _prompt_size(body: bytes) -> int:
     the fields that say how to answer, not what (``stream``), so that the
     same turn asked streamed or whole counts the same tokens."""
     try:
-        data = _json.loads(body)
-    except (_json.JSONDecodeError, ValueError):
+        data = jsonio.loads(body)
+    except (jsonio.JSONDecodeError, ValueError):
         return len(body)
     if not isinstance(data, dict):
         return len(body)
     for key in _ANSWER_FIELDS:
         data.pop(key, None)
-    return len(_json.dumps(data).encode())
+    return len(jsonio.dumps(data).encode())
 
 
 _ANSWER_FIELDS = frozenset(field for d in registered() for field in d.answer_fields)
@@ -116,13 +116,13 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         if isinstance(call.arguments, str):
             raw = substitute(call.arguments, lookup)
             try:
-                parsed = _json.loads(raw)
+                parsed = jsonio.loads(raw)
             except ValueError:
                 parsed = None
             arguments = parsed if isinstance(parsed, dict) else None
         else:
             arguments = substitute_value(call.arguments, lookup)
-            raw = _json.dumps(arguments)
+            raw = jsonio.dumps(arguments)
         calls.append(
             ReplyCall(
                 index=index,
@@ -139,7 +139,7 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
     text = substitute(turn.text, lookup)
     if "output" in turn.model_fields_set:
         if request.output_native:
-            text = _json.dumps(turn.output)
+            text = jsonio.dumps(turn.output)
         else:
             calls = [_output_call(turn, request)]
     provider_items = tuple(
@@ -178,7 +178,7 @@ def _output_call(turn: Turn, request: ParsedRequest) -> ReplyCall:
         )
     if not isinstance(turn.output, dict):
         raise ScenarioError('a final-result call takes a JSON object: write {"response": ...}')
-    raw = _json.dumps(turn.output)
+    raw = jsonio.dumps(turn.output)
     return ReplyCall(index=0, name=name, raw_arguments=raw, arguments=turn.output)
 
 
@@ -220,7 +220,7 @@ class Handler:
         log: Callable[[str], None] | None,
         rate_limit: ServerRateLimit | None = None,
         kept: KeptStreams | None = None,
-        resumes: list[Any] | None = None,
+        continuations: list[Any] | None = None,
     ) -> None:
         self.scenario = scenario
         self.requests = requests
@@ -228,7 +228,7 @@ class Handler:
         self.rate_limit = rate_limit
         self.kept = kept if kept is not None else KeptStreams(_MAX_KEPT_STREAMS)
         """The streams sent again after a cut (see :mod:`toolwire.testing._kept`)."""
-        self.resumes = resumes if resumes is not None else []
+        self.continuations = continuations if continuations is not None else []
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -251,7 +251,7 @@ class Handler:
             self.requests.append({"toolwire_body_digest": digest, "bytes": len(body)})
             return
         try:
-            self.requests.append(_json.loads(body))
+            self.requests.append(jsonio.loads(body))
         except ValueError:
             self.requests.append(body.decode("utf-8", "replace"))
 
@@ -347,8 +347,8 @@ class Handler:
         forced: Fault | None = None
         if header is not None:
             try:
-                forced = Fault.model_validate(_json.loads(header))
-            except (_json.JSONDecodeError, ValidationError) as exc:
+                forced = Fault.model_validate(jsonio.loads(header))
+            except (jsonio.JSONDecodeError, ValidationError) as exc:
                 self._log(f"POST {path} 400 bad {FAULT_HEADER} header")
                 return self._error(encoder, 400, f"invalid {FAULT_HEADER} header: {exc}")
         try:
@@ -402,8 +402,8 @@ class Handler:
             message = f"no event {str(event_id)[:80]!r} in stream {stream_id[:80]!r}"
             return self._error(encoder, 400, message, seed=seed)
         streamed = request.query_params.get("stream") == "true"
-        if streamed:  # a resumption (a whole answer read is not)
-            self.resumes.append({"stream_id": stream_id, "after": after})
+        if streamed:  # a continuation (a whole answer read is not)
+            self.continuations.append({"stream_id": stream_id, "after": after})
         attempt = self._attempt(kept.attempts_key)
         fault = kept.turn.faults[attempt] if attempt < len(kept.turn.faults) else None
         if fault is not None and fault.status is not None:

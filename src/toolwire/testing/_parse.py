@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered
-from toolwire.stream.codecs._output import structured_output, tool_names
 from toolwire.stream.codecs.emulation import BadRequest, ParsedRequest, ToolResult
+from toolwire.stream.codecs.structured import structured_output, tool_names
 
 __all__ = ["BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
 
@@ -33,7 +33,7 @@ def parse_request(
         BadRequest: the body is not JSON or not in the dialect's shape.
     """
     try:
-        data = _json.loads(body)
+        data = jsonio.loads(body)
     except ValueError as exc:  # not JSON, or past a limit (nesting, 1e400)
         raise BadRequest(f"request body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):

@@ -42,11 +42,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolwire._compat import renamed_argument
-from toolwire.errors import UsageError
-from toolwire.stream import _json
+from toolwire.errors import ScenarioError
+from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 from toolwire.stream.limits import MAX_JSON_DEPTH
-from toolwire.testing._reading import read_file, regular_file
+from toolwire.testing.reading import read_file, regular_file
 
 __all__ = [
     "Fault",
@@ -64,12 +64,6 @@ __all__ = [
 
 MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 """The largest scenario file read."""
-
-
-class ScenarioError(UsageError):
-    """A scenario cannot be loaded or cannot answer a request as scripted."""
-
-    type_name = "scenario_error"
 
 
 RESPONSES = "openai-responses"
@@ -212,17 +206,17 @@ class Turn(_Model):
 
     @model_validator(mode="before")
     @classmethod
-    def _items_are_provider_items(cls, data: Any) -> Any:
+    def _items_are_provider_items(cls, given: Any) -> Any:
         # ``items``, older: OpenAI Responses output items after the calls.
-        if isinstance(data, dict) and "items" in data:
+        if isinstance(given, dict) and "items" in given:
             renamed_argument("Turn", "items")
-            data = dict(data)
-            items = data.pop("items")
+            given = dict(given)
+            items = given.pop("items")
             if not isinstance(items, list):
                 raise ValueError("a turn's items are a list of objects")
             moved = [{"dialect": RESPONSES, "item": item, "after": "calls"} for item in items]
-            data["provider_items"] = [*moved, *data.get("provider_items", [])]
-        return data
+            given["provider_items"] = [*moved, *given.get("provider_items", [])]
+        return given
 
 
 class Scenario(_Model):
@@ -309,7 +303,7 @@ class Scenario(_Model):
             .joinpath(f"{name}.json")
             .read_bytes()
         )
-        scenario = cls.from_dict(_json.loads(text))
+        scenario = cls.from_dict(jsonio.loads(text))
         return scenario.model_copy(update={"name": name})
 
     def with_delay(self, seconds: float) -> Scenario:
@@ -369,7 +363,7 @@ def _parse_document(content: bytes, path: Path) -> Any:
         )
     if stripped.startswith(b"{"):
         try:
-            return _json.loads(content)
+            return jsonio.loads(content)
         except ValueError as exc:
             raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from None
     try:
@@ -380,7 +374,7 @@ def _parse_document(content: bytes, path: Path) -> Any:
 
     try:
         data = yaml.safe_load(text)
-        depth = _json.value_depth(data)
+        depth = jsonio.value_depth(data)
     except RecursionError:
         depth = MAX_JSON_DEPTH + 1
     except yaml.YAMLError as exc:
@@ -464,7 +458,7 @@ class ResultLookup:
         if not dot:
             return content
         try:
-            value: Any = _json.loads(content)
+            value: Any = jsonio.loads(content)
         except ValueError:
             raise ScenarioError(f"{{result:{key}}}: the result of {ref!r} is not JSON") from None
         for field_name in path.split("."):
@@ -474,7 +468,7 @@ class ResultLookup:
                 value = value[int(field_name)]
             else:
                 raise ScenarioError(f"{{result:{key}}}: the result has no field {field_name!r}")
-        return value if isinstance(value, str) else _json.dumps(value)
+        return value if isinstance(value, str) else jsonio.dumps(value)
 
     def _content(self, key: str) -> str:
         if key.isdigit():

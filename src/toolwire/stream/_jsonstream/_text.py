@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from toolwire.errors import ToolwireError, UsageError
+from toolwire.errors import PartialJSONError, UsageError
 from toolwire.stream.limits import MAX_INT_DIGITS
 
 __all__ = [
@@ -53,12 +53,6 @@ __all__ = [
     "read_escape",
     "to_number",
 ]
-
-
-class PartialJSONError(ToolwireError, ValueError):
-    """The JSON text is invalid, or it ended before its value was complete."""
-
-    type_name = "invalid_json"
 
 
 # Parser states: what the next significant character may be.
@@ -211,7 +205,7 @@ def read_escape(s: str, j: int) -> tuple[str, int] | str | None:
 
 def to_number(token: str) -> Any:
     """The value of a JSON number token, or :data:`INVALID`; the same as
-    :func:`toolwire.stream._json.loads` (a number too large for a float is
+    :func:`toolwire.stream.jsonio.loads` (a number too large for a float is
     refused, not made ``inf``)."""
     m = _NUMBER_TOKEN.fullmatch(token)
     if m is None:

@@ -71,6 +71,7 @@ from toolwire.stream.codecs._codec import (
     as_continued,
     as_whole,
 )
+from toolwire.stream.codecs._common import error_event
 from toolwire.stream.codecs._dialect import Capabilities, SchemaTool, WireDialect
 from toolwire.stream.codecs.anthropic import AnthropicCodec
 from toolwire.stream.codecs.bedrock import BedrockConverseCodec
@@ -106,6 +107,7 @@ __all__ = [
     "as_whole",
     "codec_for",
     "dialect_for_path",
+    "error_event",
     "register",
     "registered",
     "wire_dialect",

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from toolwire.stream._parts import Part
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.eventstream import BytesMatcher
 from toolwire.stream.framing.sse import EventMatcher
+from toolwire.stream.parts import Part
 
 if TYPE_CHECKING:
     from toolwire.stream.codecs._dialect import WireDialect
@@ -74,6 +74,13 @@ class ArgsEventCodec(Codec, Protocol):
 
     def args_frame(self, m: re.Match[Any]) -> tuple[str, str]:
         """The ``(event, data)`` frame of a matched event, for :meth:`decode`."""
+        ...
+
+    def text_delta(self, m: re.Match[Any]) -> str | None:
+        """The text of a matched event that is a text delta, as :meth:`decode`
+        reads it; ``None`` for any other (an argument delta, or one only
+        :meth:`decode` can read). Only a reader that matches text deltas too
+        (Bedrock's) gives anything but ``None``."""
         ...
 
     def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:

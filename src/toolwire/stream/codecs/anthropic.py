@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
-from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._dialect import Capabilities, RouteTarget, WireDialect
 from toolwire.stream.codecs.anthropic_request import (
-    API,
+    DIALECT_NAME,
     _tool_schemas,
     encode_messages,
     encode_request,
@@ -30,6 +29,7 @@ from toolwire.stream.codecs.anthropic_stream import (
     usage_from_anthropic,
 )
 from toolwire.stream.codecs.emulation import anthropic as emulation
+from toolwire.stream.jsonio import loads_fast as _loads
 
 __all__ = [
     "DIALECT",
@@ -112,7 +112,7 @@ def _dumps_short(text: str, limit: int = 120) -> str:
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=AnthropicCodec,
     capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,

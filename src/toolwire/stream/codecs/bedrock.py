@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from toolwire.stream.codecs._dialect import Capabilities, RouteTarget, WireDialect, plain_schemas
 from toolwire.stream.codecs.bedrock_request import (
-    API,
+    DIALECT_NAME,
     encode_messages,
     encode_request,
     tool_schema,
@@ -60,7 +60,7 @@ def model_target(path: str, stream_method: str, whole_method: str) -> RouteTarge
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=BedrockConverseCodec,
     capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from toolwire.messages import AssistantMessage, ToolResultMessage
-from toolwire.stream._json import loads_fast as _loads
-from toolwire.stream.codecs._request import dict_or_empty, state_items
 from toolwire.stream.codecs.openai_chat import call_arguments_text
 from toolwire.stream.codecs.openai_chat_items import custom_input
+from toolwire.stream.codecs.request import dict_or_empty, state_items
+from toolwire.stream.jsonio import loads_fast as _loads
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
     "screenshot",
 ]
 
-API = "openai-responses"
+DIALECT_NAME = "openai-responses"
 
 
 ASKED_CALLS: Final[dict[str, str]] = {
@@ -114,7 +114,10 @@ whose ``.done`` event carries it whole: read there, not here."""
 def call_items(message: AssistantMessage) -> dict[str, dict[str, Any]]:
     """The ``call_item`` state of ``message`` by call id: the item type of each
     call that is not a plain function call, and the fields to send back."""
-    return {str(item.get("call_id")): item for item in state_items(message, ("call_item",), API)}
+    return {
+        str(item.get("call_id")): item
+        for item in state_items(message, ("call_item",), DIALECT_NAME)
+    }
 
 
 def call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -16,14 +17,6 @@ from toolwire.messages import (
     SystemMessage,
     ToolResultMessage,
     UserMessage,
-)
-from toolwire.stream.codecs._request import (
-    ToolChoice,
-    allowed_tools,
-    check_tool_choice,
-    placed,
-    state_items,
-    tool_names,
 )
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
@@ -33,9 +26,17 @@ from toolwire.stream.codecs.openai_responses_items import (
     call_items,
     screenshot,
 )
+from toolwire.stream.codecs.request import (
+    ToolChoice,
+    allowed_tools,
+    check_tool_choice,
+    placed,
+    state_items,
+    tool_names,
+)
 
 __all__ = [
-    "API",
+    "DIALECT_NAME",
     "custom_tool_schema",
     "encode_input",
     "encode_request",
@@ -44,7 +45,7 @@ __all__ = [
     "tool_schema",
 ]
 
-API = "openai-responses"
+DIALECT_NAME = "openai-responses"
 
 
 def resume_path(response_id: str, after: str | None) -> str:
@@ -94,7 +95,7 @@ def custom_tool_schema(
 
 
 def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, STATE_ITEMS, API))
+    by_position = placed(state_items(message, STATE_ITEMS, DIALECT_NAME))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
@@ -204,3 +205,8 @@ def encode_request(
     if stream:
         body["stream"] = True
     return body
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

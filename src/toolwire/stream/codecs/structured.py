@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolwire.stream._json import dumps
-from toolwire.stream._jsonschema import JSONSchema
-from toolwire.stream.codecs._request import dict_or_empty, list_or_empty
 from toolwire.stream.codecs.openai_schema import to_openai_strict
+from toolwire.stream.codecs.request import dict_or_empty, list_or_empty
+from toolwire.stream.jsonio import dumps
+from toolwire.stream.jsonschema import JSONSchema
 
 __all__ = ["StructuredOutput", "structured_output", "tool_names"]
 

@@ -1,0 +1,9 @@
+"""The journal's errors, which live in :mod:`toolwire.errors` with every
+other error of toolwire (its one tree); named here too for the journal's
+modules, which import them from here."""
+
+from __future__ import annotations
+
+from toolwire.errors import JournalError, LeaseLost, RunLeased
+
+__all__ = ["JournalError", "LeaseLost", "RunLeased"]
