@@ -25,78 +25,170 @@ from toolwire.types import *  # noqa: F403
 from toolwire.types import __all__ as _types_all
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from toolwire.adapters import (  # noqa: F401 - re-exported lazily
-        AdaptedStream,
-        AsyncAdaptedStream,
+    # ``X as X``: re-exported, also for ``mypy --strict`` (no implicit re-export).
+    from toolwire.adapters import (
+        AdaptedStream as AdaptedStream,
     )
-    from toolwire.agent import Agent  # noqa: F401 - re-exported lazily
-    from toolwire.backoff import Backoff  # noqa: F401 - re-exported lazily
-    from toolwire.batch import (  # noqa: F401 - re-exported lazily
-        BatchProgress,
-        BatchRecord,
-        BatchSummary,
-        run_batch,
+    from toolwire.adapters import (
+        AsyncAdaptedStream as AsyncAdaptedStream,
     )
-    from toolwire.cost import (  # noqa: F401 - re-exported lazily
-        Budget,
-        Cost,
-        Prices,
-        Rates,
-        UsageLimits,
+    from toolwire.agent import Agent as Agent
+    from toolwire.backoff import Backoff as Backoff
+    from toolwire.batch import (
+        BatchProgress as BatchProgress,
     )
-    from toolwire.http import HttpRequest, HttpResponse, Transport  # noqa: F401 - re-exported lazily
-    from toolwire.http.transport import (  # noqa: F401 - re-exported lazily
-        BodyLimits,
-        HttpRetryPolicy,
-        HttpxTransport,
-        Timeouts,
+    from toolwire.batch import (
+        BatchRecord as BatchRecord,
     )
-    from toolwire.journal import (  # noqa: F401 - re-exported lazily
-        Decision,
-        Journal,
-        JournalEvent,
-        JournalObserver,
-        RunLog,
-        RunSummary,
-        SQLiteJournal,
+    from toolwire.batch import (
+        BatchSummary as BatchSummary,
     )
-    from toolwire.mcp import MCPConnection  # noqa: F401 - re-exported lazily
-    from toolwire.observe import RunObserver  # noqa: F401 - re-exported lazily
-    from toolwire.providers import (  # noqa: F401 - re-exported lazily
-        Anthropic,
-        Gemini,
-        OpenAIChat,
-        OpenAIResponses,
-        Provider,
+    from toolwire.batch import (
+        run_batch as run_batch,
     )
-    from toolwire.ray import RayExecutor  # noqa: F401 - re-exported lazily
-    from toolwire.run import (  # noqa: F401 - re-exported lazily
-        AgentEvent,
-        ModelRetrying,
-        PendingCall,
-        RunFinished,
-        RunInfo,
-        RunResult,
-        RunStarted,
-        ToolCallRecord,
-        ToolExecutionFinished,
-        ToolExecutionStarted,
-        TurnFinished,
-        TurnStarted,
+    from toolwire.cost import (
+        Budget as Budget,
     )
-    from toolwire.tools import (  # noqa: F401 - re-exported lazily
-        Approval,
-        ApprovalRequest,
-        LocalRunner,
-        ProcessRunner,
-        Tool,
-        Toolbox,
-        ToolContext,
-        ToolInvocation,
-        ToolOptions,
-        ToolResult,
-        ToolRunner,
-        tool,
+    from toolwire.cost import (
+        Cost as Cost,
+    )
+    from toolwire.cost import (
+        Prices as Prices,
+    )
+    from toolwire.cost import (
+        Rates as Rates,
+    )
+    from toolwire.cost import (
+        UsageLimits as UsageLimits,
+    )
+    from toolwire.http import HttpRequest as HttpRequest
+    from toolwire.http import HttpResponse as HttpResponse
+    from toolwire.http import Transport as Transport
+    from toolwire.http.transport import (
+        BodyLimits as BodyLimits,
+    )
+    from toolwire.http.transport import (
+        HttpRetryPolicy as HttpRetryPolicy,
+    )
+    from toolwire.http.transport import (
+        HttpxTransport as HttpxTransport,
+    )
+    from toolwire.http.transport import (
+        Timeouts as Timeouts,
+    )
+    from toolwire.journal import (
+        Decision as Decision,
+    )
+    from toolwire.journal import (
+        Journal as Journal,
+    )
+    from toolwire.journal import (
+        JournalEvent as JournalEvent,
+    )
+    from toolwire.journal import (
+        JournalObserver as JournalObserver,
+    )
+    from toolwire.journal import (
+        RunLog as RunLog,
+    )
+    from toolwire.journal import (
+        RunSummary as RunSummary,
+    )
+    from toolwire.journal import (
+        SQLiteJournal as SQLiteJournal,
+    )
+    from toolwire.mcp import MCPConnection as MCPConnection
+    from toolwire.observe import RunObserver as RunObserver
+    from toolwire.providers import (
+        Anthropic as Anthropic,
+    )
+    from toolwire.providers import (
+        Gemini as Gemini,
+    )
+    from toolwire.providers import (
+        OpenAIChat as OpenAIChat,
+    )
+    from toolwire.providers import (
+        OpenAIResponses as OpenAIResponses,
+    )
+    from toolwire.providers import (
+        Provider as Provider,
+    )
+    from toolwire.ray import RayExecutor as RayExecutor
+    from toolwire.run import (
+        AgentEvent as AgentEvent,
+    )
+    from toolwire.run import (
+        ModelRetrying as ModelRetrying,
+    )
+    from toolwire.run import (
+        OutputDelta as OutputDelta,
+    )
+    from toolwire.run import (
+        PendingCall as PendingCall,
+    )
+    from toolwire.run import (
+        RunFinished as RunFinished,
+    )
+    from toolwire.run import (
+        RunInfo as RunInfo,
+    )
+    from toolwire.run import (
+        RunResult as RunResult,
+    )
+    from toolwire.run import (
+        RunStarted as RunStarted,
+    )
+    from toolwire.run import (
+        ToolCallRecord as ToolCallRecord,
+    )
+    from toolwire.run import (
+        ToolExecutionFinished as ToolExecutionFinished,
+    )
+    from toolwire.run import (
+        ToolExecutionStarted as ToolExecutionStarted,
+    )
+    from toolwire.run import (
+        TurnFinished as TurnFinished,
+    )
+    from toolwire.run import (
+        TurnStarted as TurnStarted,
+    )
+    from toolwire.tools import (
+        Approval as Approval,
+    )
+    from toolwire.tools import (
+        ApprovalRequest as ApprovalRequest,
+    )
+    from toolwire.tools import (
+        LocalRunner as LocalRunner,
+    )
+    from toolwire.tools import (
+        ProcessRunner as ProcessRunner,
+    )
+    from toolwire.tools import (
+        Tool as Tool,
+    )
+    from toolwire.tools import (
+        Toolbox as Toolbox,
+    )
+    from toolwire.tools import (
+        ToolContext as ToolContext,
+    )
+    from toolwire.tools import (
+        ToolInvocation as ToolInvocation,
+    )
+    from toolwire.tools import (
+        ToolOptions as ToolOptions,
+    )
+    from toolwire.tools import (
+        ToolResult as ToolResult,
+    )
+    from toolwire.tools import (
+        ToolRunner as ToolRunner,
+    )
+    from toolwire.tools import (
+        tool as tool,
     )
 
 __version__ = "0.1.0"
@@ -112,6 +204,7 @@ _LAZY: dict[str, str] = {
     "Agent": "toolwire.agent",
     "AgentEvent": "toolwire.run",
     "ModelRetrying": "toolwire.run",
+    "OutputDelta": "toolwire.run",
     "RunFinished": "toolwire.run",
     "RunInfo": "toolwire.run",
     "RunObserver": "toolwire.observe",

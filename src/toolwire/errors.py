@@ -45,6 +45,9 @@ provider data. The tree::
         ScenarioError               a scenario cannot load or answer
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
+      OutputInvalid(.raw, .errors, .attempts)
+                                    a typed run's answers did not validate,
+                                    its ``output_retries`` used up
       JournalError                  the journal cannot be read or written
         RunLeased                   another live process holds the run
           LeaseLost                 this worker's lease was taken over
@@ -104,6 +107,7 @@ __all__ = [
     "MCPToolError",
     "ModelRetry",
     "NotStrictCompatible",
+    "OutputInvalid",
     "Overloaded",
     "PartialJSONError",
     "ProtocolError",
@@ -734,6 +738,38 @@ class BadRequest(ToolwireError):
     """The request body does not follow the dialect; answered with HTTP 400."""
 
     type_name = "bad_request"
+
+
+class OutputInvalid(ToolwireError):
+    """A typed run (``output_type=``) ended without a valid output: the
+    model's answer failed validation, was fed back with the errors, and
+    ``output_retries`` ran out.
+
+    Attributes:
+        raw: the last answer's raw text (the JSON the model wrote, or a
+            final-result tool call's arguments).
+        errors: ``(path, message)`` pairs of the last validation.
+        attempts: how many answers were refused.
+    """
+
+    type_name = "output_invalid"
+
+    def __init__(
+        self, message: str, *, raw: str, errors: Sequence[tuple[str, str]] = (), attempts: int = 1
+    ) -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.errors = tuple(errors)
+        self.attempts = attempts
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"type", "message", "raw", "errors", "attempts"}``."""
+        return {
+            **super().to_dict(),
+            "raw": self.raw,
+            "errors": [list(e) for e in self.errors],
+            "attempts": self.attempts,
+        }
 
 
 class ModelRetry(Exception):

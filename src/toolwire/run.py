@@ -17,7 +17,9 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal
+
+from typing_extensions import TypeVar
 
 from toolwire import _compat
 from toolwire.errors import ToolwireError
@@ -33,6 +35,8 @@ __all__ = [
     "AgentEvent",
     "ModelRetrying",
     "Outcome",
+    "OutputDelta",
+    "OutputT",
     "PendingCall",
     "RunFinished",
     "RunInfo",
@@ -45,7 +49,12 @@ __all__ = [
     "TurnStarted",
     "argument_digest",
     "canonical_arguments",
+    "printable_output",
 ]
+
+OutputT = TypeVar("OutputT", default=str)
+"""The type of a run's output: ``str`` unless the run asked for another
+(``output_type=``, see :mod:`toolwire.agent._output`)."""
 
 Outcome = Literal["answered", "max_turns", "suspended"]
 """How a run ended with a result: the model answered, the turn limit came
@@ -148,11 +157,13 @@ class ToolCallRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """What a run produced."""
 
-    output: str
-    """The final answer text (empty when the run ended without one)."""
+    output: OutputT
+    """The final answer: its text, or with ``output_type=T`` the validated
+    ``T``. When the run ended without an answer (``max_turns``,
+    ``suspended``), an empty text, or ``None`` for a typed run."""
     outcome: Outcome
     """``answered``, ``max_turns`` when the turn limit ended the run, or
     ``suspended`` when it waits (see ``pending``)."""
@@ -184,7 +195,7 @@ class RunResult:
         out: dict[str, Any] = {
             "run_id": self.run_id,
             "outcome": self.outcome,
-            "output": self.output,
+            "output": _json_output(self.output),
             "turns": self.turns,
             "usage": self.usage.to_dict(),
             "cost": self.cost.to_dict() if self.cost is not None else None,
@@ -194,6 +205,25 @@ class RunResult:
         if self.pending:
             out["pending"] = [p.to_dict() for p in self.pending]
         return out
+
+
+def printable_output(output: Any) -> str:
+    """A run's output as text: a text as it is, a typed output as indented
+    JSON (what the journal records and ``toolwire runs show`` prints)."""
+    if isinstance(output, str):
+        return output
+    if output is None:  # a typed run that ended without one
+        return ""
+    return json.dumps(_json_output(output), indent=2, ensure_ascii=False)
+
+
+def _json_output(output: Any) -> Any:
+    """A typed output as JSON data (a text stays a text)."""
+    if output is None or isinstance(output, (str, int, float, bool)):
+        return output
+    from pydantic import TypeAdapter  # the typed outputs are pydantic-validated
+
+    return TypeAdapter(type(output)).dump_python(output, mode="json")
 
 
 # -- events ---------------------------------------------------------------------------
@@ -266,11 +296,27 @@ class TurnFinished:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class OutputDelta:
+    """A typed run's output as streamed so far (after each delta of the
+    answer's JSON, native text or a final-result call's arguments).
+
+    ``partial`` is the JSON value parsed so far (objects, lists, strings cut
+    where the stream is), not yet validated; it is the same object, grown in
+    place, from one delta to the next (copy it to keep a snapshot). Reading it
+    costs nothing beyond the parse of the delta: linear in the output's size.
+    """
+
+    kind: Literal["output_delta"] = "output_delta"
+    turn: int
+    partial: Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished:
     """The run is over."""
 
     kind: Literal["run_finished"] = "run_finished"
-    result: RunResult
+    result: RunResult[Any]
 
 
 AgentEvent = (
@@ -281,6 +327,7 @@ AgentEvent = (
     | ToolExecutionStarted
     | ToolExecutionFinished
     | TurnFinished
+    | OutputDelta
     | RunFinished
 )
 """Everything :meth:`toolwire.Agent.stream` yields: the stream's events and the run's."""

@@ -50,6 +50,13 @@ EXPECTED_OUTPUT = {
         "run_finished",
     ],
     "errors.md": ["failed"],
+    "output.md": [
+        "INV-7 500 2",
+        "asked with json_schema",
+        "OutputInvalid 2 ('total',",
+        "final INV-8 50",
+        "items seen only grew: True 50",
+    ],
     "cost.md": ["cost limit of $0.01 cannot be enforced", "['UnpricedCostWarning']"],
     "integrations.md": ["It is light rain in Hangzhou.", "get_weather {'city': 'Hangzhou'}"],
     "ray.md": ["It is light rain in Hangzhou.", "3 0 0"],

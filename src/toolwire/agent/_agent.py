@@ -38,19 +38,23 @@ recorded is requested again.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, overload
 
 import anyio
+from typing_extensions import TypeVar
 
 from toolwire.agent._config import agent_toolbox, initial_messages, journal_setting
 from toolwire.agent._driver import RunConfig, RunDriver
 from toolwire.agent._events import run_events
 from toolwire.agent._lifecycle import AgentObservers, resume_point, run_lease
+from toolwire.agent._output import OutputMode, OutputSpec, output_spec
 from toolwire.agent._resumed import finished_result
 from toolwire.agent._suspend import Answers
+from toolwire.agent._typed import Accepted, judge
 from toolwire.agent.loop import RequestOptions
 from toolwire.cost import Budget, Prices, UsageLimits, check_priced, default_prices
 from toolwire.errors import UsageError
@@ -69,6 +73,8 @@ from toolwire.observe import RunObserver, check_observers
 from toolwire.run import (
     AgentEvent,
     ModelRetrying,
+    OutputDelta,
+    OutputT,
     RunFinished,
     RunInfo,
     RunResult,
@@ -100,9 +106,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
-class Agent:
+class Agent(Generic[OutputT]):
     """Runs a model with tools until it answers.
 
     Args:
@@ -151,6 +158,19 @@ class Agent:
             :class:`~toolwire.journal.PostgresJournal`), a
             :class:`~toolwire.journal.Journal`, or ``False``
             to record nothing. :meth:`resume` needs one.
+        output_type: what a run answers with: ``str`` (the default, the
+            answer's text), or a pydantic model, a dataclass, a TypedDict, a
+            ``list[...]``, a ``Literal``, or a union of these; then
+            ``result.output`` is a validated instance (``Agent[T]``,
+            ``RunResult[T]``). See the typed output guide (``docs/output.md``).
+        output_mode: how a typed run asks: ``"auto"`` (the dialect's native
+            structured output where the provider and model have it, else a
+            final-result tool), ``"native"`` or ``"tool"``.
+        output_retries: how many answers that fail validation are sent back
+            to the model with the errors before the run raises
+            :class:`~toolwire.errors.OutputInvalid`.
+        output_strict: validate strictly (the default: ``"500"`` is not an
+            integer); ``False`` lets pydantic coerce.
 
     Raises:
         UsageError: a setting is out of range, ``approve`` is given with a
@@ -182,9 +202,20 @@ class Agent:
         prices: Prices | bool | None = None,
         limits: UsageLimits | None = None,
         budget: Budget | None = None,
+        output_type: type[OutputT] = str,  # type: ignore[assignment]
+        output_mode: OutputMode = "auto",
+        output_retries: int = 1,
+        output_strict: bool = True,
     ) -> None:
         if max_turns < 1:
             raise UsageError("max_turns must be at least 1")
+        if output_retries < 0:
+            raise UsageError("output_retries must be >= 0")
+        self.output_type = output_type
+        self.output_mode: OutputMode = output_mode
+        self.output_retries = output_retries
+        self.output_strict = output_strict
+        self._output = output_spec(output_type, output_mode, strict=output_strict)
         if stream_retries < 0:
             raise UsageError("stream_retries must be >= 0")
         self.toolbox = agent_toolbox(tools, approve)
@@ -218,8 +249,21 @@ class Agent:
 
     # -- public API -----------------------------------------------------------------
 
-    async def run(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
+    @overload
+    async def run(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None
+    ) -> RunResult[OutputT]: ...
+    @overload
+    async def run(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: type[U]
+    ) -> RunResult[U]: ...
+    async def run(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+    ) -> RunResult[Any]:
         """Run until the model answers; return the whole record.
+
+        ``output_type`` asks this run for another output than the agent's
+        (see the class's ``output_type``).
 
         The turn limit is not an error: it ends the run with
         ``outcome="max_turns"``.
@@ -231,24 +275,64 @@ class Agent:
             CostLimitUnpriced: a cost limit, and no price for the model
                 (raised before any request).
             UsageLimitExceeded: the run crossed one of its limits.
+            OutputInvalid: a typed run's answers failed validation
+                ``output_retries + 1`` times.
         """
         self._check_limits()
+        spec = self._spec(output_type)
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
         with run_lease(self.journal, chosen):
-            return await self._run(messages, chosen, None, None)
+            return await self._run(messages, chosen, None, None, spec=spec)
 
-    def run_sync(self, prompt: str | Sequence[Message], *, run_id: str | None = None) -> RunResult:
+    @overload
+    def run_sync(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None
+    ) -> RunResult[OutputT]: ...
+    @overload
+    def run_sync(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: type[U]
+    ) -> RunResult[U]: ...
+    def run_sync(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+    ) -> RunResult[Any]:
         """:meth:`run` for synchronous code.
 
         It starts its own event loop, and closes the provider's own
         connections before returning: they belong to that loop.
         """
 
-        return self._sync(lambda: self.run(prompt, run_id=run_id))
+        return self._sync(lambda: self.run(prompt, run_id=run_id, output_type=output_type))
+
+    async def stream_output(
+        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+    ) -> AsyncGenerator[Any, None]:
+        """Run a typed run, yielding its output as it grows: after each delta
+        of the answer, the JSON value parsed so far (dicts and lists, the
+        last string cut where the stream is; the same object grown in place),
+        and last the validated output itself (a ``T``).
+
+        Raises:
+            UsageError: the run is not typed (no ``output_type``).
+            OutputInvalid: as for :meth:`run`.
+        """
+        spec = self._spec(output_type)
+        if spec is None:
+            raise UsageError("stream_output() needs an output_type other than str")
+        events = self.stream(prompt, run_id=run_id, output_type=output_type)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if isinstance(event, OutputDelta):
+                    yield event.partial
+                elif isinstance(event, RunFinished) and event.result.ok:
+                    yield event.result.output
 
     async def stream(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None
+        self,
+        prompt: str | Sequence[Message],
+        *,
+        run_id: str | None = None,
+        output_type: Any = None,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run, yielding every event of every turn as it happens: the model's
         text and tool-call deltas, tools starting and finishing, turn and run
@@ -256,8 +340,12 @@ class Agent:
 
         Iterate it to the end, or close it (``contextlib.aclosing``): closing
         it early cancels the run and every tool it started.
+
+        A typed run (``output_type``) also yields an :class:`OutputDelta`
+        after each delta of its answer.
         """
         self._check_limits()
+        spec = self._spec(output_type)
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
 
@@ -266,7 +354,8 @@ class Agent:
         ) -> None:
             with run_lease(self.journal, chosen):
                 emit(RunStarted(run_id=chosen))
-                emit(RunFinished(result=await self._run(messages, chosen, emit, emit_many)))
+                result = await self._run(messages, chosen, emit, emit_many, spec=spec)
+                emit(RunFinished(result=result))
 
         # Closed in this task when the caller closes us: left to the garbage
         # collector, its task group would be exited from another task.
@@ -282,7 +371,7 @@ class Agent:
         results: Mapping[str, Any] | None = None,
         principal: str = "",
         approval_key: bytes | None = None,
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         """Continue an interrupted or suspended run from its last recorded step.
 
         A ``suspended`` run (see :attr:`RunResult.pending`) continues once its
@@ -327,8 +416,10 @@ class Agent:
         )
         with self._resuming(run_id, answers) as (run_id, plan, finished):
             if finished is not None:
-                return finished_result(plan, finished)
-            return await self._run(list(plan.messages), run_id, None, None, plan=plan)
+                return self._finished(plan, finished)
+            return await self._run(
+                list(plan.messages), run_id, None, None, plan=plan, spec=self._output
+            )
 
     def resume_sync(
         self,
@@ -338,7 +429,7 @@ class Agent:
         results: Mapping[str, Any] | None = None,
         principal: str = "",
         approval_key: bytes | None = None,
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         """:meth:`resume` for synchronous code (its own event loop, as
         :meth:`run_sync`)."""
 
@@ -374,10 +465,12 @@ class Agent:
             with self._resuming(run_id, answers) as (found, plan, finished):
                 emit(RunStarted(run_id=found, resumed=True))
                 if finished is not None:
-                    result = finished_result(plan, finished)
+                    result = self._finished(plan, finished)
                 else:
                     messages = list(plan.messages)
-                    result = await self._run(messages, found, emit, emit_many, plan=plan)
+                    result = await self._run(
+                        messages, found, emit, emit_many, plan=plan, spec=self._output
+                    )
             emit(RunFinished(result=result))
 
         # Closed in this task when the caller closes us: left to the garbage
@@ -460,11 +553,38 @@ class Agent:
 
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""
-        return self._config().build_request(messages, turn)
+        return self._config(self._output).build_request(messages, turn)
 
-    def _config(self) -> RunConfig:
-        """This agent's settings, fixed for one run."""
+    def _spec(self, output_type: Any) -> OutputSpec[Any] | None:
+        """The output a run asks for: ``output_type``'s, else the agent's."""
+        if output_type is None:
+            return self._output
+        return output_spec(output_type, self.output_mode, strict=self.output_strict)
+
+    def _finished(self, plan: ResumePlan, outcome: str) -> RunResult[Any]:
+        """The result of a run its journal shows finished: a typed run's
+        output validated again from the recorded answer, the same object."""
+        result: RunResult[Any] = finished_result(plan, outcome)
+        spec = self._output
+        if spec is None or plan.response is None:
+            return result
+        mode = spec.mode_for(self.provider.dialect, self.model)
+        verdict = judge(spec, mode, plan.response.choice())
+        output = verdict.value if isinstance(verdict, Accepted) else None
+        return dataclasses.replace(result, output=output)
+
+    def _config(self, spec: OutputSpec[Any] | None = None) -> RunConfig:
+        """This agent's settings, fixed for one run (asking ``spec``'s output)."""
         provider, toolbox = self.provider, self.toolbox
+        tools = list(toolbox.schemas(provider.dialect)) if len(toolbox) else []
+        mode: Literal["native", "tool"] = "tool"
+        if spec is not None:
+            mode = spec.mode_for(provider.dialect, self.model)
+            if mode == "tool":
+                shape = provider.wire.tool_schemas
+                if shape is None:
+                    raise UsageError(f"{provider.dialect}: toolwire writes no tools in it")
+                tools += shape(list(spec.members), None)
         return RunConfig(
             provider=provider,
             transport=self.transport,
@@ -475,7 +595,7 @@ class Agent:
             stream_retries=self.stream_retries,
             request=RequestOptions(
                 model=self.model,
-                tools=tuple(toolbox.schemas(provider.dialect)) if len(toolbox) else (),
+                tools=tuple(tools),
                 tool_choice=self.tool_choice,
                 max_tokens=self.max_tokens,
                 temperature=self.temperature,
@@ -484,6 +604,9 @@ class Agent:
             prices=self.prices,
             limits=self.limits,
             budget=self.budget,
+            output=spec,
+            output_mode=mode,
+            output_retries=self.output_retries,
         )
 
     # -- one run ----------------------------------------------------------------------
@@ -496,10 +619,16 @@ class Agent:
         emit_many: Callable[[list[Event]], None] | None,
         *,
         plan: ResumePlan | None = None,
-    ) -> RunResult:
+        spec: OutputSpec[Any] | None = None,
+    ) -> RunResult[Any]:
         """One run to its end; its events go to ``emit`` and ``emit_many``
         (``None`` when nobody reads them: they are not even made)."""
         observers = self._observers.bind(self.observers, self.journal, self.provider._secrets)
+        config = self._config(spec)
+        settings = self.settings()
+        if config.output is not None:  # what the run asks for, and how
+            settings["output_type"] = config.output.schema_name
+            settings["output_mode"] = config.output_mode
 
         def info() -> RunInfo:
             return RunInfo(
@@ -508,12 +637,12 @@ class Agent:
                 provider=self.provider.name,
                 dialect=self.provider.dialect,
                 tools=self.toolbox.names,
-                settings=self.settings(),
+                settings=settings,
                 messages=tuple(messages),
                 resumed=plan is not None,
             )
 
-        driver = RunDriver(self._config(), run_id, messages, observers, emit, emit_many)
+        driver = RunDriver(config, run_id, messages, observers, emit, emit_many)
 
         def drive() -> Awaitable[RunResult]:
             return driver.drive(plan)

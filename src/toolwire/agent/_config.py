@@ -6,13 +6,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from toolwire.agent._output import OutputSpec
 from toolwire.agent.loop import RequestOptions, turn_options
 from toolwire.cost import Budget, Prices, RunMeter, UsageLimits
 from toolwire.errors import UsageError
 from toolwire.journal import Journal, default_journal
 from toolwire.messages import Message, SystemMessage, UserMessage
+from toolwire.stream.codecs.request import merge_extra
 from toolwire.tools import ApprovalCallback, Tool, Toolbox
 
 if TYPE_CHECKING:
@@ -46,6 +48,14 @@ class RunConfig:
     """The most the run may use."""
     budget: Budget | None = None
     """Limits shared with other runs."""
+    output: OutputSpec[Any] | None = None
+    """The typed output asked for; ``None`` for a text answer."""
+    output_mode: Literal["native", "tool"] = "tool"
+    """How it is asked (a typed run only): the request's ``tools`` already
+    hold the final-result tools, or :meth:`build_request` adds the dialect's
+    native structured output."""
+    output_retries: int = 1
+    """How many refused answers go back to the model before the run fails."""
 
     def meter(self) -> RunMeter:
         """A new run's meter: it prices the requests and stops the run at its limits."""
@@ -61,6 +71,10 @@ class RunConfig:
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""
         options = turn_options(self.request, turn)
+        extra = options.extra
+        if self.output is not None and self.output_mode == "native":
+            # The caller's fields go last, merged one level deep as always.
+            extra = merge_extra(self.output.native_body(self.provider.dialect), extra)
         return self.provider.build_request(
             model=options.model,
             messages=messages,
@@ -69,7 +83,7 @@ class RunConfig:
             stream=True,
             max_tokens=options.max_tokens,
             temperature=options.temperature,
-            extra=options.extra,
+            extra=extra,
         )
 
 

@@ -25,7 +25,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -36,6 +36,7 @@ from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
 from toolwire.agent._suspend import check_grants, waiting_calls
 from toolwire.agent._tool_steps import Emit, ToolSteps
+from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
 from toolwire.agent.loop import (
     AnyCall,
     Broken,
@@ -48,9 +49,15 @@ from toolwire.agent.loop import (
     next_step,
 )
 from toolwire.cost import Cost
-from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLimitExceeded
+from toolwire.errors import (
+    OutputInvalid,
+    ReadError,
+    ToolwireError,
+    TransportTimeout,
+    UsageLimitExceeded,
+)
 from toolwire.events import Event, StreamFailed, ToolCallReady
-from toolwire.messages import AssistantMessage, Message
+from toolwire.messages import AssistantMessage, Message, UserMessage
 from toolwire.observe import Observers
 from toolwire.providers import HOLD, ProviderStream
 from toolwire.run import (
@@ -64,6 +71,9 @@ from toolwire.run import (
 )
 from toolwire.tools import ApprovalFailed, ToolResult
 from toolwire.types import ChoiceResult, StreamResult, ToolCall, Usage
+
+_NO_OUTPUT: Any = object()
+"""A typed run's output when it ended without one."""
 
 if TYPE_CHECKING:
     from toolwire.http import HttpRequest
@@ -108,14 +118,35 @@ class RunDriver(ToolSteps):
         self.replay: str | None = None
         """A response the provider keeps for the turn to resume: read again
         by the next request instead of asking again."""
+        self.refused = 0
+        """How many answers of a typed run failed validation."""
+        self.output_stream: OutputStream | None = None
+        """The typed output of the turn streaming, followed when someone listens."""
 
-    async def drive(self, plan: ResumePlan | None = None) -> RunResult:
+    async def drive(self, plan: ResumePlan | None = None) -> RunResult[Any]:
         """Turn after turn until :func:`next_step` says finish."""
         settling = self._resume(plan) if plan is not None else None
         while True:
             recorded, settling = settling, None
             choice, turn_usage, assistant, done = await self._reply(recorded)
             self.messages.append(assistant)
+            if self.config.output is not None:
+                verdict = judge(self.config.output, self.config.output_mode, choice)
+                if isinstance(verdict, Accepted):
+                    self._turn_finished(choice, turn_usage, 0)
+                    return self._finished(choice, "answered", verdict.value)
+                if isinstance(verdict, Refused):
+                    self._refuse(verdict)
+                    if not verdict.calls:
+                        self._turn_finished(choice, turn_usage, 0)
+                        if self.turn >= self.config.max_turns:
+                            return self._finished(choice, "max_turns")
+                        self.messages.append(UserMessage(verdict.failure.feedback()))
+                        continue
+                    answered = [(c, refused_result(c, f)) for c, f in verdict.calls]
+                    if recorded is None:  # else the journal holds them already
+                        await self._answered(answered)
+                    done = {**done, **{c.id: (r, False) for c, r in answered}}
             step = next_step(
                 Replied(choice, self.turn), max_turns=self.config.max_turns, stream_retries=0
             )
@@ -196,9 +227,32 @@ class RunDriver(ToolSteps):
             await self._run_tools(calls, done)
         return waiting
 
-    def _finished(self, choice: ChoiceResult, outcome: Outcome) -> RunResult:
+    def _refuse(self, verdict: Refused) -> None:
+        """Count a refused answer; past ``output_retries``, end the run.
+
+        Raises:
+            OutputInvalid: no retry is left.
+        """
+        self.refused += 1
+        if self.refused <= self.config.output_retries:
+            return
+        failure = verdict.failure
+        raise OutputInvalid(
+            f"the model's output did not validate after {self.refused} answer(s): "
+            + failure.feedback(),
+            raw=failure.raw,
+            errors=failure.errors,
+            attempts=self.refused,
+        )
+
+    def _finished(
+        self, choice: ChoiceResult, outcome: Outcome, output: Any = _NO_OUTPUT
+    ) -> RunResult[Any]:
+        if output is _NO_OUTPUT:
+            text = self.config.output is None and outcome == "answered"
+            output = choice.text if text else "" if self.config.output is None else None
         return RunResult(
-            output=choice.text if outcome == "answered" else "",
+            output=output,
             outcome=outcome,
             messages=tuple(self.messages),
             usage=self.usage,
@@ -208,11 +262,11 @@ class RunDriver(ToolSteps):
             cost=self.meter.cost,
         )
 
-    def _suspended(self, waiting: tuple[PendingCall, ...]) -> RunResult:
+    def _suspended(self, waiting: tuple[PendingCall, ...]) -> RunResult[Any]:
         """The run waits for answers from outside: nothing of the turn ran
         (its cost so far is the whole run's, every process counted)."""
         return RunResult(
-            output="",
+            output="" if self.config.output is None else None,
             outcome="suspended",
             messages=tuple(self.messages),
             usage=self.usage,
@@ -332,6 +386,8 @@ class RunDriver(ToolSteps):
             hold=0 if self.emit_many is not None or config.eager or meter.checking else HOLD,
         )
         early: dict[str, ToolResult] = {}
+        if config.output is not None and self.emit is not None:
+            self.output_stream = OutputStream(config.output, config.output_mode, self.turn)
         if config.eager:
             # Eager tools start while the stream is read, in this task group.
             async with anyio.create_task_group() as tg:
@@ -394,6 +450,9 @@ class RunDriver(ToolSteps):
         with its :class:`StreamFailed`: no call is ready after it."""
         if self.emit_many is not None:
             self.emit_many(events)
+        if self.output_stream is not None and self.emit is not None:
+            for delta in self.output_stream.deltas(events):
+                self.emit(delta)
         if tg is None:
             return
         for event in events:

@@ -151,6 +151,18 @@ class ToolSteps:
             raise failure
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 
+    async def _answered(self, settled: Sequence[tuple[AnyCall, ToolResult]]) -> None:
+        """Tell the observers of calls answered without running anything (a
+        typed run's refused final-result calls): intent and outcome, as for a
+        call that ran, so the journal holds the turn's every result."""
+        run_id, turn, observe = self.run_id, self.turn, self.observe
+        intents = [(call, idempotency_key(run_id, call.id)) for call, _ in settled]
+        for started in observe.tools_started:
+            await started(run_id, turn, intents, eager=False)
+        for call, result in settled:
+            for hook in observe.tool_finished:
+                await hook(run_id, turn, call, result, eager=False)
+
     def _approver(self) -> ApprovalCallback | None:
         """The toolbox's approval callback for this turn (see :func:`run_approver`)."""
         return run_approver(

@@ -30,7 +30,7 @@ from toolwire.journal._kinds import (
     ToolOutcome,
 )
 from toolwire.messages import AssistantMessage
-from toolwire.run import RunResult
+from toolwire.run import RunResult, printable_output
 from toolwire.stream import jsonio
 from toolwire.tools import Approval, ToolResult, scrub
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall
@@ -246,7 +246,7 @@ def run_summary(result: RunResult, totals: dict[str, Any] | None) -> RunFinished
     and a finished run's last record)."""
     return RunFinished(
         outcome=result.outcome,
-        output=result.output,
+        output=printable_output(result.output),
         turns=result.turns,
         tool_calls=len(result.tool_calls),
         usage=result.usage.to_dict(),

@@ -136,6 +136,12 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
                 ),
             )
         )
+    text = substitute(turn.text, lookup)
+    if "output" in turn.model_fields_set:
+        if request.output_native:
+            text = jsonio.dumps(turn.output)
+        else:
+            calls = [_output_call(turn, request)]
     provider_items = tuple(
         (item.after, substitute_value(item.item, lookup))
         for item in turn.provider_items
@@ -145,7 +151,7 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         request=request,
         turn=request.assistant_turns,
         reasoning=substitute(turn.reasoning, lookup),
-        text=substitute(turn.text, lookup),
+        text=text,
         calls=tuple(calls),
         chunk_size=turn.chunk_size,
         created=int(time.time()),
@@ -154,6 +160,26 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         finish=turn.provider_finish.get(request.dialect),
         provider_fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
     )
+
+
+def _output_call(turn: Turn, request: ParsedRequest) -> ReplyCall:
+    """A turn's ``output`` as a call of the request's final-result tool.
+
+    Raises:
+        ScenarioError: the request has no such tool, or the output is not an object.
+    """
+    names = [n for n in request.tool_names if n.startswith("final_result")]
+    name = turn.output_tool or (names[0] if names else None)
+    if name is None or name not in request.tool_names:
+        raise ScenarioError(
+            "the turn answers with an output, and the request asks for it neither "
+            "natively nor with a final-result tool"
+            + (f" named {turn.output_tool!r}" if turn.output_tool else "")
+        )
+    if not isinstance(turn.output, dict):
+        raise ScenarioError('a final-result call takes a JSON object: write {"response": ...}')
+    raw = jsonio.dumps(turn.output)
+    return ReplyCall(index=0, name=name, raw_arguments=raw, arguments=turn.output)
 
 
 _MAX_KEPT_STREAMS = 256

@@ -8,9 +8,12 @@ bytes into JSON first, so that every shape error becomes a
 
 from __future__ import annotations
 
+import dataclasses
+
 from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered
 from toolwire.stream.codecs.emulation import BadRequest, ParsedRequest, ToolResult
+from toolwire.stream.codecs.structured import structured_output, tool_names
 
 __all__ = ["BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
 
@@ -37,5 +40,11 @@ def parse_request(
         raise BadRequest("request body must be a JSON object")
     for d in registered():
         if d.name == dialect and d.decode_request is not None:
-            return d.decode_request(data, model, stream)
+            parsed = d.decode_request(data, model, stream)
+            native = structured_output(dialect)
+            return dataclasses.replace(
+                parsed,
+                output_native=native is not None and native.asked(data),
+                tool_names=tuple(tool_names(data)),
+            )
     raise BadRequest(f"unknown dialect {dialect!r}")

@@ -190,6 +190,15 @@ class Turn(_Model):
     ``pause_turn``)."""
     provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """More fields of the answer, by dialect: an Anthropic message's ``container``."""
+    output: Any = None
+    """A typed run's answer (any JSON value; a JSON object as the model writes
+    it: for an output type whose schema is not an object, ``{"response": ...}``).
+    Played the way the request asks for it: as the text of native structured
+    output, or as a call of its final-result tool (``output_tool``, else the
+    first whose name starts with ``final_result``), cut by ``chunk_size``.
+    Without ``output`` set, the turn plays its text and tool calls."""
+    output_tool: str | None = None
+    """The final-result tool to call (a union's member: ``final_result_Invoice``)."""
     if_error: Turn | None = None
     """The turn to play instead when one of the latest tool results is an error:
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a

@@ -31,8 +31,10 @@ from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._options import RetryOn, ToolOptions
 from toolwire.tools._process import ProcessRunner
 from toolwire.tools._results import ToolErrorKind, ToolResult
+from toolwire.tools._schema import clean_schema
 from toolwire.tools._tool import Tool, tool
 from toolwire.tools._toolbox import Toolbox
+from toolwire.tools._validation import format_pydantic_errors
 from toolwire.tools.redaction import scrub
 from toolwire.tools.runners import LocalRunner, ToolInvocation, ToolRunner
 
@@ -54,6 +56,8 @@ __all__ = [
     "ToolRunner",
     "Toolbox",
     "ask_approval",
+    "clean_schema",
+    "format_pydantic_errors",
     "idempotency_key",
     "is_transient",
     "scrub",

@@ -65,6 +65,10 @@ class ParsedRequest:
     background: bool = False
     """A Responses request in background mode: the server keeps its events
     so the stream can be resumed (``GET /v1/responses/{id}?stream=true``)."""
+    output_native: bool = False
+    """The request asks for native structured output (a JSON answer as text)."""
+    tool_names: tuple[str, ...] = ()
+    """The names of the tools the request declares."""
 
     @property
     def latest_has_error(self) -> bool:
