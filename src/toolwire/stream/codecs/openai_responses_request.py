@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 from toolwire.errors import UsageError
@@ -17,6 +17,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
 from toolwire.stream.codecs._request import (
     ToolChoice,
     allowed_tools,
@@ -36,6 +37,7 @@ from toolwire.stream.codecs.openai_responses_items import (
 
 __all__ = [
     "API",
+    "PROVIDER",
     "custom_tool_schema",
     "encode_input",
     "encode_request",
@@ -45,6 +47,14 @@ __all__ = [
 ]
 
 API = "openai-responses"
+PROVIDER: Final = ProviderInfo(
+    names=(API,),
+    class_name="OpenAIResponses",
+    demo_model="gpt-4.1-mini",
+    price_provider="openai",
+    rate_limit_headers=X_RATELIMIT,
+)
+"""The provider that speaks the Responses API (:class:`toolwire.providers.OpenAIResponses`)."""
 
 
 def resume_path(response_id: str, after: str | None) -> str:
