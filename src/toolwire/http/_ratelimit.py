@@ -53,7 +53,7 @@ from typing import Protocol
 
 from toolwire.errors import RateHoldTooLong, TransportTimeout, UsageError
 from toolwire.http._messages import HttpRequest, retry_after_seconds
-from toolwire.stream.codecs import RateLimitHeaders, registered
+from toolwire.stream.codecs import RateLimitHeaders, WireDialect, registered
 
 __all__ = [
     "LocalRateStore",
@@ -429,15 +429,29 @@ def rate_key(request: HttpRequest) -> RateKey:
     return host.rpartition("@")[2], model
 
 
-def _schemes() -> list[RateLimitHeaders]:
-    """The rate-limit headers of every registered dialect's service, each
-    once, in the registry's order."""
+_Named = tuple[tuple[str, str, str, bool], ...]
+"""Per scheme: its limit, remaining and reset header names of one resource,
+and whether its reset is a duration (else an RFC 3339 time)."""
+
+_named: dict[str, tuple[tuple[WireDialect, ...], _Named]] = {}
+
+
+def _schemes(resource: str) -> _Named:
+    """The rate-limit headers of every registered dialect's service for
+    ``resource``, each scheme once, in the registry's order (made again
+    only when the registry has changed)."""
+    dialects = registered()
+    cached = _named.get(resource)
+    if cached is not None and cached[0] == dialects:
+        return cached[1]
     found: list[RateLimitHeaders] = []
-    for dialect in registered():
+    for dialect in dialects:
         scheme = dialect.provider.rate_limit_headers if dialect.provider else None
         if scheme is not None and scheme not in found:
             found.append(scheme)
-    return found
+    named = tuple((*s.names(resource), s.reset_format == "duration") for s in found)
+    _named[resource] = (dialects, named)
+    return named
 
 
 def _announced(
@@ -448,14 +462,13 @@ def _announced(
     the limit and what remains as the first scheme of headers
     (:func:`_schemes`) that has them says, the reset as the first that says
     one it can read."""
-    schemes = _schemes()
-    named = [scheme.names(resource) for scheme in schemes]
-    limit = _number(next((headers[n] for n, _, _ in named if headers.get(n)), None))
-    remaining = _number(next((headers[n] for _, n, _ in named if headers.get(n)), None))
+    named = _schemes(resource)
+    limit = _number(next((headers[n] for n, _, _, _ in named if headers.get(n)), None))
+    remaining = _number(next((headers[n] for _, n, _, _ in named if headers.get(n)), None))
     reset = None
-    for scheme, (_, _, reset_name) in zip(schemes, named, strict=True):
+    for _, _, reset_name, duration in named:
         text = headers.get(reset_name)
-        reset = _duration(text) if scheme.reset_format == "duration" else _until(text)
+        reset = _duration(text) if duration else _until(text)
         if reset is not None:
             break
     return (
