@@ -1,6 +1,6 @@
 """What :func:`~toolwire.stream.codecs.register` checks of a dialect.
 
-A :class:`~toolwire.stream.codecs.WireDialect` is a record of thirty fields,
+A :class:`~toolwire.stream.codecs.WireDialect` is a record of thirty-one fields,
 most of them optional; some hold only together. A dialect that does not
 hold together is refused when it is registered, with a
 :class:`~toolwire.errors.RegistrationError` naming the dialect and each
