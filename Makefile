@@ -70,7 +70,7 @@ unit: $(UNIT_STAMP)
 # The whole suite under coverage, with Hypothesis's thorough profile, spread
 # over WORKERS processes (pytest-xdist; the tests that start Ray share one, see
 # tests/conftest.py). Many tests wait on servers and subprocesses rather than
-# compute, so twice the cores keeps them busy. Coverage follows every process
+# compute, so twice the cores keeps them busy. Coverage follows each worker
 # (pyproject.toml: patch = subprocess), each writing a file combined after.
 WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 

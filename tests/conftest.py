@@ -35,6 +35,11 @@ _HOME_KEY = pytest.StashKey[Path]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        # A pytest-xdist worker, measured by make test's coverage from its
+        # start (pyproject.toml: patch = subprocess); the processes the tests
+        # start are not: they would import coverage's own modules.
+        os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
     home = Path(tempfile.mkdtemp(prefix="toolwire-test-home-"))
     config.stash[_HOME_KEY] = home
     os.environ["HOME"] = os.environ["XDG_STATE_HOME"] = str(home)

@@ -181,7 +181,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data."""
-        data: dict[str, Any] = {
+        out: dict[str, Any] = {
             "run_id": self.run_id,
             "outcome": self.outcome,
             "output": self.output,
@@ -192,8 +192,8 @@ class RunResult:
             "messages": [m.to_dict() for m in self.messages],
         }
         if self.pending:
-            data["pending"] = [p.to_dict() for p in self.pending]
-        return data
+            out["pending"] = [p.to_dict() for p in self.pending]
+        return out
 
 
 # -- events ---------------------------------------------------------------------------

@@ -138,7 +138,10 @@ async def _approve(browser: Browser, base: str) -> None:
     answered = await browser.evaluate(
         "document.querySelector('.pending-call[data-awaiting=approval] .answered-call').textContent"
     )
-    assert answered == f"approved by {PRINCIPAL}"
+    # This viewer holds no approval key: the page says the decision is unsigned.
+    assert answered == (
+        f"approved by {PRINCIPAL} · unsigned: a resume with an approval key refuses it"
+    )
     kinds = await browser.evaluate(
         "[...document.querySelectorAll('#timeline .event')].map(e => e.dataset.kind)"
     )

@@ -4,7 +4,6 @@ for every option, and nothing heavy imported to start."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -31,15 +30,8 @@ def imported_by(args: list[str]) -> list[str]:
         print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}})), file=sys.stderr)
         """
     )
-    # Not under make test's coverage, which imports modules of its own.
-    env = {k: v for k, v in os.environ.items() if k != "COVERAGE_PROCESS_CONFIG"}
     proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=env,
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     last: list[str] = json.loads(proc.stderr.strip().splitlines()[-1])
     return last

@@ -6,6 +6,7 @@ Tested through ``record_decision`` and through the CLI in a subprocess."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,12 +107,11 @@ def test_a_tampered_record_breaks_its_signature(server: EmulationServer, tmp_pat
     check_signatures(log, KEY.encode())  # as recorded: valid
     for field, value in [("principal", "mallory"), ("expires_at", 9e9), ("digest", "sha256:0")]:
         event = log.events[-1]
-        event.data[field], saved = value, event.data.get(field)
+        tampered = dataclasses.replace(event, data={**event.data, field: value})
         with pytest.raises(ApprovalRefused, match=pending.call_id):
-            check_signatures(log, KEY.encode())
-        event.data[field] = saved
-        if saved is None:
-            del event.data[field]
+            check_signatures(
+                dataclasses.replace(log, events=(*log.events[:-1], tampered)), KEY.encode()
+            )
     check_signatures(log, KEY.encode())
 
 

@@ -115,7 +115,10 @@ def test_a_fast_args_path_in_event_streams_needs_its_event_type() -> None:
 
 def test_args_events_declared_without_the_codec_methods() -> None:
     message = _refused(_puffs(capabilities=Capabilities(args_events=True)))
-    assert "has no args_event, args_delta, args_frame, args_run (ArgsEventCodec)" in message
+    assert (
+        "has no args_event, args_delta, args_frame, text_delta, args_run (ArgsEventCodec)"
+        in message
+    )
 
 
 def test_a_whole_response_reader_that_is_not_declared_is_refused() -> None:

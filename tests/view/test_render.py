@@ -7,7 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from toolwire.journal import JournalEvent, SQLiteJournal
+import pytest
+
+from toolwire.journal import JournalError, JournalEvent, SQLiteJournal
 from toolwire.view._diff import json_diff
 from toolwire.view._events import render_event
 from toolwire.view._html import FOLD_AT, value
@@ -27,13 +29,18 @@ def test_the_diff_names_each_change_by_its_path() -> None:
     assert list(json_diff(1, True)) == [("~", "$", True)]
 
 
-def test_a_record_of_an_unknown_kind_shows_its_data_escaped() -> None:
+def test_a_record_of_an_unknown_kind_is_a_journal_error_naming_it() -> None:
+    with pytest.raises(JournalError, match="kind 'future<b>'"):
+        JournalEvent(seq=3, at=10.5, kind="future<b>", turn=2, data={"x": "<script>y()</script>"})
+
+
+def test_a_response_id_kept_by_the_provider_shows_its_data_escaped() -> None:
     event = JournalEvent(
-        seq=3, at=10.5, kind="future<b>", turn=2, data={"x": "<script>y()</script>"}
+        seq=3, at=10.5, kind="model_streaming", turn=2, data={"response_id": "<script>y()"}
     )
     block = render_event(event, start=10.0)
-    assert "<script>" not in block and "<b>" not in block
-    assert "&lt;script&gt;y()&lt;/script&gt;" in block and 'data-kind="future&lt;b&gt;"' in block
+    assert "<script>" not in block and "&lt;script&gt;y()" in block
+    assert 'data-kind="model_streaming"' in block
     assert "+0.500 s" in block and "turn 2" in block
 
 

@@ -1,6 +1,6 @@
 """``toolwire runs show``: one run as a readable timeline on a terminal.
 
-Each journal event kind has its one-line description (:data:`_DESCRIBE`);
+Each journal record kind has its one-line description (:func:`_describe`);
 what the model and the tools wrote reaches the terminal with its control
 characters escaped (:func:`visible`).
 """
@@ -8,18 +8,37 @@ characters escaped (:func:`visible`).
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable
 from dataclasses import fields, is_dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
+from typing_extensions import assert_never
 
 from toolwire.cli._runs_timeline import cost_sum, usage_sum
+from toolwire.cli._terminal import terminal_text
 from toolwire.cost import cost_from_dict, format_usd
-from toolwire.journal import MAY_HAVE_RUN, JournalEvent, RunLog, RunSummary, pending_calls
+from toolwire.journal import (
+    MAY_HAVE_RUN,
+    AnswerGiven,
+    ApprovalGiven,
+    JournalEvent,
+    ModelFailed,
+    ModelRequest,
+    ModelResponse,
+    ModelStreaming,
+    RunFailed,
+    RunFinished,
+    RunLog,
+    RunResumed,
+    RunStarted,
+    RunSummary,
+    RunSuspended,
+    ToolIntent,
+    ToolOutcome,
+    pending_calls,
+)
 
 __all__ = ["cost_text", "count_text", "render", "visible"]
 
@@ -56,12 +75,12 @@ def count_text(value: Any) -> str:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else "-"
 
 
-def _arguments(data: dict[str, Any]) -> str:
-    if "arguments" in data:
-        return json.dumps(data["arguments"], ensure_ascii=False)
-    if "arguments_preview" in data:
-        return f"{data['arguments_preview']} ({data.get('arguments_chars')} chars)"
-    return str(data.get("raw_arguments", ""))
+def _arguments(record: ToolIntent) -> str:
+    if record.arguments is not None:
+        return json.dumps(record.arguments, ensure_ascii=False)
+    if record.arguments_preview is not None:
+        return f"{record.arguments_preview} ({record.arguments_chars} chars)"
+    return record.raw_arguments or ""
 
 
 def _header(run: RunSummary, log: RunLog) -> list[Text]:
@@ -103,99 +122,118 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
     return lines
 
 
-def _event_line(event: JournalEvent, start: float, names: dict[str, str]) -> Text | None:
-    describe = _DESCRIBE.get(event.kind)
-    if describe is None:
-        return None
+def _event_line(event: JournalEvent, start: float, names: dict[str, str]) -> Text:
     stamp = Text(f"{event.at - start:+9.3f}s  ", style="dim")
-    return stamp + describe(event, names)
+    return stamp + _describe(event, names)
+
+
+def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
+    """The event's one-line description."""
+    record = event.record
+    match record:
+        case RunStarted():
+            return Text("run started")
+        case RunResumed():
+            return Text("run resumed in a new process", style="bold cyan")
+        case ModelRequest():
+            attempt = f", attempt {event.attempt}" if event.attempt and event.attempt > 1 else ""
+            return Text.assemble(_turn(event), f"  request ({record.messages} messages{attempt})")
+        case ModelResponse():
+            return _model_response(event, record)
+        case ModelFailed():
+            return _model_failed(event, record)
+        case ModelStreaming():
+            stream_id = _short(str(record.response_id or "?"))
+            return Text.assemble(
+                _turn(event), f"  streaming response {stream_id} (kept by the provider)"
+            )
+        case ToolIntent():
+            return _tool_intent(event, record, names)
+        case ApprovalGiven():
+            return _approval(record)
+        case AnswerGiven():
+            return _answer(record)
+        case RunSuspended():
+            return _suspended(record)
+        case ToolOutcome():
+            return _tool_outcome(event, record, names)
+        case RunFinished():
+            return Text(f"run {record.outcome}", style="bold green")
+        case RunFailed():
+            return _run_failed(record)
+        case _:
+            assert_never(record)
 
 
 def _turn(event: JournalEvent) -> tuple[str, str]:
     return (f"turn {event.turn}" if event.turn is not None else "", "bold")
 
 
-def _model_request(event: JournalEvent, names: dict[str, str]) -> Text:
-    attempt = f", attempt {event.attempt}" if event.attempt and event.attempt > 1 else ""
-    return Text.assemble(
-        _turn(event), f"  request ({event.data.get('messages')} messages{attempt})"
-    )
-
-
-def _model_response(event: JournalEvent, names: dict[str, str]) -> Text:
-    data = event.data
-    calls = len((data.get("assistant") or {}).get("tool_calls", []))
+def _model_response(event: JournalEvent, record: ModelResponse) -> Text:
+    calls = record.call_count
     what = f"{calls} tool calls" if calls else "answer"
     return Text.assemble(
         _turn(event),
-        f"  model {data.get('elapsed', 0):.3f} s · finish {data.get('finish_reason')} · "
-        f"{what} · tokens {_tokens(data.get('usage'))} · {cost_text(data.get('cost'))}",
+        f"  model {record.elapsed or 0:.3f} s · finish {record.finish_reason} · "
+        f"{what} · tokens {_tokens(record.usage)} · {cost_text(record.cost)}",
     )
 
 
-def _model_streaming(event: JournalEvent, names: dict[str, str]) -> Text:
-    stream_id = _short(str(event.data.get("response_id", "?")))
-    return Text.assemble(_turn(event), f"  streaming response {stream_id} (kept by the provider)")
-
-
-def _model_failed(event: JournalEvent, names: dict[str, str]) -> Text:
-    error = event.data.get("error", {})
+def _model_failed(event: JournalEvent, record: ModelFailed) -> Text:
+    error = record.error or {}
     used = ""
-    if "usage" in event.data:  # cut by a usage limit: what it had used
-        used = f" (tokens {_tokens(event.data.get('usage'))} · {cost_text(event.data.get('cost'))})"
+    if record.priced:  # cut by a usage limit: what it had used
+        used = f" (tokens {_tokens(record.usage)} · {cost_text(record.cost)})"
     return Text.assemble(
         _turn(event),
         (
-            f"  model failed after {event.data.get('elapsed', 0):.3f} s: "
+            f"  model failed after {record.elapsed or 0:.3f} s: "
             f"{error.get('type')}: {_short(str(error.get('message', '')))}{used}",
             "red",
         ),
     )
 
 
-def _tool_intent(event: JournalEvent, names: dict[str, str]) -> Text:
-    data = event.data
-    names[event.call_id or ""] = str(data.get("name"))
-    eager = " (eager)" if data.get("eager") else ""
-    repaired = " (arguments repaired)" if data.get("repaired") else ""
+def _tool_intent(event: JournalEvent, record: ToolIntent, names: dict[str, str]) -> Text:
+    names[event.call_id or ""] = str(record.name)
+    eager = " (eager)" if record.eager else ""
+    repaired = " (arguments repaired)" if record.repaired else ""
     return Text.assemble(
         "    ▶ ",
-        (str(data.get("name")), "bold"),
-        f" {_short(_arguments(data), 100)}{eager}{repaired}",
+        (str(record.name), "bold"),
+        f" {_short(_arguments(record), 100)}{eager}{repaired}",
     )
 
 
-def _approval(event: JournalEvent, names: dict[str, str]) -> Text:
-    data = event.data
-    style = "green" if data.get("decision") in ("allow", "edit") else "red"
-    reason = f": {data['reason']}" if data.get("reason") else ""
-    given = f" by {data['principal']}" if data.get("principal") else ""
-    if isinstance(data.get("given_at"), (int, float)):
-        given += f" at {_when(data['given_at'])}"
-    if data.get("repaired"):
+def _approval(record: ApprovalGiven) -> Text:
+    style = "green" if record.decision in ("allow", "edit") else "red"
+    reason = f": {record.reason}" if record.reason else ""
+    given = f" by {record.principal}" if record.principal else ""
+    if record.given_at is not None:
+        given += f" at {_when(record.given_at)}"
+    if record.repaired:
         given += " (repaired arguments)"
     return Text.assemble(
         "    ? ",
-        (str(data.get("name")), "bold"),
-        (f" approval {data.get('decision')}{reason}", style),
+        (str(record.name), "bold"),
+        (f" approval {record.decision}{reason}", style),
         (given, "dim"),
     )
 
 
-def _answer(event: JournalEvent, names: dict[str, str]) -> Text:
-    data = event.data
-    given = f" by {data['principal']}" if data.get("principal") else ""
+def _answer(record: AnswerGiven) -> Text:
+    given = f" by {record.principal}" if record.principal else ""
     return Text.assemble(
         "    ← ",
-        (str(data.get("name")), "bold"),
+        (str(record.name), "bold"),
         f" result given{given}",
-        (f" → {_short(str(data.get('content', '')), 100)}", "dim"),
+        (f" → {_short(record.content or '', 100)}", "dim"),
     )
 
 
-def _suspended(event: JournalEvent, names: dict[str, str]) -> Text:
+def _suspended(record: RunSuspended) -> Text:
     lines = Text("run suspended, waiting on:", style="bold yellow")
-    for item in event.data.get("pending", ()):
+    for item in record.pending:
         repaired = " (repaired arguments)" if item.get("repaired") else ""
         lines += Text(
             f"\n      {item.get('call_id')} {item.get('name')} awaiting {item.get('awaiting')} "
@@ -205,10 +243,10 @@ def _suspended(event: JournalEvent, names: dict[str, str]) -> Text:
     return lines
 
 
-def _tool_outcome(event: JournalEvent, names: dict[str, str]) -> Text:
-    result = event.data.get("result", {})
+def _tool_outcome(event: JournalEvent, record: ToolOutcome, names: dict[str, str]) -> Text:
+    result = record.result or {}
     name = str(result.get("name") or names.get(event.call_id or "", "?"))
-    if event.data.get("interrupted"):
+    if record.interrupted:
         return Text.assemble("    ✗ ", (name, "bold"), (f" {MAY_HAVE_RUN}", "red"))
     attempts = result.get("attempts", 0)
     plural = "s" if attempts != 1 else ""
@@ -233,9 +271,9 @@ def _failure_message(content: str) -> str:
     return content
 
 
-def _run_failed(event: JournalEvent, names: dict[str, str]) -> Text:
-    error = event.data.get("error", {})
-    word = "cancelled" if event.data.get("cancelled") else "failed"
+def _run_failed(record: RunFailed) -> Text:
+    error = record.error or {}
+    word = "cancelled" if record.cancelled else "failed"
     if error.get("type") == "usage_limit_exceeded":
         word = "stopped by a usage limit"
     return Text(
@@ -244,34 +282,14 @@ def _run_failed(event: JournalEvent, names: dict[str, str]) -> Text:
     )
 
 
-_DESCRIBE: dict[str, Callable[[JournalEvent, dict[str, str]], Text]] = {
-    "run_started": lambda event, names: Text("run started"),
-    "run_resumed": lambda event, names: Text("run resumed in a new process", style="bold cyan"),
-    "model_request": _model_request,
-    "model_response": _model_response,
-    "model_failed": _model_failed,
-    "model_streaming": _model_streaming,
-    "tool_intent": _tool_intent,
-    "approval": _approval,
-    "answer": _answer,
-    "run_suspended": _suspended,
-    "tool_outcome": _tool_outcome,
-    "run_finished": lambda event, names: Text(
-        f"run {event.data.get('outcome')}", style="bold green"
-    ),
-    "run_failed": _run_failed,
-}
-
-
 def _traceback(event: JournalEvent) -> Text | None:
     """A failed tool's recorded traceback, indented under its line."""
-    text = event.data.get("result", {}).get("traceback") if event.kind == "tool_outcome" else None
+    record = event.record
+    result = record.result if isinstance(record, ToolOutcome) else None
+    text = result.get("traceback") if result is not None else None
     if not isinstance(text, str) or not text:
         return None
     return Text("\n".join("        " + line for line in text.splitlines()), style="dim")
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def visible(value: Any) -> Any:
@@ -279,13 +297,14 @@ def visible(value: Any) -> Any:
     of its strings shown as an escape (``\x1b``): model text, tool output and
     names reach the terminal as text, never as terminal commands."""
     if isinstance(value, str):
-        return _CONTROL.sub(lambda m: repr(m.group())[1:-1], value)
+        return terminal_text(value)
     if isinstance(value, dict):
         return {visible(k): visible(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(visible(v) for v in value)
     if is_dataclass(value) and not isinstance(value, type):
-        return replace(value, **{f.name: visible(getattr(value, f.name)) for f in fields(value)})
+        shown = {f.name: visible(getattr(value, f.name)) for f in fields(value) if f.init}
+        return replace(value, **shown)
     return value
 
 
@@ -299,12 +318,10 @@ def render(log: RunLog, console: Console, *, verbose: bool = False) -> None:
     start = log.events[0].at if log.events else log.run.started_at
     names: dict[str, str] = {}
     for event in log.events:
-        shown = _event_line(event, start, names)
-        if shown is not None:
-            console.print(shown, highlight=False)
-            trace = _traceback(event) if verbose else None
-            if trace is not None:
-                console.print(trace, highlight=False)
+        console.print(_event_line(event, start, names), highlight=False)
+        trace = _traceback(event) if verbose else None
+        if trace is not None:
+            console.print(trace, highlight=False)
     if log.run.output:
         console.print()
         console.print(Text("answer: ", style="bold") + Text(log.run.output), highlight=False)

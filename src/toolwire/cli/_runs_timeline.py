@@ -8,7 +8,19 @@ from decimal import Decimal
 from typing import Any
 
 from toolwire.cost import Cost, cost_from_dict
-from toolwire.journal import RunLog
+from toolwire.journal import (
+    AnswerGiven,
+    ApprovalGiven,
+    ModelFailed,
+    ModelRequest,
+    ModelResponse,
+    Record,
+    RunLog,
+    RunSuspended,
+    ToolIntent,
+    ToolOutcome,
+    payload_of,
+)
 
 __all__ = ["cost_sum", "timeline", "usage_sum"]
 
@@ -18,10 +30,9 @@ def cost_sum(log: RunLog) -> dict[str, Any] | None:
     error); ``None`` when one of them has no known cost."""
     total = Cost(total=Decimal(0))
     for event in log.events:
-        if event.kind == "model_response" or (
-            event.kind == "model_failed" and "cost" in event.data
-        ):
-            cost = cost_from_dict(event.data.get("cost"))
+        record = event.record
+        if isinstance(record, ModelResponse) or (isinstance(record, ModelFailed) and record.priced):
+            cost = cost_from_dict(record.cost)
             if cost is None:
                 return None
             total = total + cost
@@ -31,15 +42,16 @@ def cost_sum(log: RunLog) -> dict[str, Any] | None:
 def usage_sum(log: RunLog) -> dict[str, Any]:
     total: dict[str, Any] = {}
     for event in log.events:
-        usage = event.data.get("usage") if event.kind == "model_response" else None
-        if isinstance(usage, dict):
+        record = event.record
+        usage = record.usage if isinstance(record, ModelResponse) else None
+        if usage is not None:
             for key, value in usage.items():
                 if isinstance(value, int):
                     total[key] = total.get(key, 0) + value
     return total
 
 
-_CALL_KINDS = ("tool_intent", "approval", "answer", "tool_outcome")
+_CALL_KINDS = (ToolIntent, ApprovalGiven, AnswerGiven, ToolOutcome)
 """The kinds of the records about one tool call."""
 
 
@@ -60,16 +72,18 @@ def timeline(log: RunLog) -> dict[str, Any]:
                 "answer": None,
                 "tool_calls": [],
             }
-        if event.call_id is not None and event.kind in _CALL_KINDS:
+        record = event.record
+        if event.call_id is not None and isinstance(record, _CALL_KINDS):
             key = (event.turn, event.call_id)
             call = calls.get(key)
             if call is None:
-                call = {"id": event.call_id, "name": event.data.get("name"), "starts": 0}
+                name = None if isinstance(record, ToolOutcome) else record.name
+                call = {"id": event.call_id, "name": name, "starts": 0}
                 calls[key] = call
                 turn["tool_calls"].append(call)
-            _add_call_record(call, event.kind, event.data)
+            _add_call_record(call, record)
         else:
-            _add_turn_record(turn, event.kind, event.data, event.at)
+            _add_turn_record(turn, record, event.at)
     run = log.run.to_dict()
     if run["usage"] is None:
         run["usage"] = usage_sum(log)
@@ -78,38 +92,42 @@ def timeline(log: RunLog) -> dict[str, Any]:
     return {"run": run, "turns": [turns[n] for n in sorted(turns)]}
 
 
-def _add_turn_record(turn: dict[str, Any], kind: str, data: dict[str, Any], at: float) -> None:
+def _add_turn_record(turn: dict[str, Any], record: Record, at: float) -> None:
     """What a turn's model request, failure, answer or suspension adds to it."""
-    if kind == "model_request":
+    if isinstance(record, ModelRequest):
         turn["attempts"] += 1
         turn.setdefault("requested_at", at)
-    elif kind == "model_failed":
-        turn["errors"].append({**data.get("error", {}), "elapsed": data.get("elapsed")})
-    elif kind == "model_response":
-        assistant = data.get("assistant") or {}
+    elif isinstance(record, ModelFailed):
+        turn["errors"].append({**(record.error or {}), "elapsed": record.elapsed})
+    elif isinstance(record, ModelResponse):
+        assistant = record.assistant or {}
         turn["answer"] = {
-            "elapsed": data.get("elapsed"),
-            "finish_reason": data.get("finish_reason"),
-            "usage": data.get("usage"),
-            "cost": data.get("cost"),
+            "elapsed": record.elapsed,
+            "finish_reason": record.finish_reason,
+            "usage": record.usage,
+            "cost": record.cost,
             "text": assistant.get("text", ""),
-            "tool_calls": len(assistant.get("tool_calls", [])),
+            "tool_calls": record.call_count,
         }
-    elif kind == "run_suspended":
-        turn["pending"] = data.get("pending", [])
+    elif isinstance(record, RunSuspended):
+        turn["pending"] = list(record.pending)
 
 
-def _add_call_record(call: dict[str, Any], kind: str, data: dict[str, Any]) -> None:
+def _add_call_record(
+    call: dict[str, Any], record: ToolIntent | ApprovalGiven | AnswerGiven | ToolOutcome
+) -> None:
     """What a call's intent, approval, answer or outcome adds to it."""
-    if kind == "tool_intent":
+    if isinstance(record, ToolIntent):
         call["starts"] += 1
-        call["arguments"] = data.get("arguments", data.get("arguments_preview"))
-        call["eager"] = data.get("eager", False)
-        call["repaired"] = data.get("repaired", False)
-    elif kind in ("approval", "answer"):
-        call[kind] = {k: v for k, v in data.items() if k != "name"}
+        call["arguments"] = (
+            record.arguments if record.arguments is not None else record.arguments_preview
+        )
+        call["eager"] = record.eager
+        call["repaired"] = record.repaired
+    elif isinstance(record, (ApprovalGiven, AnswerGiven)):
+        call[record.kind] = {k: v for k, v in payload_of(record).items() if k != "name"}
     else:
-        result = data.get("result", {})
+        result = record.result or {}
         call["name"] = result.get("name", call["name"])
         call.update(
             ok=result.get("ok"),
@@ -117,9 +135,9 @@ def _add_call_record(call: dict[str, Any], kind: str, data: dict[str, Any]) -> N
             attempts=result.get("attempts"),
             elapsed=result.get("elapsed"),
             content=result.get("content"),
-            interrupted=data.get("interrupted", False),
+            interrupted=record.interrupted,
         )
-        if data.get("interrupted"):
+        if record.interrupted:
             call["may_have_run"] = True
         if isinstance(result.get("traceback"), str):
             call["traceback"] = result["traceback"]

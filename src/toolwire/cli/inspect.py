@@ -22,6 +22,7 @@ import click
 from typing_extensions import assert_never
 
 from toolwire import _compat
+from toolwire.cli._terminal import terminal_json, terminal_text
 from toolwire.errors import UsageError
 from toolwire.events import (
     ChoiceFinished,
@@ -44,6 +45,11 @@ from toolwire.testing._reading import MAX_FILE_BYTES, read_file
 from toolwire.types import StreamResult
 
 __all__ = ["inspect"]
+
+
+def _say(line: str) -> None:
+    """Print one line of what a stream or a recording holds (the terminal sink)."""
+    click.echo(terminal_text(line))
 
 
 def _read(path: str) -> bytes:
@@ -91,7 +97,7 @@ def _recorded_body(path: str) -> tuple[str | None, list[bytes]] | None:
     try:
         exchange = load_exchange(Path(path))
         if not is_streamed(exchange):
-            click.echo(summarize(exchange))
+            _say(summarize(exchange))
             sys.exit(0 if exchange.response.status < 300 else 1)
         return exchange.dialect, [chunk for chunk, _ in exchange.response.iter_chunks()]
     except CassetteError as exc:
@@ -107,18 +113,23 @@ def _inspect_cassette(directory: str, as_json: bool) -> None:
         cassette = Cassette.load(directory)
         for exchange in cassette:
             line = summarize(exchange)
-            if as_json:
-                line = json.dumps(
-                    {
-                        "exchange": exchange.number,
-                        "sidecar": exchange.sidecar.name,
-                        "dialect": exchange.dialect,
-                        "status": exchange.response.status,
-                        "summary": line,
-                    },
-                    ensure_ascii=False,
+            if not as_json:
+                _say(line)
+                continue
+            click.echo(
+                terminal_json(
+                    json.dumps(
+                        {
+                            "exchange": exchange.number,
+                            "sidecar": exchange.sidecar.name,
+                            "dialect": exchange.dialect,
+                            "status": exchange.response.status,
+                            "summary": line,
+                        },
+                        ensure_ascii=False,
+                    )
                 )
-            click.echo(line)
+            )
     except CassetteError as exc:
         raise click.UsageError(exc.message) from None
 
@@ -208,7 +219,7 @@ def _print_human(
     body: bytes, decoder: StreamDecoder, frames: list[DecodedFrame], result: StreamResult
 ) -> None:
     whole = _one_json_body(body)
-    echo = click.echo
+    echo = _say
     echo(f"dialect: {result.dialect}")
     known = {d.name: d for d in registered()}.get(result.dialect)
     silent_output = known.silent_output if known is not None else None
@@ -225,7 +236,7 @@ def _print_human(
             lines = [("model", silent)] if silent else [("protocol", "(nothing from the model)")]
         for who, what in lines:
             tag = click.style("model   ", fg="green") if who == "model" else "protocol"
-            echo(f"{label}{name} {tag}  {what}")
+            click.echo(f"{terminal_text(label + name)} {tag}  {terminal_text(what)}")
     echo("")
     for choice in result.choices:
         head = f"choice {choice.index}: " if len(result.choices) > 1 else ""
@@ -311,7 +322,7 @@ def inspect(
     if problem is not None:
         raise click.UsageError(f"{'stdin' if file == '-' else file} {problem}")
     if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        click.echo(terminal_json(json.dumps(result.to_dict(), ensure_ascii=False)))
     else:
         _print_human(body, decoder, frames, result)
     if result.error is not None:

@@ -16,7 +16,10 @@ second process gets :class:`RunLeased`. :class:`PostgresJournal` keeps the
 same records in PostgreSQL for workers on many machines, with leases that
 expire and carry a fencing token (a stale worker gets :class:`LeaseLost`).
 :class:`JournalObserver` is the run observer that writes it; :func:`plan_resume`
-reads where a run stands.
+reads where a run stands. Each recorded step is a typed, versioned
+record (:data:`Record`: :class:`RunStarted`, :class:`ModelRequest`,
+:class:`ToolIntent`... see :mod:`toolwire.journal._kinds`), as
+:attr:`JournalEvent.record`.
 """
 
 from __future__ import annotations
@@ -39,6 +42,24 @@ from toolwire.journal._decisions import (
     recorded_decisions,
     resolve_approval_key,
     waiting_for,
+)
+from toolwire.journal._kinds import (
+    VERSIONS,
+    AnswerGiven,
+    ApprovalGiven,
+    ModelFailed,
+    ModelRequest,
+    ModelResponse,
+    ModelStreaming,
+    Record,
+    RunFailed,
+    RunFinished,
+    RunResumed,
+    RunStarted,
+    RunSuspended,
+    ToolIntent,
+    ToolOutcome,
+    payload_of,
 )
 from toolwire.journal._observer import JournalObserver
 from toolwire.journal._open import (
@@ -75,6 +96,9 @@ __all__ = [
     "KEY_VARIABLE",
     "MAY_HAVE_RUN",
     "RUN_STATUSES",
+    "VERSIONS",
+    "AnswerGiven",
+    "ApprovalGiven",
     "ApprovalRefused",
     "Decision",
     "Journal",
@@ -83,17 +107,29 @@ __all__ = [
     "JournalObserver",
     "JournalReader",
     "LeaseLost",
+    "ModelFailed",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelStreaming",
     "PostgresJournal",
     "PostgresRateStore",
+    "Record",
     "RecordedCall",
     "RecordedDecision",
     "RecordedTurn",
     "ResumePlan",
+    "RunFailed",
+    "RunFinished",
     "RunLeased",
     "RunLog",
+    "RunResumed",
+    "RunStarted",
     "RunSummary",
+    "RunSuspended",
     "SQLiteJournal",
     "Step",
+    "ToolIntent",
+    "ToolOutcome",
     "WaitingCall",
     "apply_decisions",
     "check_decision",
@@ -103,6 +139,7 @@ __all__ = [
     "default_journal_path",
     "encode_record",
     "open_journal",
+    "payload_of",
     "pending_calls",
     "plan_resume",
     "record_decision",

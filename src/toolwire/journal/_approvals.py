@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolwire.journal._kinds import AnswerGiven, ApprovalGiven, RunSuspended, payload_of
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import JournalError, RunLog
 from toolwire.run import PendingCall
@@ -169,8 +170,8 @@ def pending_calls(log: RunLog) -> tuple[PendingCall, ...]:
     if log.run.status != "suspended":
         return ()
     for event in reversed(log.events):
-        if event.kind == "run_suspended":
-            return tuple(_pending(item) for item in event.data.get("pending", ()))
+        if isinstance(event.record, RunSuspended):
+            return tuple(_pending(item) for item in event.record.pending)
     return ()
 
 
@@ -191,14 +192,15 @@ def _pending(item: Any) -> PendingCall:
         raise JournalError(f"a recorded pending call is incomplete: {exc}") from exc
 
 
-def recorded_answers(log: RunLog) -> dict[str, dict[str, Any]]:
+def recorded_answers(log: RunLog) -> dict[str, ApprovalGiven | AnswerGiven]:
     """The answers recorded since the run last suspended, by call id."""
-    answers: dict[str, dict[str, Any]] = {}
+    answers: dict[str, ApprovalGiven | AnswerGiven] = {}
     for event in reversed(log.events):
-        if event.kind == "run_suspended":
+        record = event.record
+        if isinstance(record, RunSuspended):
             break
-        if event.kind in ("approval", "answer") and event.call_id is not None:
-            answers.setdefault(event.call_id, event.data)
+        if isinstance(record, (ApprovalGiven, AnswerGiven)) and event.call_id is not None:
+            answers.setdefault(event.call_id, record)
     return answers
 
 
@@ -263,20 +265,20 @@ def check_decision(
     if _same(earlier, decision):
         # The same answer signed anew (an unsigned one, or one signed with
         # another key, cannot be taken back: a signed one may follow it).
-        resigned = decision.signature is not None and earlier.get("signature") != decision.signature
+        resigned = decision.signature is not None and earlier.signature != decision.signature
         return found, resigned
     raise ApprovalRefused(
-        f"call {found.call_id} was already answered ({earlier.get('decision')}) differently",
+        f"call {found.call_id} was already answered ({earlier.decision}) differently",
         reason="conflict",
     )
 
 
-def _same(earlier: Mapping[str, Any], decision: Decision) -> bool:
-    if earlier.get("decision") != decision.decision:
+def _same(earlier: ApprovalGiven | AnswerGiven, decision: Decision) -> bool:
+    if earlier.decision != decision.decision:
         return False
-    if decision.decision == "result":
-        return earlier.get("content") == result_content(decision.result)
-    return decision.decision == "allow" or earlier.get("reason") == decision.reason
+    if isinstance(earlier, AnswerGiven):
+        return earlier.content == result_content(decision.result)
+    return decision.decision == "allow" or earlier.reason == decision.reason
 
 
 def result_content(result: Any) -> str:
@@ -286,32 +288,42 @@ def result_content(result: Any) -> str:
 
 def decision_record(
     found: PendingCall, decision: Decision, *, now: float | None = None
-) -> tuple[str, dict[str, Any]]:
-    """The journal event (kind and data) of an accepted decision."""
-    record: dict[str, Any] = {
-        "name": found.name,
-        "decision": decision.decision,
-        "principal": decision.principal,
-        "digest": found.digest,
-        "given_at": time.time() if now is None else now,
-        "repaired": found.repaired,
-        "signed": decision.signature is not None,
-    }
+) -> ApprovalGiven | AnswerGiven:
+    """The journal record of an accepted decision: with its signature, what
+    the signature covers, so that a resume with the key can check it."""
+    given_at = time.time() if now is None else now
+    signed_fields: dict[str, Any] | None = None
     if decision.signature is not None:
-        # What the signature covers, so that a resume with the key can check it.
-        record["signature"] = decision.signature
-        signed: dict[str, Any] = {"digest": decision.digest}
+        signed_fields = {"digest": decision.digest}
         if decision.decision == "result" and not isinstance(decision.result, str):
-            signed["result"] = decision.result
-        record["signed_fields"] = signed
-    if decision.expires_at is not None:
-        record["expires_at"] = decision.expires_at
+            signed_fields["result"] = decision.result
     if decision.decision == "result":
-        record["content"] = result_content(decision.result)
-        return "answer", record
-    if decision.reason is not None:
-        record["reason"] = decision.reason
-    return "approval", record
+        return AnswerGiven(
+            name=found.name,
+            decision=decision.decision,
+            principal=decision.principal,
+            digest=found.digest,
+            given_at=given_at,
+            repaired=found.repaired,
+            signed=decision.signature is not None,
+            signature=decision.signature,
+            signed_fields=signed_fields,
+            expires_at=decision.expires_at,
+            content=result_content(decision.result),
+        )
+    return ApprovalGiven(
+        name=found.name,
+        decision=decision.decision,
+        principal=decision.principal,
+        digest=found.digest,
+        given_at=given_at,
+        repaired=found.repaired,
+        signed=decision.signature is not None,
+        signature=decision.signature,
+        signed_fields=signed_fields,
+        expires_at=decision.expires_at,
+        reason=decision.reason,
+    )
 
 
 def apply_decisions(
@@ -344,11 +356,11 @@ def apply_decisions(
         if new and twin is None:
             accepted.append((found, decision))
     for found, decision in accepted:
-        kind, record = decision_record(found, decision, now=now)
+        record = decision_record(found, decision, now=now)
         journal.record_event(
             run_id,
-            kind,
-            json.dumps(record, ensure_ascii=False),
+            record.kind,
+            json.dumps(payload_of(record), ensure_ascii=False),
             turn=found.turn,
             call_id=found.call_id,
         )

@@ -35,6 +35,7 @@ from toolwire.journal._approvals import (
     same_text,
     sign_decision,
 )
+from toolwire.journal._kinds import AnswerGiven, ApprovalGiven
 from toolwire.journal._records import JournalEvent, RunLog
 
 __all__ = [
@@ -51,6 +52,11 @@ KEY_VARIABLE = "TOOLWIRE_APPROVAL_KEY"
 """The environment variable that holds the approval key."""
 
 _KINDS = {"approval": ("allow", "deny"), "answer": ("result",)}
+_DECISIONS: dict[str, Literal["allow", "deny", "result"]] = {
+    "allow": "allow",
+    "deny": "deny",
+    "result": "result",
+}
 
 
 def resolve_approval_key(given: bytes | None = None) -> bytes | None:
@@ -113,30 +119,25 @@ class RecordedDecision:
 
 
 def _recorded(run_id: str, event: JournalEvent) -> RecordedDecision | None:
-    data = event.data
-    decision = data.get("decision")
-    if event.call_id is None or decision not in _KINDS.get(event.kind, ()):
+    record = event.record
+    if not isinstance(record, (ApprovalGiven, AnswerGiven)) or event.call_id is None:
         return None
-
-    def text(name: str) -> str | None:
-        value = data.get(name)
-        return value if isinstance(value, str) else None
-
-    expires = data.get("expires_at")
-    signed = data.get("signed_fields")
+    decision = _DECISIONS.get(record.decision or "")
+    if decision is None or decision not in _KINDS[record.kind]:
+        return None
     return RecordedDecision(
         run_id=run_id,
         call_id=event.call_id,
         turn=event.turn,
         seq=event.seq,
         decision=decision,
-        digest=text("digest"),
-        principal=text("principal") or "",
-        reason=text("reason"),
-        content=text("content"),
-        expires_at=float(expires) if isinstance(expires, int | float) else None,
-        signature=text("signature"),
-        signed=dict(signed) if isinstance(signed, Mapping) else {},
+        digest=record.digest,
+        principal=record.principal or "",
+        reason=record.reason if isinstance(record, ApprovalGiven) else None,
+        content=record.content if isinstance(record, AnswerGiven) else None,
+        expires_at=float(record.expires_at) if record.expires_at is not None else None,
+        signature=record.signature,
+        signed=dict(record.signed_fields or {}),
     )
 
 

@@ -4,9 +4,10 @@ Theory of operation: :class:`JournalObserver` turns the agent's awaited
 observer hooks into :class:`~toolwire.journal.Journal` writes, so a record is
 durable before the step it describes happens (the tool intent before the
 tool body, the request with its new messages before the request is sent).
-Every record it writes is encoded by :mod:`toolwire.journal._payloads`,
-which removes the secrets it is given (the provider's API key) and the
-credential patterns of :func:`toolwire.tools.scrub`.
+Every record it writes is a typed record (:mod:`toolwire.journal._kinds`),
+built by :mod:`toolwire.journal._payloads` and encoded without the secrets
+it is given (the provider's API key) or the credential patterns of
+:func:`toolwire.tools.scrub`.
 
 Batching: a record is *committed* (durable before the hook returns) when
 the agent's next step depends on it being on disk: a request before it is
@@ -46,13 +47,22 @@ import anyio.to_thread
 
 from toolwire.cost import Cost, RunTotals
 from toolwire.errors import ToolwireError, UsageLimitExceeded
+from toolwire.journal._kinds import (
+    ModelFailed,
+    ModelRequest,
+    ModelStreaming,
+    Record,
+    RunFailed,
+    RunStarted,
+    payload_of,
+)
 from toolwire.journal._payloads import (
     RecordEncoder,
     approval_record,
     clean_settings,
     encode_record,
     error_record,
-    intent_step,
+    intent_record,
     outcome_record,
     pending_record,
     response_record,
@@ -119,17 +129,21 @@ class JournalObserver(RunObserver):
                 return self._last_header[1]
         except TypeError:  # a setting that cannot be compared
             pass
-        header = self._encode(
-            {
-                "model": info.model,
-                "provider": info.provider,
-                "dialect": info.dialect,
-                "tools": list(info.tools),
-                "settings": clean_settings(info.settings),
-            }
+        header = self._text(
+            RunStarted(
+                model=info.model,
+                provider=info.provider,
+                dialect=info.dialect,
+                tools=tuple(info.tools),
+                settings=clean_settings(info.settings),
+            )
         )
         self._last_header = (key, header)
         return header
+
+    def _text(self, record: Record) -> str:
+        """The JSON text a journal stores for ``record``, every secret removed."""
+        return self._encode(payload_of(record))
 
     async def _call(self, work: Callable[[], T]) -> T:
         if self.offload:
@@ -230,20 +244,14 @@ class JournalObserver(RunObserver):
         totals = self._meters.get(run_id)
         return totals_record(totals()) if totals is not None else None
 
-    def _totals(self, run_id: str, record: dict[str, Any]) -> dict[str, Any]:
-        """``record`` with the run's totals, when its meter is known."""
-        entry = self._totals_entry(run_id)
-        if entry is not None:
-            record["totals"] = entry
-        return record
-
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
     ) -> None:
         """Record the request, and the messages no earlier request carried."""
         stored = self._stored.get(run_id, 0)
         new = [self._encode(m.to_dict()) for m in messages[stored:]]
-        data = self._encode(self._totals(run_id, {"messages": len(messages), "new": len(new)}))
+        totals = self._totals_entry(run_id)
+        data = self._text(ModelRequest(messages=len(messages), new=len(new), totals=totals))
         await self._commit(
             run_id, Step("model_request", data, turn, attempt, messages=new, first_position=stored)
         )
@@ -254,7 +262,7 @@ class JournalObserver(RunObserver):
         """Record (committed at once) the id under which the provider keeps
         the response being streamed: a run resumed before the answer is
         recorded reads it again instead of asking again."""
-        data = self._encode({"response_id": response_id})
+        data = self._text(ModelStreaming(response_id=response_id))
         await self._commit(run_id, Step("model_streaming", data, turn, attempt))
 
     async def model_usage(
@@ -276,7 +284,8 @@ class JournalObserver(RunObserver):
         cost = priced[1] if priced is not None else None
         if priced is None and result.usage is not None:  # counted by model_usage otherwise
             self._usage[run_id] = self._usage.get(run_id, Usage()) + result.usage
-        data = self._encode(self._totals(run_id, response_record(result, cost, elapsed)))
+        totals = self._totals_entry(run_id)
+        data = self._text(response_record(result, cost, elapsed, totals))
         # Staged: what comes next (the intents of its tool calls, the next
         # request, the run's end) is committed with it.
         self._stage(run_id, Step("model_response", data, turn, attempt))
@@ -286,13 +295,17 @@ class JournalObserver(RunObserver):
     ) -> None:
         """Record a failed request or stream (with what it used, when a usage
         limit cut it)."""
-        record: dict[str, Any] = {"elapsed": elapsed, "error": error_record(error)}
         priced = self._priced.pop(run_id, None)
-        if priced is not None:
-            usage, cost = priced
-            record["usage"] = usage.to_dict() if usage is not None else None
-            record["cost"] = cost.to_dict() if cost is not None else None
-        data = self._encode(self._totals(run_id, record))
+        usage, cost = priced if priced is not None else (None, None)
+        record = ModelFailed(
+            elapsed=elapsed,
+            error=error_record(error),
+            priced=priced is not None,
+            usage=usage.to_dict() if usage is not None else None,
+            cost=cost.to_dict() if cost is not None else None,
+            totals=self._totals_entry(run_id),
+        )
+        data = self._text(record)
         # Staged: the request sent again, or the run's end, commits it.
         self._stage(run_id, Step("model_failed", data, turn, attempt))
 
@@ -307,8 +320,19 @@ class JournalObserver(RunObserver):
     ) -> None:
         """Record the intent: committed before the tool's body runs."""
         totals = self._totals_entry(run_id)
-        step = intent_step(turn, call, idempotency_key, eager, self._encode, totals=totals)
+        step = self._intent(turn, call, idempotency_key, eager, totals)
         await self._commit(run_id, step)
+
+    def _intent(
+        self,
+        turn: int,
+        call: ToolCall | InvalidToolCall,
+        idempotency_key: str,
+        eager: bool,
+        totals: dict[str, Any] | None = None,
+    ) -> Step:
+        data = self._text(intent_record(call, idempotency_key, eager, totals=totals))
+        return Step("tool_intent", data, turn, call_id=call.id)
 
     async def tools_started(
         self,
@@ -324,16 +348,16 @@ class JournalObserver(RunObserver):
             return
         *staged, (last, last_key) = calls
         for call, idempotency_key in staged:
-            self._stage(run_id, intent_step(turn, call, idempotency_key, eager, self._encode))
+            self._stage(run_id, self._intent(turn, call, idempotency_key, eager))
         totals = self._totals_entry(run_id)
-        step = intent_step(turn, last, last_key, eager, self._encode, totals=totals)
+        step = self._intent(turn, last, last_key, eager, totals)
         await self._commit(run_id, step)
 
     async def approval_decided(
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
     ) -> None:
         """Record an approver's decision (before the tool may run)."""
-        data = self._encode(approval_record(name, decision))
+        data = self._text(approval_record(name, decision))
         await self._commit(run_id, Step("approval", data, turn, call_id=call_id))
 
     async def tool_finished(
@@ -364,17 +388,15 @@ class JournalObserver(RunObserver):
         eager: bool,
         interrupted: bool,
     ) -> None:
-        data = self._encode(outcome_record(result, eager=eager, interrupted=interrupted))
+        data = self._text(outcome_record(result, eager=eager, interrupted=interrupted))
         await self._commit(run_id, Step("tool_outcome", data, turn, call_id=call.id))
         self._calls[run_id] = self._calls.get(run_id, 0) + 1
 
     async def run_finished(self, run_id: str, result: RunResult) -> None:
         """Record the run's outcome and answer."""
-        summary = self._encode(self._totals(run_id, run_summary(result)))
-        if result.pending:
-            data = self._encode(self._totals(run_id, pending_record(result)))
-        else:
-            data = summary
+        totals = self._totals_entry(run_id)
+        summary = self._text(run_summary(result, totals))
+        data = self._text(pending_record(result, totals)) if result.pending else summary
         await self._commit(run_id, end_step(result.outcome, summary, data))
         self._forget(run_id)
 
@@ -382,15 +404,16 @@ class JournalObserver(RunObserver):
         """Record why the run ended without an outcome."""
         cancelled = isinstance(error, (anyio.get_cancelled_exc_class(), KeyboardInterrupt))
         cost = self._cost.get(run_id, _ZERO)
-        record = {
-            "error": error_record(error),
-            "cancelled": cancelled,
-            "turns": self._turns.get(run_id),
-            "tool_calls": self._calls.get(run_id, 0),
-            "usage": self._usage.get(run_id, Usage()).to_dict(),
-            "cost": cost.to_dict() if cost is not None else None,
-        }
-        text = self._encode(self._totals(run_id, record))
+        record = RunFailed(
+            error=error_record(error),
+            cancelled=cancelled,
+            turns=self._turns.get(run_id),
+            tool_calls=self._calls.get(run_id, 0),
+            usage=self._usage.get(run_id, Usage()).to_dict(),
+            cost=cost.to_dict() if cost is not None else None,
+            totals=self._totals_entry(run_id),
+        )
+        text = self._text(record)
         status = "cancelled" if cancelled else "failed"
         if isinstance(error, UsageLimitExceeded):
             status = "limit"

@@ -14,14 +14,21 @@ records are written is :mod:`toolwire.journal._observer`'s business.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from toolwire.cost import Cost
 from toolwire.errors import ToolwireError, UsageLimitExceeded
 from toolwire.http._credentials import MIN_SECRET_LENGTH, ascii_lower, redact, secret_forms
 from toolwire.http._urls import url_where
-from toolwire.journal._records import Step
+from toolwire.journal._kinds import (
+    ApprovalGiven,
+    ModelResponse,
+    RunFinished,
+    RunSuspended,
+    ToolIntent,
+    ToolOutcome,
+)
 from toolwire.messages import AssistantMessage
 from toolwire.run import RunResult
 from toolwire.stream import _json
@@ -37,7 +44,7 @@ __all__ = [
     "dumps_record",
     "encode_record",
     "error_record",
-    "intent_step",
+    "intent_record",
     "outcome_record",
     "pending_record",
     "response_record",
@@ -120,20 +127,10 @@ def error_record(error: BaseException) -> dict[str, Any]:
     }
 
 
-def _call_record(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
-    record: dict[str, Any] = {"name": call.name}
-    if isinstance(call, InvalidToolCall):
-        record["invalid"] = True
-        record["raw_arguments"] = call.raw_arguments[:PREVIEW_CHARS]
-        record["error"] = call.error
-        return record
-    record.update(arguments_record(call.arguments))
-    if call.repaired:
-        record["repaired"] = True
-    return record
-
-
 def arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """How a record keeps tool arguments: whole (``arguments``), or, past
+    :data:`PREVIEW_CHARS`, as a preview (``arguments_preview`` and
+    ``arguments_chars``, the fields of :class:`ToolIntent` of those names)."""
     try:
         small = len(_json.dumps_bytes(arguments)) <= PREVIEW_CHARS  # bytes >= characters
     except (TypeError, ValueError):
@@ -144,21 +141,33 @@ def arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
     return {"arguments_preview": text[:PREVIEW_CHARS], "arguments_chars": len(text)}
 
 
-def intent_step(
-    turn: int,
+def intent_record(
     call: ToolCall | InvalidToolCall,
     idempotency_key: str,
     eager: bool,
-    encode: Callable[[Any], str],
     *,
     totals: dict[str, Any] | None = None,
-) -> Step:
-    record = _call_record(call)
-    record["idempotency_key"] = idempotency_key
-    record["eager"] = eager
-    if totals is not None:  # the run's, once the batch's calls are counted
-        record["totals"] = totals
-    return Step("tool_intent", encode(record), turn, call_id=call.id)
+) -> ToolIntent:
+    """What a tool call's intent record says (``totals``: the run's, once the
+    batch's calls are counted)."""
+    if isinstance(call, InvalidToolCall):
+        return ToolIntent(
+            name=call.name,
+            invalid=True,
+            raw_arguments=call.raw_arguments[:PREVIEW_CHARS],
+            error=call.error,
+            idempotency_key=idempotency_key,
+            eager=eager,
+            totals=totals,
+        )
+    return ToolIntent(
+        name=call.name,
+        **arguments_record(call.arguments),
+        repaired=call.repaired,
+        idempotency_key=idempotency_key,
+        eager=eager,
+        totals=totals,
+    )
 
 
 class RecordEncoder:
@@ -192,33 +201,32 @@ class RecordEncoder:
         return text
 
 
-def response_record(result: StreamResult, cost: Cost | None, elapsed: float) -> dict[str, Any]:
+def response_record(
+    result: StreamResult, cost: Cost | None, elapsed: float, totals: dict[str, Any] | None
+) -> ModelResponse:
     """What a model's answer record says (choice 0 is the one the run follows)."""
     choice = result.choices[0] if result.choices else None
     assistant = AssistantMessage.from_choice(choice) if choice is not None else None
-    return {
-        "elapsed": elapsed,
-        "finish_reason": choice.finish_reason if choice is not None else None,
-        "usage": result.usage.to_dict() if result.usage is not None else None,
-        "cost": cost.to_dict() if cost is not None else None,
-        "assistant": assistant.to_dict() if assistant is not None else None,
-        "choices": len(result.choices),
-        "model": result.model,
-        "response_id": result.response_id,
-    }
+    return ModelResponse(
+        elapsed=elapsed,
+        finish_reason=choice.finish_reason if choice is not None else None,
+        usage=result.usage.to_dict() if result.usage is not None else None,
+        cost=cost.to_dict() if cost is not None else None,
+        assistant=assistant.to_dict() if assistant is not None else None,
+        choices=len(result.choices),
+        model=result.model,
+        response_id=result.response_id,
+        totals=totals,
+    )
 
 
-def approval_record(name: str, decision: Approval) -> dict[str, Any]:
+def approval_record(name: str, decision: Approval) -> ApprovalGiven:
     """What an approver's decision record says."""
-    record: dict[str, Any] = {"name": name, "decision": decision.decision}
-    if decision.reason is not None:
-        record["reason"] = decision.reason
-    if decision.arguments is not None:
-        record.update(arguments_record(decision.arguments))
-    return record
+    edited = arguments_record(decision.arguments) if decision.arguments is not None else {}
+    return ApprovalGiven(name=name, decision=decision.decision, reason=decision.reason, **edited)
 
 
-def outcome_record(result: ToolResult, *, eager: bool, interrupted: bool) -> dict[str, Any]:
+def outcome_record(result: ToolResult, *, eager: bool, interrupted: bool) -> ToolOutcome:
     """What a tool call's outcome record says. An interrupted call (started,
     no outcome recorded, not repeated) says it ``may_have_run``: its worker
     may have run it before a crash, or still run it after a takeover fenced
@@ -228,29 +236,31 @@ def outcome_record(result: ToolResult, *, eager: bool, interrupted: bool) -> dic
         del payload["traceback"]
     arguments = payload.pop("arguments", {})
     payload.update(arguments_record(arguments if isinstance(arguments, dict) else {}))
-    record = {"result": payload, "eager": eager, "interrupted": interrupted}
-    if interrupted:
-        record["may_have_run"] = True
-    return record
+    return ToolOutcome(
+        result=payload, eager=eager, interrupted=interrupted, may_have_run=interrupted
+    )
 
 
-def run_summary(result: RunResult) -> dict[str, Any]:
-    """The summary of a run's end: its outcome and answer."""
-    return {
-        "outcome": result.outcome,
-        "output": result.output,
-        "turns": result.turns,
-        "tool_calls": len(result.tool_calls),
-        "usage": result.usage.to_dict(),
-        "cost": result.cost.to_dict() if result.cost is not None else None,
-    }
+def run_summary(result: RunResult, totals: dict[str, Any] | None) -> RunFinished:
+    """The summary of a run's end: its outcome and answer (the ``runs`` row's,
+    and a finished run's last record)."""
+    return RunFinished(
+        outcome=result.outcome,
+        output=result.output,
+        turns=result.turns,
+        tool_calls=len(result.tool_calls),
+        usage=result.usage.to_dict(),
+        cost=result.cost.to_dict() if result.cost is not None else None,
+        totals=totals,
+    )
 
 
-def pending_record(result: RunResult) -> dict[str, Any]:
+def pending_record(result: RunResult, totals: dict[str, Any] | None) -> RunSuspended:
     """What a suspended run waits for: the calls, their canonical arguments
     and digests (what an approval must name)."""
-    return {
-        "outcome": result.outcome,
-        "turns": result.turns,
-        "pending": [pending.to_dict() for pending in result.pending],
-    }
+    return RunSuspended(
+        outcome=result.outcome,
+        turns=result.turns,
+        pending=tuple(pending.to_dict() for pending in result.pending),
+        totals=totals,
+    )

@@ -55,6 +55,7 @@ from toolwire.journal._records import (
     JournalEvent,
     RunLog,
     Step,
+    column_text,
     events_from_rows,
     log_from_rows,
 )
@@ -280,7 +281,16 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
                 )
         db.execute(
             "INSERT INTO toolwire_events VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-            (key, seq, time.time(), step.kind, step.turn, step.attempt, step.call_id, step.data),
+            (
+                key,
+                seq,
+                time.time(),
+                step.kind,
+                step.turn,
+                step.attempt,
+                column_text(step.call_id),
+                step.data,
+            ),
         )
         return seq
 

@@ -9,11 +9,13 @@ process gets when it tries to run or resume a run that a live process holds.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from toolwire.errors import ToolwireError
+from toolwire.journal._errors import JournalError, LeaseLost, RunLeased
+from toolwire.journal._kinds import Record, RunStarted, record_of
 from toolwire.stream import _json
 
 __all__ = [
@@ -26,10 +28,12 @@ __all__ = [
     "RunLog",
     "RunSummary",
     "Step",
+    "column_text",
     "end_step",
     "loads_record",
     "log_from_rows",
     "summary_from_row",
+    "text_from_column",
 ]
 
 RUN_STATUSES = ("running", "answered", "max_turns", "suspended", "failed", "cancelled", "limit")
@@ -47,27 +51,39 @@ or, fenced out by a takeover, may still run it; the run went on without
 running it again."""
 
 
-class JournalError(ToolwireError):
-    """The journal cannot be read or written (unknown run, unreadable file,
-    a record that is not what toolwire wrote)."""
-
-    type_name = "journal_error"
-
-
-class RunLeased(JournalError):
-    """Another live process (or another task of this one) is running or
-    resuming this run: one process at a time may. A process that died (even
-    of ``kill -9``) holds nothing, so its successor can resume."""
-
-    type_name = "run_leased"
+def _unstorable(text: str) -> bool:
+    """Whether a text column cannot hold ``text`` as it is: a lone surrogate
+    (no UTF-8 form, which SQLite and PostgreSQL store), a NUL (PostgreSQL's
+    text refuses it), or a leading ``"`` (the mark of an escaped value)."""
+    if text.startswith('"') or "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
-class LeaseLost(RunLeased):
-    """This worker's lease of a run expired and another worker took the run
-    over (its fencing token is newer): the write was refused and nothing of it
-    was stored. The run goes on with its new owner."""
+def column_text(text: str | None) -> str | None:
+    """``text`` from a model (a call id) as a text column of either store
+    holds it: as it is, or, when a column could not hold it, as a JSON string
+    (ASCII, with a leading ``"``). :func:`text_from_column` gives it back, so
+    a resume matches the call id the model sent, byte for byte."""
+    if text is None or not _unstorable(text):
+        return text
+    return json.dumps(text, ensure_ascii=True)
 
-    type_name = "lease_lost"
+
+def text_from_column(stored: str | None) -> str | None:
+    """The text :func:`column_text` stored (an id written raw by an older
+    toolwire, leading ``"`` and all, reads back as it is)."""
+    if stored is None or not stored.startswith('"'):
+        return stored
+    try:
+        value = json.loads(stored)
+    except ValueError:
+        return stored
+    return value if isinstance(value, str) else stored
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -144,6 +160,16 @@ class JournalEvent:
     attempt: int | None = None
     call_id: str | None = None
     data: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The payload as stored (what ``toolwire runs export`` writes); code
+    reads :attr:`record`'s fields instead."""
+    record: Record = field(init=False, repr=False, compare=False)
+    """The step as its typed record (:mod:`toolwire.journal._kinds`), read
+    from ``kind`` and ``data``."""
+
+    def __post_init__(self) -> None:
+        """Raises:
+        JournalError: a kind this toolwire does not know, or a newer version."""
+        object.__setattr__(self, "record", record_of(self.kind, self.data))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -271,18 +297,18 @@ def summary_from_row(row: tuple[Any, ...]) -> RunSummary:
     summary = loads_record(summary_text, "run summary") or {}
     if not isinstance(header, dict) or not isinstance(summary, dict):
         raise JournalError(f"run {run_id}: its header or summary is not a JSON object")
-    tools = header.get("tools", [])
-    settings = header.get("settings", {})
+    start = record_of("run_started", header)
+    assert isinstance(start, RunStarted)
     return RunSummary(
         run_id=run_id,
         started_at=started_at,
         updated_at=updated_at,
         status=status,
-        model=str(header.get("model", "")),
-        provider=str(header.get("provider", "")),
-        dialect=str(header.get("dialect", header.get("api", ""))),  # "api" in older journals
-        tools=tuple(str(t) for t in tools) if isinstance(tools, list) else (),
-        settings=settings if isinstance(settings, dict) else {},
+        model=start.model,
+        provider=start.provider,
+        dialect=start.dialect,
+        tools=start.tools,
+        settings=start.settings,
         resumes=resumes,
         turns=summary.get("turns"),
         tool_calls=summary.get("tool_calls"),
@@ -304,11 +330,19 @@ def events_from_rows(run_id: str, rows: Sequence[tuple[Any, ...]]) -> list[Journ
         payload = loads_record(data, f"{kind} record")
         if not isinstance(payload, dict):
             raise JournalError(f"run {run_id}: event {seq} is not a JSON object")
-        events.append(
-            JournalEvent(
-                seq=seq, at=at, kind=kind, turn=turn, attempt=attempt, call_id=call_id, data=payload
+        try:
+            event = JournalEvent(
+                seq=seq,
+                at=at,
+                kind=kind,
+                turn=turn,
+                attempt=attempt,
+                call_id=text_from_column(call_id),
+                data=payload,
             )
-        )
+        except JournalError as exc:
+            raise JournalError(f"run {run_id}: event {seq}: {exc.message}") from None
+        events.append(event)
     return events
 
 

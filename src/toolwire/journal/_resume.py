@@ -29,6 +29,15 @@ from typing import Any
 
 from toolwire.cost import Cost, RunTotals, cost_from_dict
 from toolwire.errors import UsageError
+from toolwire.journal._kinds import (
+    AnswerGiven,
+    ApprovalGiven,
+    ModelRequest,
+    ModelResponse,
+    ModelStreaming,
+    ToolIntent,
+    ToolOutcome,
+)
 from toolwire.journal._records import JournalError, RunLog
 from toolwire.journal._totals import run_totals
 from toolwire.messages import AssistantMessage, Message, message_from_dict
@@ -160,7 +169,7 @@ class ResumePlan:
 @dataclass
 class _Turn:
     request_seq: int
-    response: dict[str, Any] | None = None
+    response: ModelResponse | None = None
     intents: set[str] = field(default_factory=set[str])
     outcomes: dict[str, tuple[ToolResult, bool]] = field(
         default_factory=dict[str, tuple[ToolResult, bool]]
@@ -202,58 +211,51 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
     """Each requested turn's records; a request sent again starts afresh."""
     turns: dict[int, _Turn] = {}
     for event in log.events:
-        if event.kind == "model_request":
+        record = event.record
+        if isinstance(record, ModelRequest):
             if event.turn is None:
                 raise JournalError(f"event {event.seq}: a model request without a turn")
             turns[event.turn] = _Turn(request_seq=event.seq)
             continue
-        if event.kind not in (
-            "model_response",
-            "model_streaming",
-            "tool_intent",
-            "tool_outcome",
-            "approval",
-            "answer",
-        ):
+        if not isinstance(record, _TURN_RECORDS):
             continue
         state = turns.get(event.turn) if event.turn is not None else None
         if state is None:
             raise JournalError(f"event {event.seq} ({event.kind}): no request for its turn")
-        if event.kind == "model_response":
-            state.response = event.data
-        elif event.kind == "model_streaming":
-            found = event.data.get("response_id")
-            state.streaming = found if isinstance(found, str) else None
+        if isinstance(record, ModelResponse):
+            state.response = record
+        elif isinstance(record, ModelStreaming):
+            state.streaming = record.response_id
         elif event.call_id is None:
             raise JournalError(f"event {event.seq} ({event.kind}): no call id")
-        elif event.kind == "tool_intent":
+        elif isinstance(record, ToolIntent):
             state.intents.add(event.call_id)
-        elif event.kind == "approval":
-            decision = event.data.get("decision")
-            if decision in ("allow", "edit"):
+        elif isinstance(record, ApprovalGiven):
+            if record.decision in ("allow", "edit"):
                 state.approved.add(event.call_id)
-                digest = event.data.get("digest")
-                if isinstance(digest, str):
-                    state.grants[event.call_id] = digest
-            elif decision == "deny":
-                reason = event.data.get("reason")
+                if record.digest is not None:
+                    state.grants[event.call_id] = record.digest
+            elif record.decision == "deny":
                 state.denied[event.call_id] = (
-                    reason if isinstance(reason, str) else "the call was not approved"
+                    record.reason if record.reason is not None else "the call was not approved"
                 )
-        elif event.kind == "answer":
-            state.outcomes[event.call_id] = (_answer(event.call_id, event.data), False)
+        elif isinstance(record, AnswerGiven):
+            state.outcomes[event.call_id] = (_answer(event.call_id, record), False)
         else:
-            result = tool_result_from_dict(event.data.get("result"))
-            state.outcomes[event.call_id] = (result, bool(event.data.get("eager", False)))
+            result = tool_result_from_dict(record.result)
+            state.outcomes[event.call_id] = (result, record.eager)
     return turns
 
 
-def _answer(call_id: str, data: dict[str, Any]) -> ToolResult:
+_TURN_RECORDS = (ModelResponse, ModelStreaming, ToolIntent, ToolOutcome, ApprovalGiven, AnswerGiven)
+"""The records that belong to a turn's last request."""
+
+
+def _answer(call_id: str, record: AnswerGiven) -> ToolResult:
     """An external tool's result, given to a suspended run."""
-    content, name = data.get("content"), data.get("name")
-    if not isinstance(content, str) or not isinstance(name, str):
+    if record.content is None or record.name is None:
         raise JournalError(f"the answer to call {call_id} has no content or name")
-    return ToolResult(call_id=call_id, name=name, ok=True, content=content)
+    return ToolResult(call_id=call_id, name=record.name, ok=True, content=record.content)
 
 
 def _earlier_turns(
@@ -269,10 +271,10 @@ def _earlier_turns(
             if number != last:
                 raise JournalError(f"turn {number} has no recorded answer but turn {last} does")
             continue
-        turn_usage = _usage_from_dict(state.response.get("usage"))
+        turn_usage = _usage_from_dict(state.response.usage)
         if turn_usage is not None:
             usage = usage + turn_usage
-        turn_cost = cost_from_dict(state.response.get("cost"))
+        turn_cost = cost_from_dict(state.response.cost)
         cost = None if cost is None or turn_cost is None else cost + turn_cost
         if number == last:
             continue
@@ -293,8 +295,8 @@ def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:
         return None
     return RecordedTurn(
         assistant=_assistant(state.response, number),
-        finish_reason=as_finish_reason(state.response.get("finish_reason")),
-        usage=_usage_from_dict(state.response.get("usage")),
+        finish_reason=as_finish_reason(state.response.finish_reason),
+        usage=_usage_from_dict(state.response.usage),
         outcomes=dict(state.outcomes),
         started=frozenset(state.intents - set(state.outcomes)),
         approved=frozenset(state.approved),
@@ -303,9 +305,9 @@ def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:
     )
 
 
-def _assistant(response: dict[str, Any], turn: int) -> AssistantMessage:
-    data = response.get("assistant")
-    if not isinstance(data, dict):
+def _assistant(response: ModelResponse, turn: int) -> AssistantMessage:
+    data = response.assistant
+    if data is None:
         raise JournalError(f"turn {turn}: the recorded answer has no message")
     try:
         return AssistantMessage.from_dict(data)

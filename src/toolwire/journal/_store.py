@@ -64,6 +64,7 @@ from toolwire.journal._records import (
     JournalEvent,
     RunLog,
     Step,
+    column_text,
     events_from_rows,
     log_from_rows,
 )
@@ -243,7 +244,7 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
                 step.kind,
                 step.turn,
                 step.attempt,
-                step.call_id,
+                column_text(step.call_id),
                 step.data,
             ),
         )

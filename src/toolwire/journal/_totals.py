@@ -18,6 +18,17 @@ from decimal import Decimal
 from typing import Any
 
 from toolwire.cost import Cost, RunTotals, cost_from_dict
+from toolwire.journal._kinds import (
+    TOTALED,
+    ModelFailed,
+    ModelRequest,
+    ModelResponse,
+    RunFailed,
+    RunFinished,
+    RunResumed,
+    RunStarted,
+    RunSuspended,
+)
 from toolwire.journal._records import JournalError, JournalEvent
 from toolwire.types import Usage
 
@@ -34,7 +45,7 @@ _USAGE_FIELDS = (
     "cached_tokens",
     "cache_write_tokens",
 )
-_ENDS = ("run_finished", "run_failed", "run_suspended")
+_ENDS = (RunFinished, RunFailed, RunSuspended)
 
 
 def totals_record(totals: RunTotals) -> dict[str, Any]:
@@ -106,8 +117,9 @@ def run_totals(events: Sequence[JournalEvent]) -> RunTotals:
         JournalError: recorded totals are not toolwire's.
     """
     for event in reversed(events):
-        if "totals" in event.data:
-            return totals_from_record(event.data["totals"])
+        record = event.record
+        if isinstance(record, TOTALED) and record.totals is not None:
+            return totals_from_record(record.totals)
     return derived_totals(events)
 
 
@@ -122,29 +134,30 @@ def derived_totals(events: Sequence[JournalEvent]) -> RunTotals:
     began: float | None = None
     last = 0.0
     for event in events:
-        if event.kind in ("run_started", "run_resumed"):
+        record = event.record
+        if isinstance(record, (RunStarted, RunResumed)):
             if began is not None:  # the process before died: until its last record
                 wall_time += max(0.0, last - began)
             began = event.at
-        elif began is not None and event.kind in _ENDS:
+        elif began is not None and isinstance(record, _ENDS):
             wall_time += max(0.0, event.at - began)
             began = None
         last = event.at
-        if event.kind == "model_request":
+        if isinstance(record, ModelRequest):
             requests += 1
-        elif event.kind in ("model_response", "model_failed") and "usage" in event.data:
-            used = _usage(event.data.get("usage"))
+        elif isinstance(record, ModelResponse) or (
+            isinstance(record, ModelFailed) and record.priced
+        ):
+            used = _usage(record.usage)
             if used is not None:
                 usage = usage + used
-            priced = cost_from_dict(event.data.get("cost"))
+            priced = cost_from_dict(record.cost)
             if priced is None:
                 unknown += 1
             else:
                 cost, known = cost + priced, known + priced.total
-            if event.kind == "model_response":
-                assistant = event.data.get("assistant")
-                found = assistant.get("tool_calls") if isinstance(assistant, dict) else None
-                calls += len(found) if isinstance(found, list) else 0
+            if isinstance(record, ModelResponse):
+                calls += record.call_count
     if began is not None:
         wall_time += max(0.0, last - began)
     return RunTotals(

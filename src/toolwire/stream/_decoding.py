@@ -67,6 +67,7 @@ class PayloadDecoding:
         decode = codec.decode
         args_run = fast.args_run if fast is not None else _no_args_run
         args_frame = fast.args_frame if fast is not None else _no_args_frame
+        text_delta = fast.text_delta if fast is not None else _no_text_delta
         run: list[str] = []  # fragments matched for one call, not applied yet
         run_c = run_index = -1
         i, n = 0, len(payloads)
@@ -82,6 +83,31 @@ class PayloadDecoding:
                         run, run_c, run_index = texts, c, index
                     else:
                         run += texts
+                    continue
+                text = text_delta(item)
+                if text is not None:
+                    # Text deltas matched in place (Bedrock): straight to choice 0,
+                    # a run of them at a time.
+                    texts = [text] if text else []
+                    i += 1
+                    while i < n:
+                        following = payloads[i]
+                        if isinstance(following, tuple):
+                            break
+                        more = text_delta(following)
+                        if more is None:
+                            break
+                        if more:
+                            texts.append(more)
+                        i += 1
+                    if run:
+                        if not self._apply_run(run_c, run_index, run, out):
+                            return
+                        run, run_index = [], -1
+                    if texts:
+                        acc.add_text_run(texts, out)
+                        if acc.error is not None:
+                            return
                     continue
                 event, data = args_frame(item)
             else:
@@ -167,6 +193,10 @@ class PayloadDecoding:
 
 def _no_args_run(_items: Sequence[Any], _i: int) -> tuple[int, int, list[str], int] | None:
     raise AssertionError("a match from a reader without a matcher")
+
+
+def _no_text_delta(_m: object) -> None:
+    return None
 
 
 def _no_args_frame(_m: re.Match[Any]) -> tuple[str, str]:

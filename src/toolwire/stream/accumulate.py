@@ -176,6 +176,28 @@ class Accumulator(CallAssembly):
             choice.reasoning.append(text)
             out.append(new_reasoning_delta(part.choice, text))
 
+    def add_text_run(self, texts: list[str], out: list[Event]) -> None:
+        """Non-empty text deltas of choice 0 in a row (matched in place), the
+        events and result each gives alone, counted at once when they fit
+        the caps; else one at a time, so that a cap fails where it would."""
+        try:
+            if self.error is not None:
+                return
+            if self.check_utf8:
+                texts = [replace_undecodable(text) for text in texts]
+            choice = self._choice(0)
+            budget = self._budget
+            size = sum(map(len, texts))
+            if budget.used + size > budget.ceiling or choice.text_size + size > MAX_TEXT_CHARS:
+                self.apply([TextPart(text) for text in texts], out)
+                return
+            budget.used += size
+            choice.text_size += size
+            choice.text += texts
+            out += [new_text_delta(0, text) for text in texts]
+        except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
+            self.fail(exc, out)
+
     def _too_much(self, what: str) -> NoReturn:
         raise RemoteProtocolError(f"the response's {what} exceeds {MAX_TEXT_CHARS} characters")
 

@@ -7,7 +7,14 @@ Theory of operation: two pieces wrap uvicorn's h11 server.
   application does and answers ``413`` when it exceeds the cap (at once when
   ``Content-Length`` says so). After a refusal, what the client still sends
   is read and dropped, never kept, so the client gets to read the answer and
-  the server's memory stays where it was.
+  the server's memory stays where it was. The bodies being read at once
+  share one budget (``max_buffered_bytes``): a body reserves its
+  ``Content-Length`` (the cap, without one) before its first byte is read,
+  and waits while the others hold the budget, until the application is
+  done with them; one that cannot start within ``body_timeout`` gets
+  ``503``. A body is kept as its pieces and joined once, when it is whole,
+  so a crowd of uploads holds at most about the budget, never a copy of
+  each body per step.
 * :func:`guarded_protocol` makes uvicorn's h11 protocol class keep track of
   which connections are *waiting* for a request head (just opened, or idle
   between requests). A connection whose head is not complete within
@@ -26,7 +33,7 @@ import asyncio
 import resource
 import time
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import anyio
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -71,6 +78,13 @@ class ServerLimits:
     gets ``408`` and its connection closed, instead of holding it."""
     min_body_rate: int = 64 * 1024
     """Bytes per second a request body must keep up, past ``body_timeout``."""
+    max_buffered_bytes: int = 64 * 1024 * 1024
+    """The bytes of all the request bodies being read at once (at least
+    ``max_body_bytes``): past it, a body waits for the others, then gets ``503``."""
+
+
+_SLOW: Final = object()
+"""What :meth:`BodyLimit._read` gives for a body that arrived too slowly."""
 
 
 class BodyLimit:
@@ -88,11 +102,21 @@ class BodyLimit:
         *,
         body_timeout: float = 10.0,
         min_rate: int = 64 * 1024,
+        max_buffered: int | None = None,
     ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.body_timeout = body_timeout
         self.min_rate = min_rate
+        self.max_buffered = max(max_bytes, max_buffered or 2 * max_bytes)
+        self.reserved = 0
+        """The budget reserved by the bodies being read or served now."""
+        self.buffered = 0
+        """The body bytes held now: received so far, or handed to the
+        application and not yet done with."""
+        self.peak_buffered = 0
+        """The most :attr:`buffered` has been."""
+        self._freed: anyio.Event | None = None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope.get("type") != "http":
@@ -102,36 +126,120 @@ class BodyLimit:
         if length.isdigit() and int(length) > self.max_bytes:
             await self._refuse(receive, send)
             return
-        body = bytearray()
-        start = time.monotonic()
-        while True:
-            # The body's deadline grows with what arrived: a trickle misses it.
-            left = start + self.body_timeout + len(body) / self.min_rate - time.monotonic()
-            with anyio.move_on_after(max(left, 0)) as waited:
-                message = await receive()
-            if waited.cancelled_caught:
-                body.clear()
-                await self._too_slow(send)
+        want = int(length) if length.isdigit() else self.max_bytes
+        if not await self._reserve(want):
+            await self._busy(receive, send)
+            return
+        try:
+            body = await self._read(receive)
+            if type(body) is bytes:
+                await self._serve(scope, body, receive, send)
                 return
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if len(body) > self.max_bytes:
-                body.clear()
-                await self._refuse(receive, send, more=message.get("more_body", False))
-                return
-            if not message.get("more_body", False):
-                break
+        finally:
+            self._give_back(want)
+        # Refusals are answered once the body's bytes and budget are given back.
+        if body is _SLOW:
+            await self._too_slow(send)
+        elif isinstance(body, bool):  # over the cap: whether more is coming
+            await self._refuse(receive, send, more=body)
+
+    async def _serve(self, scope: Any, body: bytes, receive: Any, send: Any) -> None:
+        """Hand ``body`` to the application; it counts as held until it returns."""
         replayed = False
 
         async def replay() -> Any:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            self._count(-len(body))
+
+    async def _read(self, receive: Any) -> bytes | bool | object | None:
+        """The whole body; ``None`` when the client went away, ``_SLOW`` when
+        it arrived too slowly, or, past the cap, whether more of it is
+        coming. Its pieces count in :attr:`buffered` while they are read,
+        and are joined once."""
+        pieces: list[bytes] = []
+        size = 0
+        start = time.monotonic()
+        whole = False
+        try:
+            while True:
+                # The body's deadline grows with what arrived: a trickle misses it.
+                left = start + self.body_timeout + size / self.min_rate - time.monotonic()
+                with anyio.move_on_after(max(left, 0)) as waited:
+                    message = await receive()
+                if waited.cancelled_caught:
+                    return _SLOW
+                if message["type"] == "http.disconnect":
+                    return None
+                piece = message.get("body", b"")
+                size += len(piece)
+                self._count(len(piece))
+                if size > self.max_bytes:
+                    return bool(message.get("more_body", False))
+                if piece:
+                    pieces.append(piece)
+                if not message.get("more_body", False):
+                    whole = True
+                    return b"".join(pieces)
+        finally:
+            pieces.clear()
+            if not whole:  # a whole body is held until the application is done
+                self._count(-size)
+
+    def _count(self, n: int) -> None:
+        self.buffered += n
+        self.peak_buffered = max(self.peak_buffered, self.buffered)
+
+    async def _reserve(self, want: int) -> bool:
+        """Wait until ``want`` bytes of the budget are free and take them;
+        ``False`` when they were not free within ``body_timeout``."""
+        with anyio.move_on_after(self.body_timeout):
+            while self.reserved and self.reserved + want > self.max_buffered:
+                if self._freed is None:
+                    self._freed = anyio.Event()
+                await self._freed.wait()
+            self.reserved += want
+            return True
+        return False
+
+    def _give_back(self, want: int) -> None:
+        self.reserved -= want
+        if self._freed is not None:
+            self._freed.set()
+            self._freed = None
+
+    async def _busy(self, receive: Any, send: Any) -> None:
+        text = (
+            b'{"error": {"message": "the server is reading other request bodies; '
+            b'try again", "type": "server_busy"}}'
+        )
+        await self._answer(send, 503, text)
+        more = True
+        while more:  # drained, kept nowhere
+            message = await receive()
+            more = message["type"] == "http.request" and message.get("more_body", False)
+
+    async def _answer(self, send: Any, status: int, text: bytes) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(text)).encode()),
+                    (b"connection", b"close"),
+                    (b"retry-after", b"1"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": text})
 
     async def _too_slow(self, send: Any) -> None:
         text = (

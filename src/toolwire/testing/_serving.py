@@ -146,6 +146,9 @@ class LoopbackServer:
         self._socket: socket.socket | None = None
         self._server: _UvicornServer | None = None
         self._thread: threading.Thread | None = None
+        self.body_limit: BodyLimit | None = None
+        """The request bodies' guard once started: its ``buffered`` and
+        ``peak_buffered`` say how many body bytes the server holds."""
 
     def __repr__(self) -> str:
         state = self.base_url if self._socket is not None else "stopped"
@@ -201,7 +204,9 @@ class LoopbackServer:
             self.limits.max_body_bytes,
             body_timeout=self.limits.body_timeout,
             min_rate=self.limits.min_body_rate,
+            max_buffered=self.limits.max_buffered_bytes,
         )
+        self.body_limit = app
         config = uvicorn.Config(app, **{**options, **self.uvicorn_options})
         return _UvicornServer(config, ready, on_started)
 

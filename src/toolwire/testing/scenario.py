@@ -203,17 +203,17 @@ class Turn(_Model):
 
     @model_validator(mode="before")
     @classmethod
-    def _items_are_provider_items(cls, data: Any) -> Any:
+    def _items_are_provider_items(cls, given: Any) -> Any:
         # ``items``, older: OpenAI Responses output items after the calls.
-        if isinstance(data, dict) and "items" in data:
+        if isinstance(given, dict) and "items" in given:
             renamed_argument("Turn", "items")
-            data = dict(data)
-            items = data.pop("items")
+            given = dict(given)
+            items = given.pop("items")
             if not isinstance(items, list):
                 raise ValueError("a turn's items are a list of objects")
             moved = [{"dialect": RESPONSES, "item": item, "after": "calls"} for item in items]
-            data["provider_items"] = [*moved, *data.get("provider_items", [])]
-        return data
+            given["provider_items"] = [*moved, *given.get("provider_items", [])]
+        return given
 
 
 class Scenario(_Model):

@@ -36,6 +36,8 @@ class ToolContext:
 
 def idempotency_key(run_id: str, call_id: str) -> str:
     """The idempotency key of a call: stable for the same run and call id, so
-    a resumed run hands a tool the key its first attempt had."""
-    digest = hashlib.sha256(f"{run_id}\x00{call_id}".encode()).hexdigest()
+    a resumed run hands a tool the key its first attempt had. A lone
+    surrogate in a model's call id is hashed as its code point's bytes
+    (``surrogatepass``): the key of every other id is unchanged."""
+    digest = hashlib.sha256(f"{run_id}\x00{call_id}".encode("utf-8", "surrogatepass")).hexdigest()
     return f"tw-{digest[:32]}"

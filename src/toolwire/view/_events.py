@@ -1,22 +1,41 @@
 """One journal event as HTML: what the run page lists, and what the live
 stream sends to a page following a run.
 
-Every kind the journal writes has its renderer (see :data:`RENDERERS`); a
-kind this toolwire does not know (a newer writer's) shows its data as JSON,
-so nothing recorded is hidden.
+Every kind of record the journal writes has its renderer (see
+:func:`_body`: the union of kinds is closed, and a record of a kind this
+toolwire does not know is a :class:`~toolwire.journal.JournalError` when the
+journal is read, never hidden).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
-from toolwire.journal import MAY_HAVE_RUN, JournalEvent
+from typing_extensions import assert_never
+
+from toolwire.journal import (
+    MAY_HAVE_RUN,
+    AnswerGiven,
+    ApprovalGiven,
+    JournalEvent,
+    ModelFailed,
+    ModelRequest,
+    ModelResponse,
+    ModelStreaming,
+    RunFailed,
+    RunFinished,
+    RunResumed,
+    RunStarted,
+    RunSuspended,
+    ToolIntent,
+    ToolOutcome,
+    payload_of,
+)
 from toolwire.view._html import duration, error_line, ident, money, text, value
 from toolwire.view._visible import clean
 
-__all__ = ["RENDERERS", "event_json", "render_event"]
+__all__ = ["event_json", "render_event"]
 
 
 def _tokens(usage: Any) -> str:
@@ -30,8 +49,8 @@ def _tokens(usage: Any) -> str:
     return " · tokens " + ", ".join(parts) if parts else ""
 
 
-def _cost(data: dict[str, Any]) -> str:
-    shown = money(data.get("cost"))
+def _cost(cost: dict[str, Any] | None) -> str:
+    shown = money(cost)
     return f" · cost {shown}" if shown != "-" else ""
 
 
@@ -41,90 +60,82 @@ def _error(error: Any) -> str:
     return error_line(error)
 
 
-def _arguments(data: dict[str, Any]) -> str:
-    if "arguments" in data:
-        return value(data["arguments"], label="arguments")
-    if "arguments_preview" in data:
-        chars = data.get("arguments_chars")
+def _arguments(record: ToolIntent | ApprovalGiven) -> str:
+    if record.arguments is not None:
+        return value(record.arguments, label="arguments")
+    if record.arguments_preview is not None:
+        chars = record.arguments_chars
         return f"<div class=meta>arguments ({text(chars)} characters, shown cut):</div>" + value(
-            data["arguments_preview"], label="arguments"
+            record.arguments_preview, label="arguments"
         )
-    if "raw_arguments" in data:
-        return "<div class=meta>raw (invalid) arguments:</div>" + value(data["raw_arguments"])
+    if isinstance(record, ToolIntent) and record.raw_arguments is not None:
+        return "<div class=meta>raw (invalid) arguments:</div>" + value(record.raw_arguments)
     return ""
 
 
-def _run_started(event: JournalEvent) -> str:
-    data = event.data
-    tools = ", ".join(ident(t) for t in data.get("tools", []) if isinstance(t, str))
+def _run_started(record: RunStarted) -> str:
+    tools = ", ".join(ident(t) for t in record.tools)
     return (
-        f"run started · model {ident(data.get('model', ''))} · {ident(data.get('provider', ''))}"
-        f" ({ident(data.get('dialect', ''))})" + (f" · tools {tools}" if tools else "")
+        f"run started · model {ident(record.model)} · {ident(record.provider)}"
+        f" ({ident(record.dialect)})" + (f" · tools {tools}" if tools else "")
     )
 
 
-def _model_request(event: JournalEvent) -> str:
+def _model_request(event: JournalEvent, record: ModelRequest) -> str:
     attempt = f" · attempt {event.attempt}" if event.attempt and event.attempt > 1 else ""
-    data = event.data
-    return f"request carrying {text(data.get('messages'))} message(s){attempt}"
+    return f"request carrying {text(record.messages)} message(s){attempt}"
 
 
-def _model_response(event: JournalEvent) -> str:
-    data = event.data
-    assistant = data.get("assistant") or {}
+def _model_response(record: ModelResponse) -> str:
+    assistant = record.assistant or {}
     head = (
-        f"answer in {duration(data.get('elapsed'))} · finish {text(data.get('finish_reason'))}"
-        f"{_tokens(data.get('usage'))}{_cost(data)}"
+        f"answer in {duration(record.elapsed)} · finish {text(record.finish_reason)}"
+        f"{_tokens(record.usage)}{_cost(record.cost)}"
     )
     parts = [head]
-    if isinstance(assistant, dict):
-        if assistant.get("text"):
-            parts.append(value(assistant["text"], label="answer"))
-        calls = assistant.get("tool_calls") or []
-        if calls:
-            names = ", ".join(text(c.get("name")) for c in calls if isinstance(c, dict))
-            parts.append(f"<div class=meta>asks for {len(calls)} tool calls: {names}</div>")
+    if assistant.get("text"):
+        parts.append(value(assistant["text"], label="answer"))
+    calls = assistant.get("tool_calls") or []
+    if calls:
+        names = ", ".join(text(c.get("name")) for c in calls if isinstance(c, dict))
+        parts.append(f"<div class=meta>asks for {len(calls)} tool calls: {names}</div>")
     return "".join(parts)
 
 
-def _model_failed(event: JournalEvent) -> str:
-    data = event.data
-    return f"model failed after {duration(data.get('elapsed'))}{_cost(data)}" + _error(
-        data.get("error")
+def _model_failed(record: ModelFailed) -> str:
+    return f"model failed after {duration(record.elapsed)}{_cost(record.cost)}" + _error(
+        record.error
     )
 
 
-def _tool_intent(event: JournalEvent) -> str:
-    data = event.data
-    eager = " (eager: started while the answer streamed)" if data.get("eager") else ""
-    invalid = f" · invalid: {text(data.get('error'))}" if data.get("invalid") else ""
-    return f"call <b>{text(data.get('name'))}</b>{eager}{invalid}" + _arguments(data)
+def _tool_intent(record: ToolIntent) -> str:
+    eager = " (eager: started while the answer streamed)" if record.eager else ""
+    invalid = f" · invalid: {text(record.error)}" if record.invalid else ""
+    return f"call <b>{text(record.name)}</b>{eager}{invalid}" + _arguments(record)
 
 
-def _approval(event: JournalEvent) -> str:
-    data = event.data
-    decision = str(data.get("decision"))
+def _approval(record: ApprovalGiven) -> str:
+    decision = str(record.decision)
     style = "" if decision in ("allow", "edit") else " class=error"
-    reason = f": {text(data['reason'])}" if data.get("reason") else ""
-    by = data.get("principal") or data.get("by")
+    reason = f": {text(record.reason)}" if record.reason else ""
+    by = record.who
     who = f" by {text(by)}" if by else ""
-    edited = _arguments(data) if decision == "edit" else ""
+    edited = _arguments(record) if decision == "edit" else ""
     return (
-        f"approval of <b>{text(data.get('name'))}</b>: "
+        f"approval of <b>{text(record.name)}</b>: "
         f"<span{style}>{text(decision)}</span>{who}{reason}{edited}"
     )
 
 
-def _answer(event: JournalEvent) -> str:
-    data = event.data
-    who = f" by {text(data['principal'])}" if data.get("principal") else ""
-    return f"result of <b>{text(data.get('name'))}</b> given{who}" + value(
-        data.get("content", ""), label="result"
+def _answer(record: AnswerGiven) -> str:
+    who = f" by {text(record.principal)}" if record.principal else ""
+    return f"result of <b>{text(record.name)}</b> given{who}" + value(
+        record.content or "", label="result"
     )
 
 
-def _run_suspended(event: JournalEvent) -> str:
-    pending = [p for p in event.data.get("pending") or () if isinstance(p, dict)]
+def _run_suspended(record: RunSuspended) -> str:
+    pending = [p for p in record.pending if isinstance(p, dict)]
     calls = ", ".join(
         f"{text(p.get('name'))} ({'result' if p.get('awaiting') == 'result' else 'approval'})"
         for p in pending
@@ -132,11 +143,10 @@ def _run_suspended(event: JournalEvent) -> str:
     return f"<b>suspended</b>: waits on {len(pending)} call(s): {calls}"
 
 
-def _tool_outcome(event: JournalEvent) -> str:
-    data = event.data
-    result = data.get("result") or {}
+def _tool_outcome(record: ToolOutcome) -> str:
+    result = record.result or {}
     name = text(result.get("name"))
-    if data.get("interrupted"):
+    if record.interrupted:
         return f"<b>{name}</b> <span class=error>{MAY_HAVE_RUN}</span>"
     attempts = result.get("attempts")
     timing = f" in {duration(result.get('elapsed'))}, {text(attempts)} attempt(s)"
@@ -150,49 +160,56 @@ def _tool_outcome(event: JournalEvent) -> str:
     return "".join(parts)
 
 
-def _run_resumed(event: JournalEvent) -> str:
-    return "<b>resumed</b> in a new process from the last recorded step"
-
-
-def _run_finished(event: JournalEvent) -> str:
-    data = event.data
-    output = value(data["output"], label="answer") if data.get("output") else ""
+def _run_finished(record: RunFinished) -> str:
+    output = value(record.output, label="answer") if record.output else ""
     return (
-        f"run {text(data.get('outcome'))} after {text(data.get('turns'))} turns"
-        f"{_tokens(data.get('usage'))}{_cost(data)}{output}"
+        f"run {text(record.outcome)} after {text(record.turns)} turns"
+        f"{_tokens(record.usage)}{_cost(record.cost)}{output}"
     )
 
 
-def _run_failed(event: JournalEvent) -> str:
-    data = event.data
-    word = "cancelled" if data.get("cancelled") else "failed"
-    return f"<span class=error>run {word}</span>" + _error(data.get("error"))
+def _run_failed(record: RunFailed) -> str:
+    word = "cancelled" if record.cancelled else "failed"
+    return f"<span class=error>run {word}</span>" + _error(record.error)
 
 
-def _unknown(event: JournalEvent) -> str:
-    return value(event.data, label=event.kind)
-
-
-RENDERERS: dict[str, Callable[[JournalEvent], str]] = {
-    "run_started": _run_started,
-    "run_resumed": _run_resumed,
-    "model_request": _model_request,
-    "model_response": _model_response,
-    "model_failed": _model_failed,
-    "tool_intent": _tool_intent,
-    "approval": _approval,
-    "answer": _answer,
-    "run_suspended": _run_suspended,
-    "tool_outcome": _tool_outcome,
-    "run_finished": _run_finished,
-    "run_failed": _run_failed,
-}
-"""The renderer of each kind the journal writes."""
+def _body(event: JournalEvent) -> str:
+    """What the event's block says, by the kind of its record."""
+    record = event.record
+    match record:
+        case RunStarted():
+            return _run_started(record)
+        case RunResumed():
+            return "<b>resumed</b> in a new process from the last recorded step"
+        case ModelRequest():
+            return _model_request(event, record)
+        case ModelResponse():
+            return _model_response(record)
+        case ModelFailed():
+            return _model_failed(record)
+        case ModelStreaming():
+            return value(payload_of(record), label=record.kind)
+        case ToolIntent():
+            return _tool_intent(record)
+        case ApprovalGiven():
+            return _approval(record)
+        case AnswerGiven():
+            return _answer(record)
+        case RunSuspended():
+            return _run_suspended(record)
+        case ToolOutcome():
+            return _tool_outcome(record)
+        case RunFinished():
+            return _run_finished(record)
+        case RunFailed():
+            return _run_failed(record)
+        case _:
+            assert_never(record)
 
 
 def render_event(event: JournalEvent, start: float) -> str:
     """The event's block; ``start`` is the run's first time (for offsets)."""
-    body = RENDERERS.get(event.kind, _unknown)(event)
+    body = _body(event)
     call = f" · call {ident(event.call_id)}" if event.call_id else ""
     turn = f"turn {event.turn} · " if event.turn is not None else ""
     return (

@@ -24,7 +24,14 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 import anyio.to_thread
 
-from toolwire.journal import JournalError, JournalEvent, JournalReader
+from toolwire.journal import (
+    JournalError,
+    JournalEvent,
+    JournalReader,
+    RunFailed,
+    RunFinished,
+    RunSuspended,
+)
 from toolwire.view._events import event_json
 
 __all__ = ["BATCH", "STREAMS", "follow"]
@@ -34,17 +41,17 @@ BATCH = 200
 STREAMS = 16
 """The most live streams open at once."""
 _KEEPALIVE = 15.0
-_ENDS = {"run_finished": "answered", "run_failed": "failed", "run_suspended": "suspended"}
 
 
 def _end_status(event: JournalEvent) -> str | None:
-    if event.kind not in _ENDS:
-        return None
-    if event.kind == "run_failed" and event.data.get("cancelled"):
-        return "cancelled"
-    outcome = event.data.get("outcome")
-    finished = event.kind == "run_finished" and isinstance(outcome, str)
-    return str(outcome) if finished else _ENDS[event.kind]
+    record = event.record
+    if isinstance(record, RunFailed):
+        return "cancelled" if record.cancelled else "failed"
+    if isinstance(record, RunFinished):
+        return record.outcome if record.outcome is not None else "answered"
+    if isinstance(record, RunSuspended):
+        return "suspended"
+    return None
 
 
 async def follow(

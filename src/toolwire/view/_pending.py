@@ -11,10 +11,16 @@ continues.
 from __future__ import annotations
 
 import json
-from typing import Any
 from urllib.parse import quote
 
-from toolwire.journal import JournalError, RunLog, pending_calls, recorded_answers
+from toolwire.journal import (
+    AnswerGiven,
+    ApprovalGiven,
+    JournalError,
+    RunLog,
+    pending_calls,
+    recorded_answers,
+)
 from toolwire.run import PendingCall
 from toolwire.view._html import href, ident, text, value
 from toolwire.view._visible import hidden_count, reveal
@@ -24,14 +30,15 @@ __all__ = ["continuing", "pending_section"]
 _WORDS = {"allow": "approved", "deny": "denied", "result": "answered"}
 
 
-def _answered(answer: dict[str, Any]) -> str:
-    word = _WORDS.get(str(answer.get("decision")), text(answer.get("decision")))
+def _answered(answer: ApprovalGiven | AnswerGiven) -> str:
+    word = _WORDS.get(str(answer.decision), text(answer.decision))
     style = "error" if word == "denied" else "ok"
-    who = f" by {text(answer['principal'])}" if answer.get("principal") else ""
-    reason = f": {text(answer['reason'])}" if answer.get("reason") else ""
+    who = f" by {text(answer.principal)}" if answer.principal else ""
+    reason = answer.reason if isinstance(answer, ApprovalGiven) else None
+    reason = f": {text(reason)}" if reason else ""
     signed = (
         " · <span class=ok>signed</span>"
-        if answer.get("signed")
+        if answer.signed
         else " · <span class=error>unsigned</span>: a resume with an approval key refuses it"
     )
     return f"<div class=answered-call><span class={style}>{word}</span>{who}{reason}{signed}</div>"
@@ -56,7 +63,7 @@ def _forms(run_id: str, call: PendingCall) -> str:
     )
 
 
-def _call(run_id: str, call: PendingCall, answer: dict[str, Any] | None) -> str:
+def _call(run_id: str, call: PendingCall, answer: ApprovalGiven | AnswerGiven | None) -> str:
     what = "an outside result" if call.awaiting == "result" else "approval"
     repaired = (
         " · <span class=error>arguments repaired</span> (shown as they will run)"

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from toolwire.events import ToolCallDelta, ToolCallReady
-from toolwire.journal import JournalEvent
+from toolwire.journal import JournalEvent, ToolIntent
 from toolwire.stream.decoder import StreamDecoder
 from toolwire.testing._summary import is_streamed
 from toolwire.testing.cassette import Cassette, CassetteError, Exchange
@@ -178,15 +178,15 @@ def replay_for(event: JournalEvent, replays: Replays) -> ArgumentReplay | None:
     """The replay of the call a ``tool_intent`` records: the same id, tool
     and arguments (an id alone may be reused by another run or provider);
     for arguments too long for the journal to keep, the same id and tool."""
-    if event.kind != "tool_intent" or not event.call_id:
+    record = event.record
+    if not isinstance(record, ToolIntent) or not event.call_id:
         return None
-    data = event.data
     for replay in replays.get(event.call_id, ()):
-        if replay.name != data.get("name"):
+        if replay.name != record.name:
             continue
-        if "arguments" in data and data["arguments"] == replay.arguments:
+        if record.arguments is not None and record.arguments == replay.arguments:
             return replay
-        if "arguments" not in data and "arguments_preview" in data:
+        if record.arguments is None and record.arguments_preview is not None:
             return replay
     return None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from toolwire.journal import JournalEvent, RunLog
+from toolwire.journal import JournalEvent, ModelFailed, ModelRequest, ModelResponse, RunLog
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import (
@@ -43,12 +43,13 @@ def _usage(events: list[JournalEvent]) -> str:
     cost = 0.0
     priced = False
     for event in events:
-        if event.kind not in ("model_response", "model_failed"):
+        record = event.record
+        if not isinstance(record, (ModelResponse, ModelFailed)):
             continue
-        for key, count in (event.data.get("usage") or {}).items():
+        for key, count in (record.usage or {}).items():
             if isinstance(count, int) and not isinstance(count, bool):
                 total[key] = total.get(key, 0) + count
-        shown = event.data.get("cost")
+        shown = record.cost
         if isinstance(shown, dict) and shown.get("total") is not None:
             try:
                 cost += float(shown["total"])
@@ -64,11 +65,11 @@ def _usage(events: list[JournalEvent]) -> str:
 def _messages_sent(log: RunLog, events: list[JournalEvent], before: int) -> tuple[str, int]:
     """The diff of the messages this turn's last request sent against the
     ``before`` messages the turn before sent; and how many it sent."""
-    requests = [e for e in events if e.kind == "model_request"]
+    requests = [e.record for e in events if isinstance(e.record, ModelRequest)]
     if not requests:
         return "", before
-    count = requests[-1].data.get("messages")
-    if not isinstance(count, int) or count < 0:
+    count = requests[-1].messages
+    if count is None or count < 0:
         return "", before
     if not log.messages:
         return "", count
@@ -150,8 +151,8 @@ def _timeline(log: RunLog, replays: Replays, page: int) -> str:
 
 def _sent_by(event: JournalEvent, before: int) -> int:
     """How many messages were sent as of ``event`` (on a page not shown)."""
-    count = event.data.get("messages") if event.kind == "model_request" else None
-    return count if isinstance(count, int) and count >= 0 else before
+    count = event.record.messages if isinstance(event.record, ModelRequest) else None
+    return count if count is not None and count >= 0 else before
 
 
 def _pages_nav(log: RunLog, page: int, pages: int) -> str:

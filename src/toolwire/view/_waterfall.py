@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolwire.journal import JournalEvent, RunLog
+from toolwire.journal import (
+    JournalEvent,
+    ModelFailed,
+    ModelRequest,
+    ModelResponse,
+    RunLog,
+    ToolIntent,
+    ToolOutcome,
+)
 from toolwire.view._html import duration, text
 
 __all__ = ["MOST_BARS", "waterfall"]
@@ -48,19 +56,19 @@ def bars(events: tuple[JournalEvent, ...]) -> list[Bar]:
     intents: dict[tuple[int | None, str | None], float] = {}
     found: list[Bar] = []
     for event in events:
-        data, key = event.data, (event.turn, event.attempt)
-        if event.kind == "model_request":
+        record, key = event.record, (event.turn, event.attempt)
+        if isinstance(record, ModelRequest):
             requests[key] = event.at
-        elif event.kind in ("model_response", "model_failed"):
-            kind = "model" if event.kind == "model_response" else "failed"
+        elif isinstance(record, (ModelResponse, ModelFailed)):
+            kind = "model" if isinstance(record, ModelResponse) else "failed"
             label = f"turn {event.turn} model" + (
                 f" (attempt {event.attempt})" if event.attempt and event.attempt > 1 else ""
             )
-            found.append(_bar(label, kind, event.at, data.get("elapsed"), requests.pop(key, None)))
-        elif event.kind == "tool_intent":
+            found.append(_bar(label, kind, event.at, record.elapsed, requests.pop(key, None)))
+        elif isinstance(record, ToolIntent):
             intents[(event.turn, event.call_id)] = event.at
-        elif event.kind == "tool_outcome":
-            result = data.get("result") or {}
+        elif isinstance(record, ToolOutcome):
+            result = record.result or {}
             kind = "tool" if result.get("ok") else "tool-failed"
             began = intents.pop((event.turn, event.call_id), None)
             label = f"turn {event.turn} {result.get('name', 'tool')}"

@@ -76,6 +76,13 @@ class ArgsEventCodec(Codec, Protocol):
         """The ``(event, data)`` frame of a matched event, for :meth:`decode`."""
         ...
 
+    def text_delta(self, m: re.Match[Any]) -> str | None:
+        """The text of a matched event that is a text delta, as :meth:`decode`
+        reads it; ``None`` for any other (an argument delta, or one only
+        :meth:`decode` can read). Only a reader that matches text deltas too
+        (Bedrock's) gives anything but ``None``."""
+        ...
+
     def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
         """``(choice, index, fragments, next item)`` of the matched events from
         ``items[i]`` on that continue one call, as :meth:`args_delta` reads each

@@ -204,6 +204,11 @@ class AnthropicCodec:
     def args_frame(m: re.Match[str]) -> tuple[str, str]:
         return "content_block_delta", m.group(1)
 
+    @staticmethod
+    def text_delta(m: re.Match[str]) -> None:
+        """Its matcher takes argument deltas only."""
+        return None
+
     def decode(self, event: str, data: str) -> list[Part]:
         if data.startswith('{"type":"content_block_delta"'):
             # Argument and text deltas: numbers travel inside strings, so the

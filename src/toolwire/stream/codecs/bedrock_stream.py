@@ -144,9 +144,15 @@ _ARGS_TAIL: Final = r'"\}\}(?:,"p":"[0-9A-Za-z]*")?\}'
 _ARGS_PAYLOAD: Final = re.compile(_ARGS_HEAD + STRING_CONTENT + _ARGS_TAIL)
 """An argument delta's payload as Bedrock writes it (keys sorted, the padding
 last); groups: block index, raw fragment."""
-_ARGS_BYTES: Final = re.compile((_ARGS_HEAD + UTF8_CONTENT + _ARGS_TAIL).encode())
-"""The same payload matched in its bytes, in place: well-formed UTF-8 only,
-so that the match decodes without fail."""
+_TEXT_HEAD: Final = r'\{"contentBlockIndex":' + INDEX + r',"delta":\{"text":"'
+_TEXT_TAIL: Final = r'"\}(?:,"p":"[0-9A-Za-z]*")?\}'
+_ARGS_BYTES: Final = re.compile(
+    (_ARGS_HEAD + UTF8_CONTENT + _ARGS_TAIL + "|" + _TEXT_HEAD + UTF8_CONTENT + _TEXT_TAIL).encode()
+)
+"""The same payload, or a text delta's (groups 3 and 4: block index, raw
+text), matched in its bytes, in place: well-formed UTF-8 only, so that the
+match decodes without fail. A text match is no argument delta (its group 1
+is ``None``): :meth:`BedrockConverseCodec.text_delta` reads it."""
 
 
 class BedrockConverseCodec:
@@ -188,6 +194,19 @@ class BedrockConverseCodec:
 
     def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
         return matched_run(self.args_delta(items[i]), items, i, (1,), 2)
+
+    @staticmethod
+    def text_delta(m: re.Match[Any]) -> str | None:
+        """The text of a matched text delta, as :meth:`decode` reads it (its
+        block index does not matter); ``None`` when ``m`` is no text delta
+        or holds a bad escape (then :meth:`decode` says why)."""
+        if m.re is not _ARGS_BYTES:
+            return None
+        found = m.group(4)
+        if found is None:
+            return None
+        raw: str = found.decode()  # well-formed UTF-8 by the pattern
+        return raw if "\\" not in raw else string_text(raw)
 
     @staticmethod
     def args_frame(m: re.Match[str] | re.Match[bytes]) -> tuple[str, str]:

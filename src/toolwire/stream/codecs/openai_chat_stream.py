@@ -197,6 +197,11 @@ class OpenAIChatCodec:
     def args_frame(self, m: re.Match[str]) -> tuple[str, str]:
         return "message", self._head + m.group(1)
 
+    @staticmethod
+    def text_delta(m: re.Match[str]) -> None:
+        """Its matcher takes argument deltas only."""
+        return None
+
     def _learn(self, data: str) -> None:
         self._learning -= 1
         head = learn_openai_head(data)
