@@ -9,7 +9,7 @@ Anthropic Messages shapes. Measured in the same run, per chunk:
   (``model_construct``, which is what the SDK's lenient ``construct`` does),
   for scale: the SDK user pays it already;
 * the adapter over those models, and its parts: ``model_dump`` back to the
-  payload, ``_json.dumps`` to text, and the codec plus accumulator.
+  payload, ``jsonio.dumps`` to text, and the codec plus accumulator.
 
 The ``dumps`` line is the most a dict-taking codec entry point could save
 (plus the codec's own ``loads``), which is why the adapter does not need one.
@@ -27,10 +27,10 @@ from typing import Any
 
 import toolwire.adapters as adapters
 from toolwire import StreamDecoder
-from toolwire.stream._json import dumps
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import codec_for
 from toolwire.stream.codecs.sdk import type_first
+from toolwire.stream.jsonio import dumps
 
 
 def arguments(n_bytes: int) -> str:
@@ -178,7 +178,7 @@ def run(dialect: str, size: int, repeat: int) -> None:
         ("SDK builds its models (model_construct)", construct),
         ("adapter over the SDK models", adapter),
         ("  of which model_dump", model_dump),
-        ("  of which _json.dumps", json_dumps),
+        ("  of which jsonio.dumps", json_dumps),
         ("  of which codec + accumulator", codec_and_accumulator),
     ]
     base = None

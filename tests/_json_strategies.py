@@ -42,7 +42,7 @@ json_values = _values(10**30)
 json_documents = _containers(json_values)
 """Top-level objects and arrays, as tool arguments are."""
 
-# orjson (behind toolwire.stream._json.loads) reads integers outside [-2**63, 2**64)
+# orjson (behind toolwire.stream.jsonio.loads) reads integers outside [-2**63, 2**64)
 # as floats, so tests of code that parses with it stay within 64 bits.
 json_values_int64 = _values(2**63 - 1)
 json_documents_int64 = _containers(json_values_int64)

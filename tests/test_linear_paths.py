@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from tests._linear import assert_linear
-from toolwire.stream._json import JSONLimitError, check_depth, loads
 from toolwire.stream._jsonstream import PartialJSONParser
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
-from toolwire.tools._redaction import scrub
+from toolwire.stream.jsonio import JSONLimitError, check_depth, loads
 from toolwire.tools._results import to_content, truncate
+from toolwire.tools.redaction import scrub
 
 
 def repeat(unit: str, size: int, head: str = "", tail: str = "") -> str:

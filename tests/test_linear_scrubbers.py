@@ -15,10 +15,10 @@ import pytest
 
 from tests._linear import assert_linear, cpu_guard
 from toolwire.examples.weather import _key as city_key
-from toolwire.http._bodies import scrub_body
-from toolwire.http._credentials import Scrubber, redact, redact_query
-from toolwire.http._ratelimit import _duration
-from toolwire.http._urls import redact_url, split_url, url_secrets, url_where
+from toolwire.http.bodies import scrub_body
+from toolwire.http.credentials import Scrubber, redact, redact_query
+from toolwire.http.ratelimit import _duration
+from toolwire.http.urls import redact_url, split_url, url_secrets, url_where
 from toolwire.view._replay import _masked
 
 KEY = "sk-proj-Zq81x0Yb7Kd2Lm3Np4"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import toolwire
-from toolwire.stream._json import POSSESSIVE
+from toolwire.stream.jsonio import POSSESSIVE
 
 SRC = Path(toolwire.__file__).parent
 # A quantifier followed by "+" (possessive), or an atomic group.

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from tests._hypothesis import examples
 from tests._linear import assert_linear, cpu_guard
-from toolwire.tools._redaction import hidden_spans, redact, scrub, traceback_text
+from toolwire.tools.redaction import hidden_spans, redact, scrub, traceback_text
 
 MB = 1_000_000
 

@@ -73,7 +73,7 @@ import anyio.to_thread
 
 from toolwire.errors import ToolFailed, UsageError
 from toolwire.tools import ToolInvocation, is_transient, scrub
-from toolwire.tools._runners import call_function, plain_context
+from toolwire.tools.runners import call_function, plain_context
 
 __all__ = ["RayExecutor", "RayTaskFailed", "RemoteToolError", "await_ref", "import_ray"]
 
@@ -368,7 +368,7 @@ class RayExecutor:
         try:
             return bytes(_cloudpickle().dumps(payload))
         except Exception as exc:
-            # The model is told; the toolbox logs the failure (see toolwire.tools._log).
+            # The model is told; the toolbox logs the failure (see toolwire.tools.log).
             logger.debug("tool %r cannot be pickled for Ray", invocation.tool.name, exc_info=exc)
             raise RayTaskFailed(
                 f"the tool {invocation.tool.name!r} cannot be sent to a Ray worker: its "

@@ -14,7 +14,7 @@ from toolwire import Agent, HttpxTransport
 from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.errors import TransportTimeout, UsageError
 from toolwire.http import HttpRequest, RateLimit, RateLimiter
-from toolwire.http._ratelimit import _announced, _duration, rate_key
+from toolwire.http.ratelimit import _announced, _duration, rate_key
 from toolwire.testing import EmulationServer, Scenario, ServerRateLimit
 
 pytestmark = pytest.mark.anyio

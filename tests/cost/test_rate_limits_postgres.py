@@ -13,7 +13,7 @@ import pytest
 
 from tests._postgres import other_connections
 from toolwire.http import RateLimit, RateLimiter
-from toolwire.http._ratelimit import LocalRateStore
+from toolwire.http.ratelimit import LocalRateStore
 from toolwire.journal import JournalError, PostgresJournal, PostgresRateStore
 
 WORKER = Path(__file__).with_name("_rate_worker.py")

@@ -12,10 +12,10 @@ import httpx
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from toolwire.http._bodies import scrub_body
+from toolwire.http.bodies import scrub_body
 from toolwire.testing import CassetteServer, RecordingProxy
-from toolwire.testing._serving import LoopbackServer
 from toolwire.testing.cassette import Cassette, CassetteError
+from toolwire.testing.serving import LoopbackServer
 
 from ._support import SentRecorder
 

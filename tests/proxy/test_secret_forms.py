@@ -13,7 +13,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from toolwire.http._credentials import (
+from toolwire.http.credentials import (
     Scrubber,
     is_credential_name,
     redact,

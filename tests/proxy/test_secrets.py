@@ -9,10 +9,10 @@ from urllib.parse import quote
 import httpx
 from starlette.types import Receive, Scope, Send
 
-from toolwire.http._credentials import Scrubber, is_credential_name, redact_query
-from toolwire.http._urls import strip_userinfo
+from toolwire.http.credentials import Scrubber, is_credential_name, redact_query
+from toolwire.http.urls import strip_userinfo
 from toolwire.testing import CassetteServer, RecordingProxy, Scenario
-from toolwire.testing._serving import LoopbackServer
+from toolwire.testing.serving import LoopbackServer
 
 from ._support import SentRecorder, Upstream
 

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from toolwire import tool
-from toolwire.http._credentials import Scrubber, redact
+from toolwire.http.credentials import Scrubber, redact
 from toolwire.journal import SQLiteJournal
 from toolwire.journal._payloads import RecordEncoder, encode_record
 from toolwire.testing import EmulationServer, Scenario

@@ -18,7 +18,9 @@ import json
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._parts import (
+from toolwire.stream.codecs import WireDialect, register, registered
+from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import (
     CallPart,
     FinishPart,
     MetaPart,
@@ -27,8 +29,6 @@ from toolwire.stream._parts import (
     TextPart,
     UsagePart,
 )
-from toolwire.stream.codecs import WireDialect, register, registered
-from toolwire.stream.framing import FramingKind
 from toolwire.types import FinishReason, Usage
 
 NAME: Final = "toy-ndjson"

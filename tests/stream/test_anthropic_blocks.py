@@ -13,7 +13,7 @@ import pytest
 from anthropic.types import beta
 
 from toolwire import Anthropic, AssistantMessage, StreamDecoder, ToolResultMessage, UserMessage
-from toolwire.stream.codecs._request import interleave
+from toolwire.stream.codecs.request import interleave
 
 from .test_nothing_dropped import union_types
 

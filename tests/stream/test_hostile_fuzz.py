@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests._hypothesis import examples
 from toolwire import StreamDecoder, ToolwireError
-from toolwire.stream._json import value_depth
+from toolwire.stream.jsonio import value_depth
 from toolwire.stream.limits import MAX_JSON_DEPTH
 
 

@@ -43,9 +43,9 @@ from toolwire.events import (
     ToolCallReady,
     UnknownItem,
 )
-from toolwire.stream._parts import UnknownPart
 from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import PROGRESS_EVENTS
+from toolwire.stream.parts import UnknownPart
 
 
 def union_types(union: Any) -> list[str]:

@@ -14,7 +14,6 @@ import pytest
 
 import toolwire
 from toolwire.errors import RegistrationError, UsageError
-from toolwire.stream._parts import Part, TextPart
 from toolwire.stream.codecs import (
     _REGISTRY,
     Capabilities,
@@ -27,6 +26,7 @@ from toolwire.stream.codecs import (
 )
 from toolwire.stream.codecs._checks import check_dialect
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import Part, TextPart
 
 
 class _Puffs:

@@ -20,7 +20,6 @@ import pytest
 import toolwire
 from toolwire import StreamDecoder
 from toolwire.errors import UsageError
-from toolwire.stream._parts import Part, StreamEndPart, TextPart
 from toolwire.stream.codecs import (
     _REGISTRY,
     WireDialect,
@@ -32,6 +31,7 @@ from toolwire.stream.codecs import (
 )
 from toolwire.stream.decoder import sniff_dialect
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import Part, StreamEndPart, TextPart
 from toolwire.types import DIALECTS
 
 SRC = Path(toolwire.__file__).resolve().parent

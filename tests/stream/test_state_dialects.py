@@ -13,9 +13,9 @@ from typing import Any
 
 from toolwire import StreamDecoder
 from toolwire.messages import AssistantMessage, Message, UserMessage
-from toolwire.stream._parts import DIALECT_KEY
 from toolwire.stream.codecs import anthropic, openai_responses
 from toolwire.stream.decoder import decode_response
+from toolwire.stream.parts import DIALECT_KEY
 
 
 def _sse(frames: list[dict[str, Any]]) -> bytes:

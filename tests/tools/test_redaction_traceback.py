@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolwire.tools._redaction import TRACEBACK_LIMIT, traceback_text
+from toolwire.tools.redaction import TRACEBACK_LIMIT, traceback_text
 
 
 def _raise(depth: int, message: str) -> None:

@@ -34,7 +34,7 @@ from toolwire import (
 )
 from toolwire.http import HttpRequest
 from toolwire.providers import OpenAIChat
-from toolwire.testing._serving import LoopbackServer
+from toolwire.testing.serving import LoopbackServer
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from starlette.routing import Route
 from toolwire import BodyLimits, HttpRetryPolicy, HttpxTransport, RemoteProtocolError
 from toolwire.http import HttpRequest
 from toolwire.http._inflate import inflate
-from toolwire.testing._serving import LoopbackServer
+from toolwire.testing.serving import LoopbackServer
 
 pytestmark = pytest.mark.anyio
 

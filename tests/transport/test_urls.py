@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests._hypothesis import examples
-from toolwire.http._credentials import redact_query
-from toolwire.http._urls import (
+from toolwire.http.credentials import redact_query
+from toolwire.http.urls import (
     hidden_in_text,
     redact_url,
     split_url,
@@ -21,7 +21,7 @@ from toolwire.http._urls import (
 from toolwire.journal._payloads import clean_settings
 from toolwire.journal._postgres import url_scrubbed
 from toolwire.journal._postgres import url_where as journal_where
-from toolwire.tools._redaction import redact, scrub
+from toolwire.tools.redaction import redact, scrub
 
 URL = "postgresql://u:pa?ss#word@db.internal:5432/runs"
 

@@ -10,12 +10,11 @@ from typing import Any
 
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError, UsageError
 from toolwire.events import Event
-from toolwire.stream._json import dumps
-from toolwire.stream._parts import StreamEndPart
 from toolwire.stream.accumulate import Accumulator
-from toolwire.stream.codecs import Codec, codec_for
-from toolwire.stream.codecs._common import error_event
+from toolwire.stream.codecs import Codec, codec_for, error_event
 from toolwire.stream.codecs.sdk import Shape
+from toolwire.stream.jsonio import dumps
+from toolwire.stream.parts import StreamEndPart
 from toolwire.types import StreamResult
 
 IdFactory = Callable[[], str]

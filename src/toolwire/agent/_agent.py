@@ -83,8 +83,7 @@ from toolwire.tools import ApprovalCallback, Tool, Toolbox
 
 if TYPE_CHECKING:
     from toolwire.http import HttpRequest, Transport
-    from toolwire.providers import Provider
-    from toolwire.providers._base import ToolChoice
+    from toolwire.providers import Provider, ToolChoice
 
 __all__ = [
     "Agent",

@@ -23,7 +23,7 @@ from typing import Any
 
 from toolwire.messages import AssistantMessage
 from toolwire.observe import Observers
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.tools import (
     ApprovalCallback,
     ApprovalRequest,
@@ -146,7 +146,7 @@ def _refused(call: ToolCall | InvalidToolCall) -> ToolResult:
         call_id=call.id,
         name=call.name,
         ok=False,
-        content=_json.dumps({"error": "refused", "message": text}),
+        content=jsonio.dumps({"error": "refused", "message": text}),
         error="denied",
         arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
     )

@@ -52,7 +52,7 @@ from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLim
 from toolwire.events import Event, StreamFailed, ToolCallReady
 from toolwire.messages import AssistantMessage, Message
 from toolwire.observe import Observers
-from toolwire.providers._reads import HOLD, ProviderStream
+from toolwire.providers import HOLD, ProviderStream
 from toolwire.run import (
     ModelRetrying,
     Outcome,

@@ -32,12 +32,12 @@ from typing_extensions import assert_never
 from toolwire import _compat
 from toolwire.errors import ToolwireError
 from toolwire.run import Outcome
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.tools import Tool, ToolResult
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:
-    from toolwire.stream.codecs._request import ToolChoice
+    from toolwire.stream.codecs.request import ToolChoice
 
 __all__ = [
     "Broken",
@@ -290,7 +290,7 @@ def _failed(call: AnyCall, kind: str, message: str, error: str) -> ToolResult:
         call_id=call.id,
         name=call.name,
         ok=False,
-        content=_json.dumps({"error": kind, "message": message}),
+        content=jsonio.dumps({"error": kind, "message": message}),
         error=error,  # type: ignore[arg-type]
         arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
     )

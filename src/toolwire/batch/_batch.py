@@ -24,7 +24,7 @@ from toolwire.batch._records import (
 )
 from toolwire.batch._runs import _idle, _ray_runner, _run_one
 from toolwire.errors import UsageError
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 
 if TYPE_CHECKING:
     from toolwire.agent import Agent
@@ -182,7 +182,7 @@ class _Sink:
 
     async def add(self, record: BatchRecord) -> None:
         if self.handle is not None:
-            self.handle.write(_json.dumps_bytes(record.to_dict()) + b"\n")
+            self.handle.write(jsonio.dumps_bytes(record.to_dict()) + b"\n")
             self.handle.flush()
         self.records.append(record)
         self.errors += record.outcome == "error"

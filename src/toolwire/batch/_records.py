@@ -13,7 +13,7 @@ from typing import IO, Any, Literal, TypeAlias
 
 from toolwire.cost import cost_from_dict
 from toolwire.errors import UsageError
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 
 logger = logging.getLogger("toolwire.batch")
 
@@ -191,7 +191,7 @@ def _read(path: Path) -> tuple[list[BatchRecord], int | None]:
             continue
         last = number == len(lines)  # no newline after it: possibly torn
         try:
-            records.append(BatchRecord.from_dict(_json.loads(line)))
+            records.append(BatchRecord.from_dict(jsonio.loads(line)))
         except (ValueError, UsageError) as exc:
             if last:
                 logger.warning(

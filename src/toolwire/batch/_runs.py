@@ -14,7 +14,7 @@ import anyio
 
 from toolwire.batch._records import BatchRecord
 from toolwire.errors import ToolwireError, UsageError
-from toolwire.tools._log import log_failure
+from toolwire.tools.log import log_failure
 
 if TYPE_CHECKING:
     from toolwire.agent import Agent
@@ -133,7 +133,7 @@ def _run_in_worker(
     ``journal`` is the driver's journal setting: workers are started with the
     environment of whoever started Ray, and must record where the driver does.
     """
-    from toolwire.journal._open import ENV_VAR
+    from toolwire.journal import ENV_VAR
 
     os.environ[ENV_VAR] = journal
     return anyio.run(_run_one, factory, prompt, index, run_id, resume)

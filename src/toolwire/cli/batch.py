@@ -22,7 +22,7 @@ import click
 
 from toolwire.cost import format_usd
 from toolwire.errors import ToolwireError, UsageError
-from toolwire.testing._reading import MAX_FILE_BYTES, read_file, regular_file
+from toolwire.testing.reading import MAX_FILE_BYTES, read_file, regular_file
 
 if TYPE_CHECKING:
     from toolwire.batch import BatchSummary
@@ -109,7 +109,7 @@ def load_factory(reference: str) -> Any:
 def _journal_env(journal: str | None) -> Iterator[None]:
     """``--journal`` as ``$TOOLWIRE_JOURNAL`` for the batch: what its agents,
     and the Ray workers (see :mod:`toolwire.batch`), read."""
-    from toolwire.journal._open import ENV_VAR
+    from toolwire.journal import ENV_VAR
 
     if journal is None:
         yield

@@ -25,8 +25,8 @@ from toolwire.agent import Agent
 from toolwire.cli._console import PipeConsole
 from toolwire.cli._render import Renderer, usage_line, usage_table
 from toolwire.errors import ToolwireError, TransportTimeout
+from toolwire.http.urls import url_where
 from toolwire.journal import default_journal
-from toolwire.journal._postgres import url_where
 from toolwire.run import RunFinished, RunResult
 from toolwire.stream.codecs import registered
 

@@ -41,7 +41,7 @@ from toolwire.events import (
 )
 from toolwire.stream.codecs import registered
 from toolwire.stream.decoder import DecodedFrame, StreamDecoder
-from toolwire.testing._reading import MAX_FILE_BYTES, read_file
+from toolwire.testing.reading import MAX_FILE_BYTES, read_file
 from toolwire.types import StreamResult
 
 __all__ = ["inspect"]
@@ -89,8 +89,8 @@ def _decode_chunks(chunks: list[bytes], dialect: str) -> tuple[StreamDecoder, li
 def _recorded_body(path: str) -> tuple[str | None, list[bytes]] | None:
     """A cassette sidecar's dialect and body chunks, or ``None`` for another
     file. A body that is not a stream is summed up in one line, and that is all."""
-    from toolwire.testing._summary import is_streamed, summarize
     from toolwire.testing.cassette import CassetteError, is_sidecar, load_exchange
+    from toolwire.testing.summary import is_streamed, summarize
 
     if not is_sidecar(path):
         return None
@@ -106,8 +106,8 @@ def _recorded_body(path: str) -> tuple[str | None, list[bytes]] | None:
 
 def _inspect_cassette(directory: str, as_json: bool) -> None:
     """One summary line per exchange (``--json``: one object per line)."""
-    from toolwire.testing._summary import summarize
     from toolwire.testing.cassette import Cassette, CassetteError
+    from toolwire.testing.summary import summarize
 
     try:
         cassette = Cassette.load(directory)

@@ -63,7 +63,7 @@ def proxy(
     from toolwire.errors import ToolwireError
     from toolwire.http.transport import Timeouts
     from toolwire.testing import RecordingProxy
-    from toolwire.testing._serving import is_loopback
+    from toolwire.testing.serving import is_loopback
 
     if not allow_remote and not is_loopback(host):
         raise click.UsageError(

@@ -38,8 +38,8 @@ from toolwire.journal import (
     RunSummary,
     SQLiteJournal,
     default_journal,
+    is_postgres_url,
 )
-from toolwire.journal._postgres import is_postgres_url
 
 __all__ = ["runs", "timeline"]
 

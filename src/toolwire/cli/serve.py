@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from toolwire.testing._serving import LoopbackServer
+    from toolwire.testing.serving import LoopbackServer
 
 __all__ = ["serve", "serve_until_interrupted"]
 

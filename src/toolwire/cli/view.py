@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from toolwire.journal import KEY_VARIABLE, default_journal, resolve_approval_key
-from toolwire.journal._postgres import is_postgres_url, url_where
+from toolwire.http.urls import url_where
+from toolwire.journal import KEY_VARIABLE, default_journal, is_postgres_url, resolve_approval_key
 from toolwire.view import serve
 
 __all__ = ["view"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from toolwire.http._messages import *  # noqa: F403
 from toolwire.http._messages import __all__ as _messages_all
-from toolwire.http._ratelimit import (
+from toolwire.http.ratelimit import (
     LocalRateStore,
     RateHold,
     RateKey,

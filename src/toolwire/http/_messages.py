@@ -22,9 +22,9 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Protocol, TypeAlias
 
 from toolwire.errors import Overloaded, ProviderError, RateLimited, RemoteProtocolError
-from toolwire.http._credentials import REDACTED, is_credential_name
-from toolwire.http._urls import redact_url
-from toolwire.stream import _json
+from toolwire.http.credentials import REDACTED, is_credential_name
+from toolwire.http.urls import redact_url
+from toolwire.stream import jsonio
 
 __all__ = [
     "REDACTED",
@@ -83,7 +83,7 @@ class HttpRequest:
         """The body as compact UTF-8 JSON bytes (none for a GET without one)."""
         if self.method == "GET" and not self.json:
             return b""
-        return _json.dumps_bytes(self.json)
+        return jsonio.dumps_bytes(self.json)
 
     def redacted_headers(self) -> dict[str, str]:
         """The headers as they may be shown: only the values of headers known to
@@ -122,7 +122,7 @@ class HttpResponse:
             RemoteProtocolError: the body is not JSON.
         """
         try:
-            return _json.loads(self.content)
+            return jsonio.loads(self.content)
         except ValueError as exc:
             raise RemoteProtocolError(
                 f"response body is not JSON: {exc}", raw=self.content[:500]
@@ -224,12 +224,12 @@ def decode_error_body(body: Any) -> Any:
     if isinstance(body, (bytes, bytearray, memoryview)):
         data = bytes(body)
         try:
-            return _json.loads(data)
+            return jsonio.loads(data)
         except ValueError:
             return data.decode("utf-8", "replace")
     if isinstance(body, str):
         try:
-            return _json.loads(body)
+            return jsonio.loads(body)
         except ValueError:
             return body
     return body

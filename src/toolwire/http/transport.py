@@ -58,8 +58,8 @@ from toolwire.http._deadline import deadline_scope
 from toolwire.http._errors import generic_error, map_httpx_error, redirect_error, too_large
 from toolwire.http._inflate import INFLATED, inflate
 from toolwire.http._pools import DirectPools, make_pools
-from toolwire.http._ratelimit import RateKey, RateLimiter
 from toolwire.http._settings import BodyLimits, HttpRetryPolicy, Timeouts
+from toolwire.http.ratelimit import RateKey, RateLimiter
 
 if TYPE_CHECKING:
     import httpx

@@ -63,13 +63,14 @@ from toolwire.journal._kinds import (
 )
 from toolwire.journal._observer import JournalObserver
 from toolwire.journal._open import (
+    ENV_VAR,
     close_journals,
     default_journal,
     default_journal_path,
     open_journal,
 )
 from toolwire.journal._payloads import encode_record
-from toolwire.journal._postgres import PostgresJournal
+from toolwire.journal._postgres import PostgresJournal, is_postgres_url
 from toolwire.journal._protocol import Journal, JournalReader
 from toolwire.journal._rates import PostgresRateStore
 from toolwire.journal._records import (
@@ -93,6 +94,7 @@ from toolwire.journal._resume import (
 from toolwire.journal._store import SQLiteJournal
 
 __all__ = [
+    "ENV_VAR",
     "KEY_VARIABLE",
     "MAY_HAVE_RUN",
     "RUN_STATUSES",
@@ -138,6 +140,7 @@ __all__ = [
     "default_journal",
     "default_journal_path",
     "encode_record",
+    "is_postgres_url",
     "open_journal",
     "payload_of",
     "pending_calls",

@@ -19,9 +19,11 @@ from toolwire.journal._postgres import PostgresJournal, is_postgres_url
 from toolwire.journal._protocol import Journal
 from toolwire.journal._store import SQLiteJournal
 
-__all__ = ["close_journals", "default_journal", "default_journal_path", "open_journal"]
+__all__ = ["ENV_VAR", "close_journals", "default_journal", "default_journal_path", "open_journal"]
 
 ENV_VAR = "TOOLWIRE_JOURNAL"
+"""The environment variable that names the default journal (see
+:func:`default_journal`)."""
 _OFF = frozenset({"off", "none", "0", "false", "no"})
 
 _lock = threading.Lock()

@@ -19,8 +19,8 @@ from typing import Any
 
 from toolwire.cost import Cost
 from toolwire.errors import ToolwireError, UsageLimitExceeded
-from toolwire.http._credentials import MIN_SECRET_LENGTH, ascii_lower, redact, secret_forms
-from toolwire.http._urls import url_where
+from toolwire.http.credentials import MIN_SECRET_LENGTH, ascii_lower, redact, secret_forms
+from toolwire.http.urls import url_where
 from toolwire.journal._kinds import (
     ApprovalGiven,
     ModelResponse,
@@ -31,7 +31,7 @@ from toolwire.journal._kinds import (
 )
 from toolwire.messages import AssistantMessage
 from toolwire.run import RunResult
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.tools import Approval, ToolResult, scrub
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 
@@ -63,7 +63,7 @@ def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
     """JSON text of a record, with every secret replaced by ``<redacted>``.
 
     Secrets are replaced in the record's strings *before* it is serialized
-    (:func:`toolwire.http._credentials.redact`), so the text is always the
+    (:func:`toolwire.http.credentials.redact`), so the text is always the
     record's well-formed JSON, whatever the secret: a one-letter placeholder
     key damages nothing, a short key is replaced where it stands alone and not
     inside longer words. The common case costs one search of the text: the
@@ -83,7 +83,7 @@ def encode_record(value: Any, secrets: Iterable[str] = ()) -> str:
 
 def dumps_record(value: Any) -> str:
     try:
-        return _json.dumps(value)
+        return jsonio.dumps(value)
     except (TypeError, ValueError):
         return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=str)
 
@@ -132,7 +132,7 @@ def arguments_record(arguments: Mapping[str, Any]) -> dict[str, Any]:
     :data:`PREVIEW_CHARS`, as a preview (``arguments_preview`` and
     ``arguments_chars``, the fields of :class:`ToolIntent` of those names)."""
     try:
-        small = len(_json.dumps_bytes(arguments)) <= PREVIEW_CHARS  # bytes >= characters
+        small = len(jsonio.dumps_bytes(arguments)) <= PREVIEW_CHARS  # bytes >= characters
     except (TypeError, ValueError):
         small = False
     text = "" if small else dumps_record(arguments)

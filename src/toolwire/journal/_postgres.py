@@ -46,8 +46,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from toolwire.http._urls import url_secrets
-from toolwire.http._urls import url_where as where
+from toolwire.http.urls import url_secrets
+from toolwire.http.urls import url_where as where
 from toolwire.journal._base import RunStore, StoreQueries, escape_like
 from toolwire.journal._fencing import Renewer, acquire, check_fence, release
 from toolwire.journal._records import (

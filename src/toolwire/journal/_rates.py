@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from toolwire.http._ratelimit import (
+from toolwire.http.ratelimit import (
     WINDOW,
     LocalRateStore,
     RateHold,

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from toolwire.journal._errors import JournalError, LeaseLost, RunLeased
 from toolwire.journal._kinds import Record, RunStarted, record_of
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 
 __all__ = [
     "MAY_HAVE_RUN",
@@ -286,7 +286,7 @@ def loads_record(text: str | None, what: str) -> Any:
     if text is None:
         return None
     try:
-        return _json.loads(text)
+        return jsonio.loads(text)
     except ValueError as exc:
         raise JournalError(f"the journal holds a {what} that is not JSON: {exc}") from exc
 

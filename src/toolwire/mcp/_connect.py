@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 
 from toolwire.errors import ConnectError, UsageError
-from toolwire.http._urls import split_url
+from toolwire.http.urls import split_url
 from toolwire.mcp._connection import MCPConnection
 from toolwire.mcp._results import _first_error
 from toolwire.tools import scrub

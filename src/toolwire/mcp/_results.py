@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ToolFailed
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional
     import mcp_types
@@ -107,7 +107,7 @@ def result_content(result: mcp_types.CallToolResult) -> str:
         result: the SDK's ``CallToolResult``.
     """
     if result.structured_content is not None or "structured_content" in result.model_fields_set:
-        return _json.dumps(result.structured_content)
+        return jsonio.dumps(result.structured_content)
     return "\n".join(_describe_block(block) for block in result.content)
 
 

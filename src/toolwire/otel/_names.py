@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from toolwire.http._urls import split_url
+from toolwire.http.urls import split_url
 from toolwire.stream.codecs import registered
 
 SEMCONV_VERSION = "1.41.0"

@@ -21,7 +21,7 @@ from toolwire.otel._content import (
 )
 from toolwire.otel._names import _SCHEMA_URL, _host_port, provider_name
 from toolwire.run import RunInfo, RunResult
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.types import InvalidToolCall, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -205,8 +205,8 @@ class Tracer(RunObserver):
         if self.capture_content:
             system, chat = _input_messages(messages)
             if system:
-                attributes["gen_ai.system_instructions"] = _json.dumps(system)
-            attributes["gen_ai.input.messages"] = _json.dumps(chat)
+                attributes["gen_ai.system_instructions"] = jsonio.dumps(system)
+            attributes["gen_ai.input.messages"] = jsonio.dumps(chat)
         span = self._tracer.start_span(
             f"chat {run.model}", context=run.context(), kind=SpanKind.CLIENT, attributes=attributes
         )
@@ -247,7 +247,7 @@ class Tracer(RunObserver):
             if usage.reasoning_tokens is not None:
                 span.set_attribute("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens)
         if self.capture_content:
-            span.set_attribute("gen_ai.output.messages", _json.dumps(_output_messages(result)))
+            span.set_attribute("gen_ai.output.messages", jsonio.dumps(_output_messages(result)))
         span.end()
 
     async def model_usage(
@@ -326,7 +326,7 @@ class Tracer(RunObserver):
         if self.capture_content:
             arguments = call.arguments if isinstance(call, ToolCall) else call.raw_arguments
             attributes["gen_ai.tool.call.arguments"] = (
-                arguments if isinstance(arguments, str) else _json.dumps(arguments)
+                arguments if isinstance(arguments, str) else jsonio.dumps(arguments)
             )
         name = f"execute_tool {call.name}" if call.name else "execute_tool"
         span = self._tracer.start_span(

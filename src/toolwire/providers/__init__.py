@@ -11,6 +11,8 @@ compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
 What is the wire format (request bodies, streams, whole responses, finish and
 usage tables) lives in :mod:`toolwire.stream.codecs`, one module per dialect; a
 provider holds only what is HTTP: URLs, credentials, headers, error bodies.
+:meth:`Provider.reader` gives the :class:`ProviderStream` that sends one
+streaming request and decodes its body; the agent's turns read through it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from toolwire.providers._base import (
     Transport,
     retry_after_seconds,
 )
+from toolwire.providers._reads import HOLD, ProviderStream
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
 from toolwire.providers.bedrock import Bedrock, BedrockInvoke
@@ -35,6 +38,7 @@ from toolwire.providers.openai_responses import OpenAIResponses
 from toolwire.providers.vertex import AnthropicVertex, GeminiVertex
 
 __all__ = [
+    "HOLD",
     "Anthropic",
     "AnthropicVertex",
     "AzureOpenAI",
@@ -49,6 +53,7 @@ __all__ = [
     "OpenAIChat",
     "OpenAIResponses",
     "Provider",
+    "ProviderStream",
     "StreamResponse",
     "ToolChoice",
     "Transport",

@@ -35,12 +35,12 @@ from toolwire.http import (
     redact_url,
     retry_after_seconds,
 )
-from toolwire.http._credentials import redact, redact_headers
-from toolwire.http._urls import url_secrets
+from toolwire.http.credentials import redact, redact_headers
+from toolwire.http.urls import url_secrets
 from toolwire.messages import Message
 from toolwire.providers._reads import HOLD, ProviderStream, Resumer
 from toolwire.stream.codecs import WireDialect, wire_dialect
-from toolwire.stream.codecs._request import ToolChoice, merge_extra
+from toolwire.stream.codecs.request import ToolChoice, merge_extra
 from toolwire.stream.decoder import decode_response
 from toolwire.types import StreamResult
 
@@ -381,7 +381,7 @@ class Provider(ABC):
         hold: int = 0,
     ) -> ProviderStream:
         """``request`` to be sent, read and decoded in this provider's
-        dialect (see :class:`~toolwire.providers._reads.ProviderStream`); a
+        dialect (see :class:`~toolwire.providers.ProviderStream`); a
         cut stream is resumed where the provider allows it (:meth:`resumer`),
         and the kept stream ``replay`` names is read again instead of
         sending ``request``. ``hold``: bytes of the body decoded together,

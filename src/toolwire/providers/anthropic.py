@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
 from toolwire.providers._base import Provider, Transport
-from toolwire.stream.codecs._request import dict_or_empty
+from toolwire.stream.codecs.request import dict_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts

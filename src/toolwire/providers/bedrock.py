@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from toolwire.errors import ProviderError, UsageError
 from toolwire.providers._aws import AwsSigner
 from toolwire.providers._base import HttpRequest, Provider, Transport
-from toolwire.stream.codecs._request import dict_or_empty
+from toolwire.stream.codecs.request import dict_or_empty
 from toolwire.stream.framing.eventstream import MEDIA_TYPE
 
 if TYPE_CHECKING:

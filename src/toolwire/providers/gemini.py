@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 
 from toolwire.errors import ProviderError
 from toolwire.providers._base import Provider, Transport
-from toolwire.stream.codecs._request import dict_or_empty, list_or_empty
+from toolwire.stream.codecs.request import dict_or_empty, list_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
 from toolwire.providers._base import Provider, Transport, _Secret
-from toolwire.stream import _json
-from toolwire.stream.codecs._request import dict_or_empty
+from toolwire.stream import jsonio
+from toolwire.stream.codecs.request import dict_or_empty
 
 if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
@@ -183,7 +183,7 @@ def openai_style_error(
         code = code if code is not None else body_obj.get("code")
         error_type = error_type or body_obj.get("type")
     if message is not None and not isinstance(message, str):
-        message = _json.dumps(message)
+        message = jsonio.dumps(message)
     return provider._build_error(
         status_code, headers, body, message=message, code=code, error_type=error_type
     )

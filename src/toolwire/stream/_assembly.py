@@ -27,8 +27,8 @@ from toolwire.stream._budget import ResponseBudget
 from toolwire.stream._calls import INCOMPLETE, OPEN, OpenCall, settle
 from toolwire.stream._choice import Choice, clean_id, has_content, late_problems
 from toolwire.stream._jsonstream import CompletionScanner, LazyPartial
-from toolwire.stream._parts import MISSING, CallPart, FinishPart
 from toolwire.stream.limits import MAX_CHOICES, MAX_TOOL_CALLS
+from toolwire.stream.parts import MISSING, CallPart, FinishPart
 from toolwire.types import InvalidToolCall
 
 __all__ = ["CallAssembly"]

@@ -21,11 +21,11 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from toolwire.events import PartialSource
-from toolwire.stream._json import dumps
 from toolwire.stream._jsonstream import CompletionScanner
-from toolwire.stream._parts import MISSING
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
+from toolwire.stream.jsonio import dumps
 from toolwire.stream.limits import MAX_ARGUMENTS_CHARS
+from toolwire.stream.parts import MISSING
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [

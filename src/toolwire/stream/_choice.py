@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.stream._calls import INCOMPLETE, OPEN, OpenCall
-from toolwire.stream._parts import MISSING, CallPart
+from toolwire.stream.parts import MISSING, CallPart
 from toolwire.types import (
     ChoiceResult,
     FinishReason,

@@ -17,10 +17,10 @@ from typing import Any
 
 from toolwire.errors import RemoteProtocolError, ToolwireError
 from toolwire.events import Event
-from toolwire.stream._parts import ArgsPart, Part, StreamEndPart
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import ArgsEventCodec, Codec
 from toolwire.stream.framing import END_OF_BODY, Frame
+from toolwire.stream.parts import ArgsPart, Part, StreamEndPart
 
 __all__ = ["DecodedFrame", "PayloadDecoding"]
 

@@ -35,14 +35,14 @@ import re
 from typing import Any
 
 from toolwire.errors import ToolwireError
-from toolwire.stream._json import (
+from toolwire.stream._jsonstream import PartialJSONParser
+from toolwire.stream.jsonio import (
     POSSESSIVE,
     DuplicateKeyError,
     JSONLimitError,
     loads,
     loads_unique,
 )
-from toolwire.stream._jsonstream import PartialJSONParser
 
 __all__ = ["ArgumentsParseError", "parse_arguments"]
 

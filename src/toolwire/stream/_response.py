@@ -7,9 +7,9 @@ from typing import Any
 
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
-from toolwire.stream._json import dumps
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import as_whole, wire_dialect
+from toolwire.stream.jsonio import dumps
 from toolwire.types import StreamResult
 
 __all__ = ["decode_response"]

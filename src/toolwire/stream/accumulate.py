@@ -69,8 +69,9 @@ from toolwire.stream._calls import (
     replace_undecodable,
 )
 from toolwire.stream._choice import Choice
-from toolwire.stream._json import dumps_bytes
-from toolwire.stream._parts import (
+from toolwire.stream.jsonio import dumps_bytes
+from toolwire.stream.limits import KEPT_ITEM_CHARS, MAX_KEPT_ITEMS, MAX_TEXT_CHARS
+from toolwire.stream.parts import (
     DIALECT_KEY,
     ArgsPart,
     CallDone,
@@ -88,7 +89,6 @@ from toolwire.stream._parts import (
     UnknownPart,
     UsagePart,
 )
-from toolwire.stream.limits import KEPT_ITEM_CHARS, MAX_KEPT_ITEMS, MAX_TEXT_CHARS
 from toolwire.types import (
     ChoiceResult,
     ServerToolCall,
@@ -125,7 +125,7 @@ class Accumulator(CallAssembly):
         """The last payload, when the body stopped in the middle of it."""
         self.state_dialect: str | None = None
         """The dialect that decodes the stream: each provider-state item is
-        tagged with it (:data:`~toolwire.stream._parts.DIALECT_KEY`), so that
+        tagged with it (:data:`~toolwire.stream.parts.DIALECT_KEY`), so that
         only that dialect sends it back."""
         self.unknown_items: list[UnknownItem] = []
         """What the provider sent that the codec does not read, in order."""

@@ -44,7 +44,6 @@ from toolwire import _compat
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.stream._decoding import DecodedFrame, PayloadDecoding
-from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
 from toolwire.stream._response import decode_response
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import (
@@ -65,6 +64,7 @@ from toolwire.stream.framing import (
     SSEDecoder,
     reader_for,
 )
+from toolwire.stream.jsonio import JSONDecodeError, JSONLimitError, loads
 from toolwire.stream.limits import MAX_FRAME_BYTES
 from toolwire.types import StreamResult
 

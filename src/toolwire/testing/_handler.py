@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered, wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
 from toolwire.testing._kept import KeptStream, KeptStreams
@@ -88,14 +88,14 @@ def _prompt_size(body: bytes) -> int:
     the fields that say how to answer, not what (``stream``), so that the
     same turn asked streamed or whole counts the same tokens."""
     try:
-        data = _json.loads(body)
-    except (_json.JSONDecodeError, ValueError):
+        data = jsonio.loads(body)
+    except (jsonio.JSONDecodeError, ValueError):
         return len(body)
     if not isinstance(data, dict):
         return len(body)
     for key in _ANSWER_FIELDS:
         data.pop(key, None)
-    return len(_json.dumps(data).encode())
+    return len(jsonio.dumps(data).encode())
 
 
 _ANSWER_FIELDS = frozenset(field for d in registered() for field in d.answer_fields)
@@ -116,13 +116,13 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         if isinstance(call.arguments, str):
             raw = substitute(call.arguments, lookup)
             try:
-                parsed = _json.loads(raw)
+                parsed = jsonio.loads(raw)
             except ValueError:
                 parsed = None
             arguments = parsed if isinstance(parsed, dict) else None
         else:
             arguments = substitute_value(call.arguments, lookup)
-            raw = _json.dumps(arguments)
+            raw = jsonio.dumps(arguments)
         calls.append(
             ReplyCall(
                 index=index,
@@ -225,7 +225,7 @@ class Handler:
             self.requests.append({"toolwire_body_digest": digest, "bytes": len(body)})
             return
         try:
-            self.requests.append(_json.loads(body))
+            self.requests.append(jsonio.loads(body))
         except ValueError:
             self.requests.append(body.decode("utf-8", "replace"))
 
@@ -321,8 +321,8 @@ class Handler:
         forced: Fault | None = None
         if header is not None:
             try:
-                forced = Fault.model_validate(_json.loads(header))
-            except (_json.JSONDecodeError, ValidationError) as exc:
+                forced = Fault.model_validate(jsonio.loads(header))
+            except (jsonio.JSONDecodeError, ValidationError) as exc:
                 self._log(f"POST {path} 400 bad {FAULT_HEADER} header")
                 return self._error(encoder, 400, f"invalid {FAULT_HEADER} header: {exc}")
         try:

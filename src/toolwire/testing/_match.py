@@ -3,7 +3,7 @@
 Theory of operation: a request is matched by its method, its path, its query
 (credentials removed, as recorded) and the *canonical form* of its body: the
 JSON value, its credential members removed as recorded
-(:func:`toolwire.http._bodies.scrub_body`) and :data:`VOLATILE_FIELDS` (and
+(:func:`toolwire.http.bodies.scrub_body`) and :data:`VOLATILE_FIELDS` (and
 any field the user adds) taken out, compared as values, so key order and
 whitespace never matter. A body that is not JSON is compared as bytes.
 
@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.http._bodies import scrub_body
-from toolwire.http._credentials import redact_query
+from toolwire.http.bodies import scrub_body
+from toolwire.http.credentials import redact_query
 from toolwire.stream.codecs import registered
 from toolwire.testing.cassette import Exchange
 

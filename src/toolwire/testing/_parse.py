@@ -8,7 +8,7 @@ bytes into JSON first, so that every shape error becomes a
 
 from __future__ import annotations
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered
 from toolwire.stream.codecs.emulation import BadRequest, ParsedRequest, ToolResult
 
@@ -30,7 +30,7 @@ def parse_request(
         BadRequest: the body is not JSON or not in the dialect's shape.
     """
     try:
-        data = _json.loads(body)
+        data = jsonio.loads(body)
     except ValueError as exc:  # not JSON, or past a limit (nesting, 1e400)
         raise BadRequest(f"request body is not valid JSON: {exc}") from exc
     if not isinstance(data, dict):

@@ -12,8 +12,8 @@ docs/cassettes.md describes the format field by field.
 
 No credential is ever written: credential headers, query parameters and
 members of a JSON request body are replaced by ``<redacted>``
-(:mod:`toolwire.http._credentials`, :mod:`toolwire.http._bodies`), userinfo
-is taken out of URLs (:mod:`toolwire.http._urls`), and the values they held
+(:mod:`toolwire.http.credentials`, :mod:`toolwire.http.bodies`), userinfo
+is taken out of URLs (:mod:`toolwire.http.urls`), and the values they held
 are replaced wherever else they occur, response bodies included. Files are
 created readable by their owner only.
 """
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from toolwire.errors import UsageError
-from toolwire.stream import _json
-from toolwire.testing._reading import open_file, read_file
+from toolwire.stream import jsonio
+from toolwire.testing.reading import open_file, read_file
 
 __all__ = [
     "FORMAT_VERSION",
@@ -231,7 +231,7 @@ def load_exchange(sidecar: Path) -> Exchange:
         raise CassetteError(f"{sidecar} is a symbolic link: a cassette holds files only")
     data = read_file(sidecar, what="cassette sidecar", limit=MAX_SIDECAR_BYTES, error=CassetteError)
     try:
-        meta = _json.loads(data)
+        meta = jsonio.loads(data)
     except ValueError as exc:
         raise CassetteError(f"{sidecar} is not valid JSON: {exc}") from None
     if not isinstance(meta, dict) or meta.get("toolwire_cassette") != FORMAT_VERSION:

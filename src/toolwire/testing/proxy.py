@@ -11,9 +11,9 @@ bytes; and hop-by-hop headers are not passed on, as RFC 9110 says.
 
 Only once a chunk has been handed on is it recorded (to the body file, as it
 comes: a cassette body is never held in memory) and read for the exchange's
-summary line (:mod:`toolwire.testing._summary`). The credentials of each
+summary line (:mod:`toolwire.testing.summary`). The credentials of each
 request are removed from what is recorded and logged
-(:mod:`toolwire.http._credentials`); the client still receives every byte as the
+(:mod:`toolwire.http.credentials`); the client still receives every byte as the
 upstream sent it.
 
 Bounds: a request body larger than ``max_request_bytes`` is refused with 413
@@ -36,14 +36,14 @@ import httpx
 from starlette.types import Message, Receive, Scope, Send
 
 from toolwire.errors import UsageError
-from toolwire.http._bodies import ScrubbedBody, scrub_body
-from toolwire.http._credentials import Scrubber, redact_headers, redact_query
-from toolwire.http._urls import strip_userinfo
+from toolwire.http.bodies import ScrubbedBody, scrub_body
+from toolwire.http.credentials import Scrubber, redact_headers, redact_query
 from toolwire.http.transport import Timeouts
-from toolwire.stream import _json
-from toolwire.testing._serving import LoopbackServer
-from toolwire.testing._summary import BodyReader, Reading, dialect_for, exchange_line
+from toolwire.http.urls import strip_userinfo
+from toolwire.stream import jsonio
 from toolwire.testing.cassette import CassetteError, CassetteWriter, RecordedRequest
+from toolwire.testing.serving import LoopbackServer
+from toolwire.testing.summary import BodyReader, Reading, dialect_for, exchange_line
 
 __all__ = ["MAX_REQUEST_BYTES", "ProxyApp", "RecordingProxy", "json_error"]
 
@@ -107,7 +107,7 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
 def json_error(status: int, kind: str, message: str) -> tuple[Message, Message]:
     """The ASGI messages of an error answer every SDK reads the message of
     (OpenAI, Anthropic and Gemini all look for ``error.message``)."""
-    body = _json.dumps_bytes({"type": "error", "error": {"type": kind, "message": message}})
+    body = jsonio.dumps_bytes({"type": "error", "error": {"type": kind, "message": message}})
     start: Message = {
         "type": "http.response.start",
         "status": status,

@@ -44,9 +44,9 @@ import pytest
 
 if TYPE_CHECKING:
     from toolwire.testing._desk import ApprovalDesk
-    from toolwire.testing._serving import LoopbackServer
     from toolwire.testing.scenario import Scenario
     from toolwire.testing.server import EmulationServer
+    from toolwire.testing.serving import LoopbackServer
 
 __all__ = [
     "RECORD_ENV",

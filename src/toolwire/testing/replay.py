@@ -27,9 +27,9 @@ from starlette.types import Receive, Scope, Send
 
 from toolwire.stream.codecs import registered
 from toolwire.testing._match import VOLATILE_FIELDS, Matcher, Mismatch
-from toolwire.testing._serving import LoopbackServer
 from toolwire.testing.cassette import Cassette, Exchange, header_bytes
 from toolwire.testing.proxy import MAX_REQUEST_BYTES, json_error
+from toolwire.testing.serving import LoopbackServer
 
 __all__ = ["CassetteServer", "ReplayApp"]
 

@@ -43,10 +43,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from toolwire._compat import renamed_argument
 from toolwire.errors import UsageError
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 from toolwire.stream.limits import MAX_JSON_DEPTH
-from toolwire.testing._reading import read_file, regular_file
+from toolwire.testing.reading import read_file, regular_file
 
 __all__ = [
     "Fault",
@@ -300,7 +300,7 @@ class Scenario(_Model):
             .joinpath(f"{name}.json")
             .read_bytes()
         )
-        scenario = cls.from_dict(_json.loads(text))
+        scenario = cls.from_dict(jsonio.loads(text))
         return scenario.model_copy(update={"name": name})
 
     def with_delay(self, seconds: float) -> Scenario:
@@ -360,7 +360,7 @@ def _parse_document(content: bytes, path: Path) -> Any:
         )
     if stripped.startswith(b"{"):
         try:
-            return _json.loads(content)
+            return jsonio.loads(content)
         except ValueError as exc:
             raise ScenarioError(f"scenario {path} is not valid JSON: {exc}") from None
     try:
@@ -371,7 +371,7 @@ def _parse_document(content: bytes, path: Path) -> Any:
 
     try:
         data = yaml.safe_load(text)
-        depth = _json.value_depth(data)
+        depth = jsonio.value_depth(data)
     except RecursionError:
         depth = MAX_JSON_DEPTH + 1
     except yaml.YAMLError as exc:
@@ -455,7 +455,7 @@ class ResultLookup:
         if not dot:
             return content
         try:
-            value: Any = _json.loads(content)
+            value: Any = jsonio.loads(content)
         except ValueError:
             raise ScenarioError(f"{{result:{key}}}: the result of {ref!r} is not JSON") from None
         for field_name in path.split("."):
@@ -465,7 +465,7 @@ class ResultLookup:
                 value = value[int(field_name)]
             else:
                 raise ScenarioError(f"{{result:{key}}}: the result has no field {field_name!r}")
-        return value if isinstance(value, str) else _json.dumps(value)
+        return value if isinstance(value, str) else jsonio.dumps(value)
 
     def _content(self, key: str) -> str:
         if key.isdigit():

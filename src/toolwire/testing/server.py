@@ -16,7 +16,7 @@ provider keeps (a Responses background response, a Gemini interaction), sent
 again after an event by a GET on the dialect's ``continuation_routes``
 (:mod:`toolwire.testing._kept`).
 
-:class:`EmulationServer` is a :class:`~toolwire.testing._serving.LoopbackServer`:
+:class:`EmulationServer` is a :class:`~toolwire.testing.serving.LoopbackServer`:
 uvicorn in a background thread on a socket it binds itself, returning from
 ``start()`` only once uvicorn reports that it is serving (no sleeps).
 """
@@ -40,12 +40,12 @@ from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
 from toolwire.testing._kept import KeptStreams
 from toolwire.testing._ratelimit import ServerRateLimit
-from toolwire.testing._serving import LoopbackServer, is_loopback
 from toolwire.testing.scenario import (
     Scenario,
     ScenarioError,
     builtin_names,
 )
+from toolwire.testing.serving import LoopbackServer, is_loopback
 
 __all__ = ["FAULT_HEADER", "EmulationServer", "build_app", "is_loopback", "load_scenario"]
 

@@ -11,8 +11,10 @@ The modules, one idea each: ``_tool`` (the :class:`Tool` and ``@tool``),
 (checking a call's arguments), ``_schema`` (JSON Schema cleaning and
 shaping), ``_toolbox`` (the :class:`Toolbox`: schemas, triage, scheduling),
 ``_call`` (one call's approval, attempts and fallback), ``_approval``,
-``_runners`` (where a function runs), ``_process`` (a runner that runs it in a
-child process it can kill), ``_results`` and ``_redaction``.
+``runners`` (where a function runs; public, for runners outside this
+package), ``_process`` (a runner that runs it in a child process it can
+kill), ``_results``, ``redaction`` and ``log`` (public: the journal, the
+viewer and the batch clean and log what they show the same way).
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from toolwire.tools._approval import (
 from toolwire.tools._call import ResultHook, is_transient
 from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._process import ProcessRunner
-from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolErrorKind, ToolResult
-from toolwire.tools._runners import LocalRunner, ToolInvocation, ToolRunner
 from toolwire.tools._tool import RetryOn, Tool, tool
 from toolwire.tools._toolbox import Toolbox
+from toolwire.tools.redaction import scrub
+from toolwire.tools.runners import LocalRunner, ToolInvocation, ToolRunner
 
 __all__ = [
     "Approval",

@@ -40,10 +40,10 @@ from toolwire.errors import (
 from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest, ask_approval
 from toolwire.tools._arguments import Prepared, describe_errors
 from toolwire.tools._context import ToolContext, idempotency_key
-from toolwire.tools._log import log_failure
-from toolwire.tools._redaction import describe_exception, traceback_text
 from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content
-from toolwire.tools._runners import ToolInvocation, ToolRunner, can_stop
+from toolwire.tools.log import log_failure
+from toolwire.tools.redaction import describe_exception, traceback_text
+from toolwire.tools.runners import ToolInvocation, ToolRunner, can_stop
 from toolwire.types import InvalidToolCall, ToolCall
 
 if TYPE_CHECKING:

@@ -33,8 +33,8 @@ import anyio.abc
 
 from toolwire.errors import ToolFailed, UsageError
 from toolwire.tools._call import is_transient
-from toolwire.tools._redaction import scrub
-from toolwire.tools._runners import ToolInvocation, call_function, plain_context
+from toolwire.tools.redaction import scrub
+from toolwire.tools.runners import ToolInvocation, call_function, plain_context
 
 __all__ = ["ProcessRunner"]
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeAlias
 
 import pydantic_core
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 
 __all__ = ["ToolErrorKind", "ToolResult", "make_result", "to_content", "truncate"]
 
@@ -66,7 +66,7 @@ class ToolResult:
         if self.ok:
             return self.content
         try:
-            payload = _json.loads(self.content)
+            payload = jsonio.loads(self.content)
         except ValueError:
             return self.content
         if isinstance(payload, dict) and isinstance(payload.get("message"), str):
@@ -107,7 +107,7 @@ def to_content(value: Any, limit: int | None = None) -> tuple[str, bool]:
     if limit is not None and _nodes_past(value, limit):
         return _json_prefix(value, limit + 1), False
     jsonable = pydantic_core.to_jsonable_python(value, fallback=str)
-    return _json.dumps(jsonable), True
+    return jsonio.dumps(jsonable), True
 
 
 _CONTAINERS = (dict, list, tuple, set, frozenset)
@@ -159,7 +159,7 @@ def _json_pieces(value: Any, size: int) -> Iterator[str]:
         first[-1] = False
         if type(iterator) is _Members:
             key, item = item
-            yield _json.dumps(key if isinstance(key, str) else str(key))[: size + 2] + ":"
+            yield jsonio.dumps(key if isinstance(key, str) else str(key))[: size + 2] + ":"
         if isinstance(item, dict):
             stack.append((_Members(item), "}"))
             first.append(True)
@@ -169,9 +169,9 @@ def _json_pieces(value: Any, size: int) -> Iterator[str]:
             first.append(True)
             yield "["
         elif isinstance(item, str):
-            yield _json.dumps(item[:size])
+            yield jsonio.dumps(item[:size])
         elif isinstance(item, (bytes, bytearray)):
-            yield _json.dumps(bytes(item[:size]).decode("utf-8", "replace"))
+            yield jsonio.dumps(bytes(item[:size]).decode("utf-8", "replace"))
         else:
             text, _ = to_content(item, size)
             yield text
@@ -231,7 +231,7 @@ def make_result(
     false when ``content`` is already a prefix: see :func:`to_content`)."""
     content, truncated = truncate(content, budget, whole=whole)
     if not ok:
-        content = _json.dumps({"error": error or "failed", "message": content})
+        content = jsonio.dumps({"error": error or "failed", "message": content})
     return ToolResult(
         call_id=call_id,
         name=name,

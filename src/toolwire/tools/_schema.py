@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from toolwire.stream._jsonschema import (
+from toolwire.stream.jsonschema import (
     JSONSchema,
     allows_null,
     inline_refs,

@@ -50,15 +50,15 @@ import anyio
 
 from toolwire.backoff import Backoff
 from toolwire.errors import UnknownTool, UsageError
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered
 from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
 from toolwire.tools._call import Batch, CallRun, ResultHook
-from toolwire.tools._redaction import scrub
 from toolwire.tools._results import ToolResult, make_result
-from toolwire.tools._runners import LocalRunner, ToolRunner
 from toolwire.tools._tool import Tool, tool
+from toolwire.tools.redaction import scrub
+from toolwire.tools.runners import LocalRunner, ToolRunner
 from toolwire.types import InvalidToolCall, ProviderDialect, ToolCall
 
 __all__ = ["Toolbox"]
@@ -72,7 +72,7 @@ TOOL_BACKOFF = Backoff(initial_delay=0.25, max_delay=8.0, jitter=0.5, max_retry_
 
 def _canonical(arguments: Mapping[str, Any]) -> str:
     try:
-        return _json.dumps(_sorted(arguments))
+        return jsonio.dumps(_sorted(arguments))
     except TypeError:
         return repr(sorted(arguments.items(), key=lambda kv: kv[0]))
 

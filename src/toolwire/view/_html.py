@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
-from toolwire.tools._redaction import redact
+from toolwire.tools.redaction import redact
 from toolwire.view._visible import clean, reveal
 
 __all__ = [

@@ -33,9 +33,9 @@ from typing import Any
 from toolwire.events import ToolCallDelta, ToolCallReady
 from toolwire.journal import JournalEvent, ToolIntent
 from toolwire.stream.decoder import StreamDecoder
-from toolwire.testing._summary import is_streamed
 from toolwire.testing.cassette import Cassette, CassetteError, Exchange
-from toolwire.tools._redaction import hidden_spans
+from toolwire.testing.summary import is_streamed
+from toolwire.tools.redaction import hidden_spans
 from toolwire.types import ToolCall
 from toolwire.view._html import ident, text
 

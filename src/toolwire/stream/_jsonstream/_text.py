@@ -211,7 +211,7 @@ def read_escape(s: str, j: int) -> tuple[str, int] | str | None:
 
 def to_number(token: str) -> Any:
     """The value of a JSON number token, or :data:`INVALID`; the same as
-    :func:`toolwire.stream._json.loads` (a number too large for a float is
+    :func:`toolwire.stream.jsonio.loads` (a number too large for a float is
     refused, not made ``inf``)."""
     m = _NUMBER_TOKEN.fullmatch(token)
     if m is None:

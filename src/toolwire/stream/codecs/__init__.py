@@ -76,6 +76,7 @@ from toolwire.stream.codecs._codec import (
     as_continued,
     as_whole,
 )
+from toolwire.stream.codecs._common import error_event
 from toolwire.stream.codecs._dialect import (
     X_RATELIMIT,
     Capabilities,
@@ -121,6 +122,7 @@ __all__ = [
     "as_whole",
     "codec_for",
     "dialect_for_path",
+    "error_event",
     "register",
     "registered",
     "unregister",

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from toolwire.stream._json import loads_fast
+from toolwire.stream.jsonio import loads_fast
 
 __all__ = ["INDEX", "STRING_CONTENT", "UTF8_CONTENT", "matched_run", "string_text"]
 

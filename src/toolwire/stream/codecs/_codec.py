@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from toolwire.stream._parts import Part
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.eventstream import BytesMatcher
 from toolwire.stream.framing.sse import EventMatcher
+from toolwire.stream.parts import Part
 
 if TYPE_CHECKING:
     from toolwire.stream.codecs._dialect import WireDialect

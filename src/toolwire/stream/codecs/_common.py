@@ -7,9 +7,9 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent, TokenCountInvalid
-from toolwire.stream._json import JSONDecodeError, JSONLimitError, loads
-from toolwire.stream._parts import FinishPart, MetaPart, UnknownPart
+from toolwire.stream.jsonio import JSONDecodeError, JSONLimitError, loads
 from toolwire.stream.limits import MAX_TOKEN_COUNT
+from toolwire.stream.parts import FinishPart, MetaPart, UnknownPart
 from toolwire.types import FinishReason
 
 __all__ = [

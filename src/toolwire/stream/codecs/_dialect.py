@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
-from toolwire.stream._jsonschema import JSONSchema
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.jsonschema import JSONSchema
 from toolwire.types import FinishReason, Usage
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ class WireDialect:
     answer again after an event, given ``(stream id, last event id)`` (a
     decoder's ``cursor``; no event id: from the first event);
     ``None`` where the dialect cannot. One mechanism reads it for every
-    dialect: :mod:`toolwire.providers._reads`."""
+    dialect: :class:`toolwire.providers.ProviderStream`."""
 
     request_path: Callable[[str, bool], str] | None = None
     """The path a provider's base URL is followed by for a model call, given

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
-from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._dialect import (
     Capabilities,
@@ -36,6 +35,7 @@ from toolwire.stream.codecs.anthropic_stream import (
     usage_from_anthropic,
 )
 from toolwire.stream.codecs.emulation import anthropic as emulation
+from toolwire.stream.jsonio import loads_fast as _loads
 
 __all__ = [
     "DIALECT",

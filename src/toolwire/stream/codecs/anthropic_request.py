@@ -20,7 +20,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
 )
 from toolwire.stream.codecs._dialect import SchemaTool
-from toolwire.stream.codecs._request import (
+from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
     dict_or_empty,

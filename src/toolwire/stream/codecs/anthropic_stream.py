@@ -14,7 +14,7 @@ Anthropic: they are kept apart from the client's calls.
 
 What the API needs to see again is kept as provider state, each block as
 it was sent, with where it stood among the text and the calls (see
-:func:`~toolwire.stream.codecs._request.interleave`), and sent back in
+:func:`~toolwire.stream.codecs.request.interleave`), and sent back in
 place: thinking blocks and their signatures, server-tool blocks and their
 results (``server_tool_use``, ``web_search_tool_result``...), MCP blocks,
 ``container_upload``, ``compaction`` (streamed as ``compaction_delta``),
@@ -35,24 +35,6 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._json import dumps
-from toolwire.stream._json import loads_fast as _loads
-from toolwire.stream._parts import (
-    POSITION_KEY,
-    TEXT_POSITION_KEY,
-    ArgsPart,
-    CallDone,
-    CallPart,
-    ErrorPart,
-    Part,
-    ReasoningPart,
-    ServerCallPart,
-    StatePart,
-    StreamEndPart,
-    TextPart,
-    TrailerPart,
-    UsagePart,
-)
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
 from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, matched_run, string_text
 from toolwire.stream.codecs._common import (
@@ -79,6 +61,24 @@ from toolwire.stream.codecs.anthropic_request import (
 )
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
+from toolwire.stream.jsonio import dumps
+from toolwire.stream.jsonio import loads_fast as _loads
+from toolwire.stream.parts import (
+    POSITION_KEY,
+    TEXT_POSITION_KEY,
+    ArgsPart,
+    CallDone,
+    CallPart,
+    ErrorPart,
+    Part,
+    ReasoningPart,
+    ServerCallPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = ["ARGS_EVENT", "RAW_FINISH_REASONS", "AnthropicCodec", "usage_from_anthropic"]
@@ -212,7 +212,7 @@ class AnthropicCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if data.startswith('{"type":"content_block_delta"'):
             # Argument and text deltas: numbers travel inside strings, so the
-            # fast parser loses nothing (see toolwire.stream._json).
+            # fast parser loses nothing (see toolwire.stream.jsonio).
             try:
                 obj = _loads(data)
             except ValueError:

@@ -20,14 +20,14 @@ from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
 from toolwire.messages import Message
-from toolwire.stream._parts import Part
 from toolwire.stream.codecs import anthropic
 from toolwire.stream.codecs._common import as_str, load_payload
 from toolwire.stream.codecs._dialect import Capabilities, ProviderInfo, WireDialect
-from toolwire.stream.codecs._request import ToolChoice
 from toolwire.stream.codecs.bedrock import model_path, model_target
 from toolwire.stream.codecs.emulation import bedrock as emulation
+from toolwire.stream.codecs.request import ToolChoice
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import Part
 
 __all__ = ["ANTHROPIC_VERSION", "DIALECT", "BedrockInvokeCodec", "encode_request"]
 

@@ -18,7 +18,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream.codecs._request import (
+from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
     placed,

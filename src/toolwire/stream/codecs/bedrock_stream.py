@@ -38,19 +38,6 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._json import loads_fast as _loads
-from toolwire.stream._parts import (
-    POSITION_KEY,
-    ArgsPart,
-    CallDone,
-    CallPart,
-    Part,
-    ReasoningPart,
-    StatePart,
-    StreamEndPart,
-    TextPart,
-    UsagePart,
-)
 from toolwire.stream.codecs._args_event import (
     INDEX,
     STRING_CONTENT,
@@ -73,6 +60,19 @@ from toolwire.stream.codecs.bedrock_request import API, REASONING
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.eventstream import BytesMatcher
 from toolwire.stream.framing.sse import EventMatcher
+from toolwire.stream.jsonio import loads_fast as _loads
+from toolwire.stream.parts import (
+    POSITION_KEY,
+    ArgsPart,
+    CallDone,
+    CallPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = ["RAW_FINISH_REASONS", "BedrockConverseCodec", "usage_from_bedrock"]
@@ -216,7 +216,7 @@ class BedrockConverseCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if event == "contentBlockDelta":
             # Arguments travel as strings: the fast parser loses nothing
-            # (see toolwire.stream._json).
+            # (see toolwire.stream.jsonio).
             try:
                 obj = _loads(data)
             except ValueError:

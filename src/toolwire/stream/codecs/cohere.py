@@ -15,18 +15,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from toolwire.stream._parts import (
-    CallDone,
-    CallPart,
-    ErrorPart,
-    MetaPart,
-    Part,
-    ReasoningPart,
-    StreamEndPart,
-    TextPart,
-    TrailerPart,
-    UsagePart,
-)
 from toolwire.stream.codecs._common import (
     DONE,
     as_int,
@@ -40,6 +28,18 @@ from toolwire.stream.codecs._common import (
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import (
+    CallDone,
+    CallPart,
+    ErrorPart,
+    MetaPart,
+    Part,
+    ReasoningPart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = ["DIALECT", "RAW_FINISH_REASONS", "CohereCodec"]

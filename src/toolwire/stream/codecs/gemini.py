@@ -33,20 +33,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._parts import (
-    POSITION_KEY,
-    TEXT_POSITION_KEY,
-    CallPart,
-    ErrorPart,
-    FinishPart,
-    Part,
-    ReasoningPart,
-    StatePart,
-    StreamEndPart,
-    TextPart,
-    TrailerPart,
-    UsagePart,
-)
 from toolwire.stream.codecs._common import (
     DONE,
     UnreadFields,
@@ -76,6 +62,20 @@ from toolwire.stream.codecs.gemini_request import (
     tool_schemas,
 )
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import (
+    POSITION_KEY,
+    TEXT_POSITION_KEY,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = [

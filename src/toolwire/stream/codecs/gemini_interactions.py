@@ -39,20 +39,6 @@ from __future__ import annotations
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._parts import (
-    POSITION_KEY,
-    TEXT_POSITION_KEY,
-    CallPart,
-    ErrorPart,
-    FinishPart,
-    Part,
-    ReasoningPart,
-    StatePart,
-    StreamEndPart,
-    TextPart,
-    TrailerPart,
-    UsagePart,
-)
 from toolwire.stream.codecs._common import (
     DONE,
     as_int,
@@ -82,6 +68,20 @@ from toolwire.stream.codecs.gemini_interactions_request import (
 )
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.limits import MAX_KEPT_EVENTS
+from toolwire.stream.parts import (
+    POSITION_KEY,
+    TEXT_POSITION_KEY,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = ["DIALECT", "STATUSES", "GeminiInteractionsCodec", "usage_from_interactions"]

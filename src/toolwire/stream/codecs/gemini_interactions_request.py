@@ -34,7 +34,7 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool
-from toolwire.stream.codecs._request import (
+from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
     interleave,

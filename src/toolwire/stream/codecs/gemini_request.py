@@ -22,7 +22,8 @@ from toolwire.stream.codecs._common import (
     int_or_none,
 )
 from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool
-from toolwire.stream.codecs._request import (
+from toolwire.stream.codecs.gemini_schema import to_gemini
+from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
     dict_or_empty,
@@ -30,7 +31,6 @@ from toolwire.stream.codecs._request import (
     list_or_empty,
     state_items,
 )
-from toolwire.stream.codecs.gemini_schema import to_gemini
 from toolwire.types import ToolCall
 
 __all__ = ["API", "encode_contents", "encode_request", "encode_tools", "tool_schemas"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from toolwire.stream._jsonschema import JSONSchema, append_description, dump_default, inline_refs
+from toolwire.stream.jsonschema import JSONSchema, append_description, dump_default, inline_refs
 
 __all__ = ["to_gemini"]
 

@@ -14,17 +14,6 @@ from __future__ import annotations
 from typing import Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._parts import (
-    CallPart,
-    ErrorPart,
-    MetaPart,
-    Part,
-    ReasoningPart,
-    StreamEndPart,
-    TextPart,
-    TrailerPart,
-    UsagePart,
-)
 from toolwire.stream.codecs._common import (
     DONE,
     UnreadFields,
@@ -38,6 +27,17 @@ from toolwire.stream.codecs._common import (
 )
 from toolwire.stream.codecs._dialect import WireDialect
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.parts import (
+    CallPart,
+    ErrorPart,
+    MetaPart,
+    Part,
+    ReasoningPart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = ["DIALECT", "RAW_FINISH_REASONS", "OllamaCodec"]

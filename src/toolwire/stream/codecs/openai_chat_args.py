@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from toolwire.stream._json import loads_fast as _loads
 from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT
 from toolwire.stream.framing.sse import EventMatcher
+from toolwire.stream.jsonio import loads_fast as _loads
 
 __all__ = ["learn_openai_head", "openai_args_event"]
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._json import dumps
-from toolwire.stream._parts import CallPart, Part, StatePart
 from toolwire.stream.codecs._common import as_int, as_obj, as_str
+from toolwire.stream.jsonio import dumps
 from toolwire.stream.limits import MAX_ARGUMENTS_CHARS, MAX_TEXT_CHARS
+from toolwire.stream.parts import CallPart, Part, StatePart
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = ["CustomCalls", "ReasoningDetails", "custom_input"]

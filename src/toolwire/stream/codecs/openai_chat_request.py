@@ -16,8 +16,8 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream._json import dumps
-from toolwire.stream.codecs._request import (
+from toolwire.stream.codecs.openai_chat_items import custom_input
+from toolwire.stream.codecs.request import (
     ToolChoice,
     allowed_tools,
     check_tool_choice,
@@ -25,7 +25,7 @@ from toolwire.stream.codecs._request import (
     state_items,
     tool_names,
 )
-from toolwire.stream.codecs.openai_chat_items import custom_input
+from toolwire.stream.jsonio import dumps
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [

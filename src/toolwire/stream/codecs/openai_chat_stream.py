@@ -17,20 +17,6 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._json import loads as _exact_loads
-from toolwire.stream._json import loads_fast as _loads
-from toolwire.stream._parts import (
-    ArgsPart,
-    CallPart,
-    ErrorPart,
-    FinishPart,
-    Part,
-    ReasoningPart,
-    StatePart,
-    StreamEndPart,
-    TextPart,
-    UsagePart,
-)
 from toolwire.stream.codecs._args_event import matched_run, string_text
 from toolwire.stream.codecs._common import (
     UnreadFields,
@@ -52,6 +38,20 @@ from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetai
 from toolwire.stream.codecs.openai_chat_request import API
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
+from toolwire.stream.jsonio import loads as _exact_loads
+from toolwire.stream.jsonio import loads_fast as _loads
+from toolwire.stream.parts import (
+    ArgsPart,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    Part,
+    ReasoningPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = ["ECHOED_FIELDS", "RAW_FINISH_REASONS", "OpenAIChatCodec", "usage_from_openai"]

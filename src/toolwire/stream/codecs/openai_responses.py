@@ -26,22 +26,6 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._json import dumps
-from toolwire.stream._json import loads_fast as _loads
-from toolwire.stream._parts import (
-    POSITION_KEY,
-    CallPart,
-    ErrorPart,
-    FinishPart,
-    Part,
-    ReasoningPart,
-    ServerCallPart,
-    StatePart,
-    StreamEndPart,
-    TextPart,
-    TrailerPart,
-    UsagePart,
-)
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
 from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._common import (
@@ -78,6 +62,22 @@ from toolwire.stream.codecs.openai_responses_request import (
 )
 from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
+from toolwire.stream.jsonio import dumps
+from toolwire.stream.jsonio import loads_fast as _loads
+from toolwire.stream.parts import (
+    POSITION_KEY,
+    CallPart,
+    ErrorPart,
+    FinishPart,
+    Part,
+    ReasoningPart,
+    ServerCallPart,
+    StatePart,
+    StreamEndPart,
+    TextPart,
+    TrailerPart,
+    UsagePart,
+)
 from toolwire.types import FinishReason, Usage
 
 __all__ = [
@@ -229,7 +229,7 @@ class OpenAIResponsesCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if '"response.function_call_arguments.delta"' in data[:64]:
             # The hot path: numbers travel inside the delta string, so the
-            # fast parser loses nothing (see toolwire.stream._json).
+            # fast parser loses nothing (see toolwire.stream.jsonio).
             try:
                 obj = _loads(data)
             except ValueError:

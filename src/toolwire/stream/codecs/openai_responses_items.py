@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from toolwire.messages import AssistantMessage, ToolResultMessage
-from toolwire.stream._json import loads_fast as _loads
-from toolwire.stream.codecs._request import dict_or_empty, state_items
 from toolwire.stream.codecs.openai_chat import call_arguments_text
 from toolwire.stream.codecs.openai_chat_items import custom_input
+from toolwire.stream.codecs.request import dict_or_empty, state_items
+from toolwire.stream.jsonio import loads_fast as _loads
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [

@@ -18,14 +18,6 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
-from toolwire.stream.codecs._request import (
-    ToolChoice,
-    allowed_tools,
-    check_tool_choice,
-    placed,
-    state_items,
-    tool_names,
-)
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     STATE_ITEMS,
@@ -33,6 +25,14 @@ from toolwire.stream.codecs.openai_responses_items import (
     call_item,
     call_items,
     screenshot,
+)
+from toolwire.stream.codecs.request import (
+    ToolChoice,
+    allowed_tools,
+    check_tool_choice,
+    placed,
+    state_items,
+    tool_names,
 )
 
 __all__ = [

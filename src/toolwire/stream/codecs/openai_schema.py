@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from toolwire.errors import UsageError
-from toolwire.stream._jsonschema import JSONSchema, allows_null, append_description, dump_default
 from toolwire.stream.codecs._dialect import SchemaTool
+from toolwire.stream.jsonschema import JSONSchema, allows_null, append_description, dump_default
 
 __all__ = [
     "STRICT_KEYWORDS",

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Final, TypeAlias
 
 from toolwire.errors import RemoteProtocolError, StreamErrorEvent
-from toolwire.stream._json import loads
+from toolwire.stream.jsonio import loads
 
 __all__ = [
     "MAX_HEADERS_BYTES",

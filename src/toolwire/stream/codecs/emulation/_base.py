@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation._request import ParsedRequest
 
 __all__ = [
@@ -146,11 +146,11 @@ class Encoder:
 
     def dumps(self, payload: Any) -> str:
         """Serialize one payload as the provider does (compact, raw UTF-8)."""
-        return _json.dumps(payload)
+        return jsonio.dumps(payload)
 
     def dumps_body(self, body: Any) -> bytes:
         """Serialize a non-streaming body."""
-        return _json.dumps_bytes(body)
+        return jsonio.dumps_bytes(body)
 
     def frame(self, frame: Frame, index: int, *, broken: bool = False) -> bytes:
         """The bytes of frame number ``index``; ``broken`` cuts its JSON in half."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolwire.errors import ToolwireError
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 
 __all__ = [
     "BadRequest",
@@ -79,7 +79,7 @@ class ParsedRequest:
 
 
 def conversation_key(opening: list[Any]) -> str:
-    return hashlib.sha256(_json.dumps_bytes(opening)).hexdigest()[:16]
+    return hashlib.sha256(jsonio.dumps_bytes(opening)).hexdigest()[:16]
 
 
 def get_list(data: dict[str, Any], key: str, *, required: bool = True) -> list[Any]:
@@ -127,7 +127,7 @@ def text_of(content: Any) -> str:
             elif isinstance(part, str):
                 parts.append(part)
         return "".join(parts)
-    return _json.dumps(content)
+    return jsonio.dumps(content)
 
 
 def looks_like_error(content: str) -> bool:
@@ -139,7 +139,7 @@ def looks_like_error(content: str) -> bool:
     if not content.startswith("{"):
         return False
     try:
-        value = _json.loads(content)
+        value = jsonio.loads(content)
     except ValueError:  # past a limit (1e400) too
         return False
     return isinstance(value, dict) and value.get("error") not in (None, False, "")

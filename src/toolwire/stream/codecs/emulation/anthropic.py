@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.stream._json import dumps
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -36,6 +35,7 @@ from toolwire.stream.codecs.emulation._request import (
     looks_like_error,
     text_of,
 )
+from toolwire.stream.jsonio import dumps
 
 __all__ = ["AnthropicEncoder"]
 

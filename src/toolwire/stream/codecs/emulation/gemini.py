@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -203,7 +203,7 @@ def _gemini_result_text(response: Any) -> str:
         ((key, value),) = response.items()
         if key in ("result", "output", "content") and isinstance(value, str):
             return value
-    return _json.dumps(response)
+    return jsonio.dumps(response)
 
 
 def decode_request(

@@ -20,7 +20,7 @@ import base64
 from dataclasses import replace
 from typing import Any
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -204,7 +204,7 @@ class GeminiInteractionsEncoder(Encoder):
 def _whole_arguments(deltas: list[dict[str, Any]]) -> Any:
     text = "".join(d["arguments"] for d in deltas)
     try:
-        return _json.loads(text) if text else {}
+        return jsonio.loads(text) if text else {}
     except ValueError:
         raise ValueError(f"the scenario's arguments are not JSON: {text[:80]}") from None
 
@@ -217,7 +217,7 @@ def _result_text(result: Any) -> str:
         return result
     if isinstance(result, list):
         return text_of(result)
-    return _json.dumps(result)
+    return jsonio.dumps(result)
 
 
 def decode_request(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.stream import _json
+from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -327,7 +327,7 @@ def _responses_result(item: dict[str, Any], where: str, history: History) -> Non
     else:
         call_id = item.get("id") if kind == "local_shell_call_output" else item.get("call_id")
         output = item.get("output")
-        content = text_of(output) if not isinstance(output, list | dict) else _json.dumps(output)
+        content = text_of(output) if not isinstance(output, list | dict) else jsonio.dumps(output)
         approved = item.get("status") != "failed"
     if not isinstance(call_id, str):
         raise BadRequest(f"{where}: the id of the call it answers must be a string")

@@ -17,7 +17,7 @@ points: where a candidate fails, every later start inside the same run
 fails the same way, and the JWT pattern consumes the run in a second branch
 that matches nothing (``eyJ-eyJ-eyJ-...`` was read once per ``eyJ``, which
 was quadratic). A URL is found by its ``://`` and split by
-:func:`toolwire.http._urls.split_url`, never cut by a pattern: its userinfo
+:func:`toolwire.http.urls.split_url`, never cut by a pattern: its userinfo
 and everything after its host are hidden, a password holding ``?`` or ``#``
 included.
 """
@@ -30,7 +30,7 @@ from itertools import chain, zip_longest
 from operator import itemgetter, lt
 from typing import TypeAlias
 
-from toolwire.http._urls import hidden_in_text
+from toolwire.http.urls import hidden_in_text
 
 __all__ = [
     "TRACEBACK_LIMIT",

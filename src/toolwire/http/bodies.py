@@ -4,7 +4,7 @@ Theory of operation: a JSON body is parsed and walked. The value of every
 member whose name is a credential's (judged by its words, as header names
 are: ``api_key``, ``apiKey``, ``access_token``, ``client_secret``,
 ``password``, ``Authorization``...; see
-:func:`~toolwire.http._credentials.is_credential_name`) is replaced by
+:func:`~toolwire.http.credentials.is_credential_name`) is replaced by
 ``<redacted>``, and what it held is returned as secrets, so that it is also
 removed from everything else recorded of the exchange (a response that
 echoes the request, a log line). Under such a member every string and
@@ -15,7 +15,7 @@ describes a key, it holds none. Nothing else changes; a body without such
 a member is returned byte for byte.
 
 A form body (``application/x-www-form-urlencoded``) is read as a query
-string is (:func:`~toolwire.http._credentials.redact_query`). A body that
+string is (:func:`~toolwire.http.credentials.redact_query`). A body that
 looks like JSON but does not parse (cut short, nested past the limit) is
 read token by token: a lexer that reads each string once finds the member
 names, and the string or number that follows a credential's name is
@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from toolwire.http._credentials import REDACTED, is_credential_name, redact_query
-from toolwire.stream._json import POSSESSIVE, check_depth
+from toolwire.http.credentials import REDACTED, is_credential_name, redact_query
+from toolwire.stream.jsonio import POSSESSIVE, check_depth
 
 __all__ = ["ScrubbedBody", "scrub_body"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolwire.stream._json import dumps
+from toolwire.stream.jsonio import dumps
 
 __all__ = [
     "JSONSchema",

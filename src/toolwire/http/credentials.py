@@ -17,8 +17,8 @@ A known secret is also removed from every other header and parameter (a
 forms (:func:`secret_forms`: a key inside HTTP Basic credentials or any other
 base64 text, at any of its three alignments), whatever the case of its
 letters (a key quoted upper-cased, a percent-escape written ``%2f``). URLs
-are split in :mod:`toolwire.http._urls`, request bodies read in
-:mod:`toolwire.http._bodies`.
+are split in :mod:`toolwire.http.urls`, request bodies read in
+:mod:`toolwire.http.bodies`.
 
 The values of such headers and parameters are the secrets; they are then
 removed wherever else they occur by :class:`Scrubber`, which works on a stream

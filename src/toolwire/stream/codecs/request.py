@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage
-from toolwire.stream._parts import DIALECT_KEY, POSITION_KEY, TEXT_POSITION_KEY
+from toolwire.stream.parts import DIALECT_KEY, POSITION_KEY, TEXT_POSITION_KEY
 
 __all__ = [
     "Segment",

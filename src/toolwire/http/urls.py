@@ -15,7 +15,7 @@ the query: the password in two halves. Where the authority found so has no
 that no port follows: ``u:pa/ss@host``), all of it up to the last ``@`` is
 taken as userinfo. Whatever is taken as userinfo is never shown.
 
-Query strings are read by :func:`toolwire.http._credentials.redact_query`
+Query strings are read by :func:`toolwire.http.credentials.redact_query`
 (``&`` and ``;`` both separate parameters); the fragment is read the same
 way, since an OAuth redirect carries ``#access_token=...``.
 """
@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from toolwire.http._credentials import REDACTED, redact_query
+from toolwire.http.credentials import REDACTED, redact_query
 
 __all__ = [
     "UrlParts",
