@@ -8,6 +8,7 @@
 #   make demo   the offline demo: an agent against the local emulation server (core install only)
 #   make bench  the streaming benchmark against the libraries you would otherwise use
 #   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
+#   make bench-tricks  each speed trick outside the core against its plain version (CPU per run)
 #   make soak   2,000 concurrent journaled runs in one process, the server in another
 #   make test-cluster  the 2,000-run batch over a local Ray cluster (ray start: a head and
 #               four nodes) on one Postgres journal, through a node's kill -9 (also in make test)
@@ -23,7 +24,7 @@ CORE_STAMP := $(VENV)/.installed-core
 UNIT_STAMP := $(VENV)/.installed-unit
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent soak clean test-llamacpp test-browser test-cluster
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -108,6 +109,9 @@ bench: $(BENCH_STAMP)
 
 bench-agent: $(BENCH_STAMP)
 	$(BIN)/python bench/bench_agent.py $(BENCH_ARGS)
+
+bench-tricks: $(STAMP)
+	$(BIN)/python bench/bench_tricks.py $(BENCH_ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py $(BENCH_ARGS)

@@ -52,17 +52,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Timeouts,
     )
     from toolwire.journal import (  # noqa: F401 - re-exported lazily
-        ApprovalRefused,
         Decision,
         Journal,
-        JournalError,
         JournalEvent,
         JournalObserver,
         RunLog,
         RunSummary,
         SQLiteJournal,
     )
-    from toolwire.mcp import MCPConnection, MCPToolError  # noqa: F401 - re-exported lazily
+    from toolwire.mcp import MCPConnection  # noqa: F401 - re-exported lazily
     from toolwire.observe import RunObserver  # noqa: F401 - re-exported lazily
     from toolwire.providers import (  # noqa: F401 - re-exported lazily
         Anthropic,
@@ -95,6 +93,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         Toolbox,
         ToolContext,
         ToolInvocation,
+        ToolOptions,
         ToolResult,
         ToolRunner,
         tool,
@@ -145,11 +144,8 @@ _LAZY: dict[str, str] = {
     "LocalRunner": "toolwire.tools",
     "ProcessRunner": "toolwire.tools",
     "MCPConnection": "toolwire.mcp",
-    "MCPToolError": "toolwire.mcp",
     "Journal": "toolwire.journal",
-    "ApprovalRefused": "toolwire.journal",
     "Decision": "toolwire.journal",
-    "JournalError": "toolwire.journal",
     "JournalEvent": "toolwire.journal",
     "JournalObserver": "toolwire.journal",
     "OpenAIChat": "toolwire.providers",
@@ -163,6 +159,7 @@ _LAZY: dict[str, str] = {
     "Tool": "toolwire.tools",
     "ToolContext": "toolwire.tools",
     "ToolInvocation": "toolwire.tools",
+    "ToolOptions": "toolwire.tools",
     "ToolResult": "toolwire.tools",
     "ToolRunner": "toolwire.tools",
     "Toolbox": "toolwire.tools",
@@ -171,9 +168,25 @@ _LAZY: dict[str, str] = {
     "tool": "toolwire.tools",
 }
 
+# Errors of toolwire's own readers and servers, caught inside it: importable
+# from toolwire.errors (and where they are raised), not exported here.
+_INNER_ERRORS = frozenset(
+    {
+        "BadForm",
+        "BadQuery",
+        "BadRequest",
+        "DuplicateKeyError",
+        "JSONLimitError",
+        "NotStrictCompatible",
+        "PartialJSONError",
+        "Refusal",
+        "RemoteToolError",
+    }
+)
+
 __all__ = sorted(
     [
-        *_errors_all,
+        *(name for name in _errors_all if name not in _INNER_ERRORS),
         *_events_all,
         *_types_all,
         *_messages_all,

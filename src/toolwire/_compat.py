@@ -62,6 +62,36 @@ RENAMED: dict[tuple[str, str], tuple[str, str]] = {
     ("toolwire.agent", "ToolFinished"): ("toolwire.run", "ToolExecutionFinished"),
     ("toolwire.agent.loop", "settle"): ("toolwire.agent.loop", "settlement"),
     ("toolwire.stream.decoder", "sniff_api"): ("toolwire.stream.decoder", "sniff_dialect"),
+    ("toolwire.stream.codecs.openai_responses_request", "API"): (
+        "toolwire.stream.codecs.openai_responses_request",
+        "DIALECT_NAME",
+    ),
+    ("toolwire.stream.codecs.anthropic_request", "API"): (
+        "toolwire.stream.codecs.anthropic_request",
+        "DIALECT_NAME",
+    ),
+    ("toolwire.stream.codecs.openai_chat_request", "API"): (
+        "toolwire.stream.codecs.openai_chat_request",
+        "DIALECT_NAME",
+    ),
+    ("toolwire.stream.codecs.bedrock_request", "API"): (
+        "toolwire.stream.codecs.bedrock_request",
+        "DIALECT_NAME",
+    ),
+    ("toolwire.stream.codecs.gemini_request", "API"): (
+        "toolwire.stream.codecs.gemini_request",
+        "DIALECT_NAME",
+    ),
+    ("toolwire.stream.codecs.gemini_interactions_request", "API"): (
+        "toolwire.stream.codecs.gemini_interactions_request",
+        "DIALECT_NAME",
+    ),
+    ("toolwire.providers", "ErrorParser"): ("toolwire.http", "ErrorParser"),
+    ("toolwire.providers", "HttpRequest"): ("toolwire.http", "HttpRequest"),
+    ("toolwire.providers", "HttpResponse"): ("toolwire.http", "HttpResponse"),
+    ("toolwire.providers", "StreamResponse"): ("toolwire.http", "StreamResponse"),
+    ("toolwire.providers", "Transport"): ("toolwire.http", "Transport"),
+    ("toolwire.providers", "retry_after_seconds"): ("toolwire.http", "retry_after_seconds"),
 }
 """(module, old name) -> (module, current name)."""
 
@@ -69,6 +99,13 @@ RENAMED_ARGUMENTS: dict[tuple[str, str], str] = {
     ("StreamDecoder", "api"): "dialect",
     ("StreamResult", "api"): "dialect",
     ("Turn", "items"): 'provider_items (each {"dialect": "openai-responses", "item": ...})',
+    ("OpenAIResponses", "resume_attempts"): "continuation_attempts",
+    ("OpenAIResponses", "resume_timeout"): "continuation_timeout",
+    ("GeminiInteractions", "resume_attempts"): "continuation_attempts",
+    ("GeminiInteractions", "resume_timeout"): "continuation_timeout",
+    ("Provider", "resume_attempts"): "continuation_attempts",
+    ("Provider", "resume_timeout"): "continuation_timeout",
+    ("EmulationServer", "resumes"): "continuations",
 }
 """(owner, old keyword argument or property) -> current name."""
 

@@ -29,13 +29,32 @@ provider data. The tree::
         UnknownTool
         ToolArgumentsInvalid
         ToolTimeout
-        ToolFailed
+        ToolFailed                  the tool raised; retries did not save it
+          MCPToolError(.tool, .code)
+                                    an MCP server's tool failed
+          RayTaskFailed(.transient) Ray could not run the call
+          RemoteToolError(.remote_type)
+                                    stands for a Ray worker's exception that
+                                    could not be pickled back
+      ApprovalFailed                the approval callback raised
       UsageError                    the caller's mistake (bad option, bad call)
         CostLimitUnpriced           a cost limit on a model that has no price
         RegistrationError           a dialect or an observer that does not
                                     hold together, refused when given
+        CassetteError               a cassette cannot be read or written
+        ScenarioError               a scenario cannot load or answer
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
+      JournalError                  the journal cannot be read or written
+        RunLeased                   another live process holds the run
+          LeaseLost                 this worker's lease was taken over
+        ApprovalRefused(.reason, .call_id)
+                                    an answer to a suspended run that cannot
+                                    be applied
+      ArgumentsParseError(ValueError; .position, .line, .column)
+                                    a tool call's arguments are not JSON
+      PartialJSONError(ValueError)  streamed JSON that is invalid or cut
+      BadRequest                    the emulation server's HTTP 400
 
     ModelRetry(Exception)           raised *by tools*: its message goes back to
                                     the model, which may try again
@@ -43,6 +62,15 @@ provider data. The tree::
     UnpricedCostWarning(UserWarning)
                                     a run allowed to go on under a cost limit
                                     its model has no price for
+
+    ValueError                      refusals of toolwire's own readers, kept
+                                    ValueErrors for the code that catches them
+      JSONLimitError                valid JSON past a limit (depth, digits)
+      DuplicateKeyError(.key)       a JSON object that writes a key twice
+      NotStrictCompatible           a schema OpenAI strict mode cannot express
+                                    (the tool is sent non-strict)
+      BadForm                       a viewer action's malformed form (a 400)
+      BadQuery                      a viewer list's unknown parameter (a 400)
 
 The agent raises these as they come (a broken stream whose retries ran out
 raises the stream's own error); reaching the turn limit is not an error but
@@ -55,22 +83,41 @@ request headers are never part of an error.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 __all__ = [
+    "ApprovalFailed",
+    "ApprovalRefused",
+    "ArgumentsParseError",
+    "BadForm",
+    "BadQuery",
+    "BadRequest",
+    "CassetteError",
     "ConnectError",
     "ContinuationMismatch",
     "CostLimitUnpriced",
+    "DuplicateKeyError",
+    "JSONLimitError",
+    "JournalError",
+    "LeaseLost",
     "LocalProtocolError",
+    "MCPToolError",
     "ModelRetry",
+    "NotStrictCompatible",
     "Overloaded",
+    "PartialJSONError",
     "ProtocolError",
     "ProviderError",
     "RateHoldTooLong",
     "RateLimited",
+    "RayTaskFailed",
     "ReadError",
+    "Refusal",
     "RegistrationError",
     "RemoteProtocolError",
+    "RemoteToolError",
+    "RunLeased",
+    "ScenarioError",
     "StreamErrorEvent",
     "StreamTruncated",
     "TokenCountInvalid",
@@ -411,6 +458,109 @@ class ToolFailed(ToolError):
     type_name = "failed"
 
 
+class MCPToolError(ToolFailed):
+    """An MCP tool call failed: the server flagged its result ``isError``, or
+    answered ``tools/call`` with a protocol error.
+
+    Raised by the functions of MCP tools (and by :meth:`MCPConnection.call`
+    for protocol errors); the toolbox turns it into a ``failed``
+    :class:`~toolwire.ToolResult` with this message.
+
+    Attributes:
+        tool: the tool's name on the server.
+        code: the JSON-RPC error code of a protocol error; ``None`` when the
+            server answered with an ``isError`` result.
+    """
+
+    type_name = "mcp_tool_error"
+
+    def __init__(self, message: str, *, tool: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.code = code
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d["tool"] = self.tool
+        if self.code is not None:
+            d["code"] = self.code
+        return d
+
+
+class RayTaskFailed(ToolFailed):
+    """Ray could not run a tool call, or its result could not come back.
+
+    ``transient`` is true when the worker or node was lost (the toolbox may
+    retry the call, per the tool's policy) and false when trying again
+    cannot help (the function or its result cannot be pickled, toolwire is
+    not importable on the workers, the task was cancelled elsewhere).
+    """
+
+    type_name = "ray_task_failed"
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_task_failed, (self.message, self.transient))
+
+
+def _rebuild_task_failed(message: str, transient: bool) -> RayTaskFailed:
+    return RayTaskFailed(message, transient=transient)
+
+
+class RemoteToolError(ToolFailed):
+    """Stands for an exception a tool raised in a Ray worker that could not be
+    pickled back: its message, transience and ``retry_after`` are kept, and
+    the instance's class is a subclass named like the original (``Picky``),
+    so the model reads the same error text as for a local call."""
+
+    type_name = "remote_tool_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        remote_type: str = "",
+        transient: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.remote_type = remote_type
+        self.transient = transient
+        self.retry_after = retry_after
+
+    def __reduce__(self) -> Any:
+        return (
+            _rebuild_remote_error,
+            (self.message, self.remote_type, self.transient, self.retry_after),
+        )
+
+    @classmethod
+    def standing_for(
+        cls, message: str, remote_type: str, transient: bool, retry_after: float | None
+    ) -> RemoteToolError:
+        """The stand-in for an exception of type ``remote_type`` (a subclass of
+        this class of that name, made once per name)."""
+        return _rebuild_remote_error(message, remote_type, transient, retry_after)
+
+
+_STAND_INS: dict[str, type[RemoteToolError]] = {}
+
+
+def _rebuild_remote_error(
+    message: str, remote_type: str, transient: bool, retry_after: float | None
+) -> RemoteToolError:
+    cls = RemoteToolError
+    if remote_type.isidentifier():
+        cls = _STAND_INS.get(remote_type) or _STAND_INS.setdefault(
+            remote_type,
+            type(remote_type, (RemoteToolError,), {"__module__": __name__}),
+        )
+    return cls(message, remote_type=remote_type, transient=transient, retry_after=retry_after)
+
+
 class UsageError(ToolwireError):
     """The caller used toolwire wrongly (an unknown option, a bad argument)."""
 
@@ -438,6 +588,18 @@ class RegistrationError(UsageError):
     the piece at fault."""
 
     type_name = "registration_error"
+
+
+class CassetteError(UsageError):
+    """A cassette cannot be read or written."""
+
+    type_name = "cassette_error"
+
+
+class ScenarioError(UsageError):
+    """A scenario cannot be loaded or cannot answer a request as scripted."""
+
+    type_name = "scenario_error"
 
 
 class UnpricedCostWarning(UserWarning):
@@ -482,6 +644,98 @@ class UsageLimitExceeded(ToolwireError):
         }
 
 
+class JournalError(ToolwireError):
+    """The journal cannot be read or written (unknown run, unreadable file,
+    a record that is not what toolwire wrote)."""
+
+    type_name = "journal_error"
+
+
+class RunLeased(JournalError):
+    """Another live process (or another task of this one) is running or
+    resuming this run: one process at a time may. A process that died (even
+    of ``kill -9``) holds nothing, so its successor can resume."""
+
+    type_name = "run_leased"
+
+
+class LeaseLost(RunLeased):
+    """This worker's lease of a run expired and another worker took the run
+    over (its fencing token is newer): the write was refused and nothing of it
+    was stored. The run goes on with its new owner."""
+
+    type_name = "lease_lost"
+
+
+Refusal = Literal[
+    "not_suspended", "unknown_call", "wrong_kind", "digest", "expired", "signature", "conflict"
+]
+"""Why :class:`ApprovalRefused` refused an answer to a suspended run."""
+
+
+class ApprovalRefused(JournalError):
+    """An approval, denial or result that cannot be applied: ``reason`` says
+    why (see :data:`Refusal`). Nothing was recorded."""
+
+    type_name = "approval_refused"
+
+    def __init__(self, message: str, *, reason: Refusal, call_id: str | None = None) -> None:
+        super().__init__(message)
+        self.reason: Refusal = reason
+        self.call_id = call_id
+        """The call the refused decision answers, when one is named."""
+
+
+class ApprovalFailed(ToolwireError):
+    """The approval callback raised: an agent's run ends with this error (the
+    call did not run, and no denial is recorded, so a resume asks again)."""
+
+    type_name = "approval_failed"
+
+
+class ArgumentsParseError(ToolwireError, ValueError):
+    """A tool call's arguments are not JSON, and no unambiguous repair applies.
+
+    The message says what is wrong and where (line, column and character
+    offset in the raw text); it never contains the text itself.
+
+    Attributes:
+        position: the character offset of the problem in the raw text.
+        line: its 1-based line.
+        column: its 1-based column.
+        over_limit: the text may well be JSON, but it goes past a limit of
+            :mod:`toolwire.stream.limits` (nesting depth, digits of an integer).
+    """
+
+    type_name = "arguments_parse_error"
+
+    def __init__(
+        self, message: str, *, position: int, line: int, column: int, over_limit: bool = False
+    ) -> None:
+        super().__init__(message)
+        self.position = position
+        self.line = line
+        self.column = column
+        self.over_limit = over_limit
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d.update(position=self.position, line=self.line, column=self.column)
+        return d
+
+
+class PartialJSONError(ToolwireError, ValueError):
+    """The JSON text is invalid, or it ended before its value was complete."""
+
+    type_name = "invalid_json"
+
+
+class BadRequest(ToolwireError):
+    """The request body does not follow the dialect; answered with HTTP 400."""
+
+    type_name = "bad_request"
+
+
 class ModelRetry(Exception):
     """Raised by a tool to send its message back to the model as the result.
 
@@ -492,3 +746,27 @@ class ModelRetry(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class JSONLimitError(ValueError):
+    """Valid JSON that goes past one of toolwire's limits; the message says which."""
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object writes one key twice: which value was meant?"""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key[:40]!r} is written more than once in one object")
+        self.key = key
+
+
+class NotStrictCompatible(ValueError):
+    """The schema uses something OpenAI strict mode cannot express."""
+
+
+class BadForm(ValueError):
+    """An action's body that is not a small URL-encoded form with the fields it needs."""
+
+
+class BadQuery(ValueError):
+    """A query parameter the list does not take."""

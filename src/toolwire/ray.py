@@ -71,7 +71,11 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from toolwire.errors import ToolFailed, UsageError
+from toolwire.errors import (
+    RayTaskFailed,
+    RemoteToolError,
+    UsageError,
+)
 from toolwire.tools import ToolInvocation, is_transient, scrub
 from toolwire.tools.runners import call_function, plain_context
 
@@ -91,72 +95,6 @@ _TRANSIENT_RAY_ERRORS = (
     "OutOfMemoryError",
     "ObjectFetchTimedOutError",
 )
-
-
-class RayTaskFailed(ToolFailed):
-    """Ray could not run a tool call, or its result could not come back.
-
-    ``transient`` is true when the worker or node was lost (the toolbox may
-    retry the call, per the tool's policy) and false when trying again
-    cannot help (the function or its result cannot be pickled, toolwire is
-    not importable on the workers, the task was cancelled elsewhere).
-    """
-
-    type_name = "ray_task_failed"
-
-    def __init__(self, message: str, *, transient: bool = False) -> None:
-        super().__init__(message)
-        self.transient = transient
-
-    def __reduce__(self) -> Any:
-        return (_rebuild_task_failed, (self.message, self.transient))
-
-
-def _rebuild_task_failed(message: str, transient: bool) -> RayTaskFailed:
-    return RayTaskFailed(message, transient=transient)
-
-
-class RemoteToolError(ToolFailed):
-    """Stands for an exception a tool raised in a Ray worker that could not be
-    pickled back: its message, transience and ``retry_after`` are kept, and
-    the instance's class is a subclass named like the original (``Picky``),
-    so the model reads the same error text as for a local call."""
-
-    type_name = "remote_tool_error"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        remote_type: str = "",
-        transient: bool = False,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.remote_type = remote_type
-        self.transient = transient
-        self.retry_after = retry_after
-
-    def __reduce__(self) -> Any:
-        return (
-            _rebuild_remote_error,
-            (self.message, self.remote_type, self.transient, self.retry_after),
-        )
-
-
-_STAND_INS: dict[str, type[RemoteToolError]] = {}
-
-
-def _rebuild_remote_error(
-    message: str, remote_type: str, transient: bool, retry_after: float | None
-) -> RemoteToolError:
-    cls = RemoteToolError
-    if remote_type.isidentifier():
-        cls = _STAND_INS.get(remote_type) or _STAND_INS.setdefault(
-            remote_type,
-            type(remote_type, (RemoteToolError,), {"__module__": __name__}),
-        )
-    return cls(message, remote_type=remote_type, transient=transient, retry_after=retry_after)
 
 
 class _RemoteTraceback(Exception):
@@ -237,7 +175,7 @@ def _portable_exception(exc: Exception) -> Exception:
     if type(restored) is type(exc):
         return exc
     retry_after = getattr(exc, "retry_after", None)
-    return _rebuild_remote_error(
+    return RemoteToolError.standing_for(
         scrub(str(exc), limit=1000),
         type(exc).__name__,
         is_transient(exc),

@@ -74,10 +74,10 @@ EXPECTED_OUTPUT = {
     "interactions.md": [
         "2 calls: 杭州现在小雨",
         "chained: True",
-        "Light rain in Hangzhou. 2 requests, 1 resumed",
+        "Light rain in Hangzhou. 2 requests, 1 continued",
     ],
     "security.md": ["invalid_arguments 100"],
-    "reliability.md": ["requests: 2 resumed after event: ["],
+    "reliability.md": ["requests: 2 continued after event: ["],
 }
 
 

@@ -18,7 +18,8 @@ from toolwire import (
     ProviderError,
     RateLimited,
 )
-from toolwire.providers import GeminiInteractions, Provider, retry_after_seconds
+from toolwire.http import retry_after_seconds
+from toolwire.providers import GeminiInteractions, Provider
 
 KEY = "sk-test-SECRET123"
 

@@ -169,7 +169,7 @@ async def test_without_continuations_a_cut_stream_is_reported() -> None:
     with EmulationServer(weather()) as probe:
         size = await stream_size(probe)
     with EmulationServer(weather(faults=[{"cut_after_bytes": size // 2}])) as server:
-        provider = provider_for(server, resume_attempts=0)
+        provider = provider_for(server, continuation_attempts=0)
         with pytest.raises(ToolwireError) as caught:
             await run(provider, tools, stream_retries=0)
     assert caught.value.type_name in ("read_error", "stream_truncated")
@@ -234,7 +234,7 @@ def test_nothing_to_continue_from_without_stored_interactions() -> None:
     for provider, extra in (
         (GeminiInteractions(api_key="k", store=False), None),
         (GeminiInteractions(api_key="k"), {"store": False}),
-        (GeminiInteractions(api_key="k", resume_attempts=0), None),
+        (GeminiInteractions(api_key="k", continuation_attempts=0), None),
     ):
         request = provider.build_request(model=MODEL, messages=[UserMessage("hi")], extra=extra)
         assert provider.resumer(request) is None
@@ -284,8 +284,8 @@ async def test_continuations_are_bounded() -> None:
         async with contextlib.aclosing(source.reads()) as reads:
             async for _ in reads:
                 pass
-    assert transport.sent == ["POST", *["GET"] * provider.resume_attempts]
-    assert source.resumes == provider.resume_attempts == 3
+    assert transport.sent == ["POST", *["GET"] * provider.continuation_attempts]
+    assert source.resumes == provider.continuation_attempts == 3
 
 
 @pytest.mark.anyio

@@ -110,7 +110,7 @@ async def test_a_stream_cut_at_half_is_resumed_without_asking_again() -> None:
         result, ran, events = await run(server, openai_background=True)
         assert posts(server) == 2  # one per turn: the cut turn was not asked again
         assert all(body["background"] is True and body["store"] is True for body in server.requests)
-        [resumed] = server.resumes
+        [resumed] = server.continuations
     assert resumed["after"] > 0
     assert ran == ["Hangzhou, Zhejiang"]
     assert answer(result) == answer(expected)
@@ -128,7 +128,7 @@ async def test_without_background_mode_the_cut_turn_is_asked_again() -> None:
         result, ran, events = await run(server)
         assert posts(server) == 3
         assert "background" not in server.requests[0]
-        assert server.resumes == []
+        assert server.continuations == []
     assert ran == ["Hangzhou, Zhejiang"]
     assert len([e for e in events if isinstance(e, ModelRetrying)]) == 1
     assert result.outcome == "answered"
@@ -147,7 +147,7 @@ async def test_a_resumption_refused_falls_back_to_asking_again(
     with server:
         result, ran, events = await run(server, openai_background=True)
         assert posts(server) == 3  # the cut turn asked again, once
-        assert len(server.resumes) == (1 if how == "refused" else 0)
+        assert len(server.continuations) == (1 if how == "refused" else 0)
     [said] = [r.getMessage() for r in caplog.records if r.name == "toolwire.providers._reads"]
     assert "refused" in said and "sent again" in said and "test-key" not in said
     assert ran == ["Hangzhou, Zhejiang"]
@@ -160,9 +160,9 @@ async def test_reconnections_of_one_stream_are_bounded() -> None:
     # The POST and its two resumptions are cut; the turn is asked again, and
     # that stream's one cut is resumed.
     with EmulationServer(scenario(cut, cut, cut, cut)) as server:
-        result, ran, events = await run(server, openai_background=True, resume_attempts=2)
+        result, ran, events = await run(server, openai_background=True, continuation_attempts=2)
         assert posts(server) == 3
-        first, second, third = server.resumes
+        first, second, third = server.continuations
     # Each resumption starts after the last event of the one before it.
     assert 0 < first["after"] < second["after"]
     assert third["after"] == first["after"]  # the new stream's cut
@@ -180,7 +180,7 @@ async def test_provider_complete_resumes_a_cut_stream() -> None:
                 model=MODEL, messages=[UserMessage("weather?")], stream=True
             )
             result = await provider.complete(request)
-        assert posts(server) == 1 and len(server.resumes) == 2
+        assert posts(server) == 1 and len(server.continuations) == 2
     [choice] = result.choices
     assert [call.arguments for call in choice.tool_calls] == [{"city": "Hangzhou, Zhejiang"}]
     assert result.complete and result.error is None
@@ -226,7 +226,9 @@ async def test_a_run_that_died_before_recording_the_answer_reads_it_again(
             await second.aclose()
         if kept:  # read again from its first event: the turn is not asked (nor paid) again
             assert posts(server) == 2
-            assert server.resumes == [{"stream_id": streaming.data["response_id"], "after": -1}]
+            assert server.continuations == [
+                {"stream_id": streaming.data["response_id"], "after": -1}
+            ]
         else:  # gone: asked again
             assert posts(server) == 3
     assert ran == ["Hangzhou, Zhejiang"]

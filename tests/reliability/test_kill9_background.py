@@ -99,7 +99,7 @@ async def test_kill_9_mid_stream_then_resume_reads_the_kept_response(tmp_path: P
         finally:
             await agent.aclose()
         assert len(server.requests) == 2  # turn 1 (the child's), turn 2: never turn 1 again
-        [reread] = server.resumes
+        [reread] = server.continuations
         assert reread["after"] == -1
     assert paid == [{"to": "ann", "amount_cents": 1250}]
     assert result.output == "paid sent 1250 to ann"

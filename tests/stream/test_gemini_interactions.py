@@ -21,7 +21,7 @@ from toolwire.stream.codecs.emulation.gemini_interactions import decode_request
 from toolwire.stream.decoder import decode_response, sniff_dialect
 from toolwire.types import StreamResult, ToolCall
 
-API = "gemini-interactions"
+DIALECT_NAME = "gemini-interactions"
 
 
 def sse(*payloads: dict[str, Any]) -> bytes:
@@ -100,7 +100,7 @@ TWO_CALLS = sse(
 
 
 def decode(body: bytes, pieces: list[int] | None = None) -> tuple[list[Event], StreamResult]:
-    decoder = StreamDecoder(API)
+    decoder = StreamDecoder(DIALECT_NAME)
     events: list[Event] = []
     cuts = sorted(set(pieces or []))
     at = 0
@@ -156,12 +156,12 @@ def test_the_dialect_is_told_by_its_events() -> None:
     decoder = StreamDecoder("auto")
     decoder.feed(TWO_CALLS)
     decoder.close()
-    assert decoder.dialect == API
-    assert sniff_dialect("step.delta", '{"event_type": "step.delta"}') == API
+    assert decoder.dialect == DIALECT_NAME
+    assert sniff_dialect("step.delta", '{"event_type": "step.delta"}') == DIALECT_NAME
 
 
 def test_the_last_whole_event_is_where_a_cut_stream_picks_up() -> None:
-    decoder = StreamDecoder(API)
+    decoder = StreamDecoder(DIALECT_NAME)
     cut = TWO_CALLS.index(b"event: step.stop")
     decoder.feed(TWO_CALLS[: cut + 5])
     assert decoder.cursor == ("v1_abc", "evt_4")
@@ -207,7 +207,7 @@ def test_a_whole_interaction_reads_like_its_stream() -> None:
             "total_tokens": 37,
         },
     }
-    check_two_calls(decode_response(API, body))
+    check_two_calls(decode_response(DIALECT_NAME, body))
 
 
 def test_steps_sent_only_in_the_completed_interaction_are_read() -> None:
@@ -247,7 +247,7 @@ def test_builtin_tool_steps_are_kept_in_place_and_unknown_ones_handed_on() -> No
                 "id": "s1",
                 "arguments": {"queries": ["杭州天气"]},
             },
-            "from_dialect": API,
+            "from_dialect": DIALECT_NAME,
         }
     ]
     unknown = [e for e in events if isinstance(e, UnknownItem)]
@@ -308,8 +308,8 @@ CONVERSATION = [
             ToolCall(id="call_b", name="get_current_time", arguments={}, raw_arguments=""),
         ),
         provider_state=(
-            {"type": "interaction", "id": "v1_prev", "from_dialect": API},
-            {"type": "thought", "signature": "c2ln", "summary": [], "from_dialect": API},
+            {"type": "interaction", "id": "v1_prev", "from_dialect": DIALECT_NAME},
+            {"type": "thought", "signature": "c2ln", "summary": [], "from_dialect": DIALECT_NAME},
             {"type": "thought_signature", "signature": "other", "from_dialect": "gemini"},
         ),
     ),
@@ -317,7 +317,7 @@ CONVERSATION = [
     ToolResultMessage(call_id="call_b", name="get_current_time", content="boom", is_error=True),
 ]
 
-TOOLS = wire_dialect(API).tool_schemas
+TOOLS = wire_dialect(DIALECT_NAME).tool_schemas
 
 
 def test_a_conversation_is_sent_as_steps_with_the_call_ids() -> None:
@@ -412,7 +412,7 @@ def test_the_emulation_refuses_an_interaction_id_of_no_turn_it_made(turn: str) -
 
 def test_a_done_line_after_the_end_is_a_trailer_and_a_quirk() -> None:
     # As every codec reads it: OpenAI's [DONE] after the dialect's own end event.
-    decoder = StreamDecoder(API)
+    decoder = StreamDecoder(DIALECT_NAME)
     decoder.feed(TWO_CALLS + b"data: [DONE]\n\n")
     decoder.close()
     check_two_calls(decoder.result())
@@ -480,5 +480,5 @@ def test_builtin_tool_deltas_merge_into_their_step() -> None:
         assert not [e for e in events if isinstance(e, UnknownItem)]
     # A whole interaction holding the merged steps gives the same.
     whole = {"id": "v1_abc", "status": "completed", "steps": expected}
-    state = decode_response(API, whole).choices[0].provider_state
+    state = decode_response(DIALECT_NAME, whole).choices[0].provider_state
     assert [i["step"] for i in state if i["type"] == "step"] == expected

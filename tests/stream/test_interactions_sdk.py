@@ -41,7 +41,7 @@ from toolwire.stream.codecs.emulation.gemini_interactions import (
     decode_request,
 )
 
-API = "gemini-interactions"
+DIALECT_NAME = "gemini-interactions"
 BUILTIN = sorted(gemini_interactions.BUILTIN_STEPS)
 
 
@@ -114,7 +114,7 @@ def test_every_sdk_type_is_listed(union: Any, key: str, table: dict[str, str]) -
 
 
 def landing(body: bytes) -> set[str]:
-    decoder = StreamDecoder(API)
+    decoder = StreamDecoder(DIALECT_NAME)
     events = decoder.feed(body) + decoder.close()
     result = decoder.result()
     assert result.error is None, result.error

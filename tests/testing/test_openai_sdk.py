@@ -202,4 +202,4 @@ def test_background_stream_resumed_with_the_sdk(toolwire_server: ServerFactory) 
     assert rest[-1].type == "response.completed"
     whole = client.responses.retrieve(first[0].response.id)
     assert whole.status == "completed" and whole.output == rest[-1].response.output
-    assert [r["after"] for r in server.resumes] == [5]
+    assert [r["after"] for r in server.continuations] == [5]

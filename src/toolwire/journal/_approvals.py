@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from toolwire.errors import ApprovalRefused
 from toolwire.journal._kinds import AnswerGiven, ApprovalGiven, RunSuspended, payload_of
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import JournalError, RunLog
@@ -43,23 +44,6 @@ __all__ = [
 ]
 
 _SIGNATURE = re.compile(r"[0-9a-f]{64}")
-
-Refusal = Literal[
-    "not_suspended", "unknown_call", "wrong_kind", "digest", "expired", "signature", "conflict"
-]
-
-
-class ApprovalRefused(JournalError):
-    """An approval, denial or result that cannot be applied: ``reason`` says
-    why (see :data:`Refusal`). Nothing was recorded."""
-
-    type_name = "approval_refused"
-
-    def __init__(self, message: str, *, reason: Refusal, call_id: str | None = None) -> None:
-        super().__init__(message)
-        self.reason: Refusal = reason
-        self.call_id = call_id
-        """The call the refused decision answers, when one is named."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

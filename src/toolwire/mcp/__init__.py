@@ -62,9 +62,10 @@ that says what to install.
 
 from __future__ import annotations
 
+from toolwire.errors import MCPToolError
 from toolwire.mcp._connect import connect_http, connect_stdio
 from toolwire.mcp._connection import MCPConnection
-from toolwire.mcp._results import MCPToolError, result_content, tool_name
+from toolwire.mcp._results import result_content, tool_name
 
 __all__ = [
     "MCPConnection",

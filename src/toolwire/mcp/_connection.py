@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
-from toolwire.errors import RemoteProtocolError, UsageError
-from toolwire.mcp._results import MCPToolError, _error_message, result_content, tool_name
+from toolwire.errors import MCPToolError, RemoteProtocolError, UsageError
+from toolwire.mcp._results import _error_message, result_content, tool_name
 from toolwire.tools import Tool, scrub
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real on connect

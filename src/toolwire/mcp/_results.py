@@ -6,7 +6,6 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
-from toolwire.errors import ToolFailed
 from toolwire.stream import jsonio
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional
@@ -14,35 +13,6 @@ if TYPE_CHECKING:  # pragma: no cover - the SDK is optional
 
 _NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 _NAME_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
-
-
-class MCPToolError(ToolFailed):
-    """An MCP tool call failed: the server flagged its result ``isError``, or
-    answered ``tools/call`` with a protocol error.
-
-    Raised by the functions of MCP tools (and by :meth:`MCPConnection.call`
-    for protocol errors); the toolbox turns it into a ``failed``
-    :class:`~toolwire.ToolResult` with this message.
-
-    Attributes:
-        tool: the tool's name on the server.
-        code: the JSON-RPC error code of a protocol error; ``None`` when the
-            server answered with an ``isError`` result.
-    """
-
-    type_name = "mcp_tool_error"
-
-    def __init__(self, message: str, *, tool: str, code: int | None = None) -> None:
-        super().__init__(message)
-        self.tool = tool
-        self.code = code
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["tool"] = self.tool
-        if self.code is not None:
-            d["code"] = self.code
-        return d
 
 
 def tool_name(mcp_name: str, *, prefix: str = "") -> str:

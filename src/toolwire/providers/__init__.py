@@ -17,16 +17,8 @@ streaming request and decodes its body; the agent's turns read through it.
 
 from __future__ import annotations
 
-from toolwire.providers._base import (
-    ErrorParser,
-    HttpRequest,
-    HttpResponse,
-    Provider,
-    StreamResponse,
-    ToolChoice,
-    Transport,
-    retry_after_seconds,
-)
+from toolwire import _compat
+from toolwire.providers._base import Provider, ToolChoice
 from toolwire.providers._reads import HOLD, ProviderStream
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
@@ -44,18 +36,18 @@ __all__ = [
     "AzureOpenAI",
     "Bedrock",
     "BedrockInvoke",
-    "ErrorParser",
     "Gemini",
     "GeminiInteractions",
     "GeminiVertex",
-    "HttpRequest",
-    "HttpResponse",
     "OpenAIChat",
     "OpenAIResponses",
     "Provider",
     "ProviderStream",
-    "StreamResponse",
     "ToolChoice",
-    "Transport",
-    "retry_after_seconds",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`): the HTTP
+    layer's types are imported from :mod:`toolwire.http`."""
+    return _compat.renamed(__name__, name)

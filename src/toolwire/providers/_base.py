@@ -22,13 +22,11 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolwire import _compat
 from toolwire.errors import ProviderError, UsageError
 from toolwire.events import Event
 from toolwire.http import (
-    ErrorParser,
     HttpRequest,
-    HttpResponse,
-    StreamResponse,
     Transport,
     decode_error_body,
     error_class_for,
@@ -48,14 +46,8 @@ if TYPE_CHECKING:
     from toolwire.http.transport import Timeouts
 
 __all__ = [
-    "ErrorParser",
-    "HttpRequest",
-    "HttpResponse",
     "Provider",
-    "StreamResponse",
     "ToolChoice",
-    "Transport",
-    "retry_after_seconds",
 ]
 
 
@@ -365,11 +357,23 @@ class Provider(ABC):
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
 
-    resume_attempts: int = 0
+    continuation_attempts: int = 0
     """How many times one cut stream is reopened where it stopped, at most
     (``0``: never; see :meth:`resumer`)."""
-    resume_timeout: float = 30.0
+    continuation_timeout: float = 30.0
     """Seconds for each reopening to be answered."""
+
+    @property
+    def resume_attempts(self) -> int:
+        """Older name of :attr:`continuation_attempts` (with a warning)."""
+        _compat.renamed_argument("Provider", "resume_attempts")
+        return self.continuation_attempts
+
+    @property
+    def resume_timeout(self) -> float:
+        """Older name of :attr:`continuation_timeout` (with a warning)."""
+        _compat.renamed_argument("Provider", "resume_timeout")
+        return self.continuation_timeout
 
     def reader(
         self,
@@ -400,10 +404,10 @@ class Provider(ABC):
     def resumer(self, request: HttpRequest) -> Resumer | None:
         """How a cut stream of ``request`` continues where it stopped: a
         ``GET`` on the dialect's ``continuation_path`` (``None`` when the
-        dialect has none, :attr:`resume_attempts` is 0, or the provider does
+        dialect has none, :attr:`continuation_attempts` is 0, or the provider does
         not keep this stream: :meth:`_keeps`; the turn is then asked again)."""
         path = self.wire.continuation_path
-        if path is None or not request.stream or self.resume_attempts < 1:
+        if path is None or not request.stream or self.continuation_attempts < 1:
             return None
         if not self._keeps(request):
             return None
@@ -419,7 +423,9 @@ class Provider(ABC):
                 dialect=self.dialect,
             )
 
-        return Resumer(request=reopen, attempts=self.resume_attempts, timeout=self.resume_timeout)
+        return Resumer(
+            request=reopen, attempts=self.continuation_attempts, timeout=self.continuation_timeout
+        )
 
     def _keeps(self, request: HttpRequest) -> bool:
         """Whether the provider keeps the stream ``request`` asks for, so that
@@ -427,18 +433,34 @@ class Provider(ABC):
         ``continuation_path`` says which of its requests are kept)."""
         return False
 
-    def _resume_options(self, attempts: int, timeout: float) -> None:
-        """Set :attr:`resume_attempts` and :attr:`resume_timeout`.
+    def _continuation_options(
+        self,
+        owner: str,
+        attempts: int,
+        timeout: float,
+        old_attempts: int | None = None,
+        old_timeout: float | None = None,
+    ) -> None:
+        """Set :attr:`continuation_attempts` and :attr:`continuation_timeout`
+        (or their older keywords, ``resume_attempts`` and ``resume_timeout``,
+        with a warning naming ``owner``, the class whose keywords they are).
 
         Raises:
             UsageError: ``attempts`` below 0, or ``timeout`` not positive.
         """
+        if old_attempts is not None:
+            _compat.renamed_argument(owner, "resume_attempts")
+            attempts = old_attempts
+        if old_timeout is not None:
+            _compat.renamed_argument(owner, "resume_timeout")
+            timeout = old_timeout
         if attempts < 0 or not timeout > 0:
             raise UsageError(
-                f"{self.name}: resume_attempts must be 0 or more and resume_timeout positive"
+                f"{self.name}: continuation_attempts must be 0 or more and "
+                "continuation_timeout positive"
             )
-        self.resume_attempts = attempts
-        self.resume_timeout = timeout
+        self.continuation_attempts = attempts
+        self.continuation_timeout = timeout
 
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None

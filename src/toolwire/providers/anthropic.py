@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.providers._base import Provider, Transport
+from toolwire.http import Transport
+from toolwire.providers._base import Provider
 from toolwire.stream.codecs.request import dict_or_empty
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Anthropic"]
 
-_API = "anthropic-messages"
+_DIALECT_NAME = "anthropic-messages"
 _OFFICIAL = "https://api.anthropic.com"
 _DEFAULT_MAX_TOKENS = 4096
 
@@ -48,7 +49,7 @@ class Anthropic(Provider):
     (:class:`~toolwire.errors.UsageError`), as the API would.
     """
 
-    dialect = _API
+    dialect = _DIALECT_NAME
     default_name = "anthropic"
     default_base_url = _OFFICIAL
     env_vars = ("ANTHROPIC_API_KEY",)

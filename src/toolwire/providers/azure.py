@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from toolwire.errors import UsageError
-from toolwire.providers._base import HttpRequest
+from toolwire.http import HttpRequest
 from toolwire.providers.openai_chat import OpenAIChat
 
 __all__ = ["AzureOpenAI"]

@@ -27,8 +27,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
+from toolwire.http import HttpRequest, Transport
 from toolwire.providers._aws import AwsSigner
-from toolwire.providers._base import HttpRequest, Provider, Transport
+from toolwire.providers._base import Provider
 from toolwire.stream.codecs.request import dict_or_empty
 from toolwire.stream.framing.eventstream import MEDIA_TYPE
 

@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from toolwire.errors import ProviderError
-from toolwire.providers._base import Provider, Transport
+from toolwire.http import Transport
+from toolwire.providers._base import Provider
 from toolwire.stream.codecs.request import dict_or_empty, list_or_empty
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Gemini", "GeminiAPIBase"]
 
-_API = "gemini"
+_DIALECT_NAME = "gemini"
 _OFFICIAL = "https://generativelanguage.googleapis.com/v1beta"
 # A path that already names the API version (".../v1", ".../v1beta").
 _VERSIONED = re.compile(r"/v\d+[a-z0-9]*/?$")
@@ -93,7 +94,7 @@ class GeminiAPIBase(Provider):
 class Gemini(GeminiAPIBase):
     """The Gemini dialect (``dialect == "gemini"``)."""
 
-    dialect = _API
+    dialect = _DIALECT_NAME
     in_url = ("model", "stream")
     default_name = "gemini"
     base_url_env_vars = ("GEMINI_BASE_URL", "GOOGLE_GEMINI_BASE_URL")

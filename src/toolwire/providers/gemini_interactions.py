@@ -15,10 +15,10 @@ options it passes on, the error bodies, and two things this API allows:
   stream cut while read is reopened with ``GET
   /v1beta/interactions/{id}?stream=true&last_event_id=...`` and its rest fed
   to the same decoder (:mod:`toolwire.providers._reads`, as for a Responses
-  background response), at most ``resume_attempts`` times per turn, each
-  within ``resume_timeout``. The turn is neither asked nor paid for twice.
+  background response), at most ``continuation_attempts`` times per turn, each
+  within ``continuation_timeout``. The turn is neither asked nor paid for twice.
   On by default, since stored interactions cost nothing more
-  (``resume_attempts=0`` turns it off: a cut is then reported and the
+  (``continuation_attempts=0`` turns it off: a cut is then reported and the
   agent's ``stream_retries`` decide).
 """
 
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import UsageError
-from toolwire.providers._base import HttpRequest, Transport
+from toolwire.http import HttpRequest, Transport
 from toolwire.providers.gemini import GeminiAPIBase
 
 if TYPE_CHECKING:
@@ -56,8 +56,10 @@ class GeminiInteractions(GeminiAPIBase):
         chain: bool = False,
         store: bool | None = None,
         thinking_level: str | None = None,
-        resume_attempts: int = 3,
-        resume_timeout: float = 30.0,
+        continuation_attempts: int = 3,
+        continuation_timeout: float = 30.0,
+        resume_attempts: int | None = None,
+        resume_timeout: float | None = None,
     ) -> None:
         """Configure the provider.
 
@@ -77,15 +79,17 @@ class GeminiInteractions(GeminiAPIBase):
                 which stores; chaining and continuations need it).
             thinking_level: ``generation_config.thinking_level``
                 (``"minimal"``, ``"low"``, ``"medium"``, ``"high"``).
-            resume_attempts: the most reopenings of one cut stream after its
+            continuation_attempts: the most reopenings of one cut stream after its
                 last event (``0``: a cut is reported, and the agent may ask
                 again); none with ``store=False``, which keeps nothing.
-            resume_timeout: seconds for each reopening to be answered.
+            continuation_timeout: seconds for each reopening to be answered.
+            resume_attempts: older name of ``continuation_attempts``.
+            resume_timeout: older name of ``continuation_timeout``.
 
         Raises:
             UsageError: no key for the official endpoint, ``chain`` with
-                ``store=False``, ``resume_attempts`` below 0 or
-                ``resume_timeout`` not positive.
+                ``store=False``, ``continuation_attempts`` below 0 or
+                ``continuation_timeout`` not positive.
         """
         super().__init__(
             api_key=api_key,
@@ -99,7 +103,13 @@ class GeminiInteractions(GeminiAPIBase):
             raise UsageError("chain=True needs stored interactions: leave store unset or True")
         self.chain = chain
         self.store = store
-        self._resume_options(resume_attempts, resume_timeout)
+        self._continuation_options(
+            "GeminiInteractions",
+            continuation_attempts,
+            continuation_timeout,
+            resume_attempts,
+            resume_timeout,
+        )
         self.thinking_level = thinking_level
 
     # -- requests --------------------------------------------------------

@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.providers._base import Provider, Transport, _Secret
+from toolwire.http import Transport
+from toolwire.providers._base import Provider, _Secret
 from toolwire.stream import jsonio
 from toolwire.stream.codecs.request import dict_or_empty
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIChat"]
 
-_API = "openai-chat"
+_DIALECT_NAME = "openai-chat"
 _OFFICIAL = "https://api.openai.com/v1"
 
 
@@ -51,7 +52,7 @@ class OpenAIChat(Provider):
                           name="qwen")
     """
 
-    dialect = _API
+    dialect = _DIALECT_NAME
     default_name = "openai"
     default_base_url = _OFFICIAL
     env_vars = ("OPENAI_API_KEY",)

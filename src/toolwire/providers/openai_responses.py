@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
-from toolwire.providers._base import HttpRequest, Provider, Transport
+from toolwire.http import HttpRequest, Transport
+from toolwire.providers._base import Provider
 from toolwire.providers.openai_chat import openai_auth_headers, openai_style_error
 
 if TYPE_CHECKING:
@@ -35,14 +36,14 @@ if TYPE_CHECKING:
 
 __all__ = ["OpenAIResponses"]
 
-_API = "openai-responses"
+_DIALECT_NAME = "openai-responses"
 _OFFICIAL = "https://api.openai.com/v1"
 
 
 class OpenAIResponses(Provider):
     """The OpenAI Responses dialect (``dialect == "openai-responses"``)."""
 
-    dialect = _API
+    dialect = _DIALECT_NAME
     default_name = "openai-responses"
     default_base_url = _OFFICIAL
     env_vars = ("OPENAI_API_KEY",)
@@ -63,8 +64,10 @@ class OpenAIResponses(Provider):
         openai_store: bool | None = None,
         openai_parallel_tool_calls: bool | None = None,
         openai_background: bool = False,
-        resume_attempts: int = 3,
-        resume_timeout: float = 30.0,
+        continuation_attempts: int = 3,
+        continuation_timeout: float = 30.0,
+        resume_attempts: int | None = None,
+        resume_timeout: float | None = None,
     ) -> None:
         """Configure the provider.
 
@@ -88,14 +91,16 @@ class OpenAIResponses(Provider):
                 mid-turn is resumed after its last event
                 (``GET /responses/{id}?stream=true&starting_after=N``) instead
                 of being asked (and paid) again.
-            resume_attempts: the most reopenings of one cut background
+            continuation_attempts: the most reopenings of one cut background
                 stream (``0``: a cut is reported, and the agent may ask again).
-            resume_timeout: seconds for each reopening to be answered.
+            continuation_timeout: seconds for each reopening to be answered.
+            resume_attempts: older name of ``continuation_attempts``.
+            resume_timeout: older name of ``continuation_timeout``.
 
         Raises:
             UsageError: ``openai_background`` with ``openai_store=False``
-                (background responses are stored), ``resume_attempts``
-                below 0 or ``resume_timeout`` not positive.
+                (background responses are stored), ``continuation_attempts``
+                below 0 or ``continuation_timeout`` not positive.
         """
         super().__init__(
             api_key=api_key,
@@ -115,7 +120,13 @@ class OpenAIResponses(Provider):
                 f"{self.name}: openai_background needs stored responses: drop openai_store=False"
             )
         self.openai_background = openai_background
-        self._resume_options(resume_attempts, resume_timeout)
+        self._continuation_options(
+            "OpenAIResponses",
+            continuation_attempts,
+            continuation_timeout,
+            resume_attempts,
+            resume_timeout,
+        )
 
     def _auth_headers(self) -> dict[str, str]:
         return openai_auth_headers(self._api_key, self.openai_organization, self.openai_project)

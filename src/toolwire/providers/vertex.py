@@ -31,7 +31,8 @@ from typing import Any
 from urllib.parse import quote
 
 from toolwire.errors import UsageError
-from toolwire.providers._base import HttpRequest, Provider
+from toolwire.http import HttpRequest
+from toolwire.providers._base import Provider
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.gemini import Gemini
 from toolwire.stream.codecs import anthropic

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import ArgumentsParseError
 from toolwire.stream._jsonstream import PartialJSONParser
 from toolwire.stream.jsonio import (
     POSSESSIVE,
@@ -45,37 +45,6 @@ from toolwire.stream.jsonio import (
 )
 
 __all__ = ["ArgumentsParseError", "parse_arguments"]
-
-
-class ArgumentsParseError(ToolwireError, ValueError):
-    """A tool call's arguments are not JSON, and no unambiguous repair applies.
-
-    The message says what is wrong and where (line, column and character
-    offset in the raw text); it never contains the text itself.
-
-    Attributes:
-        position: the character offset of the problem in the raw text.
-        line: its 1-based line.
-        column: its 1-based column.
-        over_limit: the text may well be JSON, but it goes past a limit of
-            :mod:`toolwire.stream.limits` (nesting depth, digits of an integer).
-    """
-
-    type_name = "arguments_parse_error"
-
-    def __init__(
-        self, message: str, *, position: int, line: int, column: int, over_limit: bool = False
-    ) -> None:
-        super().__init__(message)
-        self.position = position
-        self.line = line
-        self.column = column
-        self.over_limit = over_limit
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d.update(position=self.position, line=self.line, column=self.column)
-        return d
 
 
 _WS = " \t\r\n"

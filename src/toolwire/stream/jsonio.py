@@ -33,6 +33,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import Any, Final
 
+from toolwire.errors import DuplicateKeyError, JSONLimitError
 from toolwire.stream.limits import MAX_INT_DIGITS, MAX_JSON_DEPTH
 
 __all__ = [
@@ -49,10 +50,6 @@ __all__ = [
 ]
 
 JSONDecodeError = json.JSONDecodeError
-
-
-class JSONLimitError(ValueError):
-    """Valid JSON that goes past one of toolwire's limits; the message says which."""
 
 
 POSSESSIVE: Final = "+" if sys.version_info >= (3, 11) else ""
@@ -139,14 +136,6 @@ def loads(data: str | bytes) -> Any:
         return json.loads(data, parse_constant=_refuse_constant, parse_float=_finite_float)
     except ValueError as exc:
         raise _limit_error(exc) from None
-
-
-class DuplicateKeyError(ValueError):
-    """A JSON object writes one key twice: which value was meant?"""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the key {key[:40]!r} is written more than once in one object")
-        self.key = key
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

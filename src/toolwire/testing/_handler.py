@@ -194,7 +194,7 @@ class Handler:
         log: Callable[[str], None] | None,
         rate_limit: ServerRateLimit | None = None,
         kept: KeptStreams | None = None,
-        resumes: list[Any] | None = None,
+        continuations: list[Any] | None = None,
     ) -> None:
         self.scenario = scenario
         self.requests = requests
@@ -202,7 +202,7 @@ class Handler:
         self.rate_limit = rate_limit
         self.kept = kept if kept is not None else KeptStreams(_MAX_KEPT_STREAMS)
         """The streams sent again after a cut (see :mod:`toolwire.testing._kept`)."""
-        self.resumes = resumes if resumes is not None else []
+        self.continuations = continuations if continuations is not None else []
         self.attempts: dict[str, int] = {}
         self.lock = threading.Lock()
 
@@ -376,8 +376,8 @@ class Handler:
             message = f"no event {str(event_id)[:80]!r} in stream {stream_id[:80]!r}"
             return self._error(encoder, 400, message, seed=seed)
         streamed = request.query_params.get("stream") == "true"
-        if streamed:  # a resumption (a whole answer read is not)
-            self.resumes.append({"stream_id": stream_id, "after": after})
+        if streamed:  # a continuation (a whole answer read is not)
+            self.continuations.append({"stream_id": stream_id, "after": after})
         attempt = self._attempt(kept.attempts_key)
         fault = kept.turn.faults[attempt] if attempt < len(kept.turn.faults) else None
         if fault is not None and fault.status is not None:

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from toolwire.errors import UsageError
+from toolwire.errors import CassetteError
 from toolwire.stream import jsonio
 from toolwire.testing.reading import open_file, read_file
 
@@ -54,12 +54,6 @@ FORMAT_VERSION = 1
 
 _SIDECAR = re.compile(r"^(\d{4,})\.json$")
 _BODY = re.compile(r"^(\d{4,})\.response\.[a-z]+$")
-
-
-class CassetteError(UsageError):
-    """A cassette cannot be read or written."""
-
-    type_name = "cassette_error"
 
 
 def body_extension(content_type: str) -> str:

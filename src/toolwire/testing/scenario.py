@@ -42,7 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolwire._compat import renamed_argument
-from toolwire.errors import UsageError
+from toolwire.errors import ScenarioError
 from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 from toolwire.stream.limits import MAX_JSON_DEPTH
@@ -64,12 +64,6 @@ __all__ = [
 
 MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 """The largest scenario file read."""
-
-
-class ScenarioError(UsageError):
-    """A scenario cannot be loaded or cannot answer a request as scripted."""
-
-    type_name = "scenario_error"
 
 
 RESPONSES = "openai-responses"

@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.http import RateLimit
 from toolwire.stream.codecs import WireDialect, registered
@@ -78,7 +79,7 @@ def build_app(
     log: Callable[[str], None] | None = None,
     rate_limit: ServerRateLimit | None = None,
     kept: KeptStreams | None = None,
-    resumes: list[Any] | None = None,
+    continuations: list[Any] | None = None,
 ) -> Starlette:
     """The Starlette app of the emulation server.
 
@@ -87,9 +88,9 @@ def build_app(
         requests: a list to which every received request body is appended.
         log: called with one line per request (never with headers or keys).
         rate_limit: answer 429 past this many requests per minute.
-        kept: where kept streams wait for their resumptions.
-        resumes: a list to which every resumption (``stream_id``, ``after``)
-            is appended.
+        kept: where kept streams wait for their continuations.
+        continuations: a list to which every continuation of a kept stream
+            (``stream_id``, ``after``) is appended.
     """
     handler = Handler(
         scenario,
@@ -97,7 +98,7 @@ def build_app(
         log,
         rate_limit,
         kept=kept,
-        resumes=resumes,
+        continuations=continuations,
     )
     if scenario.replay is not None:
         return Starlette(routes=[Route("/{path:path}", handler.replay, methods=["POST", "GET"])])
@@ -259,19 +260,26 @@ class EmulationServer(LoopbackServer):
             rate_limit = ServerRateLimit(rate_limit)
         self.rate_limit = rate_limit
         """What the server admits per minute, and what it admitted (``None``: everything)."""
-        self.resumes: list[Any] = RecentRequests(max_recorded_requests)
-        """The latest resumptions of kept streams, in arrival order:
-        ``{"stream_id", "after"}`` each, ``after`` the number of the event
-        resumed after (``-1``: from the first)."""
+        self.continuations: list[Any] = RecentRequests(max_recorded_requests)
+        """The latest continuations of kept streams (each reopened after its
+        last event read), in arrival order: ``{"stream_id", "after"}`` each,
+        ``after`` the number of the event continued after (``-1``: from the
+        first)."""
         app = build_app(
             self.scenario,
             requests=self.requests,
             log=log,
             rate_limit=rate_limit,
             kept=KeptStreams(max_kept_streams),
-            resumes=self.resumes,
+            continuations=self.continuations,
         )
         super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
+
+    @property
+    def resumes(self) -> list[Any]:
+        """Older name of :attr:`continuations` (with a warning)."""
+        _compat.renamed_argument("EmulationServer", "resumes")
+        return self.continuations
 
     def __repr__(self) -> str:
         state = self.base_url if self._socket is not None else "stopped"

@@ -28,9 +28,10 @@ from toolwire.tools._approval import (
 )
 from toolwire.tools._call import ResultHook, is_transient
 from toolwire.tools._context import ToolContext, idempotency_key
+from toolwire.tools._options import RetryOn, ToolOptions
 from toolwire.tools._process import ProcessRunner
 from toolwire.tools._results import ToolErrorKind, ToolResult
-from toolwire.tools._tool import RetryOn, Tool, tool
+from toolwire.tools._tool import Tool, tool
 from toolwire.tools._toolbox import Toolbox
 from toolwire.tools.redaction import scrub
 from toolwire.tools.runners import LocalRunner, ToolInvocation, ToolRunner
@@ -48,6 +49,7 @@ __all__ = [
     "ToolContext",
     "ToolErrorKind",
     "ToolInvocation",
+    "ToolOptions",
     "ToolResult",
     "ToolRunner",
     "Toolbox",

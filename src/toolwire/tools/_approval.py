@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import ApprovalFailed
 
 if TYPE_CHECKING:
     from toolwire.tools._tool import Tool
@@ -77,13 +77,6 @@ ApprovalCallback: TypeAlias = Callable[
 ]
 """Decides on a ``requires_approval`` call: sync or async, an :class:`Approval`
 or a bool."""
-
-
-class ApprovalFailed(ToolwireError):
-    """The approval callback raised: an agent's run ends with this error (the
-    call did not run, and no denial is recorded, so a resume asks again)."""
-
-    type_name = "approval_failed"
 
 
 async def ask_approval(

@@ -18,23 +18,22 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, overload
 
 from toolwire.errors import ToolArgumentsInvalid, UsageError
 from toolwire.stream.codecs import registered
 from toolwire.tools._arguments import Arguments, describe_errors
+from toolwire.tools._options import RetryOn, ToolOptions, tool_options
 from toolwire.tools._schema import clean_schema
 from toolwire.tools._signature import context_param, is_async, read_signature
 
-__all__ = ["RetryOn", "Tool", "tool"]
+__all__ = ["Tool", "tool"]
 
 logger = logging.getLogger("toolwire.tools")
 
 # The intersection of what OpenAI, Anthropic and Gemini accept as a tool name.
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
-
-RetryOn = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
-"""Which exceptions a tool retries: exception classes, or a predicate."""
 
 
 def _check_options(
@@ -66,40 +65,12 @@ class Tool:
         parameters: the JSON Schema of the arguments (canonical form).
         function: the Python callable.
         arguments: the argument validator.
-        timeout: seconds an attempt may take; ``None`` uses the toolbox default.
-        retries: how many times a transient failure is retried.
-        retry_on: which exceptions count as transient; ``None`` uses
-            :func:`toolwire.tools.is_transient`.
-        fallback: called with the same arguments when all attempts failed.
-        read_only: the tool changes nothing (safe to repeat or run early).
-        requires_approval: the toolbox asks its approval callback first.
-        external: the result comes from outside (a browser, a person, a long
-            job): an agent suspends the run at a call of it and resumes with
-            the answer given to :meth:`~toolwire.Agent.resume`; the function
-            body is never run by the agent.
-        sequential: the tool runs alone: calls before it finish first, calls
-            after it wait for it.
-        strict: ``True`` requires a strict-mode schema in the dialects that
-            have one (OpenAI's), ``False`` never sends one, ``None`` sends
-            one when the schema allows it.
-        max_result_chars: result size budget; ``None`` uses the toolbox's.
-        idempotent: repeating a call with the same idempotency key is safe
-            (the tool says so; taking a ``ToolContext`` is not enough).
-        dedupe: identical calls in one batch run once.
-        accept_repaired: run calls whose arguments toolwire repaired (a
-            fence, trailing commas, closing brackets after a complete value);
-            defaults to ``read_only``. The other tools answer such a call
-            with an error asking the model to send it again.
-        coerce: accept lax conversions of the model's arguments (``"500"``,
-            ``500.0`` or ``true`` for an integer...); strict by default.
-        allow_nul: accept NUL characters in string arguments.
-        freeform: ``None`` for a function tool; for a custom (freeform) tool
-            of the OpenAI dialects, ``{}`` (any text) or its grammar
-            ``{"syntax": "lark" or "regex", "definition": ...}``. Its one
-            parameter, ``input: str``, receives the model's text.
-        anthropic_eager_input_streaming: Anthropic streams the tool's input
-            as the model writes it, unbuffered and unchecked
-            (``eager_input_streaming``); ``None`` leaves the field out.
+        options: the :class:`ToolOptions` it was made with. Each option is
+            also an attribute of the tool (``tool.timeout``,
+            ``tool.read_only``...; ``coerce`` and ``allow_nul`` are the
+            validator's, ``tool.arguments.coerce``), resolved: ``retries``
+            and ``accept_repaired`` hold their defaults, ``idempotent`` is a
+            bool, ``freeform`` the grammar (``None`` for a function tool).
     """
 
     def __init__(
@@ -110,52 +81,42 @@ class Tool:
         description: str,
         arguments: Arguments,
         context_param: str | None = None,
-        timeout: float | None = None,
-        retries: int | None = None,
-        retry_on: RetryOn | None = None,
-        fallback: Callable[..., Any] | None = None,
-        read_only: bool = False,
-        requires_approval: bool = False,
-        external: bool = False,
-        sequential: bool = False,
-        strict: bool | None = None,
-        max_result_chars: int | None = None,
-        idempotent: bool | None = None,
-        dedupe: bool = True,
-        coerce: bool = False,
-        allow_nul: bool = False,
-        freeform: bool | Mapping[str, str] = False,
-        anthropic_eager_input_streaming: bool | None = None,
-        accept_repaired: bool | None = None,
+        options: ToolOptions | None = None,
+        **option_values: Any,
     ) -> None:
-        _check_options(name, timeout, retries, max_result_chars)
+        opts = tool_options(option_values)
+        if options is not None:
+            opts = replace(options, **option_values)
+        _check_options(name, opts.timeout, opts.retries, opts.max_result_chars)
+        self.options = opts
         self.function = function
         self.name = name
         self.description = description
-        self.arguments = arguments.with_options(coerce=coerce, allow_nul=allow_nul)
+        self.arguments = arguments.with_options(coerce=opts.coerce, allow_nul=opts.allow_nul)
         self.parameters = arguments.parameters
-        self.timeout = timeout
-        self.read_only = read_only
-        self.requires_approval = requires_approval
-        self.external = external
-        self.sequential = sequential
-        self.max_result_chars = max_result_chars
+        self.timeout = opts.timeout
+        self.read_only = read_only = opts.read_only
+        self.requires_approval = opts.requires_approval
+        self.external = opts.external
+        self.sequential = opts.sequential
+        self.max_result_chars = opts.max_result_chars
         self.context_param = context_param
-        self.idempotent = bool(idempotent)
+        self.idempotent = bool(opts.idempotent)
+        accept_repaired = opts.accept_repaired
         self.accept_repaired = read_only if accept_repaired is None else bool(accept_repaired)
         # Repeating is safe for tools that change nothing or that can
         # deduplicate by key, so those retry transient errors by default.
         default_retries = 2 if read_only or self.idempotent else 0
-        self.retries = retries if retries is not None else default_retries
-        self.retry_on = retry_on
-        self.fallback = fallback
-        self.fallback_context_param = context_param_of(fallback)
-        self.dedupe = dedupe
+        self.retries = opts.retries if opts.retries is not None else default_retries
+        self.retry_on = opts.retry_on
+        self.fallback = opts.fallback
+        self.fallback_context_param = context_param_of(opts.fallback)
+        self.dedupe = opts.dedupe
         self.is_async = is_async(function)
-        self.strict = strict
-        self.freeform = _freeform(name, freeform, self.parameters)
-        self.anthropic_eager_input_streaming = anthropic_eager_input_streaming
-        if strict:
+        self.strict = opts.strict
+        self.freeform = _freeform(name, opts.freeform, self.parameters)
+        self.anthropic_eager_input_streaming = opts.anthropic_eager_input_streaming
+        if opts.strict:
             self._check_strict()
         if not description:
             logger.warning(
@@ -191,7 +152,7 @@ class Tool:
             function: a sync or async callable.
             name: the tool name; defaults to the function's ``__name__``.
             description: overrides the docstring's description.
-            **options: any option of :func:`tool`.
+            **options: any field of :class:`ToolOptions`.
 
         Raises:
             UsageError: the function cannot be described (``*args``, a type
@@ -227,7 +188,7 @@ class Tool:
             name: the tool name.
             parameters: a JSON Schema describing an object.
             description: what the tool does and when to use it.
-            **options: any option of :func:`tool`.
+            **options: any field of :class:`ToolOptions`.
 
         Raises:
             UsageError: the schema does not describe an object.
@@ -330,33 +291,8 @@ def tool(
         func: the function (when used as ``@tool`` without parentheses).
         name: the tool name; defaults to the function name.
         description: overrides the docstring description.
-        **options: ``timeout`` (seconds each attempt may take before it is
-            cancelled); ``retries`` (extra attempts for transient errors;
-            defaults to 2 for read-only or idempotent tools and 0 for the
-            others); ``retry_on`` (exception classes, or a predicate, that
-            count as transient); ``fallback`` (called with the same arguments
-            when every attempt failed); ``read_only`` (no side effects);
-            ``requires_approval`` (ask the toolbox's approval callback
-            first); ``external`` (the result comes from outside: an agent
-            suspends the run at a call and resumes with the answer);
-            ``sequential`` (run alone, as a barrier between the
-            calls before and after); ``strict`` (OpenAI strict-mode schema:
-            required ``True``, never ``False`` or when possible ``None``);
-            ``max_result_chars`` (cut results longer than this);
-            ``idempotent`` (repeating a call with the same idempotency key is
-            safe; default False: say so for a tool that deduplicates by the
-            ``ToolContext``'s key);
-            ``dedupe`` (run identical calls of one batch once; default True);
-            ``coerce`` (accept lax conversions of the arguments: ``"500"``,
-            ``500.0`` or ``true`` for an integer; default False, strict);
-            ``allow_nul`` (accept NUL characters in strings; default False);
-            ``freeform`` (a custom tool of the OpenAI dialects, whose one
-            parameter ``input: str`` is the model's text: ``True``, or its
-            grammar ``{"syntax": "lark" or "regex", "definition": ...}``).
-            ``anthropic_eager_input_streaming`` (Anthropic streams the input
-            unbuffered and unchecked: ``eager_input_streaming`` on the tool).
-            ``accept_repaired`` (run calls whose arguments toolwire repaired;
-            defaults to ``read_only``).
+        **options: the fields of :class:`ToolOptions`, each documented
+            there: ``@tool(timeout=10, retries=3, read_only=True)``.
 
     Returns:
         A :class:`Tool`, or a decorator that makes one.
@@ -364,9 +300,7 @@ def tool(
     Raises:
         UsageError: an unknown option, or a function that cannot be described.
     """
-    unknown = set(options) - _OPTIONS
-    if unknown:
-        raise UsageError(f"unknown tool option(s): {', '.join(sorted(unknown))}")
+    tool_options(options)  # an unknown option fails here, not at decoration
 
     def decorate(function: Callable[..., Any]) -> Tool:
         if isinstance(function, Tool):
@@ -376,29 +310,6 @@ def tool(
     if func is not None:
         return decorate(func)
     return decorate
-
-
-_OPTIONS = frozenset(
-    {
-        "timeout",
-        "retries",
-        "retry_on",
-        "fallback",
-        "read_only",
-        "requires_approval",
-        "external",
-        "sequential",
-        "strict",
-        "max_result_chars",
-        "idempotent",
-        "dedupe",
-        "coerce",
-        "allow_nul",
-        "freeform",
-        "anthropic_eager_input_streaming",
-        "accept_repaired",
-    }
-)
 
 
 def _freeform(

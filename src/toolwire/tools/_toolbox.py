@@ -10,9 +10,8 @@ anything the model did wrong. A batch goes through three stages:
    (same tool, same validated arguments, whatever the key order of the
    model's JSON) are folded onto the first one: the batch is the one place
    that decides what is a duplicate.
-2. **Scheduling**: the remaining calls run in one anyio task group (in the
-   calling task while each finishes without waiting, then the others in
-   tasks of their own), bounded by a
+2. **Scheduling**: the remaining calls run in one anyio task group (the first
+   in the calling task, the others in tasks of their own), bounded by a
    :class:`anyio.CapacityLimiter` when there are more of them than
    ``max_concurrency``. A ``sequential`` tool is a barrier: the calls before
    it finish, it runs alone, then the calls after it start.
@@ -26,22 +25,11 @@ the runner.
 
 from __future__ import annotations
 
-import contextvars
 import difflib
 import random as _random
-import types
 import uuid
 from collections import Counter
-from collections.abc import (
-    Awaitable,
-    Callable,
-    Coroutine,
-    Generator,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
@@ -403,59 +391,12 @@ async def _run_group(group: list[CallRun]) -> None:
     if len(group) == 1:
         await group[0].run()
         return
-    # The calls start in this task, one after the other, for as long as each
-    # finishes without waiting (a cached answer, a computation): such a call
-    # needs no task of its own. The first that waits goes on in this task and
-    # the calls after it start in tasks of their own, so the calls still run
-    # concurrently. As before, the first call runs in this task's context,
-    # each other in a copy taken before any of them ran.
-    copies = [contextvars.copy_context() for _ in group[1:]]
+    # The first call runs in this task, the others in tasks of their own: a
+    # task fewer to start, and the calls still run concurrently. (Starting
+    # each in this task while the ones before it finished without waiting,
+    # a coroutine driven by hand, saved 1-3% of an agent run's CPU: too
+    # little to keep; see docs/benchmarks.md.)
     async with anyio.create_task_group() as tg:
-        for index, run in enumerate(group):
-            step = _Steps(run.run(), copies[index - 1] if index else None)
-            waiting = step.first()
-            if step.done:
-                continue
-            for later, copy in zip(group[index + 1 :], copies[index:], strict=True):
-                copy.run(tg.start_soon, later.run)
-            await step.rest(waiting)
-            return
-
-
-class _Steps:
-    """A coroutine driven by hand in the calling task, in its own context
-    (``None``: the task's), as ``await`` would drive it."""
-
-    __slots__ = ("_context", "_coro", "done")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], context: contextvars.Context | None):
-        self._coro = coro
-        self._context = context
-        self.done = False
-
-    def _resume(self, method: Callable[[Any], Any], value: Any) -> Any:
-        try:
-            if self._context is None:
-                return method(value)
-            return self._context.run(method, value)
-        except StopIteration:
-            self.done = True
-            return None
-
-    def first(self) -> Any:
-        """Run to the first wait; what it waits on (``done``: it finished)."""
-        return self._resume(self._coro.send, None)
-
-    @types.coroutine
-    def rest(self, waiting: Any) -> Generator[Any, Any, None]:
-        """Await the rest, from the wait on ``waiting``."""
-        while not self.done:
-            try:
-                sent = yield waiting
-            except GeneratorExit:
-                self._coro.close()
-                raise
-            except BaseException as exc:  # a cancellation, delivered where it waits
-                waiting = self._resume(self._coro.throw, exc)
-            else:
-                waiting = self._resume(self._coro.send, sent)
+        for run in group[1:]:
+            tg.start_soon(run.run)
+        await group[0].run()

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl
 
+from toolwire.errors import BadForm
 from toolwire.journal import (
     ApprovalRefused,
     Decision,
@@ -44,10 +45,6 @@ _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 """What an arguments digest is (:func:`toolwire.run.argument_digest`)."""
 _SIGNATURE = re.compile(r"[0-9A-Za-z_=+/.:-]{1,512}")
 """What a decision's signature can be written with: ASCII, no spaces."""
-
-
-class BadForm(ValueError):
-    """An action's body that is not a small URL-encoded form with the fields it needs."""
 
 
 def parse_form(body: bytes, content_type: str) -> dict[str, str]:

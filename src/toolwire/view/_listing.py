@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from toolwire.errors import BadQuery
 from toolwire.journal import RUN_STATUSES, JournalReader, RunSummary
 from toolwire.view._chart import usage_chart
 from toolwire.view._html import duration, error_line, href, ident, layout, money, text, when
@@ -16,10 +17,6 @@ __all__ = ["PAGE_SIZE", "BadQuery", "ListQuery", "list_page"]
 
 PAGE_SIZE = 50
 _SEARCH_LIMIT = 200
-
-
-class BadQuery(ValueError):
-    """A query parameter the list does not take."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from toolwire.errors import ToolwireError, UsageError
+from toolwire.errors import PartialJSONError, UsageError
 from toolwire.stream.limits import MAX_INT_DIGITS
 
 __all__ = [
@@ -53,12 +53,6 @@ __all__ = [
     "read_escape",
     "to_number",
 ]
-
-
-class PartialJSONError(ToolwireError, ValueError):
-    """The JSON text is invalid, or it ended before its value was complete."""
-
-    type_name = "invalid_json"
 
 
 # Parser states: what the next significant character may be.

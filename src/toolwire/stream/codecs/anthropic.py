@@ -23,7 +23,7 @@ from toolwire.stream.codecs._dialect import (
     WireDialect,
 )
 from toolwire.stream.codecs.anthropic_request import (
-    API,
+    DIALECT_NAME,
     _tool_schemas,
     encode_messages,
     encode_request,
@@ -118,7 +118,7 @@ def _dumps_short(text: str, limit: int = 120) -> str:
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=AnthropicCodec,
     capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -30,9 +31,9 @@ from toolwire.stream.codecs.request import (
 )
 from toolwire.types import ToolCall
 
-__all__ = ["API", "encode_messages", "encode_request", "tool_schema"]
+__all__ = ["DIALECT_NAME", "encode_messages", "encode_request", "tool_schema"]
 
-API = "anthropic-messages"
+DIALECT_NAME = "anthropic-messages"
 
 
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
@@ -104,7 +105,7 @@ def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     fields: dict[str, dict[str, Any]] = {}
-    for item in state_items(message, (_CALL_FIELDS,), API):
+    for item in state_items(message, (_CALL_FIELDS,), DIALECT_NAME):
         if isinstance(item.get("id"), str):
             fields[item["id"]] = dict_or_empty(item.get("fields"))
     blocks: list[dict[str, Any]] = []
@@ -112,7 +113,7 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     # A Responses ``compaction`` item (it has an ``id``) is not Anthropic's block.
     kept = [
         item
-        for item in state_items(message, _STATE_BLOCKS, API)
+        for item in state_items(message, _STATE_BLOCKS, DIALECT_NAME)
         if item.get("type") != "compaction" or "id" not in item
     ]
     for kind, value in interleave(message.text, message.tool_calls, kept):
@@ -141,7 +142,7 @@ def _container(messages: Sequence[Message]) -> str | None:
     """The id of the latest container the conversation used, to use it again."""
     for message in reversed(messages):
         if isinstance(message, AssistantMessage):
-            for item in reversed(state_items(message, (_CONTAINER,), API)):
+            for item in reversed(state_items(message, (_CONTAINER,), DIALECT_NAME)):
                 if isinstance(item.get("id"), str):
                     return str(item["id"])
     return None
@@ -268,3 +269,8 @@ def _tool_choice(
         choice = choice or {"type": "auto"}
         choice["disable_parallel_tool_use"] = disable_parallel_tool_use
     return choice
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

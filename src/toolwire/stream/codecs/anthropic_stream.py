@@ -57,7 +57,7 @@ from toolwire.stream.codecs.anthropic_request import (
     _CONTAINER,
     _KEPT_BLOCKS,
     _SERVER_BLOCKS,
-    API,
+    DIALECT_NAME,
 )
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
@@ -119,12 +119,12 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
     ``input_tokens`` is normalized to *all* input tokens (Anthropic reports
     cache reads and writes apart), so it compares with other providers'.
     """
-    fresh = token_count(raw, "input_tokens", API)
-    cache_read = token_count(raw, "cache_read_input_tokens", API)
-    cache_write = token_count(raw, "cache_creation_input_tokens", API)
+    fresh = token_count(raw, "input_tokens", DIALECT_NAME)
+    cache_read = token_count(raw, "cache_read_input_tokens", DIALECT_NAME)
+    cache_write = token_count(raw, "cache_creation_input_tokens", DIALECT_NAME)
     counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
     input_tokens = sum(counted) if counted else None
-    output_tokens = token_count(raw, "output_tokens", API)
+    output_tokens = token_count(raw, "output_tokens", DIALECT_NAME)
     total = None
     if input_tokens is not None or output_tokens is not None:
         total = (input_tokens or 0) + (output_tokens or 0)
@@ -158,12 +158,12 @@ class _Block:
     def __init__(self, block: dict[str, Any]) -> None:
         self.raw = block
         self.type = str(block.get("type"))
-        self.id = as_str(block.get("id"), f"{API}: block id") or ""
-        self.name = as_str(block.get("name"), f"{API}: block name") or ""
+        self.id = as_str(block.get("id"), f"{DIALECT_NAME}: block id") or ""
+        self.name = as_str(block.get("name"), f"{DIALECT_NAME}: block name") or ""
         self.input: Any = block.get("input")
         self.fragments: list[str] = []
         self.text: list[str] = []
-        self.signature = [as_str(block.get("signature"), f"{API}: signature") or ""]
+        self.signature = [as_str(block.get("signature"), f"{DIALECT_NAME}: signature") or ""]
         self.data = block.get("data")
         citations = block.get("citations")
         self.citations: list[Any] = list(citations) if isinstance(citations, list) else []
@@ -173,7 +173,7 @@ class _Block:
 class AnthropicCodec:
     """Decodes Messages stream events into parts."""
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
@@ -216,14 +216,14 @@ class AnthropicCodec:
             try:
                 obj = _loads(data)
             except ValueError:
-                obj = load_payload(data, API)  # raises the descriptive error
+                obj = load_payload(data, DIALECT_NAME)  # raises the descriptive error
         elif is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
             return [TrailerPart(DONE)]
         else:
-            obj = load_payload(data, API)
+            obj = load_payload(data, DIALECT_NAME)
         if type(obj) is not dict:
-            obj = as_obj(obj, f"{API}: event")
+            obj = as_obj(obj, f"{DIALECT_NAME}: event")
         kind = obj.get("type", event)
         if kind == "content_block_delta":
             # The hot path: one event per few characters of tool input.
@@ -244,41 +244,41 @@ class AnthropicCodec:
         parts = []
         if kind == "content_block_start":
             index = self._index(obj)
-            block = as_obj(obj.get("content_block"), f"{API}: content_block")
+            block = as_obj(obj.get("content_block"), f"{DIALECT_NAME}: content_block")
             self._start(index, block, parts)
         elif kind == "content_block_stop":
             self._stop(self._index(obj), parts)
         elif kind == "message_start":
-            self._message_start(as_obj(obj.get("message"), f"{API}: message"), parts)
+            self._message_start(as_obj(obj.get("message"), f"{DIALECT_NAME}: message"), parts)
         elif kind == "message_delta":
             delta = obj.get("delta")
             usage = obj.get("usage")
             if usage:
-                parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
-            parts += unread_fields(API, obj, _MESSAGE_DELTA_READ)
+                parts.append(self._merge_usage(as_obj(usage, f"{DIALECT_NAME}: usage")))
+            parts += unread_fields(DIALECT_NAME, obj, _MESSAGE_DELTA_READ)
             if delta:
-                delta = as_obj(delta, f"{API}: message delta")
+                delta = as_obj(delta, f"{DIALECT_NAME}: message delta")
                 self._container(delta.get("container"), parts)
-                parts += unread_fields(API, delta, _DELTA_READ)
+                parts += unread_fields(DIALECT_NAME, delta, _DELTA_READ)
                 stop = delta.get("stop_reason")
                 if stop:
-                    raw = as_str(stop, f"{API}: stop_reason") or ""
+                    raw = as_str(stop, f"{DIALECT_NAME}: stop_reason") or ""
                     parts.append(finish_part(RAW_FINISH_REASONS, raw))
         elif kind == "message_stop":
             # Bedrock's InvokeModel adds its amazon-bedrock-invocationMetrics.
-            parts += unread_fields(API, obj, _TYPE_READ)
+            parts += unread_fields(DIALECT_NAME, obj, _TYPE_READ)
             parts.append(StreamEndPart())
         elif kind == "error" or event == "error":
-            parts.append(ErrorPart(error_event(obj, API)))
+            parts.append(ErrorPart(error_event(obj, DIALECT_NAME)))
         elif kind != "ping":  # a keep-alive; any other event is handed on
-            parts.append(unknown_part(API, str(kind), obj, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, str(kind), obj, self.quirks))
         return parts
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
-        index = as_int(obj.get("index"), f"{API}: block index")
+        index = as_int(obj.get("index"), f"{DIALECT_NAME}: block index")
         if index is None:
-            raise RemoteProtocolError(f"{API}: a content block event has no index")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: a content block event has no index")
         return index
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
@@ -296,29 +296,29 @@ class AnthropicCodec:
         parts.append(meta_part(message.get("model"), message.get("id")))
         usage = message.get("usage")
         if usage:
-            parts.append(self._merge_usage(as_obj(usage, f"{API}: usage")))
+            parts.append(self._merge_usage(as_obj(usage, f"{DIALECT_NAME}: usage")))
         content = message.get("content") or []
         if not isinstance(content, list):
-            raise RemoteProtocolError(f"{API}: message content is not an array")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: message content is not an array")
         # Complete blocks already inside message_start: start and stop each.
         if content and not whole:
             self.quirks.add("complete blocks inside message_start")
         for block in content:
             index = -1 - len(self._blocks)  # never collides with streamed indexes
-            self._start(index, as_obj(block, f"{API}: content block"), parts, whole=True)
+            self._start(index, as_obj(block, f"{DIALECT_NAME}: content block"), parts, whole=True)
             self._stop(index, parts)
         self._container(message.get("container"), parts)
-        parts += unread_fields(API, message, _MESSAGE_READ)
+        parts += unread_fields(DIALECT_NAME, message, _MESSAGE_READ)
         stop = message.get("stop_reason")
         if stop:
-            raw = as_str(stop, f"{API}: stop_reason") or ""
+            raw = as_str(stop, f"{DIALECT_NAME}: stop_reason") or ""
             parts.append(finish_part(RAW_FINISH_REASONS, raw))
 
     def _start(
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
     ) -> None:
         if index in self._blocks:  # another block in its place: never a second call there
-            raise RemoteProtocolError(f"{API}: content block {index} started twice")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: content block {index} started twice")
         b = self._blocks[index] = _Block(block)
         b.start = (self._calls, self._text)
         if b.type == "tool_use":
@@ -328,11 +328,11 @@ class AnthropicCodec:
         if b.type == "text":
             text = block.get("text")
             if text:
-                self._add_text(as_str(text, f"{API}: text") or "", parts)
+                self._add_text(as_str(text, f"{DIALECT_NAME}: text") or "", parts)
         elif b.type == "thinking":
             thinking = block.get("thinking")
             if thinking:
-                b.text.append(as_str(thinking, f"{API}: thinking") or "")
+                b.text.append(as_str(thinking, f"{DIALECT_NAME}: thinking") or "")
                 parts.append(ReasoningPart(b.text[-1]))
         elif b.type == "tool_use":
             self._calls += 1
@@ -343,50 +343,58 @@ class AnthropicCodec:
                 else:
                     part.args_default = b.input
             elif b.input is not None:
-                raise RemoteProtocolError(f"{API}: tool_use input is not an object")
+                raise RemoteProtocolError(f"{DIALECT_NAME}: tool_use input is not an object")
             parts.append(part)
 
     def _delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
         index = self._index(obj)
-        delta = as_obj(obj.get("delta"), f"{API}: delta")
+        delta = as_obj(obj.get("delta"), f"{DIALECT_NAME}: delta")
         kind = delta.get("type")
         block = self._blocks.get(index)
         if kind == "input_json_delta":
-            fragment = as_str(delta.get("partial_json"), f"{API}: partial_json") or ""
+            fragment = as_str(delta.get("partial_json"), f"{DIALECT_NAME}: partial_json") or ""
             if block is None:
-                raise RemoteProtocolError(f"{API}: input_json_delta for unknown block {index}")
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: input_json_delta for unknown block {index}"
+                )
             if block.type == "tool_use":
                 parts.append(CallPart(index=index, args=fragment))
             else:
                 block.fragments.append(fragment)
         elif kind == "text_delta":
-            text = as_str(delta.get("text"), f"{API}: text") or ""
+            text = as_str(delta.get("text"), f"{DIALECT_NAME}: text") or ""
             if text:
                 self._add_text(text, parts)
         elif kind == "thinking_delta":
-            text = as_str(delta.get("thinking"), f"{API}: thinking") or ""
+            text = as_str(delta.get("thinking"), f"{DIALECT_NAME}: thinking") or ""
             if text:
                 if block is not None:
                     block.text.append(text)
                 parts.append(ReasoningPart(text))
         elif kind == "signature_delta":
             if block is not None:
-                block.signature.append(as_str(delta.get("signature"), f"{API}: signature") or "")
+                block.signature.append(
+                    as_str(delta.get("signature"), f"{DIALECT_NAME}: signature") or ""
+                )
         elif kind == "citations_delta":
             if block is None:
-                raise RemoteProtocolError(f"{API}: citations_delta for unknown block {index}")
-            block.citations.append(as_obj(delta.get("citation"), f"{API}: citation"))
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: citations_delta for unknown block {index}"
+                )
+            block.citations.append(as_obj(delta.get("citation"), f"{DIALECT_NAME}: citation"))
         elif kind == "compaction_delta":
             if block is None:
-                raise RemoteProtocolError(f"{API}: compaction_delta for unknown block {index}")
-            content = as_str(delta.get("content"), f"{API}: compaction content")
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: compaction_delta for unknown block {index}"
+                )
+            content = as_str(delta.get("content"), f"{DIALECT_NAME}: compaction content")
             if content:
                 block.text.append(content)
-            encrypted = as_str(delta.get("encrypted_content"), f"{API}: encrypted_content")
+            encrypted = as_str(delta.get("encrypted_content"), f"{DIALECT_NAME}: encrypted_content")
             if encrypted:
                 block.data = encrypted
         else:
-            parts.append(unknown_part(API, str(kind), obj, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, str(kind), obj, self.quirks))
 
     def _add_text(self, text: str, parts: list[Part]) -> None:
         self._text += len(text)
@@ -395,7 +403,9 @@ class AnthropicCodec:
     def _stop(self, index: int, parts: list[Part]) -> None:
         block = self._blocks.get(index)
         if block is None:
-            raise RemoteProtocolError(f"{API}: content_block_stop for unknown block {index}")
+            raise RemoteProtocolError(
+                f"{DIALECT_NAME}: content_block_stop for unknown block {index}"
+            )
         kind = block.type
         if kind == "tool_use":
             parts.append(CallDone(index=index))
@@ -440,7 +450,7 @@ class AnthropicCodec:
             payload = dict(block.raw)
             if block.fragments:  # input streamed for a block of unknown type
                 payload["partial_json"] = "".join(block.fragments)
-            parts.append(unknown_part(API, kind, payload, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, kind, payload, self.quirks))
 
     @staticmethod
     def _server_input(block: _Block) -> tuple[dict[str, Any], str]:
@@ -451,13 +461,15 @@ class AnthropicCodec:
                 value, _ = parse_arguments(raw, at_end=False)
             except ArgumentsParseError as exc:
                 raise RemoteProtocolError(
-                    f"{API}: server tool {block.name} input is not valid JSON: {exc}"
+                    f"{DIALECT_NAME}: server tool {block.name} input is not valid JSON: {exc}"
                 ) from exc
         else:
             value = block.input if isinstance(block.input, dict) else {}
             raw = dumps(value)
         if not isinstance(value, dict):
-            raise RemoteProtocolError(f"{API}: server tool {block.name} input is not an object")
+            raise RemoteProtocolError(
+                f"{DIALECT_NAME}: server tool {block.name} input is not an object"
+            )
         return value, raw
 
     def _placed(self, item: dict[str, Any]) -> dict[str, Any]:
@@ -468,9 +480,9 @@ class AnthropicCodec:
 
     def _container(self, container: Any, parts: list[Part]) -> None:
         if container:
-            value = as_obj(container, f"{API}: container")
+            value = as_obj(container, f"{DIALECT_NAME}: container")
             if not isinstance(value.get("id"), str):
-                raise RemoteProtocolError(f"{API}: container has no id")
+                raise RemoteProtocolError(f"{DIALECT_NAME}: container has no id")
             parts.append(StatePart({**value, "type": _CONTAINER}))
 
     def _merge_usage(self, usage: dict[str, Any]) -> UsagePart:

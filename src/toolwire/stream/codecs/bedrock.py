@@ -21,7 +21,7 @@ from toolwire.stream.codecs._dialect import (
     plain_schemas,
 )
 from toolwire.stream.codecs.bedrock_request import (
-    API,
+    DIALECT_NAME,
     encode_messages,
     encode_request,
     tool_schema,
@@ -66,7 +66,7 @@ def model_target(path: str, stream_method: str, whole_method: str) -> RouteTarge
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=BedrockConverseCodec,
     capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,

@@ -31,7 +31,7 @@ from toolwire.stream.parts import Part
 
 __all__ = ["ANTHROPIC_VERSION", "DIALECT", "BedrockInvokeCodec", "encode_request"]
 
-API = "bedrock-invoke"
+DIALECT_NAME = "bedrock-invoke"
 ANTHROPIC_VERSION: Final = "bedrock-2023-05-31"
 """The ``anthropic_version`` Bedrock wants in the body of Claude requests."""
 
@@ -40,7 +40,7 @@ class BedrockInvokeCodec:
     """Decodes InvokeModelWithResponseStream ``chunk`` events with the
     Anthropic codec."""
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"eventstream"})
 
     def __init__(self) -> None:
@@ -50,15 +50,15 @@ class BedrockInvokeCodec:
     def decode(self, event: str, data: str) -> list[Part]:
         if event != "chunk":
             return []  # no other event is documented; nothing to read in one
-        obj = load_payload(data, API)
-        encoded = as_str(obj.get("bytes"), f"{API}: chunk bytes")
+        obj = load_payload(data, DIALECT_NAME)
+        encoded = as_str(obj.get("bytes"), f"{DIALECT_NAME}: chunk bytes")
         if encoded is None:
-            raise RemoteProtocolError(f"{API}: a chunk event has no 'bytes'", raw=data)
+            raise RemoteProtocolError(f"{DIALECT_NAME}: a chunk event has no 'bytes'", raw=data)
         try:
             inner = base64.b64decode(encoded, validate=True).decode("utf-8")
         except (binascii.Error, ValueError) as exc:
             raise RemoteProtocolError(
-                f"{API}: a chunk's bytes are not base64 UTF-8 ({exc})", raw=data
+                f"{DIALECT_NAME}: a chunk's bytes are not base64 UTF-8 ({exc})", raw=data
             ) from None
         # The inner event names itself in its "type"; "message" stands for
         # the SSE event name it does not have.
@@ -100,7 +100,7 @@ _STREAM_METHOD: Final = "invoke-with-response-stream"
 _WHOLE_METHOD: Final = "invoke"
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=BedrockInvokeCodec,
     capabilities=Capabilities(whole_responses=True),
     finish_reasons=anthropic.RAW_FINISH_REASONS,

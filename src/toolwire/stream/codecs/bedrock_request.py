@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -27,9 +28,9 @@ from toolwire.stream.codecs.request import (
 )
 from toolwire.types import ToolCall
 
-__all__ = ["API", "REASONING", "encode_messages", "encode_request", "tool_schema"]
+__all__ = ["DIALECT_NAME", "REASONING", "encode_messages", "encode_request", "tool_schema"]
 
-API = "bedrock-converse"
+DIALECT_NAME = "bedrock-converse"
 
 REASONING = "reasoningContent"
 """The provider-state item type of a reasoning block (its Converse name)."""
@@ -45,7 +46,7 @@ def tool_schema(name: str, description: str, parameters: dict[str, Any]) -> dict
 
 
 def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, (REASONING,), API))
+    by_position = placed(state_items(message, (REASONING,), DIALECT_NAME))
 
     def reasoning(position: int) -> list[dict[str, Any]]:
         return [{REASONING: item[REASONING]} for item in by_position.pop(position, [])]
@@ -162,3 +163,8 @@ def _tool_choice(
 def _tool_name(tool: Mapping[str, Any]) -> Any:
     spec = tool.get("toolSpec")
     return spec.get("name") if isinstance(spec, Mapping) else None
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

@@ -56,7 +56,7 @@ from toolwire.stream.codecs._common import (
     unknown_part,
     unread_fields,
 )
-from toolwire.stream.codecs.bedrock_request import API, REASONING
+from toolwire.stream.codecs.bedrock_request import DIALECT_NAME, REASONING
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.eventstream import BytesMatcher
 from toolwire.stream.framing.sse import EventMatcher
@@ -98,12 +98,12 @@ def usage_from_bedrock(raw: dict[str, Any]) -> Usage:
     cache; ``input_tokens`` counts all of them, so it compares with other
     providers'.
     """
-    fresh = token_count(raw, "inputTokens", API)
-    cache_read = token_count(raw, "cacheReadInputTokens", API)
-    cache_write = token_count(raw, "cacheWriteInputTokens", API)
+    fresh = token_count(raw, "inputTokens", DIALECT_NAME)
+    cache_read = token_count(raw, "cacheReadInputTokens", DIALECT_NAME)
+    cache_write = token_count(raw, "cacheWriteInputTokens", DIALECT_NAME)
     counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
-    output = token_count(raw, "outputTokens", API)
-    total = token_count(raw, "totalTokens", API)
+    output = token_count(raw, "outputTokens", DIALECT_NAME)
+    total = token_count(raw, "totalTokens", DIALECT_NAME)
     if total is None and (counted or output is not None):
         total = sum(counted) + (output or 0)
     return Usage(
@@ -164,7 +164,7 @@ class BedrockConverseCodec:
     in place (``args_event_bytes``).
     """
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"eventstream"})
     args_event_type = "contentBlockDelta"
 
@@ -220,9 +220,9 @@ class BedrockConverseCodec:
             try:
                 obj = _loads(data)
             except ValueError:
-                obj = load_payload(data, API)  # raises the descriptive error
+                obj = load_payload(data, DIALECT_NAME)  # raises the descriptive error
             if type(obj) is not dict:
-                obj = as_obj(obj, f"{API}: event")
+                obj = as_obj(obj, f"{DIALECT_NAME}: event")
             index = obj.get("contentBlockIndex")
             delta = obj.get("delta")
             # The hot path: one event per few characters of arguments.
@@ -232,51 +232,60 @@ class BedrockConverseCodec:
                     fragment = tool.get("input")
                     if type(fragment) is str:
                         return [ArgsPart(0, index, fragment)]
-            return self._delta(self._index(obj), as_obj(delta, f"{API}: delta"))
-        obj = load_payload(data, API)
+            return self._delta(self._index(obj), as_obj(delta, f"{DIALECT_NAME}: delta"))
+        obj = load_payload(data, DIALECT_NAME)
         if event == "contentBlockStart":
-            return self._start(self._index(obj), as_obj(obj.get("start"), f"{API}: start"))
+            return self._start(self._index(obj), as_obj(obj.get("start"), f"{DIALECT_NAME}: start"))
         if event == "contentBlockStop":
             return self._stop(self._index(obj))
         if event == "messageStop":
-            stop = as_str(obj.get("stopReason"), f"{API}: stopReason")
+            stop = as_str(obj.get("stopReason"), f"{DIALECT_NAME}: stopReason")
             if stop is None:
-                raise RemoteProtocolError(f"{API}: messageStop has no stopReason", raw=data)
-            return [finish_part(RAW_FINISH_REASONS, stop), *unread_fields(API, obj, _STOP_READ)]
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: messageStop has no stopReason", raw=data
+                )
+            return [
+                finish_part(RAW_FINISH_REASONS, stop),
+                *unread_fields(DIALECT_NAME, obj, _STOP_READ),
+            ]
         if event == "metadata":
-            parts: list[Part] = [*unread_fields(API, obj, _METADATA_READ)]  # metrics, trace...
+            parts: list[Part] = [
+                *unread_fields(DIALECT_NAME, obj, _METADATA_READ)
+            ]  # metrics, trace...
             usage = obj.get("usage")
             if usage is not None:
-                parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
+                parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{DIALECT_NAME}: usage"))))
             parts.append(StreamEndPart())
             return parts
         if event == "messageStart":  # the role: always the assistant's
             return []
-        return [unknown_part(API, event, obj, self.quirks)]
+        return [unknown_part(DIALECT_NAME, event, obj, self.quirks)]
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
-        index = as_int(obj.get("contentBlockIndex"), f"{API}: contentBlockIndex")
+        index = as_int(obj.get("contentBlockIndex"), f"{DIALECT_NAME}: contentBlockIndex")
         if index is None:
-            raise RemoteProtocolError(f"{API}: a content block event has no contentBlockIndex")
+            raise RemoteProtocolError(
+                f"{DIALECT_NAME}: a content block event has no contentBlockIndex"
+            )
         return index
 
     def _start(self, index: int, start: dict[str, Any]) -> list[Part]:
         tool = start.get("toolUse")
         if tool is None:  # a toolResult or image block: nothing the client runs
             return self._unknown_blocks(start)
-        tool = as_obj(tool, f"{API}: toolUse")
+        tool = as_obj(tool, f"{DIALECT_NAME}: toolUse")
         if index in self._started:  # another call in its place: never a second call there
-            raise RemoteProtocolError(f"{API}: tool use block {index} started twice")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: tool use block {index} started twice")
         self._started.add(index)
         self._tools.add(index)
         self._tool_digits[str(index)] = self._tool_digits[str(index).encode()] = index
         self._calls += 1
         return [
             CallPart(
-                id=as_str(tool.get("toolUseId"), f"{API}: toolUseId"),
+                id=as_str(tool.get("toolUseId"), f"{DIALECT_NAME}: toolUseId"),
                 index=index,
-                name=as_str(tool.get("name"), f"{API}: tool name"),
+                name=as_str(tool.get("name"), f"{DIALECT_NAME}: tool name"),
                 args_default={},
                 new=True,
             )
@@ -284,20 +293,26 @@ class BedrockConverseCodec:
 
     def _delta(self, index: int, delta: dict[str, Any]) -> list[Part]:
         if "text" in delta:
-            text = as_str(delta["text"], f"{API}: text") or ""
+            text = as_str(delta["text"], f"{DIALECT_NAME}: text") or ""
             return [TextPart(text)] if text else []
         if "toolUse" in delta:
             if index not in self._tools:
-                raise RemoteProtocolError(f"{API}: toolUse delta for block {index}, never started")
-            tool = as_obj(delta["toolUse"], f"{API}: toolUse delta")
-            return [ArgsPart(0, index, as_str(tool.get("input"), f"{API}: toolUse input") or "")]
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: toolUse delta for block {index}, never started"
+                )
+            tool = as_obj(delta["toolUse"], f"{DIALECT_NAME}: toolUse delta")
+            return [
+                ArgsPart(
+                    0, index, as_str(tool.get("input"), f"{DIALECT_NAME}: toolUse input") or ""
+                )
+            ]
         if REASONING in delta:
-            reasoning = as_obj(delta[REASONING], f"{API}: reasoningContent")
+            reasoning = as_obj(delta[REASONING], f"{DIALECT_NAME}: reasoningContent")
             block = self._reasoning.setdefault(index, _Reasoning())
             for key, into in (("signature", block.signature), ("redactedContent", block.redacted)):
                 if key in reasoning:
-                    into.append(as_str(reasoning[key], f"{API}: {key}") or "")
-            text = as_str(reasoning.get("text"), f"{API}: reasoning text") or ""
+                    into.append(as_str(reasoning[key], f"{DIALECT_NAME}: {key}") or "")
+            text = as_str(reasoning.get("text"), f"{DIALECT_NAME}: reasoning text") or ""
             if text:
                 block.text.append(text)
                 return [ReasoningPart(text)]
@@ -309,7 +324,7 @@ class BedrockConverseCodec:
         """A block start, delta or whole block of a kind toolwire does not read:
         an unknown item per kind (``citation``, ``toolResult``, ``image``...)."""
         return [
-            unknown_part(API, kind, {kind: value}, self.quirks)
+            unknown_part(DIALECT_NAME, kind, {kind: value}, self.quirks)
             for kind, value in blocks.items()
             if value is not None
         ]
@@ -332,34 +347,36 @@ class BedrockConverseCodec:
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``Converse`` response: what its stream would give."""
-        output = as_obj(body.get("output"), f"{API}: output")
-        message = as_obj(output.get("message"), f"{API}: output.message")
+        output = as_obj(body.get("output"), f"{DIALECT_NAME}: output")
+        message = as_obj(output.get("message"), f"{DIALECT_NAME}: output.message")
         parts: list[Part] = []
-        for index, raw in enumerate(as_list(message.get("content"), f"{API}: content")):
-            block = as_obj(raw, f"{API}: content block")
+        for index, raw in enumerate(as_list(message.get("content"), f"{DIALECT_NAME}: content")):
+            block = as_obj(raw, f"{DIALECT_NAME}: content block")
             if "text" in block:
-                parts.append(TextPart(as_str(block["text"], f"{API}: text") or ""))
+                parts.append(TextPart(as_str(block["text"], f"{DIALECT_NAME}: text") or ""))
             elif "toolUse" in block:
-                tool = as_obj(block["toolUse"], f"{API}: toolUse")
+                tool = as_obj(block["toolUse"], f"{DIALECT_NAME}: toolUse")
                 start = {"toolUse": tool}
                 (call,) = self._start(index, start)
                 assert isinstance(call, CallPart)
-                call.args_value = as_obj(tool.get("input", {}), f"{API}: toolUse input")
+                call.args_value = as_obj(tool.get("input", {}), f"{DIALECT_NAME}: toolUse input")
                 parts += [call, *self._stop(index)]
             elif REASONING in block:
-                reasoning = as_obj(block[REASONING], f"{API}: reasoningContent")
-                text = as_obj(reasoning.get("reasoningText", {}), f"{API}: reasoningText")
+                reasoning = as_obj(block[REASONING], f"{DIALECT_NAME}: reasoningContent")
+                text = as_obj(reasoning.get("reasoningText", {}), f"{DIALECT_NAME}: reasoningText")
                 if text.get("text"):
-                    parts.append(ReasoningPart(as_str(text["text"], f"{API}: reasoning") or ""))
+                    parts.append(
+                        ReasoningPart(as_str(text["text"], f"{DIALECT_NAME}: reasoning") or "")
+                    )
                 parts.append(StatePart(self._state(reasoning)))
             else:
                 parts += self._unknown_blocks(block)
-        parts += unread_fields(API, body, _RESPONSE_READ)  # metrics, trace...
-        stop = as_str(body.get("stopReason"), f"{API}: stopReason")
+        parts += unread_fields(DIALECT_NAME, body, _RESPONSE_READ)  # metrics, trace...
+        stop = as_str(body.get("stopReason"), f"{DIALECT_NAME}: stopReason")
         if stop is not None:
             parts.append(finish_part(RAW_FINISH_REASONS, stop))
         usage = body.get("usage")
         if usage is not None:
-            parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{API}: usage"))))
+            parts.append(UsagePart(usage_from_bedrock(as_obj(usage, f"{DIALECT_NAME}: usage"))))
         parts.append(StreamEndPart())
         return parts

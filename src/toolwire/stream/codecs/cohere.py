@@ -44,7 +44,7 @@ from toolwire.types import FinishReason, Usage
 
 __all__ = ["DIALECT", "RAW_FINISH_REASONS", "CohereCodec"]
 
-API = "cohere-v2"
+DIALECT_NAME = "cohere-v2"
 
 RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "COMPLETE": "stop",
@@ -78,8 +78,8 @@ def _message(obj: dict[str, Any]) -> dict[str, Any]:
     delta = obj.get("delta")
     if not delta:
         return {}
-    message = as_obj(delta, f"{API}: delta").get("message")
-    return as_obj(message, f"{API}: message") if message else {}
+    message = as_obj(delta, f"{DIALECT_NAME}: delta").get("message")
+    return as_obj(message, f"{DIALECT_NAME}: message") if message else {}
 
 
 def _content(obj: dict[str, Any], parts: list[Part]) -> None:
@@ -87,37 +87,37 @@ def _content(obj: dict[str, Any], parts: list[Part]) -> None:
     content = _message(obj).get("content")
     if not content:
         return
-    content = as_obj(content, f"{API}: content")
+    content = as_obj(content, f"{DIALECT_NAME}: content")
     text = content.get("text")
     if text:
-        parts.append(TextPart(as_str(text, f"{API}: text") or ""))
+        parts.append(TextPart(as_str(text, f"{DIALECT_NAME}: text") or ""))
     thinking = content.get("thinking")
     if thinking:
-        parts.append(ReasoningPart(as_str(thinking, f"{API}: thinking") or ""))
+        parts.append(ReasoningPart(as_str(thinking, f"{DIALECT_NAME}: thinking") or ""))
 
 
 def _message_end(obj: dict[str, Any], parts: list[Part]) -> None:
     """The finish reason and the usage; the stream's end."""
-    delta = as_obj(obj.get("delta") or {}, f"{API}: delta")
+    delta = as_obj(obj.get("delta") or {}, f"{DIALECT_NAME}: delta")
     usage = delta.get("usage")
     if isinstance(usage, dict):
         within = "usage.tokens" if usage.get("tokens") else "usage.billed_units"
         tokens = usage.get("tokens") or usage.get("billed_units") or {}
         if isinstance(tokens, dict):
-            i = token_count(tokens, "input_tokens", API, within)
-            o = token_count(tokens, "output_tokens", API, within)
+            i = token_count(tokens, "input_tokens", DIALECT_NAME, within)
+            o = token_count(tokens, "output_tokens", DIALECT_NAME, within)
             parts.append(
                 UsagePart(
                     Usage(
                         input_tokens=i,
                         output_tokens=o,
                         total_tokens=(i or 0) + (o or 0) if i or o else None,
-                        cached_tokens=token_count(usage, "cached_tokens", API, "usage"),
+                        cached_tokens=token_count(usage, "cached_tokens", DIALECT_NAME, "usage"),
                         raw=usage,
                     )
                 )
             )
-    raw = as_str(delta.get("finish_reason"), f"{API}: finish_reason") or "COMPLETE"
+    raw = as_str(delta.get("finish_reason"), f"{DIALECT_NAME}: finish_reason") or "COMPLETE"
     parts.append(finish_part(RAW_FINISH_REASONS, raw))
     parts.append(StreamEndPart())
 
@@ -125,29 +125,31 @@ def _message_end(obj: dict[str, Any], parts: list[Part]) -> None:
 class CohereCodec:
     """Decodes Cohere v2 chat stream events into parts."""
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
-        obj = load_frame(data, API, self.quirks)
+        obj = load_frame(data, DIALECT_NAME, self.quirks)
         if obj is None:
             return [TrailerPart(DONE)]
         kind = obj.get("type") or event
         parts: list[Part] = []
         if kind == "tool-call-delta":
             fn = _message(obj).get("tool_calls")
-            fn = as_obj(fn, f"{API}: tool_calls").get("function") if fn else None
-            args = as_obj(fn, f"{API}: function").get("arguments") if fn else None
-            parts.append(CallPart(index=self._index(obj), args=as_str(args, f"{API}: arguments")))
+            fn = as_obj(fn, f"{DIALECT_NAME}: tool_calls").get("function") if fn else None
+            args = as_obj(fn, f"{DIALECT_NAME}: function").get("arguments") if fn else None
+            parts.append(
+                CallPart(index=self._index(obj), args=as_str(args, f"{DIALECT_NAME}: arguments"))
+            )
         elif kind in ("content-delta", "content-start"):
             _content(obj, parts)
         elif kind == "tool-plan-delta":
             plan = _message(obj).get("tool_plan")
             if plan:
-                parts.append(ReasoningPart(as_str(plan, f"{API}: tool_plan") or ""))
+                parts.append(ReasoningPart(as_str(plan, f"{DIALECT_NAME}: tool_plan") or ""))
         elif kind == "tool-call-start":
             parts.append(self._call_start(obj))
         elif kind == "tool-call-end":
@@ -158,30 +160,30 @@ class CohereCodec:
         elif kind == "message-end":
             _message_end(obj, parts)
         elif kind == "error" or event == "error":
-            parts.append(ErrorPart(error_event(obj, API)))
+            parts.append(ErrorPart(error_event(obj, DIALECT_NAME)))
         elif kind != "content-end":  # the end of a block: nothing more to read
             # Citations and any event of a later vocabulary.
-            parts.append(unknown_part(API, str(kind), obj, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, str(kind), obj, self.quirks))
         return parts
 
     def _call_start(self, obj: dict[str, Any]) -> CallPart:
-        tc = as_obj(_message(obj).get("tool_calls"), f"{API}: tool_calls")
-        fn = as_obj(tc.get("function") or {}, f"{API}: function")
+        tc = as_obj(_message(obj).get("tool_calls"), f"{DIALECT_NAME}: tool_calls")
+        fn = as_obj(tc.get("function") or {}, f"{DIALECT_NAME}: function")
         return CallPart(
             index=self._index(obj),
-            id=as_str(tc.get("id"), f"{API}: id"),
-            name=as_str(fn.get("name"), f"{API}: name"),
-            args=as_str(fn.get("arguments"), f"{API}: arguments") or None,
+            id=as_str(tc.get("id"), f"{DIALECT_NAME}: id"),
+            name=as_str(fn.get("name"), f"{DIALECT_NAME}: name"),
+            args=as_str(fn.get("arguments"), f"{DIALECT_NAME}: arguments") or None,
             new=True,
         )
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
-        return as_int(obj.get("index"), f"{API}: index") or 0
+        return as_int(obj.get("index"), f"{DIALECT_NAME}: index") or 0
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=CohereCodec,
     finish_reasons=RAW_FINISH_REASONS,
     sniff_name=_EVENTS.__contains__,

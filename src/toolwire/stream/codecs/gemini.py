@@ -52,7 +52,7 @@ from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, pars
 from toolwire.stream.codecs.emulation import gemini as emulation
 from toolwire.stream.codecs.gemini_request import (
     _PART,
-    API,
+    DIALECT_NAME,
     _request_path,
     _route_target,
     _tool_schemas,
@@ -129,17 +129,17 @@ def usage_from_gemini(raw: dict[str, Any]) -> Usage:
     ``output_tokens`` counts thinking tokens too (``candidatesTokenCount`` +
     ``thoughtsTokenCount``), as OpenAI's ``completion_tokens`` does.
     """
-    candidates = token_count(raw, "candidatesTokenCount", API, _USAGE)
-    thoughts = token_count(raw, "thoughtsTokenCount", API, _USAGE)
+    candidates = token_count(raw, "candidatesTokenCount", DIALECT_NAME, _USAGE)
+    thoughts = token_count(raw, "thoughtsTokenCount", DIALECT_NAME, _USAGE)
     output = None
     if candidates is not None or thoughts is not None:
         output = (candidates or 0) + (thoughts or 0)
     return Usage(
-        input_tokens=token_count(raw, "promptTokenCount", API, _USAGE),
+        input_tokens=token_count(raw, "promptTokenCount", DIALECT_NAME, _USAGE),
         output_tokens=output,
-        total_tokens=token_count(raw, "totalTokenCount", API, _USAGE),
+        total_tokens=token_count(raw, "totalTokenCount", DIALECT_NAME, _USAGE),
         reasoning_tokens=thoughts,
-        cached_tokens=token_count(raw, "cachedContentTokenCount", API, _USAGE),
+        cached_tokens=token_count(raw, "cachedContentTokenCount", DIALECT_NAME, _USAGE),
         raw=raw,
     )
 
@@ -165,11 +165,11 @@ class _Streamed:
 class GeminiCodec:
     """Decodes GenerateContentResponse chunks (and whole responses) into parts."""
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"sse", "json-array"})
 
     def __init__(self) -> None:
-        self._unread = UnreadFields(API)
+        self._unread = UnreadFields(DIALECT_NAME)
         self._open: dict[int, _Streamed] = {}
         self._calls: dict[int, int] = {}
         self._text: dict[int, int] = {}  # characters of answer text per candidate
@@ -177,7 +177,7 @@ class GeminiCodec:
         self.quirks: set[str] = set()
 
     def decode(self, event: str, data: str) -> list[Part]:
-        obj = load_frame(data, API, self.quirks)
+        obj = load_frame(data, DIALECT_NAME, self.quirks)
         return [TrailerPart(DONE)] if obj is None else self._response(obj)
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
@@ -190,14 +190,14 @@ class GeminiCodec:
 
     def _response(self, obj: dict[str, Any]) -> list[Part]:
         if "error" in obj and "candidates" not in obj:
-            return [ErrorPart(error_event(obj, API))]
+            return [ErrorPart(error_event(obj, DIALECT_NAME))]
         parts: list[Part] = []
         if not self._meta_seen:
             self._meta_seen = True
             parts.append(meta_part(obj.get("modelVersion"), obj.get("responseId")))
-        candidates = as_list(obj.get("candidates"), f"{API}: candidates")
+        candidates = as_list(obj.get("candidates"), f"{DIALECT_NAME}: candidates")
         for candidate in candidates:
-            self._candidate(as_obj(candidate, f"{API}: candidate"), parts)
+            self._candidate(as_obj(candidate, f"{DIALECT_NAME}: candidate"), parts)
         feedback = obj.get("promptFeedback")
         read = _RESPONSE_READ
         if not candidates and isinstance(feedback, dict) and feedback.get("blockReason"):
@@ -211,15 +211,17 @@ class GeminiCodec:
         return parts
 
     def _candidate(self, candidate: dict[str, Any], parts: list[Part]) -> None:
-        c = as_int(candidate.get("index"), f"{API}: candidate index") or 0
+        c = as_int(candidate.get("index"), f"{DIALECT_NAME}: candidate index") or 0
         content = candidate.get("content")
         if content:
-            for part in as_list(as_obj(content, f"{API}: content").get("parts"), f"{API}: parts"):
-                self._part(as_obj(part, f"{API}: part"), c, parts)
+            for part in as_list(
+                as_obj(content, f"{DIALECT_NAME}: content").get("parts"), f"{DIALECT_NAME}: parts"
+            ):
+                self._part(as_obj(part, f"{DIALECT_NAME}: part"), c, parts)
         parts += self._unread.parts(candidate, _CANDIDATE_READ, c)
         finish = candidate.get("finishReason")
         if finish:
-            raw = as_str(finish, f"{API}: finishReason") or ""
+            raw = as_str(finish, f"{DIALECT_NAME}: finishReason") or ""
             self._close_streamed(c, parts)
             parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
 
@@ -236,7 +238,7 @@ class GeminiCodec:
         if "functionCall" in part:
             continued = c in self._open  # a Vertex call streamed in partialArgs parts
             opened = self._function_call(
-                as_obj(part["functionCall"], f"{API}: functionCall"), c, parts
+                as_obj(part["functionCall"], f"{DIALECT_NAME}: functionCall"), c, parts
             )
             if signature and (opened or continued):
                 # The signature of the call this part opened or continues.
@@ -257,23 +259,23 @@ class GeminiCodec:
             if signature:
                 parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
         elif text is not None:
-            raise RemoteProtocolError(f"{API}: text part is not a string")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: text part is not a string")
         else:
             if signature:
                 parts.append(StatePart({"type": "thought_signature", "signature": signature}, c))
             data = [k for k in part if k not in ("thoughtSignature", "thought_signature")]
             if data or not signature:
                 kind = data[0] if data else "empty part"
-                parts.append(unknown_part(API, kind, part, self.quirks, c))
+                parts.append(unknown_part(DIALECT_NAME, kind, part, self.quirks, c))
 
     def _function_call(self, fc: dict[str, Any], c: int, parts: list[Part]) -> bool:
         """Read a ``functionCall`` part; say whether it opened a call."""
-        name = as_str(fc.get("name"), f"{API}: functionCall name")
+        name = as_str(fc.get("name"), f"{DIALECT_NAME}: functionCall name")
         if not name:
             self._partial_args(fc, c, parts)
             return False
         self._close_streamed(c, parts)
-        call_id = as_str(fc.get("id"), f"{API}: functionCall id")
+        call_id = as_str(fc.get("id"), f"{DIALECT_NAME}: functionCall id")
         self._calls[c] = self._calls.get(c, 0) + 1
         if fc.get("willContinue"):
             self.quirks.add("arguments as Vertex partialArgs")
@@ -283,7 +285,7 @@ class GeminiCodec:
             return True
         args = fc.get("args")
         if args is not None and not isinstance(args, dict):
-            raise RemoteProtocolError(f"{API}: functionCall args is not an object")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: functionCall args is not an object")
         parts.append(
             CallPart(choice=c, id=call_id, name=name, args_value=args or {}, new=True, done=True)
         )
@@ -294,9 +296,9 @@ class GeminiCodec:
         pieces = fc.get("partialArgs")
         if pieces:
             if streamed is None:
-                raise RemoteProtocolError(f"{API}: partialArgs with no function call open")
-            for item in as_list(pieces, f"{API}: partialArgs"):
-                piece = _piece(as_obj(item, f"{API}: partialArgs item"))
+                raise RemoteProtocolError(f"{DIALECT_NAME}: partialArgs with no function call open")
+            for item in as_list(pieces, f"{DIALECT_NAME}: partialArgs"):
+                piece = _piece(as_obj(item, f"{DIALECT_NAME}: partialArgs item"))
                 streamed.builder.apply(piece)
                 streamed.partial.pieces.append(piece)
             mark = len(streamed.partial.pieces)
@@ -314,29 +316,29 @@ class GeminiCodec:
 
 def _piece(item: dict[str, Any]) -> Piece:
     """One ``partialArgs`` item, checked: ``(path, value, append)``."""
-    path = as_str(item.get("jsonPath"), f"{API}: jsonPath")
+    path = as_str(item.get("jsonPath"), f"{DIALECT_NAME}: jsonPath")
     if not path:
-        raise RemoteProtocolError(f"{API}: partialArgs item has no jsonPath")
+        raise RemoteProtocolError(f"{DIALECT_NAME}: partialArgs item has no jsonPath")
     keys = parse_path(path)
     if "stringValue" in item:
-        return keys, as_str(item["stringValue"], f"{API}: stringValue") or "", True
+        return keys, as_str(item["stringValue"], f"{DIALECT_NAME}: stringValue") or "", True
     if "numberValue" in item:
         number = item["numberValue"]
         if not isinstance(number, (int, float)) or isinstance(number, bool):
-            raise RemoteProtocolError(f"{API}: numberValue is not a number")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: numberValue is not a number")
         return keys, number, False
     if "boolValue" in item:
         flag = item["boolValue"]
         if not isinstance(flag, bool):
-            raise RemoteProtocolError(f"{API}: boolValue is not a boolean")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: boolValue is not a boolean")
         return keys, flag, False
     if "nullValue" in item:
         return keys, None, False
-    raise RemoteProtocolError(f"{API}: partialArgs item at {path[:80]} carries no value")
+    raise RemoteProtocolError(f"{DIALECT_NAME}: partialArgs item at {path[:80]} carries no value")
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=GeminiCodec,
     capabilities=Capabilities(whole_responses=True),
     finish_reasons=RAW_FINISH_REASONS,

@@ -55,7 +55,7 @@ from toolwire.stream.codecs._continuation import Continuation, continuation, ref
 from toolwire.stream.codecs._dialect import Capabilities, ProviderInfo, WireDialect
 from toolwire.stream.codecs.emulation import gemini_interactions as emulation
 from toolwire.stream.codecs.gemini_interactions_request import (
-    API,
+    DIALECT_NAME,
     INTERACTION,
     KEPT_STEP,
     THOUGHT,
@@ -122,15 +122,15 @@ ECHO_STEPS: Final = frozenset({"user_input", "function_result"})
 def usage_from_interactions(raw: dict[str, Any]) -> Usage:
     """An interaction's ``usage`` as a :class:`Usage`; ``output_tokens``
     counts thinking too (``total_output_tokens`` + ``total_thought_tokens``)."""
-    output = token_count(raw, "total_output_tokens", API, "usage")
-    thoughts = token_count(raw, "total_thought_tokens", API, "usage")
+    output = token_count(raw, "total_output_tokens", DIALECT_NAME, "usage")
+    thoughts = token_count(raw, "total_thought_tokens", DIALECT_NAME, "usage")
     both = None if output is None and thoughts is None else (output or 0) + (thoughts or 0)
     return Usage(
-        input_tokens=token_count(raw, "total_input_tokens", API, "usage"),
+        input_tokens=token_count(raw, "total_input_tokens", DIALECT_NAME, "usage"),
         output_tokens=both,
-        total_tokens=token_count(raw, "total_tokens", API, "usage"),
+        total_tokens=token_count(raw, "total_tokens", DIALECT_NAME, "usage"),
         reasoning_tokens=thoughts,
-        cached_tokens=token_count(raw, "total_cached_tokens", API, "usage"),
+        cached_tokens=token_count(raw, "total_cached_tokens", DIALECT_NAME, "usage"),
         raw=raw,
     )
 
@@ -138,7 +138,7 @@ def usage_from_interactions(raw: dict[str, Any]) -> Usage:
 class GeminiInteractionsCodec:
     """Decodes Interactions SSE events (and whole interactions) into parts."""
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
@@ -165,10 +165,10 @@ class GeminiInteractionsCodec:
         """See :class:`~toolwire.stream.codecs.ContinuedCodec`: from now on
         each event's ``event_id`` must be one not read yet, and an
         interaction an event names must be ``stream_id``."""
-        self._continued = continuation(API, self.cursor, stream_id, after)
+        self._continued = continuation(DIALECT_NAME, self.cursor, stream_id, after)
 
     def decode(self, event: str, data: str) -> list[Part]:
-        obj = load_frame(data, API, self.quirks)
+        obj = load_frame(data, DIALECT_NAME, self.quirks)
         if obj is None:
             return [TrailerPart(DONE)]
         kind = obj.get("event_type") or event
@@ -178,29 +178,31 @@ class GeminiInteractionsCodec:
             if self._continued is not None and kind != "error":
                 raise self._continued.mismatch(f"a {kind} event has no event_id", data)
         elif event_id in self._seen:  # read already: only a reopened stream sends it again
-            raise refused(self._continued, API, f"event {event_id} ({kind}) came twice", data)
+            raise refused(
+                self._continued, DIALECT_NAME, f"event {event_id} ({kind}) came twice", data
+            )
         parts: list[Part] = []
         if kind == "step.delta":
             self._delta(obj, parts)
         elif kind == "step.start":
             index = self._index(obj)
-            self._start(index, as_obj(obj.get("step"), f"{API}: step"), parts)
+            self._start(index, as_obj(obj.get("step"), f"{DIALECT_NAME}: step"), parts)
         elif kind == "step.stop":
             self._stop(self._index(obj), parts)
         elif kind == "interaction.created":
-            self._created(as_obj(obj.get("interaction"), f"{API}: interaction"), parts)
+            self._created(as_obj(obj.get("interaction"), f"{DIALECT_NAME}: interaction"), parts)
         elif kind == "interaction.completed":
-            self._completed(as_obj(obj.get("interaction"), f"{API}: interaction"), parts)
+            self._completed(as_obj(obj.get("interaction"), f"{DIALECT_NAME}: interaction"), parts)
         elif kind == "error":
-            parts.append(ErrorPart(error_event(obj.get("error") or obj, API)))
+            parts.append(ErrorPart(error_event(obj.get("error") or obj, DIALECT_NAME)))
         elif kind == "interaction.status_update":
             self._status(obj, parts)
         else:
-            parts.append(unknown_part(API, str(kind), obj, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, str(kind), obj, self.quirks))
         if event_id is not None:
             if len(self._seen) >= MAX_KEPT_EVENTS:
                 raise RemoteProtocolError(
-                    f"{API}: the stream has more than {MAX_KEPT_EVENTS} events"
+                    f"{DIALECT_NAME}: the stream has more than {MAX_KEPT_EVENTS} events"
                 )
             self._seen.add(event_id)
             self._last_event = event_id
@@ -209,7 +211,9 @@ class GeminiInteractionsCodec:
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole interaction: what its stream would give."""
         if not isinstance(body.get("status"), str) or not isinstance(body.get("steps", []), list):
-            raise RemoteProtocolError(f"{API}: not an interaction (no 'status', or bad 'steps')")
+            raise RemoteProtocolError(
+                f"{DIALECT_NAME}: not an interaction (no 'status', or bad 'steps')"
+            )
         parts: list[Part] = []
         self._created(body, parts)
         self._completed(body, parts)
@@ -218,7 +222,7 @@ class GeminiInteractionsCodec:
     # -- the interaction ------------------------------------------------------------
 
     def _created(self, interaction: dict[str, Any], parts: list[Part]) -> None:
-        found = as_str(interaction.get("id"), f"{API}: interaction id")
+        found = as_str(interaction.get("id"), f"{DIALECT_NAME}: interaction id")
         self._same_interaction(found, "interaction.created")
         parts.append(meta_part(interaction.get("model"), found))
         if found and found != self._interaction:
@@ -232,10 +236,10 @@ class GeminiInteractionsCodec:
             known = self._continued.stream_id
         if found and known is not None and found != known:
             what = f"an {kind} event of interaction {found}, not {known}"
-            raise refused(self._continued, API, what)
+            raise refused(self._continued, DIALECT_NAME, what)
 
     def _status(self, obj: dict[str, Any], parts: list[Part]) -> None:
-        found = as_str(obj.get("interaction_id"), f"{API}: interaction_id")
+        found = as_str(obj.get("interaction_id"), f"{DIALECT_NAME}: interaction_id")
         self._same_interaction(found, "interaction.status_update")
         if found and self._interaction is None:
             self._interaction = found
@@ -246,7 +250,8 @@ class GeminiInteractionsCodec:
 
     def _completed(self, interaction: dict[str, Any], parts: list[Part]) -> None:
         self._same_interaction(
-            as_str(interaction.get("id"), f"{API}: interaction id"), "interaction.completed"
+            as_str(interaction.get("id"), f"{DIALECT_NAME}: interaction id"),
+            "interaction.completed",
         )
         if self._interaction is None:
             self._created(interaction, parts)
@@ -255,20 +260,20 @@ class GeminiInteractionsCodec:
         steps = interaction.get("steps")
         if steps and not self._stepped:
             # Steps only here, none streamed: read them as a whole interaction's.
-            for index, step in enumerate(as_list(steps, f"{API}: steps")):
-                self._start(index, as_obj(step, f"{API}: step"), parts, whole=True)
+            for index, step in enumerate(as_list(steps, f"{DIALECT_NAME}: steps")):
+                self._start(index, as_obj(step, f"{DIALECT_NAME}: step"), parts, whole=True)
                 self._stop(index, parts)
         usage = interaction.get("usage")
         if isinstance(usage, dict) and usage:
             parts.append(UsagePart(usage_from_interactions(usage)))
-        raw = as_str(interaction.get("status"), f"{API}: status") or "completed"
+        raw = as_str(interaction.get("status"), f"{DIALECT_NAME}: status") or "completed"
         reason = STATUSES.get(raw, "other")
         if reason == "stop" and self._calls:
             reason = "tool_calls"
         parts.append(FinishPart(reason, raw))
         if raw == "failed":
-            errors = as_list(interaction.get("errors"), f"{API}: errors")
-            parts.append(ErrorPart(error_event(errors[0] if errors else interaction, API)))
+            errors = as_list(interaction.get("errors"), f"{DIALECT_NAME}: errors")
+            parts.append(ErrorPart(error_event(errors[0] if errors else interaction, DIALECT_NAME)))
         parts.append(StreamEndPart())
 
     # -- steps --------------------------------------------------------------------
@@ -278,7 +283,7 @@ class GeminiInteractionsCodec:
     ) -> None:
         """A step begins (``whole``: a whole interaction's step, complete)."""
         if index in self._open or index in self._stopped:  # a replay, or another in its place
-            raise refused(self._continued, API, f"step {index} started twice")
+            raise refused(self._continued, DIALECT_NAME, f"step {index} started twice")
         self._stepped = True
         kind = step.get("type")
         if kind == "function_call":
@@ -286,11 +291,13 @@ class GeminiInteractionsCodec:
             self._open[index] = step
             arguments = step.get("arguments")
             if arguments is not None and not isinstance(arguments, dict):
-                raise RemoteProtocolError(f"{API}: function_call arguments is not an object")
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: function_call arguments is not an object"
+                )
             part = CallPart(
                 index=index,
-                id=as_str(step.get("id"), f"{API}: function_call id"),
-                name=as_str(step.get("name"), f"{API}: function_call name"),
+                id=as_str(step.get("id"), f"{DIALECT_NAME}: function_call id"),
+                name=as_str(step.get("name"), f"{DIALECT_NAME}: function_call name"),
                 new=True,
             )
             if arguments or whole:  # complete arguments: no deltas follow
@@ -300,67 +307,73 @@ class GeminiInteractionsCodec:
             parts.append(part)
         elif kind == "model_output":
             self._open[index] = step
-            for item in as_list(step.get("content"), f"{API}: content"):
-                self._content(as_obj(item, f"{API}: content item"), parts)
+            for item in as_list(step.get("content"), f"{DIALECT_NAME}: content"):
+                self._content(as_obj(item, f"{DIALECT_NAME}: content item"), parts)
         elif kind == THOUGHT:
             kept = {k: v for k, v in step.items() if v is not None}
             self._open[index] = kept
-            for item in as_list(step.get("summary"), f"{API}: summary"):
+            for item in as_list(step.get("summary"), f"{DIALECT_NAME}: summary"):
                 text = item.get("text") if isinstance(item, dict) else None
                 if isinstance(text, str) and text:
                     parts.append(ReasoningPart(text))
         elif kind in BUILTIN_STEPS:
             self._open[index] = dict(step)
         elif kind not in ECHO_STEPS:
-            parts.append(unknown_part(API, f"{kind} step", step, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, f"{kind} step", step, self.quirks))
 
     def _content(self, item: dict[str, Any], parts: list[Part]) -> None:
         if item.get("type") == "text":
-            text = as_str(item.get("text"), f"{API}: text") or ""
+            text = as_str(item.get("text"), f"{DIALECT_NAME}: text") or ""
             if text:
                 self._chars += len(text)
                 parts.append(TextPart(text))
             if item.get("annotations"):
-                parts.append(unknown_part(API, "annotations", item, self.quirks))
+                parts.append(unknown_part(DIALECT_NAME, "annotations", item, self.quirks))
         else:
-            parts.append(unknown_part(API, f"{item.get('type')} output", item, self.quirks))
+            parts.append(
+                unknown_part(DIALECT_NAME, f"{item.get('type')} output", item, self.quirks)
+            )
 
     def _delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
         index = self._index(obj)
-        delta = as_obj(obj.get("delta"), f"{API}: delta")
+        delta = as_obj(obj.get("delta"), f"{DIALECT_NAME}: delta")
         kind = delta.get("type")
         step = self._open.get(index)
         if step is None and index in self._stopped:
-            raise refused(self._continued, API, f"a {kind} delta for step {index}, which ended")
+            raise refused(
+                self._continued, DIALECT_NAME, f"a {kind} delta for step {index}, which ended"
+            )
         if kind == "arguments_delta":
             if step is None or step.get("type") != "function_call":
-                raise RemoteProtocolError(f"{API}: arguments_delta for step {index}, not a call")
-            text = as_str(delta.get("arguments"), f"{API}: arguments") or ""
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: arguments_delta for step {index}, not a call"
+                )
+            text = as_str(delta.get("arguments"), f"{DIALECT_NAME}: arguments") or ""
             if text:
                 parts.append(CallPart(index=index, args=text))
         elif kind == "text" and (step is None or step.get("type") == "model_output"):
             self._content(delta, parts)
         elif kind == "thought_summary" and step is not None and step.get("type") == THOUGHT:
             # Kept in the thought step whatever it holds (text, an image).
-            content = as_obj(delta.get("content"), f"{API}: thought_summary content")
+            content = as_obj(delta.get("content"), f"{DIALECT_NAME}: thought_summary content")
             said = content.get("text") if content.get("type") == "text" else None
             if isinstance(said, str) and said:
                 parts.append(ReasoningPart(said))
             _add_summary(step, content)
         elif kind == "thought_signature" and step is not None and step.get("type") == THOUGHT:
-            signature = as_str(delta.get("signature"), f"{API}: signature")
+            signature = as_str(delta.get("signature"), f"{DIALECT_NAME}: signature")
             if signature:
                 step["signature"] = step.get("signature", "") + signature
         elif kind == step_type(step) and step is not None and kind in BUILTIN_STEPS:
             _merge_delta(step, delta)
         else:
-            parts.append(unknown_part(API, f"{kind} delta", obj, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, f"{kind} delta", obj, self.quirks))
 
     def _stop(self, index: int, parts: list[Part]) -> None:
         step = self._open.pop(index, None)
         if step is None:
             if index in self._stopped:
-                raise refused(self._continued, API, f"step {index} ended twice")
+                raise refused(self._continued, DIALECT_NAME, f"step {index} ended twice")
             return
         self._stopped.add(index)
         kind = step.get("type")
@@ -379,9 +392,9 @@ class GeminiInteractionsCodec:
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
-        index = as_int(obj.get("index"), f"{API}: index")
+        index = as_int(obj.get("index"), f"{DIALECT_NAME}: index")
         if index is None:
-            raise RemoteProtocolError(f"{API}: {obj.get('event_type')} has no step index")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: {obj.get('event_type')} has no step index")
         return index
 
 
@@ -423,7 +436,7 @@ def step_type(step: dict[str, Any] | None) -> Any:
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=GeminiInteractionsCodec,
     capabilities=Capabilities(whole_responses=True, kept_streams=True),
     finish_reasons=STATUSES,
@@ -451,7 +464,7 @@ DIALECT: Final = WireDialect(
         isinstance(body, dict) and body.get("error") is not None and "steps" not in body
     ),
     provider=ProviderInfo(
-        names=(API,),
+        names=(DIALECT_NAME,),
         class_name="GeminiInteractions",
         demo_model="gemini-3-flash-preview",
         price_provider="google",

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -43,7 +44,7 @@ from toolwire.stream.codecs.request import (
 from toolwire.types import ToolCall
 
 __all__ = [
-    "API",
+    "DIALECT_NAME",
     "INTERACTION",
     "KEPT_STEP",
     "THOUGHT",
@@ -52,7 +53,7 @@ __all__ = [
     "tool_schemas",
 ]
 
-API = "gemini-interactions"
+DIALECT_NAME = "gemini-interactions"
 
 INTERACTION: Final = "interaction"
 """The provider-state item naming the interaction a turn came from."""
@@ -87,7 +88,7 @@ def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict
 
 def _model_steps(message: AssistantMessage) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
-    kept = state_items(message, (THOUGHT, KEPT_STEP), API)
+    kept = state_items(message, (THOUGHT, KEPT_STEP), DIALECT_NAME)
     for kind, value in interleave(message.text, message.tool_calls, kept):
         if kind == "text":
             steps.append({"type": "model_output", "content": _text(value)})
@@ -110,7 +111,7 @@ def _model_steps(message: AssistantMessage) -> list[dict[str, Any]]:
 
 def interaction_id(message: AssistantMessage) -> str | None:
     """The id of the interaction an assistant turn came from, if kept."""
-    for item in state_items(message, (INTERACTION,), API):
+    for item in state_items(message, (INTERACTION,), DIALECT_NAME):
         found = item.get("id")
         if isinstance(found, str) and found:
             return found
@@ -245,3 +246,8 @@ def _continuation_target(path: str, query: Mapping[str, str]) -> tuple[str, str 
     if not head.endswith("/interactions") or not interaction:
         return None
     return interaction, query.get("last_event_id") or None
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -33,9 +34,9 @@ from toolwire.stream.codecs.request import (
 )
 from toolwire.types import ToolCall
 
-__all__ = ["API", "encode_contents", "encode_request", "encode_tools", "tool_schemas"]
+__all__ = ["DIALECT_NAME", "encode_contents", "encode_request", "encode_tools", "tool_schemas"]
 
-API = "gemini"
+DIALECT_NAME = "gemini"
 
 
 _PART = "part"
@@ -76,7 +77,7 @@ _TOOL_KEYS = frozenset(
 def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     call_signatures: dict[int, str] = {}
     loose: list[str] = []  # signatures of text or thought parts
-    for item in state_items(message, ("thought_signature",), API):
+    for item in state_items(message, ("thought_signature",), DIALECT_NAME):
         signature = item.get("signature")
         if not isinstance(signature, str) or not signature:
             continue
@@ -88,7 +89,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     text_part: dict[str, Any] | None = None
     calls = 0
-    kept = state_items(message, (_PART,), API)
+    kept = state_items(message, (_PART,), DIALECT_NAME)
     for kind, value in interleave(message.text, message.tool_calls, kept):
         if kind == "text":
             text_part = {"text": value}
@@ -246,3 +247,8 @@ def _request_path(model: str, stream: bool) -> str:
     model_id = model.removeprefix("models/")
     method = "streamGenerateContent?alt=sse" if stream else "generateContent"
     return f"/models/{quote(model_id, safe='-._~')}:{method}"
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

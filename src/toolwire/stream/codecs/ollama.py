@@ -42,7 +42,7 @@ from toolwire.types import FinishReason, Usage
 
 __all__ = ["DIALECT", "RAW_FINISH_REASONS", "OllamaCodec"]
 
-API = "ollama-ndjson"
+DIALECT_NAME = "ollama-ndjson"
 
 RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {"stop": "stop", "length": "length"}
 """Ollama's ``done_reason`` values in toolwire's vocabulary."""
@@ -69,20 +69,20 @@ _MESSAGE_READ: Final = frozenset({"role", "content", "thinking", "tool_calls"})
 class OllamaCodec:
     """Decodes Ollama NDJSON lines into parts."""
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"ndjson"})
 
     def __init__(self) -> None:
         self._meta_seen = False
         self.quirks: set[str] = set()
-        self._unread = UnreadFields(API)
+        self._unread = UnreadFields(DIALECT_NAME)
 
     def decode(self, event: str, data: str) -> list[Part]:
-        obj = load_frame(data, API, self.quirks)
+        obj = load_frame(data, DIALECT_NAME, self.quirks)
         if obj is None:
             return [TrailerPart(DONE)]
         if "error" in obj and "message" not in obj:
-            return [ErrorPart(error_event(obj, API))]
+            return [ErrorPart(error_event(obj, DIALECT_NAME))]
         parts: list[Part] = []
         if not self._meta_seen:
             self._meta_seen = True
@@ -92,20 +92,23 @@ class OllamaCodec:
             parts += self._unread.parts(obj, _LINE_READ)
         message = obj.get("message")
         if message:
-            message = as_obj(message, f"{API}: message")
+            message = as_obj(message, f"{DIALECT_NAME}: message")
             if not _MESSAGE_READ.issuperset(message):
                 parts += self._unread.parts(message, _MESSAGE_READ)
             thinking = message.get("thinking")
             if thinking:
-                parts.append(ReasoningPart(as_str(thinking, f"{API}: thinking") or ""))
+                parts.append(ReasoningPart(as_str(thinking, f"{DIALECT_NAME}: thinking") or ""))
             content = message.get("content")
             if content:
-                parts.append(TextPart(as_str(content, f"{API}: content") or ""))
-            for tc in as_list(message.get("tool_calls"), f"{API}: tool_calls"):
-                fn = as_obj(as_obj(tc, f"{API}: tool call").get("function"), f"{API}: function")
+                parts.append(TextPart(as_str(content, f"{DIALECT_NAME}: content") or ""))
+            for tc in as_list(message.get("tool_calls"), f"{DIALECT_NAME}: tool_calls"):
+                fn = as_obj(
+                    as_obj(tc, f"{DIALECT_NAME}: tool call").get("function"),
+                    f"{DIALECT_NAME}: function",
+                )
                 part = CallPart(
-                    id=as_str(tc.get("id"), f"{API}: tool call id"),
-                    name=as_str(fn.get("name"), f"{API}: tool name"),
+                    id=as_str(tc.get("id"), f"{DIALECT_NAME}: tool call id"),
+                    name=as_str(fn.get("name"), f"{DIALECT_NAME}: tool name"),
                     new=True,
                     done=True,
                 )
@@ -115,12 +118,14 @@ class OllamaCodec:
                 elif args is None or isinstance(args, dict):
                     part.args_value = args or {}
                 else:
-                    raise RemoteProtocolError(f"{API}: tool call arguments are not an object")
+                    raise RemoteProtocolError(
+                        f"{DIALECT_NAME}: tool call arguments are not an object"
+                    )
                 parts.append(part)
         if obj.get("done") is True:
-            raw = as_str(obj.get("done_reason"), f"{API}: done_reason") or "stop"
-            prompt = token_count(obj, "prompt_eval_count", API)
-            output = token_count(obj, "eval_count", API)
+            raw = as_str(obj.get("done_reason"), f"{DIALECT_NAME}: done_reason") or "stop"
+            prompt = token_count(obj, "prompt_eval_count", DIALECT_NAME)
+            output = token_count(obj, "eval_count", DIALECT_NAME)
             if prompt is not None or output is not None:
                 total = (prompt or 0) + (output or 0)
                 usage = Usage(
@@ -136,7 +141,7 @@ class OllamaCodec:
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=OllamaCodec,
     finish_reasons=RAW_FINISH_REASONS,
     sniff_shape=lambda obj: "message" in obj and "done" in obj,

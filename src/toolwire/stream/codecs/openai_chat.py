@@ -17,7 +17,7 @@ from toolwire.stream.codecs._dialect import X_RATELIMIT, Capabilities, ProviderI
 from toolwire.stream.codecs.emulation import openai_chat as emulation
 from toolwire.stream.codecs.openai_chat_args import learn_openai_head, openai_args_event
 from toolwire.stream.codecs.openai_chat_request import (
-    API,
+    DIALECT_NAME,
     call_arguments_text,
     custom_tool_schema,
     encode_messages,
@@ -49,7 +49,7 @@ __all__ = [
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=OpenAIChatCodec,
     capabilities=Capabilities(whole_responses=True, args_events=True),
     finish_reasons=RAW_FINISH_REASONS,
@@ -81,7 +81,7 @@ DIALECT: Final = WireDialect(
     answer_fields=("stream", "stream_options"),
     volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "stream_options", "user"),
     provider=ProviderInfo(
-        names=(API, "openai"),
+        names=(DIALECT_NAME, "openai"),
         class_name="OpenAIChat",
         demo_model="gpt-4.1-mini",
         price_provider="openai",

@@ -14,7 +14,7 @@ from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = ["CustomCalls", "ReasoningDetails", "custom_input"]
 
-API = "openai-chat"
+DIALECT_NAME = "openai-chat"
 MAX_DETAILS = 4096
 """At most this many reasoning details in one choice."""
 
@@ -35,7 +35,9 @@ class ReasoningDetails:
         for piece in pieces:
             self._size += len(dumps(piece))
             if self._size > MAX_TEXT_CHARS or len(details) >= MAX_DETAILS:
-                raise RemoteProtocolError(f"{API}: the reasoning_details exceed toolwire's limits")
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: the reasoning_details exceed toolwire's limits"
+                )
             if not isinstance(piece, dict):
                 details.append(piece)  # kept and sent back as it came
                 continue
@@ -79,11 +81,11 @@ class CustomCalls:
         self._size = 0
 
     def delta(self, tc: dict[str, Any], c: int, parts: list[Part]) -> None:
-        custom = as_obj(tc.get("custom"), f"{API}: custom tool call")
-        index = as_int(tc.get("index"), f"{API}: tool call index") or 0
-        call_id = as_str(tc.get("id"), f"{API}: tool call id") or None
-        name = as_str(custom.get("name"), f"{API}: tool name")
-        text = as_str(custom.get("input"), f"{API}: custom input") or ""
+        custom = as_obj(tc.get("custom"), f"{DIALECT_NAME}: custom tool call")
+        index = as_int(tc.get("index"), f"{DIALECT_NAME}: tool call index") or 0
+        call_id = as_str(tc.get("id"), f"{DIALECT_NAME}: tool call id") or None
+        name = as_str(custom.get("name"), f"{DIALECT_NAME}: tool name")
+        text = as_str(custom.get("input"), f"{DIALECT_NAME}: custom input") or ""
         piece = dumps(text)[1:-1]
         entry = self._open.get((c, index))
         if entry is None or (call_id and call_id != entry[0]):
@@ -96,7 +98,7 @@ class CustomCalls:
         self._size += len(text)
         if self._size > MAX_ARGUMENTS_CHARS:
             raise RemoteProtocolError(
-                f"{API}: custom tool input exceeds {MAX_ARGUMENTS_CHARS} chars"
+                f"{DIALECT_NAME}: custom tool input exceeds {MAX_ARGUMENTS_CHARS} chars"
             )
 
     def finish(self, c: int, parts: list[Part]) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -29,7 +30,7 @@ from toolwire.stream.jsonio import dumps
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [
-    "API",
+    "DIALECT_NAME",
     "call_arguments_text",
     "custom_tool_schema",
     "encode_messages",
@@ -37,7 +38,7 @@ __all__ = [
     "tool_schema",
 ]
 
-API = "openai-chat"
+DIALECT_NAME = "openai-chat"
 
 
 def tool_schema(
@@ -108,9 +109,11 @@ def _assistant(message: AssistantMessage, reasoning_field: str | None) -> dict[s
     # accepts both, but llama-cpp-python's server answers HTTP 500 to null.
     out: dict[str, Any] = {"role": "assistant", "content": message.text}
     if message.tool_calls:
-        calls = {item.get("call_id"): item for item in state_items(message, ("call_item",), API)}
+        calls = {
+            item.get("call_id"): item for item in state_items(message, ("call_item",), DIALECT_NAME)
+        }
         out["tool_calls"] = [_tool_call_out(c, calls.get(c.id)) for c in message.tool_calls]
-    for item in state_items(message, ("message_fields",), API):
+    for item in state_items(message, ("message_fields",), DIALECT_NAME):
         for key, value in dict_or_empty(item.get("fields")).items():
             if key not in ("role", "content", "tool_calls"):
                 out[key] = value
@@ -206,3 +209,8 @@ def encode_request(
         if stream_usage:
             body["stream_options"] = {"include_usage": True}
     return body
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

@@ -35,7 +35,7 @@ from toolwire.stream.codecs._common import (
 )
 from toolwire.stream.codecs.openai_chat_args import learn_openai_head, openai_args_event
 from toolwire.stream.codecs.openai_chat_items import CustomCalls, ReasoningDetails
-from toolwire.stream.codecs.openai_chat_request import API
+from toolwire.stream.codecs.openai_chat_request import DIALECT_NAME
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.stream.jsonio import loads as _exact_loads
@@ -132,13 +132,13 @@ def usage_from_openai(raw: dict[str, Any]) -> Usage:
     details = details if isinstance(details, dict) else {}
     prompt_details = raw.get("prompt_tokens_details")
     prompt_details = prompt_details if isinstance(prompt_details, dict) else {}
-    cached = token_count(prompt_details, "cached_tokens", API, "prompt_tokens_details")
+    cached = token_count(prompt_details, "cached_tokens", DIALECT_NAME, "prompt_tokens_details")
     if cached is None:  # DeepSeek reports its context cache on its own
-        cached = token_count(raw, "prompt_cache_hit_tokens", API)
-    prompt = token_count(raw, "prompt_tokens", API)
-    completion = token_count(raw, "completion_tokens", API)
-    reasoning = token_count(details, "reasoning_tokens", API, "completion_tokens_details")
-    total = token_count(raw, "total_tokens", API)
+        cached = token_count(raw, "prompt_cache_hit_tokens", DIALECT_NAME)
+    prompt = token_count(raw, "prompt_tokens", DIALECT_NAME)
+    completion = token_count(raw, "completion_tokens", DIALECT_NAME)
+    reasoning = token_count(details, "reasoning_tokens", DIALECT_NAME, "completion_tokens_details")
+    total = token_count(raw, "total_tokens", DIALECT_NAME)
     output, reasoning = output_with_reasoning(prompt, completion, reasoning, total)
     return Usage(
         input_tokens=prompt,
@@ -170,7 +170,7 @@ class OpenAIChatCodec:
     raise their error.
     """
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
@@ -183,7 +183,7 @@ class OpenAIChatCodec:
         self._learning = _LEARNING
         self._custom = CustomCalls()
         self._details = ReasoningDetails()
-        self._unread = UnreadFields(API)
+        self._unread = UnreadFields(DIALECT_NAME)
 
     def args_delta(self, m: re.Match[str]) -> tuple[int, int, str] | None:
         """See :class:`~toolwire.stream.codecs.ArgsEventCodec`: not for a bad escape."""
@@ -219,11 +219,11 @@ class OpenAIChatCodec:
         try:
             obj = _loads(data)
         except ValueError as exc:
-            raise bad_json(API, exc, data) from exc
+            raise bad_json(DIALECT_NAME, exc, data) from exc
         if type(obj) is not dict:
-            obj = as_obj(obj, f"{API}: stream chunk")
+            obj = as_obj(obj, f"{DIALECT_NAME}: stream chunk")
         if event == "error" or ("error" in obj and "choices" not in obj):
-            return [ErrorPart(error_event(obj, API))]
+            return [ErrorPart(error_event(obj, DIALECT_NAME))]
         if obj.get("error"):
             return self._inband_error(obj, data)
         try:
@@ -233,7 +233,7 @@ class OpenAIChatCodec:
             try:
                 exact = _exact_loads(data)
             except ValueError as exc:
-                raise bad_json(API, exc, data) from exc
+                raise bad_json(DIALECT_NAME, exc, data) from exc
             return self._parts(exact, data, exact=True)
         if self._learning and len(parts) == 1 and type(parts[0]) is ArgsPart:
             self._learn(data)
@@ -250,7 +250,7 @@ class OpenAIChatCodec:
             for part in self._parts(obj, data, exact=True)
             if not isinstance(part, CallPart | ArgsPart | FinishPart)
         ]
-        return [*kept, ErrorPart(error_event(obj, API))]
+        return [*kept, ErrorPart(error_event(obj, DIALECT_NAME))]
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
         """A whole ``chat.completion`` object: what its stream would give."""
@@ -261,7 +261,7 @@ class OpenAIChatCodec:
         self._meta_seen = True
         parts += self._unread.parts(body, _CHUNK_KEYS)
         for position, choice in enumerate(choices):
-            self._message(as_obj(choice, f"{API}: choice"), position, parts)
+            self._message(as_obj(choice, f"{DIALECT_NAME}: choice"), position, parts)
         usage = body.get("usage")
         if isinstance(usage, dict):
             parts.append(UsagePart(usage_from_openai(usage)))
@@ -289,11 +289,11 @@ class OpenAIChatCodec:
         fields = {k: message[k] for k in ECHOED_FIELDS if message.get(k) not in (None, "", [])}
         if fields:
             parts.append(StatePart({"type": "message_fields", "fields": fields}, c))
-        calls = as_list(message.get("tool_calls"), f"{API}: tool_calls")
+        calls = as_list(message.get("tool_calls"), f"{DIALECT_NAME}: tool_calls")
         if not calls and isinstance(message.get("function_call"), dict):
             calls = [{"function": message["function_call"]}]
         for index, call in enumerate(calls):
-            call = as_obj(call, f"{API}: tool call")
+            call = as_obj(call, f"{DIALECT_NAME}: tool call")
             if call.get("type") == "custom":
                 self._custom.delta({**call, "index": index}, c, parts)
             else:
@@ -314,20 +314,20 @@ class OpenAIChatCodec:
         choices = obj.get("choices")
         if choices:
             if type(choices) is not list:
-                raise RemoteProtocolError(f"{API}: 'choices' is not an array", raw=data)
+                raise RemoteProtocolError(f"{DIALECT_NAME}: 'choices' is not an array", raw=data)
             for choice in choices:
                 if type(choice) is not dict:
-                    choice = as_obj(choice, f"{API}: choice")
+                    choice = as_obj(choice, f"{DIALECT_NAME}: choice")
                 self._choice(choice, parts, exact)
         usage = obj.get("usage")
         if usage:
-            parts.append(UsagePart(usage_from_openai(as_obj(usage, f"{API}: usage"))))
+            parts.append(UsagePart(usage_from_openai(as_obj(usage, f"{DIALECT_NAME}: usage"))))
         return parts
 
     def _choice(self, choice: dict[str, Any], parts: list[Part], exact: bool) -> None:
         c = choice.get("index", 0)
         if type(c) is not int:
-            c = as_int(c, f"{API}: choice index") or 0
+            c = as_int(c, f"{DIALECT_NAME}: choice index") or 0
         if not _CHOICE_KEYS_AND_LOGPROBS.issuperset(choice) or choice.get("logprobs") is not None:
             parts += self._unread.parts(choice, _CHOICE_KEYS, c)
         delta = choice.get("delta")
@@ -335,7 +335,7 @@ class OpenAIChatCodec:
             delta = choice.get("message")  # a few servers send a whole message last
         if delta:
             if type(delta) is not dict:
-                delta = as_obj(delta, f"{API}: delta")
+                delta = as_obj(delta, f"{DIALECT_NAME}: delta")
             tool_calls = delta.get("tool_calls")
             if tool_calls is None or len(delta) > 1:
                 self._content(delta, c, parts, tool_calls is not None)
@@ -344,7 +344,7 @@ class OpenAIChatCodec:
                     tool_calls = [tool_calls]
                 for tc in tool_calls:
                     if type(tc) is not dict:
-                        tc = as_obj(tc, f"{API}: tool call")
+                        tc = as_obj(tc, f"{DIALECT_NAME}: tool call")
                     if "custom" in tc and not tc.get("function"):
                         self._custom.delta(tc, c, parts)
                     else:
@@ -353,7 +353,7 @@ class OpenAIChatCodec:
                         self._call_fields(tc, c, parts)
         finish = choice.get("finish_reason")
         if finish:
-            raw = as_str(finish, f"{API}: finish_reason") or ""
+            raw = as_str(finish, f"{DIALECT_NAME}: finish_reason") or ""
             self._custom.finish(c, parts)
             self._details.flush(c, parts)
             parts.append(finish_part(RAW_FINISH_REASONS, raw, c))
@@ -366,7 +366,7 @@ class OpenAIChatCodec:
             return
         call_id = tc.get("id")
         if not isinstance(call_id, str) or not call_id:
-            parts.append(unknown_part(API, "tool call fields", fields, self.quirks, c))
+            parts.append(unknown_part(DIALECT_NAME, "tool call fields", fields, self.quirks, c))
             return
         self.quirks.add(f"tool call fields {sorted(fields)}")
         state = {"type": "call_item", "call_id": call_id, "item_type": "function_call"}
@@ -379,13 +379,13 @@ class OpenAIChatCodec:
             parts += self._unread.parts(delta, _MESSAGE_KEYS, c)
         content = delta.get("content")
         if content:
-            parts.append(TextPart(as_str(content, f"{API}: content") or "", c))
+            parts.append(TextPart(as_str(content, f"{DIALECT_NAME}: content") or "", c))
         refusal = delta.get("refusal")
         if refusal:
-            parts.append(TextPart(as_str(refusal, f"{API}: refusal") or "", c))
+            parts.append(TextPart(as_str(refusal, f"{DIALECT_NAME}: refusal") or "", c))
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
-            parts.append(ReasoningPart(as_str(reasoning, f"{API}: reasoning") or "", c))
+            parts.append(ReasoningPart(as_str(reasoning, f"{DIALECT_NAME}: reasoning") or "", c))
         details = delta.get("reasoning_details")
         if details:
             if isinstance(details, list):
@@ -393,7 +393,7 @@ class OpenAIChatCodec:
             else:
                 kind = "reasoning_details (not an array)"
                 parts.append(
-                    unknown_part(API, kind, {"reasoning_details": details}, self.quirks, c)
+                    unknown_part(DIALECT_NAME, kind, {"reasoning_details": details}, self.quirks, c)
                 )
         function_call = delta.get("function_call")
         if function_call and with_tool_calls and delta.get("tool_calls"):
@@ -402,23 +402,25 @@ class OpenAIChatCodec:
             self.quirks.add("legacy function_call beside tool_calls")
         elif function_call:
             # The deprecated single call, from servers that predate tool_calls.
-            fn = as_obj(function_call, f"{API}: function_call")
-            name = as_str(fn.get("name"), f"{API}: tool name")
+            fn = as_obj(function_call, f"{DIALECT_NAME}: function_call")
+            name = as_str(fn.get("name"), f"{DIALECT_NAME}: tool name")
             args = fn.get("arguments")
             if args is None or type(args) is str:
                 parts.append(CallPart(c, None, _LEGACY_INDEX, name, args))
             else:
-                raise RemoteProtocolError(f"{API}: function_call arguments are not a string")
+                raise RemoteProtocolError(
+                    f"{DIALECT_NAME}: function_call arguments are not a string"
+                )
 
 
 def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
     """A call of a whole message: a new call at its position, complete."""
-    fn = as_obj(call.get("function") or {}, f"{API}: tool call function")
+    fn = as_obj(call.get("function") or {}, f"{DIALECT_NAME}: tool call function")
     part = CallPart(
         c,
-        as_str(call.get("id"), f"{API}: tool call id"),
+        as_str(call.get("id"), f"{DIALECT_NAME}: tool call id"),
         index,
-        as_str(fn.get("name"), f"{API}: tool name"),
+        as_str(fn.get("name"), f"{DIALECT_NAME}: tool name"),
         new=True,
     )
     args = fn.get("arguments")
@@ -427,7 +429,7 @@ def _whole_call(call: dict[str, Any], c: int, index: int) -> CallPart:
     elif isinstance(args, dict):
         part.args_value = args
     else:
-        raise RemoteProtocolError(f"{API}: tool call arguments are {type(args).__name__}")
+        raise RemoteProtocolError(f"{DIALECT_NAME}: tool call arguments are {type(args).__name__}")
     return part
 
 
@@ -438,18 +440,18 @@ class _ExactNeeded(Exception):
 def _tool_call(tc: dict[str, Any], c: int, exact: bool, quirks: set[str]) -> CallPart | ArgsPart:
     call_id = tc.get("id")
     if call_id is not None and type(call_id) is not str:
-        call_id = as_str(call_id, f"{API}: tool call id")
+        call_id = as_str(call_id, f"{DIALECT_NAME}: tool call id")
     index = tc.get("index")
     if index is not None and type(index) is not int:
-        index = as_int(index, f"{API}: tool call index")
+        index = as_int(index, f"{DIALECT_NAME}: tool call index")
     fn = tc.get("function")
     if not fn:
         return CallPart(c, call_id, index)
     if type(fn) is not dict:
-        fn = as_obj(fn, f"{API}: tool call function")
+        fn = as_obj(fn, f"{DIALECT_NAME}: tool call function")
     name = fn.get("name")
     if name is not None and type(name) is not str:
-        name = as_str(name, f"{API}: tool name")
+        name = as_str(name, f"{DIALECT_NAME}: tool name")
     args = fn.get("arguments")
     if type(args) is str and call_id is None and name is None:
         return ArgsPart(c, index, args)
@@ -470,5 +472,5 @@ def _tool_call(tc: dict[str, Any], c: int, exact: bool, quirks: set[str]) -> Cal
         part.args_value = args
         return part
     raise RemoteProtocolError(
-        f"{API}: tool call arguments are {type(args).__name__}, expected a string"
+        f"{DIALECT_NAME}: tool call arguments are {type(args).__name__}, expected a string"
     )

@@ -51,7 +51,7 @@ from toolwire.stream.codecs.openai_responses_items import (
     STATE_ITEMS,
 )
 from toolwire.stream.codecs.openai_responses_request import (
-    API,
+    DIALECT_NAME,
     PROVIDER,
     custom_tool_schema,
     encode_input,
@@ -129,17 +129,19 @@ def usage_from_responses(raw: dict[str, Any]) -> Usage:
     out_details = out_details if isinstance(out_details, dict) else {}
     in_details = raw.get("input_tokens_details")
     in_details = in_details if isinstance(in_details, dict) else {}
-    prompt = token_count(raw, "input_tokens", API)
-    completion = token_count(raw, "output_tokens", API)
-    reasoning = token_count(out_details, "reasoning_tokens", API, "output_tokens_details")
-    total = token_count(raw, "total_tokens", API)
+    prompt = token_count(raw, "input_tokens", DIALECT_NAME)
+    completion = token_count(raw, "output_tokens", DIALECT_NAME)
+    reasoning = token_count(out_details, "reasoning_tokens", DIALECT_NAME, "output_tokens_details")
+    total = token_count(raw, "total_tokens", DIALECT_NAME)
     output, reasoning = output_with_reasoning(prompt, completion, reasoning, total)
     return Usage(
         input_tokens=prompt,
         output_tokens=output,
         total_tokens=total,
         reasoning_tokens=reasoning,
-        cached_tokens=token_count(in_details, "cached_tokens", API, "input_tokens_details"),
+        cached_tokens=token_count(
+            in_details, "cached_tokens", DIALECT_NAME, "input_tokens_details"
+        ),
         raw=raw,
     )
 
@@ -181,7 +183,7 @@ def _server_call(item: dict[str, Any]) -> ServerCallPart:
 class OpenAIResponsesCodec:
     """Decodes Responses stream events (and whole responses) into parts."""
 
-    dialect = API
+    dialect = DIALECT_NAME
     framings: frozenset[FramingKind] = frozenset({"sse"})
 
     def __init__(self) -> None:
@@ -207,7 +209,7 @@ class OpenAIResponsesCodec:
             "response.completed": self._ended,
             "response.incomplete": self._ended,
             "response.failed": self._failed,
-            "error": lambda obj, parts: parts.append(ErrorPart(error_event(obj, API))),
+            "error": lambda obj, parts: parts.append(ErrorPart(error_event(obj, DIALECT_NAME))),
         }
 
     @property
@@ -223,7 +225,7 @@ class OpenAIResponsesCodec:
         """See :class:`~toolwire.stream.codecs.ContinuedCodec`: from now on
         each event's ``sequence_number`` must be the one after the last, and
         a response an event names must be ``stream_id``."""
-        self._continued = continuation(API, self.cursor, stream_id, after)
+        self._continued = continuation(DIALECT_NAME, self.cursor, stream_id, after)
         self._response = stream_id
 
     def decode(self, event: str, data: str) -> list[Part]:
@@ -233,12 +235,12 @@ class OpenAIResponsesCodec:
             try:
                 obj = _loads(data)
             except ValueError:
-                obj = load_payload(data, API)  # raises the descriptive error
+                obj = load_payload(data, DIALECT_NAME)  # raises the descriptive error
         elif is_done_trailer(data):
             self.quirks.add("[DONE] line after the dialect's own end event")
             return [TrailerPart(DONE)]
         else:
-            obj = load_payload(data, API)
+            obj = load_payload(data, DIALECT_NAME)
         kind = obj.get("type") or event
         number = obj.get("sequence_number")
         if self._continued is not None:
@@ -250,7 +252,7 @@ class OpenAIResponsesCodec:
             self._number = number
         parts: list[Part] = []
         if kind == "response.function_call_arguments.delta":
-            delta = as_str(obj.get("delta"), f"{API}: delta") or ""
+            delta = as_str(obj.get("delta"), f"{DIALECT_NAME}: delta") or ""
             parts.append(CallPart(index=self._index(obj), args=delta))
         elif kind in _TEXT_DELTAS or kind in _REASONING_DELTAS:
             self._text_delta(kind, obj, parts)
@@ -261,7 +263,7 @@ class OpenAIResponsesCodec:
             if handler is not None:
                 handler(obj, parts)
             elif kind not in PROGRESS_EVENTS:
-                parts.append(unknown_part(API, str(kind), obj, self.quirks))
+                parts.append(unknown_part(DIALECT_NAME, str(kind), obj, self.quirks))
         return parts
 
     def decode_response(self, body: dict[str, Any]) -> list[Part]:
@@ -273,14 +275,14 @@ class OpenAIResponsesCodec:
         self._created({"response": body}, parts)
         reasoning = 0
         for index, item in enumerate(output):
-            item = as_obj(item, f"{API}: output item")
+            item = as_obj(item, f"{DIALECT_NAME}: output item")
             kind = item.get("type")
             if kind == "message":
-                for part in as_list(item.get("content"), f"{API}: content"):
-                    self._content_part(as_obj(part, f"{API}: content part"), parts)
+                for part in as_list(item.get("content"), f"{DIALECT_NAME}: content"):
+                    self._content_part(as_obj(part, f"{DIALECT_NAME}: content part"), parts)
             elif kind == "reasoning":
-                summary = as_list(item.get("summary"), f"{API}: summary")
-                for part in [*summary, *as_list(item.get("content"), f"{API}: content")]:
+                summary = as_list(item.get("summary"), f"{DIALECT_NAME}: summary")
+                for part in [*summary, *as_list(item.get("content"), f"{DIALECT_NAME}: content")]:
                     text = part.get("text") if isinstance(part, dict) else None
                     if isinstance(text, str):
                         parts.append(ReasoningPart("\n\n" + text if reasoning else text))
@@ -308,7 +310,7 @@ class OpenAIResponsesCodec:
 
     def _text_delta(self, kind: str, obj: dict[str, Any], parts: list[Part]) -> None:
         self._streamed.add((obj.get("item_id"), obj.get("content_index", obj.get("summary_index"))))
-        text = as_str(obj.get("delta"), f"{API}: delta") or ""
+        text = as_str(obj.get("delta"), f"{DIALECT_NAME}: delta") or ""
         if kind == "response.refusal.delta":
             self._refused = True
         if text:
@@ -320,56 +322,56 @@ class OpenAIResponsesCodec:
             self._refused = True
         if key not in self._streamed:
             field = "refusal" if kind == "response.refusal.done" else "text"
-            text = as_str(obj.get(field), f"{API}: {field}") or ""
+            text = as_str(obj.get(field), f"{DIALECT_NAME}: {field}") or ""
             if text:
                 parts.append(TextPart(text) if kind in _TEXT_DONE else ReasoningPart(text))
 
     def _arguments_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
-        final = as_str(obj.get("arguments"), f"{API}: arguments")
+        final = as_str(obj.get("arguments"), f"{DIALECT_NAME}: arguments")
         if final is not None:
             parts.append(CallPart(index=self._index(obj), args_final=final))
 
     def _custom_delta(self, obj: dict[str, Any], parts: list[Part]) -> None:
-        delta = as_str(obj.get("delta"), f"{API}: delta") or ""
+        delta = as_str(obj.get("delta"), f"{DIALECT_NAME}: delta") or ""
         parts.append(CallPart(index=self._index(obj), args=dumps(delta)[1:-1]))
 
     def _custom_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
-        final = as_str(obj.get("input"), f"{API}: input")
+        final = as_str(obj.get("input"), f"{DIALECT_NAME}: input")
         if final is not None:
             parts.append(CallPart(index=self._index(obj), args_final=dumps({"input": final})))
 
     def _item_added(self, obj: dict[str, Any], parts: list[Part]) -> None:
-        item = as_obj(obj.get("item"), f"{API}: item")
+        item = as_obj(obj.get("item"), f"{DIALECT_NAME}: item")
         kind = item.get("type")
         if kind != "custom_tool_call" and kind != "function_call":
             return
         index = self._index(obj)
         if index in self._items:  # a replay, or another call in its place
             what = f"output item {index} (a {kind}) was added twice"
-            raise refused(self._continued, API, what, dumps(obj))
+            raise refused(self._continued, DIALECT_NAME, what, dumps(obj))
         self._calls += 1
-        call_id = as_str(item.get("call_id"), f"{API}: call_id")
-        name = as_str(item.get("name"), f"{API}: name")
+        call_id = as_str(item.get("call_id"), f"{DIALECT_NAME}: call_id")
+        name = as_str(item.get("name"), f"{DIALECT_NAME}: name")
         self._items[index] = (call_id or None, name or None)
         if kind == "custom_tool_call":
             # Freeform input: the arguments {"input": ...}, streamed as JSON text.
-            text = as_str(item.get("input"), f"{API}: input") or ""
+            text = as_str(item.get("input"), f"{DIALECT_NAME}: input") or ""
             args: str | None = '{"input":"' + dumps(text)[1:-1]
         else:
-            args = as_str(item.get("arguments"), f"{API}: arguments") or None
+            args = as_str(item.get("arguments"), f"{DIALECT_NAME}: arguments") or None
         parts.append(CallPart(index=index, id=call_id, name=name, args=args, new=True))
 
     def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
-        item = as_obj(obj.get("item"), f"{API}: item")
+        item = as_obj(obj.get("item"), f"{DIALECT_NAME}: item")
         item_type = item.get("type")
         if item_type == "function_call" or item_type == "custom_tool_call":
-            call_id = as_str(item.get("call_id"), f"{API}: call_id")
-            name = as_str(item.get("name"), f"{API}: name")
+            call_id = as_str(item.get("call_id"), f"{DIALECT_NAME}: call_id")
+            name = as_str(item.get("name"), f"{DIALECT_NAME}: name")
             if item_type == "custom_tool_call":
-                text = as_str(item.get("input"), f"{API}: input")
+                text = as_str(item.get("input"), f"{DIALECT_NAME}: input")
                 final = None if text is None else dumps({"input": text})
             else:
-                final = as_str(item.get("arguments"), f"{API}: arguments")
+                final = as_str(item.get("arguments"), f"{DIALECT_NAME}: arguments")
             index = self._index(obj)
             part = CallPart(index=index, id=call_id, name=name, args_final=final, done=True)
             part.cut = item.get("status") == "incomplete"
@@ -395,19 +397,19 @@ class OpenAIResponsesCodec:
         elif item_type in SERVER_ITEMS:
             parts.append(_server_call(item))
         elif item_type != "message":
-            parts.append(unknown_part(API, str(item_type), item, self.quirks))
+            parts.append(unknown_part(DIALECT_NAME, str(item_type), item, self.quirks))
 
     def _asked_call(self, kind: str, item: dict[str, Any], index: int, parts: list[Part]) -> None:
         """A call the provider asks the application to answer (see ``ASKED_CALLS``)."""
         self._calls += 1
         fields = {k: v for k, v in item.items() if k != "type"}
         if kind == "mcp_approval_request":
-            call_id = as_str(item.get("id"), f"{API}: id")
-            name = as_str(item.get("name"), f"{API}: name")
+            call_id = as_str(item.get("id"), f"{DIALECT_NAME}: id")
+            name = as_str(item.get("name"), f"{DIALECT_NAME}: name")
             part = CallPart(index=index, id=call_id, name=name, new=True, done=True)
-            part.args_final = as_str(item.get("arguments"), f"{API}: arguments") or "{}"
+            part.args_final = as_str(item.get("arguments"), f"{DIALECT_NAME}: arguments") or "{}"
         else:
-            call_id = as_str(item.get("call_id"), f"{API}: call_id")
+            call_id = as_str(item.get("call_id"), f"{DIALECT_NAME}: call_id")
             arguments = {k: v for k, v in fields.items() if k not in _CALL_KEYS}
             part = CallPart(index=index, id=call_id, name=ASKED_CALLS[kind], new=True, done=True)
             part.args_value = arguments
@@ -434,14 +436,14 @@ class OpenAIResponsesCodec:
         found, known = response.get("id"), self._response
         if isinstance(found, str) and found and known is not None and found != known:
             what = f"a {obj.get('type')} event of response {found}, not {known}"
-            raise refused(self._continued, API, what, dumps(obj))
+            raise refused(self._continued, DIALECT_NAME, what, dumps(obj))
 
     def _ended(self, obj: dict[str, Any], parts: list[Part]) -> None:
-        response = as_obj(obj.get("response"), f"{API}: response")
+        response = as_obj(obj.get("response"), f"{DIALECT_NAME}: response")
         self._same_response(response, obj)
         usage = response.get("usage")
         if usage:
-            parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{API}: usage"))))
+            parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{DIALECT_NAME}: usage"))))
         if obj.get("type") == "response.incomplete":
             details = response.get("incomplete_details")
             raw = details.get("reason") if isinstance(details, dict) else None
@@ -459,18 +461,18 @@ class OpenAIResponsesCodec:
             self._same_response(response, obj)
             err = response.get("error")
         parts.append(FinishPart("error", "failed"))
-        parts.append(ErrorPart(error_event(err or obj, API)))
+        parts.append(ErrorPart(error_event(err or obj, DIALECT_NAME)))
 
     @staticmethod
     def _index(obj: dict[str, Any]) -> int:
-        index = as_int(obj.get("output_index"), f"{API}: output_index")
+        index = as_int(obj.get("output_index"), f"{DIALECT_NAME}: output_index")
         if index is None:
-            raise RemoteProtocolError(f"{API}: {obj.get('type')} has no output_index")
+            raise RemoteProtocolError(f"{DIALECT_NAME}: {obj.get('type')} has no output_index")
         return index
 
 
 DIALECT: Final = WireDialect(
-    name=API,
+    name=DIALECT_NAME,
     codec=OpenAIResponsesCodec,
     capabilities=Capabilities(whole_responses=True, kept_streams=True),
     finish_reasons=INCOMPLETE_REASONS,

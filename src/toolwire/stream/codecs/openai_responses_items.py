@@ -25,7 +25,7 @@ __all__ = [
     "screenshot",
 ]
 
-API = "openai-responses"
+DIALECT_NAME = "openai-responses"
 
 
 ASKED_CALLS: Final[dict[str, str]] = {
@@ -114,7 +114,10 @@ whose ``.done`` event carries it whole: read there, not here."""
 def call_items(message: AssistantMessage) -> dict[str, dict[str, Any]]:
     """The ``call_item`` state of ``message`` by call id: the item type of each
     call that is not a plain function call, and the fields to send back."""
-    return {str(item.get("call_id")): item for item in state_items(message, ("call_item",), API)}
+    return {
+        str(item.get("call_id")): item
+        for item in state_items(message, ("call_item",), DIALECT_NAME)
+    }
 
 
 def call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None) -> dict[str, Any]:

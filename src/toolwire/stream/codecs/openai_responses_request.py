@@ -9,6 +9,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
+from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -36,7 +37,7 @@ from toolwire.stream.codecs.request import (
 )
 
 __all__ = [
-    "API",
+    "DIALECT_NAME",
     "PROVIDER",
     "custom_tool_schema",
     "encode_input",
@@ -46,9 +47,9 @@ __all__ = [
     "tool_schema",
 ]
 
-API = "openai-responses"
+DIALECT_NAME = "openai-responses"
 PROVIDER: Final = ProviderInfo(
-    names=(API,),
+    names=(DIALECT_NAME,),
     class_name="OpenAIResponses",
     demo_model="gpt-4.1-mini",
     price_provider="openai",
@@ -104,7 +105,7 @@ def custom_tool_schema(
 
 
 def _assistant_items(message: AssistantMessage, skip: Collection[str]) -> list[dict[str, Any]]:
-    by_position = placed(state_items(message, STATE_ITEMS, API))
+    by_position = placed(state_items(message, STATE_ITEMS, DIALECT_NAME))
     out = list(by_position.pop(0, []))
     if message.text:
         out.append({"role": "assistant", "content": message.text})
@@ -214,3 +215,8 @@ def encode_request(
     if stream:
         body["stream"] = True
     return body
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from toolwire.errors import UsageError
+from toolwire.errors import NotStrictCompatible, UsageError
 from toolwire.stream.codecs._dialect import SchemaTool
 from toolwire.stream.jsonschema import JSONSchema, allows_null, append_description, dump_default
 
@@ -74,10 +74,6 @@ _DESCRIBED: Final = {
 }
 _DROPPED: Final = ("title", "examples", "$schema", "discriminator", "readOnly", "writeOnly")
 _UNSUPPORTED: Final = ("not", "if", "then", "else", "patternProperties", "prefixItems", "contains")
-
-
-class NotStrictCompatible(ValueError):
-    """The schema uses something OpenAI strict mode cannot express."""
 
 
 def to_openai_strict(schema: JSONSchema) -> JSONSchema:

@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import BadRequest
 from toolwire.stream import jsonio
 
 __all__ = [
@@ -32,12 +32,6 @@ __all__ = [
     "looks_like_error",
     "text_of",
 ]
-
-
-class BadRequest(ToolwireError):
-    """The request body does not follow the dialect; answered with HTTP 400."""
-
-    type_name = "bad_request"
 
 
 @dataclass(frozen=True, slots=True)

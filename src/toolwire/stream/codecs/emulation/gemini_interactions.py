@@ -43,7 +43,7 @@ from toolwire.stream.codecs.emulation.gemini import google_error
 
 __all__ = ["GeminiInteractionsEncoder", "decode_request", "interaction_id"]
 
-_API = "gemini-interactions"
+_DIALECT_NAME = "gemini-interactions"
 _MAX_TURNS = 100_000
 """More turns than a scenario holds: a larger one in an interaction id is refused."""
 _ASSISTANT_STEPS = frozenset({"model_output", "function_call", "thought"})
@@ -72,7 +72,7 @@ def _read_interaction_id(value: str) -> tuple[str, int]:
 class GeminiInteractionsEncoder(Encoder):
     """``POST /v1beta/interactions``, streamed or whole; continuations by event id."""
 
-    dialect = _API
+    dialect = _DIALECT_NAME
     json_media_type = "application/json; charset=UTF-8"
     stream_media_type = "text/event-stream"
 
@@ -264,7 +264,7 @@ def decode_request(
     if not isinstance(stream_flag, bool):
         raise BadRequest("'stream' must be a boolean")
     parsed = history.parsed(
-        dialect=_API,
+        dialect=_DIALECT_NAME,
         model=get_model(data),
         stream=stream_flag,
         tools=tools if isinstance(tools, list) else [],
