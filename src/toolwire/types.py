@@ -7,7 +7,7 @@ Plain frozen records, no I/O. ``to_dict()`` gives the JSON shape used by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from toolwire import _compat
 from toolwire.errors import ToolwireError
@@ -47,20 +47,17 @@ Dialect: TypeAlias = Literal[
 Messages, ``gemini`` Google's ``generateContent``, ``ollama-ndjson`` Ollama's
 native chat stream, ``cohere-v2`` Cohere's v2 chat stream, ``bedrock-converse``
 Amazon Bedrock's Converse API, ``bedrock-invoke`` Bedrock's InvokeModel API
-for Claude (Anthropic's Messages in AWS's event stream)."""
+for Claude (Anthropic's Messages in AWS's event stream), ``gemini-interactions``
+Gemini's Interactions API. The names are written here for type checkers
+(and the subset of them in :data:`ProviderDialect`); everything else about a
+dialect is its registration (:mod:`toolwire.stream.codecs`), which is checked
+against them when it is built."""
 
-DIALECTS: tuple[Dialect, ...] = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic-messages",
-    "gemini",
-    "ollama-ndjson",
-    "cohere-v2",
-    "bedrock-converse",
-    "bedrock-invoke",
-    "gemini-interactions",
-)
-"""Every :data:`Dialect`: the streams toolwire decodes."""
+DIALECTS: tuple[Dialect, ...] = get_args(Dialect)
+"""Every built-in :data:`Dialect`: the streams toolwire decodes. The
+registry (:func:`toolwire.stream.codecs.registered`) is the truth at run time:
+it holds these, in this order (checked when it is built), and any dialect
+registered since."""
 
 ProviderDialect: TypeAlias = Literal[
     "openai-chat",
@@ -74,16 +71,9 @@ ProviderDialect: TypeAlias = Literal[
 """The dialects toolwire also writes: requests, tool schemas, whole responses
 (one :mod:`toolwire.providers` class each)."""
 
-PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = (
-    "openai-chat",
-    "openai-responses",
-    "anthropic-messages",
-    "gemini",
-    "bedrock-converse",
-    "bedrock-invoke",
-    "gemini-interactions",
-)
-"""Every :data:`ProviderDialect`."""
+PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = get_args(ProviderDialect)
+"""Every built-in :data:`ProviderDialect`: the registered dialects with a
+``provider`` (checked when the registry is built)."""
 
 FinishReason: TypeAlias = Literal[
     "stop", "tool_calls", "length", "content_filter", "error", "paused", "other"

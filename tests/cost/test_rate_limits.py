@@ -281,3 +281,25 @@ async def test_a_hold_from_an_answer_is_given_to_such_a_store_off_the_event_loop
             await transport.aclose()
             await agent.aclose()
     assert store.holds and threading.get_ident() not in store.holds
+
+
+def test_the_rate_limit_headers_are_each_dialects_registration() -> None:
+    from toolwire.stream.codecs import registered
+
+    server = ServerRateLimit(RateLimit(requests_per_minute=7), clock=lambda: 0.0)
+    assert set(server.headers("openai-responses")) == {
+        "x-ratelimit-limit-requests",
+        "x-ratelimit-remaining-requests",
+        "x-ratelimit-reset-requests",
+    }
+    anthropic = server.headers("anthropic-messages")
+    assert anthropic["anthropic-ratelimit-requests-limit"] == "7"
+    # Gemini's and Bedrock's services announce no limits: the server makes up none.
+    assert server.headers("gemini") == server.headers("bedrock-converse") == {}
+    for dialect in registered():
+        scheme = dialect.provider.rate_limit_headers if dialect.provider else None
+        sent = server.headers(dialect.name) if dialect.provider else {}
+        assert set(sent) == (set(scheme.names("requests")) if scheme else set())
+        # The client learns from what the server sends, whatever the dialect.
+        if sent:
+            assert _announced(sent, "requests")[:2] == (7.0, 7)

@@ -228,6 +228,12 @@ async def test_spans_name_their_scope_and_conventions_version(spans: Spans) -> N
         ("my-vllm", "openai-chat", "http://10.0.0.5:8000/v1", "openai"),
         ("corp", "openai-chat", "https://corp.openai.azure.com/openai", "azure.ai.openai"),
         ("local", "ollama-ndjson", "http://[::1", "local"),
+        # A name of a dialect's provider (its registration's) gets its flavour.
+        ("bedrock", "openai-chat", None, "aws.bedrock"),
+        ("gemini-interactions", "openai-chat", None, "gcp.gemini"),
+        ("openai-chat", "anthropic-messages", None, "openai"),
+        ("cohere", "cohere-v2", None, "cohere"),
+        ("toyco", "no-such-dialect", None, "toyco"),
     ],
 )
 def test_provider_names(name: str, dialect: str, base_url: str | None, expected: str) -> None:

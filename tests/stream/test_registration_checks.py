@@ -17,6 +17,8 @@ from toolwire.errors import RegistrationError, UsageError
 from toolwire.stream.codecs import (
     _REGISTRY,
     Capabilities,
+    ProviderInfo,
+    RateLimitHeaders,
     WireDialect,
     register,
     registered,
@@ -203,3 +205,69 @@ def test_no_code_probes_a_codec_for_a_capability() -> None:
             ):
                 probing.append(f"{path.relative_to(stream)}:{node.lineno}")
     assert probing == []
+
+
+def _provided(**fields: Any) -> ProviderInfo:
+    return ProviderInfo(
+        **{
+            "names": ("puffer",),
+            "class_name": "Puffer",
+            "demo_model": "puff-1",
+            "price_provider": "puffco",
+            **fields,
+        }
+    )
+
+
+def test_a_provider_needs_its_requests_and_the_emulation_server() -> None:
+    message = _refused(_puffs(provider=_provided()))
+    assert "it has a provider but no encode_request (a provider writes requests)" in message
+    assert "the emulation server cannot serve it (no routes, decode_request and encoder)" in message
+
+
+def test_a_providers_names_and_rate_limit_headers_are_checked() -> None:
+    served = dataclasses.replace(wire_dialect("gemini"), name="puffs", paths=(), routes=("/p",))
+    headers = RateLimitHeaders(limit="x-limit", remaining="x-{resource}-left", reset="x-{resource}")
+    message = _refused(
+        dataclasses.replace(
+            served,
+            codec=_Puffs,
+            whole_framing=None,
+            capabilities=Capabilities(),
+            sdk_shape=None,
+            provider=_provided(
+                names=("anthropic", "gemini"),
+                class_name="not a class",
+                demo_model="",
+                rate_limit_headers=headers,
+            ),
+        )
+    )
+    assert "its provider's class_name 'not a class' is not a class name" in message
+    assert "its provider has no demo_model" in message
+    assert "its rate-limit limit header 'x-limit' does not hold {resource}" in message
+    assert "its provider name 'anthropic' is one of 'anthropic-messages''s provider's" in message
+    assert "its provider name 'gemini' is another dialect's name" in message
+    assert "remaining" not in message
+
+
+def test_a_dialect_named_as_another_dialects_provider_is_refused() -> None:
+    message = _refused(_puffs(name="bedrock", codec=_Bedrock))
+    assert "its name 'bedrock' is the name of 'bedrock-converse''s provider" in message
+
+
+class _Bedrock(_Puffs):
+    dialect = "bedrock"
+
+
+def test_each_built_in_provider_is_the_class_its_registration_names() -> None:
+    import toolwire.providers as providers
+
+    for dialect in registered():
+        if dialect.provider is not None:
+            cls = getattr(providers, dialect.provider.class_name)
+            assert cls.dialect == dialect.name
+            # BedrockInvoke shares Bedrock's default name: both are priced and
+            # traced as AWS Bedrock.
+            shared = dialect.name == "bedrock-invoke" and cls.default_name == "bedrock"
+            assert cls.default_name in dialect.provider.names or shared

@@ -28,26 +28,20 @@ from toolwire.errors import ToolwireError, TransportTimeout
 from toolwire.http.urls import url_where
 from toolwire.journal import default_journal
 from toolwire.run import RunFinished, RunResult
+from toolwire.stream.codecs import registered
 
 __all__ = ["chat", "demo"]
 
 DEMO_PROMPT = "杭州天气怎么样?现在几点?"
 DEMO_SYSTEM = "你是一个乐于助人的助手。需要实时信息时调用工具;可以并行调用多个工具。"
 
-# --provider name -> (provider class name in toolwire.providers, wire dialect, demo model)
 PROVIDERS: dict[str, tuple[str, str, str]] = {
-    "openai-chat": ("OpenAIChat", "openai-chat", "gpt-4.1-mini"),
-    "openai-responses": ("OpenAIResponses", "openai-responses", "gpt-4.1-mini"),
-    "anthropic": ("Anthropic", "anthropic-messages", "claude-sonnet-4-5"),
-    "gemini": ("Gemini", "gemini", "gemini-2.5-flash"),
-    "gemini-interactions": ("GeminiInteractions", "gemini-interactions", "gemini-3-flash-preview"),
-    "bedrock": ("Bedrock", "bedrock-converse", "us.amazon.nova-2-lite-v1:0"),
-    "bedrock-invoke": (
-        "BedrockInvoke",
-        "bedrock-invoke",
-        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-    ),
+    d.provider.names[0]: (d.provider.class_name, d.name, d.provider.demo_model)
+    for d in registered()
+    if d.provider is not None
 }
+"""--provider name -> (provider class name in toolwire.providers, wire dialect,
+demo model): each dialect's ``provider`` in the registry."""
 _DIALECT_PROVIDERS = {dialect: name for name, (_, dialect, _) in PROVIDERS.items()}
 """--dialect -> the --provider that speaks it."""
 

@@ -95,6 +95,7 @@ def serve(
     """
     from toolwire.errors import ToolwireError
     from toolwire.http import RateLimit
+    from toolwire.stream.codecs import registered
     from toolwire.testing import EmulationServer, Scenario
     from toolwire.testing.server import is_loopback, load_scenario
 
@@ -127,9 +128,9 @@ def serve(
 
     def ready(running: EmulationServer) -> None:
         click.echo(f"toolwire emulation server ({scenario.name}) listening on {running.base_url}")
-        click.echo(f"  OpenAI (chat, responses): {running.url_for('openai-chat')}")
-        click.echo(f"  Anthropic:                {running.url_for('anthropic-messages')}")
-        click.echo(f"  Gemini:                   {running.url_for('gemini')}")
+        for dialect in registered():  # each dialect the server serves, by its registration
+            if dialect.encoder is not None and dialect.routes:
+                click.echo(f"  {dialect.name + ':':<21}{running.url_for(dialect.name)}")
 
     serve_until_interrupted(server, ready, host, port)
 

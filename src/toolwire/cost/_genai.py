@@ -20,18 +20,23 @@ from decimal import Decimal
 from typing import Any
 
 from toolwire.cost._rates import Calculator, Cost, Parts, Rates
+from toolwire.stream.codecs import registered
 
-__all__ = ["PROVIDER_IDS", "Calculator", "genai_calculator"]
+__all__ = ["Calculator", "genai_calculator", "provider_id"]
 
-PROVIDER_IDS = {
-    "gemini": "google",
-    "openai-responses": "openai",
-    "vertex": "google",
-    "bedrock": "aws",
-    "bedrock-invoke": "aws",
-    "xai": "x-ai",
-}
-"""toolwire's provider names where genai-prices calls the provider otherwise."""
+_OTHER_IDS = {"vertex": "google", "xai": "x-ai"}
+"""Provider names of no dialect's provider that genai-prices calls otherwise."""
+
+
+def provider_id(provider: str) -> str:
+    """genai-prices' id of the provider toolwire calls ``provider``: its
+    dialect's :attr:`~toolwire.stream.codecs.ProviderInfo.price_provider`
+    where ``provider`` is one of a registered dialect's provider's names
+    (``gemini`` is ``google``, ``bedrock`` is ``aws``), else the name itself."""
+    for dialect in registered():
+        if dialect.provider is not None and provider in dialect.provider.names:
+            return dialect.provider.price_provider
+    return _OTHER_IDS.get(provider, provider)
 
 
 _RATE_KEYS = {
@@ -75,7 +80,7 @@ def genai_calculator() -> Calculator | None:
             if base_url:
                 hit = _find(snapshot, model, provider_api_url=base_url)
             if hit is None and provider:
-                hit = _find(snapshot, model, provider_id=PROVIDER_IDS.get(provider, provider))
+                hit = _find(snapshot, model, provider_id=provider_id(provider))
             found[key] = hit
         return hit
 

@@ -7,9 +7,12 @@ runs sharing one limiter wait their turn instead of each sending, each
 getting a 429, and each backing off alone; and tells it of every answer
 (:meth:`RateLimiter.observe`), so it learns:
 
-* the limits the provider announces, when none were configured
-  (``x-ratelimit-limit-requests``/``-tokens``,
-  ``anthropic-ratelimit-requests-limit``/``-tokens-limit``);
+* the limits the provider announces, when none were configured, in the
+  headers of any registered dialect's service (its registration's
+  :attr:`~toolwire.stream.codecs.ProviderInfo.rate_limit_headers`:
+  ``x-ratelimit-limit-requests``/``-tokens``,
+  ``anthropic-ratelimit-requests-limit``/``-tokens-limit``), the first
+  dialect's that the answer has winning;
 * that the budget is spent until a reset the provider names
   (``x-ratelimit-remaining-*`` or ``anthropic-ratelimit-*-remaining`` at 0);
 * a 429's ``retry-after``: every run of that provider and model waits it out.
@@ -50,6 +53,7 @@ from typing import Protocol
 
 from toolwire.errors import RateHoldTooLong, TransportTimeout, UsageError
 from toolwire.http._messages import HttpRequest, retry_after_seconds
+from toolwire.stream.codecs import RateLimitHeaders, WireDialect, registered
 
 __all__ = [
     "LocalRateStore",
@@ -425,22 +429,48 @@ def rate_key(request: HttpRequest) -> RateKey:
     return host.rpartition("@")[2], model
 
 
+_Named = tuple[tuple[str, str, str, bool], ...]
+"""Per scheme: its limit, remaining and reset header names of one resource,
+and whether its reset is a duration (else an RFC 3339 time)."""
+
+_named: dict[str, tuple[tuple[WireDialect, ...], _Named]] = {}
+
+
+def _schemes(resource: str) -> _Named:
+    """The rate-limit headers of every registered dialect's service for
+    ``resource``, each scheme once, in the registry's order (made again
+    only when the registry has changed)."""
+    dialects = registered()
+    cached = _named.get(resource)
+    if cached is not None and cached[0] == dialects:
+        return cached[1]
+    found: list[RateLimitHeaders] = []
+    for dialect in dialects:
+        scheme = dialect.provider.rate_limit_headers if dialect.provider else None
+        if scheme is not None and scheme not in found:
+            found.append(scheme)
+    named = tuple((*s.names(resource), s.reset_format == "duration") for s in found)
+    _named[resource] = (dialects, named)
+    return named
+
+
 def _announced(
     headers: Mapping[str, str], resource: str
 ) -> tuple[float | None, int | None, float | None]:
     """(limit, remaining, seconds to reset) the provider announced for
-    ``resource`` (``requests`` or ``tokens``), each ``None`` when absent."""
-    limit = _number(
-        headers.get(f"x-ratelimit-limit-{resource}")
-        or headers.get(f"anthropic-ratelimit-{resource}-limit")
-    )
-    remaining = _number(
-        headers.get(f"x-ratelimit-remaining-{resource}")
-        or headers.get(f"anthropic-ratelimit-{resource}-remaining")
-    )
-    reset = _duration(headers.get(f"x-ratelimit-reset-{resource}"))
-    if reset is None:
-        reset = _until(headers.get(f"anthropic-ratelimit-{resource}-reset"))
+    ``resource`` (``requests`` or ``tokens``), each ``None`` when absent:
+    the limit and what remains as the first scheme of headers
+    (:func:`_schemes`) that has them says, the reset as the first that says
+    one it can read."""
+    named = _schemes(resource)
+    limit = _number(next((headers[n] for n, _, _, _ in named if headers.get(n)), None))
+    remaining = _number(next((headers[n] for _, n, _, _ in named if headers.get(n)), None))
+    reset = None
+    for _, _, reset_name, duration in named:
+        text = headers.get(reset_name)
+        reset = _duration(text) if duration else _until(text)
+        if reset is not None:
+            break
     return (
         limit if limit is not None and limit > 0 else None,
         int(remaining) if remaining is not None else None,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from toolwire.http.urls import split_url
-from toolwire.stream.codecs import wire_dialect
-from toolwire.types import DIALECTS
+from toolwire.stream.codecs import registered
 
 SEMCONV_VERSION = "1.41.0"
 """The version of the semantic conventions the spans follow."""
@@ -33,18 +32,16 @@ _WELL_KNOWN = frozenset(
         "x_ai",
     }
 )
-# ... the names people give providers for them ...
+# ... the names people give providers for them (beside the names of each
+# dialect's provider: its registration's) ...
 _ALIASES = {
-    "openai-responses": "openai",
     "azure": "azure.ai.openai",
     "azure-openai": "azure.ai.openai",
-    "gemini": "gcp.gemini",
     "google": "gcp.gemini",
     "vertex": "gcp.vertex_ai",
     "vertex-ai": "gcp.vertex_ai",
     "mistral": "mistral_ai",
     "xai": "x_ai",
-    "bedrock": "aws.bedrock",
     "anthropic-vertex": "gcp.vertex_ai",
     "gemini-vertex": "gcp.vertex_ai",
 }
@@ -57,7 +54,9 @@ def provider_name(name: str, dialect: str, base_url: str | None = None) -> str:
     keeps it; the conventions' own hosts are recognised (Vertex AI, Azure
     OpenAI); any other name gets the flavour of its wire dialect
     (``openai`` for OpenAI-compatible servers), and ``server.address`` tells
-    which server it really was.
+    which server it really was. A name of a dialect's provider
+    (``gemini``, ``bedrock``: its registration's ``provider.names``) gets
+    that dialect's flavour, whichever dialect it speaks.
 
     Args:
         name: the provider's ``name`` (``openai``, ``anthropic``, ``deepseek``...).
@@ -74,8 +73,12 @@ def provider_name(name: str, dialect: str, base_url: str | None = None) -> str:
         return "azure.ai.openai"
     if lowered in _ALIASES:
         return _ALIASES[lowered]
+    known = {d.name: d for d in registered()}
+    for other in known.values():
+        if other.provider is not None and lowered in other.provider.names and other.otel_provider:
+            return other.otel_provider
     # ... and the telemetry flavour of its wire dialect, for any other name.
-    flavour = wire_dialect(dialect).otel_provider if dialect in DIALECTS else None
+    flavour = known[dialect].otel_provider if dialect in known else None
     return flavour or lowered or "_OTHER"
 
 

@@ -3,10 +3,13 @@
 A :class:`ServerRateLimit` admits at most a :class:`~toolwire.http.RateLimit`'s
 requests (and tokens: a body's size over four) in any sixty seconds of its
 clock, answers the others 429 with ``retry-after``, and puts on every answer
-the headers a client learns from: ``x-ratelimit-limit-requests``,
-``-remaining-requests`` and ``-reset-requests`` (Anthropic's dialect:
-``anthropic-ratelimit-requests-limit``, ``-remaining``, ``-reset``). Its
-clock is injectable, so a test of a rate limit runs on a fake one.
+the headers a client learns from, those the dialect's provider's service
+sends (its registration's
+:attr:`~toolwire.stream.codecs.ProviderInfo.rate_limit_headers`: OpenAI's
+``x-ratelimit-limit-requests``, ``-remaining-requests`` and
+``-reset-requests``, Anthropic's ``anthropic-ratelimit-requests-limit``,
+``-remaining``, ``-reset``; none for a service that sends none, such as
+Gemini's). Its clock is injectable, so a test of a rate limit runs on a fake one.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 from toolwire.http import LocalRateStore, RateLimit
+from toolwire.stream.codecs import wire_dialect
 
 __all__ = ["ServerRateLimit"]
 
@@ -69,22 +73,19 @@ class ServerRateLimit:
     def headers(self, dialect: str) -> dict[str, str]:
         """The rate-limit headers of an answer, as the provider of ``dialect`` sends them."""
         rpm = self.limit.requests_per_minute
-        if rpm is None:
+        provider = wire_dialect(dialect).provider
+        scheme = provider.rate_limit_headers if provider is not None else None
+        if rpm is None or scheme is None:
             return {}
         with self._lock:
             now = self.clock()
             recent = [at for at in self.accepted if at > now - _WINDOW]
         remaining = max(0, int(rpm) - len(recent))
         reset = (recent[0] + _WINDOW - now) if recent else 0.0
-        if dialect == "anthropic-messages":
+        limit_name, remaining_name, reset_name = scheme.names("requests")
+        if scheme.reset_format == "time":
             moment = datetime.now(timezone.utc) + timedelta(seconds=reset)
-            return {
-                "anthropic-ratelimit-requests-limit": str(int(rpm)),
-                "anthropic-ratelimit-requests-remaining": str(remaining),
-                "anthropic-ratelimit-requests-reset": moment.isoformat(timespec="seconds"),
-            }
-        return {
-            "x-ratelimit-limit-requests": str(int(rpm)),
-            "x-ratelimit-remaining-requests": str(remaining),
-            "x-ratelimit-reset-requests": f"{reset:.3f}s",
-        }
+            when = moment.isoformat(timespec="seconds")
+        else:
+            when = f"{reset:.3f}s"
+        return {limit_name: str(int(rpm)), remaining_name: str(remaining), reset_name: when}

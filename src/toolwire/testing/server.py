@@ -35,7 +35,7 @@ from starlette.routing import Route
 from toolwire import _compat
 from toolwire.errors import UsageError
 from toolwire.http import RateLimit
-from toolwire.stream.codecs import WireDialect, registered, wire_dialect
+from toolwire.stream.codecs import WireDialect, registered
 from toolwire.stream.codecs.emulation import Encoder
 from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
@@ -47,7 +47,6 @@ from toolwire.testing.scenario import (
     builtin_names,
 )
 from toolwire.testing.serving import LoopbackServer, is_loopback
-from toolwire.types import PROVIDER_DIALECTS
 
 __all__ = ["FAULT_HEADER", "EmulationServer", "build_app", "is_loopback", "load_scenario"]
 
@@ -170,18 +169,36 @@ def _continuation(
     return answer
 
 
-_DIALECT_ALIASES = {
-    "openai": "openai-chat",
-    "openai-chat": "openai-chat",
-    "openai-responses": "openai-responses",
-    "anthropic": "anthropic-messages",
-    "anthropic-messages": "anthropic-messages",
-    "gemini": "gemini",
-    "bedrock": "bedrock-converse",
-    "bedrock-converse": "bedrock-converse",
-    "bedrock-invoke": "bedrock-invoke",
-    "gemini-interactions": "gemini-interactions",
-}
+def served_dialect(name: str) -> WireDialect:
+    """The dialect the emulation server answers as for ``name``: a registered
+    dialect's name or one of its provider's names (``openai``, ``anthropic``,
+    ``bedrock``...: :attr:`~toolwire.stream.codecs.ProviderInfo.names`).
+
+    Raises:
+        UsageError: no dialect goes by ``name``, or it is one the server does
+            not serve (a dialect toolwire only reads: no ``routes``,
+            ``decode_request`` and ``encoder``).
+    """
+    dialects = registered()
+    for dialect in dialects:
+        if name == dialect.name or (dialect.provider and name in dialect.provider.names):
+            if dialect.encoder is None or not dialect.routes:
+                lacks = [
+                    field
+                    for field, has in (
+                        ("routes", dialect.routes),
+                        ("decode_request", dialect.decode_request),
+                        ("encoder", dialect.encoder),
+                    )
+                    if not has
+                ]
+                raise UsageError(
+                    f"the emulation server does not serve {name!r}: a dialect toolwire only "
+                    f"reads (its registration has no {', '.join(lacks)})"
+                )
+            return dialect
+    known = ", ".join(d.name for d in dialects if d.encoder is not None and d.routes)
+    raise UsageError(f"unknown dialect {name!r}; known: {known}")
 
 
 class EmulationServer(LoopbackServer):
@@ -276,12 +293,11 @@ class EmulationServer(LoopbackServer):
         ``.../v1beta`` (the API version is part of the base URL, as in
         :class:`toolwire.providers.Gemini`); ``bedrock-converse``/``bedrock-invoke``
         (or ``bedrock``): the root (``/model/{id}/converse-stream``...);
-        ``gemini-interactions``: ``.../v1beta`` (``/interactions``).
+        ``gemini-interactions``: ``.../v1beta`` (``/interactions``); any
+        dialect registered since, with its ``base_path``.
 
         Raises:
-            UsageError: an unknown dialect.
+            UsageError: an unknown dialect, or one the server does not serve
+                (see :func:`served_dialect`).
         """
-        name = _DIALECT_ALIASES.get(dialect)
-        if name is None:
-            raise UsageError(f"unknown dialect {dialect!r}; known: {', '.join(PROVIDER_DIALECTS)}")
-        return self.base_url + wire_dialect(name).base_path
+        return self.base_url + served_dialect(dialect).base_path

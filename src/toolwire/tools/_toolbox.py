@@ -39,7 +39,7 @@ import anyio
 from toolwire.backoff import Backoff
 from toolwire.errors import UnknownTool, UsageError
 from toolwire.stream import jsonio
-from toolwire.stream.codecs import wire_dialect
+from toolwire.stream.codecs import registered
 from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
 from toolwire.tools._call import Batch, CallRun, ResultHook
@@ -47,7 +47,7 @@ from toolwire.tools._results import ToolResult, make_result
 from toolwire.tools._tool import Tool, tool
 from toolwire.tools.redaction import scrub
 from toolwire.tools.runners import LocalRunner, ToolRunner
-from toolwire.types import DIALECTS, PROVIDER_DIALECTS, InvalidToolCall, ProviderDialect, ToolCall
+from toolwire.types import InvalidToolCall, ProviderDialect, ToolCall
 
 __all__ = ["Toolbox"]
 
@@ -183,8 +183,9 @@ class Toolbox:
         """The value of a request's ``tools`` field in a provider's dialect.
 
         Args:
-            dialect: ``"openai-chat"``, ``"openai-responses"``,
-                ``"anthropic-messages"`` or ``"gemini"``.
+            dialect: a registered dialect that shapes tool schemas (its
+                ``tool_schemas``): ``"openai-chat"``, ``"anthropic-messages"``,
+                ``"gemini"``... (:data:`~toolwire.types.PROVIDER_DIALECTS`).
             strict: for the OpenAI dialects: ``None`` sends a strict-mode
                 schema for each tool that allows one (and whose own ``strict``
                 is not ``False``), ``True`` requires it for every tool,
@@ -194,11 +195,10 @@ class Toolbox:
             UsageError: an unknown dialect, or ``strict=True`` with a tool
                 whose schema strict mode cannot express.
         """
-        shape = wire_dialect(dialect).tool_schemas if dialect in DIALECTS else None
+        known = {d.name: d.tool_schemas for d in registered() if d.tool_schemas is not None}
+        shape = known.get(dialect)
         if shape is None:
-            raise UsageError(
-                f"unknown schema dialect {dialect!r}; use one of {', '.join(PROVIDER_DIALECTS)}"
-            )
+            raise UsageError(f"unknown schema dialect {dialect!r}; use one of {', '.join(known)}")
         return shape(list(self), strict)
 
     # -- execution ----------------------------------------------------------

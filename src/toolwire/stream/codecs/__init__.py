@@ -31,19 +31,24 @@ layer ask the registry (``tests/stream/test_registry.py`` checks it).
 
 Adding a dialect
 ----------------
-Write ``codecs/<dialect>.py`` with its codec and a ``DIALECT =
+A dialect is its module and its registration, nothing else. Write
+``codecs/<dialect>.py`` with its codec and a ``DIALECT =
 WireDialect(name=..., codec=..., finish_reasons=..., ...)`` (a large dialect
 keeps its codec in ``<dialect>_stream.py`` and its requests in
-``<dialect>_request.py``, as ``anthropic`` and ``openai_chat`` do), add the name to
-:data:`toolwire.types.Dialect` and :data:`toolwire.types.DIALECTS`, and
-register it below (``register(<dialect>.DIALECT)``, in the order of
-``DIALECTS``). :func:`register` refuses a dialect that does not hold
-together (a declared capability its codec lacks, a field without the ones
-it needs, a name or path of another dialect's) with a
-:class:`~toolwire.errors.RegistrationError` naming the piece. Sniffing,
-``toolwire inspect`` and ``toolwire proxy`` then know it; it takes part in
-request building and the emulation server as far as it fills
-``encode_request``, ``tool_schemas``, ``decode_request`` and ``encoder``.
+``<dialect>_request.py``, as ``anthropic`` and ``openai_chat`` do) and
+register it (``register(<dialect>.DIALECT)``; a built-in one below, in the
+order of :data:`toolwire.types.DIALECTS`, whose :data:`~toolwire.types.Dialect`
+type names it for type checkers). :func:`register` refuses a dialect that
+does not hold together (a declared capability its codec lacks, a field
+without the ones it needs, a name, path or provider name of another
+dialect's) with a :class:`~toolwire.errors.RegistrationError` naming the
+piece. Sniffing, ``toolwire inspect`` and ``toolwire proxy`` then know it;
+it takes part in request building and the emulation server as far as it
+fills ``encode_request``, ``tool_schemas``, ``decode_request`` and
+``encoder``; and ``toolwire demo``, ``url_for``, price data, traces and the
+rate limiter know its provider by its ``provider`` (:class:`ProviderInfo`).
+The docs' lists of dialects are made from the registry
+(``tests/docs/test_dialect_lists.py``).
 """
 
 from __future__ import annotations
@@ -72,7 +77,14 @@ from toolwire.stream.codecs._codec import (
     as_whole,
 )
 from toolwire.stream.codecs._common import error_event
-from toolwire.stream.codecs._dialect import Capabilities, SchemaTool, WireDialect
+from toolwire.stream.codecs._dialect import (
+    X_RATELIMIT,
+    Capabilities,
+    ProviderInfo,
+    RateLimitHeaders,
+    SchemaTool,
+    WireDialect,
+)
 from toolwire.stream.codecs.anthropic import AnthropicCodec
 from toolwire.stream.codecs.bedrock import BedrockConverseCodec
 from toolwire.stream.codecs.bedrock_invoke import BedrockInvokeCodec
@@ -82,9 +94,10 @@ from toolwire.stream.codecs.gemini_interactions import GeminiInteractionsCodec
 from toolwire.stream.codecs.ollama import OllamaCodec
 from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import OpenAIResponsesCodec
-from toolwire.types import DIALECTS
+from toolwire.types import DIALECTS, PROVIDER_DIALECTS
 
 __all__ = [
+    "X_RATELIMIT",
     "AnthropicCodec",
     "ArgsEventCodec",
     "BedrockConverseCodec",
@@ -99,6 +112,8 @@ __all__ = [
     "OllamaCodec",
     "OpenAIChatCodec",
     "OpenAIResponsesCodec",
+    "ProviderInfo",
+    "RateLimitHeaders",
     "SchemaTool",
     "WholeCodec",
     "WireDialect",
@@ -110,6 +125,7 @@ __all__ = [
     "error_event",
     "register",
     "registered",
+    "unregister",
     "wire_dialect",
 ]
 
@@ -145,10 +161,29 @@ register(bedrock_invoke.DIALECT)
 register(gemini_interactions.DIALECT)
 
 assert tuple(_REGISTRY) == DIALECTS, "one registered dialect per name of DIALECTS, in order"
+assert tuple(d.name for d in _REGISTRY.values() if d.provider) == PROVIDER_DIALECTS, (
+    "a provider for each name of PROVIDER_DIALECTS, and for no other dialect"
+)
+
+
+def unregister(name: str) -> WireDialect:
+    """Take the dialect called ``name`` out of the registry (a test's or a
+    plugin's own dialect); returns it. What was built from the registry
+    before (a server's routes, a CLI's choices) keeps it.
+
+    Raises:
+        UsageError: no dialect of that name, or a built-in one.
+    """
+    if name in DIALECTS:
+        raise UsageError(f"{name!r} is a built-in dialect: it stays registered")
+    dialect = wire_dialect(name)
+    del _REGISTRY[name]
+    return dialect
 
 
 def registered() -> tuple[WireDialect, ...]:
-    """Every registered dialect, in the order of :data:`toolwire.types.DIALECTS`."""
+    """Every registered dialect: the built-in ones in the order of
+    :data:`toolwire.types.DIALECTS`, then any registered since, in order."""
     return tuple(_REGISTRY.values())
 
 

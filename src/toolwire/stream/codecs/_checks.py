@@ -1,6 +1,6 @@
 """What :func:`~toolwire.stream.codecs.register` checks of a dialect.
 
-A :class:`~toolwire.stream.codecs.WireDialect` is a record of thirty fields,
+A :class:`~toolwire.stream.codecs.WireDialect` is a record of thirty-one fields,
 most of them optional; some hold only together. A dialect that does not
 hold together is refused when it is registered, with a
 :class:`~toolwire.errors.RegistrationError` naming the dialect and each
@@ -17,8 +17,13 @@ emulation server:
 * the emulation server: ``routes``, ``decode_request`` and ``encoder`` together;
 * requests: ``encode_request`` with ``tool_schemas`` and ``request_path``;
   ``strict_schema`` with ``tool_schemas``; ``stream_paths`` among ``paths``;
-* the rest of the registry: no name, request path, route or whole framing
-  of another dialect's (a path that ends with another's is never told).
+* its provider (:class:`~toolwire.stream.codecs.ProviderInfo`): names, a
+  class name, a demo model and a price-data name; ``encode_request`` (a
+  provider writes requests) and the emulation server's pieces (``toolwire
+  demo`` runs it there); rate-limit header names that hold ``{resource}``;
+* the rest of the registry: no name, provider name, request path, route or
+  whole framing of another dialect's (a path that ends with another's is
+  never told; a provider name is also a name ``url_for`` takes).
 
 This is the one place that looks at a codec's members; everything else
 reads the dialect's declaration.
@@ -69,6 +74,7 @@ def _problems(dialect: WireDialect, registry: Mapping[str, WireDialect]) -> Iter
     yield from _codec_problems(dialect)
     yield from _kept_stream_problems(dialect)
     yield from _field_problems(dialect)
+    yield from _provider_problems(dialect)
     for other in registry.values():
         if other.name != dialect.name:
             yield from _clashes(dialect, other)
@@ -197,7 +203,46 @@ def _field_problems(dialect: WireDialect) -> Iterator[str]:
         yield f"its sdk_shape is of {dialect.sdk_shape.dialect!r}"
 
 
+def _provider_problems(dialect: WireDialect) -> Iterator[str]:
+    provider = dialect.provider
+    if provider is None:
+        return
+    if not provider.names or not all(isinstance(n, str) and n for n in provider.names):
+        yield f"its provider's names {provider.names!r} are not names"
+    if not (isinstance(provider.class_name, str) and provider.class_name.isidentifier()):
+        yield f"its provider's class_name {provider.class_name!r} is not a class name"
+    for field in ("demo_model", "price_provider"):
+        if not (isinstance(getattr(provider, field), str) and getattr(provider, field)):
+            yield f"its provider has no {field}"
+    if dialect.encode_request is None:
+        yield "it has a provider but no encode_request (a provider writes requests)"
+    if dialect.encoder is None or not dialect.routes:
+        yield (
+            "it has a provider but the emulation server cannot serve it (no routes, "
+            "decode_request and encoder): toolwire demo runs its provider there"
+        )
+    headers = provider.rate_limit_headers
+    if headers is not None:
+        for field in ("limit", "remaining", "reset"):
+            name = getattr(headers, field)
+            if not isinstance(name, str) or "{resource}" not in name:
+                yield f"its rate-limit {field} header {name!r} does not hold {{resource}}"
+        if headers.reset_format not in ("duration", "time"):
+            yield f"its rate-limit reset_format {headers.reset_format!r} is not duration or time"
+
+
+def _names(dialect: WireDialect) -> set[str]:
+    """The names ``url_for`` and the layers above know ``dialect`` by."""
+    return {dialect.name, *(dialect.provider.names if dialect.provider else ())}
+
+
 def _clashes(dialect: WireDialect, other: WireDialect) -> Iterator[str]:
+    for name in sorted(_names(dialect) & _names(other) - {other.name} - {dialect.name}):
+        yield f"its provider name {name!r} is one of {other.name!r}'s provider's"
+    if dialect.name in _names(other) and dialect.name != other.name:
+        yield f"its name {dialect.name!r} is the name of {other.name!r}'s provider"
+    if other.name in _names(dialect) and dialect.name != other.name:
+        yield f"its provider name {other.name!r} is another dialect's name"
     for path in dialect.paths:
         for taken in other.paths:
             if path.endswith(taken) or taken.endswith(path):

@@ -7,14 +7,18 @@ itself: the stream decoder sniffs with it, the tool layer shapes tool
 schemas with it, the providers encode requests with it, the proxy and
 ``toolwire inspect`` tell a request's dialect by its path with it, the
 emulation server reads requests and writes answers with it, and
-OpenTelemetry names the provider with it.
+OpenTelemetry names the provider with it. What the layers above keep per
+dialect (the provider that speaks it, the demo's model, the price data's and
+OpenTelemetry's names for it, the headers its service announces its rate
+limits in) is plain data here too (:class:`ProviderInfo`,
+:class:`RateLimitHeaders`): they read it, the registry imports none of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.jsonschema import JSONSchema
@@ -25,7 +29,16 @@ if TYPE_CHECKING:
     from toolwire.stream.codecs.emulation import Encoder, ParsedRequest
     from toolwire.stream.codecs.sdk import Shape
 
-__all__ = ["Capabilities", "RouteTarget", "SchemaTool", "WireDialect", "plain_schemas"]
+__all__ = [
+    "X_RATELIMIT",
+    "Capabilities",
+    "ProviderInfo",
+    "RateLimitHeaders",
+    "RouteTarget",
+    "SchemaTool",
+    "WireDialect",
+    "plain_schemas",
+]
 
 
 class SchemaTool(Protocol):
@@ -102,6 +115,62 @@ class Capabilities:
     its codec is a :class:`~toolwire.stream.codecs.ContinuedCodec` (a
     ``cursor`` and ``continue_after``) and the dialect has a
     ``continuation_path``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLimitHeaders:
+    """The response headers a service announces its rate limits in.
+
+    Each name holds ``{resource}``, which is ``requests`` or ``tokens``. The
+    HTTP layer's rate limiter learns from the headers of every registered
+    dialect's service; the emulation server sends its dialect's.
+    """
+
+    limit: str
+    """The limit per minute (``x-ratelimit-limit-{resource}``)."""
+    remaining: str
+    """What is left of it (``x-ratelimit-remaining-{resource}``)."""
+    reset: str
+    """When it is whole again (``x-ratelimit-reset-{resource}``)."""
+    reset_format: Literal["duration", "time"] = "duration"
+    """How ``reset`` says it: a duration from now (``6m0s``, ``1.5s``,
+    ``20ms``) or an RFC 3339 time."""
+
+    def names(self, resource: str) -> tuple[str, str, str]:
+        """``(limit, remaining, reset)`` header names of ``resource``."""
+        return (
+            self.limit.format(resource=resource),
+            self.remaining.format(resource=resource),
+            self.reset.format(resource=resource),
+        )
+
+
+X_RATELIMIT: Final = RateLimitHeaders(
+    limit="x-ratelimit-limit-{resource}",
+    remaining="x-ratelimit-remaining-{resource}",
+    reset="x-ratelimit-reset-{resource}",
+)
+"""OpenAI's rate-limit headers, which many OpenAI-compatible servers send too."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderInfo:
+    """The toolwire provider that speaks a dialect, by plain names: the
+    registry imports no provider, the layers above read these."""
+
+    names: tuple[str, ...]
+    """The names the provider goes by, its ``--provider`` name first
+    (``toolwire demo``, ``toolwire chat``), then its default ``name`` where
+    that differs (``openai``): the emulation server's ``url_for`` takes them
+    beside the dialect's name, and price data and traces know it by them."""
+    class_name: str
+    """Its class in :mod:`toolwire.providers` (``OpenAIChat``)."""
+    demo_model: str
+    """The model ``toolwire demo --provider`` asks the emulated server for."""
+    price_provider: str
+    """Its provider id in ``genai-prices``' data (``openai``, ``google``)."""
+    rate_limit_headers: RateLimitHeaders | None = None
+    """The headers its service announces its rate limits in (``None``: none)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,6 +280,11 @@ class WireDialect:
     inspect`` shows it): Anthropic's server-tool blocks, held until they end."""
     otel_provider: str | None = None
     """Its ``gen_ai.provider.name`` flavour, for providers of other names."""
+
+    # -- the layers above: its provider -------------------------------------------------
+    provider: ProviderInfo | None = None
+    """The toolwire provider that speaks it, where one does (``None``: a
+    dialect toolwire reads only)."""
 
     def path_matches(self, path: str) -> bool:
         """True when a request path is one of this dialect's."""

@@ -15,7 +15,13 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from toolwire.stream.codecs import sdk
-from toolwire.stream.codecs._dialect import Capabilities, RouteTarget, WireDialect
+from toolwire.stream.codecs._dialect import (
+    Capabilities,
+    ProviderInfo,
+    RateLimitHeaders,
+    RouteTarget,
+    WireDialect,
+)
 from toolwire.stream.codecs.anthropic_request import (
     DIALECT_NAME,
     _tool_schemas,
@@ -136,5 +142,17 @@ DIALECT: Final = WireDialect(
     is_error_body=lambda body: isinstance(body, dict) and body.get("type") == "error",
     sdk_shape=sdk.AnthropicShape(),
     volatile_fields=("metadata",),
+    provider=ProviderInfo(
+        names=("anthropic",),
+        class_name="Anthropic",
+        demo_model="claude-sonnet-4-5",
+        price_provider="anthropic",
+        rate_limit_headers=RateLimitHeaders(
+            limit="anthropic-ratelimit-{resource}-limit",
+            remaining="anthropic-ratelimit-{resource}-remaining",
+            reset="anthropic-ratelimit-{resource}-reset",
+            reset_format="time",
+        ),
+    ),
 )
 """Anthropic's Messages API."""

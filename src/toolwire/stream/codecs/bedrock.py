@@ -13,7 +13,13 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import quote
 
-from toolwire.stream.codecs._dialect import Capabilities, RouteTarget, WireDialect, plain_schemas
+from toolwire.stream.codecs._dialect import (
+    Capabilities,
+    ProviderInfo,
+    RouteTarget,
+    WireDialect,
+    plain_schemas,
+)
 from toolwire.stream.codecs.bedrock_request import (
     DIALECT_NAME,
     encode_messages,
@@ -80,5 +86,11 @@ DIALECT: Final = WireDialect(
     decode_request=emulation.decode_converse_request,
     encoder=emulation.BedrockConverseEncoder,
     otel_provider="aws.bedrock",
+    provider=ProviderInfo(
+        names=("bedrock",),
+        class_name="Bedrock",
+        demo_model="us.amazon.nova-2-lite-v1:0",
+        price_provider="aws",
+    ),
 )
 """Amazon Bedrock's Converse API, in AWS's event stream."""

@@ -22,7 +22,7 @@ from toolwire.errors import RemoteProtocolError
 from toolwire.messages import Message
 from toolwire.stream.codecs import anthropic
 from toolwire.stream.codecs._common import as_str, load_payload
-from toolwire.stream.codecs._dialect import Capabilities, WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, ProviderInfo, WireDialect
 from toolwire.stream.codecs.bedrock import model_path, model_target
 from toolwire.stream.codecs.emulation import bedrock as emulation
 from toolwire.stream.codecs.request import ToolChoice
@@ -120,6 +120,12 @@ DIALECT: Final = WireDialect(
     decode_request=emulation.decode_invoke_request,
     encoder=emulation.BedrockInvokeEncoder,
     otel_provider="aws.bedrock",
+    provider=ProviderInfo(
+        names=("bedrock-invoke",),
+        class_name="BedrockInvoke",
+        demo_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        price_provider="aws",
+    ),
 )
 """Amazon Bedrock's InvokeModel API for Claude: Anthropic's Messages in AWS's
 event stream."""

@@ -47,7 +47,7 @@ from toolwire.stream.codecs._common import (
     token_count,
     unknown_part,
 )
-from toolwire.stream.codecs._dialect import Capabilities, WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, ProviderInfo, WireDialect
 from toolwire.stream.codecs._vertex import ArgsBuilder, PartialArgs, Piece, parse_path
 from toolwire.stream.codecs.emulation import gemini as emulation
 from toolwire.stream.codecs.gemini_request import (
@@ -362,6 +362,12 @@ DIALECT: Final = WireDialect(
     request_path=_request_path,
     is_error_body=lambda body: (
         isinstance(body, dict) and body.get("error") is not None and "candidates" not in body
+    ),
+    provider=ProviderInfo(
+        names=("gemini",),
+        class_name="Gemini",
+        demo_model="gemini-2.5-flash",
+        price_provider="google",
     ),
 )
 """Google's ``generateContent`` (Gemini API and Vertex AI)."""

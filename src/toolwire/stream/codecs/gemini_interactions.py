@@ -52,7 +52,7 @@ from toolwire.stream.codecs._common import (
     unknown_part,
 )
 from toolwire.stream.codecs._continuation import Continuation, continuation, refused
-from toolwire.stream.codecs._dialect import Capabilities, WireDialect
+from toolwire.stream.codecs._dialect import Capabilities, ProviderInfo, WireDialect
 from toolwire.stream.codecs.emulation import gemini_interactions as emulation
 from toolwire.stream.codecs.gemini_interactions_request import (
     DIALECT_NAME,
@@ -462,6 +462,12 @@ DIALECT: Final = WireDialect(
     request_path=_request_path,
     is_error_body=lambda body: (
         isinstance(body, dict) and body.get("error") is not None and "steps" not in body
+    ),
+    provider=ProviderInfo(
+        names=(DIALECT_NAME,),
+        class_name="GeminiInteractions",
+        demo_model="gemini-3-flash-preview",
+        price_provider="google",
     ),
 )
 """Google's Interactions API (Gemini API)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from toolwire.stream.codecs import sdk
-from toolwire.stream.codecs._dialect import Capabilities, WireDialect
+from toolwire.stream.codecs._dialect import X_RATELIMIT, Capabilities, ProviderInfo, WireDialect
 from toolwire.stream.codecs.emulation import openai_chat as emulation
 from toolwire.stream.codecs.openai_chat_args import learn_openai_head, openai_args_event
 from toolwire.stream.codecs.openai_chat_request import (
@@ -80,5 +80,12 @@ DIALECT: Final = WireDialect(
     sdk_shape=sdk.OpenAIChatShape(),
     answer_fields=("stream", "stream_options"),
     volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "stream_options", "user"),
+    provider=ProviderInfo(
+        names=(DIALECT_NAME, "openai"),
+        class_name="OpenAIChat",
+        demo_model="gpt-4.1-mini",
+        price_provider="openai",
+        rate_limit_headers=X_RATELIMIT,
+    ),
 )
 """Chat Completions, as OpenAI and every compatible server speak it."""

@@ -52,6 +52,7 @@ from toolwire.stream.codecs.openai_responses_items import (
 )
 from toolwire.stream.codecs.openai_responses_request import (
     DIALECT_NAME,
+    PROVIDER,
     custom_tool_schema,
     encode_input,
     encode_request,
@@ -496,5 +497,6 @@ DIALECT: Final = WireDialect(
     ),
     sdk_shape=sdk.OpenAIResponsesShape(),
     volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "user"),
+    provider=PROVIDER,
 )
 """The Responses API."""

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 from toolwire import _compat
@@ -18,6 +18,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     STATE_ITEMS,
@@ -37,6 +38,7 @@ from toolwire.stream.codecs.request import (
 
 __all__ = [
     "DIALECT_NAME",
+    "PROVIDER",
     "custom_tool_schema",
     "encode_input",
     "encode_request",
@@ -46,6 +48,14 @@ __all__ = [
 ]
 
 DIALECT_NAME = "openai-responses"
+PROVIDER: Final = ProviderInfo(
+    names=(DIALECT_NAME,),
+    class_name="OpenAIResponses",
+    demo_model="gpt-4.1-mini",
+    price_provider="openai",
+    rate_limit_headers=X_RATELIMIT,
+)
+"""The provider that speaks the Responses API (:class:`toolwire.providers.OpenAIResponses`)."""
 
 
 def resume_path(response_id: str, after: str | None) -> str:
