@@ -137,7 +137,9 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
             )
         )
     text = substitute(turn.text, lookup)
-    if "output" in turn.model_fields_set:
+    # A turn dumped and read again (``model_dump()``) holds ``output: None``:
+    # that is a turn without an output.
+    if turn.output is not None:
         if request.output_native:
             text = jsonio.dumps(turn.output)
         else:

@@ -196,7 +196,7 @@ class Turn(_Model):
     Played the way the request asks for it: as the text of native structured
     output, or as a call of its final-result tool (``output_tool``, else the
     first whose name starts with ``final_result``), cut by ``chunk_size``.
-    Without ``output`` set, the turn plays its text and tool calls."""
+    Without ``output`` (or with ``null``), the turn plays its text and tool calls."""
     output_tool: str | None = None
     """The final-result tool to call (a union's member: ``final_result_Invoice``)."""
     if_error: Turn | None = None
