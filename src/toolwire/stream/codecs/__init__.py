@@ -72,9 +72,6 @@ from toolwire.stream.codecs._codec import (
     ContinuedCodec,
     EventStreamArgsCodec,
     WholeCodec,
-    as_args_event,
-    as_continued,
-    as_whole,
 )
 from toolwire.stream.codecs._common import error_event
 from toolwire.stream.codecs._dialect import (
@@ -84,6 +81,9 @@ from toolwire.stream.codecs._dialect import (
     RateLimitHeaders,
     SchemaTool,
     WireDialect,
+    as_args_event,
+    as_continued,
+    as_whole,
 )
 from toolwire.stream.codecs.anthropic import AnthropicCodec
 from toolwire.stream.codecs.bedrock import BedrockConverseCodec

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol
 
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.framing.eventstream import BytesMatcher
 from toolwire.stream.framing.sse import EventMatcher
 from toolwire.stream.parts import Part
-
-if TYPE_CHECKING:
-    from toolwire.stream.codecs._dialect import WireDialect
 
 __all__ = [
     "ArgsEventCodec",
@@ -27,9 +24,6 @@ __all__ = [
     "ContinuedCodec",
     "EventStreamArgsCodec",
     "WholeCodec",
-    "as_args_event",
-    "as_continued",
-    "as_whole",
 ]
 
 
@@ -122,22 +116,3 @@ class ContinuedCodec(Codec, Protocol):
             UsageError: the codec does not stand at ``(stream_id, after)``.
         """
         ...
-
-
-def as_whole(dialect: WireDialect, codec: Codec) -> WholeCodec | None:
-    """``codec`` (of ``dialect``) as a :class:`WholeCodec`, if its dialect
-    declares whole responses."""
-    return cast(WholeCodec, codec) if dialect.capabilities.whole_responses else None
-
-
-def as_args_event(dialect: WireDialect, codec: Codec) -> ArgsEventCodec | None:
-    """``codec`` (of ``dialect``) as an :class:`ArgsEventCodec` (an
-    :class:`EventStreamArgsCodec` where it streams in AWS event streams), if
-    its dialect declares argument events."""
-    return cast(ArgsEventCodec, codec) if dialect.capabilities.args_events else None
-
-
-def as_continued(dialect: WireDialect, codec: Codec) -> ContinuedCodec | None:
-    """``codec`` (of ``dialect``) as a :class:`ContinuedCodec`, if its
-    dialect declares kept streams."""
-    return cast(ContinuedCodec, codec) if dialect.capabilities.kept_streams else None

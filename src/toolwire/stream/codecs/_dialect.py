@@ -18,14 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast
 
+from toolwire.stream.codecs._codec import (
+    ArgsEventCodec,
+    Codec,
+    ContinuedCodec,
+    WholeCodec,
+)
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.jsonschema import JSONSchema
 from toolwire.types import FinishReason, Usage
 
 if TYPE_CHECKING:
-    from toolwire.stream.codecs import Codec
     from toolwire.stream.codecs.emulation import Encoder, ParsedRequest
     from toolwire.stream.codecs.sdk import Shape
 
@@ -37,6 +42,9 @@ __all__ = [
     "RouteTarget",
     "SchemaTool",
     "WireDialect",
+    "as_args_event",
+    "as_continued",
+    "as_whole",
     "plain_schemas",
 ]
 
@@ -289,3 +297,22 @@ class WireDialect:
     def path_matches(self, path: str) -> bool:
         """True when a request path is one of this dialect's."""
         return bool(self.paths) and path.rstrip("/").endswith(self.paths)
+
+
+def as_whole(dialect: WireDialect, codec: Codec) -> WholeCodec | None:
+    """``codec`` (of ``dialect``) as a :class:`WholeCodec`, if its dialect
+    declares whole responses."""
+    return cast(WholeCodec, codec) if dialect.capabilities.whole_responses else None
+
+
+def as_args_event(dialect: WireDialect, codec: Codec) -> ArgsEventCodec | None:
+    """``codec`` (of ``dialect``) as an :class:`ArgsEventCodec` (an
+    :class:`EventStreamArgsCodec` where it streams in AWS event streams), if
+    its dialect declares argument events."""
+    return cast(ArgsEventCodec, codec) if dialect.capabilities.args_events else None
+
+
+def as_continued(dialect: WireDialect, codec: Codec) -> ContinuedCodec | None:
+    """``codec`` (of ``dialect``) as a :class:`ContinuedCodec`, if its
+    dialect declares kept streams."""
+    return cast(ContinuedCodec, codec) if dialect.capabilities.kept_streams else None
