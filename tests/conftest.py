@@ -24,6 +24,7 @@ import anyio
 import pytest
 
 from tests._hypothesis import load_profile
+from tests._tracing import guard_thread_tracing
 
 pytest_plugins = ["pytester", "tests._postgres"]
 
@@ -40,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # start (pyproject.toml: patch = subprocess); the processes the tests
         # start are not: they would import coverage's own modules.
         os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
+    guard_thread_tracing()
     home = Path(tempfile.mkdtemp(prefix="toolwire-test-home-"))
     config.stash[_HOME_KEY] = home
     os.environ["HOME"] = os.environ["XDG_STATE_HOME"] = str(home)
