@@ -55,10 +55,25 @@ worker (``--dist loadgroup``), since two Ray instances at once would only
 slow each other on a small machine."""
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if any(part in item.nodeid for part in RAY_TESTS):
-            item.add_marker(pytest.mark.xdist_group("ray"))
+def is_ray_test(nodeid: str) -> bool:
+    return any(part in nodeid for part in RAY_TESTS)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` with the Ray tests as one group, the largest unit,
+    so it is handed out first; every other test is a unit of its own.
+
+    pytest-xdist's own ``xdist_group`` marker renames the node ids it groups,
+    which pytest 9.2 no longer lets a plugin do: the group is made here."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class RayGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "ray" if is_ray_test(nodeid) else nodeid
+
+    return RayGroupScheduling(config, log)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
