@@ -116,9 +116,10 @@ bench-tricks: $(STAMP)
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py $(BENCH_ARGS)
 
-# TOOLWIRE_CLUSTER_RUNS=200 for a shorter batch.
+# The cluster test at its full size (make test runs it on 500 prompts);
+# TOOLWIRE_CLUSTER_RUNS=N for another.
 test-cluster: $(STAMP)
-	$(BIN)/python -m pytest -q tests/cluster
+	TOOLWIRE_CLUSTER_RUNS=$${TOOLWIRE_CLUSTER_RUNS:-2000} $(BIN)/python -m pytest -q tests/cluster
 
 # Real servers: llama-cpp-python's server and llama.cpp's llama-server, built
 # from the llama-cpp-python source package on PyPI and cached in

@@ -7,7 +7,10 @@ that does all its work inside one C call (a regular expression) shows none,
 so :func:`cpu_guard` also bounds the CPU time the call may take, with an
 interval timer of the process's own CPU time (not the wall clock): a
 quadratic pattern on 1 MB runs for minutes, and is stopped after a few
-seconds instead of hanging the suite.
+seconds instead of hanging the suite. Both run with coverage paused
+(:func:`untraced`): they measure how work grows with size, over lines other
+tests cover, and tracing each of a megabyte's lines would only multiply
+the suite's time several times over.
 """
 
 from __future__ import annotations
@@ -29,8 +32,28 @@ class TooSlow(BaseException):
 
 
 @contextmanager
+def untraced() -> Iterator[None]:
+    """Coverage paused in the block, when ``make test`` measures it."""
+    try:
+        import coverage
+    except ImportError:  # make unit's tier measures nothing
+        yield
+        return
+    measuring = coverage.Coverage.current()
+    if measuring is None:
+        yield
+        return
+    measuring.stop()
+    try:
+        yield
+    finally:
+        measuring.start()
+
+
+@contextmanager
 def cpu_guard(seconds: float) -> Iterator[None]:
-    """Raise :class:`TooSlow` in the block after ``seconds`` of process CPU time."""
+    """Raise :class:`TooSlow` in the block after ``seconds`` of process CPU time
+    (coverage paused: :func:`untraced`)."""
 
     def alarm(signum: int, frame: FrameType | None) -> None:
         raise TooSlow(f"more than {seconds} s of CPU")
@@ -38,7 +61,8 @@ def cpu_guard(seconds: float) -> Iterator[None]:
     previous = signal.signal(signal.SIGPROF, alarm)
     signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
-        yield
+        with untraced():
+            yield
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)

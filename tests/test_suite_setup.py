@@ -59,3 +59,15 @@ def test_the_ray_tests_are_one_unit_of_work(request: pytest.FixtureRequest) -> N
     assert {scope(nodeid) for nodeid in ray} == {"ray"}
     other = ["tests/test_sse.py::test_a[1]", "tests/test_sse.py::test_a[2]"]
     assert [scope(nodeid) for nodeid in other] == other
+
+
+def test_a_cpu_guard_pauses_coverage_and_gives_it_back() -> None:
+    import sys
+
+    from tests._linear import cpu_guard
+
+    before = sys.gettrace()
+    with cpu_guard(5):
+        inside = sys.gettrace()
+    assert inside is None
+    assert (sys.gettrace() is None) == (before is None)
