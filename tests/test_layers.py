@@ -214,19 +214,23 @@ def _reach(start: str) -> set[str]:
 
 
 def test_errors_and_types_do_not_import_each_other_even_for_type_checkers() -> None:
-    # errors.py is the bottom of the house: not even a TYPE_CHECKING import
+    # errors/ is the bottom of the house: not even a TYPE_CHECKING import
     # of the value types above it (StreamTruncated names what it reads of a
-    # call with a protocol instead).
-    tree = ast.parse((SRC / "errors.py").read_text())
-    imported = [
-        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-    ] + [
-        alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
-    ]
-    assert not [name for name in imported if name.startswith("toolwire")]
+    # call with a protocol instead); its family modules import only each other.
+    imported = []
+    for path in sorted((SRC / "errors").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported += [
+            node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        ] + [
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        ]
+    assert "toolwire.errors._base" in imported
+    outside = [name for name in imported if name.startswith("toolwire")]
+    assert [name for name in outside if not name.startswith("toolwire.errors.")] == []
 
 
 PUBLIC_FACES = {
@@ -234,7 +238,6 @@ PUBLIC_FACES = {
     "__main__",
     "_compat",
     "backoff",
-    "errors",
     "events",
     "messages",
     "observe",
@@ -243,7 +246,7 @@ PUBLIC_FACES = {
     "types",
 }
 """The only modules directly under ``src/toolwire/``: public faces (value
-types, errors, the observer protocol, the Ray entry point), ``__main__`` and
+types, events, the observer protocol, the Ray entry point), ``__main__`` and
 the one home of older names. Everything else lives in a package that says
 which layer it belongs to."""
 
@@ -254,7 +257,7 @@ def test_only_public_faces_sit_at_the_top() -> None:
 
 def test_the_layers_are_packages() -> None:
     packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
-    assert {"stream", "http", "agent", "tools", "journal", "testing"} <= packages
+    assert {"errors", "stream", "http", "agent", "tools", "journal", "testing"} <= packages
 
 
 def test_the_home_of_older_names_imports_nothing_of_toolwire() -> None:
