@@ -114,7 +114,7 @@ class RunDriver:
         self.turn_cost: Cost | None = None
         self.tools = ToolSteps(config, run_id, observers, emit)
         """Runs the tools of each turn, and holds the run's approvals."""
-        self.replay: str | None = None
+        self.kept_stream: str | None = None
         """A response the provider keeps for the turn to resume: read again
         by the next request instead of asking again."""
         self.refused = 0
@@ -180,7 +180,7 @@ class RunDriver:
         # Without a recorded answer, the last turn is requested again
         # (or read again, when the provider keeps the response).
         self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
-        self.replay = plan.streaming if settling is None else None
+        self.kept_stream = plan.streaming if settling is None else None
         return settling
 
     async def _reply(
@@ -372,14 +372,14 @@ class RunDriver:
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         config = self.config
         meter = self.meter
-        replay, self.replay = self.replay, None
+        kept, self.kept_stream = self.kept_stream, None
         source = config.provider.reader(
             request,
             transport=config.transport,
             # A crossing raises on the read that made it: the stream is closed
             # and none of that read's calls is handed on.
             watch=meter.watch if meter.watching else None,
-            replay=replay,
+            kept_stream=kept,
             # When nobody takes the events as they come (no listener, no eager
             # tool, no limit to stop at), the body is decoded in larger pieces.
             hold=0 if self.emit_many is not None or config.eager or meter.checking else HOLD,
