@@ -174,7 +174,38 @@ def test_there_is_no_import_cycle_even_for_type_checkers() -> None:
     # A module that needs a type from a module importing it names what it
     # needs with a protocol (tools._call.CallSettings).
     graph = {name: imports(name, type_checking=True) for name in MODULES}
+    # An import made only for the type checker is in this graph, not in the
+    # interpreter's: the driver names HttpRequest under TYPE_CHECKING only.
+    assert "toolwire.http" in graph["toolwire.agent._driver"]
+    assert "toolwire.http" not in GRAPH["toolwire.agent._driver"]
+    assert all(GRAPH[name] <= graph[name] for name in MODULES)
     assert cycles(graph) == []
+
+
+def test_a_cycle_through_a_type_checking_import_is_found() -> None:
+    # The interpreter's graph of a pair that names each other's types: one
+    # way at import time, the other under TYPE_CHECKING only. No cycle runs,
+    # and yet the type checker (and the reader) sees one.
+    runtime = {"a": {"b"}, "b": set()}
+    checked = {"a": {"b"}, "b": {"a"}}
+    assert cycles(runtime) == [] and cycles(checked) == [["a", "b"]]
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nimport toolwire.errors\n"
+        "if TYPE_CHECKING:\n    import toolwire.agent\n"
+    )
+    seen = [
+        alias.name
+        for node in _runtime_statements(tree.body, type_checking=True)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    hidden = [
+        alias.name
+        for node in _runtime_statements(tree.body)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    assert seen == ["toolwire.errors", "toolwire.agent"] and hidden == ["toolwire.errors"]
 
 
 def test_there_is_no_import_cycle_even_through_imports_inside_functions() -> None:
