@@ -28,6 +28,7 @@ __all__ = [
     "load_payload",
     "meta_part",
     "output_with_reasoning",
+    "summed_usage",
     "thinking_usage",
     "token_count",
     "unknown_part",
@@ -190,6 +191,17 @@ def token_count(raw: Mapping[str, Any], key: str, dialect: str, within: str = ""
         f"{dialect}: the usage's {field} is {_shown(value)}, {why}: not a token count",
         field=field,
         value=value,
+    )
+
+
+def summed_usage(
+    prompt: int | None, output: int | None, raw: dict[str, Any], cached: int | None = None
+) -> Usage:
+    """The usage of a dialect that sends no total (Cohere, Ollama): the total
+    is the sum of the two counts, ``None`` only when neither came."""
+    total = None if prompt is None and output is None else (prompt or 0) + (output or 0)
+    return Usage(
+        input_tokens=prompt, output_tokens=output, total_tokens=total, cached_tokens=cached, raw=raw
     )
 
 
