@@ -288,6 +288,16 @@ class RunFailed:
     cost: dict[str, Any] | None = None
     totals: dict[str, Any] | None = field(default=None, metadata=_OMIT)
 
+    @property
+    def ending(self) -> str:
+        """How the run ended, in the words every view of the journal uses:
+        ``cancelled``, ``stopped by a usage limit`` or ``failed``."""
+        if self.cancelled:
+            return "cancelled"
+        if (self.error or {}).get("type") == "usage_limit_exceeded":
+            return "stopped by a usage limit"
+        return "failed"
+
 
 Record = (
     RunStarted
