@@ -33,11 +33,9 @@ from toolwire.agent._runs import (
 from toolwire.agent._suspend import Answers
 from toolwire.cost import Budget, Prices, UsageLimits, default_prices
 from toolwire.errors import UsageError
-from toolwire.events import Event
 from toolwire.journal import (
     Decision,
     Journal,
-    ResumePlan,
     WaitingCall,
     open_journal,
     waiting_for,
@@ -256,7 +254,7 @@ class Agent(Generic[OutputT]):
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
         with run_lease(self.journal, chosen):
-            return await self._run(messages, chosen, None, None, spec=spec)
+            return await run_to_end(self, self._observers, messages, chosen, None, None, spec=spec)
 
     @overload
     def run_sync(
@@ -475,20 +473,3 @@ class Agent(Generic[OutputT]):
         if output_type is None:
             return self._output
         return output_spec(output_type, self.output_mode, strict=self.output_strict)
-
-    # -- one run ----------------------------------------------------------------------
-
-    async def _run(
-        self,
-        messages: list[Message],
-        run_id: str,
-        emit: Callable[[AgentEvent], None] | None,
-        emit_many: Callable[[list[Event]], None] | None,
-        *,
-        plan: ResumePlan | None = None,
-        spec: OutputSpec[Any] | None = None,
-    ) -> RunResult[Any]:
-        """One run to its end (see :func:`~toolwire.agent._runs.run_to_end`)."""
-        return await run_to_end(
-            self, self._observers, messages, run_id, emit, emit_many, plan=plan, spec=spec
-        )
