@@ -86,8 +86,8 @@ class ProviderStream:
         continuation: how a cut stream is continued (``None``: it is not).
         kept_stream: the id of a stream the provider keeps, read again from
             its first event (a continuation) instead of sending ``request``.
-        resumer, replay: the former names of ``continuation`` and
-            ``kept_stream`` (deprecated).
+        resumer: the former name of ``continuation`` (deprecated).
+        replay: the former name of ``kept_stream`` (deprecated).
         hold: for a reader that wants the result, not each event as soon as
             it can be: the body's pieces are held back until this many bytes
             have come (or the body ends, or is cut) and decoded together (0:
