@@ -1,11 +1,13 @@
-"""One error tree: every exception class toolwire defines lives in
-``toolwire/errors.py``, and the tree drawn in that module's docstring (which
+"""One error tree: every exception class toolwire defines lives in the
+``toolwire/errors/`` package (one module per family, each class named from
+``toolwire.errors``), and the tree drawn in the package's docstring (which
 the API reference renders) is the tree the classes form."""
 
 from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import inspect
 import re
 from pathlib import Path
@@ -55,9 +57,9 @@ def exception_classes() -> set[tuple[str, str]]:
 def test_the_scan_finds_exceptions_through_toolwire_bases() -> None:
     found = exception_classes()
     # LeaseLost derives from RunLeased, which derives from JournalError.
-    assert ("errors.py", "LeaseLost") in found
-    assert ("errors.py", "UnpricedCostWarning") in found
-    assert ("errors.py", "UnfinishedCall") not in found
+    assert ("errors/_journal.py", "LeaseLost") in found
+    assert ("errors/_usage.py", "UnpricedCostWarning") in found
+    assert ("errors/_protocol.py", "UnfinishedCall") not in found
 
 
 def test_every_exception_class_lives_in_errors_py() -> None:
@@ -67,7 +69,7 @@ def test_every_exception_class_lives_in_errors_py() -> None:
     outside = sorted(
         f"{path}: {name}"
         for path, name in exception_classes()
-        if path != "errors.py" and not name.startswith("_")
+        if not path.startswith("errors/") and not name.startswith("_")
     )
     assert outside == []
 
@@ -123,6 +125,20 @@ def test_the_documented_tree_is_the_tree_of_the_classes() -> None:
     assert set(tree) - set(classes) <= _BUILTIN_EXCEPTIONS, "drawn but not defined"
     for name, cls in classes.items():
         assert tree[name] == [base.__name__ for base in cls.__bases__], name
+
+
+def test_every_class_of_the_family_modules_is_named_from_errors() -> None:
+    # Reprs, pickles and the API reference say ``toolwire.errors.X``, whichever
+    # family module defines it; and each family's class is the package's.
+    families = [p for p in sorted((SRC / "errors").glob("_*.py")) if p.stem != "__init__"]
+    assert len(families) >= 5
+    for path in families:
+        module = importlib.import_module(f"toolwire.errors.{path.stem}")
+        for name in module.__all__:
+            assert getattr(errors, name) is getattr(module, name), name
+    assert "LeaseLost" in defined_exceptions()  # found by its module: the package's
+    stand_in = errors.RemoteToolError.standing_for("bad", "Picky", False, None)
+    assert type(stand_in).__module__ == "toolwire.errors"
 
 
 def test_every_error_is_exported_from_errors() -> None:

@@ -174,7 +174,38 @@ def test_there_is_no_import_cycle_even_for_type_checkers() -> None:
     # A module that needs a type from a module importing it names what it
     # needs with a protocol (tools._call.CallSettings).
     graph = {name: imports(name, type_checking=True) for name in MODULES}
+    # An import made only for the type checker is in this graph, not in the
+    # interpreter's: the driver names HttpRequest under TYPE_CHECKING only.
+    assert "toolwire.http" in graph["toolwire.agent._driver"]
+    assert "toolwire.http" not in GRAPH["toolwire.agent._driver"]
+    assert all(GRAPH[name] <= graph[name] for name in MODULES)
     assert cycles(graph) == []
+
+
+def test_a_cycle_through_a_type_checking_import_is_found() -> None:
+    # The interpreter's graph of a pair that names each other's types: one
+    # way at import time, the other under TYPE_CHECKING only. No cycle runs,
+    # and yet the type checker (and the reader) sees one.
+    runtime = {"a": {"b"}, "b": set()}
+    checked = {"a": {"b"}, "b": {"a"}}
+    assert cycles(runtime) == [] and cycles(checked) == [["a", "b"]]
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nimport toolwire.errors\n"
+        "if TYPE_CHECKING:\n    import toolwire.agent\n"
+    )
+    seen = [
+        alias.name
+        for node in _runtime_statements(tree.body, type_checking=True)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    hidden = [
+        alias.name
+        for node in _runtime_statements(tree.body)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    assert seen == ["toolwire.errors", "toolwire.agent"] and hidden == ["toolwire.errors"]
 
 
 def test_there_is_no_import_cycle_even_through_imports_inside_functions() -> None:
@@ -214,19 +245,23 @@ def _reach(start: str) -> set[str]:
 
 
 def test_errors_and_types_do_not_import_each_other_even_for_type_checkers() -> None:
-    # errors.py is the bottom of the house: not even a TYPE_CHECKING import
+    # errors/ is the bottom of the house: not even a TYPE_CHECKING import
     # of the value types above it (StreamTruncated names what it reads of a
-    # call with a protocol instead).
-    tree = ast.parse((SRC / "errors.py").read_text())
-    imported = [
-        node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-    ] + [
-        alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
-    ]
-    assert not [name for name in imported if name.startswith("toolwire")]
+    # call with a protocol instead); its family modules import only each other.
+    imported = []
+    for path in sorted((SRC / "errors").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        imported += [
+            node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+        ] + [
+            alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        ]
+    assert "toolwire.errors._base" in imported
+    outside = [name for name in imported if name.startswith("toolwire")]
+    assert [name for name in outside if not name.startswith("toolwire.errors.")] == []
 
 
 PUBLIC_FACES = {
@@ -234,7 +269,6 @@ PUBLIC_FACES = {
     "__main__",
     "_compat",
     "backoff",
-    "errors",
     "events",
     "messages",
     "observe",
@@ -243,7 +277,7 @@ PUBLIC_FACES = {
     "types",
 }
 """The only modules directly under ``src/toolwire/``: public faces (value
-types, errors, the observer protocol, the Ray entry point), ``__main__`` and
+types, events, the observer protocol, the Ray entry point), ``__main__`` and
 the one home of older names. Everything else lives in a package that says
 which layer it belongs to."""
 
@@ -254,7 +288,7 @@ def test_only_public_faces_sit_at_the_top() -> None:
 
 def test_the_layers_are_packages() -> None:
     packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
-    assert {"stream", "http", "agent", "tools", "journal", "testing"} <= packages
+    assert {"errors", "stream", "http", "agent", "tools", "journal", "testing"} <= packages
 
 
 def test_the_home_of_older_names_imports_nothing_of_toolwire() -> None:

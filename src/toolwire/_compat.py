@@ -8,7 +8,12 @@
 * renamed module attributes (:data:`RENAMED`) are served by the module's
   ``__getattr__``, which asks :func:`renamed`;
 * renamed keyword arguments and properties (:data:`RENAMED_ARGUMENTS`) call
-  :func:`renamed_argument`; renamed command-line options
+  :func:`renamed_argument`;
+* renamed methods that subclasses override (:data:`RENAMED_METHODS`): an
+  override under the old name still takes effect, with a warning when its
+  class is made (:func:`forward_override`), and the old method still answers
+  (:func:`below_overrides`); a class defining both names is refused;
+  renamed command-line options
   (:data:`RENAMED_OPTIONS`) print :func:`renamed_option`'s note on stderr.
 
 Keys that older releases *wrote* (a journal header's or a cassette's
@@ -34,7 +39,10 @@ __all__ = [
     "MOVED_MODULES",
     "RENAMED",
     "RENAMED_ARGUMENTS",
+    "RENAMED_METHODS",
     "RENAMED_OPTIONS",
+    "below_overrides",
+    "forward_override",
     "install",
     "renamed",
     "renamed_argument",
@@ -92,6 +100,10 @@ RENAMED: dict[tuple[str, str], tuple[str, str]] = {
     ("toolwire.providers", "StreamResponse"): ("toolwire.http", "StreamResponse"),
     ("toolwire.providers", "Transport"): ("toolwire.http", "Transport"),
     ("toolwire.providers", "retry_after_seconds"): ("toolwire.http", "retry_after_seconds"),
+    ("toolwire.providers._reads", "Resumer"): (
+        "toolwire.providers._continuation",
+        "Continuation",
+    ),
 }
 """(module, old name) -> (module, current name)."""
 
@@ -106,8 +118,16 @@ RENAMED_ARGUMENTS: dict[tuple[str, str], str] = {
     ("Provider", "resume_attempts"): "continuation_attempts",
     ("Provider", "resume_timeout"): "continuation_timeout",
     ("EmulationServer", "resumes"): "continuations",
+    ("Provider.reader", "replay"): "kept_stream",
+    ("ProviderStream", "resumer"): "continuation",
+    ("ProviderStream", "replay"): "kept_stream",
 }
 """(owner, old keyword argument or property) -> current name."""
+
+RENAMED_METHODS: dict[tuple[str, str], str] = {
+    ("Provider", "resumer"): "continuation",
+}
+"""(class, old method name) -> current name, for methods subclasses override."""
 
 RENAMED_OPTIONS: dict[tuple[str, str], str] = {
     ("inspect", "--api"): "--dialect",
@@ -135,6 +155,55 @@ def renamed_argument(owner: str, old: str) -> str:
     new = RENAMED_ARGUMENTS[(owner, old)]
     warnings.warn(f"{owner}: {old} is now {new}", DeprecationWarning, stacklevel=3)
     return new
+
+
+def forward_override(cls: type, owner: str, old: str) -> None:
+    """Called when ``cls``, a subclass of ``owner``, is made: an override of
+    ``owner``'s renamed method ``old`` becomes the override of its new name
+    (with a warning), so that it is never silently left uncalled.
+
+    Raises:
+        TypeError: ``cls`` defines both the old and the new name.
+    """
+    if old not in cls.__dict__:
+        return
+    new = RENAMED_METHODS[(owner, old)]
+    where = f"{cls.__module__}.{cls.__qualname__}"
+    if new in cls.__dict__:
+        raise TypeError(
+            f"{where} defines both {old}() and {new}(): {owner}.{old}() is now "
+            f"{new}(); keep only {new}()"
+        )
+    warnings.warn(
+        f"{where}.{old}() overrides {owner}.{old}(), which is now {new}(): rename it",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    override = cls.__dict__[old]
+
+    def forwarded(self: object, *args: object, **kwargs: object) -> object:
+        return override(self, *args, **kwargs)
+
+    forwarded.__name__ = forwarded.__qualname__ = new
+    forwarded.__doc__ = f"{where}.{old}(), under its new name."
+    forwarded._toolwire_forwarded = True  # type: ignore[attr-defined]
+    setattr(cls, new, forwarded)
+
+
+def below_overrides(instance: object, owner: type, old: str) -> object:
+    """``owner``'s renamed method ``old`` on ``instance``, as the old name
+    answers it (with a warning): the new method of the nearest class below
+    every override of the old name (a subclass's ``super().old()`` reaches
+    this, and must not come back to its own override)."""
+    new = RENAMED_METHODS[(owner.__name__, old)]
+    warnings.warn(f"{owner.__name__}.{old}() is now {new}()", DeprecationWarning, stacklevel=3)
+    mro = type(instance).__mro__
+    last = max((i for i, c in enumerate(mro) if old in c.__dict__ and c is not owner), default=-1)
+    for cls in mro[last + 1 :]:
+        method = cls.__dict__.get(new)
+        if method is not None and not getattr(method, "_toolwire_forwarded", False):
+            return method.__get__(instance, type(instance))
+    raise AttributeError(f"{owner.__name__}.{new}")
 
 
 def renamed_option(command: str, old: str) -> str:

@@ -17,7 +17,8 @@ from toolwire.errors import ProviderError
 from toolwire.http import HttpRequest
 from toolwire.messages import UserMessage
 from toolwire.providers import GeminiInteractions
-from toolwire.providers._reads import ProviderStream, Resumer
+from toolwire.providers._continuation import Continuation
+from toolwire.providers._reads import ProviderStream
 from toolwire.testing import EmulationServer, Scenario
 
 MODEL = "gemini-3-flash-preview"
@@ -179,8 +180,8 @@ async def test_without_continuations_a_cut_stream_is_reported() -> None:
 class LostStreams(GeminiInteractions):
     """Asks to continue an interaction the server does not know."""
 
-    def resumer(self, request: HttpRequest) -> Resumer | None:
-        inner = super().resumer(request)
+    def continuation(self, request: HttpRequest) -> Continuation | None:
+        inner = super().continuation(request)
         assert inner is not None
         return replace(inner, request=lambda stream_id, after: inner.request("v1_unknown", after))
 
@@ -218,7 +219,7 @@ def test_the_key_goes_in_a_header_of_both_requests() -> None:
     request = provider.build_request(model=MODEL, messages=[UserMessage("hi")])
     assert request.url == "https://example.test/v1beta/interactions"
     assert request.headers["x-goog-api-key"] == "secret-key"
-    resumer = provider.resumer(request)
+    resumer = provider.continuation(request)
     assert resumer is not None
     again = resumer.request("v1_a/b", "evt 7")
     assert again.method == "GET"
@@ -237,7 +238,7 @@ def test_nothing_to_continue_from_without_stored_interactions() -> None:
         (GeminiInteractions(api_key="k", continuation_attempts=0), None),
     ):
         request = provider.build_request(model=MODEL, messages=[UserMessage("hi")], extra=extra)
-        assert provider.resumer(request) is None
+        assert provider.continuation(request) is None
 
 
 # -- the bound on continuations (a small unit test with a scripted transport) ---------
@@ -278,7 +279,7 @@ async def test_continuations_are_bounded() -> None:
         transport=transport,  # type: ignore[arg-type]
         parse_error=None,
         dialect="gemini-interactions",
-        resumer=provider.resumer(request),
+        continuation=provider.continuation(request),
     )
     with pytest.raises(ReadError):
         async with contextlib.aclosing(source.reads()) as reads:

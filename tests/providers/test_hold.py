@@ -17,7 +17,8 @@ from toolwire.events import Event, ToolCallReady
 from toolwire.http import HttpRequest
 from toolwire.messages import UserMessage
 from toolwire.providers import OpenAIChat
-from toolwire.providers._reads import HOLD, ProviderStream, Resumer, _Held
+from toolwire.providers._continuation import Continuation
+from toolwire.providers._reads import HOLD, ProviderStream, _Held
 from toolwire.testing import EmulationServer, Scenario
 
 MODEL = "gpt-4o-mini"
@@ -73,19 +74,21 @@ def request_for(provider: OpenAIChat) -> HttpRequest:
     )
 
 
-def stream_for(provider: OpenAIChat, hold: int, resumer: Resumer | None = None) -> ProviderStream:
+def stream_for(
+    provider: OpenAIChat, hold: int, resumer: Continuation | None = None
+) -> ProviderStream:
     return ProviderStream(
         request_for(provider),
         transport=provider.transport,
         parse_error=provider.parse_error,
         dialect=provider.dialect,
-        resumer=resumer,
+        continuation=resumer,
         hold=hold,
     )
 
 
 async def read_all(
-    server: EmulationServer, hold: int, resumer: Resumer | None = None
+    server: EmulationServer, hold: int, resumer: Continuation | None = None
 ) -> tuple[list[list[Event]], ProviderStream]:
     """Every batch of events the stream gives, and the stream."""
     provider = OpenAIChat(api_key="k", base_url=server.url_for("openai-chat"))
@@ -142,7 +145,7 @@ async def test_a_stream_that_may_be_resumed_is_decoded_a_read_at_a_time() -> Non
         raise AssertionError("not cut")
 
     with EmulationServer(weather()) as server:
-        batches, _ = await read_all(server, HOLD, Resumer(request=resume))
+        batches, _ = await read_all(server, HOLD, Continuation(request=resume))
     assert len(batches) > 10
 
 

@@ -392,9 +392,10 @@ def test_matched_deltas_read_as_the_general_path_reads_them(
 
 def test_plain_deltas_are_taken_as_matches() -> None:
     decoder = StreamDecoder("bedrock-converse")
-    assert decoder._fast is not None and decoder._sse is not None
+    fast = decoder._payloads.fast
+    assert fast is not None and decoder._sse is not None
     payload = '{"contentBlockIndex":0,"delta":{"toolUse":{"input":"{\\"a\\""}},"p":"xyz"}'
-    found = decoder._fast.args_event(payload, 0)
+    found = fast.args_event(payload, 0)
     assert found is not None and found.groups() == ("0", '{\\"a\\"')
 
 

@@ -137,3 +137,22 @@ def test_reasoning_is_counted_in_the_output(
     raw["completion_tokens_details"] = {"reasoning_tokens": reasoning}
     usage = usage_from_openai(raw)
     assert (usage.output_tokens, usage.reasoning_tokens) == expected
+
+
+@pytest.mark.parametrize(
+    ("dialect", "name"),
+    [
+        ("cohere-v2", "cohere/openllmetry_cohere_v2_plan_two_calls"),
+        ("ollama-ndjson", "ollama/ndjson_single_call_docs"),
+    ],
+)
+def test_a_total_of_zero_counts_is_zero(dialect: str, name: str) -> None:
+    # The dialects that send no total: it is the sum of what came, and zero
+    # counts make a total of 0 (Cohere's was unknown, as if none had come).
+    body = (CORPUS / f"{name}.sse").read_bytes()
+    for key in ("input_tokens", "output_tokens", "prompt_eval_count", "eval_count"):
+        if key.encode() in body:
+            body = with_count(body, key, "0")
+    usage = decoded(dialect, body).usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (0, 0, 0)

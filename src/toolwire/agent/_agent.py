@@ -1,71 +1,43 @@
 """The agent: model -> tool calls -> execute -> results -> model, until the
 model answers or the turn limit is reached.
 
-Theory of operation
--------------------
-Each *turn* builds one request from the conversation (through the provider,
-which owns the wire shape), streams the response through toolwire's decoder,
-and collects complete tool calls. Calls are executed by a
-:class:`~toolwire.Toolbox` (validation, timeouts, retries, approval); their
-results go back as :class:`~toolwire.messages.ToolResultMessage` in call
-order, with the ids the model gave, invalid arguments and tool errors
-included so the model can correct itself. The loop ends when a turn has no
-tool call (the answer), or with a typed ``max_turns`` outcome.
-
-What to do after a turn is decided by pure functions (:mod:`toolwire.agent.loop`),
-tested without I/O; :mod:`toolwire.agent._driver` carries the decisions out,
-:mod:`toolwire.agent._lifecycle` holds a run's lease and tells its observers
-of its start and end, and this module is the public face: configuration, :meth:`Agent.run`,
-:meth:`Agent.stream` and :meth:`Agent.resume`. The run's records and events
-are value types in :mod:`toolwire.run`.
-
-With ``eager=True``, a ``read_only`` tool starts as soon as its call is
-provably complete, while the model is still streaming; if that stream then
-fails, the early work is cancelled and discarded. Cancelling a run (task
-cancellation, Ctrl-C) cancels every tool task it started: tool batches run
-inside task groups owned by the run.
-
-Every run is recorded in a journal (:mod:`toolwire.journal`) unless
-``journal=False``: the journal is the first observer, so each step is on
-disk before it happens. :meth:`Agent.resume` reads a run's journal and
-continues from its last recorded step: a recorded tool outcome is reused, an
-interrupted call runs again only when that is safe (``read_only``, or
-``idempotent=True``: it gets the same idempotency key as the first time), and
-is otherwise reported to the model as interrupted; a turn whose answer was not
-recorded is requested again.
+This module is the public face: configuration, :meth:`Agent.run`,
+:meth:`Agent.stream` and :meth:`Agent.resume`; the package's docstring
+(:mod:`toolwire.agent`) tells how a run goes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import secrets
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, overload
+from typing import TYPE_CHECKING, Any, Generic, overload
 
 import anyio
 from typing_extensions import TypeVar
 
 from toolwire.agent._config import agent_toolbox, initial_messages, journal_setting
-from toolwire.agent._driver import RunConfig, RunDriver
 from toolwire.agent._events import run_events
-from toolwire.agent._lifecycle import AgentObservers, resume_point, run_lease
+from toolwire.agent._lifecycle import AgentObservers, run_lease
 from toolwire.agent._output import OutputMode, OutputSpec, output_spec
-from toolwire.agent._resumed import finished_result
+from toolwire.agent._runs import (
+    check_limits,
+    new_run,
+    resume_to_end,
+    resumed_run,
+    run_config,
+    run_settings,
+    run_to_end,
+)
 from toolwire.agent._suspend import Answers
-from toolwire.agent._typed import Accepted, judge
-from toolwire.agent.loop import RequestOptions
-from toolwire.cost import Budget, Prices, UsageLimits, check_priced, default_prices
+from toolwire.cost import Budget, Prices, UsageLimits, default_prices
 from toolwire.errors import UsageError
-from toolwire.events import Event
 from toolwire.journal import (
     Decision,
     Journal,
-    ResumePlan,
     WaitingCall,
     open_journal,
-    resolve_approval_key,
     waiting_for,
 )
 from toolwire.messages import Message
@@ -76,7 +48,6 @@ from toolwire.run import (
     OutputDelta,
     OutputT,
     RunFinished,
-    RunInfo,
     RunResult,
     RunStarted,
     ToolCallRecord,
@@ -278,12 +249,12 @@ class Agent(Generic[OutputT]):
             OutputInvalid: a typed run's answers failed validation
                 ``output_retries + 1`` times.
         """
-        self._check_limits()
+        check_limits(self)
         spec = self._spec(output_type)
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
         with run_lease(self.journal, chosen):
-            return await self._run(messages, chosen, None, None, spec=spec)
+            return await run_to_end(self, self._observers, messages, chosen, None, None, spec=spec)
 
     @overload
     def run_sync(
@@ -344,18 +315,12 @@ class Agent(Generic[OutputT]):
         A typed run (``output_type``) also yields an :class:`OutputDelta`
         after each delta of its answer.
         """
-        self._check_limits()
+        check_limits(self)
         spec = self._spec(output_type)
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
 
-        async def runner(
-            emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
-        ) -> None:
-            with run_lease(self.journal, chosen):
-                emit(RunStarted(run_id=chosen))
-                result = await self._run(messages, chosen, emit, emit_many, spec=spec)
-                emit(RunFinished(result=result))
+        runner = new_run(self, self._observers, messages, chosen, spec)
 
         # Closed in this task when the caller closes us: left to the garbage
         # collector, its task group would be exited from another task.
@@ -410,16 +375,9 @@ class Agent(Generic[OutputT]):
             ProviderError: as for :meth:`run` (also ``TransportError`` and
                 ``ProtocolError``).
         """
-        self._check_limits()
-        answers = Answers(
-            tuple(approvals), dict(results or {}), principal, resolve_approval_key(approval_key)
-        )
-        with self._resuming(run_id, answers) as (run_id, plan, finished):
-            if finished is not None:
-                return self._finished(plan, finished)
-            return await self._run(
-                list(plan.messages), run_id, None, None, plan=plan, spec=self._output
-            )
+        check_limits(self)
+        answers = Answers.given(approvals, results, principal, approval_key)
+        return await resume_to_end(self, self._observers, run_id, answers, self._output)
 
     def resume_sync(
         self,
@@ -454,24 +412,10 @@ class Agent(Generic[OutputT]):
     ) -> AsyncGenerator[AgentEvent, None]:
         """:meth:`resume`, yielding the events of the rest of the run as
         :meth:`stream` does."""
-        self._check_limits()
-        answers = Answers(
-            tuple(approvals), dict(results or {}), principal, resolve_approval_key(approval_key)
-        )
+        check_limits(self)
+        answers = Answers.given(approvals, results, principal, approval_key)
 
-        async def runner(
-            emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
-        ) -> None:
-            with self._resuming(run_id, answers) as (found, plan, finished):
-                emit(RunStarted(run_id=found, resumed=True))
-                if finished is not None:
-                    result = self._finished(plan, finished)
-                else:
-                    messages = list(plan.messages)
-                    result = await self._run(
-                        messages, found, emit, emit_many, plan=plan, spec=self._output
-                    )
-            emit(RunFinished(result=result))
+        runner = resumed_run(self, self._observers, run_id, answers, self._output)
 
         # Closed in this task when the caller closes us: left to the garbage
         # collector, its task group would be exited from another task.
@@ -493,18 +437,6 @@ class Agent(Generic[OutputT]):
             raise UsageError("pending() needs a journal, and this agent records none")
         return waiting_for(journal.load_run(journal.find_run(run_id)))
 
-    def _check_limits(self) -> None:
-        """Refuse, before the run starts, a cost limit on a model without a
-        price (see :func:`~toolwire.cost.check_priced`)."""
-        check_priced(
-            model=self.model,
-            prices=self.prices,
-            provider=self.provider.name,
-            base_url=self.provider.base_url,
-            limits=self.limits,
-            budget=self.budget,
-        )
-
     def _sync(self, work: Callable[[], Awaitable[T]]) -> T:
         """``work()`` in an event loop of its own; the provider's own
         connections, which belong to that loop, closed before returning."""
@@ -516,16 +448,6 @@ class Agent(Generic[OutputT]):
                 await self.provider.aclose()
 
         return anyio.run(main)
-
-    def _resuming(
-        self, run_ref: str, answers: Answers
-    ) -> contextlib.AbstractContextManager[tuple[str, ResumePlan, str | None]]:
-        """Where the run ``run_ref`` names stands, its lease held (see
-        :func:`~toolwire.agent._lifecycle.resume_point`)."""
-        journal = self.journal
-        if journal is None:
-            raise UsageError("resume() needs a journal, and this agent records none")
-        return resume_point(journal, run_ref, answers)
 
     @property
     def journal(self) -> Journal | None:
@@ -540,112 +462,14 @@ class Agent(Generic[OutputT]):
 
     def settings(self) -> dict[str, Any]:
         """The run settings an observer records (nothing secret)."""
-        return {
-            "max_turns": self.max_turns,
-            "tool_choice": self.tool_choice,
-            "eager": self.eager,
-            "stream_retries": self.stream_retries,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "base_url": self.provider.base_url,
-            **({"limits": self.limits.to_dict()} if self.limits is not None else {}),
-        }
+        return run_settings(self)
 
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""
-        return self._config(self._output).build_request(messages, turn)
+        return run_config(self, self._output).build_request(messages, turn)
 
     def _spec(self, output_type: Any) -> OutputSpec[Any] | None:
         """The output a run asks for: ``output_type``'s, else the agent's."""
         if output_type is None:
             return self._output
         return output_spec(output_type, self.output_mode, strict=self.output_strict)
-
-    def _finished(self, plan: ResumePlan, outcome: str) -> RunResult[Any]:
-        """The result of a run its journal shows finished: a typed run's
-        output validated again from the recorded answer, the same object."""
-        result: RunResult[Any] = finished_result(plan, outcome)
-        spec = self._output
-        if spec is None or plan.response is None:
-            return result
-        mode = spec.mode_for(self.provider.dialect, self.model)
-        verdict = judge(spec, mode, plan.response.choice())
-        output = verdict.value if isinstance(verdict, Accepted) else None
-        return dataclasses.replace(result, output=output)
-
-    def _config(self, spec: OutputSpec[Any] | None = None) -> RunConfig:
-        """This agent's settings, fixed for one run (asking ``spec``'s output)."""
-        provider, toolbox = self.provider, self.toolbox
-        tools = list(toolbox.schemas(provider.dialect)) if len(toolbox) else []
-        mode: Literal["native", "tool"] = "tool"
-        if spec is not None:
-            mode = spec.mode_for(provider.dialect, self.model)
-            if mode == "tool":
-                shape = provider.wire.tool_schemas
-                if shape is None:
-                    raise UsageError(f"{provider.dialect}: toolwire writes no tools in it")
-                tools += shape(list(spec.members), None)
-        return RunConfig(
-            provider=provider,
-            transport=self.transport,
-            toolbox=toolbox,
-            metadata=dict(self.metadata),
-            eager=self.eager,
-            max_turns=self.max_turns,
-            stream_retries=self.stream_retries,
-            request=RequestOptions(
-                model=self.model,
-                tools=tuple(tools),
-                tool_choice=self.tool_choice,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-                extra=dict(self.extra) or None,
-            ),
-            prices=self.prices,
-            limits=self.limits,
-            budget=self.budget,
-            output=spec,
-            output_mode=mode,
-            output_retries=self.output_retries,
-        )
-
-    # -- one run ----------------------------------------------------------------------
-
-    async def _run(
-        self,
-        messages: list[Message],
-        run_id: str,
-        emit: Callable[[AgentEvent], None] | None,
-        emit_many: Callable[[list[Event]], None] | None,
-        *,
-        plan: ResumePlan | None = None,
-        spec: OutputSpec[Any] | None = None,
-    ) -> RunResult[Any]:
-        """One run to its end; its events go to ``emit`` and ``emit_many``
-        (``None`` when nobody reads them: they are not even made)."""
-        observers = self._observers.bind(self.observers, self.journal, self.provider._secrets)
-        config = self._config(spec)
-        settings = self.settings()
-        if config.output is not None:  # what the run asks for, and how
-            settings["output_type"] = config.output.schema_name
-            settings["output_mode"] = config.output_mode
-
-        def info() -> RunInfo:
-            return RunInfo(
-                run_id=run_id,
-                model=self.model,
-                provider=self.provider.name,
-                dialect=self.provider.dialect,
-                tools=self.toolbox.names,
-                settings=settings,
-                messages=tuple(messages),
-                resumed=plan is not None,
-            )
-
-        driver = RunDriver(config, run_id, messages, observers, emit, emit_many)
-
-        def drive() -> Awaitable[RunResult]:
-            return driver.drive(plan)
-
-        meter = driver.meter
-        return await self._observers.observe(observers, run_id, info, plan, drive, meter.totals)

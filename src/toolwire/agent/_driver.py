@@ -34,8 +34,8 @@ from typing_extensions import assert_never
 from toolwire.agent._asked import asked_approvals, asked_kinds
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
-from toolwire.agent._suspend import check_grants, waiting_calls
-from toolwire.agent._tool_steps import Emit, ToolSteps
+from toolwire.agent._suspend import waiting_calls
+from toolwire.agent._tool_steps import Emit, ToolSteps, result_message
 from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
 from toolwire.agent.loop import (
     AnyCall,
@@ -69,7 +69,7 @@ from toolwire.run import (
     TurnFinished,
     TurnStarted,
 )
-from toolwire.tools import ApprovalFailed, ToolResult
+from toolwire.tools import ToolResult
 from toolwire.types import ChoiceResult, StreamResult, ToolCall, Usage
 
 _NO_OUTPUT: Any = object()
@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 __all__ = ["Emit", "RunConfig", "RunDriver"]
 
 
-class RunDriver(ToolSteps):
+class RunDriver:
     """One run of an agent: its conversation, records and usage, carried to the end."""
 
     def __init__(
@@ -112,10 +112,9 @@ class RunDriver(ToolSteps):
         self.turn = 0
         self.meter = config.meter()
         self.turn_cost: Cost | None = None
-        self.granted: dict[str, str] = {}
-        """Approvals given to the suspended run: argument digests by call id."""
-        self.approval_failures: dict[str, ApprovalFailed] = {}
-        self.replay: str | None = None
+        self.tools = ToolSteps(config, run_id, observers, emit)
+        """Runs the tools of each turn, and holds the run's approvals."""
+        self.kept_stream: str | None = None
         """A response the provider keeps for the turn to resume: read again
         by the next request instead of asking again."""
         self.refused = 0
@@ -145,7 +144,7 @@ class RunDriver(ToolSteps):
                         continue
                     answered = [(c, refused_result(c, f)) for c, f in verdict.calls]
                     if recorded is None:  # else the journal holds them already
-                        await self._answered(answered)
+                        await self.tools.answered(answered, self.turn)
                     done = {**done, **{c.id: (r, False) for c, r in answered}}
             step = next_step(
                 Replied(choice, self.turn), max_turns=self.config.max_turns, stream_retries=0
@@ -156,9 +155,7 @@ class RunDriver(ToolSteps):
                     return self._finished(choice, outcome)
                 case RunTools(calls=calls):
                     if recorded is not None:
-                        self.granted = dict(recorded.grants)
-                        check_grants(calls, self.granted)
-                        done = await self._recorded_results(calls, recorded)
+                        done = await self.tools.recorded_results(calls, recorded, self.turn)
                     else:
                         self.meter.tools(len(calls))  # raises at the tool-call limit
                     waiting = await self._tools_turn(calls, assistant, done)
@@ -183,7 +180,7 @@ class RunDriver(ToolSteps):
         # Without a recorded answer, the last turn is requested again
         # (or read again, when the provider keeps the response).
         self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
-        self.replay = plan.streaming if settling is None else None
+        self.kept_stream = plan.streaming if settling is None else None
         return settling
 
     async def _reply(
@@ -213,18 +210,20 @@ class RunDriver(ToolSteps):
         # Most turns hold no call the provider asks about: nothing to answer.
         asked: frozenset[str] = frozenset()
         if asked_kinds(assistant):
-            await self._answer_asked(calls, assistant, done)
+            await self.tools.answer_asked(calls, assistant, done, self.turn)
             asked = asked_approvals(assistant)
         waiting = waiting_calls(
             calls,
             settled=done,
-            granted=self.granted,
+            granted=self.tools.granted,
             toolbox=self.config.toolbox,
             turn=self.turn,
             asked=asked,
         )
         if not waiting:
-            await self._run_tools(calls, done)
+            records = await self.tools.run_tools(calls, done, self.turn)
+            self.records += records
+            self.messages += map(result_message, records)
         return waiting
 
     def _refuse(self, verdict: Refused) -> None:
@@ -373,14 +372,14 @@ class RunDriver(ToolSteps):
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
         config = self.config
         meter = self.meter
-        replay, self.replay = self.replay, None
+        kept, self.kept_stream = self.kept_stream, None
         source = config.provider.reader(
             request,
             transport=config.transport,
             # A crossing raises on the read that made it: the stream is closed
             # and none of that read's calls is handed on.
             watch=meter.watch if meter.watching else None,
-            replay=replay,
+            kept_stream=kept,
             # When nobody takes the events as they come (no listener, no eager
             # tool, no limit to stop at), the body is decoded in larger pieces.
             hold=0 if self.emit_many is not None or config.eager or meter.checking else HOLD,
@@ -462,7 +461,7 @@ class RunDriver(ToolSteps):
                     tg.start_soon(self._run_early, event.call, early)
 
     async def _run_early(self, call: ToolCall, early: dict[str, ToolResult]) -> None:
-        ran = await self._execute([call], eager=True)
+        ran = await self.tools.execute([call], self.turn, eager=True)
         early[call.id] = ran[call.id]
 
 

@@ -20,11 +20,18 @@ the arguments of the call it lets run.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolwire.journal import ApprovalRefused, Decision, Journal, apply_decisions, pending_calls
+from toolwire.journal import (
+    ApprovalRefused,
+    Decision,
+    Journal,
+    apply_decisions,
+    pending_calls,
+    resolve_approval_key,
+)
 from toolwire.run import PendingCall, argument_digest, canonical_arguments
 from toolwire.tools import (
     Approval,
@@ -160,6 +167,20 @@ class Answers:
     results: Mapping[str, Any] = field(default_factory=dict[str, Any])
     principal: str = ""
     key: bytes | None = None
+
+    @classmethod
+    def given(
+        cls,
+        approvals: Iterable[Decision],
+        results: Mapping[str, Any] | None,
+        principal: str,
+        approval_key: bytes | None,
+    ) -> Answers:
+        """The answers of a call to :meth:`~toolwire.Agent.resume`, the
+        approval key resolved (see :func:`~toolwire.journal.resolve_approval_key`)."""
+        return cls(
+            tuple(approvals), dict(results or {}), principal, resolve_approval_key(approval_key)
+        )
 
     def give(self, journal: Journal, run_id: str) -> None:
         """Journal the answers (under the run's lease, held by the caller);

@@ -1,10 +1,12 @@
 """The tools of a turn, carried out for a :class:`~toolwire.agent._driver.RunDriver`.
 
-:class:`ToolSteps` is the part of the run driver that settles a turn's
+A :class:`ToolSteps` is the part of a run driver that settles a turn's
 calls: the results a resumed turn already has, the answers to the calls the
 provider asked about, and one batch through the toolbox (which alone decides
-what is a duplicate and asks for approval), each result recorded and fed
-back in call order.
+what is a duplicate and asks for approval), each result recorded in call
+order. It owns the run's approvals: those given to a suspended run, and the
+approver's failures of the turn. The driver owns the conversation and the
+records, and adds to them what :meth:`ToolSteps.run_tools` returns.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from typing import TYPE_CHECKING
 from toolwire.agent._asked import answer_asked_calls, record_answers
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results, recorded_results
-from toolwire.agent._suspend import run_approver
-from toolwire.messages import AssistantMessage, Message, ToolResultMessage
+from toolwire.agent._suspend import check_grants, run_approver
+from toolwire.messages import AssistantMessage, ToolResultMessage
 from toolwire.observe import Observers
 from toolwire.run import (
     AgentEvent,
@@ -35,39 +37,53 @@ from toolwire.types import InvalidToolCall, ToolCall
 if TYPE_CHECKING:
     from toolwire.journal import RecordedTurn
 
-__all__ = ["AnyCall", "Emit", "ToolSteps"]
+__all__ = ["AnyCall", "Emit", "ToolSteps", "result_message"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
 
 
 class ToolSteps:
-    """Runs the tools of a turn (the state is the run driver's)."""
+    """Runs the tools of one run's turns.
 
-    config: RunConfig
-    run_id: str
-    messages: list[Message]
-    observe: Observers
-    emit: Emit | None
-    records: list[ToolCallRecord]
-    turn: int
-    granted: dict[str, str]
-    approval_failures: dict[str, ApprovalFailed]
+    Args:
+        config: what the run takes from its agent (the toolbox among it).
+        run_id: the run's id.
+        observers: told of every intent and outcome.
+        emit: takes the run's events, or ``None`` when nobody reads them.
+    """
 
-    async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
-        """The results a resumed turn already has (see :func:`recorded_results`)."""
+    def __init__(
+        self, config: RunConfig, run_id: str, observers: Observers, emit: Emit | None
+    ) -> None:
+        self.config = config
+        self.run_id = run_id
+        self.observe = observers
+        self.emit = emit
+        self.granted: dict[str, str] = {}
+        """Approvals given to the suspended run: argument digests by call id."""
+        self.approval_failures: dict[str, ApprovalFailed] = {}
+        """The approver's failures, by call id: the run ends with them."""
+
+    async def recorded_results(
+        self, calls: Sequence[AnyCall], recorded: RecordedTurn, turn: int
+    ) -> Results:
+        """The results a resumed turn already has (see :func:`recorded_results`);
+        its grants become the run's."""
+        self.granted = dict(recorded.grants)
+        check_grants(calls, self.granted)
         settled = await recorded_results(calls, recorded, self.config.toolbox, self.observe,
-                                         run_id=self.run_id, turn=self.turn)  # fmt: skip
+                                         run_id=self.run_id, turn=turn)  # fmt: skip
         if self.emit is not None:
             for call in calls:
                 if call.id in settled and call.id not in recorded.outcomes:
                     self.emit(
-                        ToolExecutionFinished(turn=self.turn, call=call, result=settled[call.id][0])
+                        ToolExecutionFinished(turn=turn, call=call, result=settled[call.id][0])
                     )
         return settled
 
-    async def _answer_asked(
-        self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results
+    async def answer_asked(
+        self, calls: Sequence[AnyCall], assistant: AssistantMessage, done: Results, turn: int
     ) -> None:
         """Answer the calls the provider asked about (MCP approvals, computer
         and shell calls no tool handles): see :mod:`toolwire.agent._asked`."""
@@ -76,51 +92,47 @@ class ToolSteps:
             pending,
             assistant,
             self.config.toolbox,
-            approve=self._approver(),
+            approve=self.approver(turn),
             granted=self.granted,
             run_id=self.run_id,
             metadata={
                 **self.config.metadata,
-                "turn": self.turn,
+                "turn": turn,
                 "model": self.config.request.model,
             },
         )
         answered = [call for call in pending if call.id in answers]
-        await record_answers(self.observe, self.run_id, self.turn, answered, answers)
+        await record_answers(self.observe, self.run_id, turn, answered, answers)
         for call in answered:
             result = answers[call.id]
             done[call.id] = (result, False)
             if self.emit is not None:
-                self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
+                self.emit(ToolExecutionFinished(turn=turn, call=call, result=result))
 
-    async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
+    async def run_tools(
+        self, calls: Sequence[AnyCall], done: Results, turn: int
+    ) -> list[ToolCallRecord]:
         """Run the calls that have no result yet (run eagerly, or recorded by
-        an earlier process) as one batch; record every result and feed it
-        back in call order."""
+        an earlier process) as one batch: every call's record, in call order."""
         results = dict(done)
         pending = [call for call in calls if call.id not in done]
         if pending:
-            ran = await self._execute(pending)
+            ran = await self.execute(pending, turn)
             results.update((call_id, (result, False)) for call_id, result in ran.items())
+        records = []
         for call in calls:
             result, eager = results[call.id]
-            self.records.append(
-                ToolCallRecord(turn=self.turn, call=call, result=result, eager=eager)
-            )
-            self.messages.append(
-                ToolResultMessage(
-                    call_id=call.id, name=call.name, content=result.content, is_error=not result.ok
-                )
-            )
+            records.append(ToolCallRecord(turn=turn, call=call, result=result, eager=eager))
+        return records
 
-    async def _execute(
-        self, calls: Sequence[AnyCall], *, eager: bool = False
+    async def execute(
+        self, calls: Sequence[AnyCall], turn: int, *, eager: bool = False
     ) -> dict[str, ToolResult]:
         """Run calls through the toolbox, which alone decides what is a
         duplicate and asks for approval: every intent is told to the observers
         before anything runs (so a duplicate folded onto another call is never
         run again on resume), and each outcome as soon as it is known."""
-        run_id, turn, observe, emit = self.run_id, self.turn, self.observe, self.emit
+        run_id, observe, emit = self.run_id, self.observe, self.emit
         if observe.tools_started:
             # The keys the toolbox derives from the run id and the call ids.
             intents = [(call, idempotency_key(run_id, call.id)) for call in calls]
@@ -144,18 +156,18 @@ class ToolSteps:
             calls,
             run_id=run_id,
             metadata={**config.metadata, "turn": turn, "model": config.request.model},
-            approve=self._approver(),
+            approve=self.approver(turn),
             on_result=finished if finished_hooks or emit is not None else None,
         )
         for failure in self.approval_failures.values():
             raise failure
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 
-    async def _answered(self, settled: Sequence[tuple[AnyCall, ToolResult]]) -> None:
+    async def answered(self, settled: Sequence[tuple[AnyCall, ToolResult]], turn: int) -> None:
         """Tell the observers of calls answered without running anything (a
         typed run's refused final-result calls): intent and outcome, as for a
         call that ran, so the journal holds the turn's every result."""
-        run_id, turn, observe = self.run_id, self.turn, self.observe
+        run_id, observe = self.run_id, self.observe
         intents = [(call, idempotency_key(run_id, call.id)) for call, _ in settled]
         for started in observe.tools_started:
             await started(run_id, turn, intents, eager=False)
@@ -163,13 +175,21 @@ class ToolSteps:
             for hook in observe.tool_finished:
                 await hook(run_id, turn, call, result, eager=False)
 
-    def _approver(self) -> ApprovalCallback | None:
+    def approver(self, turn: int) -> ApprovalCallback | None:
         """The toolbox's approval callback for this turn (see :func:`run_approver`)."""
         return run_approver(
             self.config.toolbox.approve,
             self.granted,
             self.observe,
             run_id=self.run_id,
-            turn=self.turn,
+            turn=turn,
             failures=self.approval_failures,
         )
+
+
+def result_message(record: ToolCallRecord) -> ToolResultMessage:
+    """The message that feeds a call's result back to the model."""
+    call, result = record.call, record.result
+    return ToolResultMessage(
+        call_id=call.id, name=call.name, content=result.content, is_error=not result.ok
+    )

@@ -208,7 +208,7 @@ def _tool_intent(event: JournalEvent, record: ToolIntent, names: dict[str, str])
 def _approval(record: ApprovalGiven) -> Text:
     style = "green" if record.decision in ("allow", "edit") else "red"
     reason = f": {record.reason}" if record.reason else ""
-    given = f" by {record.principal}" if record.principal else ""
+    given = f" by {record.who}" if record.who else ""
     if record.given_at is not None:
         given += f" at {_when(record.given_at)}"
     if record.repaired:
@@ -273,11 +273,8 @@ def _failure_message(content: str) -> str:
 
 def _run_failed(record: RunFailed) -> Text:
     error = record.error or {}
-    word = "cancelled" if record.cancelled else "failed"
-    if error.get("type") == "usage_limit_exceeded":
-        word = "stopped by a usage limit"
     return Text(
-        f"run {word}: {error.get('type')}: {_short(str(error.get('message', '')))}",
+        f"run {record.ending}: {error.get('type')}: {_short(str(error.get('message', '')))}",
         style="bold red",
     )
 

@@ -17,6 +17,7 @@ recorded once.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -75,50 +76,30 @@ class Decision:
         cls, pending: PendingCall, *, principal: str = "", expires_at: float | None = None
     ) -> Decision:
         """Approve ``pending`` with exactly its recorded arguments."""
-        return cls(
-            call_id=pending.call_id,
-            decision="allow",
-            digest=pending.digest,
-            principal=principal,
-            expires_at=expires_at,
-        )
+        return cls._on(pending, "allow", principal=principal, expires_at=expires_at)
 
     @classmethod
     def deny(
         cls, pending: PendingCall, reason: str = "the call was not approved", *, principal: str = ""
     ) -> Decision:
         """Deny ``pending``: the model is told ``reason``."""
-        return cls(
-            call_id=pending.call_id,
-            decision="deny",
-            digest=pending.digest,
-            reason=reason,
-            principal=principal,
-        )
+        return cls._on(pending, "deny", reason=reason, principal=principal)
 
     @classmethod
     def answer(cls, pending: PendingCall, result: Any, *, principal: str = "") -> Decision:
         """Give the result of an external tool's call."""
-        return cls(
-            call_id=pending.call_id,
-            decision="result",
-            digest=pending.digest,
-            result=result,
-            principal=principal,
-        )
+        return cls._on(pending, "result", result=result, principal=principal)
+
+    @classmethod
+    def _on(
+        cls, pending: PendingCall, decision: Literal["allow", "deny", "result"], **fields: Any
+    ) -> Decision:
+        """A decision on ``pending``, bound to its recorded arguments."""
+        return cls(call_id=pending.call_id, decision=decision, digest=pending.digest, **fields)
 
     def signed(self, key: bytes, run_id: str) -> Decision:
         """This decision with its :func:`sign_decision` signature."""
-        return Decision(
-            call_id=self.call_id,
-            decision=self.decision,
-            digest=self.digest,
-            reason=self.reason,
-            result=self.result,
-            principal=self.principal,
-            expires_at=self.expires_at,
-            signature=sign_decision(key, run_id, self),
-        )
+        return dataclasses.replace(self, signature=sign_decision(key, run_id, self))
 
 
 def _signed_text(run_id: str, decision: Decision) -> bytes:
@@ -281,33 +262,21 @@ def decision_record(
         signed_fields = {"digest": decision.digest}
         if decision.decision == "result" and not isinstance(decision.result, str):
             signed_fields["result"] = decision.result
+    given: dict[str, Any] = {
+        "name": found.name,
+        "decision": decision.decision,
+        "principal": decision.principal,
+        "digest": found.digest,
+        "given_at": given_at,
+        "repaired": found.repaired,
+        "signed": decision.signature is not None,
+        "signature": decision.signature,
+        "signed_fields": signed_fields,
+        "expires_at": decision.expires_at,
+    }
     if decision.decision == "result":
-        return AnswerGiven(
-            name=found.name,
-            decision=decision.decision,
-            principal=decision.principal,
-            digest=found.digest,
-            given_at=given_at,
-            repaired=found.repaired,
-            signed=decision.signature is not None,
-            signature=decision.signature,
-            signed_fields=signed_fields,
-            expires_at=decision.expires_at,
-            content=result_content(decision.result),
-        )
-    return ApprovalGiven(
-        name=found.name,
-        decision=decision.decision,
-        principal=decision.principal,
-        digest=found.digest,
-        given_at=given_at,
-        repaired=found.repaired,
-        signed=decision.signature is not None,
-        signature=decision.signature,
-        signed_fields=signed_fields,
-        expires_at=decision.expires_at,
-        reason=decision.reason,
-    )
+        return AnswerGiven(**given, content=result_content(decision.result))
+    return ApprovalGiven(**given, reason=decision.reason)
 
 
 def apply_decisions(

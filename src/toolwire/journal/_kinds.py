@@ -180,18 +180,14 @@ class ToolIntent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApprovalGiven:
-    """An approver's decision on a call (``allow``, ``edit`` or ``deny``): by
-    the run's approver, or given to a suspended run (then ``principal``,
-    ``digest``, ``given_at`` and ``signed`` say who, on what, when, how)."""
+class _Given:
+    """What an answer to a call says of itself: its call's tool, the
+    decision, and, given to a suspended run, who gave it, on what, when,
+    and how it is signed."""
 
-    kind: ClassVar[str] = "approval"
-    version: ClassVar[int] = 1
     name: str | None = None
     decision: str | None = None
     principal: str | None = field(default=None, metadata=_OMIT)
-    by: str | None = field(default=None, metadata=_OMIT)
-    """Who decided, in journals that called it so."""
     digest: str | None = field(default=None, metadata=_OMIT)
     given_at: float | None = field(default=None, metadata=_OMIT)
     repaired: bool | None = field(default=None, metadata=_OMIT)
@@ -201,6 +197,18 @@ class ApprovalGiven:
     signed_fields: dict[str, Any] | None = field(default=None, metadata=_OMIT)
     """What the signature covers beyond the record's own fields."""
     expires_at: float | None = field(default=None, metadata=_OMIT)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalGiven(_Given):
+    """An approver's decision on a call (``allow``, ``edit`` or ``deny``): by
+    the run's approver, or given to a suspended run (then ``principal``,
+    ``digest``, ``given_at`` and ``signed`` say who, on what, when, how)."""
+
+    kind: ClassVar[str] = "approval"
+    version: ClassVar[int] = 1
+    by: str | None = field(default=None, metadata=_OMIT)
+    """Who decided, in journals that called it so."""
     reason: str | None = field(default=None, metadata=_OMIT)
     arguments: dict[str, Any] | None = field(default=None, metadata=_OMIT)
     """An edit's arguments, as :class:`ToolIntent` keeps them."""
@@ -214,23 +222,11 @@ class ApprovalGiven:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AnswerGiven:
+class AnswerGiven(_Given):
     """An outside tool's result, given to a suspended run."""
 
     kind: ClassVar[str] = "answer"
     version: ClassVar[int] = 1
-    name: str | None = None
-    decision: str | None = None
-    principal: str | None = field(default=None, metadata=_OMIT)
-    digest: str | None = field(default=None, metadata=_OMIT)
-    given_at: float | None = field(default=None, metadata=_OMIT)
-    repaired: bool | None = field(default=None, metadata=_OMIT)
-    signed: bool | None = field(default=None, metadata=_OMIT)
-    signature: str | None = field(default=None, metadata=_OMIT)
-    """The decision's signature (:func:`~toolwire.journal.sign_decision`)."""
-    signed_fields: dict[str, Any] | None = field(default=None, metadata=_OMIT)
-    """What the signature covers beyond the record's own fields."""
-    expires_at: float | None = field(default=None, metadata=_OMIT)
     content: str | None = field(default=None, metadata=_OMIT)
     """The text the model is given."""
 
@@ -291,6 +287,16 @@ class RunFailed:
     usage: dict[str, Any] | None = None
     cost: dict[str, Any] | None = None
     totals: dict[str, Any] | None = field(default=None, metadata=_OMIT)
+
+    @property
+    def ending(self) -> str:
+        """How the run ended, in the words every view of the journal uses:
+        ``cancelled``, ``stopped by a usage limit`` or ``failed``."""
+        if self.cancelled:
+            return "cancelled"
+        if (self.error or {}).get("type") == "usage_limit_exceeded":
+            return "stopped by a usage limit"
+        return "failed"
 
 
 Record = (

@@ -36,7 +36,8 @@ from toolwire.http import (
 from toolwire.http.credentials import redact, redact_headers
 from toolwire.http.urls import url_secrets
 from toolwire.messages import Message
-from toolwire.providers._reads import HOLD, ProviderStream, Resumer
+from toolwire.providers._continuation import Continuation, continuation_settings, reopening
+from toolwire.providers._reads import HOLD, ProviderStream
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs.request import ToolChoice, merge_extra
 from toolwire.stream.decoder import decode_response
@@ -359,7 +360,7 @@ class Provider(ABC):
 
     continuation_attempts: int = 0
     """How many times one cut stream is reopened where it stopped, at most
-    (``0``: never; see :meth:`resumer`)."""
+    (``0``: never; see :meth:`continuation`)."""
     continuation_timeout: float = 30.0
     """Seconds for each reopening to be answered."""
 
@@ -381,27 +382,32 @@ class Provider(ABC):
         *,
         transport: Transport | None = None,
         watch: Callable[[list[Event]], None] | None = None,
-        replay: str | None = None,
+        kept_stream: str | None = None,
         hold: int = 0,
+        replay: str | None = None,
     ) -> ProviderStream:
         """``request`` to be sent, read and decoded in this provider's
         dialect (see :class:`~toolwire.providers.ProviderStream`); a
-        cut stream is resumed where the provider allows it (:meth:`resumer`),
-        and the kept stream ``replay`` names is read again instead of
+        cut stream is continued where the provider allows it (:meth:`continuation`),
+        and the kept stream ``kept_stream`` names is read again instead of
         sending ``request``. ``hold``: bytes of the body decoded together,
-        for a reader that wants only the result."""
+        for a reader that wants only the result. ``replay`` is the former
+        name of ``kept_stream`` (deprecated)."""
+        if replay is not None:
+            _compat.renamed_argument("Provider.reader", "replay")
+            kept_stream = replay
         return ProviderStream(
             request,
             transport=self._transport_for(transport),
             parse_error=self.parse_error,
             dialect=self.dialect,
             watch=watch,
-            resumer=self.resumer(request),
-            replay=replay,
+            continuation=self.continuation(request),
+            kept_stream=kept_stream,
             hold=hold,
         )
 
-    def resumer(self, request: HttpRequest) -> Resumer | None:
+    def continuation(self, request: HttpRequest) -> Continuation | None:
         """How a cut stream of ``request`` continues where it stopped: a
         ``GET`` on the dialect's ``continuation_path`` (``None`` when the
         dialect has none, :attr:`continuation_attempts` is 0, or the provider does
@@ -411,21 +417,23 @@ class Provider(ABC):
             return None
         if not self._keeps(request):
             return None
-        base, headers = self.base_url, self._headers(stream=True)
+        headers = self._headers(stream=True)
         headers.pop("content-type", None)
-
-        def reopen(stream_id: str, after: str | None) -> HttpRequest:
-            return HttpRequest(
-                method="GET",
-                url=base + path(stream_id, after),
-                headers=headers,
-                stream=True,
-                dialect=self.dialect,
-            )
-
-        return Resumer(
-            request=reopen, attempts=self.continuation_attempts, timeout=self.continuation_timeout
+        return Continuation(
+            request=reopening(self.base_url, headers, path, self.dialect),
+            attempts=self.continuation_attempts,
+            timeout=self.continuation_timeout,
         )
+
+    def resumer(self, request: HttpRequest) -> Continuation | None:
+        """The former name of :meth:`continuation` (deprecated; an override
+        of it in a subclass still takes effect, with a warning)."""
+        method = _compat.below_overrides(self, Provider, "resumer")
+        return method(request)  # type: ignore[operator, no-any-return]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _compat.forward_override(cls, "Provider", "resumer")
 
     def _keeps(self, request: HttpRequest) -> bool:
         """Whether the provider keeps the stream ``request`` asks for, so that
@@ -442,25 +450,10 @@ class Provider(ABC):
         old_timeout: float | None = None,
     ) -> None:
         """Set :attr:`continuation_attempts` and :attr:`continuation_timeout`
-        (or their older keywords, ``resume_attempts`` and ``resume_timeout``,
-        with a warning naming ``owner``, the class whose keywords they are).
-
-        Raises:
-            UsageError: ``attempts`` below 0, or ``timeout`` not positive.
-        """
-        if old_attempts is not None:
-            _compat.renamed_argument(owner, "resume_attempts")
-            attempts = old_attempts
-        if old_timeout is not None:
-            _compat.renamed_argument(owner, "resume_timeout")
-            timeout = old_timeout
-        if attempts < 0 or not timeout > 0:
-            raise UsageError(
-                f"{self.name}: continuation_attempts must be 0 or more and "
-                "continuation_timeout positive"
-            )
-        self.continuation_attempts = attempts
-        self.continuation_timeout = timeout
+        (see :func:`~toolwire.providers._continuation.continuation_settings`)."""
+        self.continuation_attempts, self.continuation_timeout = continuation_settings(
+            self.name, owner, attempts, timeout, old_attempts, old_timeout
+        )
 
     async def stream(
         self, request: HttpRequest, *, transport: Transport | None = None

@@ -19,9 +19,10 @@ last event read whole: a Responses background response's
 ``(response_id, sequence_number)``, an interaction's
 ``(interaction_id, event_id)``), and the decoder says where it stands
 (:attr:`StreamDecoder.cursor <toolwire.stream.decoder.StreamDecoder.cursor>`).
-Given a :class:`Resumer`, a stream cut while read drops the half event it
-was cut in (:meth:`~toolwire.stream.decoder.StreamDecoder.drop_partial`),
-is reopened after its cursor, and the rest goes to the same decoder, so
+Given a :class:`~toolwire.providers._continuation.Continuation`, a stream
+cut while read drops the half event it was cut in
+(:meth:`~toolwire.stream.decoder.StreamDecoder.drop_partial`), is reopened
+after its cursor, and the rest goes to the same decoder, so
 the turn completes once and is paid once. What the reopened stream sends
 is checked event by event (:meth:`~toolwire.stream.decoder.StreamDecoder.continue_after`):
 an event of another response or interaction, one read already, or one out
@@ -29,7 +30,7 @@ of order fails the stream with a
 :class:`~toolwire.errors.ContinuationMismatch`, and nothing it carried is
 used (the agent's ``stream_retries`` decide whether the turn is asked
 again, as for a cut that could not be resumed). The reopenings are bounded
-(:attr:`Resumer.attempts`, every cut and every failed reopening counting),
+(:attr:`Continuation.attempts`, every cut and every failed reopening counting),
 each has a deadline to be answered, and when none succeeds (or the
 provider no longer has the stream) the cut is raised as it would have been
 without them. A stream given ``replay`` (the id of a stream the provider
@@ -44,11 +45,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
 
+from toolwire import _compat
 from toolwire.errors import (
     ContinuationMismatch,
     ProviderError,
@@ -56,35 +57,20 @@ from toolwire.errors import (
     ToolwireError,
     TransportTimeout,
 )
+from toolwire.providers._continuation import Continuation
 from toolwire.stream.decoder import StreamDecoder
 
 if TYPE_CHECKING:
     from toolwire.events import Event
     from toolwire.http import ErrorParser, HttpRequest, StreamResponse, Transport
 
-__all__ = ["HOLD", "ProviderStream", "Resumer"]
+__all__ = ["HOLD", "ProviderStream"]
 
 logger = logging.getLogger(__name__)
 
 HOLD = 64 * 1024
 """The bytes of a body held back and decoded together (a :class:`ProviderStream`'s
 ``hold``) when only its result is wanted."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Resumer:
-    """How a provider continues one of its streams after a cut."""
-
-    request: Callable[[str, str | None], HttpRequest]
-    """The request that streams stream ``id``'s events after the event
-    ``after`` (``None``: from the first), as the dialect's
-    ``continuation_path`` addresses them."""
-    attempts: int = 3
-    """The most reopenings of one stream (every cut and every failed
-    reopening counts)."""
-    timeout: float = 30.0
-    """Seconds for each reopening to be answered (its body then reads under
-    the transport's own timeouts)."""
 
 
 class ProviderStream:
@@ -97,9 +83,11 @@ class ProviderStream:
         dialect: the decoder's dialect (``"auto"`` to sniff it).
         watch: told each read's events before they are given; what it raises
             (a usage limit crossed) closes the response and ends :meth:`reads`.
-        resumer: how a cut stream is continued (``None``: it is not).
-        replay: the id of a stream the provider keeps, read again (with
-            ``resumer``) instead of sending ``request``.
+        continuation: how a cut stream is continued (``None``: it is not).
+        kept_stream: the id of a stream the provider keeps, read again from
+            its first event (a continuation) instead of sending ``request``.
+        resumer: the former name of ``continuation`` (deprecated).
+        replay: the former name of ``kept_stream`` (deprecated).
         hold: for a reader that wants the result, not each event as soon as
             it can be: the body's pieces are held back until this many bytes
             have come (or the body ends, or is cut) and decoded together (0:
@@ -110,11 +98,11 @@ class ProviderStream:
     """
 
     __slots__ = (
+        "_continuation",
         "_hold",
+        "_kept_stream",
         "_parse_error",
-        "_replay",
         "_request",
-        "_resumer",
         "_stream_id",
         "_transport",
         "_watch",
@@ -132,18 +120,26 @@ class ProviderStream:
         parse_error: ErrorParser | None,
         dialect: str,
         watch: Callable[[list[Event]], None] | None = None,
-        resumer: Resumer | None = None,
-        replay: str | None = None,
+        continuation: Continuation | None = None,
+        kept_stream: str | None = None,
         hold: int = 0,
+        resumer: Continuation | None = None,
+        replay: str | None = None,
     ) -> None:
+        if resumer is not None:
+            _compat.renamed_argument("ProviderStream", "resumer")
+            continuation = resumer
+        if replay is not None:
+            _compat.renamed_argument("ProviderStream", "replay")
+            kept_stream = replay
         self._request = request
-        self._hold = hold if resumer is None else 0
-        self._replay = replay if resumer is not None else None
+        self._hold = hold if continuation is None else 0
+        self._kept_stream = kept_stream if continuation is not None else None
         self._stream_id: str | None = None
         self._watch = watch
         self._transport = transport
         self._parse_error = parse_error
-        self._resumer = resumer
+        self._continuation = continuation
         self.decoder = StreamDecoder(dialect)
         """The decoder: its ``result()`` and ``error`` once :meth:`reads` ended."""
         self.reading = False
@@ -151,7 +147,7 @@ class ProviderStream:
         this is true broke the stream; one raised before it refused the request."""
         self.resumes = 0
         """How many times a cut stream was reopened where it stopped."""
-        self.resumable = resumer is not None
+        self.resumable = continuation is not None
         """Whether the provider keeps this stream, so that it may have a
         :attr:`resumable_id` (``False``: it never has)."""
 
@@ -159,7 +155,7 @@ class ProviderStream:
     def resumable_id(self) -> str | None:
         """The id under which the provider keeps this stream, once known,
         when it can stream it again (``None`` otherwise)."""
-        if self._stream_id is None and self._resumer is not None:
+        if self._stream_id is None and self._continuation is not None:
             cursor = self.decoder.cursor
             if cursor is not None:
                 self._stream_id = cursor[0]
@@ -200,7 +196,7 @@ class ProviderStream:
                             return
                     break
                 except (ReadError, TransportTimeout) as cut:
-                    if self._resumer is None:
+                    if self._continuation is None:
                         raise
                     response = await responses.reopen(self, cut)
             self.reading = False
@@ -214,7 +210,7 @@ class ProviderStream:
     async def _responses(self) -> AsyncIterator[_Responses]:
         """The response to read first, opened (a failure here refused the
         request), and closed with whatever reopened the stream after it."""
-        if self._resumer is None:
+        if self._continuation is None:
             # Most streams: one response, opened and closed around the reads.
             async with self._transport.stream(
                 self._request, parse_error=self._parse_error
@@ -234,14 +230,14 @@ class ProviderStream:
 
     async def _open(self, scope: contextlib.AsyncExitStack) -> StreamResponse:
         """The response, entered in ``scope``: the kept stream read again (see
-        ``replay``) when the provider still has it, else the request's."""
-        if self._replay is not None and self._resumer is not None:
-            resumer, stream_id = self._resumer, self._replay
+        ``kept_stream``) when the provider still has it, else the request's."""
+        if self._kept_stream is not None and self._continuation is not None:
+            continuation, stream_id = self._continuation, self._kept_stream
             try:
-                with anyio.fail_after(resumer.timeout):
+                with anyio.fail_after(continuation.timeout):
                     response = await scope.enter_async_context(
                         self._transport.stream(
-                            resumer.request(stream_id, None), parse_error=self._parse_error
+                            continuation.request(stream_id, None), parse_error=self._parse_error
                         )
                     )
             except (ToolwireError, TimeoutError) as failed:
@@ -260,8 +256,8 @@ class ProviderStream:
     ) -> StreamResponse:
         """The stream reopened after the last event decoded, entered in
         ``scope``; ``cut`` is raised when it cannot be."""
-        resumer, decoder = self._resumer, self.decoder
-        if resumer is None:
+        continuation, decoder = self._continuation, self.decoder
+        if continuation is None:
             raise cut
         cursor = decoder.cursor
         if cursor is None:
@@ -270,11 +266,11 @@ class ProviderStream:
         stream_id, after = cursor
         decoder.drop_partial()
         decoder.continue_after(stream_id, after)
-        while self.resumes < resumer.attempts:
+        while self.resumes < continuation.attempts:
             self.resumes += 1
-            request = resumer.request(stream_id, after)
+            request = continuation.request(stream_id, after)
             try:
-                with anyio.fail_after(resumer.timeout):
+                with anyio.fail_after(continuation.timeout):
                     return await scope.enter_async_context(
                         self._transport.stream(request, parse_error=self._parse_error)
                     )
@@ -288,7 +284,7 @@ class ProviderStream:
         _log(
             stream_id,
             after,
-            f"no resumption left of {resumer.attempts}: the turn may be sent again",
+            f"no resumption left of {continuation.attempts}: the turn may be sent again",
         )
         raise cut
 
@@ -366,3 +362,8 @@ def _mismatched(error: ToolwireError) -> None:
 def _log(stream_id: str, after: str | None, what: str) -> None:
     """The one log line shape of resumptions: the stream, where it stands, what happened."""
     logger.info("stream %s after event %s: %s", stream_id, after or "-", what)
+
+
+def __getattr__(name: str) -> object:
+    """Older names, with a warning (see :mod:`toolwire._compat`)."""
+    return _compat.renamed(__name__, name)

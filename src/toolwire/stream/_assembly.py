@@ -1,21 +1,23 @@
 """Tool calls assembled from their fragments: the accumulator's rules for calls.
 
-:class:`CallAssembly` is the part of :class:`~toolwire.stream.accumulate.Accumulator`
-that owns the tool calls of each choice: which call a fragment belongs to
-(identity), when a call is complete and handed on (completion), the bounds
-on calls and arguments, and what a failure makes of the calls still open.
-The rules themselves are told in the accumulator's theory of operation.
+A :class:`CallAssembly` is the part of an
+:class:`~toolwire.stream.accumulate.Accumulator` that owns the choices of a
+response and their tool calls: which call a fragment belongs to (identity),
+when a call is complete and handed on (completion), the bounds on choices,
+calls and arguments, and what a failure makes of the calls still open. The
+rules themselves are told in the accumulator's theory of operation. A part
+that breaks them raises a :class:`~toolwire.errors.ToolwireError`, which the
+accumulator turns into the stream's failure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from toolwire.errors import RemoteProtocolError, ToolwireError
+from toolwire.errors import RemoteProtocolError
 from toolwire.events import (
     ChoiceFinished,
     Event,
-    StreamFailed,
     ToolCallDelta,
     ToolCallInvalid,
     ToolCallReady,
@@ -29,20 +31,31 @@ from toolwire.stream._choice import Choice, clean_id, has_content, late_problems
 from toolwire.stream._jsonstream import CompletionScanner, LazyPartial
 from toolwire.stream.limits import MAX_CHOICES, MAX_TOOL_CALLS
 from toolwire.stream.parts import MISSING, CallPart, FinishPart
-from toolwire.types import InvalidToolCall
+from toolwire.types import IncompleteToolCall, InvalidToolCall
 
 __all__ = ["CallAssembly"]
 
 
 class CallAssembly:
-    """The tool calls of a response's choices (the state is the accumulator's)."""
+    """The choices of one response and their tool calls.
 
-    _id_factory: Callable[[], str]
-    _choices: dict[int, Choice]
-    _budget: ResponseBudget
-    _calls: int
-    error: ToolwireError | None
-    check_utf8: bool
+    Args:
+        id_factory: makes ids for calls the provider sends without one.
+        budget: the response's characters, shared with its text and kept items.
+    """
+
+    __slots__ = ("_id_factory", "budget", "check_utf8", "choices", "count")
+
+    def __init__(self, *, id_factory: Callable[[], str], budget: ResponseBudget) -> None:
+        self._id_factory = id_factory
+        self.choices: dict[int, Choice] = {}
+        """The response's choices by their index."""
+        self.budget = budget
+        self.count = 0
+        """Tool calls (client and server) of all choices."""
+        self.check_utf8 = False
+        """Set when the framing met bytes that were not UTF-8: a call whose
+        arguments or name held them is invalid."""
 
     def add_args(self, c: int, index: int | None, args: str, out: list[Event]) -> None:
         """Apply ``ArgsPart(c, index, args)``: :meth:`add_args_run` for one
@@ -50,17 +63,17 @@ class CallAssembly:
         streamed turn hold one fragment)."""
         choice, call = self._open_call(c, index)
         if call is None:
-            self._call_part(CallPart(c, None, index, None, args), out)
+            self.call_part(CallPart(c, None, index, None, args), out)
             return
         scanner = call.scanner
         assert scanner is not None
         if not args:
             return
         n = len(args)
-        self._budget.take(n)
+        self.budget.take(n)
         if call.size + n > _calls.MAX_ARGUMENTS_CHARS:
             call.over_size(n)
-            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+            self.finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
             return
         call.size += n
         fragments = call.fragments
@@ -76,13 +89,13 @@ class CallAssembly:
             )
         )
         if completed and call.name:
-            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+            self.finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
 
     def _open_call(self, c: int, index: int | None) -> tuple[Choice | None, OpenCall | None]:
         """The choice and the open call that argument text for ``(c, index)``
         continues the common way; the call is ``None`` when only the general
         path may take the text (no such call, a closed one, bytes to check)."""
-        choice = self._choices.get(c)
+        choice = self.choices.get(c)
         call = None
         if choice is not None:
             if index is not None:
@@ -101,16 +114,14 @@ class CallAssembly:
         once for the run); anything unusual takes the general path."""
         i, end = 0, len(texts)
         while i < end:
-            if self.error is not None:
-                return
             choice, call = self._open_call(c, index)
             if call is None:
-                self._call_part(CallPart(c, None, index, None, texts[i]), out)
+                self.call_part(CallPart(c, None, index, None, texts[i]), out)
                 i += 1
                 continue
             scanner = call.scanner
             assert scanner is not None
-            budget, most = self._budget, _calls.MAX_ARGUMENTS_CHARS
+            budget, most = self.budget, _calls.MAX_ARGUMENTS_CHARS
             fragments, position, name = call.fragments, call.position, call.name
             call_id, source = call.id, call.source
             # Characters that fit both the response's reservation and the
@@ -133,7 +144,7 @@ class CallAssembly:
                         budget.take(n)
                         if call.size + n > most:
                             call.over_size(n)
-                            self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+                            self.finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
                             break  # the rest go the general way
                         call.size += n
                         room = min(budget.ceiling - budget.used, most - call.size)
@@ -152,36 +163,38 @@ class CallAssembly:
                         budget.used += taken
                         call.size += taken
                         taken = 0
-                        self._finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
+                        self.finalize(choice, c, call, out, allow_close=False)  # type: ignore[arg-type]
                         break
             finally:
                 budget.used += taken
                 call.size += taken
 
-    def fail(self, error: ToolwireError, out: list[Event]) -> None:
-        """Stop decoding: calls still open become incomplete, never ready."""
-        if self.error is not None:
-            return
-        self.error = error
-        self._budget.release()
-        for choice in self._choices.values():
+    def abandon(self) -> None:
+        """The stream failed: calls still open become incomplete, never ready."""
+        self.budget.release()
+        for choice in self.choices.values():
             for call in choice.calls:
                 if call.state == OPEN:
                     call.state = INCOMPLETE
-        out.append(StreamFailed(error=error))
+
+    def incomplete(self) -> list[IncompleteToolCall]:
+        """The calls of every choice that were cut, in choice order."""
+        return [call for choice in self.choices.values() for call in choice.incomplete()]
 
     # -- tool calls --------------------------------------------------------------
 
-    def _choice(self, index: int) -> Choice:
-        choice = self._choices.get(index)
+    def choice(self, index: int) -> Choice:
+        """The choice ``index``, opened on its first part (at most ``MAX_CHOICES``)."""
+        choice = self.choices.get(index)
         if choice is None:
-            if len(self._choices) >= MAX_CHOICES:
+            if len(self.choices) >= MAX_CHOICES:
                 raise RemoteProtocolError(f"the response has more than {MAX_CHOICES} choices")
-            choice = self._choices[index] = Choice()
+            choice = self.choices[index] = Choice()
         return choice
 
-    def _call_part(self, part: CallPart, out: list[Event]) -> None:
-        choice = self._choice(part.choice)
+    def call_part(self, part: CallPart, out: list[Event]) -> None:
+        """Apply a part of a call: open it, grow it, or complete it."""
+        choice = self.choice(part.choice)
         call_id = clean_id(part.id)
         name = clean_id(part.name) or ""
         call = None if part.new else choice.find(call_id, part.index)
@@ -190,7 +203,7 @@ class CallAssembly:
                 return  # an empty delta that belongs to nothing: nothing to do
             call = self._open(choice, part, call_id, out)
         elif call.state != OPEN:
-            self._late_part(call, part, name, out)
+            self._late_part(call, part, name)
             return
         if call_id is not None and call.id is None:
             call.id = call_id
@@ -205,7 +218,7 @@ class CallAssembly:
         if part.cut:
             call.state = INCOMPLETE
         elif part.done:
-            self._finalize(choice, part.choice, call, out, allow_close=False)
+            self.finalize(choice, part.choice, call, out, allow_close=False)
         elif (
             name
             and call.scanner is not None
@@ -213,14 +226,14 @@ class CallAssembly:
             and call.args_value is MISSING
         ):
             # The name arrived after complete arguments.
-            self._finalize(choice, part.choice, call, out, allow_close=False)
+            self.finalize(choice, part.choice, call, out, allow_close=False)
 
     def _add_text(self, choice: Choice, call: OpenCall, part: CallPart, out: list[Event]) -> bool:
         """Append a fragment of argument text; say whether that completed the call."""
         args = part.args or ""
-        self._budget.take(len(args))
+        self.budget.take(len(args))
         if call.over_size(len(args)):
-            self._finalize(choice, part.choice, call, out, allow_close=False)
+            self.finalize(choice, part.choice, call, out, allow_close=False)
             return True
         if self.check_utf8:
             args = call.check_text(args)
@@ -242,7 +255,7 @@ class CallAssembly:
             )
         )
         if completed and call.name and not part.done:
-            self._finalize(choice, part.choice, call, out, allow_close=False)
+            self.finalize(choice, part.choice, call, out, allow_close=False)
             return True
         return False
 
@@ -279,7 +292,7 @@ class CallAssembly:
         # The start of a new call proves nothing about the others: parallel
         # calls may interleave their fragments, so each one waits for its own
         # end marker, the choice's finish or the end of the stream.
-        self._count_call()
+        self.count_call()
         call = OpenCall(len(choice.calls), part.index)
         choice.calls.append(call)
         if part.index is not None:
@@ -294,32 +307,31 @@ class CallAssembly:
         )
         return call
 
-    def _count_call(self) -> None:
-        if self._calls >= MAX_TOOL_CALLS:
+    def count_call(self) -> None:
+        """Count one more call of the response (at most ``MAX_TOOL_CALLS``)."""
+        if self.count >= MAX_TOOL_CALLS:
             raise RemoteProtocolError(
                 f"the response has more than {MAX_TOOL_CALLS} tool calls, all choices together"
             )
-        self._calls += 1
+        self.count += 1
 
-    def _late_part(self, call: OpenCall, part: CallPart, name: str, out: list[Event]) -> None:
+    def _late_part(self, call: OpenCall, part: CallPart, name: str) -> None:
         """A part for a call that is already complete: harmless repeats are
         ignored; anything that would change the call is a protocol error,
         never a silent drop."""
         problems = late_problems(call, part, name)
         if problems:
             label = call.id or f"#{call.position}"
-            self.fail(
-                RemoteProtocolError(
-                    f"tool call {label} ({call.name}) was already complete when "
-                    + " and ".join(problems)
-                    + " arrived for it"
-                ),
-                out,
+            raise RemoteProtocolError(
+                f"tool call {label} ({call.name}) was already complete when "
+                + " and ".join(problems)
+                + " arrived for it"
             )
 
-    def _finalize(
+    def finalize(
         self, choice: Choice, c: int, call: OpenCall, out: list[Event], *, allow_close: bool
     ) -> None:
+        """Settle an open call: ready or invalid, and the event that says so."""
         settled = settle(call, allow_close=allow_close, id_factory=self._id_factory)
         if isinstance(settled, InvalidToolCall):
             choice.invalid.append(settled)
@@ -328,8 +340,9 @@ class CallAssembly:
             choice.ready.append(settled)
             out.append(ToolCallReady(choice=c, call=settled))
 
-    def _finish(self, part: FinishPart, out: list[Event]) -> None:
-        choice = self._choice(part.choice)
+    def finish(self, part: FinishPart, out: list[Event]) -> None:
+        """A choice's finish reason: its open calls are settled."""
+        choice = self.choice(part.choice)
         reason = part.reason
         if reason == "stop" and choice.calls:
             # Several servers say "stop" after calls; the calls are what matters.
@@ -344,16 +357,18 @@ class CallAssembly:
                 # Cut by the token limit: a prefix, never to be repaired or run.
                 call.state = INCOMPLETE
                 continue
-            self._finalize(choice, part.choice, call, out, allow_close=not truncated)
+            self.finalize(choice, part.choice, call, out, allow_close=not truncated)
         out.append(ChoiceFinished(choice=part.choice, reason=reason, raw_reason=part.raw_reason))
 
-    def _finalize_all(self, out: list[Event], *, allow_close: bool) -> None:
-        for c, choice in self._choices.items():
+    def finalize_all(self, out: list[Event], *, allow_close: bool) -> None:
+        """Settle every call still open (the stream ended)."""
+        for c, choice in self.choices.items():
             for call in choice.calls:
                 if call.state == OPEN:
-                    self._finalize(choice, c, call, out, allow_close=allow_close)
+                    self.finalize(choice, c, call, out, allow_close=allow_close)
 
-    def _all_choices_finished(self) -> bool:
-        return bool(self._choices) and all(
-            ch.finish_reason is not None for ch in self._choices.values()
+    def all_finished(self) -> bool:
+        """Whether there are choices and each has its finish reason."""
+        return bool(self.choices) and all(
+            ch.finish_reason is not None for ch in self.choices.values()
         )

@@ -1,11 +1,13 @@
 """Payloads to the accumulator: the short way, in runs, and payload by payload.
 
-:class:`PayloadDecoding` is the part of :class:`~toolwire.stream.decoder.StreamDecoder`
-that hands a codec's reading of each payload to the accumulator (see the
-decoder's theory of operation): :meth:`~PayloadDecoding._decode_fast` for
-the body read as it comes, argument deltas matched by their text applied a
-run at a time, and :meth:`~PayloadDecoding._decode_frames` for ``inspect``
-and the last payloads of a body.
+A :class:`PayloadDecoder` is the part of a
+:class:`~toolwire.stream.decoder.StreamDecoder` that hands a codec's reading
+of each payload to the accumulator (see the decoder's theory of operation):
+:meth:`~PayloadDecoder.decode_fast` for the body read as it comes, argument
+deltas matched by their text applied a run at a time, and
+:meth:`~PayloadDecoder.decode_frames` for ``inspect`` and the last payloads
+of a body. It owns what it needs: the accumulator it feeds, the codec that
+matches argument deltas by their text, and the count of deltas read so.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from toolwire.stream.codecs import ArgsEventCodec, Codec
 from toolwire.stream.framing import END_OF_BODY, Frame
 from toolwire.stream.parts import ArgsPart, Part, StreamEndPart
 
-__all__ = ["DecodedFrame", "PayloadDecoding"]
+__all__ = ["DecodedFrame", "PayloadDecoder"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,14 +39,24 @@ class DecodedFrame:
     """The toolwire events this payload produced."""
 
 
-class PayloadDecoding:
-    """Hands decoded payloads to the accumulator (the state is the decoder's)."""
+class PayloadDecoder:
+    """Hands decoded payloads to an accumulator.
 
-    _acc: Accumulator
-    _fast: ArgsEventCodec | None
-    short_path_deltas: int
+    Args:
+        acc: the accumulator fed (its decoder's).
+    """
 
-    def _decode_fast(
+    __slots__ = ("_acc", "fast", "short_path_deltas")
+
+    def __init__(self, acc: Accumulator) -> None:
+        self._acc = acc
+        self.fast: ArgsEventCodec | None = None
+        """The codec that reads argument deltas by their text, when the
+        reader hands such deltas over as matches (the short path)."""
+        self.short_path_deltas = 0
+        """How many argument deltas were read the short way."""
+
+    def decode_fast(
         self,
         codec: Codec,
         payloads: Sequence[Frame | re.Match[str] | re.Match[bytes]],
@@ -54,14 +66,14 @@ class PayloadDecoding:
         the reader matched by their shape go straight to their call, a run of
         consecutive ones for one call at a time."""
         acc = self._acc
-        add_args = acc.add_args
-        fast = self._fast  # not None when the reader matched
+        add_args = acc.calls.add_args
+        fast = self.fast  # not None when the reader matched
         if len(payloads) == 1 and fast is not None and not isinstance(payloads[0], tuple):
             # A network read of one matched fragment, the commonest of a
             # small streamed turn: no run to gather.
             delta = fast.args_delta(payloads[0])
             if delta is not None:
-                self._apply_run(delta[0], delta[1], [delta[2]], out)
+                self.apply_run(delta[0], delta[1], [delta[2]], out)
                 return
         apply = acc.apply
         decode = codec.decode
@@ -78,7 +90,7 @@ class PayloadDecoding:
                 if found is not None:
                     c, index, texts, i = found
                     if index != run_index or c != run_c:
-                        if run and not self._apply_run(run_c, run_index, run, out):
+                        if run and not self.apply_run(run_c, run_index, run, out):
                             return
                         run, run_c, run_index = texts, c, index
                     else:
@@ -101,7 +113,7 @@ class PayloadDecoding:
                             texts.append(more)
                         i += 1
                     if run:
-                        if not self._apply_run(run_c, run_index, run, out):
+                        if not self.apply_run(run_c, run_index, run, out):
                             return
                         run, run_index = [], -1
                     if texts:
@@ -114,7 +126,7 @@ class PayloadDecoding:
                 event, data = item
             i += 1
             if run:
-                if not self._apply_run(run_c, run_index, run, out):
+                if not self.apply_run(run_c, run_index, run, out):
                     return
                 run, run_index = [], -1
             if acc.error is not None:
@@ -136,9 +148,9 @@ class PayloadDecoding:
                 return
             apply(decoded, out)
         if run:
-            self._apply_run(run_c, run_index, run, out)
+            self.apply_run(run_c, run_index, run, out)
 
-    def _apply_run(self, c: int, index: int, run: list[str], out: list[Event]) -> bool:
+    def apply_run(self, c: int, index: int, run: list[str], out: list[Event]) -> bool:
         """Apply matched fragments of one call; whether the stream goes on."""
         acc = self._acc
         if acc.error is not None:
@@ -146,14 +158,14 @@ class PayloadDecoding:
         self.short_path_deltas += len(run)
         try:
             if len(run) == 1:
-                acc.add_args(c, index, run[0], out)
+                acc.calls.add_args(c, index, run[0], out)
             else:
-                acc.add_args_run(c, index, run, out)
+                acc.calls.add_args_run(c, index, run, out)
         except ToolwireError as exc:  # a limit of toolwire.stream.limits was passed
             acc.fail(exc, out)
         return acc.error is None
 
-    def _decode_frames(
+    def decode_frames(
         self,
         codec: Codec,
         payloads: list[tuple[str, str]],

@@ -56,6 +56,7 @@ from toolwire.events import (
     Event,
     ServerToolCallReady,
     StreamEnded,
+    StreamFailed,
     UnknownItem,
     UsageReported,
     new_reasoning_delta,
@@ -68,7 +69,6 @@ from toolwire.stream._calls import (
     mint_call_id,
     replace_undecodable,
 )
-from toolwire.stream._choice import Choice
 from toolwire.stream.jsonio import dumps_bytes
 from toolwire.stream.limits import KEPT_ITEM_CHARS, MAX_KEPT_ITEMS, MAX_TEXT_CHARS
 from toolwire.stream.parts import (
@@ -99,19 +99,19 @@ from toolwire.types import (
 __all__ = ["Accumulator", "mint_call_id"]
 
 
-class Accumulator(CallAssembly):
-    """Turns codec parts into events and keeps the running result.
+class Accumulator:
+    """Turns codec parts into events and keeps the running result: the
+    response's text, usage and kept items here, its choices and their tool
+    calls in :attr:`calls` (a :class:`~toolwire.stream._assembly.CallAssembly`).
 
     Args:
         id_factory: makes ids for calls the provider sends without one.
     """
 
     def __init__(self, *, id_factory: Callable[[], str] | None = None) -> None:
-        self._id_factory = id_factory or mint_call_id
-        self._choices: dict[int, Choice] = {}
         self._budget = ResponseBudget()
-        self._calls = 0
-        """Tool calls (client and server) of all choices."""
+        self.calls = CallAssembly(id_factory=id_factory or mint_call_id, budget=self._budget)
+        """The choices and their tool calls."""
         self._kept = 0
         """Unknown and state items kept, of all choices."""
         self.usage: Usage | None = None
@@ -129,15 +129,23 @@ class Accumulator(CallAssembly):
         only that dialect sends it back."""
         self.unknown_items: list[UnknownItem] = []
         """What the provider sent that the codec does not read, in order."""
-        self.check_utf8 = False
+
+    @property
+    def check_utf8(self) -> bool:
         """Set when the framing met bytes that were not UTF-8 (kept as lone
         surrogates): text shows them as U+FFFD, and a call whose arguments
         or name held them is invalid."""
+        return self.calls.check_utf8
+
+    @check_utf8.setter
+    def check_utf8(self, value: bool) -> None:
+        self.calls.check_utf8 = value
 
     # -- feeding ---------------------------------------------------------------
 
     def apply(self, parts: Iterable[Part], out: list[Event]) -> None:
         """Apply parts in order, appending the events they cause to ``out``."""
+        calls = self.calls
         try:
             for part in parts:
                 if self.error is not None:
@@ -145,9 +153,9 @@ class Accumulator(CallAssembly):
                 kind = type(part)
                 if kind is ArgsPart:
                     args = cast(ArgsPart, part)
-                    self.add_args(args.choice, args.index, args.args, out)
+                    calls.add_args(args.choice, args.index, args.args, out)
                 elif kind is CallPart:
-                    self._call_part(part, out)  # type: ignore[arg-type]
+                    calls.call_part(part, out)  # type: ignore[arg-type]
                 elif kind is TextPart or kind is ReasoningPart:
                     self._text_part(part, out)  # type: ignore[arg-type]
                 else:
@@ -159,9 +167,9 @@ class Accumulator(CallAssembly):
         text = part.text
         if not text:
             return
-        if self.check_utf8:
+        if self.calls.check_utf8:
             text = replace_undecodable(text)
-        choice = self._choice(part.choice)
+        choice = self.calls.choice(part.choice)
         self._budget.take(len(text))
         if type(part) is TextPart:
             choice.text_size += len(text)
@@ -176,6 +184,14 @@ class Accumulator(CallAssembly):
             choice.reasoning.append(text)
             out.append(new_reasoning_delta(part.choice, text))
 
+    def fail(self, error: ToolwireError, out: list[Event]) -> None:
+        """Stop decoding: calls still open become incomplete, never ready."""
+        if self.error is not None:
+            return
+        self.error = error
+        self.calls.abandon()
+        out.append(StreamFailed(error=error))
+
     def add_text_run(self, texts: list[str], out: list[Event]) -> None:
         """Non-empty text deltas of choice 0 in a row (matched in place), the
         events and result each gives alone, counted at once when they fit
@@ -183,9 +199,9 @@ class Accumulator(CallAssembly):
         try:
             if self.error is not None:
                 return
-            if self.check_utf8:
+            if self.calls.check_utf8:
                 texts = [replace_undecodable(text) for text in texts]
-            choice = self._choice(0)
+            choice = self.calls.choice(0)
             budget = self._budget
             size = sum(map(len, texts))
             if budget.used + size > budget.ceiling or choice.text_size + size > MAX_TEXT_CHARS:
@@ -202,13 +218,14 @@ class Accumulator(CallAssembly):
         raise RemoteProtocolError(f"the response's {what} exceeds {MAX_TEXT_CHARS} characters")
 
     def _other_part(self, part: Part, out: list[Event]) -> None:
+        calls = self.calls
         if isinstance(part, CallDone):
-            choice = self._choice(part.choice)
+            choice = calls.choice(part.choice)
             call = choice.by_position(part.index)
             if call is not None and call.state == OPEN:
-                self._finalize(choice, part.choice, call, out, allow_close=False)
+                calls.finalize(choice, part.choice, call, out, allow_close=False)
         elif isinstance(part, FinishPart):
-            self._finish(part, out)
+            calls.finish(part, out)
         elif isinstance(part, UsagePart):
             self.usage = part.usage
             out.append(UsageReported(usage=part.usage))
@@ -218,7 +235,7 @@ class Accumulator(CallAssembly):
             item = part.item
             if self.state_dialect is not None:
                 item = {**item, DIALECT_KEY: self.state_dialect}
-            choice = self._choice(part.choice)
+            choice = calls.choice(part.choice)
             self._keep(item)
             choice.state.append(item)
         elif isinstance(part, MetaPart):
@@ -228,7 +245,7 @@ class Accumulator(CallAssembly):
             if self.ended:
                 return  # a second end marker ends nothing more
             self.ended = True
-            self._finalize_all(out, allow_close=True)
+            calls.finalize_all(out, allow_close=True)
             out.append(StreamEnded())
         elif isinstance(part, TrailerPart):
             self.trailer(out, part.text)
@@ -265,8 +282,8 @@ class Accumulator(CallAssembly):
             arguments=part.arguments,
             raw_arguments=part.raw_arguments,
         )
-        choice = self._choice(part.choice)
-        self._count_call()
+        choice = self.calls.choice(part.choice)
+        self.calls.count_call()
         choice.server_calls.append(server)
         out.append(ServerToolCallReady(choice=part.choice, call=server))
 
@@ -279,8 +296,8 @@ class Accumulator(CallAssembly):
         self._budget.release()
         if self.error is not None:
             return
-        if self.ended or self._all_choices_finished():
-            self._finalize_all(out, allow_close=True)
+        if self.ended or self.calls.all_finished():
+            self.calls.finalize_all(out, allow_close=True)
             return
         tail = " in the middle of a payload" if self.cut_tail is not None else ""
         error = self._truncated(f"the stream ended{tail} before the provider's end marker")
@@ -294,13 +311,13 @@ class Accumulator(CallAssembly):
         After the provider's end event it ends nothing more: a clean end. Before
         it, the stream stopped early: the calls still open are incomplete.
         """
-        if self.error is not None or self.ended or self._all_choices_finished():
+        if self.error is not None or self.ended or self.calls.all_finished():
             return
         line = f"a {text} line" if text else "an end-of-stream line"
         self.fail(self._truncated(f"{line} arrived before the provider's end event"), out)
 
     def _truncated(self, what: str) -> StreamTruncated:
-        incomplete = [call for choice in self._choices.values() for call in choice.incomplete()]
+        incomplete = self.calls.incomplete()
         calls = (
             f"{len(incomplete)} tool call(s) were still being streamed"
             if incomplete
@@ -312,13 +329,13 @@ class Accumulator(CallAssembly):
 
     def result(self, dialect: str) -> StreamResult:
         """The reading of the stream so far (final once the input is closed)."""
-        choices = tuple(ch.result(c) for c, ch in sorted(self._choices.items()))
+        choices = tuple(ch.result(c) for c, ch in sorted(self.calls.choices.items()))
         return StreamResult(
             dialect=dialect,
             choices=choices or (ChoiceResult(index=0),),
             usage=self.usage,
             error=self.error,
-            complete=self.error is None and (self.ended or self._all_choices_finished()),
+            complete=self.error is None and (self.ended or self.calls.all_finished()),
             model=self.model,
             response_id=self.response_id,
             unknown_items=tuple(self.unknown_items),

@@ -43,11 +43,10 @@ from typing import cast
 from toolwire import _compat
 from toolwire.errors import RemoteProtocolError, ToolwireError, UsageError
 from toolwire.events import Event
-from toolwire.stream._decoding import DecodedFrame, PayloadDecoding
+from toolwire.stream._decoding import DecodedFrame, PayloadDecoder
 from toolwire.stream._response import decode_response
 from toolwire.stream.accumulate import Accumulator
 from toolwire.stream.codecs import (
-    ArgsEventCodec,
     Codec,
     ContinuedCodec,
     EventStreamArgsCodec,
@@ -107,7 +106,7 @@ def sniff_dialect(event: str, data: str) -> str | None:
     return None
 
 
-class StreamDecoder(PayloadDecoding):
+class StreamDecoder:
     """Decodes one streamed response into events and a final result.
 
     Args:
@@ -158,10 +157,7 @@ class StreamDecoder(PayloadDecoding):
         # A reader and a codec that reads argument deltas by their shape (SSE;
         # AWS event streams, whose codec names the event type it matches).
         self._sse: SSEDecoder | EventStreamDecoder | None = None
-        self._fast: ArgsEventCodec | None = None
-        self.short_path_deltas = 0
-        """How many argument deltas were read the short way (matched by their
-        text, no JSON parsed): proof that the short path is taken."""
+        self._payloads = PayloadDecoder(self._acc)
         if registration is None:
             self._reader = self._sniffer = SniffingReader(FRAMINGS)
         else:
@@ -179,7 +175,7 @@ class StreamDecoder(PayloadDecoding):
                     and fast is not None
                 ):
                     self._sse = self._reader
-                    self._fast = fast
+                    self._payloads.fast = fast
                     if isinstance(self._reader, EventStreamDecoder):
                         # The registry checked it: an EventStreamArgsCodec.
                         framed = cast(EventStreamArgsCodec, fast)
@@ -229,6 +225,12 @@ class StreamDecoder(PayloadDecoding):
         """What the stream did that its dialect's reference does not, as the
         codec noticed it so far (sorted; see :attr:`toolwire.stream.codecs.Codec.quirks`)."""
         return tuple(sorted(self._codec.quirks)) if self._codec is not None else ()
+
+    @property
+    def short_path_deltas(self) -> int:
+        """How many argument deltas were read the short way (matched by their
+        text, no JSON parsed): proof that the short path is taken."""
+        return self._payloads.short_path_deltas
 
     @property
     def error(self) -> ToolwireError | None:
@@ -290,14 +292,14 @@ class StreamDecoder(PayloadDecoding):
             raise UsageError("feed() after close(): use a new StreamDecoder per response")
         if self._acc.error is not None or not data:
             return
-        fast = self._fast
+        fast = self._payloads.fast
         matcher = fast.args_event if fast is not None and frames is None else None
         try:
             if matcher is not None and self._sse is not None and self._codec is not None:
                 # Argument deltas of the exact known shape come as matches.
                 items = self._sse.feed_matched(data, matcher)
                 self._after_framing()
-                self._decode_fast(self._codec, items, out)
+                self._payloads.decode_fast(self._codec, items, out)
                 return
             payloads = self._reader.feed_pairs(data)
         except ToolwireError as exc:
@@ -364,9 +366,9 @@ class StreamDecoder(PayloadDecoding):
             if self._codec is None:
                 return
         if frames is None and not final:
-            self._decode_fast(self._codec, payloads, out)
+            self._payloads.decode_fast(self._codec, payloads, out)
         else:
-            self._decode_frames(self._codec, payloads, out, frames, final)
+            self._payloads.decode_frames(self._codec, payloads, out, frames, final)
 
     def _sniff(self, payloads: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Hold frames until one tells the dialect; then all of them go on.

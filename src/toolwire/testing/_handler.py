@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,23 +19,22 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from toolwire.stream import jsonio
-from toolwire.stream.codecs import registered, wire_dialect
+from toolwire.stream.codecs import wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
 from toolwire.testing._kept import KeptStream, KeptStreams
-from toolwire.testing._parse import BadRequest, ParsedRequest, parse_request
+from toolwire.testing._parse import BadRequest, parse_request
 from toolwire.testing._ratelimit import ServerRateLimit
-from toolwire.testing.encoders import Encoder, Reply, ReplyCall
+from toolwire.testing._render import prompt_size, render
+from toolwire.testing.encoders import Encoder, Reply
 from toolwire.testing.scenario import (
     Fault,
-    ResultLookup,
     Scenario,
     ScenarioError,
     Turn,
-    substitute,
-    substitute_value,
 )
 
 __all__ = ["FAULT_HEADER", "Handler", "RecentRequests", "WireResponse", "render"]
+
 
 FAULT_HEADER = "x-toolwire-fault"
 """Request header forcing a fault (a :class:`Fault` as JSON) on that one request."""
@@ -81,107 +79,6 @@ class WireResponse(Response):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             sent += len(chunk)
         await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-def _prompt_size(body: bytes) -> int:
-    """The size of a request's prompt, for its token count: the body without
-    the fields that say how to answer, not what (``stream``), so that the
-    same turn asked streamed or whole counts the same tokens."""
-    try:
-        data = jsonio.loads(body)
-    except (jsonio.JSONDecodeError, ValueError):
-        return len(body)
-    if not isinstance(data, dict):
-        return len(body)
-    for key in _ANSWER_FIELDS:
-        data.pop(key, None)
-    return len(jsonio.dumps(data).encode())
-
-
-_ANSWER_FIELDS = frozenset(field for d in registered() for field in d.answer_fields)
-
-
-def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
-    """Substitute templates and serialize arguments.
-
-    Raises:
-        ScenarioError: a template names a tool result the request does not carry.
-    """
-    lookup = ResultLookup(
-        [(r.name, r.content) for r in request.latest_results],
-        [(r.name, r.content) for r in request.results],
-    )
-    calls: list[ReplyCall] = []
-    for index, call in enumerate(turn.tool_calls):
-        if isinstance(call.arguments, str):
-            raw = substitute(call.arguments, lookup)
-            try:
-                parsed = jsonio.loads(raw)
-            except ValueError:
-                parsed = None
-            arguments = parsed if isinstance(parsed, dict) else None
-        else:
-            arguments = substitute_value(call.arguments, lookup)
-            raw = jsonio.dumps(arguments)
-        calls.append(
-            ReplyCall(
-                index=index,
-                name=call.name,
-                raw_arguments=raw,
-                arguments=arguments,
-                custom=call.custom,
-                fields=call.fields,
-                provider_fields=substitute_value(
-                    call.provider_fields.get(request.dialect, {}), lookup
-                ),
-            )
-        )
-    text = substitute(turn.text, lookup)
-    # A turn dumped and read again (``model_dump()``) holds ``output: None``:
-    # that is a turn without an output.
-    if turn.output is not None:
-        if request.output_native:
-            text = jsonio.dumps(turn.output)
-        else:
-            calls = [_output_call(turn, request)]
-    provider_items = tuple(
-        (item.after, substitute_value(item.item, lookup))
-        for item in turn.provider_items
-        if item.dialect == request.dialect
-    )
-    return Reply(
-        request=request,
-        turn=request.assistant_turns,
-        reasoning=substitute(turn.reasoning, lookup),
-        text=text,
-        calls=tuple(calls),
-        chunk_size=turn.chunk_size,
-        created=int(time.time()),
-        input_tokens=max(1, input_tokens),
-        provider_items=provider_items,
-        finish=turn.provider_finish.get(request.dialect),
-        provider_fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
-    )
-
-
-def _output_call(turn: Turn, request: ParsedRequest) -> ReplyCall:
-    """A turn's ``output`` as a call of the request's final-result tool.
-
-    Raises:
-        ScenarioError: the request has no such tool, or the output is not an object.
-    """
-    names = [n for n in request.tool_names if n.startswith("final_result")]
-    name = turn.output_tool or (names[0] if names else None)
-    if name is None or name not in request.tool_names:
-        raise ScenarioError(
-            "the turn answers with an output, and the request asks for it neither "
-            "natively nor with a final-result tool"
-            + (f" named {turn.output_tool!r}" if turn.output_tool else "")
-        )
-    if not isinstance(turn.output, dict):
-        raise ScenarioError('a final-result call takes a JSON object: write {"response": ...}')
-    raw = jsonio.dumps(turn.output)
-    return ReplyCall(index=0, name=name, raw_arguments=raw, arguments=turn.output)
 
 
 _MAX_KEPT_STREAMS = 256
@@ -358,7 +255,7 @@ class Handler:
             turn = self.scenario.turn_for(
                 parsed.assistant_turns, last_results_have_error=parsed.latest_has_error
             )
-            reply = render(turn, parsed, input_tokens=_prompt_size(body) // 4)
+            reply = render(turn, parsed, input_tokens=prompt_size(body) // 4)
         except (BadRequest, ScenarioError) as exc:
             message = exc.message
             if isinstance(exc, ScenarioError):  # the script, not the request, is at odds

@@ -169,8 +169,7 @@ def _run_finished(record: RunFinished) -> str:
 
 
 def _run_failed(record: RunFailed) -> str:
-    word = "cancelled" if record.cancelled else "failed"
-    return f"<span class=error>run {word}</span>" + _error(record.error)
+    return f"<span class=error>run {text(record.ending)}</span>" + _error(record.error)
 
 
 def _body(event: JournalEvent) -> str:

@@ -10,7 +10,7 @@ from toolwire.errors import RemoteProtocolError, StreamErrorEvent, TokenCountInv
 from toolwire.stream.jsonio import JSONDecodeError, JSONLimitError, loads
 from toolwire.stream.limits import MAX_TOKEN_COUNT
 from toolwire.stream.parts import FinishPart, MetaPart, UnknownPart
-from toolwire.types import FinishReason
+from toolwire.types import FinishReason, Usage
 
 __all__ = [
     "DONE",
@@ -28,6 +28,8 @@ __all__ = [
     "load_payload",
     "meta_part",
     "output_with_reasoning",
+    "summed_usage",
+    "thinking_usage",
     "token_count",
     "unknown_part",
     "unread_fields",
@@ -189,6 +191,46 @@ def token_count(raw: Mapping[str, Any], key: str, dialect: str, within: str = ""
         f"{dialect}: the usage's {field} is {_shown(value)}, {why}: not a token count",
         field=field,
         value=value,
+    )
+
+
+def summed_usage(
+    prompt: int | None, output: int | None, raw: dict[str, Any], cached: int | None = None
+) -> Usage:
+    """The usage of a dialect that sends no total (Cohere, Ollama): the total
+    is the sum of the two counts, ``None`` only when neither came."""
+    total = None if prompt is None and output is None else (prompt or 0) + (output or 0)
+    return Usage(
+        input_tokens=prompt, output_tokens=output, total_tokens=total, cached_tokens=cached, raw=raw
+    )
+
+
+def thinking_usage(
+    raw: dict[str, Any],
+    dialect: str,
+    within: str,
+    *,
+    output: str,
+    thoughts: str,
+    prompt: str,
+    total: str,
+    cached: str,
+) -> Usage:
+    """A usage whose output count leaves thinking out (the Gemini dialects'),
+    as a :class:`~toolwire.types.Usage` whose ``output_tokens`` counts the
+    thinking too (``output`` + ``thoughts``), as OpenAI's
+    ``completion_tokens`` does; each argument names the member of ``raw``
+    (``within``, for the errors) that holds that count."""
+    answer = token_count(raw, output, dialect, within)
+    thinking = token_count(raw, thoughts, dialect, within)
+    both = None if answer is None and thinking is None else (answer or 0) + (thinking or 0)
+    return Usage(
+        input_tokens=token_count(raw, prompt, dialect, within),
+        output_tokens=both,
+        total_tokens=token_count(raw, total, dialect, within),
+        reasoning_tokens=thinking,
+        cached_tokens=token_count(raw, cached, dialect, within),
+        raw=raw,
     )
 
 

@@ -23,6 +23,7 @@ from toolwire.stream.codecs._common import (
     error_event,
     finish_part,
     load_frame,
+    summed_usage,
     token_count,
     unknown_part,
 )
@@ -40,7 +41,7 @@ from toolwire.stream.parts import (
     TrailerPart,
     UsagePart,
 )
-from toolwire.types import FinishReason, Usage
+from toolwire.types import FinishReason
 
 __all__ = ["DIALECT", "RAW_FINISH_REASONS", "CohereCodec"]
 
@@ -106,17 +107,8 @@ def _message_end(obj: dict[str, Any], parts: list[Part]) -> None:
         if isinstance(tokens, dict):
             i = token_count(tokens, "input_tokens", DIALECT_NAME, within)
             o = token_count(tokens, "output_tokens", DIALECT_NAME, within)
-            parts.append(
-                UsagePart(
-                    Usage(
-                        input_tokens=i,
-                        output_tokens=o,
-                        total_tokens=(i or 0) + (o or 0) if i or o else None,
-                        cached_tokens=token_count(usage, "cached_tokens", DIALECT_NAME, "usage"),
-                        raw=usage,
-                    )
-                )
-            )
+            cached = token_count(usage, "cached_tokens", DIALECT_NAME, "usage")
+            parts.append(UsagePart(summed_usage(i, o, usage, cached)))
     raw = as_str(delta.get("finish_reason"), f"{DIALECT_NAME}: finish_reason") or "COMPLETE"
     parts.append(finish_part(RAW_FINISH_REASONS, raw))
     parts.append(StreamEndPart())

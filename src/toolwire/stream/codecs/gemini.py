@@ -44,7 +44,7 @@ from toolwire.stream.codecs._common import (
     finish_part,
     load_frame,
     meta_part,
-    token_count,
+    thinking_usage,
     unknown_part,
 )
 from toolwire.stream.codecs._dialect import Capabilities, ProviderInfo, WireDialect
@@ -129,18 +129,15 @@ def usage_from_gemini(raw: dict[str, Any]) -> Usage:
     ``output_tokens`` counts thinking tokens too (``candidatesTokenCount`` +
     ``thoughtsTokenCount``), as OpenAI's ``completion_tokens`` does.
     """
-    candidates = token_count(raw, "candidatesTokenCount", DIALECT_NAME, _USAGE)
-    thoughts = token_count(raw, "thoughtsTokenCount", DIALECT_NAME, _USAGE)
-    output = None
-    if candidates is not None or thoughts is not None:
-        output = (candidates or 0) + (thoughts or 0)
-    return Usage(
-        input_tokens=token_count(raw, "promptTokenCount", DIALECT_NAME, _USAGE),
-        output_tokens=output,
-        total_tokens=token_count(raw, "totalTokenCount", DIALECT_NAME, _USAGE),
-        reasoning_tokens=thoughts,
-        cached_tokens=token_count(raw, "cachedContentTokenCount", DIALECT_NAME, _USAGE),
-        raw=raw,
+    return thinking_usage(
+        raw,
+        DIALECT_NAME,
+        _USAGE,
+        output="candidatesTokenCount",
+        thoughts="thoughtsTokenCount",
+        prompt="promptTokenCount",
+        total="totalTokenCount",
+        cached="cachedContentTokenCount",
     )
 
 

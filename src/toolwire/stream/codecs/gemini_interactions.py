@@ -48,7 +48,7 @@ from toolwire.stream.codecs._common import (
     error_event,
     load_frame,
     meta_part,
-    token_count,
+    thinking_usage,
     unknown_part,
 )
 from toolwire.stream.codecs._continuation import Continuation, continuation, refused
@@ -122,16 +122,15 @@ ECHO_STEPS: Final = frozenset({"user_input", "function_result"})
 def usage_from_interactions(raw: dict[str, Any]) -> Usage:
     """An interaction's ``usage`` as a :class:`Usage`; ``output_tokens``
     counts thinking too (``total_output_tokens`` + ``total_thought_tokens``)."""
-    output = token_count(raw, "total_output_tokens", DIALECT_NAME, "usage")
-    thoughts = token_count(raw, "total_thought_tokens", DIALECT_NAME, "usage")
-    both = None if output is None and thoughts is None else (output or 0) + (thoughts or 0)
-    return Usage(
-        input_tokens=token_count(raw, "total_input_tokens", DIALECT_NAME, "usage"),
-        output_tokens=both,
-        total_tokens=token_count(raw, "total_tokens", DIALECT_NAME, "usage"),
-        reasoning_tokens=thoughts,
-        cached_tokens=token_count(raw, "total_cached_tokens", DIALECT_NAME, "usage"),
-        raw=raw,
+    return thinking_usage(
+        raw,
+        DIALECT_NAME,
+        "usage",
+        output="total_output_tokens",
+        thoughts="total_thought_tokens",
+        prompt="total_input_tokens",
+        total="total_tokens",
+        cached="total_cached_tokens",
     )
 
 

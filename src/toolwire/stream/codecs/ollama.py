@@ -23,6 +23,7 @@ from toolwire.stream.codecs._common import (
     error_event,
     finish_part,
     load_frame,
+    summed_usage,
     token_count,
 )
 from toolwire.stream.codecs._dialect import WireDialect
@@ -38,7 +39,7 @@ from toolwire.stream.parts import (
     TrailerPart,
     UsagePart,
 )
-from toolwire.types import FinishReason, Usage
+from toolwire.types import FinishReason
 
 __all__ = ["DIALECT", "RAW_FINISH_REASONS", "OllamaCodec"]
 
@@ -127,14 +128,8 @@ class OllamaCodec:
             prompt = token_count(obj, "prompt_eval_count", DIALECT_NAME)
             output = token_count(obj, "eval_count", DIALECT_NAME)
             if prompt is not None or output is not None:
-                total = (prompt or 0) + (output or 0)
-                usage = Usage(
-                    input_tokens=prompt,
-                    output_tokens=output,
-                    total_tokens=total,
-                    raw={k: v for k, v in obj.items() if k.endswith(("_count", "_duration"))},
-                )
-                parts.append(UsagePart(usage))
+                raw_usage = {k: v for k, v in obj.items() if k.endswith(("_count", "_duration"))}
+                parts.append(UsagePart(summed_usage(prompt, output, raw_usage)))
             parts.append(finish_part(RAW_FINISH_REASONS, raw))
             parts.append(StreamEndPart())
         return parts
