@@ -68,7 +68,7 @@ from toolwire.journal import (
     resolve_approval_key,
     waiting_for,
 )
-from toolwire.messages import Message
+from toolwire.messages import Message, Prompt
 from toolwire.observe import RunObserver, check_observers
 from toolwire.run import (
     AgentEvent,
@@ -250,15 +250,13 @@ class Agent(Generic[OutputT]):
     # -- public API -----------------------------------------------------------------
 
     @overload
-    async def run(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None
-    ) -> RunResult[OutputT]: ...
+    async def run(self, prompt: Prompt, *, run_id: str | None = None) -> RunResult[OutputT]: ...
     @overload
     async def run(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: type[U]
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: type[U]
     ) -> RunResult[U]: ...
     async def run(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: Any = None
     ) -> RunResult[Any]:
         """Run until the model answers; return the whole record.
 
@@ -286,15 +284,13 @@ class Agent(Generic[OutputT]):
             return await self._run(messages, chosen, None, None, spec=spec)
 
     @overload
-    def run_sync(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None
-    ) -> RunResult[OutputT]: ...
+    def run_sync(self, prompt: Prompt, *, run_id: str | None = None) -> RunResult[OutputT]: ...
     @overload
     def run_sync(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: type[U]
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: type[U]
     ) -> RunResult[U]: ...
     def run_sync(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: Any = None
     ) -> RunResult[Any]:
         """:meth:`run` for synchronous code.
 
@@ -305,7 +301,7 @@ class Agent(Generic[OutputT]):
         return self._sync(lambda: self.run(prompt, run_id=run_id, output_type=output_type))
 
     async def stream_output(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: Any = None
     ) -> AsyncGenerator[Any, None]:
         """Run a typed run, yielding its output as it grows: after each delta
         of the answer, the JSON value parsed so far (dicts and lists, the
@@ -329,7 +325,7 @@ class Agent(Generic[OutputT]):
 
     async def stream(
         self,
-        prompt: str | Sequence[Message],
+        prompt: Prompt,
         *,
         run_id: str | None = None,
         output_type: Any = None,

@@ -109,7 +109,11 @@ class ToolSteps:
             )
             self.messages.append(
                 ToolResultMessage(
-                    call_id=call.id, name=call.name, content=result.content, is_error=not result.ok
+                    call_id=call.id,
+                    name=call.name,
+                    content=result.content,
+                    is_error=not result.ok,
+                    parts=result.parts,
                 )
             )
 
