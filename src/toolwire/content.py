@@ -21,7 +21,7 @@ import mimetypes
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from toolwire.errors import ContentError
 
@@ -77,6 +77,9 @@ def _size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.0f} KB"
     return f"{n / (1024 * 1024):.1f} MB"
+
+
+P = TypeVar("P", bound="_Part")
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -162,7 +165,7 @@ class _Part:
         return f"{type(self).__name__}({self.describe()}{name})"
 
     @classmethod
-    def from_bytes(cls, data: bytes, *, media_type: str, name: str | None = None) -> Any:
+    def from_bytes(cls: type[P], data: bytes, *, media_type: str, name: str | None = None) -> P:
         """A part made of ``data``.
 
         Raises:
@@ -171,7 +174,9 @@ class _Part:
         return cls(media_type=media_type, data=data, name=name)
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike[str], *, media_type: str | None = None) -> Any:
+    def from_path(
+        cls: type[P], path: str | os.PathLike[str], *, media_type: str | None = None
+    ) -> P:
         """A part made of a file's bytes; the media type comes from the
         file's suffix unless given.
 
@@ -191,7 +196,7 @@ class _Part:
         return cls(media_type=guessed, data=data, name=os.path.basename(text))
 
     @classmethod
-    def from_url(cls, url: str, *, media_type: str | None = None) -> Any:
+    def from_url(cls: type[P], url: str, *, media_type: str | None = None) -> P:
         """A part the provider fetches from ``url`` (dialects whose API
         fetches no URLs refuse it with :class:`~toolwire.ContentNotSupported`).
 
