@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from toolwire.content import Image
 from toolwire.messages import AssistantMessage, ToolResultMessage
 from toolwire.stream.codecs.openai_chat import call_arguments_text
 from toolwire.stream.codecs.openai_chat_items import custom_input
@@ -22,6 +23,7 @@ __all__ = [
     "asked_output",
     "call_item",
     "call_items",
+    "call_screenshot",
     "screenshot",
 ]
 
@@ -147,7 +149,7 @@ def asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
         answer = {"type": "mcp_approval_response", "approval_request_id": call_id, "approve": ok}
         return answer if ok else {**answer, "reason": content}
     if kind == "computer_call":
-        image = screenshot(content)
+        image = call_screenshot(message)
         if image is None:  # refused: told in words, the call left out
             return {
                 "role": "user",
@@ -171,6 +173,16 @@ def asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
         "status": status,
         "output": content,
     }
+
+
+def call_screenshot(message: ToolResultMessage) -> dict[str, Any] | None:
+    """A computer call's screenshot: the result's first image part (as a
+    ``computer_screenshot``), else its content when that is a screenshot
+    object, else ``None``."""
+    for part in message.parts:
+        if isinstance(part, Image) and not message.is_error:
+            return {"type": "computer_screenshot", "image_url": part.data_url()}
+    return screenshot(message.content)
 
 
 def screenshot(content: str) -> dict[str, Any] | None:

@@ -27,7 +27,7 @@ from toolwire.stream.codecs.openai_responses_items import (
     asked_output,
     call_item,
     call_items,
-    screenshot,
+    call_screenshot,
 )
 from toolwire.stream.codecs.request import (
     ToolChoice,
@@ -170,7 +170,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         for m in messages
         if isinstance(m, ToolResultMessage)
         and kinds.get(m.call_id) == "computer_call"
-        and screenshot(m.content) is None
+        and call_screenshot(m) is None
     }
     for message in messages:
         if isinstance(message, SystemMessage):
