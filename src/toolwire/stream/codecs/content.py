@@ -37,6 +37,7 @@ __all__ = [
     "every",
     "message_parts",
     "split_text",
+    "support_table",
 ]
 
 Place: TypeAlias = Literal["prompt", "tool_result"]
@@ -161,3 +162,34 @@ def message_parts(messages: Iterable[Message]) -> list[tuple[Place, ContentPart]
 def split_text(items: Sequence[ContentItem]) -> list[ContentItem]:
     """``items`` without empty text (the APIs refuse blank text blocks)."""
     return [item for item in items if not isinstance(item, str) or item]
+
+
+def _cell(support: ContentSupport, table: Mapping[str, frozenset[str]], kind: str) -> str:
+    types = sorted(table.get(kind, ()))
+    if not types:
+        return "—"
+    text = ", ".join(t.split("/", 1)[1] for t in types)
+    fetched = sorted(support.urls.get(kind, frozenset()) & set(types))
+    if fetched:
+        schemes = "/".join(s.split(":", 1)[0] for s in support.url_schemes)
+        text += f"; {schemes} URL" + (
+            "" if fetched == types else " (" + ", ".join(t.split("/", 1)[1] for t in fetched) + ")"
+        )
+    return text
+
+
+def support_table(supports: Iterable[ContentSupport]) -> str:
+    """The Markdown table of what each dialect carries where (docs/content.md)."""
+    lines = [
+        "| dialect | place | image | document | audio |",
+        "|---|---|---|---|---|",
+    ]
+    for support in supports:
+        for place, table in (("prompt", support.prompt), ("tool result", support.tool_result)):
+            if place == "tool result" and support.result_follow_up:
+                place = "tool result (a user message after it)"
+            cells = " | ".join(
+                _cell(support, table, kind) for kind in ("image", "document", "audio")
+            )
+            lines.append(f"| {support.dialect} | {place} | {cells} |")
+    return "\n".join(lines) + "\n"
