@@ -28,6 +28,7 @@ from toolwire.errors import ContentError
 __all__ = [
     "AUDIO_TYPES",
     "DOCUMENT_TYPES",
+    "GENERATED_IMAGE",
     "IMAGE_TYPES",
     "Audio",
     "ContentItem",
@@ -40,6 +41,7 @@ __all__ = [
     "content_to_dicts",
     "is_part",
     "normalize_content",
+    "output_part",
     "part_from_dict",
 ]
 
@@ -347,3 +349,30 @@ def content_from_dicts(data: Any) -> tuple[ContentItem, ...]:
         else:
             out.append(part_from_dict(item))
     return tuple(out)
+
+
+GENERATED_IMAGE = "generated_image"
+"""The provider-state item of an image a model made (a Responses
+``image_generation_call`` result): ``{"type", "id", "media_type", "data"}``."""
+
+
+def _decoded(media: Any, data: Any) -> ContentPart | None:
+    if not isinstance(media, str) or not isinstance(data, str):
+        return None
+    cls = Image if media.startswith("image/") else Audio if media.startswith("audio/") else Document
+    try:
+        return cls(media_type=media, data=base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError, ContentError):
+        return None  # a type toolwire does not send: the item stays as it came
+
+
+def output_part(item: Mapping[str, Any]) -> ContentPart | None:
+    """The part a provider-state item holds, when it is media the model
+    made: a Gemini ``inlineData`` part, or a :data:`GENERATED_IMAGE`."""
+    if item.get("type") == GENERATED_IMAGE:
+        return _decoded(item.get("media_type"), item.get("data"))
+    part = item.get("part") if item.get("type") == "part" else None
+    inline = part.get("inlineData") if isinstance(part, Mapping) else None
+    if isinstance(inline, Mapping):
+        return _decoded(inline.get("mimeType"), inline.get("data"))
+    return None

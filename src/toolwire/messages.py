@@ -40,6 +40,7 @@ from toolwire.content import (
     content_to_dicts,
     is_part,
     normalize_content,
+    output_part,
 )
 from toolwire.errors import ContentError, UsageError
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
@@ -231,6 +232,15 @@ class AssistantMessage:
     provider_state: tuple[dict[str, Any], ...] = ()
     """Opaque items the provider must see again (see the module docstring)."""
     kind: Literal["assistant"] = field(default="assistant", init=False)
+
+    @property
+    def parts(self) -> tuple[ContentPart, ...]:
+        """The images (or audio, documents) the model made, read from its
+        provider state: Gemini ``inlineData`` parts, Responses
+        ``image_generation_call`` results. The items stay in
+        ``provider_state`` as they came."""
+        found = (output_part(item) for item in self.provider_state)
+        return tuple(part for part in found if part is not None)
 
     def to_dict(self) -> dict[str, Any]:
         """The journal's JSON shape."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from toolwire.content import Image
+from toolwire.content import GENERATED_IMAGE, Image
 from toolwire.messages import AssistantMessage, ToolResultMessage
 from toolwire.stream.codecs.openai_chat import call_arguments_text
 from toolwire.stream.codecs.openai_chat_items import custom_input
@@ -24,6 +24,7 @@ __all__ = [
     "call_item",
     "call_items",
     "call_screenshot",
+    "generated_image",
     "screenshot",
 ]
 
@@ -173,6 +174,16 @@ def asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
         "status": status,
         "output": content,
     }
+
+
+def generated_image(item: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The image of an ``image_generation_call`` output item, as the
+    provider-state item :attr:`~toolwire.AssistantMessage.parts` reads."""
+    result = item.get("result")
+    if item.get("type") != "image_generation_call" or not isinstance(result, str) or not result:
+        return None
+    media = f"image/{item.get('output_format') or 'png'}"
+    return {"type": GENERATED_IMAGE, "id": item.get("id"), "media_type": media, "data": result}
 
 
 def call_screenshot(message: ToolResultMessage) -> dict[str, Any] | None:
