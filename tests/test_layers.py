@@ -30,6 +30,7 @@ import toolwire
 SRC = Path(toolwire.__file__).resolve().parent
 CORE = {
     "toolwire._compat",
+    "toolwire.content",
     "toolwire.errors",
     "toolwire.events",
     "toolwire.messages",
@@ -269,6 +270,7 @@ PUBLIC_FACES = {
     "__main__",
     "_compat",
     "backoff",
+    "content",
     "events",
     "messages",
     "observe",
@@ -300,7 +302,7 @@ def test_the_home_of_older_names_imports_nothing_of_toolwire() -> None:
 
 LAYERS: list[frozenset[str]] = [
     frozenset({"errors", "_compat"}),
-    frozenset({"types", "backoff"}),
+    frozenset({"types", "backoff", "content"}),
     frozenset({"events", "messages"}),
     frozenset({"stream"}),
     frozenset({"cost", "http"}),

@@ -13,6 +13,11 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from toolwire import _compat
+from toolwire.content import Audio as Audio
+from toolwire.content import ContentItem as ContentItem
+from toolwire.content import ContentPart as ContentPart
+from toolwire.content import Document as Document
+from toolwire.content import Image as Image
 from toolwire.errors import *  # noqa: F403
 from toolwire.errors import __all__ as _errors_all
 from toolwire.events import *  # noqa: F403
@@ -284,7 +289,12 @@ __all__ = sorted(
         *_types_all,
         *_messages_all,
         *_LAZY,
+        "Audio",
+        "ContentItem",
+        "ContentPart",
         "DecodedFrame",
+        "Document",
+        "Image",
         "StreamDecoder",
     ]
 )

@@ -27,16 +27,28 @@ never a bare ``KeyError``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
-from toolwire.errors import UsageError
+from toolwire.content import (
+    ContentItem,
+    ContentPart,
+    content_from_dicts,
+    content_parts,
+    content_text,
+    content_to_dicts,
+    is_part,
+    normalize_content,
+    output_part,
+)
+from toolwire.errors import ContentError, UsageError
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall
 
 __all__ = [
     "AssistantMessage",
     "Message",
+    "Prompt",
     "SystemMessage",
     "ToolResultMessage",
     "UserMessage",
@@ -83,16 +95,49 @@ class SystemMessage:
 
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    """What the user said. Plain text; richer content parts can be added as
-    another field without changing the meaning of ``text``."""
+    """What the user said: text, or any sequence of text and content parts.
 
-    text: str
-    """The user's words."""
+    ``UserMessage("hi")`` and ``UserMessage(content=["Describe this chart.",
+    Image.from_path("chart.png")])`` both work; ``text`` is then the text
+    items joined by newlines, and ``content`` always holds every item in
+    order (``("hi",)`` for plain text).
+    """
+
+    text: str = ""
+    """The user's words (the text items of ``content``)."""
+    content: tuple[ContentItem, ...] = ()
+    """Every item in order: text (``str``) and :class:`~toolwire.Image`,
+    :class:`~toolwire.Document`, :class:`~toolwire.Audio` parts."""
     kind: Literal["user"] = field(default="user", init=False)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise UsageError(
+                f"a user message's text must be a string, got {type(self.text).__name__}"
+            )
+        given: object = self.content
+        if isinstance(given, str):
+            raise UsageError("give a user message's text as text=, or content=[...] for parts")
+        items = normalize_content(self.content)
+        if items and self.text and content_text(items) != self.text:
+            raise UsageError("give a user message text= or content=[...], not both")
+        if not items:
+            items = (self.text,) if self.text else ()
+        object.__setattr__(self, "content", items)
+        object.__setattr__(self, "text", content_text(items))
+
+    @property
+    def parts(self) -> tuple[ContentPart, ...]:
+        """The content parts (images, documents, audio), without the text."""
+        return content_parts(self.content)
+
     def to_dict(self) -> dict[str, Any]:
-        """The journal's JSON shape."""
-        return {"kind": self.kind, "text": self.text}
+        """The journal's JSON shape (``content`` only when it holds parts:
+        a text message keeps the shape older records have)."""
+        out: dict[str, Any] = {"kind": self.kind, "text": self.text}
+        if self.parts:
+            out["content"] = content_to_dicts(self.content)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> UserMessage:
@@ -102,7 +147,16 @@ class UserMessage:
             UsageError: the record is not a user message.
         """
         _check_kind(data, "user")
+        if "content" in data:
+            return cls(content=_content_field(data))
         return cls(_str_field(data, "text"))
+
+
+def _content_field(data: Mapping[str, Any], key: str = "content") -> tuple[ContentItem, ...]:
+    try:
+        return content_from_dicts(data.get(key))
+    except ContentError as exc:
+        raise UsageError(f"message field {key!r}: {exc}") from exc
 
 
 def _call_to_dict(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
@@ -179,6 +233,15 @@ class AssistantMessage:
     """Opaque items the provider must see again (see the module docstring)."""
     kind: Literal["assistant"] = field(default="assistant", init=False)
 
+    @property
+    def parts(self) -> tuple[ContentPart, ...]:
+        """The images (or audio, documents) the model made, read from its
+        provider state: Gemini ``inlineData`` parts, Responses
+        ``image_generation_call`` results. The items stay in
+        ``provider_state`` as they came."""
+        found = (output_part(item) for item in self.provider_state)
+        return tuple(part for part in found if part is not None)
+
     def to_dict(self) -> dict[str, Any]:
         """The journal's JSON shape."""
         return {
@@ -240,17 +303,28 @@ class ToolResultMessage:
     """What the model reads: the result, or a structured error."""
     is_error: bool = False
     """True when the call failed; providers that can flag errors do so."""
+    parts: tuple[ContentItem, ...] = ()
+    """The whole result in order, text and parts, when it holds images,
+    documents or audio (``content`` is then its text); empty for a
+    text-only result."""
     kind: Literal["tool_result"] = field(default="tool_result", init=False)
 
+    def __post_init__(self) -> None:
+        items = normalize_content(self.parts)
+        object.__setattr__(self, "parts", items if content_parts(items) else ())
+
     def to_dict(self) -> dict[str, Any]:
-        """The journal's JSON shape."""
-        return {
+        """The journal's JSON shape (``parts`` only when there are any)."""
+        out: dict[str, Any] = {
             "kind": self.kind,
             "call_id": self.call_id,
             "name": self.name,
             "content": self.content,
             "is_error": self.is_error,
         }
+        if self.parts:
+            out["parts"] = content_to_dicts(self.parts)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolResultMessage:
@@ -268,11 +342,37 @@ class ToolResultMessage:
             name=_str_field(data, "name"),
             content=_str_field(data, "content"),
             is_error=is_error,
+            parts=_content_field(data, "parts") if "parts" in data else (),
         )
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
 """Any message of a conversation."""
+
+Prompt: TypeAlias = "str | Sequence[Message] | Sequence[ContentItem]"
+"""What a run starts from: text, a conversation, or the items of one user
+message (``["Describe this chart.", Image.from_path("chart.png")]``)."""
+
+
+def prompt_messages(prompt: Prompt) -> list[Message]:
+    """The messages a :data:`Prompt` says: one user message for text or for
+    a sequence of text and parts, else the messages given.
+
+    Raises:
+        UsageError: a sequence mixing messages with text or parts.
+    """
+    if isinstance(prompt, str):
+        return [UserMessage(prompt)]
+    given = list(prompt)
+    items = [item for item in given if isinstance(item, str) or is_part(item)]
+    if not items:
+        return [m for m in given if not isinstance(m, str) and not is_part(m)]  # type: ignore[misc]
+    if len(items) != len(given):
+        raise UsageError(
+            "a prompt is text, a list of messages, or a list of text and parts; not a mix"
+        )
+    return [UserMessage(content=items)]  # type: ignore[arg-type]
+
 
 _BY_KIND: dict[str, Any] = {
     "system": SystemMessage,

@@ -50,6 +50,7 @@ EXPECTED_OUTPUT = {
         "run_finished",
     ],
     "errors.md": ["failed"],
+    "content.md": ["I see the page after the click.", "tool_result ['image', 'text']"],
     "output.md": [
         "INV-7 500 2",
         "asked with json_schema",

@@ -69,3 +69,36 @@ async def test_agent_mixes_mcp_and_python_tools(name: str, stdio_server: MCPConn
     offered = json.dumps(first_request, ensure_ascii=False)
     assert "mcp_get_weather" in offered and "mcp_add" in offered
     assert "get_current_time" in offered
+
+
+def _images_in(body: dict[str, Any]) -> list[Any]:
+    """The Anthropic image blocks of a request, tool results included."""
+    found = []
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            inner = block.get("content") if block.get("type") == "tool_result" else [block]
+            found.extend(b for b in inner or [] if isinstance(b, dict) and b["type"] == "image")
+    return found
+
+
+async def test_an_mcp_image_reaches_the_model_as_an_image(stdio_server: MCPConnection) -> None:
+    mcp_tools = await stdio_server.tools(prefix="mcp_", include=["chart"])
+    scripted = Scenario.from_dict(
+        {
+            "turns": [
+                {"tool_calls": [{"name": "mcp_chart", "arguments": {"title": "sales"}}]},
+                {"expect": {"images": 1}, "text": "I see {result:mcp_chart}"},
+            ]
+        }
+    )
+    _, dialect, model = PROVIDERS["anthropic"]
+    with EmulationServer(scripted) as emulation:
+        provider = make_provider("anthropic", base_url=emulation.url_for(dialect), api_key="k")
+        agent = Agent(provider, model=model, tools=mcp_tools, journal=False)
+        try:
+            result = await agent.run("Draw the sales chart.")
+        finally:
+            await agent.aclose()
+        assert result.output == "I see chart: sales"
+        png = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
+        assert _images_in(emulation.requests[-1]) == [{"type": "image", "source": png}]

@@ -3,13 +3,15 @@ import boundary (toolwire never loads the SDK; a missing SDK is a clear error)."
 
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 
 import mcp_types
 import pytest
 
-from toolwire.mcp import MCPToolError, result_content, tool_name
+from toolwire import Audio, Document, Image
+from toolwire.mcp import MCPToolError, result_content, result_parts, tool_name
 from toolwire.mcp._results import _error_message, _first_error
 
 if sys.version_info >= (3, 11):
@@ -90,6 +92,33 @@ def test_every_block_kind_is_described() -> None:
         "memo text",
         "[resource: <blob://1>, application/octet-stream, 3 bytes]",
     ]
+
+
+def test_images_audio_and_embedded_files_become_parts() -> None:
+    png = base64.b64encode(b"\x89PNG").decode()
+    result = mcp_types.CallToolResult(
+        content=[
+            text("look"),
+            mcp_types.ImageContent(type="image", data=png, mime_type="image/png"),
+            mcp_types.AudioContent(type="audio", data="AAAAAA==", mime_type="audio/wav"),
+            mcp_types.EmbeddedResource(
+                type="resource",
+                resource=mcp_types.BlobResourceContents(
+                    uri="blob://1", blob="JVBERg==", mime_type="application/pdf"
+                ),
+            ),
+            # A media type toolwire does not send is described, not dropped.
+            mcp_types.ImageContent(type="image", data="AAAA", mime_type="image/svg+xml"),
+        ]
+    )
+    assert result_parts(result) == [
+        "look",
+        Image.from_bytes(b"\x89PNG", media_type="image/png"),
+        Audio.from_bytes(b"\x00\x00\x00\x00", media_type="audio/wav"),
+        Document.from_bytes(b"%PDF", media_type="application/pdf"),
+        "[image: image/svg+xml, 3 bytes]",
+    ]
+    assert result_parts(mcp_types.CallToolResult(content=[text("only text")])) is None
 
 
 def test_error_message() -> None:

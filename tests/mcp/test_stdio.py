@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from toolwire import ConnectError, Tool, Toolbox, ToolCall, ToolResult, UsageError
+from toolwire import ConnectError, Image, Tool, Toolbox, ToolCall, ToolResult, UsageError
 from toolwire.mcp import MCPConnection, MCPToolError, connect_stdio
 
 from .conftest import SERVER_APP
@@ -115,10 +115,14 @@ async def test_structured_result_is_exact_json(stdio_server: MCPConnection) -> N
     }
 
 
-async def test_non_text_blocks_are_described(stdio_server: MCPConnection) -> None:
+async def test_an_image_block_is_kept_as_an_image(stdio_server: MCPConnection) -> None:
     result = await run_one(await stdio_server.tools(), "chart", title="sales")
     assert result.ok
-    assert result.content == "chart: sales\n[image: image/png, 8 bytes]"
+    assert result.content == "chart: sales"
+    assert result.parts == (
+        "chart: sales",
+        Image.from_bytes(b"\x89PNG\r\n\x1a\n", media_type="image/png"),
+    )
 
 
 async def test_parallel_calls_in_one_batch(stdio_server: MCPConnection) -> None:

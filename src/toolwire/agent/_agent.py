@@ -40,7 +40,7 @@ from toolwire.journal import (
     open_journal,
     waiting_for,
 )
-from toolwire.messages import Message
+from toolwire.messages import Message, Prompt
 from toolwire.observe import RunObserver, check_observers
 from toolwire.run import (
     AgentEvent,
@@ -221,15 +221,13 @@ class Agent(Generic[OutputT]):
     # -- public API -----------------------------------------------------------------
 
     @overload
-    async def run(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None
-    ) -> RunResult[OutputT]: ...
+    async def run(self, prompt: Prompt, *, run_id: str | None = None) -> RunResult[OutputT]: ...
     @overload
     async def run(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: type[U]
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: type[U]
     ) -> RunResult[U]: ...
     async def run(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: Any = None
     ) -> RunResult[Any]:
         """Run until the model answers; return the whole record.
 
@@ -257,15 +255,13 @@ class Agent(Generic[OutputT]):
             return await run_to_end(self, self._observers, messages, chosen, None, None, spec=spec)
 
     @overload
-    def run_sync(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None
-    ) -> RunResult[OutputT]: ...
+    def run_sync(self, prompt: Prompt, *, run_id: str | None = None) -> RunResult[OutputT]: ...
     @overload
     def run_sync(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: type[U]
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: type[U]
     ) -> RunResult[U]: ...
     def run_sync(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: Any = None
     ) -> RunResult[Any]:
         """:meth:`run` for synchronous code.
 
@@ -276,7 +272,7 @@ class Agent(Generic[OutputT]):
         return self._sync(lambda: self.run(prompt, run_id=run_id, output_type=output_type))
 
     async def stream_output(
-        self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
+        self, prompt: Prompt, *, run_id: str | None = None, output_type: Any = None
     ) -> AsyncGenerator[Any, None]:
         """Run a typed run, yielding its output as it grows: after each delta
         of the answer, the JSON value parsed so far (dicts and lists, the
@@ -300,7 +296,7 @@ class Agent(Generic[OutputT]):
 
     async def stream(
         self,
-        prompt: str | Sequence[Message],
+        prompt: Prompt,
         *,
         run_id: str | None = None,
         output_type: Any = None,

@@ -13,7 +13,7 @@ from toolwire.agent.loop import RequestOptions, turn_options
 from toolwire.cost import Budget, Prices, RunMeter, UsageLimits
 from toolwire.errors import UsageError
 from toolwire.journal import Journal, default_journal
-from toolwire.messages import Message, SystemMessage, UserMessage
+from toolwire.messages import Message, Prompt, SystemMessage, prompt_messages
 from toolwire.stream.codecs.request import merge_extra
 from toolwire.tools import ApprovalCallback, Tool, Toolbox
 
@@ -126,17 +126,14 @@ def journal_setting(
     return journal, None
 
 
-def initial_messages(system: str | None, prompt: str | Sequence[Message]) -> list[Message]:
+def initial_messages(system: str | None, prompt: Prompt) -> list[Message]:
     """The conversation a run starts from: the agent's ``system`` prompt,
     unless the messages given have their own, then ``prompt``."""
     messages: list[Message] = []
     if system:
         messages.append(SystemMessage(system))
-    if isinstance(prompt, str):
-        messages.append(UserMessage(prompt))
-    else:
-        given = list(prompt)
-        if system and any(isinstance(m, SystemMessage) for m in given):
-            messages = []
-        messages.extend(given)
+    given = prompt_messages(prompt)
+    if system and any(isinstance(m, SystemMessage) for m in given):
+        messages = []
+    messages.extend(given)
     return messages

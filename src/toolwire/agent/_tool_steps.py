@@ -191,5 +191,9 @@ def result_message(record: ToolCallRecord) -> ToolResultMessage:
     """The message that feeds a call's result back to the model."""
     call, result = record.call, record.result
     return ToolResultMessage(
-        call_id=call.id, name=call.name, content=result.content, is_error=not result.ok
+        call_id=call.id,
+        name=call.name,
+        content=result.content,
+        is_error=not result.ok,
+        parts=result.parts,
     )

@@ -43,6 +43,12 @@ provider data. The tree::
                                     hold together, refused when given
         CassetteError               a cassette cannot be read or written
         ScenarioError               a scenario cannot load or answer
+        ContentError                a content part (image, document, audio)
+                                    toolwire will not make or send
+          ContentNotSupported(.dialect, .place, .part)
+                                    a dialect cannot carry this part here
+          ContentLimitExceeded(.dialect, .limit, .maximum, .value)
+                                    a part past a provider's documented limit
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
       OutputInvalid(.raw, .errors, .attempts)
@@ -86,6 +92,7 @@ request headers are never part of an error.
 from __future__ import annotations
 
 from toolwire.errors._base import ToolwireError
+from toolwire.errors._content import ContentError, ContentLimitExceeded, ContentNotSupported
 from toolwire.errors._journal import ApprovalRefused, JournalError, LeaseLost, Refusal, RunLeased
 from toolwire.errors._network import (
     ConnectError,
@@ -149,6 +156,9 @@ __all__ = [
     "BadRequest",
     "CassetteError",
     "ConnectError",
+    "ContentError",
+    "ContentLimitExceeded",
+    "ContentNotSupported",
     "ContinuationMismatch",
     "CostLimitUnpriced",
     "DuplicateKeyError",

@@ -237,10 +237,11 @@ class ToolOutcome:
     outcome recorded, and was not run again: it ``may_have_run``)."""
 
     kind: ClassVar[str] = "tool_outcome"
-    version: ClassVar[int] = 1
+    version: ClassVar[int] = 2
     result: dict[str, Any] | None = None
     """The :class:`~toolwire.tools.ToolResult` as ``to_dict()`` (its long
-    arguments as a preview)."""
+    arguments as a preview). Version 2: it may hold ``parts``, the result's
+    text and content parts in order (bytes as base64)."""
     eager: bool = False
     interrupted: bool = False
     may_have_run: bool = field(default=False, metadata=_OMIT)
@@ -350,9 +351,11 @@ TOTALED = (
 )
 """The kinds that may carry the run's totals."""
 
-_UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
-"""``(kind, n)``: the payload of version ``n`` as version ``n + 1`` says it.
-Every kind is at its first version: none has an upgrade yet."""
+_UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    # A version 1 result has no parts: it reads as version 2 unchanged.
+    ("tool_outcome", 1): dict,
+}
+"""``(kind, n)``: the payload of version ``n`` as version ``n + 1`` says it."""
 
 
 # -- decoding ----------------------------------------------------------------

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from toolwire.content import content_from_dicts
 from toolwire.cost import Cost, RunTotals, cost_from_dict
-from toolwire.errors import UsageError
+from toolwire.errors import ContentError, UsageError
 from toolwire.journal._kinds import (
     AnswerGiven,
     ApprovalGiven,
@@ -69,7 +70,11 @@ def tool_result_from_dict(data: Any) -> ToolResult:
     if not isinstance(fields["arguments"], dict):
         fields["arguments"] = {}
     try:
+        if "parts" in fields:
+            fields["parts"] = content_from_dicts(fields["parts"])
         result = ToolResult(**fields)
+    except ContentError as exc:
+        raise JournalError(f"a recorded tool result's parts do not read: {exc}") from exc
     except TypeError as exc:
         raise JournalError(f"a recorded tool result is incomplete: {exc}") from exc
     if not isinstance(result.call_id, str) or not isinstance(result.content, str):

@@ -65,7 +65,7 @@ from __future__ import annotations
 from toolwire.errors import MCPToolError
 from toolwire.mcp._connect import connect_http, connect_stdio
 from toolwire.mcp._connection import MCPConnection
-from toolwire.mcp._results import result_content, tool_name
+from toolwire.mcp._results import result_content, result_parts, tool_name
 
 __all__ = [
     "MCPConnection",
@@ -73,5 +73,6 @@ __all__ = [
     "connect_http",
     "connect_stdio",
     "result_content",
+    "result_parts",
     "tool_name",
 ]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from toolwire.errors import MCPToolError, RemoteProtocolError, UsageError
-from toolwire.mcp._results import _error_message, result_content, tool_name
+from toolwire.mcp._results import _error_message, result_content, result_parts, tool_name
 from toolwire.tools import Tool, scrub
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real on connect
@@ -203,7 +203,7 @@ class MCPConnection:
         mcp_name = spec.name
         connection = self
 
-        async def call_mcp_tool(**arguments: Any) -> str:
+        async def call_mcp_tool(**arguments: Any) -> str | list[Any]:
             return await connection._call_for_model(mcp_name, arguments)
 
         call_mcp_tool.__name__ = name
@@ -268,8 +268,11 @@ class MCPConnection:
                 tool=name,
             ) from exc
 
-    async def _call_for_model(self, name: str, arguments: dict[str, Any]) -> str:
+    async def _call_for_model(self, name: str, arguments: dict[str, Any]) -> str | list[Any]:
+        """The text of the result, or its text and parts (images, audio,
+        embedded files) in order when it holds any."""
         result = await self.call(name, arguments)
         if result.is_error:
             raise MCPToolError(_error_message(result), tool=name)
-        return result_content(result)
+        parts = result_parts(result)
+        return parts if parts is not None else result_content(result)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from toolwire.content import Audio, ContentItem, Document, Image
+from toolwire.errors import ContentError
 from toolwire.stream import jsonio
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional
@@ -79,6 +83,47 @@ def result_content(result: mcp_types.CallToolResult) -> str:
     if result.structured_content is not None or "structured_content" in result.model_fields_set:
         return jsonio.dumps(result.structured_content)
     return "\n".join(_describe_block(block) for block in result.content)
+
+
+_PART_TYPES: dict[str, type[Image] | type[Audio]] = {"image": Image, "audio": Audio}
+
+
+def _part(block: Any) -> ContentItem:
+    """A block as a content part when toolwire sends its kind and media type;
+    otherwise its one-line description (never dropped)."""
+    kind = getattr(block, "type", None)
+    data: Any = None
+    mime: Any = None
+    cls: type[Image] | type[Audio] | type[Document] | None = None
+    if kind in _PART_TYPES:
+        data, mime, cls = block.data, block.mime_type, _PART_TYPES[kind]
+    elif kind == "resource" and isinstance(getattr(block.resource, "blob", None), str):
+        data, mime = block.resource.blob, block.resource.mime_type or ""
+        cls = (
+            Image if mime.startswith("image/") else Audio if mime.startswith("audio/") else Document
+        )
+    if cls is None or not isinstance(data, str) or not isinstance(mime, str):
+        return _describe_block(block)
+    try:
+        raw = base64.b64decode(data, validate=True)
+        return cls.from_bytes(raw, media_type=mime)
+    except (binascii.Error, ValueError, ContentError):
+        return _describe_block(block)
+
+
+def result_parts(result: mcp_types.CallToolResult) -> list[ContentItem] | None:
+    """A successful result's content as text and parts, when it holds an
+    image, audio or an embedded resource toolwire can send as a part
+    (``None`` otherwise: :func:`result_content` is its text). Text blocks
+    stay text; blocks of media types toolwire does not send are described.
+
+    Args:
+        result: the SDK's ``CallToolResult``.
+    """
+    if result.structured_content is not None or "structured_content" in result.model_fields_set:
+        return None
+    items = [_part(block) for block in result.content]
+    return items if any(not isinstance(item, str) for item in items) else None
 
 
 def _error_message(result: mcp_types.CallToolResult) -> str:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.testing.cassette import Exchange as Exchange
     from toolwire.testing.proxy import RecordingProxy as RecordingProxy
     from toolwire.testing.replay import CassetteServer as CassetteServer
+    from toolwire.testing.scenario import Expect as Expect
     from toolwire.testing.scenario import Fault as Fault
     from toolwire.testing.scenario import ProviderItem as ProviderItem
     from toolwire.testing.scenario import Scenario as Scenario
@@ -58,6 +59,7 @@ _LAZY: dict[str, str] = {
     "RecordingProxy": "toolwire.testing.proxy",
     "FAULT_HEADER": "toolwire.testing.server",
     "EmulationServer": "toolwire.testing.server",
+    "Expect": "toolwire.testing.scenario",
     "Fault": "toolwire.testing.scenario",
     "ProviderItem": "toolwire.testing.scenario",
     "Scenario": "toolwire.testing.scenario",

@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 from toolwire.stream import jsonio
 from toolwire.stream.codecs import wire_dialect
 from toolwire.stream.framing.eventstream import MEDIA_TYPE as EVENT_STREAM
+from toolwire.testing._expect import check_expected
 from toolwire.testing._kept import KeptStream, KeptStreams
 from toolwire.testing._parse import BadRequest, parse_request
 from toolwire.testing._ratelimit import ServerRateLimit
@@ -255,6 +256,7 @@ class Handler:
             turn = self.scenario.turn_for(
                 parsed.assistant_turns, last_results_have_error=parsed.latest_has_error
             )
+            check_expected(turn.expect, parsed.media, parsed.assistant_turns + 1)
             reply = render(turn, parsed, input_tokens=prompt_size(body) // 4)
         except (BadRequest, ScenarioError) as exc:
             message = exc.message

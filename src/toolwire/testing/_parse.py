@@ -12,7 +12,7 @@ import dataclasses
 
 from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered
-from toolwire.stream.codecs.emulation import BadRequest, ParsedRequest, ToolResult
+from toolwire.stream.codecs.emulation import BadRequest, ParsedRequest, ToolResult, media_counts
 from toolwire.stream.codecs.structured import structured_output, tool_names
 
 __all__ = ["BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
@@ -46,5 +46,6 @@ def parse_request(
                 parsed,
                 output_native=native is not None and native.asked(data),
                 tool_names=tuple(tool_names(data)),
+                media=media_counts(data),
             )
     raise BadRequest(f"unknown dialect {dialect!r}")

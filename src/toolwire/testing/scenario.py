@@ -46,9 +46,11 @@ from toolwire.errors import ScenarioError
 from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 from toolwire.stream.limits import MAX_JSON_DEPTH
+from toolwire.testing._expect import Expect
 from toolwire.testing.reading import read_file, regular_file
 
 __all__ = [
+    "Expect",
     "Fault",
     "ProviderItem",
     "Scenario",
@@ -199,6 +201,9 @@ class Turn(_Model):
     Without ``output`` (or with ``null``), the turn plays its text and tool calls."""
     output_tool: str | None = None
     """The final-result tool to call (a union's member: ``final_result_Invoice``)."""
+    expect: Expect | None = None
+    """How many ``images``, ``documents`` and ``audio`` parts the request this
+    turn answers must carry (else HTTP 400 naming them)."""
     if_error: Turn | None = None
     """The turn to play instead when one of the latest tool results is an error:
     an Anthropic ``tool_result`` with ``is_error``, or a result whose content is a

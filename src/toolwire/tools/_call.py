@@ -40,7 +40,7 @@ from toolwire.errors import (
 from toolwire.tools._approval import Approval, ApprovalCallback, ApprovalRequest, ask_approval
 from toolwire.tools._arguments import Prepared, describe_errors
 from toolwire.tools._context import ToolContext, idempotency_key
-from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content
+from toolwire.tools._results import ToolErrorKind, ToolResult, make_result, to_content, to_parts
 from toolwire.tools.log import log_failure
 from toolwire.tools.redaction import describe_exception, traceback_text
 from toolwire.tools.runners import ToolInvocation, ToolRunner, can_stop
@@ -200,6 +200,12 @@ class CallRun:
         )
 
     def success(self, value: Any, *, fallback_used: bool = False) -> ToolResult:
+        parts = to_parts(value)
+        if parts is not None:
+            # Parts are sent as they are (each dialect checks its limits);
+            # the text among them is cut to the budget like any result's.
+            text = "\n".join(item for item in parts if isinstance(item, str))
+            return self.result(text, ok=True, fallback_used=fallback_used, parts=parts)
         try:
             content, whole = to_content(value, self.toolbox.budget(self.tool))
         except Exception as exc:

@@ -16,9 +16,22 @@ from typing import Any, Literal, TypeAlias
 
 import pydantic_core
 
+from toolwire.content import (
+    ContentItem,
+    content_parts,
+    content_to_dicts,
+    is_part,
+)
 from toolwire.stream import jsonio
 
-__all__ = ["ToolErrorKind", "ToolResult", "make_result", "to_content", "truncate"]
+__all__ = [
+    "ToolErrorKind",
+    "ToolResult",
+    "make_result",
+    "to_content",
+    "to_parts",
+    "truncate",
+]
 
 ToolErrorKind: TypeAlias = Literal[
     "unknown_tool", "invalid_arguments", "timeout", "failed", "denied"
@@ -58,6 +71,14 @@ class ToolResult:
     """For a tool that raised: its traceback, cleaned of credentials and cut
     to its last 8,000 characters. For people (the journal keeps it; ``toolwire
     runs show --verbose`` shows it), never sent to the model."""
+    parts: tuple[ContentItem, ...] = ()
+    """The whole result in order, text and :class:`~toolwire.Image`,
+    :class:`~toolwire.Document` or :class:`~toolwire.Audio` parts, when the
+    tool returned any part (``content`` is then its text); empty otherwise."""
+
+    def __post_init__(self) -> None:
+        if self.parts and not content_parts(self.parts):
+            object.__setattr__(self, "parts", ())
 
     @property
     def message(self) -> str:
@@ -89,7 +110,21 @@ class ToolResult:
             "deduplicated_from": self.deduplicated_from,
             "model_retry": self.model_retry,
             "traceback": self.traceback,
+            **({"parts": content_to_dicts(self.parts)} if self.parts else {}),
         }
+
+
+def to_parts(value: Any) -> tuple[ContentItem, ...] | None:
+    """A tool's return value as text and parts, when it is a part or a list
+    (or tuple) holding at least one; ``None`` for any other value. Items of
+    the list that are neither text nor parts are written as JSON text."""
+    if is_part(value):
+        return (value,)
+    if not isinstance(value, (list, tuple)) or not any(is_part(item) for item in value):
+        return None
+    return tuple(
+        item if isinstance(item, str) or is_part(item) else to_content(item)[0] for item in value
+    )
 
 
 def to_content(value: Any, limit: int | None = None) -> tuple[str, bool]:

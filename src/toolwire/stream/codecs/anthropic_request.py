@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire import _compat
-from toolwire.errors import UsageError
+from toolwire.content import IMAGE_TYPES, ContentItem, ContentPart, Image
+from toolwire.errors import ContentError, UsageError
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -21,6 +22,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
 )
 from toolwire.stream.codecs._dialect import SchemaTool
+from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
 from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
@@ -31,9 +33,53 @@ from toolwire.stream.codecs.request import (
 )
 from toolwire.types import ToolCall
 
-__all__ = ["DIALECT_NAME", "encode_messages", "encode_request", "tool_schema"]
+__all__ = ["CONTENT", "DIALECT_NAME", "encode_messages", "encode_request", "tool_schema"]
 
 DIALECT_NAME = "anthropic-messages"
+
+_KINDS = {"image": IMAGE_TYPES, "document": PDF | {"text/plain"}}
+CONTENT = ContentSupport(
+    dialect=DIALECT_NAME,
+    prompt=_KINDS,
+    tool_result=_KINDS,
+    urls={"image": IMAGE_TYPES, "document": PDF},
+    # https://docs.claude.com/en/docs/build-with-claude/vision: 5 MB per image,
+    # 100 images per request; PDF support: 32 MB per request.
+    limits=ContentLimits(
+        part_bytes={"image": 5 * MB},
+        per_request={"image": 100},
+        request_bytes=32 * MB,
+    ),
+)
+"""``image`` and ``document`` blocks (base64, URL, or plain text), in a prompt
+and inside ``tool_result`` content; the Messages API takes no audio."""
+
+
+def part_block(part: ContentPart) -> dict[str, Any]:
+    """An ``image`` or ``document`` block."""
+    kind = "image" if isinstance(part, Image) else "document"
+    if part.url is not None:
+        return {"type": kind, "source": {"type": "url", "url": part.url}}
+    if part.media_type == "text/plain":
+        try:
+            text = (part.data or b"").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ContentError("a text/plain document must be UTF-8") from exc
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+    else:
+        source = {"type": "base64", "media_type": part.media_type, "data": part.base64()}
+    block: dict[str, Any] = {"type": kind, "source": source}
+    if kind == "document" and part.name:
+        block["title"] = part.name
+    return block
+
+
+def content_blocks(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
+    """``text``, ``image`` and ``document`` blocks, in order."""
+    return [
+        {"type": "text", "text": item} if isinstance(item, str) else part_block(item)
+        for item in split_text(items)
+    ]
 
 
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
@@ -166,13 +212,16 @@ def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
         if isinstance(message, SystemMessage):
             system.append(message.text)
         elif isinstance(message, UserMessage):
-            user_blocks().append({"type": "text", "text": message.text})
+            if message.parts:
+                user_blocks().extend(content_blocks(message.content))
+            else:
+                user_blocks().append({"type": "text", "text": message.text})
         elif isinstance(message, ToolResultMessage):
             blocks = user_blocks()
             result = {
                 "type": "tool_result",
                 "tool_use_id": message.call_id,
-                "content": message.content,
+                "content": content_blocks(message.parts) if message.parts else message.content,
                 "is_error": message.is_error,
             }
             # tool_result blocks must precede any text in the message.
@@ -219,7 +268,9 @@ def encode_request(
     Raises:
         UsageError: forcing a tool while thinking is enabled (the API refuses
             it), an invalid ``tool_choice``, or a message it cannot express.
+        ContentError: a part this dialect cannot carry, or past a limit.
     """
+    CONTENT.check_request(messages)
     system, wire = encode_messages(messages)
     if max_tokens is None:
         max_tokens = default_max_tokens

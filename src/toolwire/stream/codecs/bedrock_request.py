@@ -7,10 +7,12 @@ Reference: https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_C
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire import _compat
+from toolwire.content import IMAGE_TYPES, ContentItem, ContentPart, Image
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -19,6 +21,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream.codecs.content import ContentLimits, ContentSupport, split_text
 from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
@@ -28,9 +31,73 @@ from toolwire.stream.codecs.request import (
 )
 from toolwire.types import ToolCall
 
-__all__ = ["DIALECT_NAME", "REASONING", "encode_messages", "encode_request", "tool_schema"]
+__all__ = [
+    "CONTENT",
+    "DIALECT_NAME",
+    "REASONING",
+    "encode_messages",
+    "encode_request",
+    "tool_schema",
+]
 
 DIALECT_NAME = "bedrock-converse"
+
+_FORMATS = {
+    "image/png": "png",
+    "image/jpeg": "jpeg",
+    "image/gif": "gif",
+    "image/webp": "webp",
+    "application/pdf": "pdf",
+    "text/plain": "txt",
+    "text/markdown": "md",
+    "text/csv": "csv",
+    "text/html": "html",
+}
+_KINDS = {"image": IMAGE_TYPES, "document": frozenset(_FORMATS) - IMAGE_TYPES}
+CONTENT = ContentSupport(
+    dialect=DIALECT_NAME,
+    prompt=_KINDS,
+    tool_result=_KINDS,
+    urls=_KINDS,
+    url_schemes=("s3://",),
+    # https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ImageBlock.html
+    # and DocumentBlock: 3.75 MB per image, 20 images; 4.5 MB per document, 5 documents.
+    limits=ContentLimits(
+        part_bytes={"image": 3932160, "document": 4718592},
+        per_request={"image": 20, "document": 5},
+    ),
+)
+"""``image`` and ``document`` blocks of bytes (or an S3 location), in a prompt
+and in ``toolResult`` content; Converse takes no audio, and no https URL."""
+
+
+def _document_name(part: ContentPart, number: int) -> str:
+    # A name may hold letters, digits, single spaces, hyphens, parentheses
+    # and square brackets only (DocumentBlock.name).
+    stem = (part.name or "").rsplit(".", 1)[0]
+    clean = re.sub(r"\s+", " ", re.sub(r"[^A-Za-z0-9 ()\[\]-]", "-", stem)).strip()
+    return clean or f"document-{number}"
+
+
+def part_block(part: ContentPart, number: int = 1) -> dict[str, Any]:
+    """An ``image`` or ``document`` block (bytes as base64, as the JSON API
+    takes them)."""
+    source: dict[str, Any] = (
+        {"s3Location": {"uri": part.url}} if part.url is not None else {"bytes": part.base64()}
+    )
+    block: dict[str, Any] = {"format": _FORMATS[part.media_type], "source": source}
+    if isinstance(part, Image):
+        return {"image": block}
+    return {"document": {**block, "name": _document_name(part, number)}}
+
+
+def content_blocks(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
+    """``text``, ``image`` and ``document`` blocks, in order."""
+    out: list[dict[str, Any]] = []
+    for item in split_text(items):
+        out.append({"text": item} if isinstance(item, str) else part_block(item, len(out) + 1))
+    return out
+
 
 REASONING = "reasoningContent"
 """The provider-state item type of a reasoning block (its Converse name)."""
@@ -82,14 +149,18 @@ def encode_messages(
         if isinstance(message, SystemMessage):
             system.append({"text": message.text})
         elif isinstance(message, UserMessage):
-            if message.text:  # the API refuses a blank text block
+            if message.parts:
+                content("user").extend(content_blocks(message.content))
+            elif message.text:  # the API refuses a blank text block
                 content("user").append({"text": message.text})
         elif isinstance(message, ToolResultMessage):
             blocks = content("user")
             result = {
                 "toolResult": {
                     "toolUseId": message.call_id,
-                    "content": [{"text": message.content or " "}],
+                    "content": content_blocks(message.parts)
+                    if message.parts
+                    else [{"text": message.content or " "}],
                     "status": "error" if message.is_error else "success",
                 }
             }
@@ -121,7 +192,9 @@ def encode_request(
         UsageError: ``tool_choice="none"`` with tools (Converse cannot forbid
             the tools it is sent: send none), an invalid ``tool_choice``, or a
             message it cannot express.
+        ContentError: a part this dialect cannot carry, or past a limit.
     """
+    CONTENT.check_request(messages)
     system, wire = encode_messages(messages)
     body: dict[str, Any] = {"messages": wire}
     if system:

@@ -26,6 +26,7 @@ from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 from toolwire import _compat
+from toolwire.content import ContentItem
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -35,6 +36,7 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool
+from toolwire.stream.codecs.content import MB, ContentLimits, ContentSupport, every, split_text
 from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
@@ -44,6 +46,7 @@ from toolwire.stream.codecs.request import (
 from toolwire.types import ToolCall
 
 __all__ = [
+    "CONTENT",
     "DIALECT_NAME",
     "INTERACTION",
     "KEPT_STEP",
@@ -67,6 +70,34 @@ _MODES: Final = {"auto": "auto", "required": "any", "none": "none"}
 
 def _text(text: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": text}]
+
+
+CONTENT = ContentSupport(
+    dialect=DIALECT_NAME,
+    prompt={
+        "image": every("image") - {"image/gif"},
+        "document": frozenset({"application/pdf"}),
+        "audio": every("audio") - {"audio/webm"},
+    },
+    tool_result={},
+    urls={"image": every("image"), "document": frozenset({"application/pdf"})},
+    url_schemes=("https://", "gs://"),
+    limits=ContentLimits(request_bytes=20 * MB),
+)
+"""``image``, ``audio`` and ``document`` content of a ``user_input`` step
+(``data`` and ``mime_type``, or ``uri``); a ``function_result`` carries text."""
+
+
+def _content(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for item in split_text(items):
+        if isinstance(item, str):
+            out.append({"type": "text", "text": item})
+        elif item.url is not None:
+            out.append({"type": item.kind, "uri": item.url, "mime_type": item.media_type})
+        else:
+            out.append({"type": item.kind, "data": item.base64(), "mime_type": item.media_type})
+    return out
 
 
 def tool_schemas(tools: Sequence[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -126,7 +157,8 @@ def encode_steps(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         if isinstance(message, SystemMessage):
             system.append(message.text)
         elif isinstance(message, UserMessage):
-            steps.append({"type": "user_input", "content": _text(message.text)})
+            content = _content(message.content) if message.parts else _text(message.text)
+            steps.append({"type": "user_input", "content": content})
         elif isinstance(message, AssistantMessage):
             steps.extend(_model_steps(message))
         elif isinstance(message, ToolResultMessage):
@@ -181,7 +213,9 @@ def encode_request(
     Raises:
         UsageError: an invalid ``tool_choice``, a malformed tool, or a
             message it cannot express.
+        ContentError: a part this dialect cannot carry, or past a limit.
     """
+    CONTENT.check_request(messages)
     previous, sent = _chained(messages) if chain else (None, messages)
     system, steps = encode_steps(sent)
     body: dict[str, Any] = {"model": model, "input": steps}

@@ -11,6 +11,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from toolwire import _compat
+from toolwire.content import ContentItem, ContentPart, content_parts
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -23,6 +24,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
 )
 from toolwire.stream.codecs._dialect import RouteTarget, SchemaTool
+from toolwire.stream.codecs.content import MB, ContentLimits, ContentSupport, every, split_text
 from toolwire.stream.codecs.gemini_schema import to_gemini
 from toolwire.stream.codecs.request import (
     ToolChoice,
@@ -34,9 +36,53 @@ from toolwire.stream.codecs.request import (
 )
 from toolwire.types import ToolCall
 
-__all__ = ["DIALECT_NAME", "encode_contents", "encode_request", "encode_tools", "tool_schemas"]
+__all__ = [
+    "CONTENT",
+    "DIALECT_NAME",
+    "encode_contents",
+    "encode_request",
+    "encode_tools",
+    "tool_schemas",
+]
 
 DIALECT_NAME = "gemini"
+
+_PROMPT = {
+    "image": every("image") - {"image/gif"},
+    "document": every("document"),
+    "audio": every("audio") - {"audio/webm"},
+}
+CONTENT = ContentSupport(
+    dialect=DIALECT_NAME,
+    prompt=_PROMPT,
+    # https://ai.google.dev/gemini-api/docs/function-calling: multimodal
+    # function responses take PNG, JPEG and WebP images, PDF and plain text.
+    tool_result={
+        "image": frozenset({"image/png", "image/jpeg", "image/webp"}),
+        "document": frozenset({"application/pdf", "text/plain"}),
+    },
+    urls=_PROMPT,
+    url_schemes=("https://", "gs://"),
+    # https://ai.google.dev/gemini-api/docs/file-input-methods: inline data
+    # up to 20 MB per request (larger files go through the Files API).
+    limits=ContentLimits(request_bytes=20 * MB, per_request={"image": 3600}),
+)
+"""``inlineData`` (bytes) and ``fileData`` (a URL) parts in a prompt, and
+``parts`` of a ``functionResponse`` (Gemini 3 models read them)."""
+
+
+def part_out(part: ContentPart) -> dict[str, Any]:
+    """An ``inlineData`` or ``fileData`` part."""
+    if part.url is not None:
+        return {"fileData": {"mimeType": part.media_type, "fileUri": part.url}}
+    return {"inlineData": {"mimeType": part.media_type, "data": part.base64()}}
+
+
+def content_out(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
+    """A user turn's parts: ``text``, ``inlineData`` and ``fileData``."""
+    return [
+        {"text": item} if isinstance(item, str) else part_out(item) for item in split_text(items)
+    ]
 
 
 _PART = "part"
@@ -139,7 +185,7 @@ def encode_contents(
         if isinstance(message, SystemMessage):
             system.append(message.text)
         elif isinstance(message, UserMessage):
-            add("user", [{"text": message.text}])
+            add("user", content_out(message.content) if message.parts else [{"text": message.text}])
         elif isinstance(message, AssistantMessage):
             provider_ids.update(c.id for c in message.tool_calls if not c.minted_id)
             parts = _model_parts(message)
@@ -153,6 +199,8 @@ def encode_contents(
             }
             if message.call_id in provider_ids:
                 response["id"] = message.call_id
+            if message.parts:
+                response["parts"] = [part_out(p) for p in content_parts(message.parts)]
             add("user", [{"functionResponse": response}])
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
@@ -198,7 +246,9 @@ def encode_request(
 
     Raises:
         UsageError: an invalid ``tool_choice``, or a message it cannot express.
+        ContentError: a part this dialect cannot carry, or past a limit.
     """
+    CONTENT.check_request(messages)
     instruction, contents = encode_contents(messages)
     body: dict[str, Any] = {"contents": contents}
     if instruction is not None:

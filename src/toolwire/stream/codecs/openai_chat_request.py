@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire import _compat
+from toolwire.content import IMAGE_TYPES, Audio, ContentItem, ContentPart, Image
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -17,6 +18,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
 from toolwire.stream.codecs.openai_chat_items import custom_input
 from toolwire.stream.codecs.request import (
     ToolChoice,
@@ -30,6 +32,7 @@ from toolwire.stream.jsonio import dumps
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [
+    "CONTENT",
     "DIALECT_NAME",
     "call_arguments_text",
     "custom_tool_schema",
@@ -39,6 +42,53 @@ __all__ = [
 ]
 
 DIALECT_NAME = "openai-chat"
+
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/mpeg": "mp3"}
+_KINDS = {"image": IMAGE_TYPES, "audio": frozenset(_AUDIO_FORMATS), "document": PDF}
+
+CONTENT = ContentSupport(
+    dialect=DIALECT_NAME,
+    prompt=_KINDS,
+    tool_result=_KINDS,
+    urls={"image": IMAGE_TYPES},
+    result_follow_up=True,
+    # https://platform.openai.com/docs/guides/images-vision: up to 50 MB of
+    # payload and 500 images per request.
+    limits=ContentLimits(request_bytes=50 * MB, per_request={"image": 500}),
+)
+"""Images (data URL or https), WAV/MP3 audio, PDF files; a tool message is
+text only, so a result's parts follow in a user message naming the call."""
+
+
+def part_out(part: ContentPart) -> dict[str, Any]:
+    """One content entry of a user message: ``image_url``, ``input_audio``
+    or ``file``."""
+    if isinstance(part, Image):
+        return {"type": "image_url", "image_url": {"url": part.data_url()}}
+    if isinstance(part, Audio):
+        data = {"data": part.base64(), "format": _AUDIO_FORMATS[part.media_type]}
+        return {"type": "input_audio", "input_audio": data}
+    name = part.name or "document.pdf"
+    return {"type": "file", "file": {"filename": name, "file_data": part.data_url()}}
+
+
+def content_out(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
+    """A user message's ``content`` array of text and parts."""
+    return [
+        {"type": "text", "text": item} if isinstance(item, str) else part_out(item)
+        for item in split_text(items)
+    ]
+
+
+def _follow_up(results: Sequence[ToolResultMessage]) -> dict[str, Any]:
+    """The user message that carries the parts of tool results (tool messages
+    are text only), each introduced by the call it answers."""
+    content: list[dict[str, Any]] = []
+    for result in results:
+        intro = f"The result of the {result.name} call {result.call_id}:"
+        content.append({"type": "text", "text": intro})
+        content.extend(content_out(result.parts))
+    return {"role": "user", "content": content}
 
 
 def tool_schema(
@@ -133,19 +183,28 @@ def encode_messages(
             tool-calling turn's reasoning back (DeepSeek: ``reasoning_content``).
     """
     out: list[dict[str, Any]] = []
+    carried: list[ToolResultMessage] = []  # results whose parts follow them
     for message in messages:
+        if carried and not isinstance(message, ToolResultMessage):
+            out.append(_follow_up(carried))
+            carried = []
         if isinstance(message, SystemMessage):
             out.append({"role": "system", "content": message.text})
         elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.text})
+            content = content_out(message.content) if message.parts else message.text
+            out.append({"role": "user", "content": content})
         elif isinstance(message, AssistantMessage):
             out.append(_assistant(message, reasoning_field))
         elif isinstance(message, ToolResultMessage):
-            out.append(
-                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
-            )
+            text = message.content
+            if message.parts:
+                carried.append(message)
+                text = text or "(the result's images or files follow in the next message)"
+            out.append({"role": "tool", "tool_call_id": message.call_id, "content": text})
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
+    if carried:
+        out.append(_follow_up(carried))
     return out
 
 
@@ -168,7 +227,9 @@ def encode_request(
     Raises:
         UsageError: an invalid ``tool_choice``, or a message this dialect
             cannot express.
+        ContentError: a part this dialect cannot carry, or past a limit.
     """
+    CONTENT.check_request(messages)
     body: dict[str, Any] = {
         "model": model,
         "messages": encode_messages(messages, reasoning_field=reasoning_field),

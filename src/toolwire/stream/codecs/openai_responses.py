@@ -49,6 +49,7 @@ from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     PROGRESS_EVENTS,
     STATE_ITEMS,
+    generated_image,
 )
 from toolwire.stream.codecs.openai_responses_request import (
     DIALECT_NAME,
@@ -396,6 +397,9 @@ class OpenAIResponsesCodec:
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
         elif item_type in SERVER_ITEMS:
             parts.append(_server_call(item))
+            image = generated_image(item)  # kept, not sent back: AssistantMessage.parts
+            if image is not None:
+                parts.append(StatePart(image))
         elif item_type != "message":
             parts.append(unknown_part(DIALECT_NAME, str(item_type), item, self.quirks))
 

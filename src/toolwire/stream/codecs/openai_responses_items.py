@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from toolwire.content import GENERATED_IMAGE, Image
 from toolwire.messages import AssistantMessage, ToolResultMessage
 from toolwire.stream.codecs.openai_chat import call_arguments_text
 from toolwire.stream.codecs.openai_chat_items import custom_input
@@ -22,6 +23,8 @@ __all__ = [
     "asked_output",
     "call_item",
     "call_items",
+    "call_screenshot",
+    "generated_image",
     "screenshot",
 ]
 
@@ -147,7 +150,7 @@ def asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
         answer = {"type": "mcp_approval_response", "approval_request_id": call_id, "approve": ok}
         return answer if ok else {**answer, "reason": content}
     if kind == "computer_call":
-        image = screenshot(content)
+        image = call_screenshot(message)
         if image is None:  # refused: told in words, the call left out
             return {
                 "role": "user",
@@ -171,6 +174,26 @@ def asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
         "status": status,
         "output": content,
     }
+
+
+def generated_image(item: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The image of an ``image_generation_call`` output item, as the
+    provider-state item :attr:`~toolwire.AssistantMessage.parts` reads."""
+    result = item.get("result")
+    if item.get("type") != "image_generation_call" or not isinstance(result, str) or not result:
+        return None
+    media = f"image/{item.get('output_format') or 'png'}"
+    return {"type": GENERATED_IMAGE, "id": item.get("id"), "media_type": media, "data": result}
+
+
+def call_screenshot(message: ToolResultMessage) -> dict[str, Any] | None:
+    """A computer call's screenshot: the result's first image part (as a
+    ``computer_screenshot``), else its content when that is a screenshot
+    object, else ``None``."""
+    for part in message.parts:
+        if isinstance(part, Image) and not message.is_error:
+            return {"type": "computer_screenshot", "image_url": part.data_url()}
+    return screenshot(message.content)
 
 
 def screenshot(content: str) -> dict[str, Any] | None:

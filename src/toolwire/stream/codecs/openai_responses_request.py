@@ -10,6 +10,7 @@ from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 from toolwire import _compat
+from toolwire.content import IMAGE_TYPES, ContentItem, ContentPart, Image
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -19,13 +20,14 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
+from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     STATE_ITEMS,
     asked_output,
     call_item,
     call_items,
-    screenshot,
+    call_screenshot,
 )
 from toolwire.stream.codecs.request import (
     ToolChoice,
@@ -37,6 +39,7 @@ from toolwire.stream.codecs.request import (
 )
 
 __all__ = [
+    "CONTENT",
     "DIALECT_NAME",
     "PROVIDER",
     "custom_tool_schema",
@@ -56,6 +59,37 @@ PROVIDER: Final = ProviderInfo(
     rate_limit_headers=X_RATELIMIT,
 )
 """The provider that speaks the Responses API (:class:`toolwire.providers.OpenAIResponses`)."""
+
+_KINDS = {"image": IMAGE_TYPES, "document": PDF}
+CONTENT = ContentSupport(
+    dialect=DIALECT_NAME,
+    prompt=_KINDS,
+    tool_result=_KINDS,
+    urls=_KINDS,
+    # https://platform.openai.com/docs/guides/images-vision: up to 50 MB of
+    # payload and 500 images per request.
+    limits=ContentLimits(request_bytes=50 * MB, per_request={"image": 500}),
+)
+"""``input_image`` and ``input_file`` (data URL or URL), in a prompt and in a
+``function_call_output``; the Responses API takes no audio input."""
+
+
+def part_out(part: ContentPart) -> dict[str, Any]:
+    """An ``input_image`` or ``input_file`` content item."""
+    if isinstance(part, Image):
+        return {"type": "input_image", "image_url": part.data_url(), "detail": "auto"}
+    if part.url is not None:
+        return {"type": "input_file", "file_url": part.url}
+    name = part.name or "document.pdf"
+    return {"type": "input_file", "filename": name, "file_data": part.data_url()}
+
+
+def content_out(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
+    """A message's (or a call output's) list of ``input_text`` and parts."""
+    return [
+        {"type": "input_text", "text": item} if isinstance(item, str) else part_out(item)
+        for item in split_text(items)
+    ]
 
 
 def resume_path(response_id: str, after: str | None) -> str:
@@ -136,7 +170,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         for m in messages
         if isinstance(m, ToolResultMessage)
         and kinds.get(m.call_id) == "computer_call"
-        and screenshot(m.content) is None
+        and call_screenshot(m) is None
     }
     for message in messages:
         if isinstance(message, SystemMessage):
@@ -145,7 +179,8 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
             else:
                 instructions.append(message.text)
         elif isinstance(message, UserMessage):
-            items.append({"role": "user", "content": message.text})
+            content = content_out(message.content) if message.parts else message.text
+            items.append({"role": "user", "content": content})
         elif isinstance(message, AssistantMessage):
             items.extend(_assistant_items(message, skip))
         elif isinstance(message, ToolResultMessage):
@@ -153,7 +188,11 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
             if kind in ASKED_CALLS:
                 items.append(asked_output(kind, message))
             else:
-                output = {"call_id": message.call_id, "output": message.content}
+                text = message.content
+                output = {
+                    "call_id": message.call_id,
+                    "output": content_out(message.parts) if message.parts else text,
+                }
                 items.append({"type": kind + "_output", **output})
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
@@ -178,7 +217,9 @@ def encode_request(
     Raises:
         UsageError: an invalid ``tool_choice``, or a message this dialect
             cannot express.
+        ContentError: a part this dialect cannot carry, or past a limit.
     """
+    CONTENT.check_request(messages)
     instructions, items = encode_input(messages)
     body: dict[str, Any] = {"model": model, "input": items}
     if instructions is not None:

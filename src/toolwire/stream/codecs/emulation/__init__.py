@@ -40,7 +40,12 @@ from toolwire.stream.codecs.emulation._base import (
     lower_token,
     token,
 )
-from toolwire.stream.codecs.emulation._request import BadRequest, ParsedRequest, ToolResult
+from toolwire.stream.codecs.emulation._request import (
+    BadRequest,
+    ParsedRequest,
+    ToolResult,
+    media_counts,
+)
 
 __all__ = [
     "BadRequest",
@@ -53,5 +58,6 @@ __all__ = [
     "fragments",
     "hex_token",
     "lower_token",
+    "media_counts",
     "token",
 ]

@@ -30,6 +30,7 @@ __all__ = [
     "get_list",
     "get_model",
     "looks_like_error",
+    "media_counts",
     "text_of",
 ]
 
@@ -69,6 +70,9 @@ class ParsedRequest:
     """The request asks for native structured output (a JSON answer as text)."""
     tool_names: tuple[str, ...] = ()
     """The names of the tools the request declares."""
+    media: dict[str, int] = field(default_factory=dict[str, int])
+    """How many ``images``, ``documents`` and ``audio`` parts the request
+    carries, in any dialect's shape (:func:`media_counts`)."""
 
     @property
     def latest_has_error(self) -> bool:
@@ -126,6 +130,52 @@ def text_of(content: Any) -> str:
                 parts.append(part)
         return "".join(parts)
     return jsonio.dumps(content)
+
+
+_TYPED_MEDIA = {
+    "image_url": "images",  # Chat Completions
+    "input_image": "images",  # Responses
+    "image": "images",  # Anthropic
+    "input_audio": "audio",  # Chat Completions
+    "file": "documents",  # Chat Completions
+    "input_file": "documents",  # Responses
+    "document": "documents",  # Anthropic
+}
+_KEYED_MEDIA = {"image": "images", "document": "documents", "audio": "audio"}  # Converse
+
+
+def _media_kind(value: dict[str, Any]) -> str | None:
+    kind = value.get("type")
+    if isinstance(kind, str) and kind in _TYPED_MEDIA:
+        return _TYPED_MEDIA[kind]
+    for key in ("inlineData", "fileData"):  # Gemini
+        inner = value.get(key)
+        if isinstance(inner, dict) and isinstance(inner.get("mimeType"), str):
+            media = inner["mimeType"].split("/", 1)[0]
+            return {"image": "images", "audio": "audio"}.get(media, "documents")
+    for key, name in _KEYED_MEDIA.items():
+        inner = value.get(key)
+        if len(value) == 1 and isinstance(inner, dict) and "source" in inner:
+            return name
+    return None
+
+
+def media_counts(data: dict[str, Any]) -> dict[str, int]:
+    """How many ``images``, ``documents`` and ``audio`` parts a request body
+    of any dialect carries (in prompts and tool results; its tools left out)."""
+    counts = {"images": 0, "documents": 0, "audio": 0}
+    stack: list[Any] = [v for k, v in data.items() if k not in ("tools", "toolConfig")]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            kind = _media_kind(value)
+            if kind is not None:
+                counts[kind] += 1
+            else:
+                stack.extend(value.values())
+    return counts
 
 
 def looks_like_error(content: str) -> bool:

@@ -316,6 +316,14 @@ _RESPONSES_ASSISTANT_ITEMS = frozenset(
 _RESPONSES_OUTPUTS = ANSWER_ITEMS
 
 
+def _is_input(entry: Any) -> bool:
+    return isinstance(entry, dict) and entry.get("type") in (
+        "input_text",
+        "input_image",
+        "input_file",
+    )
+
+
 def _responses_result(item: dict[str, Any], where: str, history: History) -> None:
     """A tool result of a Responses input item: its call's id and its text
     (``approved`` or ``denied: <reason>`` for an MCP approval response)."""
@@ -328,6 +336,8 @@ def _responses_result(item: dict[str, Any], where: str, history: History) -> Non
         call_id = item.get("id") if kind == "local_shell_call_output" else item.get("call_id")
         output = item.get("output")
         content = text_of(output) if not isinstance(output, list | dict) else jsonio.dumps(output)
+        if isinstance(output, list) and all(_is_input(entry) for entry in output):
+            content = text_of(output)  # input_text, input_image, input_file: its text
         approved = item.get("status") != "failed"
     if not isinstance(call_id, str):
         raise BadRequest(f"{where}: the id of the call it answers must be a string")
