@@ -35,7 +35,7 @@ from toolwire.agent._asked import asked_approvals, asked_kinds
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
 from toolwire.agent._suspend import check_grants, waiting_calls
-from toolwire.agent._tool_steps import Emit, ToolSteps
+from toolwire.agent._tool_steps import Asked, Emit, ToolSteps
 from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
 from toolwire.agent.loop import (
     AnyCall,
@@ -115,6 +115,8 @@ class RunDriver(ToolSteps):
         self.granted: dict[str, str] = {}
         """Approvals given to the suspended run: argument digests by call id."""
         self.approval_failures: dict[str, ApprovalFailed] = {}
+        self.answers: dict[str, dict[str, Any]] = {}
+        """Answers given to the suspended run's questions (see ToolSteps)."""
         self.replay: str | None = None
         """A response the provider keeps for the turn to resume: read again
         by the next request instead of asking again."""
@@ -157,6 +159,7 @@ class RunDriver(ToolSteps):
                 case RunTools(calls=calls):
                     if recorded is not None:
                         self.granted = dict(recorded.grants)
+                        self.answers = dict(recorded.answers)
                         check_grants(calls, self.granted)
                         done = await self._recorded_results(calls, recorded)
                     else:
@@ -224,7 +227,10 @@ class RunDriver(ToolSteps):
             asked=asked,
         )
         if not waiting:
-            await self._run_tools(calls, done)
+            try:
+                await self._run_tools(calls, done)
+            except Asked as asked:
+                return asked.pending
         return waiting
 
     def _refuse(self, verdict: Refused) -> None:

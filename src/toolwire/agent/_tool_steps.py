@@ -9,6 +9,7 @@ back in call order.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -20,14 +21,20 @@ from toolwire.messages import AssistantMessage, Message, ToolResultMessage
 from toolwire.observe import Observers
 from toolwire.run import (
     AgentEvent,
+    PendingCall,
     ToolCallRecord,
     ToolExecutionFinished,
     ToolExecutionStarted,
+    argument_digest,
+    canonical_arguments,
 )
 from toolwire.tools import (
     ApprovalCallback,
     ApprovalFailed,
+    QuestionAnswer,
+    Questions,
     ToolResult,
+    asking,
     idempotency_key,
 )
 from toolwire.types import InvalidToolCall, ToolCall
@@ -35,10 +42,19 @@ from toolwire.types import InvalidToolCall, ToolCall
 if TYPE_CHECKING:
     from toolwire.journal import RecordedTurn
 
-__all__ = ["AnyCall", "Emit", "ToolSteps"]
+__all__ = ["AnyCall", "Asked", "Emit", "ToolSteps"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
+
+
+class Asked(Exception):
+    """Internal: calls of the batch asked a question nobody here could
+    answer; the run suspends on them (their outcomes were not recorded)."""
+
+    def __init__(self, pending: tuple[PendingCall, ...]) -> None:
+        super().__init__(f"{len(pending)} call(s) wait for an answer")
+        self.pending = pending
 
 
 class ToolSteps:
@@ -53,6 +69,8 @@ class ToolSteps:
     turn: int
     granted: dict[str, str]
     approval_failures: dict[str, ApprovalFailed]
+    answers: dict[str, dict[str, QuestionAnswer]]
+    """Answers given to the suspended run's questions, by call id and digest."""
 
     async def _recorded_results(self, calls: Sequence[AnyCall], recorded: RecordedTurn) -> Results:
         """The results a resumed turn already has (see :func:`recorded_results`)."""
@@ -130,25 +148,35 @@ class ToolSteps:
             for call in calls:
                 emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
         finished_hooks = observe.tool_finished
+        # An eager call cannot suspend the run: a question it asks is declined.
+        questions = None if eager else Questions(answers=self.answers)
 
         async def finished(call: AnyCall, result: ToolResult) -> None:
             if call.id in self.approval_failures:
                 return  # not a denial: the run ends with the approver's error
+            if questions is not None and call.id in questions.waiting:
+                return  # not an outcome: the call runs again once answered
             for hook in finished_hooks:
                 await hook(run_id, turn, call, result, eager=eager)
             if emit is not None:
                 emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
 
         config = self.config
-        results = await config.toolbox.execute(
-            calls,
-            run_id=run_id,
-            metadata={**config.metadata, "turn": turn, "model": config.request.model},
-            approve=self._approver(),
-            on_result=finished if finished_hooks or emit is not None else None,
-        )
+        token = asking.set(questions)
+        try:
+            results = await config.toolbox.execute(
+                calls,
+                run_id=run_id,
+                metadata={**config.metadata, "turn": turn, "model": config.request.model},
+                approve=self._approver(),
+                on_result=finished if finished_hooks or emit is not None else None,
+            )
+        finally:
+            asking.reset(token)
         for failure in self.approval_failures.values():
             raise failure
+        if questions is not None and questions.waiting:
+            raise Asked(self._asked(calls, questions))
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 
     async def _answered(self, settled: Sequence[tuple[AnyCall, ToolResult]]) -> None:
@@ -173,3 +201,24 @@ class ToolSteps:
             turn=self.turn,
             failures=self.approval_failures,
         )
+
+    def _asked(self, calls: Sequence[AnyCall], questions: Questions) -> tuple[PendingCall, ...]:
+        """The calls that wait for an answer to their question, as pending calls."""
+        waiting: list[PendingCall] = []
+        for call in calls:
+            question = questions.waiting.get(call.id)
+            if question is None or isinstance(call, InvalidToolCall):
+                continue
+            waiting.append(
+                PendingCall(
+                    call_id=call.id,
+                    name=call.name,
+                    awaiting="answer",
+                    arguments=json.loads(canonical_arguments(call.arguments)),
+                    digest=argument_digest(call.arguments),
+                    turn=self.turn,
+                    repaired=call.repaired,
+                    question=question.to_dict(),
+                )
+            )
+        return tuple(waiting)
