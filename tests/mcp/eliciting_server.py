@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from mcp.server.elicitation import ElicitationResult
-from mcp.server.mcpserver import Elicit, MCPServer, Resolve
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve, Sample
+from mcp_types import CreateMessageResult, SamplingMessage, TextContent
 from pydantic import BaseModel
 
 server = MCPServer("eliciting-server", log_level="WARNING")
@@ -31,6 +32,18 @@ def book_table(
     if guests.action != "accept":
         return f"not booked ({guests.action})"
     return f"booked {restaurant} for {guests.data.count}"
+
+
+def ask_model(text: str) -> Sample:
+    message = SamplingMessage(role="user", content=TextContent(text=f"Summarize: {text}"))
+    return Sample([message], max_tokens=50)
+
+
+@server.tool()
+def summarize(text: str, summary: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
+    """Summarize a text with the client's model (MCP sampling)."""
+    content = summary.content
+    return f"summary: {getattr(content, 'text', content)}"
 
 
 if __name__ == "__main__":

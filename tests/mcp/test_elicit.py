@@ -115,11 +115,17 @@ async def test_an_in_process_callback_answers_without_suspending() -> None:
 
 
 @pytest.mark.anyio
-async def test_outside_a_run_nobody_answers_and_the_server_sees_a_cancel() -> None:
+async def test_outside_a_run_nobody_answers_and_sampling_is_refused() -> None:
     server_app = [str(HERE / "eliciting_server.py")]
     async with connect_stdio(sys.executable, server_app) as server:
         tools = await server.tools()
-        (result,) = await toolwire.Toolbox(tools).execute(
-            [toolwire.ToolCall(id="c", name="book_table", arguments={"restaurant": "Noma"})]
+        asked, sampled = await toolwire.Toolbox(tools).execute(
+            [
+                toolwire.ToolCall(id="c", name="book_table", arguments={"restaurant": "Noma"}),
+                toolwire.ToolCall(id="s", name="summarize", arguments={"text": "a long text"}),
+            ]
         )
-    assert result.ok and "not booked (cancel)" in result.content
+    # No run to suspend, no callback: the server is told the question was dismissed.
+    assert asked.ok and "not booked (cancel)" in asked.content
+    # toolwire declares no sampling capability: the server cannot ask its model.
+    assert not sampled.ok and "did not declare the sampling capability" in sampled.message
