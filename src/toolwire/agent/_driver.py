@@ -35,7 +35,7 @@ from toolwire.agent._asked import asked_approvals, asked_kinds
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
 from toolwire.agent._suspend import check_grants, waiting_calls
-from toolwire.agent._tool_steps import Asked, Emit, ToolSteps
+from toolwire.agent._tool_steps import Emit, ToolSteps
 from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
 from toolwire.agent.loop import (
     AnyCall,
@@ -227,10 +227,7 @@ class RunDriver(ToolSteps):
             asked=asked,
         )
         if not waiting:
-            try:
-                await self._run_tools(calls, done)
-            except Asked as asked:
-                return asked.pending
+            return await self._run_tools(calls, done)
         return waiting
 
     def _refuse(self, verdict: Refused) -> None:

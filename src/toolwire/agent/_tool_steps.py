@@ -42,13 +42,13 @@ from toolwire.types import InvalidToolCall, ToolCall
 if TYPE_CHECKING:
     from toolwire.journal import RecordedTurn
 
-__all__ = ["AnyCall", "Asked", "Emit", "ToolSteps"]
+__all__ = ["AnyCall", "Emit", "ToolSteps"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
 
 
-class Asked(Exception):
+class _Asked(Exception):
     """Internal: calls of the batch asked a question nobody here could
     answer; the run suspends on them (their outcomes were not recorded)."""
 
@@ -111,14 +111,18 @@ class ToolSteps:
             if self.emit is not None:
                 self.emit(ToolExecutionFinished(turn=self.turn, call=call, result=result))
 
-    async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> None:
+    async def _run_tools(self, calls: Sequence[AnyCall], done: Results) -> tuple[PendingCall, ...]:
         """Run the calls that have no result yet (run eagerly, or recorded by
         an earlier process) as one batch; record every result and feed it
-        back in call order."""
+        back in call order. Returns the calls that asked a question nobody
+        here could answer (then nothing is fed back: the run suspends)."""
         results = dict(done)
         pending = [call for call in calls if call.id not in done]
         if pending:
-            ran = await self._execute(pending)
+            try:
+                ran = await self._execute(pending)
+            except _Asked as asked:
+                return asked.pending
             results.update((call_id, (result, False)) for call_id, result in ran.items())
         for call in calls:
             result, eager = results[call.id]
@@ -130,6 +134,7 @@ class ToolSteps:
                     call_id=call.id, name=call.name, content=result.content, is_error=not result.ok
                 )
             )
+        return ()
 
     async def _execute(
         self, calls: Sequence[AnyCall], *, eager: bool = False
@@ -176,7 +181,7 @@ class ToolSteps:
         for failure in self.approval_failures.values():
             raise failure
         if questions is not None and questions.waiting:
-            raise Asked(self._asked(calls, questions))
+            raise _Asked(self._asked(calls, questions))
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 
     async def _answered(self, settled: Sequence[tuple[AnyCall, ToolResult]]) -> None:
