@@ -24,7 +24,7 @@ CORE_STAMP := $(VENV)/.installed-core
 UNIT_STAMP := $(VENV)/.installed-unit
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster test-mcp-inspector
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -135,6 +135,15 @@ CHROMIUM := $(firstword $(wildcard /usr/lib/chromium/chromium /usr/bin/chromium)
 test-browser: $(STAMP)
 	@if [ -z "$(CHROMIUM)" ]; then apt-get update && apt-get install -y chromium; fi
 	TOOLWIRE_BROWSER=1 $(BIN)/python -m pytest -q tests/browser
+
+# The MCP Inspector's CLI mode, from npm, installed under .tiers/inspector
+# (gitignored), against `toolwire mcp serve` over stdio.
+INSPECTOR := .tiers/inspector/node_modules/.bin/mcp-inspector
+
+test-mcp-inspector: $(STAMP)
+	@if [ ! -x "$(INSPECTOR)" ]; then mkdir -p .tiers/inspector && \
+		npm install --prefix .tiers/inspector --no-audit --no-fund @modelcontextprotocol/inspector; fi
+	TOOLWIRE_INSPECTOR=$(abspath $(INSPECTOR)) $(BIN)/python -m pytest -q tests/inspector
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage

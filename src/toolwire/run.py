@@ -86,9 +86,10 @@ class PendingCall:
     call_id: str
     name: str
     """The tool's name."""
-    awaiting: Literal["approval", "result"]
+    awaiting: Literal["approval", "result", "answer"]
     """``approval`` for a ``requires_approval`` tool with no approver in the
-    process, ``result`` for an ``external`` tool."""
+    process, ``result`` for an ``external`` tool, ``answer`` for a tool that
+    asked a person a question mid-call (an MCP server's elicitation)."""
     arguments: dict[str, Any]
     """The validated arguments, as :func:`canonical_arguments` writes them."""
     digest: str
@@ -97,9 +98,13 @@ class PendingCall:
     repaired: bool = False
     """The model's arguments were repaired before they were validated: the
     approver sees what will run, not what the model wrote."""
+    question: dict[str, Any] | None = None
+    """For ``answer``: the question (``message``, answer ``schema``,
+    ``source``, ``digest``: :meth:`toolwire.tools.Question.to_dict`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
+        """A JSON-ready dict of every field (``question`` only when there is one)."""
+        asked = {} if self.question is None else {"question": self.question}
         return {
             "call_id": self.call_id,
             "name": self.name,
@@ -108,6 +113,7 @@ class PendingCall:
             "digest": self.digest,
             "turn": self.turn,
             "repaired": self.repaired,
+            **asked,
         }
 
 

@@ -4,6 +4,7 @@ the viewer served by uvicorn on loopback in a thread."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -22,8 +23,10 @@ from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.journal import (
     Decision,
     PostgresJournal,
+    QuestionAnswered,
     SQLiteJournal,
     close_journals,
+    payload_of,
     pending_calls,
     record_decision,
 )
@@ -147,9 +150,12 @@ async def _resumed(path: Path | str, run_id: str) -> None:
         journal.close()
 
 
-def make_waiting(path: Path | str, run_id: str = "waiting-1", *, answer: bool = True) -> None:
+def make_waiting(
+    path: Path | str, run_id: str = "waiting-1", *, answer: bool = True, question: bool = False
+) -> None:
     """A run suspended on two calls: one waits for an approval (``launch``),
-    one for an outside result (``lookup``, answered here unless not ``answer``)."""
+    one for an outside result (``lookup``, answered here unless not ``answer``);
+    with ``question``, a person's answer to a question is recorded too."""
 
     async def main() -> None:
         await _run(_scenario("waiting", WAITING_TURNS), [launch, lookup], path, run_id)
@@ -163,6 +169,22 @@ def make_waiting(path: Path | str, run_id: str = "waiting-1", *, answer: bool = 
         pending = {p.name: p for p in pending_calls(journal.load_run(run_id))}
         record_decision(
             journal, run_id, Decision.answer(pending["lookup"], f"found {HOSTILE}", principal="ops")
+        )
+        if not question:
+            return
+        # A person's answer to a question a tool asked (an MCP server's
+        # elicitation; tests/mcp/test_elicit.py makes real ones), written as
+        # toolwire.journal.record_answer writes it, so the page shows the kind.
+        answered = QuestionAnswered(
+            name="lookup", digest="sha256:" + "0" * 64, action="accept",
+            content={"note": HOSTILE}, principal="ops", given_at=0.0,
+        )  # fmt: skip
+        journal.record_event(
+            run_id,
+            answered.kind,
+            json.dumps(payload_of(answered)),
+            turn=pending["lookup"].turn,
+            call_id=pending["lookup"].call_id,
         )
     finally:
         journal.close()
@@ -291,7 +313,7 @@ def make_journal(path: Path | str) -> Made:
 
     anyio.run(main)
     close_journals()
-    make_waiting(path)
+    make_waiting(path, question=True)
     kinds = ("hostile", "denied", "failed", "resumed", "waiting")
     return Made(path, {k: f"{k}-1" for k in kinds})
 

@@ -35,7 +35,7 @@ from toolwire.agent._asked import asked_approvals, asked_kinds
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
 from toolwire.agent._suspend import waiting_calls
-from toolwire.agent._tool_steps import Emit, ToolSteps, result_message
+from toolwire.agent._tool_steps import Emit, ToolSteps, _Asked, result_message
 from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
 from toolwire.agent.loop import (
     AnyCall,
@@ -221,7 +221,10 @@ class RunDriver:
             asked=asked,
         )
         if not waiting:
-            records = await self.tools.run_tools(calls, done, self.turn)
+            try:
+                records = await self.tools.run_tools(calls, done, self.turn)
+            except _Asked as asked:
+                return asked.pending
             self.records += records
             self.messages += map(result_message, records)
         return waiting

@@ -11,6 +11,7 @@ records, and adds to them what :meth:`ToolSteps.run_tools` returns.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -22,14 +23,20 @@ from toolwire.messages import AssistantMessage, ToolResultMessage
 from toolwire.observe import Observers
 from toolwire.run import (
     AgentEvent,
+    PendingCall,
     ToolCallRecord,
     ToolExecutionFinished,
     ToolExecutionStarted,
+    argument_digest,
+    canonical_arguments,
 )
 from toolwire.tools import (
     ApprovalCallback,
     ApprovalFailed,
+    QuestionAnswer,
+    Questions,
     ToolResult,
+    asking,
     idempotency_key,
 )
 from toolwire.types import InvalidToolCall, ToolCall
@@ -41,6 +48,16 @@ __all__ = ["AnyCall", "Emit", "ToolSteps", "result_message"]
 
 Emit = Callable[[AgentEvent], None]
 AnyCall = ToolCall | InvalidToolCall
+
+
+class _Asked(Exception):
+    """Calls of a batch asked a question nobody here could answer (an MCP
+    server's elicitation): the run suspends on them, their outcomes not
+    recorded."""
+
+    def __init__(self, pending: tuple[PendingCall, ...]) -> None:
+        super().__init__(f"{len(pending)} call(s) wait for an answer")
+        self.pending = pending
 
 
 class ToolSteps:
@@ -64,6 +81,8 @@ class ToolSteps:
         """Approvals given to the suspended run: argument digests by call id."""
         self.approval_failures: dict[str, ApprovalFailed] = {}
         """The approver's failures, by call id: the run ends with them."""
+        self.answers: dict[str, dict[str, QuestionAnswer]] = {}
+        """Answers given to the suspended run's questions, by call id and digest."""
 
     async def recorded_results(
         self, calls: Sequence[AnyCall], recorded: RecordedTurn, turn: int
@@ -71,6 +90,7 @@ class ToolSteps:
         """The results a resumed turn already has (see :func:`recorded_results`);
         its grants become the run's."""
         self.granted = dict(recorded.grants)
+        self.answers = dict(recorded.answers)
         check_grants(calls, self.granted)
         settled = await recorded_results(calls, recorded, self.config.toolbox, self.observe,
                                          run_id=self.run_id, turn=turn)  # fmt: skip
@@ -113,7 +133,12 @@ class ToolSteps:
         self, calls: Sequence[AnyCall], done: Results, turn: int
     ) -> list[ToolCallRecord]:
         """Run the calls that have no result yet (run eagerly, or recorded by
-        an earlier process) as one batch: every call's record, in call order."""
+        an earlier process) as one batch: every call's record, in call order.
+
+        Raises:
+            _Asked: calls asked a question nobody here could answer (nothing
+                is fed back: the run suspends on them).
+        """
         results = dict(done)
         pending = [call for call in calls if call.id not in done]
         if pending:
@@ -142,25 +167,35 @@ class ToolSteps:
             for call in calls:
                 emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
         finished_hooks = observe.tool_finished
+        # An eager call cannot suspend the run: a question it asks is declined.
+        questions = None if eager else Questions(answers=self.answers)
 
         async def finished(call: AnyCall, result: ToolResult) -> None:
             if call.id in self.approval_failures:
                 return  # not a denial: the run ends with the approver's error
+            if questions is not None and call.id in questions.waiting:
+                return  # not an outcome: the call runs again once answered
             for hook in finished_hooks:
                 await hook(run_id, turn, call, result, eager=eager)
             if emit is not None:
                 emit(ToolExecutionFinished(turn=turn, call=call, result=result, eager=eager))
 
         config = self.config
-        results = await config.toolbox.execute(
-            calls,
-            run_id=run_id,
-            metadata={**config.metadata, "turn": turn, "model": config.request.model},
-            approve=self.approver(turn),
-            on_result=finished if finished_hooks or emit is not None else None,
-        )
+        token = asking.set(questions)
+        try:
+            results = await config.toolbox.execute(
+                calls,
+                run_id=run_id,
+                metadata={**config.metadata, "turn": turn, "model": config.request.model},
+                approve=self.approver(turn),
+                on_result=finished if finished_hooks or emit is not None else None,
+            )
+        finally:
+            asking.reset(token)
         for failure in self.approval_failures.values():
             raise failure
+        if questions is not None and questions.waiting:
+            raise _Asked(asked_calls(calls, questions, turn))
         return {call.id: result for call, result in zip(calls, results, strict=True)}
 
     async def answered(self, settled: Sequence[tuple[AnyCall, ToolResult]], turn: int) -> None:
@@ -197,3 +232,27 @@ def result_message(record: ToolCallRecord) -> ToolResultMessage:
         is_error=not result.ok,
         parts=result.parts,
     )
+
+
+def asked_calls(
+    calls: Sequence[AnyCall], questions: Questions, turn: int
+) -> tuple[PendingCall, ...]:
+    """The calls that wait for an answer to their question, as pending calls."""
+    waiting: list[PendingCall] = []
+    for call in calls:
+        question = questions.waiting.get(call.id)
+        if question is None or isinstance(call, InvalidToolCall):
+            continue
+        waiting.append(
+            PendingCall(
+                call_id=call.id,
+                name=call.name,
+                awaiting="answer",
+                arguments=json.loads(canonical_arguments(call.arguments)),
+                digest=argument_digest(call.arguments),
+                turn=turn,
+                repaired=call.repaired,
+                question=question.to_dict(),
+            )
+        )
+    return tuple(waiting)

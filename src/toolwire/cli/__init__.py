@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "toolwire.cli.inspect:inspect",
         "Show what is in a recorded provider stream, or in a cassette.",
     ),
+    "mcp": ("toolwire.cli.mcp:mcp", "Serve a toolbox as an MCP server (stdio or HTTP)."),
     "proxy": (
         "toolwire.cli.proxy:proxy",
         "Relay a provider's traffic; show and record each exchange.",

@@ -28,6 +28,7 @@ from toolwire.journal import (
     ModelRequest,
     ModelResponse,
     ModelStreaming,
+    QuestionAnswered,
     RunFailed,
     RunFinished,
     RunLog,
@@ -153,6 +154,8 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
             return _approval(record)
         case AnswerGiven():
             return _answer(record)
+        case QuestionAnswered():
+            return _question_answered(record)
         case RunSuspended():
             return _suspended(record)
         case ToolOutcome():
@@ -228,6 +231,17 @@ def _answer(record: AnswerGiven) -> Text:
         (str(record.name), "bold"),
         f" result given{given}",
         (f" → {_short(record.content or '', 100)}", "dim"),
+    )
+
+
+def _question_answered(record: QuestionAnswered) -> Text:
+    given = f" by {record.principal}" if record.principal else ""
+    content = json.dumps(record.content, ensure_ascii=False) if record.content else ""
+    return Text.assemble(
+        "    ← ",
+        (str(record.name), "bold"),
+        f" question answered ({record.action}){given}",
+        (f" → {_short(content, 100)}" if content else "", "dim"),
     )
 
 

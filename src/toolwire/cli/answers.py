@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import click
 
@@ -36,6 +36,7 @@ from toolwire.journal import (
     SQLiteJournal,
     WaitingCall,
     default_journal,
+    record_answer,
     record_decision,
     resolve_approval_key,
     waiting_for,
@@ -200,19 +201,38 @@ def deny_command(
 @runs.command("answer")
 @click.argument("run_ref", metavar="RUN")
 @click.argument("call_id", metavar="CALL")
-@click.option("--result", "result_text", required=True, help="The tool's result, as JSON.")
+@click.option("--result", "result_text", default=None, help="An external tool's result, as JSON.")
+@click.option(
+    "--accept",
+    "accept_text",
+    default=None,
+    help="The answer to the question a call asked (an MCP server's elicitation), as a JSON "
+    "object matching its schema.",
+)
+@click.option("--decline", is_flag=True, help="Decline to answer the call's question.")
+@click.option("--cancel", is_flag=True, help="Dismiss the call's question.")
 @_principal
 @_signature
 @_journal_option
 def answer_command(
     run_ref: str,
     call_id: str,
-    result_text: str,
+    result_text: str | None,
+    accept_text: str | None,
+    decline: bool,
+    cancel: bool,
     principal: str,
     signature: str | None,
     journal_path: Path | str | None,
 ) -> None:
-    """Give the result of an external tool's call."""
+    """Give the result of an external tool's call (--result), or answer the
+    question a call asked mid-call (--accept JSON, --decline or --cancel)."""
+    given = [result_text is not None, accept_text is not None, decline, cancel]
+    if sum(given) != 1:
+        _fail("give exactly one of --result, --accept, --decline or --cancel")
+    if result_text is None:
+        _answer_question(journal_path, run_ref, call_id, accept_text, decline, principal)
+        return
     try:
         result = json.loads(result_text)
     except ValueError as exc:
@@ -221,6 +241,39 @@ def answer_command(
         call_id=call_id, decision="result", result=result, principal=principal, signature=signature
     )
     _decide(journal_path, run_ref, decision)
+
+
+def _answer_question(
+    journal_path: Path | str | None,
+    run_ref: str,
+    call_id: str,
+    accept_text: str | None,
+    decline: bool,
+    principal: str,
+) -> None:
+    content = None
+    if accept_text is not None:
+        try:
+            content = json.loads(accept_text)
+        except ValueError as exc:
+            _fail(f"--accept is not JSON: {exc}")
+    action: Literal["accept", "decline", "cancel"] = (
+        "accept" if accept_text is not None else "decline" if decline else "cancel"
+    )
+    journal = _writable(journal_path, run_ref)
+    try:
+        try:
+            recorded = record_answer(
+                journal, run_ref, call_id, action, content, principal=principal
+            )
+        finally:
+            journal.close()
+    except JournalError as exc:
+        _refused(exc)
+    word = {"accept": "answered", "decline": "declined", "cancel": "dismissed"}[action]
+    click.echo(
+        f"{word} the question of call {call_id}" + ("" if recorded else " (already recorded)")
+    )
 
 
 @runs.command("pending")
@@ -243,6 +296,10 @@ def pending_command(run_ref: str | None, journal_path: Path | str | None, as_jso
             f"{call.run_id[:12]}  {call.call_id}  {call.name}  waits for {call.awaiting} "
             f"{_age(call.age())}\n    arguments {arguments}\n    digest {call.digest}"
         )
+        if call.question is not None:
+            schema = json.dumps(call.question.get("schema"), sort_keys=True, ensure_ascii=True)
+            message = json.dumps(call.question.get("message"), ensure_ascii=True)
+            click.echo(f"    question {message}\n    answer schema {schema}")
 
 
 def _age(seconds: float) -> str:

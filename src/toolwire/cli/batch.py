@@ -27,7 +27,7 @@ from toolwire.testing.reading import MAX_FILE_BYTES, read_file, regular_file
 if TYPE_CHECKING:
     from toolwire.batch import BatchSummary
 
-__all__ = ["batch", "load_factory", "read_prompts"]
+__all__ = ["batch", "import_reference", "load_factory", "read_prompts"]
 
 
 def read_prompts(text: str, *, jsonl: bool) -> list[str]:
@@ -60,6 +60,29 @@ def read_prompts(text: str, *, jsonl: bool) -> list[str]:
     return prompts
 
 
+def import_reference(reference: str, *, param_hint: str, example: str) -> Any:
+    """The object that ``module:attribute`` names, imported with the current
+    directory on the import path (as with ``python -m``).
+
+    Raises:
+        click.BadParameter: the reference is malformed or cannot be imported.
+    """
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise click.BadParameter(f"use module:attribute, e.g. {example}", param_hint=param_hint)
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        target: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise click.BadParameter(
+            f"cannot import {reference!r}: {exc}", param_hint=param_hint
+        ) from None
+    return target
+
+
 def load_factory(reference: str) -> Any:
     """The agent factory that ``module:attribute`` names.
 
@@ -71,21 +94,9 @@ def load_factory(reference: str) -> Any:
     Raises:
         click.BadParameter: the reference cannot be imported or used.
     """
-    module_name, _, attribute = reference.partition(":")
-    if not module_name or not attribute:
-        raise click.BadParameter(
-            "use module:attribute, e.g. myproject.agents:make_agent", param_hint="'--agent'"
-        )
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    try:
-        target: Any = importlib.import_module(module_name)
-        for part in attribute.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise click.BadParameter(
-            f"cannot import {reference!r}: {exc}", param_hint="'--agent'"
-        ) from None
+    target = import_reference(
+        reference, param_hint="'--agent'", example="myproject.agents:make_agent"
+    )
     if inspect.isclass(target):
         from toolwire.agent import Agent
 

@@ -51,6 +51,7 @@ from toolwire.journal._kinds import (
     ModelRequest,
     ModelResponse,
     ModelStreaming,
+    QuestionAnswered,
     Record,
     RunFailed,
     RunFinished,
@@ -72,6 +73,7 @@ from toolwire.journal._open import (
 from toolwire.journal._payloads import encode_record
 from toolwire.journal._postgres import PostgresJournal, is_postgres_url
 from toolwire.journal._protocol import Journal, JournalReader
+from toolwire.journal._questions import answered_questions, record_answer
 from toolwire.journal._rates import PostgresRateStore
 from toolwire.journal._records import (
     MAY_HAVE_RUN,
@@ -115,6 +117,7 @@ __all__ = [
     "ModelStreaming",
     "PostgresJournal",
     "PostgresRateStore",
+    "QuestionAnswered",
     "Record",
     "RecordedCall",
     "RecordedDecision",
@@ -133,6 +136,7 @@ __all__ = [
     "ToolIntent",
     "ToolOutcome",
     "WaitingCall",
+    "answered_questions",
     "apply_decisions",
     "check_decision",
     "check_signatures",
@@ -145,6 +149,7 @@ __all__ = [
     "payload_of",
     "pending_calls",
     "plan_resume",
+    "record_answer",
     "record_decision",
     "recorded_answers",
     "recorded_decisions",

@@ -147,14 +147,21 @@ def _pending(item: Any) -> PendingCall:
         return PendingCall(
             call_id=str(item["call_id"]),
             name=str(item["name"]),
-            awaiting="result" if item["awaiting"] == "result" else "approval",
+            awaiting=_awaiting(item["awaiting"]),
             arguments=dict(item["arguments"]),
             digest=str(item["digest"]),
             turn=int(item["turn"]),
             repaired=bool(item.get("repaired", False)),
+            question=dict(item["question"]) if isinstance(item.get("question"), dict) else None,
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise JournalError(f"a recorded pending call is incomplete: {exc}") from exc
+
+
+def _awaiting(value: Any) -> Literal["approval", "result", "answer"]:
+    if value == "result" or value == "answer":
+        return value  # type: ignore[no-any-return]
+    return "approval"
 
 
 def recorded_answers(log: RunLog) -> dict[str, ApprovalGiven | AnswerGiven]:
@@ -189,6 +196,13 @@ def check_decision(
     if found is None:
         raise ApprovalRefused(
             f"run {run_id} waits for no call {decision.call_id!r}", reason="unknown_call"
+        )
+    if found.awaiting == "answer":
+        raise ApprovalRefused(
+            f"call {found.call_id} waits for a person's answer to its question, not a "
+            f"decision: answer it with `toolwire runs answer {run_id[:12]} {found.call_id} "
+            "--accept JSON` (or --decline)",
+            reason="wrong_kind",
         )
     wanted = "result" if found.awaiting == "result" else ("allow", "deny")
     if decision.decision not in wanted:

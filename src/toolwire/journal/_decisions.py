@@ -36,6 +36,7 @@ from toolwire.journal._approvals import (
     sign_decision,
 )
 from toolwire.journal._kinds import AnswerGiven, ApprovalGiven
+from toolwire.journal._questions import answered_questions
 from toolwire.journal._records import JournalEvent, RunLog
 
 __all__ = [
@@ -201,12 +202,14 @@ class WaitingCall:
     call_id: str
     name: str
     """The tool."""
-    awaiting: Literal["approval", "result"]
+    awaiting: Literal["approval", "result", "answer"]
     arguments: dict[str, Any]
     digest: str
     turn: int
     suspended_at: float
     """Unix time the run suspended."""
+    question: dict[str, Any] | None = None
+    """For ``answer``: what the tool asks (``message``, ``schema``, ``source``, ``digest``)."""
 
     def age(self, now: float | None = None) -> float:
         """Seconds since the run suspended (at ``now``, default the current time)."""
@@ -224,7 +227,7 @@ class WaitingCall:
             "turn": self.turn,
             "suspended_at": self.suspended_at,
             "age": round(self.age(now), 3),
-        }
+        } | ({} if self.question is None else {"question": self.question})
 
 
 def waiting_for(log: RunLog) -> tuple[WaitingCall, ...]:
@@ -239,6 +242,7 @@ def waiting_for(log: RunLog) -> tuple[WaitingCall, ...]:
         return ()
     since = next((e.at for e in reversed(log.events) if e.kind == "run_suspended"), 0.0)
     answered = recorded_answers(log)
+    questions = answered_questions(log)
     return tuple(
         WaitingCall(
             run_id=log.run.run_id,
@@ -249,7 +253,8 @@ def waiting_for(log: RunLog) -> tuple[WaitingCall, ...]:
             digest=call.digest,
             turn=call.turn,
             suspended_at=since,
+            question=call.question,
         )
         for call in calls
-        if call.call_id not in answered
+        if call.call_id not in answered and call.call_id not in questions
     )

@@ -46,6 +46,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "ModelStreaming",
+    "QuestionAnswered",
     "Record",
     "RunFailed",
     "RunFinished",
@@ -232,6 +233,26 @@ class AnswerGiven(_Given):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionAnswered:
+    """A person's answer to the question a tool asked mid-call (an MCP
+    server's elicitation), given to a suspended run; reused when the call,
+    made again on resume, asks the same question (the same ``digest``)."""
+
+    kind: ClassVar[str] = "question_answer"
+    version: ClassVar[int] = 1
+    name: str | None = None
+    """The tool's name."""
+    digest: str | None = None
+    """The question's digest (:attr:`toolwire.tools.Question.digest`)."""
+    action: str | None = None
+    """``accept``, ``decline`` or ``cancel``."""
+    content: dict[str, Any] | None = field(default=None, metadata=_OMIT)
+    """The answer itself, for ``accept``."""
+    principal: str | None = field(default=None, metadata=_OMIT)
+    given_at: float | None = field(default=None, metadata=_OMIT)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolOutcome:
     """A tool call's outcome (or, ``interrupted``, that it started, has no
     outcome recorded, and was not run again: it ``may_have_run``)."""
@@ -310,6 +331,7 @@ Record = (
     | ToolIntent
     | ApprovalGiven
     | AnswerGiven
+    | QuestionAnswered
     | ToolOutcome
     | RunFinished
     | RunSuspended
@@ -329,6 +351,7 @@ KINDS: dict[str, type[Record]] = {
         ToolIntent,
         ApprovalGiven,
         AnswerGiven,
+        QuestionAnswered,
         ToolOutcome,
         RunFinished,
         RunSuspended,

@@ -36,13 +36,15 @@ from toolwire.journal._kinds import (
     ModelRequest,
     ModelResponse,
     ModelStreaming,
+    QuestionAnswered,
+    RunSuspended,
     ToolIntent,
     ToolOutcome,
 )
 from toolwire.journal._records import JournalError, RunLog
 from toolwire.journal._totals import run_totals
 from toolwire.messages import AssistantMessage, Message, message_from_dict
-from toolwire.tools import ToolResult
+from toolwire.tools import QuestionAnswer, ToolResult
 from toolwire.types import (
     ChoiceResult,
     FinishReason,
@@ -130,6 +132,10 @@ class RecordedTurn:
     grants: dict[str, str] = field(default_factory=dict[str, str])
     """Approvals given to a suspended run: the argument digest each names,
     by call id (checked against the call before it runs)."""
+    answers: dict[str, dict[str, QuestionAnswer]] = field(
+        default_factory=dict[str, dict[str, QuestionAnswer]]
+    )
+    """Answers to the questions its calls asked: by call id, then question digest."""
 
     def choice(self) -> ChoiceResult:
         """The answer as the decoded choice the agent loop works from."""
@@ -182,6 +188,9 @@ class _Turn:
     approved: set[str] = field(default_factory=set[str])
     denied: dict[str, str] = field(default_factory=dict[str, str])
     grants: dict[str, str] = field(default_factory=dict[str, str])
+    answers: dict[str, dict[str, QuestionAnswer]] = field(
+        default_factory=dict[str, dict[str, QuestionAnswer]]
+    )
     streaming: str | None = None
 
 
@@ -222,6 +231,9 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
                 raise JournalError(f"event {event.seq}: a model request without a turn")
             turns[event.turn] = _Turn(request_seq=event.seq)
             continue
+        if isinstance(record, RunSuspended):
+            _asked(turns, record)
+            continue
         if not isinstance(record, _TURN_RECORDS):
             continue
         state = turns.get(event.turn) if event.turn is not None else None
@@ -246,13 +258,39 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
                 )
         elif isinstance(record, AnswerGiven):
             state.outcomes[event.call_id] = (_answer(event.call_id, record), False)
+        elif isinstance(record, QuestionAnswered):
+            if record.digest is not None:
+                action = record.action if record.action in ("accept", "decline") else "cancel"
+                given = QuestionAnswer(action=action, content=record.content)  # type: ignore[arg-type]
+                state.answers.setdefault(event.call_id, {})[record.digest] = given
         else:
             result = tool_result_from_dict(record.result)
             state.outcomes[event.call_id] = (result, record.eager)
     return turns
 
 
-_TURN_RECORDS = (ModelResponse, ModelStreaming, ToolIntent, ToolOutcome, ApprovalGiven, AnswerGiven)
+_TURN_RECORDS = (
+    ModelResponse,
+    ModelStreaming,
+    ToolIntent,
+    ToolOutcome,
+    ApprovalGiven,
+    AnswerGiven,
+    QuestionAnswered,
+)
+
+
+def _asked(turns: dict[int, _Turn], record: RunSuspended) -> None:
+    """A call that suspended its run on a question gave up its call cleanly:
+    it is not interrupted, and runs again on resume."""
+    for item in record.pending:
+        if isinstance(item, dict) and item.get("awaiting") == "answer":
+            turn = item.get("turn")
+            state = turns.get(turn) if isinstance(turn, int) else None
+            if state is not None:
+                state.intents.discard(str(item.get("call_id")))
+
+
 """The records that belong to a turn's last request."""
 
 
@@ -307,6 +345,7 @@ def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:
         approved=frozenset(state.approved),
         denied=dict(state.denied),
         grants=dict(state.grants),
+        answers={call_id: dict(given) for call_id, given in state.answers.items()},
     )
 
 

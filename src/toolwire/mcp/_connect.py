@@ -7,7 +7,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -15,7 +15,7 @@ from toolwire.errors import ConnectError, UsageError
 from toolwire.http.urls import split_url
 from toolwire.mcp._connection import MCPConnection
 from toolwire.mcp._results import _first_error
-from toolwire.tools import scrub
+from toolwire.tools import QuestionCallback, scrub
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real in _sdk()
     from mcp import Client
@@ -34,13 +34,23 @@ def _sdk() -> None:
 
 @asynccontextmanager
 async def _open(
-    make_client: Callable[[AsyncExitStack], Client],
+    make_client: Callable[[AsyncExitStack, Any], Client],
     *,
     transport: Literal["stdio", "http"],
     label: str,
     what: str,
     connect_timeout: float | None,
+    elicit: QuestionCallback | None,
 ) -> AsyncIterator[MCPConnection]:
+    opened: list[MCPConnection] = []
+
+    async def on_elicit(context: Any, params: Any) -> Any:
+        if not opened:  # pragma: no cover - a server asks before the handshake ended
+            import mcp_types
+
+            return mcp_types.ElicitResult(action="decline")
+        return await opened[0]._on_elicit(context, params)
+
     deadline = math.inf if connect_timeout is None else anyio.current_time() + connect_timeout
     connection: MCPConnection | None = None
     # The scope spans the whole connection because the SDK's task groups are
@@ -48,7 +58,7 @@ async def _open(
     # were entered in; the deadline is lifted once the handshake is done.
     with anyio.CancelScope(deadline=deadline) as scope:
         async with AsyncExitStack() as stack:
-            client = make_client(stack)
+            client = make_client(stack, on_elicit)
             try:
                 await stack.enter_async_context(client)
             except Exception as exc:
@@ -56,7 +66,8 @@ async def _open(
                 detail = scrub(str(cause)) or type(cause).__name__
                 raise ConnectError(f"could not connect to {what}: {detail}") from exc
             scope.deadline = math.inf
-            connection = MCPConnection(client, transport=transport, label=label)
+            connection = MCPConnection(client, transport=transport, label=label, elicit=elicit)
+            opened.append(connection)
             try:
                 yield connection
             finally:
@@ -75,6 +86,7 @@ def connect_stdio(
     cwd: str | Path | None = None,
     name: str | None = None,
     connect_timeout: float | None = 30.0,
+    elicit: QuestionCallback | None = None,
 ) -> AbstractAsyncContextManager[MCPConnection]:
     """Start an MCP server as a subprocess and talk to it over stdio.
 
@@ -97,6 +109,9 @@ def connect_stdio(
             server gives itself).
         connect_timeout: seconds for the process to start and complete the
             handshake.
+        elicit: answers the server's questions (form elicitation) in
+            process; without it, a question asked during an agent's run
+            suspends the run until ``toolwire runs answer`` answers it.
 
     Returns:
         An async context manager that yields an :class:`MCPConnection`.
@@ -115,11 +130,12 @@ def connect_stdio(
         command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
     )
     return _open(
-        lambda _stack: Client(params, cache=None),
+        lambda _stack, on_elicit: Client(params, cache=None, elicitation_callback=on_elicit),
         transport="stdio",
         label=name or "",
         what=f"MCP server {name or Path(command).name!r} (stdio)",
         connect_timeout=connect_timeout,
+        elicit=elicit,
     )
 
 
@@ -130,6 +146,7 @@ def connect_http(
     name: str | None = None,
     connect_timeout: float | None = 30.0,
     read_timeout: float = 300.0,
+    elicit: QuestionCallback | None = None,
 ) -> AbstractAsyncContextManager[MCPConnection]:
     """Connect to an MCP server over streamable HTTP.
 
@@ -148,6 +165,8 @@ def connect_http(
         connect_timeout: seconds for the handshake.
         read_timeout: seconds the server may stay silent on a response
             stream (tool calls are limited by the toolbox's timeouts).
+        elicit: answers the server's questions in process (see
+            :func:`connect_stdio`).
 
     Returns:
         An async context manager that yields an :class:`MCPConnection`.
@@ -169,11 +188,12 @@ def connect_http(
     sent_headers = dict(headers or {})
     timeouts = httpx2.Timeout(connect_timeout or 30.0, read=read_timeout)
 
-    def make_client(stack: AsyncExitStack) -> Client:
+    def make_client(stack: AsyncExitStack, on_elicit: Any) -> Client:
         http_client = httpx2.AsyncClient(headers=sent_headers, timeout=timeouts)
         # Closed by the stack after the SDK's transport, entered later, is done with it.
         stack.push_async_callback(http_client.aclose)
-        return Client(streamable_http_client(url, http_client=http_client), cache=None)
+        transport = streamable_http_client(url, http_client=http_client)
+        return Client(transport, cache=None, elicitation_callback=on_elicit)
 
     host = split_url(url).address().partition("://")[2]  # never the userinfo
     return _open(
@@ -182,4 +202,5 @@ def connect_http(
         label=name or "",
         what=f"MCP server {name or host!r} (HTTP)",
         connect_timeout=connect_timeout,
+        elicit=elicit,
     )

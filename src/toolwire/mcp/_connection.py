@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from toolwire.errors import MCPToolError, RemoteProtocolError, UsageError
 from toolwire.mcp._results import _error_message, result_content, result_parts, tool_name
-from toolwire.tools import Tool, scrub
+from toolwire.tools import Question, QuestionCallback, Tool, ToolContext, asking, scrub
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real on connect
     import mcp_types
@@ -32,8 +33,18 @@ class MCPConnection:
         transport: ``"stdio"`` or ``"http"``.
     """
 
-    def __init__(self, client: Client, *, transport: Literal["stdio", "http"], label: str) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        transport: Literal["stdio", "http"],
+        label: str,
+        elicit: QuestionCallback | None = None,
+    ) -> None:
         self.client = client
+        self.elicit = elicit
+        self._calling: dict[str, str] = {}
+        """The toolwire call id of each tool call in flight, by an id of its own."""
         self.transport = transport
         info = client.server_info
         self._name = label or (info.name if info is not None and info.name else "mcp-server")
@@ -203,8 +214,10 @@ class MCPConnection:
         mcp_name = spec.name
         connection = self
 
-        async def call_mcp_tool(**arguments: Any) -> str | list[Any]:
-            return await connection._call_for_model(mcp_name, arguments)
+        async def call_mcp_tool(
+            _toolwire_context: ToolContext, **arguments: Any
+        ) -> str | list[Any]:
+            return await connection._call_for_model(mcp_name, arguments, _toolwire_context.call_id)
 
         call_mcp_tool.__name__ = name
         call_mcp_tool.__qualname__ = f"MCPConnection.tool[{mcp_name}]"
@@ -268,11 +281,58 @@ class MCPConnection:
                 tool=name,
             ) from exc
 
-    async def _call_for_model(self, name: str, arguments: dict[str, Any]) -> str | list[Any]:
+    async def _call_for_model(
+        self, name: str, arguments: dict[str, Any], call_id: str = ""
+    ) -> str | list[Any]:
         """The text of the result, or its text and parts (images, audio,
         embedded files) in order when it holds any."""
-        result = await self.call(name, arguments)
+        token = _CALL.set(call_id)
+        self._calling[call_id] = call_id
+        try:
+            result = await self.call(name, arguments)
+        finally:
+            _CALL.reset(token)
+            self._calling.pop(call_id, None)
+        questions = asking.get()
+        if questions is not None and call_id in questions.waiting:
+            raise MCPToolError(
+                f"MCP tool {name!r} of server {self.name!r} waits for a person's answer",
+                tool=name,
+            )
         if result.is_error:
             raise MCPToolError(_error_message(result), tool=name)
         parts = result_parts(result)
         return parts if parts is not None else result_content(result)
+
+    async def _on_elicit(
+        self, _context: Any, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        """The SDK's elicitation callback: the server asks a person during a call."""
+        import mcp_types
+
+        if not isinstance(params, mcp_types.ElicitRequestFormParams):
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_PARAMS, message="toolwire answers form elicitation only"
+            )
+        question = Question(
+            message=params.message, schema=dict(params.requested_schema), source=self.name
+        )
+        call_id = _CALL.get()
+        if call_id is None and len(self._calling) == 1:
+            # A server-to-client request (handshake-era protocols) is handled
+            # outside the calling task: with one call in flight, it is that one.
+            call_id = next(iter(self._calling))
+        questions = asking.get()
+        answer = None
+        if call_id is not None and questions is not None:
+            answer = await questions.ask(call_id, question, self.elicit)
+        elif self.elicit is not None:
+            answer = await self.elicit(question)
+        if answer is None:
+            # Nobody can answer now: the call ends, and the run waits.
+            return mcp_types.ElicitResult(action="cancel")
+        return mcp_types.ElicitResult(action=answer.action, content=answer.content)
+
+
+_CALL: ContextVar[str | None] = ContextVar("toolwire_mcp_call", default=None)
+"""The toolwire call id of the MCP tool call running in this context."""

@@ -30,6 +30,7 @@ from toolwire.tools._call import ResultHook, is_transient
 from toolwire.tools._context import ToolContext, idempotency_key
 from toolwire.tools._options import RetryOn, ToolOptions
 from toolwire.tools._process import ProcessRunner
+from toolwire.tools._questions import Question, QuestionAnswer, QuestionCallback, Questions, asking
 from toolwire.tools._results import ToolErrorKind, ToolResult
 from toolwire.tools._schema import clean_schema
 from toolwire.tools._tool import Tool, tool
@@ -45,6 +46,10 @@ __all__ = [
     "ApprovalRequest",
     "LocalRunner",
     "ProcessRunner",
+    "Question",
+    "QuestionAnswer",
+    "QuestionCallback",
+    "Questions",
     "ResultHook",
     "RetryOn",
     "Tool",
@@ -56,6 +61,7 @@ __all__ = [
     "ToolRunner",
     "Toolbox",
     "ask_approval",
+    "asking",
     "clean_schema",
     "format_pydantic_errors",
     "idempotency_key",

@@ -23,6 +23,7 @@ from toolwire.journal import (
     ModelRequest,
     ModelResponse,
     ModelStreaming,
+    QuestionAnswered,
     RunFailed,
     RunFinished,
     RunResumed,
@@ -137,8 +138,7 @@ def _answer(record: AnswerGiven) -> str:
 def _run_suspended(record: RunSuspended) -> str:
     pending = [p for p in record.pending if isinstance(p, dict)]
     calls = ", ".join(
-        f"{text(p.get('name'))} ({'result' if p.get('awaiting') == 'result' else 'approval'})"
-        for p in pending
+        f"{text(p.get('name'))} ({text(p.get('awaiting') or 'approval')})" for p in pending
     )
     return f"<b>suspended</b>: waits on {len(pending)} call(s): {calls}"
 
@@ -194,6 +194,12 @@ def _body(event: JournalEvent) -> str:
             return _approval(record)
         case AnswerGiven():
             return _answer(record)
+        case QuestionAnswered():
+            who = f" by {text(record.principal)}" if record.principal else ""
+            return (
+                f"question of <b>{text(record.name)}</b> answered ({text(record.action)}){who}"
+                + (value(record.content, label="answer") if record.content else "")
+            )
         case RunSuspended():
             return _run_suspended(record)
         case ToolOutcome():
