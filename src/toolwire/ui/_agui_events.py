@@ -63,7 +63,7 @@ from toolwire.run import (
     printable_output,
 )
 from toolwire.types import Usage
-from toolwire.ui._threads import answer_id
+from toolwire.ui._threads import answer_id, cost_text
 
 __all__ = ["Translator", "interrupt_of", "token_usage"]
 
@@ -156,7 +156,7 @@ class Translator:
                 "turn": event.turn,
                 "finishReason": event.finish_reason,
                 "usage": event.usage.to_dict() if event.usage is not None else None,
-                "cost": _cost(event.cost),
+                "cost": cost_text(event.cost),
             }
             out = [*self.close(), *self._step(event.turn)]
             self.step = None
@@ -178,7 +178,7 @@ class Translator:
             "toolwire": {
                 "runId": result.run_id,
                 "outcome": result.outcome,
-                "cost": _cost(result.cost),
+                "cost": cost_text(result.cost),
             }
         }
         if result.outcome == "suspended" and result.pending:
@@ -379,10 +379,3 @@ def token_usage(usage: Usage, provider: str, model: str) -> list[TokenUsage] | N
             cached_input_tokens=usage.cached_tokens,
         )
     ]
-
-
-def _cost(cost: Any) -> dict[str, str] | None:
-    """A cost in dollars, as exact decimal text."""
-    if cost is None:
-        return None
-    return {"total": str(cost.total), "input": str(cost.input), "output": str(cost.output)}

@@ -35,6 +35,7 @@ __all__ = [
     "Answer",
     "Thread",
     "answer_id",
+    "cost_text",
     "decisions_for",
     "load_thread",
     "parse_answer_id",
@@ -215,3 +216,11 @@ def decisions_for(
                 )
             )
     return approvals, results
+
+
+def cost_text(cost: Any) -> dict[str, str] | None:
+    """A :class:`~toolwire.cost.Cost` in dollars as exact decimal text (every
+    digit, so that runs can be told apart); ``None`` when unknown."""
+    if cost is None:
+        return None
+    return {"total": str(cost.total), "input": str(cost.input), "output": str(cost.output)}
