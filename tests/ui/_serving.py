@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,12 +34,18 @@ def demo_app(agent: toolwire.Agent) -> Starlette:
     async def page(request: object) -> FileResponse:
         return FileResponse(PAGE, media_type="text/html")
 
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await agent.aclose()  # the provider's connections belong to the server's loop
+
     return Starlette(
+        lifespan=lifespan,
         routes=[
             Route("/", page),
             Mount("/agui", agui.app(agent)),
             Mount("/chat", vercel.app(agent)),
-        ]
+        ],
     )
 
 
@@ -49,7 +55,7 @@ def serving(journal: Path) -> Iterator[Served]:
     model = start_model()
     agent = make_agent(model, journal)
     config = uvicorn.Config(
-        demo_app(agent), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+        demo_app(agent), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
