@@ -14,7 +14,8 @@
 #               four nodes) on one Postgres journal, through a node's kill -9 (also in make test)
 #   make test-llamacpp  the agent against two real llama.cpp servers (not part of make test)
 #   make test-browser  toolwire view in headless Chromium (installs Debian's chromium if missing;
-#               not part of make test); screenshots in build/view-screenshots/
+#               not part of make test); screenshots in build/view-screenshots/ and, for
+#               the chat example (examples/chat.html), build/ui-screenshots/
 #   make test-ui  the chat adapters (toolwire.ui) driven by the official JavaScript clients,
 #               @ag-ui/client and ai, installed from npm into .tiers/ui (not part of make test)
 
