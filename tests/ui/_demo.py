@@ -81,3 +81,25 @@ def sse_data(text: str) -> list[Any]:
         for line in text.splitlines()
         if line.startswith("data: ") and line != "data: [DONE]"
     ]
+
+
+@toolwire.tool(external=True)
+def pick_color(palette: str) -> str:
+    """A person picks a color, in the page.
+
+    Args:
+        palette: which palette to pick from.
+    """
+    raise AssertionError("an external tool's body never runs")
+
+
+EXTERNAL_TURNS: list[dict[str, Any]] = [
+    {"tool_calls": [{"name": "pick_color", "arguments": {"palette": "sea"}}]},
+    {"text": "You picked {result:0}."},
+]
+
+
+def make_external_agent(model: EmulationServer, journal: Path | str) -> toolwire.Agent:
+    """An agent whose one tool's result comes from the page."""
+    provider = OpenAIChat(base_url=model.url_for("openai-chat"), api_key="sk-demo")
+    return toolwire.Agent(provider, model="demo", tools=[pick_color], journal=journal)

@@ -21,7 +21,7 @@ from toolwire.journal import recorded_decisions
 from toolwire.testing import EmulationServer
 from toolwire.ui import agui
 
-from ._demo import PAID, make_agent, sse_data, start_model
+from ._demo import EXTERNAL_TURNS, PAID, make_agent, make_external_agent, sse_data, start_model
 
 EVENTS: TypeAdapter[Any] = TypeAdapter(Event)
 
@@ -243,3 +243,22 @@ def test_an_agent_without_a_journal_is_refused(model: EmulationServer) -> None:
     )
     with pytest.raises(UsageError, match="journal"):
         agui.app(agent)
+
+
+def test_an_external_tools_result_comes_back_in_the_resume(tmp_path: Path) -> None:
+    model = start_model(EXTERNAL_TURNS)
+    try:
+        agent = make_external_agent(model, tmp_path / "j.sqlite3")
+        thread = uuid.uuid4().hex
+        (interrupt,) = post(agent, run_input(thread, "r1"))[-1]["outcome"]["interrupts"]
+        assert interrupt["reason"] == "tool_result"
+        assert interrupt["metadata"]["toolwire"]["awaiting"] == "result"
+        resume = [
+            {"interruptId": interrupt["id"], "status": "resolved", "payload": {"result": "teal"}}
+        ]
+        events = post(agent, run_input(thread, "r2", resume=resume))
+    finally:
+        model.stop()
+    assert events[-1]["result"] == "You picked teal."
+    (decision,) = recorded_decisions(agent.journal.load_run(thread))  # type: ignore[union-attr]
+    assert decision.decision == "result" and decision.principal == "ag-ui 127.0.0.1"

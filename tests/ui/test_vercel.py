@@ -18,7 +18,7 @@ from toolwire.journal import recorded_decisions
 from toolwire.testing import EmulationServer
 from toolwire.ui import vercel
 
-from ._demo import PAID, make_agent, sse_data, start_model
+from ._demo import EXTERNAL_TURNS, PAID, make_agent, make_external_agent, sse_data, start_model
 
 
 @pytest.fixture
@@ -219,3 +219,21 @@ def test_the_pages_messages_become_the_conversation() -> None:
     ]
     assert conversation[1]["tool_calls"][0]["arguments"] == {"city": "Paris"}
     assert conversation[2]["content"] == "sunny" and conversation[3]["text"] == "Sunny."
+
+
+def test_an_external_tools_output_given_on_the_page_resumes_the_run(tmp_path: Path) -> None:
+    model = start_model(EXTERNAL_TURNS)
+    try:
+        agent = make_external_agent(model, tmp_path / "j.sqlite3")
+        chat_id = uuid.uuid4().hex
+        first = chat(agent, chat_id, [USER])
+        assert first[-1]["finishReason"] == "tool-calls"
+        assert of(first, "tool-approval-request") == []  # a result is asked for, not a yes
+        messages = call(agent, "GET", f"/{chat_id}").json()
+        (part,) = [p for p in messages[-1]["parts"] if p["type"] == "dynamic-tool"]
+        assert part["state"] == "input-available"
+        part["state"], part["output"] = "output-available", "teal"  # what addToolOutput does
+        resumed = chat(agent, chat_id, messages)
+    finally:
+        model.stop()
+    assert "".join(c["delta"] for c in of(resumed, "text-delta")) == "You picked teal."
