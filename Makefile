@@ -14,7 +14,10 @@
 #               four nodes) on one Postgres journal, through a node's kill -9 (also in make test)
 #   make test-llamacpp  the agent against two real llama.cpp servers (not part of make test)
 #   make test-browser  toolwire view in headless Chromium (installs Debian's chromium if missing;
-#               not part of make test); screenshots in build/view-screenshots/
+#               not part of make test); screenshots in build/view-screenshots/ and, for
+#               the chat example (examples/chat.html), build/ui-screenshots/
+#   make test-ui  the chat adapters (toolwire.ui) driven by the official JavaScript clients,
+#               @ag-ui/client and ai, installed from npm into .tiers/ui (not part of make test)
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -24,7 +27,7 @@ CORE_STAMP := $(VENV)/.installed-core
 UNIT_STAMP := $(VENV)/.installed-unit
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster test-mcp-inspector
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster test-mcp-inspector test-ui
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -145,5 +148,21 @@ test-mcp-inspector: $(STAMP)
 		npm install --prefix .tiers/inspector --no-audit --no-fund @modelcontextprotocol/inspector; fi
 	TOOLWIRE_INSPECTOR=$(abspath $(INSPECTOR)) $(BIN)/python -m pytest -q tests/inspector
 
+# The JavaScript clients at the versions tests/uitier/package-lock.json pins,
+# installed into the gitignored .tiers/ui (never globally), then node scripts
+# (tests/uitier/*.mjs) against the apps served by uvicorn on 127.0.0.1.
+UI_TIER := .tiers/ui
+UI_STAMP := $(UI_TIER)/.installed
+
+$(UI_STAMP): tests/uitier/package.json tests/uitier/package-lock.json
+	mkdir -p $(UI_TIER)
+	cp tests/uitier/package.json tests/uitier/package-lock.json $(UI_TIER)/
+	cd $(UI_TIER) && npm ci --no-audit --no-fund --silent
+	touch $(UI_STAMP)
+
+test-ui: $(STAMP) $(UI_STAMP)
+	TOOLWIRE_UI_TIER=1 TOOLWIRE_UI_MODULES=$(abspath $(UI_TIER))/node_modules \
+		$(BIN)/python -m pytest -q tests/uitier
+
 clean:
-	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage .tiers

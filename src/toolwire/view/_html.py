@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
@@ -150,9 +151,15 @@ def money(cost: Any) -> str:
     if not isinstance(cost, dict) or cost.get("total") is None:
         return "-"
     try:
-        return f"${float(cost['total']):.4f}"
+        total = float(cost["total"])
     except (TypeError, ValueError):
         return text(cost["total"])
+    if total == 0 or not math.isfinite(total):
+        return f"${total:.2f}"
+    # Four significant digits (at least cents): $0.0001234 and $0.0001299
+    # are two runs, which a fixed $0.0001 would show as one.
+    places = max(2, 3 - math.floor(math.log10(abs(total))))
+    return f"${total:.{places}f}"
 
 
 def layout(title: str, body: str) -> str:
