@@ -149,7 +149,11 @@ def _container(messages: Sequence[Message]) -> str | None:
 
 
 def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-    """``(system, messages)`` for a conversation."""
+    """``(system, messages)`` for a conversation.
+
+    The system messages before any other message are the request's
+    ``system``; a later one stays in place as a ``{"role": "system"}``
+    message (the SDK's ``SystemMessageParam``), as Responses keeps it."""
     system: list[str] = []
     out: list[dict[str, Any]] = []
 
@@ -164,7 +168,10 @@ def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
 
     for message in messages:
         if isinstance(message, SystemMessage):
-            system.append(message.text)
+            if out:
+                out.append({"role": "system", "content": message.text})
+            else:
+                system.append(message.text)
         elif isinstance(message, UserMessage):
             user_blocks().append({"type": "text", "text": message.text})
         elif isinstance(message, ToolResultMessage):
