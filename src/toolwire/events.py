@@ -22,6 +22,7 @@ from toolwire.errors import ToolwireError
 from toolwire.types import (
     FinishReason,
     InvalidToolCall,
+    RefusalDetails,
     ServerToolCall,
     ToolCall,
     UnknownItem,
@@ -162,6 +163,8 @@ class ChoiceFinished:
     reason: FinishReason
     raw_reason: str | None = None
     """The provider's own word for it."""
+    refusal: RefusalDetails | None = None
+    """Why the model refused (``reason == "refusal"``), where the provider said."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,8 +10,9 @@ or an ``action``; this module answers them:
   ``requires_approval`` tool would; with no callback (and no approval given
   to the run) it is left unanswered, and the run suspends for it as it
   does for such a tool (:func:`~toolwire.agent._suspend.waiting_calls`);
-- a computer or shell call runs the application's tool of that name
-  (``computer``, ``local_shell``, ``shell``, ``apply_patch``) when the
+- a computer, shell or client tool-search call runs the application's tool
+  of that name (``computer``, ``local_shell``, ``shell``, ``apply_patch``,
+  ``tool_search``: the tool-search hook, returning the tools it found) when the
   toolbox has one; otherwise it is refused, and the refusal is sent back to
   the model in the call's own output shape, never left unanswered.
 """

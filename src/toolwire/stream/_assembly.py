@@ -336,6 +336,7 @@ class CallAssembly:
             reason = "tool_calls"
         choice.finish_reason = reason
         choice.raw_finish_reason = part.raw_reason
+        choice.refusal = part.refusal
         truncated = reason == "length"
         for call in choice.calls:
             if call.state != OPEN:
@@ -345,7 +346,14 @@ class CallAssembly:
                 call.state = INCOMPLETE
                 continue
             self._finalize(choice, part.choice, call, out, allow_close=not truncated)
-        out.append(ChoiceFinished(choice=part.choice, reason=reason, raw_reason=part.raw_reason))
+        out.append(
+            ChoiceFinished(
+                choice=part.choice,
+                reason=reason,
+                raw_reason=part.raw_reason,
+                refusal=part.refusal,
+            )
+        )
 
     def _finalize_all(self, out: list[Event], *, allow_close: bool) -> None:
         for c, choice in self._choices.items():

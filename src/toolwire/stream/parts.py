@@ -17,7 +17,7 @@ from typing import Any
 
 from toolwire.errors import ToolwireError
 from toolwire.events import PartialSource
-from toolwire.types import FinishReason, Usage
+from toolwire.types import FinishReason, RefusalDetails, Usage
 
 __all__ = [
     "DIALECT_KEY",
@@ -164,6 +164,7 @@ class FinishPart:
     reason: FinishReason
     raw_reason: str | None
     choice: int = 0
+    refusal: RefusalDetails | None = None
 
 
 @dataclass(slots=True)

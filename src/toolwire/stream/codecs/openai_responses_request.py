@@ -22,7 +22,7 @@ from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     STATE_ITEMS,
-    asked_output,
+    asked_outputs,
     call_item,
     call_items,
     screenshot,
@@ -151,7 +151,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         elif isinstance(message, ToolResultMessage):
             kind = kinds.get(message.call_id, "function_call")
             if kind in ASKED_CALLS:
-                items.append(asked_output(kind, message))
+                items.extend(asked_outputs(kind, message))
             else:
                 output = {"call_id": message.call_id, "output": message.content}
                 items.append({"type": kind + "_output", **output})
