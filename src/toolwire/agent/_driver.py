@@ -31,7 +31,7 @@ import anyio
 import anyio.abc
 from typing_extensions import assert_never
 
-from toolwire.agent._asked import asked_approvals, asked_kinds
+from toolwire.agent._asked import asked_approvals, asked_kinds, routed_calls
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
 from toolwire.agent._suspend import check_grants, waiting_calls
@@ -215,6 +215,7 @@ class RunDriver(ToolSteps):
         if asked_kinds(assistant):
             await self._answer_asked(calls, assistant, done)
             asked = asked_approvals(assistant)
+            calls = routed_calls(calls, assistant, self.config.toolbox)
         waiting = waiting_calls(
             calls,
             settled=done,

@@ -88,9 +88,12 @@ def tool_schema(
 
 
 def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
-    """A request's ``tools``: Anthropic has no strict mode to ask for."""
+    """A request's ``tools``: Anthropic has no strict mode to ask for; a
+    toolset's handler declares the toolset."""
     return [
-        tool_schema(
+        {"type": t.anthropic_toolset}
+        if t.anthropic_toolset
+        else tool_schema(
             t.name,
             t.description,
             t.parameters,

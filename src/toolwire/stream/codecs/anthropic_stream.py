@@ -10,7 +10,9 @@ Events (each an SSE ``event:`` line whose name repeats the payload's
 the whole input when no delta follows (programmatic tool calls), and a
 ``message_start`` may already carry complete blocks. ``server_tool_use`` and
 ``mcp_tool_use`` blocks are streamed the same way but are executed by
-Anthropic: they are kept apart from the client's calls.
+Anthropic: they are kept apart from the client's calls. A ``tool_use`` of a
+toolset (``toolset_name``: ``computer``, ``browser``) is a call named after
+its action, marked as asked of the toolset (see ``toolwire.toolset``).
 
 What the API needs to see again is kept as provider state, each block as
 it was sent, with where it stood among the text and the calls (see
@@ -432,6 +434,11 @@ class AnthropicCodec:
             }
             if fields and fields != {"caller": {"type": "direct"}}:
                 parts.append(StatePart({"type": _CALL_FIELDS, "id": block.id, "fields": fields}))
+            toolset = block.raw.get("toolset_name")
+            if isinstance(toolset, str) and toolset:
+                # An action of a toolset (computer, browser): the Agent routes it by toolset.
+                mark = {"type": "call_item", "call_id": block.id, "asked": "toolset"}
+                parts.append(StatePart({**mark, "toolset": toolset}))
         elif kind in _SERVER_BLOCKS:
             value, raw = self._server_input(block)
             parts.append(ServerCallPart(block.id, block.name, kind, value, raw))
