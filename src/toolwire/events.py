@@ -22,6 +22,7 @@ from toolwire.errors import ToolwireError
 from toolwire.types import (
     FinishReason,
     InvalidToolCall,
+    ProviderNotice,
     RefusalDetails,
     ServerToolCall,
     ToolCall,
@@ -32,6 +33,7 @@ from toolwire.types import (
 __all__ = [
     "ChoiceFinished",
     "Event",
+    "ProviderNotice",
     "ReasoningDelta",
     "ServerToolCallReady",
     "StreamEnded",
@@ -197,6 +199,7 @@ Event = (
     | StreamEnded
     | StreamFailed
     | UnknownItem
+    | ProviderNotice
 )
 
 

@@ -175,6 +175,10 @@ class ToolCall:
     """Position of this call among the calls of its choice, in stream order."""
     minted_id: bool = False
     """True when the provider sent no id and toolwire made one up."""
+    asynchronous: bool = False
+    """True when the provider marks the call asynchronous (a Responses
+    function tool declared ``async: true``, its call ``async: true``): the
+    model keeps streaming while it runs, and its result is delivered later."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``inspect --json``."""
@@ -358,6 +362,29 @@ class UnknownItem:
     """Why toolwire does not act on it, in one sentence."""
 
 
+# Public as toolwire.events.ProviderNotice (an event), beside UnknownItem.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderNotice:
+    """Something the provider reported about the response, read and kept:
+    the settings it applies to later responses (Responses
+    ``configuration_update``), round-tripped reasoning it withheld from the
+    model (``input_transformations``: a ``warning``), what became of a steer
+    (``response.steer.accepted``, ``.failed``: a ``warning``, ``.pending``).
+    What must go back is provider state too; the notice tells it."""
+
+    kind: Literal["provider_notice"] = "provider_notice"
+    choice: int = 0
+    dialect: str
+    type: str
+    """The provider's own name for it (an item's ``type``, an event's, a field's)."""
+    payload: dict[str, Any]
+    """The item, event or field as the provider sent it."""
+    message: str
+    """What it means, in one sentence."""
+    warning: bool = False
+    """True when something was lost or refused (reasoning dropped, a steer failed)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamResult:
     """The final reading of a stream: one :class:`ChoiceResult` per choice."""
@@ -375,6 +402,9 @@ class StreamResult:
     unknown_items: tuple[UnknownItem, ...] = ()
     """What the provider sent that toolwire does not act on or keep, in the
     order it came (each also an event of a stream)."""
+    notices: tuple[ProviderNotice, ...] = ()
+    """What the provider reported about the response, in the order it came
+    (each also an event of a stream)."""
 
     @property
     def api(self) -> str:

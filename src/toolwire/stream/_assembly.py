@@ -197,6 +197,8 @@ class CallAssembly:
             choice.by_id[call_id] = call
         if name:
             call.name = call.check_text(name) if self.check_utf8 else name  # never appended
+        if part.asynchronous:
+            call.asynchronous = True
         if part.changed is not None and call.problem is None:
             call.problem = f"the call changed between its start and its end: {part.changed}"
         if part.args and self._add_text(choice, call, part, out):

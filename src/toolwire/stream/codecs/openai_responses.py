@@ -52,6 +52,12 @@ from toolwire.stream.codecs.openai_responses_items import (
     changed_fields,
     server_call,
 )
+from toolwire.stream.codecs.openai_responses_notices import (
+    STEER_EVENTS,
+    configuration_notice,
+    input_transformations,
+    steer_event,
+)
 from toolwire.stream.codecs.openai_responses_request import (
     DIALECT_NAME,
     PROVIDER,
@@ -170,6 +176,8 @@ class OpenAIResponsesCodec:
             "response.failed": self._failed,
             "error": lambda obj, parts: parts.append(ErrorPart(error_event(obj, DIALECT_NAME))),
         }
+        for kind in STEER_EVENTS:
+            self._handlers[kind] = self._steer
 
     @property
     def cursor(self) -> tuple[str, str] | None:
@@ -318,7 +326,9 @@ class OpenAIResponsesCodec:
             args: str | None = '{"input":"' + dumps(text)[1:-1]
         else:
             args = as_str(item.get("arguments"), f"{DIALECT_NAME}: arguments") or None
-        parts.append(CallPart(index=index, id=call_id, name=name, args=args, new=True))
+        part = CallPart(index=index, id=call_id, name=name, args=args, new=True)
+        part.asynchronous = item.get("async") is True
+        parts.append(part)
 
     def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{DIALECT_NAME}: item")
@@ -334,6 +344,7 @@ class OpenAIResponsesCodec:
             index = self._index(obj)
             part = CallPart(index=index, id=call_id, name=name, args_final=final, done=True)
             part.cut = item.get("status") == "incomplete"
+            part.asynchronous = item.get("async") is True
             started = self._items.get(index)
             if started is not None:
                 # The call as it started, never another one: what its end
@@ -353,6 +364,8 @@ class OpenAIResponsesCodec:
         ):
             self._asked_call(str(item_type), item, self._index(obj), parts)
         elif item_type in STATE_ITEMS:
+            if item_type == "configuration_update":
+                parts.append(configuration_notice(item))
             # After some calls, it goes back after them.
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
         elif item_type in SERVER_ITEMS:
@@ -387,6 +400,10 @@ class OpenAIResponsesCodec:
                 state["asked"] = "action"
             parts.append(StatePart({**state, "fields": fields}))
 
+    @staticmethod
+    def _steer(obj: dict[str, Any], parts: list[Part]) -> None:
+        parts += steer_event(str(obj.get("type")), obj)
+
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
         if isinstance(response, dict):
@@ -408,6 +425,7 @@ class OpenAIResponsesCodec:
         usage = response.get("usage")
         if usage:
             parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{DIALECT_NAME}: usage"))))
+        parts += input_transformations(response)
         if obj.get("type") == "response.incomplete":
             details = response.get("incomplete_details")
             raw = details.get("reason") if isinstance(details, dict) else None

@@ -72,6 +72,7 @@ STATE_ITEMS: Final = ANSWER_ITEMS | {
     "tool_search_output",
     "additional_tools",
     "compaction",
+    "configuration_update",
     "program",
     "program_output",
 }
