@@ -185,6 +185,8 @@ class CallAssembly:
         call_id = clean_id(part.id)
         name = clean_id(part.name) or ""
         call = None if part.new else choice.find(call_id, part.index)
+        if call is None and not part.new and call_id is None and not name:
+            call = _continued_under(choice, part)
         if call is None:
             if not (part.new or call_id or name or has_content(part)):
                 return  # an empty delta that belongs to nothing: nothing to do
@@ -367,3 +369,22 @@ class CallAssembly:
         return bool(self._choices) and all(
             ch.finish_reason is not None for ch in self._choices.values()
         )
+
+
+def _continued_under(choice: Choice, part: CallPart) -> OpenCall | None:
+    """The call whose rest ``part`` is, sent under another index (vLLM's and
+    SGLang's tool parsers under speculative decoding, vLLM PR #37070): only
+    when that is unambiguous. The piece names no call (no id, no name), its
+    index is new, it does not open an object, and the latest call is still
+    open with arguments that are not complete. A parallel call always opens
+    with its own id or name, or with its object: it is never merged."""
+    index, text = part.index, part.args
+    last = choice.calls[-1] if choice.calls else None
+    if index is None or not text or text.lstrip()[:1] in ("{", ""):
+        return None
+    if last is None or last.state != OPEN or last.scanner is None or not last.fragments:
+        return None
+    if last.scanner.state == "complete" or last.raw_index == index:
+        return None
+    choice.by_index[index] = last
+    return last
