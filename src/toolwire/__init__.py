@@ -264,6 +264,7 @@ _LAZY: dict[str, str] = {
     "Transport": "toolwire.http",
     "run_batch": "toolwire.batch",
     "tool": "toolwire.tools",
+    "toolset": "toolwire.tools",
 }
 
 # Errors of toolwire's own readers and servers, caught inside it: importable

@@ -22,6 +22,8 @@ from toolwire.errors import ToolwireError
 from toolwire.types import (
     FinishReason,
     InvalidToolCall,
+    ProviderNotice,
+    RefusalDetails,
     ServerToolCall,
     ToolCall,
     UnknownItem,
@@ -31,6 +33,7 @@ from toolwire.types import (
 __all__ = [
     "ChoiceFinished",
     "Event",
+    "ProviderNotice",
     "ReasoningDelta",
     "ServerToolCallReady",
     "StreamEnded",
@@ -162,6 +165,8 @@ class ChoiceFinished:
     reason: FinishReason
     raw_reason: str | None = None
     """The provider's own word for it."""
+    refusal: RefusalDetails | None = None
+    """Why the model refused (``reason == "refusal"``), where the provider said."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,6 +199,7 @@ Event = (
     | StreamEnded
     | StreamFailed
     | UnknownItem
+    | ProviderNotice
 )
 
 

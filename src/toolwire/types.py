@@ -22,6 +22,7 @@ __all__ = [
     "IncompleteToolCall",
     "InvalidToolCall",
     "ProviderDialect",
+    "RefusalDetails",
     "ServerToolCall",
     "StreamResult",
     "ToolCall",
@@ -76,7 +77,15 @@ PROVIDER_DIALECTS: tuple[ProviderDialect, ...] = get_args(ProviderDialect)
 ``provider`` (checked when the registry is built)."""
 
 FinishReason: TypeAlias = Literal[
-    "stop", "tool_calls", "length", "content_filter", "error", "paused", "other"
+    "stop",
+    "tool_calls",
+    "length",
+    "content_filter",
+    "refusal",
+    "error",
+    "paused",
+    "steered",
+    "other",
 ]
 """Why a choice ended, in one vocabulary for every dialect; the provider's own
 word is kept beside it (``raw_finish_reason``, ``ChoiceFinished.raw_reason``):
@@ -85,12 +94,21 @@ word is kept beside it (``raw_finish_reason``, ``ChoiceFinished.raw_reason``):
   vLLM's ``eos``, Cohere's ``COMPLETE``...);
 - ``tool_calls``: the model called tools (also when the provider said ``stop``);
 - ``length``: a token limit cut the output (``length``, ``max_tokens``...);
-- ``content_filter``: a safety filter or a refusal stopped it;
+- ``content_filter``: a safety filter stopped it;
+- ``refusal``: the model refused (Anthropic's ``stop_reason: "refusal"``, a
+  Responses ``refusal`` part): the choice's :attr:`~ChoiceResult.refusal`
+  says why, where the provider said (Anthropic's ``stop_details``);
 - ``error``: the provider failed to produce a valid turn (Gemini's
   ``MALFORMED_FUNCTION_CALL``, Cohere's ``ERROR``, a failed response);
 - ``paused``: the provider paused a long turn (Anthropic's ``pause_turn``,
   while its server tools work): sending the turn back as it is continues it,
-  which the :class:`~toolwire.Agent` does by itself;
+  which the :class:`~toolwire.Agent` does by itself; Gemini Interactions'
+  ``requires_continuation`` is one too, continued with its
+  ``continuation_token``;
+- ``steered``: the provider cut the response at a safe point to take steering
+  input (Responses ``incomplete`` with reason ``steered``); a successor
+  response carries on, and the :class:`~toolwire.Agent` continues the turn
+  as it continues a paused one;
 - ``other``: anything else: read the raw value.
 """
 
@@ -99,8 +117,10 @@ FINISH_REASONS: tuple[FinishReason, ...] = (
     "tool_calls",
     "length",
     "content_filter",
+    "refusal",
     "error",
     "paused",
+    "steered",
     "other",
 )
 """Every :data:`FinishReason`."""
@@ -115,6 +135,22 @@ def as_finish_reason(value: object) -> FinishReason | None:
         if value == reason:
             return reason
     return "other"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefusalDetails:
+    """Why the model refused, as the provider said it (Anthropic's
+    ``stop_details`` of ``type: "refusal"``)."""
+
+    category: str | None = None
+    """The policy category (``"cyber"``, ``"bio"``...), ``None`` when none applies."""
+    explanation: str | None = None
+    """A human-readable explanation, not guaranteed to be stable."""
+    raw: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The details exactly as sent."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"category": self.category, "explanation": self.explanation}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -139,6 +175,10 @@ class ToolCall:
     """Position of this call among the calls of its choice, in stream order."""
     minted_id: bool = False
     """True when the provider sent no id and toolwire made one up."""
+    asynchronous: bool = False
+    """True when the provider marks the call asynchronous (a Responses
+    function tool declared ``async: true``, its call ``async: true``): the
+    model keeps streaming while it runs, and its result is delivered later."""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``inspect --json``."""
@@ -274,9 +314,12 @@ class ChoiceResult:
     provider_state: tuple[dict[str, Any], ...] = ()
     """Opaque items the provider needs to see again in the next request
     (thinking signatures, Gemini thought signatures, reasoning items)."""
+    refusal: RefusalDetails | None = None
+    """Why the model refused, when it did and the provider said
+    (``finish_reason == "refusal"``)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "index": self.index,
             "text": self.text,
             "reasoning": self.reasoning,
@@ -286,6 +329,9 @@ class ChoiceResult:
             "incomplete_tool_calls": [c.to_dict() for c in self.incomplete_tool_calls],
             "server_tool_calls": [c.to_dict() for c in self.server_tool_calls],
         }
+        if self.refusal is not None:
+            out["refusal"] = self.refusal.to_dict()
+        return out
 
 
 # Public as toolwire.events.UnknownItem (an event); defined here because a
@@ -316,6 +362,29 @@ class UnknownItem:
     """Why toolwire does not act on it, in one sentence."""
 
 
+# Public as toolwire.events.ProviderNotice (an event), beside UnknownItem.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderNotice:
+    """Something the provider reported about the response, read and kept:
+    the settings it applies to later responses (Responses
+    ``configuration_update``), round-tripped reasoning it withheld from the
+    model (``input_transformations``: a ``warning``), what became of a steer
+    (``response.steer.accepted``, ``.failed``: a ``warning``, ``.pending``).
+    What must go back is provider state too; the notice tells it."""
+
+    kind: Literal["provider_notice"] = "provider_notice"
+    choice: int = 0
+    dialect: str
+    type: str
+    """The provider's own name for it (an item's ``type``, an event's, a field's)."""
+    payload: dict[str, Any]
+    """The item, event or field as the provider sent it."""
+    message: str
+    """What it means, in one sentence."""
+    warning: bool = False
+    """True when something was lost or refused (reasoning dropped, a steer failed)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StreamResult:
     """The final reading of a stream: one :class:`ChoiceResult` per choice."""
@@ -333,6 +402,9 @@ class StreamResult:
     unknown_items: tuple[UnknownItem, ...] = ()
     """What the provider sent that toolwire does not act on or keep, in the
     order it came (each also an event of a stream)."""
+    notices: tuple[ProviderNotice, ...] = ()
+    """What the provider reported about the response, in the order it came
+    (each also an event of a stream)."""
 
     @property
     def api(self) -> str:

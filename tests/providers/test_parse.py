@@ -329,7 +329,7 @@ def test_openai_responses_text_incomplete_failed_and_hosted_tools() -> None:
         "status": "completed",
         "output": [{"type": "message", "content": [{"type": "refusal", "refusal": "No."}]}],
     }
-    assert provider.parse_response(refusal).choices[0].finish_reason == "content_filter"
+    assert provider.parse_response(refusal).choices[0].finish_reason == "refusal"
     broken = provider.parse_response({"status": "completed"})
     assert isinstance(broken.error, RemoteProtocolError)
 
@@ -393,7 +393,7 @@ def test_anthropic_stop_reasons_server_tools_and_errors() -> None:
     assert provider.parse_response(message("end_turn", text)).choices[0].finish_reason == "stop"
     assert provider.parse_response(message("max_tokens", text)).choices[0].finish_reason == "length"
     refusal = provider.parse_response(message("refusal", text)).choices[0]
-    assert refusal.finish_reason == "content_filter"
+    assert refusal.finish_reason == "refusal"
     pause = provider.parse_response(message("pause_turn", text)).choices[0]
     assert (pause.finish_reason, pause.raw_finish_reason) == ("paused", "pause_turn")
     search = message(

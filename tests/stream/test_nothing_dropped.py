@@ -45,7 +45,7 @@ from toolwire.events import (
 )
 from toolwire.stream.codecs.openai_chat import OpenAIChatCodec
 from toolwire.stream.codecs.openai_responses import PROGRESS_EVENTS
-from toolwire.stream.parts import UnknownPart
+from toolwire.stream.parts import FinishPart, UnknownPart
 
 
 def union_types(union: Any) -> list[str]:
@@ -199,8 +199,8 @@ GEMINI_PARTS: dict[str, str] = {
 # the field), or ``sdk`` (added by the SDK, never on the wire).
 ANTHROPIC_MESSAGE_FIELDS: dict[str, str] = {
     **dict.fromkeys(("id", "type", "role", "model", "content", "container"), "read"),
-    **dict.fromkeys(("stop_reason", "usage"), "read"),
-    **dict.fromkeys(("context_management", "diagnostics", "stop_details"), "unknown"),
+    **dict.fromkeys(("stop_reason", "stop_details", "usage"), "read"),
+    **dict.fromkeys(("context_management", "diagnostics"), "unknown"),
     **dict.fromkeys(("stop_sequence", "input_transformations"), "unknown"),
 }
 ANTHROPIC_MESSAGE_DELTA_FIELDS: dict[str, str] = {
@@ -208,8 +208,8 @@ ANTHROPIC_MESSAGE_DELTA_FIELDS: dict[str, str] = {
     **dict.fromkeys(("context_management", "input_transformations"), "unknown"),
 }
 ANTHROPIC_DELTA_FIELDS: dict[str, str] = {
-    **dict.fromkeys(("container", "stop_reason"), "read"),
-    **dict.fromkeys(("stop_details", "stop_sequence"), "unknown"),
+    **dict.fromkeys(("container", "stop_reason", "stop_details"), "read"),
+    **dict.fromkeys(("stop_sequence",), "unknown"),
 }
 ANTHROPIC_USAGE_FIELDS: dict[str, str] = dict.fromkeys(
     {*anthropic_beta.BetaUsage.model_fields, *anthropic_beta.BetaMessageDeltaUsage.model_fields},
@@ -623,7 +623,9 @@ def test_anthropic_whole_message_fields_land() -> None:
     body = {"id": "msg_1", "model": "m", "content": [], "stop_reason": "refusal"}
     body["stop_details"] = _FIELD_VALUE["stop_details"]
     parts = AnthropicCodec().decode_response(body)
-    assert [p.type for p in parts if isinstance(p, UnknownPart)] == ["stop_details"]
+    assert [p.type for p in parts if isinstance(p, UnknownPart)] == []
+    (finish,) = [p for p in parts if isinstance(p, FinishPart)]
+    assert finish.refusal is not None and finish.refusal.category == "cyber"
 
 
 @pytest.mark.parametrize("field", sorted(ANTHROPIC_USAGE_FIELDS))

@@ -43,7 +43,7 @@ def _overload_options() -> list[tuple[str, str, object]]:
 def test_the_decorator_spells_the_options_as_declared() -> None:
     declared = [(f.name, f.type, f.default) for f in dataclasses.fields(ToolOptions)]
     assert _overload_options() == declared
-    assert len(declared) == 17
+    assert len(declared) == 18
 
 
 def test_every_option_is_documented_where_it_is_declared() -> None:
@@ -88,6 +88,7 @@ def test_every_option_reaches_the_tool() -> None:
         allow_nul=True,
         freeform=False,
         anthropic_eager_input_streaming=True,
+        anthropic_toolset="computer_toolset_20260801",
         accept_repaired=False,
     )
     assert {f.name: f.default for f in dataclasses.fields(ToolOptions)}.keys() == {

@@ -10,10 +10,15 @@ or an ``action``; this module answers them:
   ``requires_approval`` tool would; with no callback (and no approval given
   to the run) it is left unanswered, and the run suspends for it as it
   does for such a tool (:func:`~toolwire.agent._suspend.waiting_calls`);
-- a computer or shell call runs the application's tool of that name
-  (``computer``, ``local_shell``, ``shell``, ``apply_patch``) when the
+- a computer, shell or client tool-search call runs the application's tool
+  of that name (``computer``, ``local_shell``, ``shell``, ``apply_patch``,
+  ``tool_search``: the tool-search hook, returning the tools it found) when the
   toolbox has one; otherwise it is refused, and the refusal is sent back to
-  the model in the call's own output shape, never left unanswered.
+  the model in the call's own output shape, never left unanswered;
+- an action of a toolset (Anthropic's ``computer``, ``browser``) goes to the
+  toolset's handler (``@toolwire.toolset``), as a call of ``action`` and
+  ``input`` (:func:`routed_calls`); with no handler it is refused, in words
+  the model reads.
 """
 
 from __future__ import annotations
@@ -32,20 +37,47 @@ from toolwire.tools import (
     ToolResult,
     ask_approval,
     idempotency_key,
+    toolset_tool_name,
 )
 from toolwire.types import InvalidToolCall, ToolCall
 
-__all__ = ["answer_asked_calls", "asked_approvals", "asked_kinds", "record_answers"]
+__all__ = [
+    "answer_asked_calls",
+    "asked_approvals",
+    "asked_kinds",
+    "record_answers",
+    "routed_calls",
+]
+
+_ASKED = ("approval", "action", "toolset")
 
 
 def asked_kinds(message: AssistantMessage) -> dict[str, dict[str, Any]]:
     """The provider-state mark of each call of ``message`` that the provider
-    asked about (``asked``: ``"approval"`` or ``"action"``), by call id."""
+    asked about (``asked``: ``"approval"``, ``"action"`` or ``"toolset"``), by call id."""
     return {
         str(item.get("call_id")): item
         for item in message.provider_state
-        if item.get("type") == "call_item" and item.get("asked") in ("approval", "action")
+        if item.get("type") == "call_item" and item.get("asked") in _ASKED
     }
+
+
+def routed_calls(
+    calls: Sequence[ToolCall | InvalidToolCall], message: AssistantMessage, toolbox: Toolbox
+) -> tuple[ToolCall | InvalidToolCall, ...]:
+    """``calls``, each action of a toolset that has a handler made a call of
+    the handler (same id and place; ``action`` and ``input`` its arguments)."""
+    marks = asked_kinds(message)
+    out: list[ToolCall | InvalidToolCall] = []
+    for call in calls:
+        toolset = marks.get(call.id, {}).get("toolset")
+        handler = toolset_tool_name(str(toolset)) if toolset else None
+        if handler is not None and isinstance(call, ToolCall) and toolbox.get(handler):
+            arguments = {"action": call.name, "input": dict(call.arguments)}
+            call = ToolCall(id=call.id, name=handler, arguments=arguments, index=call.index,
+                            raw_arguments=call.raw_arguments, minted_id=call.minted_id)  # fmt: skip
+        out.append(call)
+    return tuple(out)
 
 
 def asked_approvals(message: AssistantMessage) -> frozenset[str]:
@@ -78,6 +110,10 @@ async def answer_asked_calls(
             out[call.id] = await _mcp_approval(call, server, approve, run_id, metadata)
         elif mark.get("asked") == "action" and toolbox.get(call.name) is None:
             out[call.id] = _refused(call)
+        elif mark.get("asked") == "toolset":
+            toolset = str(mark.get("toolset"))
+            if toolbox.get(toolset_tool_name(toolset)) is None:
+                out[call.id] = _refused_toolset(call, toolset)
     return out
 
 
@@ -141,6 +177,21 @@ def _refused(call: ToolCall | InvalidToolCall) -> ToolResult:
     text = (
         f"This application does not carry out {call.name!r} requests: the call was refused "
         "and nothing was done. Do not ask again; answer with what you have."
+    )
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        ok=False,
+        content=jsonio.dumps({"error": "refused", "message": text}),
+        error="denied",
+        arguments=dict(call.arguments) if isinstance(call, ToolCall) else {},
+    )
+
+
+def _refused_toolset(call: ToolCall | InvalidToolCall, toolset: str) -> ToolResult:
+    text = (
+        f"This application has no handler for the {toolset!r} toolset: the {call.name!r} "
+        "action was refused and nothing was done. Do not ask again; answer with what you have."
     )
     return ToolResult(
         call_id=call.id,

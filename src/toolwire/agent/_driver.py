@@ -31,7 +31,7 @@ import anyio
 import anyio.abc
 from typing_extensions import assert_never
 
-from toolwire.agent._asked import asked_approvals, asked_kinds
+from toolwire.agent._asked import asked_approvals, asked_kinds, routed_calls
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
 from toolwire.agent._suspend import waiting_calls
@@ -212,6 +212,7 @@ class RunDriver:
         if asked_kinds(assistant):
             await self.tools.answer_asked(calls, assistant, done, self.turn)
             asked = asked_approvals(assistant)
+            calls = routed_calls(calls, assistant, self.config.toolbox)
         waiting = waiting_calls(
             calls,
             settled=done,

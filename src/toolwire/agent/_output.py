@@ -94,6 +94,7 @@ class OutputMember:
     strict: bool | None = None
     freeform: Mapping[str, str] | None = None
     anthropic_eager_input_streaming: bool | None = None
+    anthropic_toolset: str | None = None
 
     def validate(self, raw: str, *, strict: bool) -> Any:
         """The value of the JSON text ``raw``.

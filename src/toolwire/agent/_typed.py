@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolwire.agent._output import OutputFailure, OutputSpec
+from toolwire.agent.loop import is_continued
 from toolwire.events import Event, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 from toolwire.run import OutputDelta
 from toolwire.stream import jsonio
@@ -57,7 +58,7 @@ def judge(spec: OutputSpec[Any], mode: Mode, choice: ChoiceResult) -> Accepted |
     calls: list[ToolCall | InvalidToolCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
     calls.sort(key=lambda c: c.index)
     if mode == "native":
-        if calls or choice.finish_reason == "paused":
+        if calls or is_continued(choice):
             return None
         return _accepted(spec.check(spec.whole, choice.text))
     refused: list[tuple[ToolCall | InvalidToolCall, OutputFailure]] = []
@@ -75,7 +76,7 @@ def judge(spec: OutputSpec[Any], mode: Mode, choice: ChoiceResult) -> Accepted |
         refused.append((call, outcome))
     if refused:
         return Refused(refused[-1][1], tuple(refused))
-    if calls or choice.finish_reason == "paused":
+    if calls or is_continued(choice):
         return None
     names = " or ".join(spec.tool_names)
     message = f"no answer was given: call {names} with it, as its arguments"

@@ -6,7 +6,8 @@ async driver (:mod:`toolwire.agent`) only carries the answer out:
 * :class:`RunTools`: execute these calls (in call order; the toolbox asks for
   approval where a tool requires it, per call), then ask the model again;
 * :class:`ContinueTurn`: the provider paused the turn (``finish_reason ==
-  "paused"``): ask again with what it said so far, no message added;
+  "paused"``) or cut it to take steering input (``"steered"``): ask again
+  with what it said so far, no message added;
 * :class:`Finish`: the run is over, answered or stopped by the turn limit;
 * :class:`RetryTurn`: the turn's stream broke after bytes were read, send the
   whole turn again (no tool of the broken stream ever runs);
@@ -57,12 +58,19 @@ __all__ = [
     "TurnEnd",
     "denied_result",
     "interrupted_result",
+    "is_continued",
     "next_step",
     "settlement",
     "turn_options",
 ]
 
 AnyCall = ToolCall | InvalidToolCall
+
+
+def is_continued(choice: ChoiceResult) -> bool:
+    """Whether the provider means the turn to go on (``paused``, ``steered``):
+    it is not an answer, even without calls."""
+    return choice.finish_reason in ("paused", "steered")
 
 
 # -- what a turn asks ------------------------------------------------------------------
@@ -187,7 +195,7 @@ def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
             return RetryTurn(attempt + 1, error)
         case Replied(choice=choice, turn=turn):
             calls: list[AnyCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
-            if not calls and choice.finish_reason != "paused":
+            if not calls and not is_continued(choice):
                 return Finish("answered")
             if turn >= max_turns:
                 return Finish("max_turns")

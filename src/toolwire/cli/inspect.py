@@ -27,6 +27,7 @@ from toolwire.errors import UsageError
 from toolwire.events import (
     ChoiceFinished,
     Event,
+    ProviderNotice,
     ReasoningDelta,
     ServerToolCallReady,
     StreamEnded,
@@ -212,6 +213,9 @@ def _describe(event: Event) -> list[tuple[str, str]]:
         return [("protocol", f"ERROR {event.error.type_name}: {event.error.message}")]
     if isinstance(event, UnknownItem):
         return [("protocol", f"{c}unknown item {event.type}: {event.quirk}")]
+    if isinstance(event, ProviderNotice):
+        mark = "WARNING " if event.warning else ""
+        return [("protocol", f"{c}{mark}{event.type}: {event.message}")]
     assert_never(event)
 
 

@@ -198,6 +198,8 @@ class CallAssembly:
         call_id = clean_id(part.id)
         name = clean_id(part.name) or ""
         call = None if part.new else choice.find(call_id, part.index)
+        if call is None and not part.new and call_id is None and not name:
+            call = _continued_under(choice, part)
         if call is None:
             if not (part.new or call_id or name or has_content(part)):
                 return  # an empty delta that belongs to nothing: nothing to do
@@ -210,6 +212,8 @@ class CallAssembly:
             choice.by_id[call_id] = call
         if name:
             call.name = call.check_text(name) if self.check_utf8 else name  # never appended
+        if part.asynchronous:
+            call.asynchronous = True
         if part.changed is not None and call.problem is None:
             call.problem = f"the call changed between its start and its end: {part.changed}"
         if part.args and self._add_text(choice, call, part, out):
@@ -349,6 +353,7 @@ class CallAssembly:
             reason = "tool_calls"
         choice.finish_reason = reason
         choice.raw_finish_reason = part.raw_reason
+        choice.refusal = part.refusal
         truncated = reason == "length"
         for call in choice.calls:
             if call.state != OPEN:
@@ -358,7 +363,14 @@ class CallAssembly:
                 call.state = INCOMPLETE
                 continue
             self.finalize(choice, part.choice, call, out, allow_close=not truncated)
-        out.append(ChoiceFinished(choice=part.choice, reason=reason, raw_reason=part.raw_reason))
+        out.append(
+            ChoiceFinished(
+                choice=part.choice,
+                reason=reason,
+                raw_reason=part.raw_reason,
+                refusal=part.refusal,
+            )
+        )
 
     def finalize_all(self, out: list[Event], *, allow_close: bool) -> None:
         """Settle every call still open (the stream ended)."""
@@ -372,3 +384,22 @@ class CallAssembly:
         return bool(self.choices) and all(
             ch.finish_reason is not None for ch in self.choices.values()
         )
+
+
+def _continued_under(choice: Choice, part: CallPart) -> OpenCall | None:
+    """The call whose rest ``part`` is, sent under another index (vLLM's and
+    SGLang's tool parsers under speculative decoding, vLLM PR #37070): only
+    when that is unambiguous. The piece names no call (no id, no name), its
+    index is new, it does not open an object, and the latest call is still
+    open with arguments that are not complete. A parallel call always opens
+    with its own id or name, or with its object: it is never merged."""
+    index, text = part.index, part.args
+    last = choice.calls[-1] if choice.calls else None
+    if index is None or not text or text.lstrip()[:1] in ("{", ""):
+        return None
+    if last is None or last.state != OPEN or last.scanner is None or not last.fragments:
+        return None
+    if last.scanner.state == "complete" or last.raw_index == index:
+        return None
+    choice.by_index[index] = last
+    return last

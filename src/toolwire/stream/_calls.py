@@ -73,6 +73,7 @@ class OpenCall:
         "args_default",
         "args_final",
         "args_value",
+        "asynchronous",
         "fragments",
         "id",
         "name",
@@ -96,6 +97,7 @@ class OpenCall:
         self.args_value: Any = MISSING
         self.args_final: str | None = None
         self.args_default: Any = MISSING
+        self.asynchronous = False
         self.source: PartialSource | None = None
         self.state = OPEN
         self.problem: str | None = None
@@ -191,6 +193,7 @@ def settle(
         repaired=repaired,
         index=call.position,
         minted_id=minted,
+        asynchronous=call.asynchronous,
     )
 
 

@@ -13,6 +13,7 @@ from toolwire.types import (
     FinishReason,
     IncompleteToolCall,
     InvalidToolCall,
+    RefusalDetails,
     ServerToolCall,
     ToolCall,
 )
@@ -31,6 +32,7 @@ class Choice:
         "ready",
         "reasoning",
         "reasoning_size",
+        "refusal",
         "server_calls",
         "state",
         "text",
@@ -51,6 +53,7 @@ class Choice:
         self.state: list[dict[str, Any]] = []
         self.finish_reason: FinishReason | None = None
         self.raw_finish_reason: str | None = None
+        self.refusal: RefusalDetails | None = None
 
     def find(self, call_id: str | None, index: int | None) -> OpenCall | None:
         """The call a piece with this id and raw index belongs to, if any."""
@@ -93,6 +96,7 @@ class Choice:
             incomplete_tool_calls=self.incomplete(),
             server_tool_calls=tuple(self.server_calls),
             provider_state=tuple(self.state),
+            refusal=self.refusal,
         )
 
 
@@ -122,7 +126,9 @@ def late_problems(call: OpenCall, part: CallPart, name: str) -> list[str]:
     if call.problem is not None:
         return []
     problems = []
-    if part.args and part.args.strip():
+    if part.args and part.args.strip() and part.args.strip() != call.raw_text().strip():
+        # The whole arguments once more is a repeat (vLLM's and SGLang's tool
+        # parsers append them to the last delta under speculative decoding).
         problems.append("more argument text")
     if name and name != call.name:
         problems.append(f"a different name {name!r}")

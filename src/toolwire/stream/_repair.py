@@ -13,7 +13,11 @@ remove what carries no value, never guess what the model meant:
   ``true``/``false``/``null``, a closed object or array. A number, a key or a
   string at the cut is never completed (``{"cents": 5`` may have been
   ``500``), nor an empty container opened at the cut;
-* arguments encoded twice (a JSON string whose content is the JSON object).
+* arguments encoded twice (a JSON string whose content is the JSON object);
+* one whole object written twice, byte for byte (``{"city": "X"}{"city":
+  "X"}``: vLLM's and SGLang's tool parsers under speculative decoding append
+  the whole arguments again to the last delta, vLLM #51697). Two different
+  objects are never one of them.
 
 Repaired text is held to every rule of strict parsing, as any other: nesting,
 ``NaN``, numbers too large for a float, and no key written twice (which of
@@ -95,6 +99,9 @@ def parse_arguments(text: str, *, at_end: bool) -> tuple[Any, bool]:
     else:
         return _unwrap_double_encoded(value, repaired=False)
 
+    twice = _written_twice(stripped)
+    if twice is not None:
+        return twice, True
     body, body_start = text, 0
     fence = _fenced(text)
     if fence is not None:
@@ -115,6 +122,18 @@ def parse_arguments(text: str, *, at_end: bool) -> tuple[Any, bool]:
 
 
 _NOT_JSON: Any = object()
+
+
+def _written_twice(text: str) -> Any:
+    """The object ``text`` holds twice over, byte for byte (``None``: not so)."""
+    half, odd = divmod(len(text), 2)
+    if odd or not half or text[0] != "{" or text[:half] != text[half:]:
+        return None
+    try:
+        value = loads_unique(text[:half])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _strict(text: str, candidate: str, body_start: int) -> Any:

@@ -54,6 +54,7 @@ from typing import NoReturn, cast
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
 from toolwire.events import (
     Event,
+    ProviderNotice,
     ServerToolCallReady,
     StreamEnded,
     StreamFailed,
@@ -79,6 +80,7 @@ from toolwire.stream.parts import (
     ErrorPart,
     FinishPart,
     MetaPart,
+    NoticePart,
     Part,
     ReasoningPart,
     ServerCallPart,
@@ -128,6 +130,7 @@ class Accumulator:
         tagged with it (:data:`~toolwire.stream.parts.DIALECT_KEY`), so that
         only that dialect sends it back."""
         self.unknown_items: list[UnknownItem] = []
+        self.notices: list[ProviderNotice] = []
         """What the provider sent that the codec does not read, in order."""
 
     @property
@@ -262,6 +265,18 @@ class Accumulator:
             self._keep(part.payload)
             self.unknown_items.append(unknown)
             out.append(unknown)
+        elif isinstance(part, NoticePart):
+            notice = ProviderNotice(
+                choice=part.choice,
+                dialect=part.dialect,
+                type=part.type,
+                payload=part.payload,
+                message=part.message,
+                warning=part.warning,
+            )
+            self._keep(part.payload)
+            self.notices.append(notice)
+            out.append(notice)
 
     def _keep(self, payload: object) -> None:
         """Count one more item kept for the result (an unknown or a state
@@ -339,4 +354,5 @@ class Accumulator:
             model=self.model,
             response_id=self.response_id,
             unknown_items=tuple(self.unknown_items),
+            notices=tuple(self.notices),
         )

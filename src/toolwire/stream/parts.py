@@ -17,7 +17,7 @@ from typing import Any
 
 from toolwire.errors import ToolwireError
 from toolwire.events import PartialSource
-from toolwire.types import FinishReason, Usage
+from toolwire.types import FinishReason, RefusalDetails, Usage
 
 __all__ = [
     "DIALECT_KEY",
@@ -107,6 +107,8 @@ class CallPart:
         cut: the provider says the call was cut before its end (a Responses
             item closed with ``status: "incomplete"``): it is incomplete,
             never ready nor invalid.
+        asynchronous: the provider marks the call asynchronous (Responses
+            ``async: true``): the model goes on while it runs.
         changed: what the call's end changed of it (``"call_id 'a' became
             'b'"``): the call is invalid, never a second call (or, already
             handed on, the stream fails).
@@ -126,6 +128,7 @@ class CallPart:
     done: bool = False
     cut: bool = False
     changed: str | None = None
+    asynchronous: bool = False
 
 
 @dataclass(slots=True)
@@ -164,6 +167,7 @@ class FinishPart:
     reason: FinishReason
     raw_reason: str | None
     choice: int = 0
+    refusal: RefusalDetails | None = None
 
 
 @dataclass(slots=True)
@@ -215,6 +219,18 @@ class UnknownPart:
     choice: int = 0
 
 
+@dataclass(slots=True)
+class NoticePart:
+    """Something the provider reported about the response: a ``ProviderNotice`` event."""
+
+    dialect: str
+    type: str
+    payload: dict[str, Any]
+    message: str
+    warning: bool = False
+    choice: int = 0
+
+
 Part = (
     ArgsPart
     | TextPart
@@ -230,4 +246,5 @@ Part = (
     | TrailerPart
     | ErrorPart
     | UnknownPart
+    | NoticePart
 )

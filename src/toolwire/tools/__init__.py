@@ -7,6 +7,7 @@ retries, fallbacks, approval and a result budget), answering every call with a
 :class:`ToolResult`.
 
 The modules, one idea each: ``_tool`` (the :class:`Tool` and ``@tool``),
+``_toolset`` (``@toolset``: the handler of a provider toolset's actions),
 ``_signature`` (reading a function), ``_arguments`` and ``_validation``
 (checking a call's arguments), ``_schema`` (JSON Schema cleaning and
 shaping), ``_toolbox`` (the :class:`Toolbox`: schemas, triage, scheduling),
@@ -35,6 +36,7 @@ from toolwire.tools._results import ToolErrorKind, ToolResult
 from toolwire.tools._schema import clean_schema
 from toolwire.tools._tool import Tool, tool
 from toolwire.tools._toolbox import Toolbox
+from toolwire.tools._toolset import toolset, toolset_tool_name
 from toolwire.tools._validation import format_pydantic_errors
 from toolwire.tools.redaction import scrub
 from toolwire.tools.runners import LocalRunner, ToolInvocation, ToolRunner
@@ -68,4 +70,6 @@ __all__ = [
     "is_transient",
     "scrub",
     "tool",
+    "toolset",
+    "toolset_tool_name",
 ]

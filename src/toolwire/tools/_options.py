@@ -77,6 +77,10 @@ class ToolOptions:
     anthropic_eager_input_streaming: bool | None = None
     """Anthropic streams the tool's input as the model writes it, unbuffered
     and unchecked (``eager_input_streaming``); ``None`` leaves the field out."""
+    anthropic_toolset: str | None = None
+    """Declare the tool to Anthropic as this toolset (``computer_toolset_20260801``)
+    instead of a function: :func:`toolwire.toolset` sets it on the handler of
+    the toolset's actions."""
     accept_repaired: bool | None = None
     """Run calls whose arguments toolwire repaired (a fence, trailing commas,
     closing brackets after a complete value); ``None``: as ``read_only``. The

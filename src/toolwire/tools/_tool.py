@@ -116,6 +116,7 @@ class Tool:
         self.strict = opts.strict
         self.freeform = _freeform(name, opts.freeform, self.parameters)
         self.anthropic_eager_input_streaming = opts.anthropic_eager_input_streaming
+        self.anthropic_toolset = opts.anthropic_toolset
         if opts.strict:
             self._check_strict()
         if not description:
@@ -266,6 +267,7 @@ def tool(
     allow_nul: bool = False,
     freeform: bool | Mapping[str, str] = False,
     anthropic_eager_input_streaming: bool | None = None,
+    anthropic_toolset: str | None = None,
     accept_repaired: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 

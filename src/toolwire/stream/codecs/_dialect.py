@@ -73,6 +73,11 @@ class SchemaTool(Protocol):
     def anthropic_eager_input_streaming(self) -> bool | None:
         """Anthropic's per-tool ``eager_input_streaming`` (``None``: not sent)."""
 
+    @property
+    def anthropic_toolset(self) -> str | None:
+        """The Anthropic toolset the tool handles (``computer_toolset_20260801``),
+        declared as ``{"type": ...}`` instead of a function; ``None`` for none."""
+
 
 def _never(_: Any) -> bool:
     return False

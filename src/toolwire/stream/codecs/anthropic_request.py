@@ -134,9 +134,12 @@ def tool_schema(
 
 
 def _tool_schemas(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
-    """A request's ``tools``: Anthropic has no strict mode to ask for."""
+    """A request's ``tools``: Anthropic has no strict mode to ask for; a
+    toolset's handler declares the toolset."""
     return [
-        tool_schema(
+        {"type": t.anthropic_toolset}
+        if t.anthropic_toolset
+        else tool_schema(
             t.name,
             t.description,
             t.parameters,
@@ -195,7 +198,11 @@ def _container(messages: Sequence[Message]) -> str | None:
 
 
 def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-    """``(system, messages)`` for a conversation."""
+    """``(system, messages)`` for a conversation.
+
+    The system messages before any other message are the request's
+    ``system``; a later one stays in place as a ``{"role": "system"}``
+    message (the SDK's ``SystemMessageParam``), as Responses keeps it."""
     system: list[str] = []
     out: list[dict[str, Any]] = []
 
@@ -210,7 +217,10 @@ def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
 
     for message in messages:
         if isinstance(message, SystemMessage):
-            system.append(message.text)
+            if out:
+                out.append({"role": "system", "content": message.text})
+            else:
+                system.append(message.text)
         elif isinstance(message, UserMessage):
             if message.parts:
                 user_blocks().extend(content_blocks(message.content))

@@ -10,7 +10,9 @@ Events (each an SSE ``event:`` line whose name repeats the payload's
 the whole input when no delta follows (programmatic tool calls), and a
 ``message_start`` may already carry complete blocks. ``server_tool_use`` and
 ``mcp_tool_use`` blocks are streamed the same way but are executed by
-Anthropic: they are kept apart from the client's calls.
+Anthropic: they are kept apart from the client's calls. A ``tool_use`` of a
+toolset (``toolset_name``: ``computer``, ``browser``) is a call named after
+its action, marked as asked of the toolset (see ``toolwire.toolset``).
 
 What the API needs to see again is kept as provider state, each block as
 it was sent, with where it stood among the text and the calls (see
@@ -79,7 +81,7 @@ from toolwire.stream.parts import (
     TrailerPart,
     UsagePart,
 )
-from toolwire.types import FinishReason, Usage
+from toolwire.types import FinishReason, RefusalDetails, Usage
 
 __all__ = ["ARGS_EVENT", "RAW_FINISH_REASONS", "AnthropicCodec", "usage_from_anthropic"]
 
@@ -90,7 +92,7 @@ RAW_FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "tool_use": "tool_calls",
     "max_tokens": "length",
     "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
+    "refusal": "refusal",
     "pause_turn": "paused",
 }
 """Anthropic's ``stop_reason`` values in toolwire's vocabulary."""
@@ -103,13 +105,13 @@ ARGS_EVENT: Final = re.compile(
 """An Anthropic argument delta event; groups: data, block index, raw fragment."""
 
 _MESSAGE_READ = frozenset(
-    {"id", "type", "role", "model", "content", "usage", "container", "stop_reason"}
+    {"id", "type", "role", "model", "content", "usage", "container", "stop_reason", "stop_details"}
 )
 """The message fields the codec reads; any other (``context_management``,
-``stop_details``, ``diagnostics``...) is handed on as an ``UnknownItem``:
-they report on the request, the API does not want them back."""
+``diagnostics``...) is handed on as an ``UnknownItem``: they report on the
+request, the API does not want them back."""
 _MESSAGE_DELTA_READ = frozenset({"type", "delta", "usage"})
-_DELTA_READ = frozenset({"container", "stop_reason"})
+_DELTA_READ = frozenset({"container", "stop_reason", "stop_details"})
 _TYPE_READ = frozenset({"type"})
 
 
@@ -260,10 +262,7 @@ class AnthropicCodec:
                 delta = as_obj(delta, f"{DIALECT_NAME}: message delta")
                 self._container(delta.get("container"), parts)
                 parts += unread_fields(DIALECT_NAME, delta, _DELTA_READ)
-                stop = delta.get("stop_reason")
-                if stop:
-                    raw = as_str(stop, f"{DIALECT_NAME}: stop_reason") or ""
-                    parts.append(finish_part(RAW_FINISH_REASONS, raw))
+                self._finish(delta, parts)
         elif kind == "message_stop":
             # Bedrock's InvokeModel adds its amazon-bedrock-invocationMetrics.
             parts += unread_fields(DIALECT_NAME, obj, _TYPE_READ)
@@ -309,10 +308,29 @@ class AnthropicCodec:
             self._stop(index, parts)
         self._container(message.get("container"), parts)
         parts += unread_fields(DIALECT_NAME, message, _MESSAGE_READ)
-        stop = message.get("stop_reason")
+        self._finish(message, parts)
+
+    def _finish(self, obj: dict[str, Any], parts: list[Part]) -> None:
+        """The ``stop_reason`` of a message or its delta, with its ``stop_details``
+        (a refusal's category and explanation; another kind is an ``UnknownItem``)."""
+        details = obj.get("stop_details")
+        refusal = None
+        if details:
+            details = as_obj(details, f"{DIALECT_NAME}: stop_details")
+            if details.get("type") == "refusal":
+                refusal = RefusalDetails(
+                    category=as_str(details.get("category"), f"{DIALECT_NAME}: category"),
+                    explanation=as_str(details.get("explanation"), f"{DIALECT_NAME}: explanation"),
+                    raw=details,
+                )
+            else:
+                parts.append(unknown_part(DIALECT_NAME, "stop_details", details, self.quirks))
+        stop = obj.get("stop_reason")
         if stop:
             raw = as_str(stop, f"{DIALECT_NAME}: stop_reason") or ""
-            parts.append(finish_part(RAW_FINISH_REASONS, raw))
+            part = finish_part(RAW_FINISH_REASONS, raw)
+            part.refusal = refusal
+            parts.append(part)
 
     def _start(
         self, index: int, block: dict[str, Any], parts: list[Part], *, whole: bool = False
@@ -416,6 +434,11 @@ class AnthropicCodec:
             }
             if fields and fields != {"caller": {"type": "direct"}}:
                 parts.append(StatePart({"type": _CALL_FIELDS, "id": block.id, "fields": fields}))
+            toolset = block.raw.get("toolset_name")
+            if isinstance(toolset, str) and toolset:
+                # An action of a toolset (computer, browser): the Agent routes it by toolset.
+                mark = {"type": "call_item", "call_id": block.id, "asked": "toolset"}
+                parts.append(StatePart({**mark, "toolset": toolset}))
         elif kind in _SERVER_BLOCKS:
             value, raw = self._server_input(block)
             parts.append(ServerCallPart(block.id, block.name, kind, value, raw))

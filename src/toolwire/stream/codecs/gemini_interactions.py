@@ -21,7 +21,9 @@ execution, URL context, file search, Maps, MCP servers...) are kept whole,
 their deltas merged into them, and go back in place. ``user_input`` and
 ``function_result`` steps echo the request's own input and give nothing. Any
 other step or delta is an ``UnknownItem``. The interaction's id is kept as
-provider state, for ``previous_interaction_id``.
+provider state, for ``previous_interaction_id``, and so is the
+``continuation_token`` of an interaction that ends ``requires_continuation``
+(finish ``paused``), for the request that continues it.
 
 No event id comes twice, a step starts once, streams before its stop and
 stops once, and every event that names an interaction names the stream's;
@@ -55,6 +57,7 @@ from toolwire.stream.codecs._continuation import Continuation, continuation, ref
 from toolwire.stream.codecs._dialect import Capabilities, ProviderInfo, WireDialect
 from toolwire.stream.codecs.emulation import gemini_interactions as emulation
 from toolwire.stream.codecs.gemini_interactions_request import (
+    CONTINUATION,
     DIALECT_NAME,
     INTERACTION,
     KEPT_STEP,
@@ -92,11 +95,14 @@ STATUSES: Final[dict[str, FinishReason]] = {
     "requires_action": "tool_calls",
     "incomplete": "length",
     "budget_exceeded": "length",
-    "requires_continuation": "length",
+    "requires_continuation": "paused",
     "failed": "error",
     "cancelled": "other",
 }
-"""An interaction's final ``status`` in toolwire's vocabulary."""
+"""An interaction's final ``status`` in toolwire's vocabulary:
+``requires_continuation`` (the per-request decode limit was reached) is a
+pause, continued with its ``continuation_token`` as Anthropic's
+``pause_turn`` is continued."""
 
 BUILTIN_STEPS: Final = frozenset(
     f"{tool}_{half}"
@@ -265,6 +271,9 @@ class GeminiInteractionsCodec:
         usage = interaction.get("usage")
         if isinstance(usage, dict) and usage:
             parts.append(UsagePart(usage_from_interactions(usage)))
+        token = as_str(interaction.get("continuation_token"), f"{DIALECT_NAME}: continuation_token")
+        if token:  # the terminal snapshot's token: where the next request picks up
+            parts.append(StatePart({"type": CONTINUATION, "token": token}))
         raw = as_str(interaction.get("status"), f"{DIALECT_NAME}: status") or "completed"
         reason = STATUSES.get(raw, "other")
         if reason == "stop" and self._calls:

@@ -12,6 +12,11 @@ object) and ``function_result`` (``call_id``, ``name``, ``result``,
 ``tool_choice`` lives in ``generation_config`` (``auto``, ``any``, ``none``,
 or ``{"allowed_tools": {"mode": "any", "tools": [name]}}``).
 
+Continuing: a turn that ended ``requires_continuation`` keeps its
+``continuation_token``; when it is the conversation's last message, the
+request sends the token and, instead of the paused turn, the input it
+continues (chained: no input at all, the server holds it).
+
 Chaining: each assistant turn keeps the id of the interaction it came from
 (a provider-state item ``{"type": "interaction", "id"}``). With ``chain``,
 a request names the latest such turn in ``previous_interaction_id`` and
@@ -47,6 +52,7 @@ from toolwire.types import ToolCall
 
 __all__ = [
     "CONTENT",
+    "CONTINUATION",
     "DIALECT_NAME",
     "INTERACTION",
     "KEPT_STEP",
@@ -60,6 +66,9 @@ DIALECT_NAME = "gemini-interactions"
 
 INTERACTION: Final = "interaction"
 """The provider-state item naming the interaction a turn came from."""
+CONTINUATION: Final = "continuation"
+"""The provider-state item of a paused turn's ``continuation_token``
+(``{"type": "continuation", "token"}``)."""
 THOUGHT: Final = "thought"
 """A ``thought`` step kept as the stream gave it (its signature goes back)."""
 KEPT_STEP: Final = "step"
@@ -190,6 +199,17 @@ def _chained(messages: Sequence[Message]) -> tuple[str | None, Sequence[Message]
     return None, messages
 
 
+def _continuation_token(messages: Sequence[Message]) -> str | None:
+    """The ``continuation_token`` of the last message, a paused turn, if any."""
+    last = messages[-1] if messages else None
+    if not isinstance(last, AssistantMessage) or last.tool_calls:
+        return None
+    for item in reversed(state_items(last, (CONTINUATION,), DIALECT_NAME)):
+        if isinstance(item.get("token"), str) and item["token"]:
+            return str(item["token"])
+    return None
+
+
 def encode_request(
     *,
     model: str,
@@ -216,9 +236,16 @@ def encode_request(
         ContentError: a part this dialect cannot carry, or past a limit.
     """
     CONTENT.check_request(messages)
+    token = _continuation_token(messages)
+    if token is not None and not chain:
+        messages = messages[:-1]  # the original input, resent with the token
     previous, sent = _chained(messages) if chain else (None, messages)
     system, steps = encode_steps(sent)
     body: dict[str, Any] = {"model": model, "input": steps}
+    if token is not None:
+        body["continuation_token"] = token
+        if not steps:
+            del body["input"]  # chained: the server rebuilds it
     if previous is not None:
         body["previous_interaction_id"] = previous
     if system is not None:

@@ -26,7 +26,6 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream._repair import ArgumentsParseError, parse_arguments
 from toolwire.stream.codecs import sdk
 from toolwire.stream.codecs._common import (
     DONE,
@@ -48,8 +47,17 @@ from toolwire.stream.codecs.emulation import openai_responses as emulation
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     PROGRESS_EVENTS,
+    SERVER_ITEMS,
     STATE_ITEMS,
+    changed_fields,
     generated_image,
+    server_call,
+)
+from toolwire.stream.codecs.openai_responses_notices import (
+    STEER_EVENTS,
+    configuration_notice,
+    input_transformations,
+    steer_event,
 )
 from toolwire.stream.codecs.openai_responses_request import (
     DIALECT_NAME,
@@ -72,7 +80,6 @@ from toolwire.stream.parts import (
     FinishPart,
     Part,
     ReasoningPart,
-    ServerCallPart,
     StatePart,
     StreamEndPart,
     TextPart,
@@ -99,21 +106,13 @@ __all__ = [
 
 INCOMPLETE_REASONS: Final[dict[str, FinishReason]] = {
     "max_output_tokens": "length",
+    "max_messages": "length",
     "content_filter": "content_filter",
+    "steered": "steered",
 }
 """``incomplete_details.reason`` values in toolwire's vocabulary (a response
-that is ``completed`` ends in ``stop``, or ``tool_calls`` after calls)."""
-
-SERVER_ITEMS: Final = frozenset(
-    {
-        "web_search_call",
-        "file_search_call",
-        "code_interpreter_call",
-        "image_generation_call",
-        "mcp_call",
-    }
-)
-"""Output items of tools the provider runs itself."""
+that is ``completed`` ends in ``stop``, or ``tool_calls`` after calls; one
+that refused, in ``refusal``); another reason is ``other``, never a limit."""
 
 _CALL_KEYS = frozenset({"type", "id", "call_id", "name", "arguments", "input", "status"})
 
@@ -144,40 +143,6 @@ def usage_from_responses(raw: dict[str, Any]) -> Usage:
             in_details, "cached_tokens", DIALECT_NAME, "input_tokens_details"
         ),
         raw=raw,
-    )
-
-
-def _changed(
-    start: tuple[str | None, str | None], end: tuple[str | None, str | None]
-) -> str | None:
-    """What a call item's end changed of its start (``None``: nothing): its
-    ``call_id`` or its ``name``, given at both ends and different."""
-    changes = [
-        f"{field} {was!r} became {now!r}"
-        for field, was, now in zip(("call_id", "name"), start, end, strict=True)
-        if was and now and was != now
-    ]
-    return ", ".join(changes) or None
-
-
-def _server_call(item: dict[str, Any]) -> ServerCallPart:
-    kind = str(item.get("type"))
-    raw = item.get("arguments", item.get("action", item.get("input")))
-    if isinstance(raw, str):
-        try:
-            value, _ = parse_arguments(raw, at_end=True)
-        except ArgumentsParseError:
-            value = {"value": raw}
-        text = raw
-    else:
-        value = raw if raw is not None else {}
-        text = "" if raw is None else str(raw)
-    return ServerCallPart(
-        id=str(item.get("id") or item.get("call_id") or ""),
-        name=str(item.get("name") or kind),
-        type=kind,
-        arguments=value if isinstance(value, dict) else {"value": value},
-        raw_arguments=text,
     )
 
 
@@ -212,6 +177,8 @@ class OpenAIResponsesCodec:
             "response.failed": self._failed,
             "error": lambda obj, parts: parts.append(ErrorPart(error_event(obj, DIALECT_NAME))),
         }
+        for kind in STEER_EVENTS:
+            self._handlers[kind] = self._steer
 
     @property
     def cursor(self) -> tuple[str, str] | None:
@@ -360,7 +327,9 @@ class OpenAIResponsesCodec:
             args: str | None = '{"input":"' + dumps(text)[1:-1]
         else:
             args = as_str(item.get("arguments"), f"{DIALECT_NAME}: arguments") or None
-        parts.append(CallPart(index=index, id=call_id, name=name, args=args, new=True))
+        part = CallPart(index=index, id=call_id, name=name, args=args, new=True)
+        part.asynchronous = item.get("async") is True
+        parts.append(part)
 
     def _item_done(self, obj: dict[str, Any], parts: list[Part]) -> None:
         item = as_obj(obj.get("item"), f"{DIALECT_NAME}: item")
@@ -376,11 +345,12 @@ class OpenAIResponsesCodec:
             index = self._index(obj)
             part = CallPart(index=index, id=call_id, name=name, args_final=final, done=True)
             part.cut = item.get("status") == "incomplete"
+            part.asynchronous = item.get("async") is True
             started = self._items.get(index)
             if started is not None:
                 # The call as it started, never another one: what its end
                 # changed makes it invalid.
-                part.changed = _changed(started, (call_id, name))
+                part.changed = changed_fields(started, (call_id, name))
                 if part.changed is not None:
                     call_id = part.id = started[0]
                     part.name = None
@@ -390,13 +360,17 @@ class OpenAIResponsesCodec:
                 # caller, namespace...: sent back with the call.
                 state = {"type": "call_item", "call_id": call_id, "item_type": item_type}
                 parts.append(StatePart({**state, "fields": fields}))
-        elif item_type in ASKED_CALLS:
+        elif item_type in ASKED_CALLS and (
+            item_type != "tool_search_call" or item.get("execution") == "client"
+        ):
             self._asked_call(str(item_type), item, self._index(obj), parts)
         elif item_type in STATE_ITEMS:
+            if item_type == "configuration_update":
+                parts.append(configuration_notice(item))
             # After some calls, it goes back after them.
             parts.append(StatePart({**item, POSITION_KEY: self._calls} if self._calls else item))
         elif item_type in SERVER_ITEMS:
-            parts.append(_server_call(item))
+            parts.append(server_call(item))
             image = generated_image(item)  # kept, not sent back: AssistantMessage.parts
             if image is not None:
                 parts.append(StatePart(image))
@@ -415,6 +389,9 @@ class OpenAIResponsesCodec:
         else:
             call_id = as_str(item.get("call_id"), f"{DIALECT_NAME}: call_id")
             arguments = {k: v for k, v in fields.items() if k not in _CALL_KEYS}
+            if kind == "tool_search_call":  # the search's own arguments
+                found = item.get("arguments")
+                arguments = found if isinstance(found, dict) else {}
             part = CallPart(index=index, id=call_id, name=ASKED_CALLS[kind], new=True, done=True)
             part.args_value = arguments
         parts.append(part)
@@ -426,6 +403,10 @@ class OpenAIResponsesCodec:
             else:
                 state["asked"] = "action"
             parts.append(StatePart({**state, "fields": fields}))
+
+    @staticmethod
+    def _steer(obj: dict[str, Any], parts: list[Part]) -> None:
+        parts += steer_event(str(obj.get("type")), obj)
 
     def _created(self, obj: dict[str, Any], parts: list[Part]) -> None:
         response = obj.get("response")
@@ -448,14 +429,15 @@ class OpenAIResponsesCodec:
         usage = response.get("usage")
         if usage:
             parts.append(UsagePart(usage_from_responses(as_obj(usage, f"{DIALECT_NAME}: usage"))))
+        parts += input_transformations(response)
         if obj.get("type") == "response.incomplete":
             details = response.get("incomplete_details")
             raw = details.get("reason") if isinstance(details, dict) else None
             raw = raw if isinstance(raw, str) else "incomplete"
-            parts.append(FinishPart(INCOMPLETE_REASONS.get(raw, "length"), raw))
+            parts.append(FinishPart(INCOMPLETE_REASONS.get(raw, "other"), raw))
         else:
             raw = str(response.get("status") or "completed")
-            parts.append(FinishPart("content_filter" if self._refused else "stop", raw))
+            parts.append(FinishPart("refusal" if self._refused else "stop", raw))
         parts.append(StreamEndPart())
 
     def _failed(self, obj: dict[str, Any], parts: list[Part]) -> None:

@@ -9,23 +9,30 @@ from typing import Any, Final
 
 from toolwire.content import GENERATED_IMAGE, Image
 from toolwire.messages import AssistantMessage, ToolResultMessage
+from toolwire.stream._repair import ArgumentsParseError, parse_arguments
 from toolwire.stream.codecs.openai_chat import call_arguments_text
 from toolwire.stream.codecs.openai_chat_items import custom_input
 from toolwire.stream.codecs.request import dict_or_empty, state_items
 from toolwire.stream.jsonio import loads_fast as _loads
+from toolwire.stream.parts import ServerCallPart
 from toolwire.types import InvalidToolCall, ToolCall
 
 __all__ = [
     "ANSWER_ITEMS",
     "ASKED_CALLS",
     "PROGRESS_EVENTS",
+    "SERVER_ITEMS",
     "STATE_ITEMS",
     "asked_output",
+    "asked_outputs",
     "call_item",
     "call_items",
     "call_screenshot",
+    "changed_fields",
+    "found_tools",
     "generated_image",
     "screenshot",
+    "server_call",
 ]
 
 DIALECT_NAME = "openai-responses"
@@ -37,11 +44,15 @@ ASKED_CALLS: Final[dict[str, str]] = {
     "local_shell_call": "local_shell",
     "shell_call": "shell",
     "apply_patch_call": "apply_patch",
+    "tool_search_call": "tool_search",
 }
 """Output items by which the provider asks the application something, each a
 tool call named after the hosted tool (``"shell"``...): its arguments are the
-item's own fields. An MCP approval request is the call of the MCP tool it is
-about. The item goes back whole, then the answer as the item type's output."""
+item's own fields (a tool search's, its ``arguments``). An MCP approval
+request is the call of the MCP tool it is about. A ``tool_search_call`` is
+one only when the client executes it (``execution: "client"``; the server's
+own is provider state). The item goes back whole, then the answer as the
+item type's output."""
 
 ANSWER_ITEMS: Final = frozenset(
     {
@@ -64,6 +75,7 @@ STATE_ITEMS: Final = ANSWER_ITEMS | {
     "tool_search_output",
     "additional_tools",
     "compaction",
+    "configuration_update",
     "program",
     "program_output",
 }
@@ -71,6 +83,17 @@ STATE_ITEMS: Final = ANSWER_ITEMS | {
 among the calls on the next request: reasoning, the tools a hosted tool search
 or MCP listing found, compacted history, programs and the outputs the
 provider produced itself."""
+
+SERVER_ITEMS: Final = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+    }
+)
+"""Output items of tools the provider runs itself."""
 
 PROGRESS_EVENTS: Final = frozenset(
     {
@@ -143,6 +166,26 @@ def call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None)
     return item
 
 
+def asked_outputs(kind: str, message: ToolResultMessage) -> list[dict[str, Any]]:
+    """The answer to a call the provider asked about, as its item type's
+    output; a client tool search that found nothing (refused, failed) is
+    answered with no tools, and why in words, for the model to read."""
+    if kind != "tool_search_call":
+        return [asked_output(kind, message)]
+    tools = found_tools(message.content) if not message.is_error else None
+    output = {
+        "type": "tool_search_output",
+        "call_id": message.call_id,
+        "execution": "client",
+        "status": "completed",
+        "tools": tools or [],
+    }
+    if tools is not None:
+        return [output]
+    told = f"The tool search {message.call_id} found no tools: {message.content}"
+    return [output, {"role": "user", "content": told}]
+
+
 def asked_output(kind: str, message: ToolResultMessage) -> dict[str, Any]:
     """The answer to a call the provider asked about, as its item type's output."""
     ok, call_id, content = not message.is_error, message.call_id, message.content
@@ -203,3 +246,51 @@ def screenshot(content: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) and value.get("type") == "computer_screenshot" else None
+
+
+def found_tools(content: str) -> list[Any] | None:
+    """A client tool search's result when it is the tools it found (a JSON
+    list of tool definitions, or ``{"tools": [...]}``), else ``None``."""
+    try:
+        value = _loads(content)
+    except ValueError:
+        return None
+    if isinstance(value, dict):
+        value = value.get("tools")
+    if isinstance(value, list) and all(isinstance(t, dict) for t in value):
+        return value
+    return None
+
+
+def changed_fields(
+    start: tuple[str | None, str | None], end: tuple[str | None, str | None]
+) -> str | None:
+    """What a call item's end changed of its start (``None``: nothing): its
+    ``call_id`` or its ``name``, given at both ends and different."""
+    changes = [
+        f"{field} {was!r} became {now!r}"
+        for field, was, now in zip(("call_id", "name"), start, end, strict=True)
+        if was and now and was != now
+    ]
+    return ", ".join(changes) or None
+
+
+def server_call(item: dict[str, Any]) -> ServerCallPart:
+    kind = str(item.get("type"))
+    raw = item.get("arguments", item.get("action", item.get("input")))
+    if isinstance(raw, str):
+        try:
+            value, _ = parse_arguments(raw, at_end=True)
+        except ArgumentsParseError:
+            value = {"value": raw}
+        text = raw
+    else:
+        value = raw if raw is not None else {}
+        text = "" if raw is None else str(raw)
+    return ServerCallPart(
+        id=str(item.get("id") or item.get("call_id") or ""),
+        name=str(item.get("name") or kind),
+        type=kind,
+        arguments=value if isinstance(value, dict) else {"value": value},
+        raw_arguments=text,
+    )

@@ -24,7 +24,7 @@ from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSuppor
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     STATE_ITEMS,
-    asked_output,
+    asked_outputs,
     call_item,
     call_items,
     call_screenshot,
@@ -186,7 +186,7 @@ def encode_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str
         elif isinstance(message, ToolResultMessage):
             kind = kinds.get(message.call_id, "function_call")
             if kind in ASKED_CALLS:
-                items.append(asked_output(kind, message))
+                items.extend(asked_outputs(kind, message))
             else:
                 text = message.content
                 output = {

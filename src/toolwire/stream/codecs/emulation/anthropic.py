@@ -261,11 +261,26 @@ def decode_request(
                 text = text_of(block.get("content"))
                 is_error = block.get("is_error") is True or looks_like_error(text)
                 history.result(call_id, text, is_error)
+        elif role == "system":  # the SDK's SystemMessageParam: instructions in place
+            _check_system(content, i)
         else:
-            raise BadRequest(f"messages[{i}].role must be 'user' or 'assistant'")
+            raise BadRequest(f"messages[{i}].role must be 'user', 'assistant' or 'system'")
         history.passed(message)
     return history.parsed(
         dialect="anthropic-messages",
         model=model if model is not None else get_model(data),
         stream=stream if stream is not None else get_bool(data, "stream"),
     )
+
+
+def _check_system(content: Any, i: int) -> None:
+    """A system message's content: a string, or a list of text blocks."""
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise BadRequest(f"messages[{i}].content must be a string or a list of text blocks")
+    for j, block in enumerate(content):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            raise BadRequest(f"messages[{i}].content[{j}] must be a text block")
+        if not isinstance(block.get("text"), str):
+            raise BadRequest(f"messages[{i}].content[{j}].text must be a string")

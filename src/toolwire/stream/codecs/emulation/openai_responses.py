@@ -194,15 +194,19 @@ class OpenAIResponsesEncoder(Encoder):
             elif kind == "function_call":
                 out.arguments(item, where)
             out.emit("response.output_item.done", item=item, output_index=output_index)
-        out.emit(
-            "response.completed",
-            response=self._response(reply, "completed", done_items, done=True),
-        )
+        response = self.body(reply, done_items)
+        out.emit(f"response.{response['status']}", response=response)
         return out.frames
 
-    def body(self, reply: Reply) -> dict[str, Any]:
-        """A ``response`` object with status ``completed``."""
-        return self._response(reply, "completed", self._items(reply), done=True)
+    def body(self, reply: Reply, items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """A ``response`` object with status ``completed``; ``incomplete``,
+        for the reason a scenario's ``provider_finish`` names (``steered``...)."""
+        output = self._items(reply) if items is None else items
+        if reply.finish is None:
+            return self._response(reply, "completed", output, done=True)
+        response = self._response(reply, "incomplete", output, done=True)
+        response["incomplete_details"] = {"reason": reply.finish}
+        return response
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         """``{"error": {"message", "type", "param", "code"}}``."""
