@@ -98,7 +98,7 @@ def floor(pieces: list[str]) -> Any:
 def toolwire_output(pieces: list[str]) -> Any:
     spec = output_spec(Invoice)
     assert spec is not None
-    stream = OutputStream(spec, "native", 1)
+    stream = OutputStream(spec, "native", 1, build=False)
     value = None
     for piece in pieces:
         for delta in stream.deltas([TextDelta(text=piece)]):

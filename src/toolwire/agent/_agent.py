@@ -307,10 +307,17 @@ class Agent(Generic[OutputT]):
     async def stream_output(
         self, prompt: str | Sequence[Message], *, run_id: str | None = None, output_type: Any = None
     ) -> AsyncGenerator[Any, None]:
-        """Run a typed run, yielding its output as it grows: after each delta
-        of the answer, the JSON value parsed so far (dicts and lists, the
-        last string cut where the stream is; the same object grown in place),
-        and last the validated output itself (a ``T``).
+        """Run a typed run, yielding its output as it grows: a partial ``T``
+        each time a delta of the answer completes more of it, and last the
+        validated output itself.
+
+        A field appears once its value is complete (validated alone, with its
+        own type); a ``list[...]`` field appears when its list starts and
+        grows by complete items; a ``list[...]`` output grows by complete
+        items. A pydantic model is made with ``model_construct``, a dataclass
+        without ``__init__``; a ``Literal`` or a natively answered union
+        yields only the output. The raw partial JSON is each
+        :class:`OutputDelta`'s ``partial`` (:meth:`stream`).
 
         Raises:
             UsageError: the run is not typed (no ``output_type``).
@@ -319,11 +326,12 @@ class Agent(Generic[OutputT]):
         spec = self._spec(output_type)
         if spec is None:
             raise UsageError("stream_output() needs an output_type other than str")
-        events = self.stream(prompt, run_id=run_id, output_type=output_type)
+        events = self.stream(prompt, run_id=run_id, output_type=output_type, partial_output=True)
         async with contextlib.aclosing(events):
             async for event in events:
                 if isinstance(event, OutputDelta):
-                    yield event.partial
+                    if event.output is not None:
+                        yield event.output
                 elif isinstance(event, RunFinished) and event.result.ok:
                     yield event.result.output
 
@@ -333,6 +341,7 @@ class Agent(Generic[OutputT]):
         *,
         run_id: str | None = None,
         output_type: Any = None,
+        partial_output: bool = False,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run, yielding every event of every turn as it happens: the model's
         text and tool-call deltas, tools starting and finishing, turn and run
@@ -342,7 +351,9 @@ class Agent(Generic[OutputT]):
         it early cancels the run and every tool it started.
 
         A typed run (``output_type``) also yields an :class:`OutputDelta`
-        after each delta of its answer.
+        after each delta of its answer; with ``partial_output``, each also
+        carries the partial ``T`` it completed (``output``, see
+        :meth:`stream_output`).
         """
         self._check_limits()
         spec = self._spec(output_type)
@@ -354,7 +365,9 @@ class Agent(Generic[OutputT]):
         ) -> None:
             with run_lease(self.journal, chosen):
                 emit(RunStarted(run_id=chosen))
-                result = await self._run(messages, chosen, emit, emit_many, spec=spec)
+                result = await self._run(
+                    messages, chosen, emit, emit_many, spec=spec, partial_output=partial_output
+                )
                 emit(RunFinished(result=result))
 
         # Closed in this task when the caller closes us: left to the garbage
@@ -620,11 +633,14 @@ class Agent(Generic[OutputT]):
         *,
         plan: ResumePlan | None = None,
         spec: OutputSpec[Any] | None = None,
+        partial_output: bool = False,
     ) -> RunResult[Any]:
         """One run to its end; its events go to ``emit`` and ``emit_many``
         (``None`` when nobody reads them: they are not even made)."""
         observers = self._observers.bind(self.observers, self.journal, self.provider._secrets)
         config = self._config(spec)
+        if partial_output:
+            config = dataclasses.replace(config, partial_output=True)
         settings = self.settings()
         if config.output is not None:  # what the run asks for, and how
             settings["output_type"] = config.output.schema_name

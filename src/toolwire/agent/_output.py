@@ -35,6 +35,7 @@ from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
+from toolwire.agent._partial import PartialOutput, Settled, Shape, shape_of
 from toolwire.errors import UsageError
 from toolwire.stream import jsonio
 from toolwire.stream.codecs.structured import structured_output
@@ -94,6 +95,8 @@ class OutputMember:
     strict: bool | None = None
     freeform: Mapping[str, str] | None = None
     anthropic_eager_input_streaming: bool | None = None
+    output_type: Any = None
+    """The type this member validates to."""
 
     def validate(self, raw: str, *, strict: bool) -> Any:
         """The value of the JSON text ``raw``.
@@ -125,6 +128,7 @@ class OutputSpec(Generic[T]):
         self.output_type = output_type
         self.mode = mode
         self.strict = strict
+        self._shapes: dict[str, Shape | None] = {}
         try:
             found = _union_members(output_type)
             self.whole = _member(FINAL_RESULT, output_type)
@@ -185,6 +189,16 @@ class OutputSpec(Generic[T]):
         except ValueError as exc:
             raise UsageError(f"{dialect} cannot hold an answer to this schema: {exc}") from exc
 
+    def partial_output(self, member: OutputMember, settled: Settled) -> PartialOutput | None:
+        """The builder of one answer's partial ``T`` (``None``: built only whole)."""
+        if member.name not in self._shapes:
+            self._shapes[member.name] = shape_of(member.output_type)
+        shape = self._shapes[member.name]
+        if shape is None:
+            return None
+        depth = 1 if member.wrapped else 0
+        return PartialOutput(shape, settled, depth=depth, strict=self.strict)
+
     def member(self, tool: str) -> OutputMember | None:
         """The member whose final-result tool is called ``tool``."""
         for m in self.members:
@@ -230,7 +244,9 @@ def _member(name: str, output_type: Any) -> OutputMember:
     adapter: TypeAdapter[Any] = TypeAdapter(output_type)
     raw = adapter.json_schema()
     if raw.get("type") == "object" and "properties" in raw:
-        return OutputMember(name, adapter, clean_schema(raw), wrapped=False)
+        return OutputMember(
+            name, adapter, clean_schema(raw), wrapped=False, output_type=output_type
+        )
     defs = raw.pop("$defs", None)
     wrapper: JSONSchema = {
         "type": "object",
@@ -240,4 +256,4 @@ def _member(name: str, output_type: Any) -> OutputMember:
     }
     if defs:
         wrapper["$defs"] = defs
-    return OutputMember(name, adapter, clean_schema(wrapper), wrapped=True)
+    return OutputMember(name, adapter, clean_schema(wrapper), wrapped=True, output_type=output_type)
