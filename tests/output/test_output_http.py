@@ -271,3 +271,24 @@ async def test_a_refused_answer_on_the_last_turn_ends_at_the_turn_limit(mode: st
         agent = agent_for(server, "openai-chat", output_type=Invoice, output_mode=mode, max_turns=1)
         result = await ask(agent, "Extract the invoice.")
     assert (result.outcome, result.output, result.turns) == ("max_turns", None, 1)
+
+
+@pytest.mark.parametrize("native_output", [None, True])
+async def test_an_older_model_is_asked_by_the_tool_unless_the_agent_says(
+    native_output: bool | None,
+) -> None:
+    with EmulationServer(scenario(GOOD)) as server:
+        url = server.url_for("openai-chat")
+        provider = make_provider("openai-chat", base_url=url, api_key="test-key")
+        agent: Agent[Any] = Agent(
+            provider,
+            model="gpt-4o-2024-05-13",  # before json_schema, in the registration's table
+            journal=False,
+            output_type=Invoice,
+            native_output=native_output,
+        )
+        result = await ask(agent, "Extract the invoice.")
+        (request,) = server.requests
+    assert result.output == Invoice.model_validate(GOOD)
+    assert ("response_format" in request) is bool(native_output)
+    assert ("tools" in request) is not bool(native_output)

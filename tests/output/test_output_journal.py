@@ -128,8 +128,9 @@ async def test_a_resume_after_a_refused_answer_asks_again_with_the_feedback(
         await crash_after_the_refusal(server, journal, hook, mode)
         before = len(server.requests)
         provider = make_provider("openai-chat", base_url=server.url_for("openai-chat"), api_key="k")
-        again = Agent(provider, model="gpt-4.1-mini", journal=journal, output_type=Invoice)
-        again.output_mode = mode
+        again = Agent(
+            provider, model="gpt-4.1-mini", journal=journal, output_type=Invoice, output_mode=mode
+        )
         try:
             resumed = await again.resume("refused-run")
         finally:

@@ -171,6 +171,11 @@ class Agent(Generic[OutputT]):
             :class:`~toolwire.errors.OutputInvalid`.
         output_strict: validate strictly (the default: ``"500"`` is not an
             integer); ``False`` lets pydantic coerce.
+        native_output: whether ``model`` has the dialect's native structured
+            output, for ``output_mode="auto"``: ``None`` (the default) asks
+            the dialect's registration (``ProviderInfo.structured_models``);
+            ``True`` or ``False`` says so for a model it does not know right
+            (a new one, a compatible server's).
 
     Raises:
         UsageError: a setting is out of range, ``approve`` is given with a
@@ -206,6 +211,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = "auto",
         output_retries: int = 1,
         output_strict: bool = True,
+        native_output: bool | None = None,
     ) -> None:
         if max_turns < 1:
             raise UsageError("max_turns must be at least 1")
@@ -215,6 +221,7 @@ class Agent(Generic[OutputT]):
         self.output_mode: OutputMode = output_mode
         self.output_retries = output_retries
         self.output_strict = output_strict
+        self.native_output = native_output
         self._output = output_spec(output_type, output_mode, strict=output_strict)
         if stream_retries < 0:
             raise UsageError("stream_retries must be >= 0")
@@ -581,7 +588,7 @@ class Agent(Generic[OutputT]):
         spec = self._output
         if spec is None or plan.response is None:
             return result
-        mode = spec.mode_for(self.provider.dialect, self.model)
+        mode = spec.mode_for(self.provider.dialect, self.model, self.native_output)
         verdict = judge(spec, mode, plan.response.choice())
         output = verdict.value if isinstance(verdict, Accepted) else None
         return dataclasses.replace(result, output=output)
@@ -592,7 +599,7 @@ class Agent(Generic[OutputT]):
         tools = list(toolbox.schemas(provider.dialect)) if len(toolbox) else []
         mode: Literal["native", "tool"] = "tool"
         if spec is not None:
-            mode = spec.mode_for(provider.dialect, self.model)
+            mode = spec.mode_for(provider.dialect, self.model, self.native_output)
             if mode == "tool":
                 shape = provider.wire.tool_schemas
                 if shape is None:

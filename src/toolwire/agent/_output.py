@@ -38,7 +38,7 @@ from pydantic import PydanticUserError, TypeAdapter, ValidationError
 from toolwire.agent._partial import PartialOutput, Settled, Shape, shape_of
 from toolwire.errors import UsageError
 from toolwire.stream import jsonio
-from toolwire.stream.codecs.structured import structured_output
+from toolwire.stream.codecs import model_has_structured_output, structured_output
 from toolwire.stream.jsonschema import JSONSchema
 from toolwire.tools import clean_schema, format_pydantic_errors
 
@@ -148,23 +148,29 @@ class OutputSpec(Generic[T]):
     def tool_names(self) -> tuple[str, ...]:
         return tuple(m.name for m in self.members)
 
-    def mode_for(self, dialect: str, model: str) -> Literal["native", "tool"]:
-        """How a run over ``dialect`` and ``model`` asks.
+    def mode_for(
+        self, dialect: str, model: str, native: bool | None = None
+    ) -> Literal["native", "tool"]:
+        """How a run over ``dialect`` and ``model`` asks. With ``auto``, natively
+        where the model has it (``native``, else the dialect's registration:
+        :func:`~toolwire.stream.codecs.model_has_structured_output`) and the
+        dialect can hold the answer to the schema; else by the tool.
 
         Raises:
             UsageError: ``native`` asked of a dialect that has none.
         """
-        native = structured_output(dialect)
+        found = structured_output(dialect)
         if self.mode == "tool":
             return "tool"
         if self.mode == "native":
-            if native is None:
+            if found is None:
                 raise UsageError(f"{dialect} has no native structured output; use the tool")
             return "native"
-        if native is None or not native.supports(model):
+        has = model_has_structured_output(dialect, model) if native is None else native
+        if found is None or not has:
             return "tool"
         try:
-            native.body(self.whole.name, self.whole.parameters)
+            found.body(self.whole.name, self.whole.parameters)
         except ValueError:  # a schema the dialect cannot hold the model to
             return "tool"
         return "native"

@@ -18,6 +18,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream.codecs import structured
 from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
@@ -52,6 +53,7 @@ PROVIDER: Final = ProviderInfo(
     names=(DIALECT_NAME,),
     class_name="OpenAIResponses",
     demo_model="gpt-4.1-mini",
+    structured_models=structured.OPENAI_MODELS,
     price_provider="openai",
     rate_limit_headers=X_RATELIMIT,
 )
