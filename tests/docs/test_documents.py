@@ -51,6 +51,7 @@ EXPECTED_OUTPUT = {
     ],
     "errors.md": ["failed"],
     "output.md": [
+        "Invoice INV-7 500",
         "INV-7 500 2",
         "asked with json_schema",
         "OutputInvalid 2 ('total',",
