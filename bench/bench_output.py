@@ -9,6 +9,8 @@ characters; after every delta the partial output is read. The readers:
   ``ToolCallDelta.partial`` does): the floor;
 * **toolwire OutputDelta**: the agent's reader (``OutputStream.deltas`` over
   ``TextDelta`` events, one ``OutputDelta`` each, ``partial`` read);
+* **toolwire stream_output**: the same with the partial ``Invoice`` built
+  (``OutputStream(build=True)``: each complete value validated once);
 * **naive re-parse**: the whole buffer parsed again after each delta with
   pydantic-core's partial JSON parser (``from_json(allow_partial=True)``,
   in Rust): what a reader without an incremental parser does;
@@ -98,12 +100,25 @@ def floor(pieces: list[str]) -> Any:
 def toolwire_output(pieces: list[str]) -> Any:
     spec = output_spec(Invoice)
     assert spec is not None
-    stream = OutputStream(spec, "native", 1)
+    stream = OutputStream(spec, "native", 1, build=False)
     value = None
     for piece in pieces:
         for delta in stream.deltas([TextDelta(text=piece)]):
             value = delta.partial
     return value
+
+
+def toolwire_partial_objects(pieces: list[str]) -> Any:
+    """What ``stream_output`` reads: the partial ``Invoice`` after every delta."""
+    spec = output_spec(Invoice)
+    assert spec is not None
+    stream = OutputStream(spec, "native", 1, build=True)
+    value = None
+    for piece in pieces:
+        for delta in stream.deltas([TextDelta(text=piece)]):
+            if delta.output is not None:
+                value = delta.output
+    return value.model_dump() if value is not None else None
 
 
 def naive(pieces: list[str]) -> Any:
@@ -151,6 +166,7 @@ def main() -> None:
     readers: list[tuple[str, Callable[[list[str]], Any]]] = [
         ("partial arguments (floor)", floor),
         ("toolwire OutputDelta", toolwire_output),
+        ("toolwire stream_output (partial Invoice)", toolwire_partial_objects),
     ]
     if not args.skip_quadratic:
         readers += [("naive re-parse", naive), ("pydantic partial validation", pydantic_partial)]
@@ -161,7 +177,8 @@ def main() -> None:
         pieces = chunks(json.dumps(data, ensure_ascii=False), args.chunk)
         truth = Invoice.model_validate(data).model_dump()
         for name, run in readers:
-            expected = truth if run is pydantic_partial else data
+            typed = run in (pydantic_partial, toolwire_partial_objects)
+            expected = truth if typed else data
             seconds[name, label] = best(run, pieces, args.runs, expected)
     print(
         f"`python bench/bench_output.py --chunk {args.chunk} --runs {args.runs}` on "

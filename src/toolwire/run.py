@@ -315,6 +315,10 @@ class OutputDelta:
     kind: Literal["output_delta"] = "output_delta"
     turn: int
     partial: Any
+    output: Any = None
+    """The partial ``T`` when the run was asked for it (``stream(...,
+    partial_output=True)``, :meth:`toolwire.Agent.stream_output`) and this
+    delta completed more of it; else ``None`` (see ``docs/output.md``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

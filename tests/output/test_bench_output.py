@@ -23,6 +23,7 @@ def test_every_reader_ends_in_the_object(chunk: int) -> None:
         assert run(pieces) == data, run.__name__
     truth = bench_output.Invoice.model_validate(data).model_dump()
     assert bench_output.pydantic_partial(pieces) == truth
+    assert bench_output.toolwire_partial_objects(pieces) == truth
 
 
 def test_a_wrong_reader_is_refused() -> None:

@@ -3,6 +3,7 @@ back the same object, asked natively or by the final-result tool."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -12,8 +13,10 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from toolwire import Agent
+from tests.journal._support import CrashAt, expect_crash
+from toolwire import Agent, OutputInvalid
 from toolwire.cli.demo import PROVIDERS, make_provider
+from toolwire.journal import JournalObserver, open_journal
 from toolwire.testing import EmulationServer, Scenario
 
 pytestmark = pytest.mark.anyio
@@ -81,3 +84,77 @@ async def test_runs_show_prints_the_output_as_json(tmp_path: Path) -> None:
     shown = await anyio.run_process(command, env=env, check=False)
     assert shown.returncode == 0, shown.stderr
     assert '"number": "INV-3",\n  "total": 4' in shown.stdout.decode()
+
+
+FEEDBACK = "Your answer did not validate"
+
+
+async def crash_after_the_refusal(
+    server: EmulationServer, journal_path: Path, hook: str, mode: str
+) -> None:
+    """Run until the model is asked a second time, and die at ``hook``
+    (``model_request``: before that request is recorded; ``model_response``:
+    before its answer is)."""
+    journal = open_journal(journal_path)
+    crash = CrashAt(hook, nth=2)
+    provider = make_provider("openai-chat", base_url=server.url_for("openai-chat"), api_key="k")
+    agent = Agent(
+        provider,
+        model="gpt-4.1-mini",
+        journal=False,
+        observers=[crash, JournalObserver(journal)],  # the crash comes first: nothing recorded
+        output_type=Invoice,
+        output_mode=mode,
+    )
+    try:
+        await expect_crash(agent.run("Extract.", run_id="refused-run"))
+    finally:
+        await agent.aclose()
+
+
+def asked_with_feedback(request: dict[str, Any]) -> bool:
+    return FEEDBACK in json.dumps(request)
+
+
+@pytest.mark.parametrize("mode", ["native", "tool"])
+@pytest.mark.parametrize("hook", ["model_request", "model_response"])
+async def test_a_resume_after_a_refused_answer_asks_again_with_the_feedback(
+    hook: str, mode: str, tmp_path: Path
+) -> None:
+    bad, good = {"number": "INV-1", "total": "9"}, {"number": "INV-1", "total": 9}
+    scenario = Scenario.from_dict({"turns": [{"output": bad}, {"output": good}]})
+    journal = tmp_path / "runs.sqlite3"
+    with EmulationServer(scenario) as server:
+        await crash_after_the_refusal(server, journal, hook, mode)
+        before = len(server.requests)
+        provider = make_provider("openai-chat", base_url=server.url_for("openai-chat"), api_key="k")
+        again = Agent(
+            provider, model="gpt-4.1-mini", journal=journal, output_type=Invoice, output_mode=mode
+        )
+        try:
+            resumed = await again.resume("refused-run")
+        finally:
+            await again.aclose()
+        requests = server.requests
+    # The first process asked once, or twice when it died on the answer.
+    assert before == (1 if hook == "model_request" else 2)
+    (asked,) = requests[before:]
+    assert asked_with_feedback(asked) and not asked_with_feedback(requests[0])
+    assert resumed.output == Invoice.model_validate(good) and resumed.turns == 2
+
+
+async def test_a_resumed_run_counts_the_refusals_made_before_it(tmp_path: Path) -> None:
+    bad = {"number": "INV-1", "total": "9"}
+    scenario = Scenario.from_dict({"turns": [{"output": bad}, {"output": bad}]})
+    journal = tmp_path / "runs.sqlite3"
+    with EmulationServer(scenario) as server:
+        await crash_after_the_refusal(server, journal, "model_request", "native")
+        provider = make_provider("openai-chat", base_url=server.url_for("openai-chat"), api_key="k")
+        again = Agent(provider, model="gpt-4.1-mini", journal=journal, output_type=Invoice)
+        try:
+            with pytest.raises(OutputInvalid) as caught:
+                await again.resume("refused-run")
+        finally:
+            await again.aclose()
+    # output_retries=1: the refusal before the crash and the one after make two.
+    assert caught.value.attempts == 2

@@ -15,7 +15,13 @@ from toolwire import UsageError
 from toolwire.agent._output import OutputFailure, output_spec
 from toolwire.agent._typed import Accepted, Refused, judge
 from toolwire.run import RunResult
-from toolwire.stream.codecs.structured import structured_output, tool_names
+from toolwire.stream.codecs import (
+    ModelTable,
+    model_has_structured_output,
+    registered,
+    structured_output,
+)
+from toolwire.stream.codecs.structured import tool_names
 from toolwire.types import ChoiceResult, InvalidToolCall, ToolCall, Usage
 
 
@@ -97,6 +103,62 @@ def test_native_where_the_dialect_and_model_have_it() -> None:
     with pytest.raises(UsageError, match="no native structured output"):
         forced.mode_for("ollama", "llama3")
     assert output_spec(Invoice, "tool").mode_for("openai-chat", "gpt-4.1") == "tool"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "model", "native"),
+    [
+        ("openai-chat", "gpt-4o-2024-08-06", True),
+        ("openai-chat", "gpt-4o-2024-05-13", False),  # before json_schema
+        ("openai-responses", "gpt-4-turbo", False),
+        ("openai-responses", "gpt-4o-mini", True),
+        ("openai-chat", "o1-mini", False),
+        ("openai-chat", "my-finetune", True),  # unknown: the table's default
+        ("anthropic-messages", "claude-sonnet-4-20250514", False),
+        ("anthropic-messages", "claude-opus-4-1-20250805", True),
+        ("anthropic-messages", "claude-3-7-sonnet-latest", False),
+        ("gemini", "gemini-1.5-pro", False),
+        ("gemini", "gemini-2.5-flash", True),
+        ("bedrock-converse", "us.anthropic.claude-3-5-sonnet-20241022-v2:0", False),
+        ("bedrock-converse", "global.anthropic.claude-sonnet-4-5-20250929-v1:0", True),
+        ("bedrock-converse", "us.amazon.nova-2-lite-v1:0", True),
+        ("ollama-ndjson", "llama3", False),  # the dialect has none
+        ("bedrock-invoke", "anthropic.claude-sonnet-4-5", False),
+        ("no-such-dialect", "gpt-4.1", False),
+    ],
+)
+def test_the_registration_says_which_models_have_native_output(
+    dialect: str, model: str, native: bool
+) -> None:
+    assert model_has_structured_output(dialect, model) is native
+    spec = output_spec(Invoice)
+    assert spec is not None
+    assert spec.mode_for(dialect, model) == ("native" if native else "tool")
+
+
+def test_the_agent_can_say_otherwise_than_the_table() -> None:
+    spec = output_spec(Invoice)
+    assert spec is not None
+    assert spec.mode_for("openai-chat", "gpt-4o-2024-05-13", True) == "native"
+    assert spec.mode_for("openai-chat", "gpt-4.1", False) == "tool"
+    assert spec.mode_for("ollama-ndjson", "llama3", True) == "tool"  # no words to ask in
+
+
+def test_a_model_table_takes_the_longest_prefix_and_reads_past_a_region() -> None:
+    table = ModelTable(True, {"a": False, "ab": True, "abc-old": False}, strip=("us.",))
+    assert [table(m) for m in ("x", "a1", "ab1", "abc-old-2", "us.abc-old", "eu.a")] == [
+        True,
+        False,
+        True,
+        False,
+        False,
+        True,  # eu. is not stripped here: "eu.a" matches nothing
+    ]
+    assert all(
+        d.provider is not None and d.provider.structured_models is not None
+        for d in registered()
+        if d.structured_output is not None
+    )
 
 
 def test_a_schema_strict_mode_cannot_hold_falls_back_to_the_tool() -> None:

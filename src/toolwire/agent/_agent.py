@@ -142,6 +142,11 @@ class Agent(Generic[OutputT]):
             :class:`~toolwire.errors.OutputInvalid`.
         output_strict: validate strictly (the default: ``"500"`` is not an
             integer); ``False`` lets pydantic coerce.
+        native_output: whether ``model`` has the dialect's native structured
+            output, for ``output_mode="auto"``: ``None`` (the default) asks
+            the dialect's registration (``ProviderInfo.structured_models``);
+            ``True`` or ``False`` says so for a model it does not know right
+            (a new one, a compatible server's).
 
     Raises:
         UsageError: a setting is out of range, ``approve`` is given with a
@@ -177,6 +182,7 @@ class Agent(Generic[OutputT]):
         output_mode: OutputMode = "auto",
         output_retries: int = 1,
         output_strict: bool = True,
+        native_output: bool | None = None,
     ) -> None:
         if max_turns < 1:
             raise UsageError("max_turns must be at least 1")
@@ -186,6 +192,7 @@ class Agent(Generic[OutputT]):
         self.output_mode: OutputMode = output_mode
         self.output_retries = output_retries
         self.output_strict = output_strict
+        self.native_output = native_output
         self._output = output_spec(output_type, output_mode, strict=output_strict)
         if stream_retries < 0:
             raise UsageError("stream_retries must be >= 0")
@@ -274,10 +281,17 @@ class Agent(Generic[OutputT]):
     async def stream_output(
         self, prompt: Prompt, *, run_id: str | None = None, output_type: Any = None
     ) -> AsyncGenerator[Any, None]:
-        """Run a typed run, yielding its output as it grows: after each delta
-        of the answer, the JSON value parsed so far (dicts and lists, the
-        last string cut where the stream is; the same object grown in place),
-        and last the validated output itself (a ``T``).
+        """Run a typed run, yielding its output as it grows: a partial ``T``
+        each time a delta of the answer completes more of it, and last the
+        validated output itself.
+
+        A field appears once its value is complete (validated alone, with its
+        own type); a ``list[...]`` field appears when its list starts and
+        grows by complete items; a ``list[...]`` output grows by complete
+        items. A pydantic model is made with ``model_construct``, a dataclass
+        without ``__init__``; a ``Literal`` or a natively answered union
+        yields only the output. The raw partial JSON is each
+        :class:`OutputDelta`'s ``partial`` (:meth:`stream`).
 
         Raises:
             UsageError: the run is not typed (no ``output_type``).
@@ -286,11 +300,12 @@ class Agent(Generic[OutputT]):
         spec = self._spec(output_type)
         if spec is None:
             raise UsageError("stream_output() needs an output_type other than str")
-        events = self.stream(prompt, run_id=run_id, output_type=output_type)
+        events = self.stream(prompt, run_id=run_id, output_type=output_type, partial_output=True)
         async with contextlib.aclosing(events):
             async for event in events:
                 if isinstance(event, OutputDelta):
-                    yield event.partial
+                    if event.output is not None:
+                        yield event.output
                 elif isinstance(event, RunFinished) and event.result.ok:
                     yield event.result.output
 
@@ -300,6 +315,7 @@ class Agent(Generic[OutputT]):
         *,
         run_id: str | None = None,
         output_type: Any = None,
+        partial_output: bool = False,
     ) -> AsyncGenerator[AgentEvent, None]:
         """Run, yielding every event of every turn as it happens: the model's
         text and tool-call deltas, tools starting and finishing, turn and run
@@ -309,14 +325,18 @@ class Agent(Generic[OutputT]):
         it early cancels the run and every tool it started.
 
         A typed run (``output_type``) also yields an :class:`OutputDelta`
-        after each delta of its answer.
+        after each delta of its answer; with ``partial_output``, each also
+        carries the partial ``T`` it completed (``output``, see
+        :meth:`stream_output`).
         """
         check_limits(self)
         spec = self._spec(output_type)
         messages = initial_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
 
-        runner = new_run(self, self._observers, messages, chosen, spec)
+        runner = new_run(
+            self, self._observers, messages, chosen, spec, partial_output=partial_output
+        )
 
         # Closed in this task when the caller closes us: left to the garbage
         # collector, its task group would be exited from another task.

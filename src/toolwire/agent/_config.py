@@ -56,6 +56,8 @@ class RunConfig:
     native structured output."""
     output_retries: int = 1
     """How many refused answers go back to the model before the run fails."""
+    partial_output: bool = False
+    """Build the partial ``T`` of each output delta (``OutputDelta.output``)."""
 
     def meter(self) -> RunMeter:
         """A new run's meter: it prices the requests and stops the run at its limits."""

@@ -390,7 +390,9 @@ class RunDriver:
         )
         early: dict[str, ToolResult] = {}
         if config.output is not None and self.emit is not None:
-            self.output_stream = OutputStream(config.output, config.output_mode, self.turn)
+            self.output_stream = OutputStream(
+                config.output, config.output_mode, self.turn, build=config.partial_output
+            )
         if config.eager:
             # Eager tools start while the stream is read, in this task group.
             async with anyio.create_task_group() as tg:

@@ -35,9 +35,10 @@ from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
+from toolwire.agent._partial import PartialOutput, Settled, Shape, shape_of
 from toolwire.errors import UsageError
 from toolwire.stream import jsonio
-from toolwire.stream.codecs.structured import structured_output
+from toolwire.stream.codecs import model_has_structured_output, structured_output
 from toolwire.stream.jsonschema import JSONSchema
 from toolwire.tools import clean_schema, format_pydantic_errors
 
@@ -95,6 +96,8 @@ class OutputMember:
     freeform: Mapping[str, str] | None = None
     anthropic_eager_input_streaming: bool | None = None
     anthropic_toolset: str | None = None
+    output_type: Any = None
+    """The type this member validates to."""
 
     def validate(self, raw: str, *, strict: bool) -> Any:
         """The value of the JSON text ``raw``.
@@ -126,6 +129,7 @@ class OutputSpec(Generic[T]):
         self.output_type = output_type
         self.mode = mode
         self.strict = strict
+        self._shapes: dict[str, Shape | None] = {}
         try:
             found = _union_members(output_type)
             self.whole = _member(FINAL_RESULT, output_type)
@@ -145,23 +149,29 @@ class OutputSpec(Generic[T]):
     def tool_names(self) -> tuple[str, ...]:
         return tuple(m.name for m in self.members)
 
-    def mode_for(self, dialect: str, model: str) -> Literal["native", "tool"]:
-        """How a run over ``dialect`` and ``model`` asks.
+    def mode_for(
+        self, dialect: str, model: str, native: bool | None = None
+    ) -> Literal["native", "tool"]:
+        """How a run over ``dialect`` and ``model`` asks. With ``auto``, natively
+        where the model has it (``native``, else the dialect's registration:
+        :func:`~toolwire.stream.codecs.model_has_structured_output`) and the
+        dialect can hold the answer to the schema; else by the tool.
 
         Raises:
             UsageError: ``native`` asked of a dialect that has none.
         """
-        native = structured_output(dialect)
+        found = structured_output(dialect)
         if self.mode == "tool":
             return "tool"
         if self.mode == "native":
-            if native is None:
+            if found is None:
                 raise UsageError(f"{dialect} has no native structured output; use the tool")
             return "native"
-        if native is None or not native.supports(model):
+        has = model_has_structured_output(dialect, model) if native is None else native
+        if found is None or not has:
             return "tool"
         try:
-            native.body(self.whole.name, self.whole.parameters)
+            found.body(self.whole.name, self.whole.parameters)
         except ValueError:  # a schema the dialect cannot hold the model to
             return "tool"
         return "native"
@@ -185,6 +195,16 @@ class OutputSpec(Generic[T]):
             return native.body(self.schema_name, self.whole.parameters)
         except ValueError as exc:
             raise UsageError(f"{dialect} cannot hold an answer to this schema: {exc}") from exc
+
+    def partial_output(self, member: OutputMember, settled: Settled) -> PartialOutput | None:
+        """The builder of one answer's partial ``T`` (``None``: built only whole)."""
+        if member.name not in self._shapes:
+            self._shapes[member.name] = shape_of(member.output_type)
+        shape = self._shapes[member.name]
+        if shape is None:
+            return None
+        depth = 1 if member.wrapped else 0
+        return PartialOutput(shape, settled, depth=depth, strict=self.strict)
 
     def member(self, tool: str) -> OutputMember | None:
         """The member whose final-result tool is called ``tool``."""
@@ -231,7 +251,9 @@ def _member(name: str, output_type: Any) -> OutputMember:
     adapter: TypeAdapter[Any] = TypeAdapter(output_type)
     raw = adapter.json_schema()
     if raw.get("type") == "object" and "properties" in raw:
-        return OutputMember(name, adapter, clean_schema(raw), wrapped=False)
+        return OutputMember(
+            name, adapter, clean_schema(raw), wrapped=False, output_type=output_type
+        )
     defs = raw.pop("$defs", None)
     wrapper: JSONSchema = {
         "type": "object",
@@ -241,4 +263,4 @@ def _member(name: str, output_type: Any) -> OutputMember:
     }
     if defs:
         wrapper["$defs"] = defs
-    return OutputMember(name, adapter, clean_schema(wrapper), wrapped=True)
+    return OutputMember(name, adapter, clean_schema(wrapper), wrapped=True, output_type=output_type)

@@ -68,6 +68,7 @@ class AgentSettings(Protocol):
     limits: UsageLimits | None
     budget: Budget | None
     output_retries: int
+    native_output: bool | None
 
     @property
     def journal(self) -> Journal | None:
@@ -108,7 +109,7 @@ def run_config(agent: AgentSettings, spec: OutputSpec[Any] | None) -> RunConfig:
     tools = list(toolbox.schemas(provider.dialect)) if len(toolbox) else []
     mode: Literal["native", "tool"] = "tool"
     if spec is not None:
-        mode = spec.mode_for(provider.dialect, agent.model)
+        mode = spec.mode_for(provider.dialect, agent.model, agent.native_output)
         if mode == "tool":
             shape = provider.wire.tool_schemas
             if shape is None:
@@ -147,7 +148,7 @@ def finished_run(
     result: RunResult[Any] = finished_result(plan, outcome)
     if spec is None or plan.response is None:
         return result
-    mode = spec.mode_for(agent.provider.dialect, agent.model)
+    mode = spec.mode_for(agent.provider.dialect, agent.model, agent.native_output)
     verdict = judge(spec, mode, plan.response.choice())
     output = verdict.value if isinstance(verdict, Accepted) else None
     return dataclasses.replace(result, output=output)
@@ -163,6 +164,7 @@ async def run_to_end(
     *,
     plan: ResumePlan | None = None,
     spec: OutputSpec[Any] | None = None,
+    partial_output: bool = False,
 ) -> RunResult[Any]:
     """One run to its end, its observers (``observed``'s binding) told of
     every step; its events go to ``emit`` and ``emit_many`` (``None`` when
@@ -170,6 +172,8 @@ async def run_to_end(
     provider = agent.provider
     observers = observed.bind(agent.observers, agent.journal, provider._secrets)
     config = run_config(agent, spec)
+    if partial_output:  # someone reads the partial objects (stream_output)
+        config = dataclasses.replace(config, partial_output=True)
     settings = run_settings(agent)
     if config.output is not None:  # what the run asks for, and how
         settings["output_type"] = config.output.schema_name
@@ -201,6 +205,8 @@ def new_run(
     messages: list[Message],
     run_id: str,
     spec: OutputSpec[Any] | None,
+    *,
+    partial_output: bool = False,
 ) -> Runner:
     """A new run to stream (:meth:`~toolwire.Agent.stream`), its lease held
     from its start to its end."""
@@ -210,7 +216,16 @@ def new_run(
     ) -> None:
         with run_lease(agent.journal, run_id):
             emit(RunStarted(run_id=run_id))
-            result = await run_to_end(agent, observed, messages, run_id, emit, emit_many, spec=spec)
+            result = await run_to_end(
+                agent,
+                observed,
+                messages,
+                run_id,
+                emit,
+                emit_many,
+                spec=spec,
+                partial_output=partial_output,
+            )
             emit(RunFinished(result=result))
 
     return runner

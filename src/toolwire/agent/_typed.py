@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from toolwire.agent._output import OutputFailure, OutputSpec
+from toolwire.agent._output import OutputFailure, OutputMember, OutputSpec
+from toolwire.agent._partial import PartialOutput
 from toolwire.agent.loop import is_continued
 from toolwire.events import Event, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 from toolwire.run import OutputDelta
@@ -108,21 +109,37 @@ class OutputStream:
 
     Natively the answer is the turn's text (choice 0); with the tool, the
     arguments of the first final-result call, whose ``ToolCallDelta.partial``
-    the stream's own lazy parser already gives."""
+    the stream's own lazy parser already gives. With ``build``, each delta
+    also carries the partial ``T`` it completed (``output``), from a
+    :class:`~toolwire.agent._partial.PartialOutput`."""
 
-    __slots__ = ("_call", "_fragments", "_grown", "_parser", "mode", "spec", "turn")
+    __slots__ = (
+        "_call",
+        "_fragments",
+        "_grown",
+        "_parser",
+        "_typed",
+        "build",
+        "mode",
+        "spec",
+        "turn",
+    )
 
-    def __init__(self, spec: OutputSpec[Any], mode: Mode, turn: int) -> None:
+    def __init__(self, spec: OutputSpec[Any], mode: Mode, turn: int, *, build: bool) -> None:
         self.spec = spec
+        self.build = build
         self.mode = mode
         self.turn = turn
         self._fragments: list[str] = []
         self._parser = LazyPartial(self._fragments)
-        self._call: tuple[int, Any] | None = None
+        self._call: tuple[int, OutputMember] | None = None
         """``(call index, member)`` of the final-result call followed."""
         self._grown = False
         """An argument delta of that call was seen (a dialect that sends a
         call whole, Gemini's, gives its arguments once, when it is ready)."""
+        self._typed: PartialOutput | None = None
+        if mode == "native" and build:
+            self._typed = spec.partial_output(spec.whole, self._parser.settled)
 
     def deltas(self, events: list[Event]) -> list[OutputDelta]:
         """The output deltas ``events`` (one network read's) make."""
@@ -131,8 +148,8 @@ class OutputStream:
             if self.mode == "native":
                 if isinstance(event, TextDelta) and event.choice == 0 and event.text:
                     self._fragments.append(event.text)
-                    partial = self._parser.partial_at(len(self._fragments))
-                    out.append(OutputDelta(turn=self.turn, partial=self.spec.whole.unwrap(partial)))
+                    partial = self.spec.whole.unwrap(self._parser.partial_at(len(self._fragments)))
+                    out.append(self._delta(partial))
             elif isinstance(event, ToolCallStarted) and event.choice == 0:
                 member = self.spec.member(event.name)
                 if member is not None and self._call is None:
@@ -140,12 +157,32 @@ class OutputStream:
             elif isinstance(event, ToolCallDelta) and event.choice == 0:
                 followed = self._call
                 if followed is not None and followed[0] == event.index:
+                    if not self._grown and self.build:
+                        source = event.source
+                        settled = source.settled if isinstance(source, LazyPartial) else _open
+                        self._typed = self.spec.partial_output(followed[1], settled)
                     self._grown = True
-                    partial = followed[1].unwrap(event.partial)
-                    out.append(OutputDelta(turn=self.turn, partial=partial))
+                    out.append(self._delta(followed[1].unwrap(event.partial)))
             elif isinstance(event, ToolCallReady) and event.choice == 0 and not self._grown:
                 followed = self._call
                 if followed is not None and followed[0] == event.call.index:
-                    partial = followed[1].unwrap(event.call.arguments)
-                    out.append(OutputDelta(turn=self.turn, partial=partial))
+                    if self.build:
+                        self._typed = self.spec.partial_output(followed[1], _closed)
+                    out.append(self._delta(followed[1].unwrap(event.call.arguments)))
         return out
+
+    def _delta(self, partial: Any) -> OutputDelta:
+        typed = self._typed
+        output = None if typed is None else typed.update(partial)
+        return OutputDelta(turn=self.turn, partial=partial, output=output)
+
+
+def _open(container: Any, depth: int) -> bool:
+    """Settledness unknown (arguments built by the codec): the last value of
+    a container counts as still being read."""
+    return False
+
+
+def _closed(container: Any, depth: int) -> bool:
+    """Arguments given whole: everything is complete."""
+    return True

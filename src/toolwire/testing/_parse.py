@@ -13,7 +13,7 @@ import dataclasses
 from toolwire.stream import jsonio
 from toolwire.stream.codecs import registered
 from toolwire.stream.codecs.emulation import BadRequest, ParsedRequest, ToolResult, media_counts
-from toolwire.stream.codecs.structured import structured_output, tool_names
+from toolwire.stream.codecs.structured import tool_names
 
 __all__ = ["BadRequest", "ParsedRequest", "ToolResult", "parse_request"]
 
@@ -41,7 +41,7 @@ def parse_request(
     for d in registered():
         if d.name == dialect and d.decode_request is not None:
             parsed = d.decode_request(data, model, stream)
-            native = structured_output(dialect)
+            native = d.structured_output
             return dataclasses.replace(
                 parsed,
                 output_native=native is not None and native.asked(data),

@@ -92,6 +92,24 @@ class PartialJSONParser(ValueBuilder):
         """Whether the top-level value is complete (only whitespace may follow)."""
         return self._state == DONE
 
+    def settled(self, container: Any, depth: int) -> bool:
+        """Whether every value in ``container`` so far is complete.
+
+        ``container`` is a dict or list of the value, opened at ``depth`` (0
+        for the root). It is settled once closed, or while open with nothing
+        inside it being read: not a string cut where the stream is, not a
+        deeper container still open. O(1).
+        """
+        state = self._state
+        if state == DONE:
+            return True
+        if state == ERROR:
+            return False
+        stack = self._stack
+        if len(stack) <= depth or stack[depth] is not container:
+            return True  # closed
+        return len(stack) == depth + 1 and state != IN_SLOT
+
     @property
     def error(self) -> str | None:
         """Why the input is not JSON, with the character offset; ``None`` while it is valid."""

@@ -77,9 +77,11 @@ from toolwire.stream.codecs._common import error_event
 from toolwire.stream.codecs._dialect import (
     X_RATELIMIT,
     Capabilities,
+    ModelTable,
     ProviderInfo,
     RateLimitHeaders,
     SchemaTool,
+    StructuredOutput,
     WireDialect,
     as_args_event,
     as_continued,
@@ -109,12 +111,14 @@ __all__ = [
     "EventStreamArgsCodec",
     "GeminiCodec",
     "GeminiInteractionsCodec",
+    "ModelTable",
     "OllamaCodec",
     "OpenAIChatCodec",
     "OpenAIResponsesCodec",
     "ProviderInfo",
     "RateLimitHeaders",
     "SchemaTool",
+    "StructuredOutput",
     "WholeCodec",
     "WireDialect",
     "as_args_event",
@@ -123,8 +127,10 @@ __all__ = [
     "codec_for",
     "dialect_for_path",
     "error_event",
+    "model_has_structured_output",
     "register",
     "registered",
+    "structured_output",
     "unregister",
     "wire_dialect",
 ]
@@ -179,6 +185,24 @@ def unregister(name: str) -> WireDialect:
     dialect = wire_dialect(name)
     del _REGISTRY[name]
     return dialect
+
+
+def structured_output(dialect: str) -> StructuredOutput | None:
+    """The native structured output of the registered dialect ``dialect``
+    (``None``: it has none, or no dialect has that name)."""
+    found = _REGISTRY.get(dialect)
+    return found.structured_output if found is not None else None
+
+
+def model_has_structured_output(dialect: str, model: str) -> bool:
+    """Whether a request to ``model`` over ``dialect`` can ask for native
+    structured output: the dialect has it, and its provider's
+    :attr:`ProviderInfo.structured_models` counts the model in."""
+    found = _REGISTRY.get(dialect)
+    if found is None or found.structured_output is None:
+        return False
+    table = found.provider.structured_models if found.provider is not None else None
+    return table is None or table(model)
 
 
 def registered() -> tuple[WireDialect, ...]:

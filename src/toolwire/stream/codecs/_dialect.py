@@ -17,7 +17,7 @@ limits in) is plain data here too (:class:`ProviderInfo`,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast
 
 from toolwire.stream.codecs._codec import (
@@ -167,6 +167,40 @@ X_RATELIMIT: Final = RateLimitHeaders(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StructuredOutput:
+    """One dialect's native structured output."""
+
+    body: Callable[[str, JSONSchema], dict[str, Any]]
+    """The body members that ask for an answer held to ``schema``, named
+    ``name`` (merged into the request one level deep, as ``extra`` is).
+    Raises ``ValueError`` for a schema the dialect cannot express."""
+    asked: Callable[[dict[str, Any]], bool]
+    """True for a request body that asks for structured output (the emulation server)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTable:
+    """A yes or no per model id: the value of the longest prefix of the id
+    the table names, else ``default``. An id may carry one of ``strip``
+    first (Bedrock's inference profiles, ``us.``), read past."""
+
+    default: bool
+    prefixes: Mapping[str, bool] = field(default_factory=dict[str, bool])
+    strip: tuple[str, ...] = ()
+
+    def __call__(self, model: str) -> bool:
+        for prefix in self.strip:
+            if model.startswith(prefix):
+                model = model[len(prefix) :]
+                break
+        longest, answer = -1, self.default
+        for prefix, value in self.prefixes.items():
+            if len(prefix) > longest and model.startswith(prefix):
+                longest, answer = len(prefix), value
+        return answer
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderInfo:
     """The toolwire provider that speaks a dialect, by plain names: the
     registry imports no provider, the layers above read these."""
@@ -184,6 +218,10 @@ class ProviderInfo:
     """Its provider id in ``genai-prices``' data (``openai``, ``google``)."""
     rate_limit_headers: RateLimitHeaders | None = None
     """The headers its service announces its rate limits in (``None``: none)."""
+    structured_models: ModelTable | None = None
+    """Which of its service's models have the dialect's native structured
+    output (:attr:`WireDialect.structured_output`); ``None``: all of them.
+    A typed run with ``output_mode="auto"`` asks the others by the tool."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,6 +331,11 @@ class WireDialect:
     inspect`` shows it): Anthropic's server-tool blocks, held until they end."""
     otel_provider: str | None = None
     """Its ``gen_ai.provider.name`` flavour, for providers of other names."""
+
+    # -- typed output -------------------------------------------------------------------
+    structured_output: StructuredOutput | None = None
+    """How a request asks for an answer held to a JSON Schema (``None``: the
+    dialect has no native structured output; typed runs use the tool)."""
 
     # -- the layers above: its provider -------------------------------------------------
     provider: ProviderInfo | None = None

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote
 
-from toolwire.stream.codecs import sdk
+from toolwire.stream.codecs import sdk, structured
 from toolwire.stream.codecs._dialect import (
     Capabilities,
     ProviderInfo,
@@ -142,10 +142,12 @@ DIALECT: Final = WireDialect(
     is_error_body=lambda body: isinstance(body, dict) and body.get("type") == "error",
     sdk_shape=sdk.AnthropicShape(),
     volatile_fields=("metadata",),
+    structured_output=structured.ANTHROPIC,
     provider=ProviderInfo(
         names=("anthropic",),
         class_name="Anthropic",
         demo_model="claude-sonnet-4-5",
+        structured_models=structured.ANTHROPIC_MODELS,
         price_provider="anthropic",
         rate_limit_headers=RateLimitHeaders(
             limit="anthropic-ratelimit-{resource}-limit",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import quote
 
+from toolwire.stream.codecs import structured
 from toolwire.stream.codecs._dialect import (
     Capabilities,
     ProviderInfo,
@@ -86,10 +87,12 @@ DIALECT: Final = WireDialect(
     decode_request=emulation.decode_converse_request,
     encoder=emulation.BedrockConverseEncoder,
     otel_provider="aws.bedrock",
+    structured_output=structured.BEDROCK,
     provider=ProviderInfo(
         names=("bedrock",),
         class_name="Bedrock",
         demo_model="us.amazon.nova-2-lite-v1:0",
+        structured_models=structured.BEDROCK_MODELS,
         price_provider="aws",
     ),
 )

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
+from toolwire.stream.codecs import structured
 from toolwire.stream.codecs._common import (
     DONE,
     UnreadFields,
@@ -360,10 +361,12 @@ DIALECT: Final = WireDialect(
     is_error_body=lambda body: (
         isinstance(body, dict) and body.get("error") is not None and "candidates" not in body
     ),
+    structured_output=structured.GEMINI,
     provider=ProviderInfo(
         names=("gemini",),
         class_name="Gemini",
         demo_model="gemini-2.5-flash",
+        structured_models=structured.GEMINI_MODELS,
         price_provider="google",
     ),
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from toolwire.stream.codecs import sdk
+from toolwire.stream.codecs import sdk, structured
 from toolwire.stream.codecs._dialect import X_RATELIMIT, Capabilities, ProviderInfo, WireDialect
 from toolwire.stream.codecs.emulation import openai_chat as emulation
 from toolwire.stream.codecs.openai_chat_args import learn_openai_head, openai_args_event
@@ -80,10 +80,12 @@ DIALECT: Final = WireDialect(
     sdk_shape=sdk.OpenAIChatShape(),
     answer_fields=("stream", "stream_options"),
     volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "stream_options", "user"),
+    structured_output=structured.CHAT,
     provider=ProviderInfo(
         names=(DIALECT_NAME, "openai"),
         class_name="OpenAIChat",
         demo_model="gpt-4.1-mini",
+        structured_models=structured.OPENAI_MODELS,
         price_provider="openai",
         rate_limit_headers=X_RATELIMIT,
     ),

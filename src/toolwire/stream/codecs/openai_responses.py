@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
-from toolwire.stream.codecs import sdk
+from toolwire.stream.codecs import sdk, structured
 from toolwire.stream.codecs._common import (
     DONE,
     as_int,
@@ -483,6 +483,7 @@ DIALECT: Final = WireDialect(
     ),
     sdk_shape=sdk.OpenAIResponsesShape(),
     volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "user"),
+    structured_output=structured.RESPONSES,
     provider=PROVIDER,
 )
 """The Responses API."""

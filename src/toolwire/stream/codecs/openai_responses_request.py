@@ -19,6 +19,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.stream.codecs import structured
 from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
 from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
 from toolwire.stream.codecs.openai_responses_items import (
@@ -55,6 +56,7 @@ PROVIDER: Final = ProviderInfo(
     names=(DIALECT_NAME,),
     class_name="OpenAIResponses",
     demo_model="gpt-4.1-mini",
+    structured_models=structured.OPENAI_MODELS,
     price_provider="openai",
     rate_limit_headers=X_RATELIMIT,
 )

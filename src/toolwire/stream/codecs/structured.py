@@ -19,39 +19,35 @@ which every dialect with tools can call. Each dialect's words live here:
   "name"}}}}``.
 
 The answer then comes back as the turn's text, which the agent validates.
-The other dialects have no entry: a typed run over them uses the tool.
+Each dialect's registration holds its entry (``WireDialect.structured_output``)
+and which models of its service have it (``ProviderInfo.structured_models``);
+:func:`toolwire.stream.codecs.structured_output` reads them. The other
+dialects have none: a typed run over them uses the tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from toolwire.stream.codecs._dialect import ModelTable, StructuredOutput
 from toolwire.stream.codecs.openai_schema import to_openai_strict
 from toolwire.stream.codecs.request import dict_or_empty, list_or_empty
 from toolwire.stream.jsonio import dumps
 from toolwire.stream.jsonschema import JSONSchema
 
-__all__ = ["StructuredOutput", "structured_output", "tool_names"]
-
-
-def _always(model: str) -> bool:
-    return True
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StructuredOutput:
-    """One dialect's native structured output."""
-
-    body: Callable[[str, JSONSchema], dict[str, Any]]
-    """The body members that ask for an answer held to ``schema``, named
-    ``name`` (merged into the request one level deep, as ``extra`` is).
-    Raises ``ValueError`` for a schema the dialect cannot express."""
-    asked: Callable[[dict[str, Any]], bool]
-    """True for a request body that asks for structured output (the emulation server)."""
-    supports: Callable[[str], bool] = _always
-    """True for a model id that has it (older models of the dialect have not)."""
+__all__ = [
+    "ANTHROPIC",
+    "ANTHROPIC_MODELS",
+    "BEDROCK",
+    "BEDROCK_MODELS",
+    "CHAT",
+    "GEMINI",
+    "GEMINI_MODELS",
+    "OPENAI_MODELS",
+    "RESPONSES",
+    "StructuredOutput",
+    "tool_names",
+]
 
 
 def _chat(name: str, schema: JSONSchema) -> dict[str, Any]:
@@ -97,37 +93,66 @@ def _gemini_asked(body: dict[str, Any]) -> bool:
     return "responseJsonSchema" in config or "responseSchema" in config
 
 
-def _not_older(*prefixes: str) -> Callable[[str], bool]:
-    def supports(model: str) -> bool:
-        return not model.startswith(prefixes)
-
-    return supports
-
-
-_TABLE: dict[str, StructuredOutput] = {
-    "openai-chat": StructuredOutput(
-        body=_chat, asked=lambda b: _member_type(b, "response_format", "type")
-    ),
-    "openai-responses": StructuredOutput(
-        body=_responses, asked=lambda b: _member_type(b, "text", "format", "type")
-    ),
-    "anthropic-messages": StructuredOutput(
-        body=_anthropic,
-        asked=lambda b: _member_type(b, "output_config", "format", "type"),
-        supports=_not_older("claude-2", "claude-3", "claude-instant"),
-    ),
-    "gemini": StructuredOutput(
-        body=_gemini, asked=_gemini_asked, supports=_not_older("gemini-1.0", "gemini-pro")
-    ),
-    "bedrock-converse": StructuredOutput(
-        body=_bedrock, asked=lambda b: _member_type(b, "outputConfig", "textFormat", "type")
-    ),
-}
+CHAT: Final = StructuredOutput(
+    body=_chat, asked=lambda b: _member_type(b, "response_format", "type")
+)
+RESPONSES: Final = StructuredOutput(
+    body=_responses, asked=lambda b: _member_type(b, "text", "format", "type")
+)
+ANTHROPIC: Final = StructuredOutput(
+    body=_anthropic, asked=lambda b: _member_type(b, "output_config", "format", "type")
+)
+GEMINI: Final = StructuredOutput(body=_gemini, asked=_gemini_asked)
+BEDROCK: Final = StructuredOutput(
+    body=_bedrock, asked=lambda b: _member_type(b, "outputConfig", "textFormat", "type")
+)
 
 
-def structured_output(dialect: str) -> StructuredOutput | None:
-    """The native structured output of ``dialect``; ``None`` where it has none."""
-    return _TABLE.get(dialect)
+OPENAI_MODELS: Final = ModelTable(
+    True,
+    {
+        "gpt-3.5": False,
+        "gpt-4": False,  # gpt-4, gpt-4-turbo (not the families below)
+        "gpt-4o": True,
+        "gpt-4o-2024-05-13": False,  # json_schema came with gpt-4o-2024-08-06
+        "gpt-4.1": True,
+        "gpt-4.5": True,
+        "o1-mini": False,
+        "o1-preview": False,
+    },
+)
+"""OpenAI's models with ``json_schema`` structured outputs (Chat and Responses)."""
+
+ANTHROPIC_MODELS: Final = ModelTable(
+    True,
+    {
+        "claude-instant": False,
+        "claude-2": False,
+        "claude-3": False,  # 3, 3.5, 3.7
+        "claude-sonnet-4-0": False,
+        "claude-sonnet-4-2": False,  # claude-sonnet-4-20250514
+        "claude-opus-4-0": False,
+        "claude-opus-4-2": False,  # claude-opus-4-20250514
+    },
+)
+"""Claude models with structured outputs: Sonnet 4.5, Opus 4.1 and later."""
+
+GEMINI_MODELS: Final = ModelTable(True, {"gemini-1.": False, "gemini-pro": False})
+"""Gemini models with ``responseJsonSchema``: 2.0 and later."""
+
+BEDROCK_MODELS: Final = ModelTable(
+    True,
+    {
+        "anthropic.claude-instant": False,
+        "anthropic.claude-v2": False,
+        "anthropic.claude-3": False,
+        "anthropic.claude-sonnet-4-2": False,
+        "anthropic.claude-opus-4-2": False,
+    },
+    strip=("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global."),
+)
+"""Bedrock models with ``outputConfig.textFormat``: where Converse has it
+(older Claude models have not); an inference profile's region is read past."""
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:
