@@ -42,6 +42,7 @@ __all__ = [
     "VERSIONS",
     "AnswerGiven",
     "ApprovalGiven",
+    "ModelAttempt",
     "ModelFailed",
     "ModelRequest",
     "ModelResponse",
@@ -113,6 +114,24 @@ class ModelStreaming:
     kind: ClassVar[str] = "model_streaming"
     version: ClassVar[int] = 1
     response_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelAttempt:
+    """One provider of a fallback chain tried for the request: the chain went
+    on after its ``error``, or it is the last one tried (``error`` ``None``:
+    it answered)."""
+
+    kind: ClassVar[str] = "model_attempt"
+    version: ClassVar[int] = 1
+    position: int | None = None
+    """Its place in the chain (0: the primary)."""
+    provider: str | None = None
+    dialect: str | None = None
+    model: str | None = None
+    elapsed: float | None = None
+    error: dict[str, Any] | None = None
+    """``{"type", "message", ...}`` of its failure."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,6 +317,7 @@ Record = (
     | RunResumed
     | ModelRequest
     | ModelStreaming
+    | ModelAttempt
     | ModelResponse
     | ModelFailed
     | ToolIntent
@@ -317,6 +337,7 @@ KINDS: dict[str, type[Record]] = {
         RunResumed,
         ModelRequest,
         ModelStreaming,
+        ModelAttempt,
         ModelResponse,
         ModelFailed,
         ToolIntent,

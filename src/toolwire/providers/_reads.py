@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from toolwire.events import Event
     from toolwire.http import ErrorParser, HttpRequest, StreamResponse, Transport
 
-__all__ = ["HOLD", "ProviderStream", "Resumer"]
+__all__ = ["HOLD", "ProviderAttempt", "ProviderStream", "Resumer"]
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,25 @@ class Resumer:
     timeout: float = 30.0
     """Seconds for each reopening to be answered (its body then reads under
     the transport's own timeouts)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderAttempt:
+    """One provider of a fallback chain tried for one request
+    (:class:`~toolwire.providers.Fallback`)."""
+
+    position: int
+    """Its place in the chain (0: the primary)."""
+    provider: str
+    """The provider's name."""
+    dialect: str
+    model: str
+    """The model asked of it."""
+    error: ToolwireError | None
+    """Why the chain went on to the next provider, or why the request failed
+    (``None``: this provider answered)."""
+    elapsed: float
+    """Seconds from sending its request to its answer or its error."""
 
 
 class ProviderStream:
@@ -122,6 +141,7 @@ class ProviderStream:
         "reading",
         "resumable",
         "resumes",
+        "tried",
     )
 
     def __init__(
@@ -154,6 +174,9 @@ class ProviderStream:
         self.resumable = resumer is not None
         """Whether the provider keeps this stream, so that it may have a
         :attr:`resumable_id` (``False``: it never has)."""
+        self.tried: list[ProviderAttempt] = []
+        """The providers of a fallback chain tried for this request, in order
+        (empty for a single provider's stream)."""
 
     @property
     def resumable_id(self) -> str | None:
