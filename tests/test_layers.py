@@ -275,7 +275,7 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"observe"}),
     frozenset({"journal"}),
     frozenset({"agent", "testing"}),
-    frozenset({"adapters", "batch", "examples", "mcp", "otel", "view"}),
+    frozenset({"adapters", "batch", "bridge", "examples", "mcp", "otel", "view"}),
     frozenset({"cli"}),
     frozenset({"toolwire", "__main__"}),
 ]
