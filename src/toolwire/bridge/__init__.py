@@ -23,6 +23,7 @@ turn when a journal is given.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from toolwire.bridge._app import SERVED, app
 from toolwire.bridge._asked import Asked
@@ -64,6 +65,8 @@ class BridgeServer(LoopbackServer):
     """
 
     label = "bridge"
+    uvicorn_options: ClassVar[Mapping[str, Any]] = {"lifespan": "on"}
+    """The app's lifespan runs: at shutdown, it closes the upstreams' connections."""
 
     def __init__(
         self,
@@ -81,7 +84,7 @@ class BridgeServer(LoopbackServer):
         if not is_loopback(host) and not api_key:
             raise UsageError(
                 f"refusing to listen on {host!r} without an API key: the bridge listens "
-                "on loopback only unless it has a key of its own (api_key=, --api-key)"
+                "on loopback only unless it has a key of its own (api_key=, --api-key-env)"
             )
         self.served = (serve,) if isinstance(serve, str) else tuple(serve)
         asgi = app(

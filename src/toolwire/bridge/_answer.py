@@ -131,7 +131,7 @@ class Answer:
                 self.text.append(event.text)
                 self.on_text(event.text)
         elif isinstance(event, ToolCallDelta):
-            if event.choice == 0 and event.index in self.calls:
+            if event.choice == 0 and event.index in self.calls and event.delta:
                 call = self.calls[event.index]
                 call.streamed.append(event.delta)
                 self.on_delta(call, event.delta)
@@ -167,10 +167,15 @@ class Answer:
             started = Started(call.index, call.id, call.name)
             self.calls[call.index] = started
             self.on_started(started)
-        if not started.streamed:  # no fragment came: the arguments whole, as one
-            text = jsonio.dumps(call.arguments)
-            started.streamed.append(text)
-            self.on_delta(started, text)
+        rest = _unsent(started, call)
+        if rest is None:
+            self.fail(
+                StreamTruncated(f"tool call {call.name!r}: its fragments do not make its arguments")
+            )
+            return
+        if rest:  # what the fragments did not say (none came, or values without text)
+            started.streamed.append(rest)
+            self.on_delta(started, rest)
         self.pending.discard(call.index)
         self.ready.append(call)
         self.on_ready(started, call)
@@ -201,3 +206,17 @@ class Answer:
             return
         self._frames.append(self.error_payload(error))
         self.done = True
+
+
+def _unsent(started: Started, call: ToolCall) -> str | None:
+    """The text still to send for the client's fragments to make ``call``'s
+    arguments (``""``: none; ``None``: what was sent cannot make them)."""
+    sent = "".join(started.streamed)
+    whole = call.raw_arguments if call.raw_arguments.strip() and not call.repaired else ""
+    whole = whole or jsonio.dumps(call.arguments)
+    if whole.startswith(sent):
+        return whole[len(sent) :]
+    try:
+        return "" if jsonio.loads(sent) == call.arguments else None
+    except ValueError:
+        return None

@@ -267,7 +267,16 @@ def app(
         dialect = wire_dialect(name)
         for path in dialect.routes:
             paths.append(Path(path, _endpoint(bridge, dialect), methods=["POST"]))
-    return Starlette(routes=paths)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:  # the connections the providers opened for themselves
+            for route in routes.values():
+                await route.provider.aclose()
+
+    return Starlette(routes=paths, lifespan=lifespan)
 
 
 def _endpoint(bridge: _Bridge, dialect: WireDialect) -> Callable[[Request], Any]:
