@@ -140,7 +140,9 @@ def through_gemini(client: genai.Client, model: str) -> tuple[list[Call], str]:
     calls: list[Call] = []
     text: list[str] = []
     config = genai_types.GenerateContentConfig(
-        tools=[genai_types.Tool(function_declarations=[genai_types.FunctionDeclaration(name="lookup")])],
+        tools=[
+            genai_types.Tool(function_declarations=[genai_types.FunctionDeclaration(name="lookup")])
+        ],
         automatic_function_calling=genai_types.AutomaticFunctionCallingConfig(disable=True),
     )
     for chunk in client.models.generate_content_stream(model=model, contents="x", config=config):

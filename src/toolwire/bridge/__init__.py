@@ -30,7 +30,8 @@ from toolwire.bridge._asked import Asked
 from toolwire.bridge._requests import read_request
 from toolwire.bridge._routes import PROVIDER_CLASSES, Route, Target, parse_target, routes_from
 from toolwire.errors import UsageError
-from toolwire.http import Transport
+from toolwire.http import RateLimiter, Transport
+from toolwire.http.transport import HttpRetryPolicy
 from toolwire.journal import Journal
 from toolwire.stream.codecs import wire_dialect
 from toolwire.testing.serving import LoopbackServer, is_loopback
@@ -58,7 +59,7 @@ class BridgeServer(LoopbackServer):
         host: the interface; loopback unless ``api_key`` is given.
         port: the port (0: a free one).
         api_key: the key clients must send; required off loopback.
-        journal, transport, upstream_key, log: as :func:`app`.
+        journal, transport, retry, rate_limiter, upstream_key, log: as :func:`app`.
 
     Raises:
         UsageError: a host off loopback without an API key of the bridge's own.
@@ -78,6 +79,8 @@ class BridgeServer(LoopbackServer):
         api_key: str | None = None,
         journal: Journal | None = None,
         transport: Transport | None = None,
+        retry: HttpRetryPolicy | None = None,
+        rate_limiter: RateLimiter | None = None,
         upstream_key: str | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
@@ -92,6 +95,8 @@ class BridgeServer(LoopbackServer):
             serve=self.served,
             journal=journal,
             transport=transport,
+            retry=retry,
+            rate_limiter=rate_limiter,
             api_key=api_key,
             upstream_key=upstream_key,
             log=log,

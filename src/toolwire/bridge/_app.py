@@ -29,7 +29,8 @@ from toolwire.bridge._routes import Route, Target, routes_from
 from toolwire.bridge._whole import whole_body
 from toolwire.errors import BadRequest, ToolwireError, UsageError
 from toolwire.events import Event
-from toolwire.http import Transport
+from toolwire.http import RateLimiter, Transport
+from toolwire.http.transport import HttpRetryPolicy
 from toolwire.journal import Journal
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs.emulation import Encoder
@@ -230,6 +231,8 @@ def app(
     serve: str | Sequence[str] = SERVED,
     journal: Journal | None = None,
     transport: Transport | None = None,
+    retry: HttpRetryPolicy | None = None,
+    rate_limiter: RateLimiter | None = None,
     api_key: str | None = None,
     upstream_key: str | None = None,
     log: Callable[[str], None] | None = None,
@@ -242,9 +245,13 @@ def app(
             (and its model), or a list of them: a fallback chain.
         serve: the dialects served (default: all four the bridge speaks).
         journal: where each request is recorded, as a one-turn run.
-        transport: what sends the upstream requests (give one with a
-            :class:`~toolwire.http.RateLimiter` to share its limits across
-            every route); each provider's own otherwise.
+        transport: what sends the upstream requests, for every route
+            (the caller closes it); each provider's own otherwise.
+        retry: when no ``transport`` is given, the upstream requests' retries
+            (the bridge's own transport, closed when it stops).
+        rate_limiter: when no ``transport`` is given, the rate limits every
+            route shares (a :class:`~toolwire.http.RateLimiter`, its budgets
+            in PostgreSQL to share them with other processes).
         api_key: the key clients must send (``x-api-key``, ``Authorization:
             Bearer``, ``x-goog-api-key``); ``None``: none is asked.
         upstream_key: the upstream's key, for targets written as text.
@@ -258,6 +265,11 @@ def app(
     unknown = [n for n in names if n not in SERVED]
     if unknown:
         raise UsageError(f"the bridge serves {', '.join(SERVED)}; not {', '.join(unknown)}")
+    owned: Transport | None = None
+    if transport is None and (retry is not None or rate_limiter is not None):
+        from toolwire.http.transport import HttpxTransport  # its httpx, on first use
+
+        transport = owned = HttpxTransport(retry=retry, rate_limiter=rate_limiter)
     routes = routes_from(models, api_key=upstream_key)
     secrets = [s for route in routes.values() for s in route.provider._secrets()]
     recorder = BridgeJournal(journal, secrets) if journal is not None else None
@@ -275,6 +287,8 @@ def app(
         finally:  # the connections the providers opened for themselves
             for route in routes.values():
                 await route.provider.aclose()
+            if owned is not None:
+                await owned.aclose()
 
     return Starlette(routes=paths, lifespan=lifespan)
 
