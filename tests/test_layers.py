@@ -311,7 +311,7 @@ LAYERS: list[frozenset[str]] = [
     frozenset({"observe"}),
     frozenset({"journal"}),
     frozenset({"agent", "testing"}),
-    frozenset({"adapters", "batch", "examples", "mcp", "otel", "ui", "view"}),
+    frozenset({"adapters", "batch", "bridge", "examples", "mcp", "otel", "ui", "view"}),
     frozenset({"cli"}),
     frozenset({"toolwire", "__main__"}),
 ]

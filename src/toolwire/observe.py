@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from toolwire.cost import Cost
     from toolwire.messages import Message
+    from toolwire.providers import ProviderAttempt
     from toolwire.tools import Approval, ToolResult
 
 __all__ = ["HOOKS", "Observers", "RunInfo", "RunObserver", "check_observers"]
@@ -60,6 +61,15 @@ class RunObserver(Protocol):
         and can stream it again (a Responses background response): told once
         per request, as soon as the id is known, so that a run resumed after
         a crash reads the turn again instead of asking for it again."""
+
+    async def model_attempt(
+        self, run_id: str, turn: int, attempt: int, tried: ProviderAttempt
+    ) -> None:
+        """A provider of a fallback chain (:class:`~toolwire.providers.Fallback`)
+        was tried for this request: one that failed (``tried.error``) and the
+        chain went on, or the last one tried (``error`` ``None``: it
+        answered). Told for each, in order, once the request's stream ended,
+        before :meth:`model_response` or :meth:`model_failed`."""
 
     async def model_usage(
         self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None
@@ -307,6 +317,7 @@ class Observers:
         run_started = _Bound(RunObserver.run_started)
         model_request = _Bound(RunObserver.model_request)
         model_streaming = _Bound(RunObserver.model_streaming)
+        model_attempt = _Bound(RunObserver.model_attempt)
         model_usage = _Bound(RunObserver.model_usage)
         model_response = _Bound(RunObserver.model_response)
         model_failed = _Bound(RunObserver.model_failed)

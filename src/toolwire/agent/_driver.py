@@ -402,6 +402,9 @@ class RunDriver:
                     tg.cancel_scope.cancel()
         else:
             failed, request_error = await self._read(source, None, early, attempt)
+        for tried in source.tried:  # a fallback chain's providers, each in turn
+            for told in self.observe.model_attempt:
+                await told(self.run_id, self.turn, attempt, tried)
         # Raised outside the task group, so callers get the error itself,
         # not an exception group.
         if request_error is not None:

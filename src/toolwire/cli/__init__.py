@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "toolwire.cli.batch:batch",
         "Run an agent on every prompt of a file, on Ray or locally.",
     ),
+    "bridge": (
+        "toolwire.cli.bridge:bridge",
+        "Serve one dialect from any provider's model, without losing a tool call.",
+    ),
     "chat": ("toolwire.cli.demo:chat", "Ask a real provider, with the sample tools."),
     "demo": ("toolwire.cli.demo:demo", "The offline demo: an agent against the emulation server."),
     "inspect": (

@@ -24,6 +24,7 @@ from toolwire.journal import (
     AnswerGiven,
     ApprovalGiven,
     JournalEvent,
+    ModelAttempt,
     ModelFailed,
     ModelRequest,
     ModelResponse,
@@ -143,6 +144,8 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
             return _model_response(event, record)
         case ModelFailed():
             return _model_failed(event, record)
+        case ModelAttempt():
+            return _model_attempt(event, record)
         case ModelStreaming():
             stream_id = _short(str(record.response_id or "?"))
             return Text.assemble(
@@ -195,6 +198,15 @@ def _model_failed(event: JournalEvent, record: ModelFailed) -> Text:
             "red",
         ),
     )
+
+
+def _model_attempt(event: JournalEvent, record: ModelAttempt) -> Text:
+    where = f"  provider {record.position} {record.provider} ({record.model})"
+    if record.error is None:
+        return Text.assemble(_turn(event), f"{where} answered")
+    error = record.error
+    failed = f"{where} failed: {error.get('type')}: {_short(str(error.get('message', '')))}"
+    return Text.assemble(_turn(event), (failed, "yellow"))
 
 
 def _tool_intent(event: JournalEvent, record: ToolIntent, names: dict[str, str]) -> Text:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from toolwire.journal._errors import JournalError
+from toolwire.journal._field_types import READERS as _READERS
 
 __all__ = [
     "KINDS",
@@ -42,6 +43,7 @@ __all__ = [
     "VERSIONS",
     "AnswerGiven",
     "ApprovalGiven",
+    "ModelAttempt",
     "ModelFailed",
     "ModelRequest",
     "ModelResponse",
@@ -114,6 +116,24 @@ class ModelStreaming:
     kind: ClassVar[str] = "model_streaming"
     version: ClassVar[int] = 1
     response_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelAttempt:
+    """One provider of a fallback chain tried for the request: the chain went
+    on after its ``error``, or it is the last one tried (``error`` ``None``:
+    it answered)."""
+
+    kind: ClassVar[str] = "model_attempt"
+    version: ClassVar[int] = 1
+    position: int | None = None
+    """Its place in the chain (0: the primary)."""
+    provider: str | None = None
+    dialect: str | None = None
+    model: str | None = None
+    elapsed: float | None = None
+    error: dict[str, Any] | None = None
+    """``{"type", "message", ...}`` of its failure."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -326,6 +346,7 @@ Record = (
     | RunResumed
     | ModelRequest
     | ModelStreaming
+    | ModelAttempt
     | ModelResponse
     | ModelFailed
     | ToolIntent
@@ -346,6 +367,7 @@ KINDS: dict[str, type[Record]] = {
         RunResumed,
         ModelRequest,
         ModelStreaming,
+        ModelAttempt,
         ModelResponse,
         ModelFailed,
         ToolIntent,
@@ -383,42 +405,6 @@ _UPGRADES: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {
 
 # -- decoding ----------------------------------------------------------------
 
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value
-    return None
-
-
-def _object(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
-
-
-def _names(value: Any) -> tuple[str, ...]:
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
-
-
-_READERS: dict[str, Callable[[Any], Any]] = {
-    "str": str,
-    "str | None": _text,
-    "int | None": _count,
-    "float | None": _number,
-    "bool": bool,
-    "bool | None": bool,
-    "dict[str, Any]": lambda value: value if isinstance(value, dict) else {},
-    "dict[str, Any] | None": _object,
-    "tuple[str, ...]": _names,
-    "tuple[Any, ...]": lambda value: tuple(value) if isinstance(value, list) else (),
-}
-"""How a payload's value is read into a field of each declared type."""
 
 _FIELDS: dict[type[Record], tuple[dataclasses.Field[Any], ...]] = {
     cls: dataclasses.fields(cls) for cls in KINDS.values()

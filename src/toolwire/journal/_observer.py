@@ -48,6 +48,7 @@ import anyio.to_thread
 from toolwire.cost import Cost, RunTotals
 from toolwire.errors import ToolwireError, UsageLimitExceeded
 from toolwire.journal._kinds import (
+    ModelAttempt,
     ModelFailed,
     ModelRequest,
     ModelStreaming,
@@ -73,6 +74,7 @@ from toolwire.journal._records import Step, end_step
 from toolwire.journal._totals import totals_record
 from toolwire.messages import Message
 from toolwire.observe import RunObserver
+from toolwire.providers import ProviderAttempt
 from toolwire.run import RunInfo, RunResult
 from toolwire.tools import Approval, ToolResult
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
@@ -264,6 +266,21 @@ class JournalObserver(RunObserver):
         recorded reads it again instead of asking again."""
         data = self._text(ModelStreaming(response_id=response_id))
         await self._commit(run_id, Step("model_streaming", data, turn, attempt))
+
+    async def model_attempt(
+        self, run_id: str, turn: int, attempt: int, tried: ProviderAttempt
+    ) -> None:
+        """Record a provider of a fallback chain tried for the request."""
+        record = ModelAttempt(
+            position=tried.position,
+            provider=tried.provider,
+            dialect=tried.dialect,
+            model=tried.model,
+            elapsed=tried.elapsed,
+            error=error_record(tried.error) if tried.error is not None else None,
+        )
+        # Staged: the response or the failure that follows commits it.
+        self._stage(run_id, Step("model_attempt", self._text(record), turn, attempt))
 
     async def model_usage(
         self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None

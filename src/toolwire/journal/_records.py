@@ -257,7 +257,12 @@ class RunLog:
                 suspended = event.kind == "run_suspended"
             if event.kind == "model_request":
                 requested.add((event.turn, event.attempt))
-            elif event.kind in ("model_response", "model_failed", "model_streaming"):
+            elif event.kind in (
+                "model_response",
+                "model_failed",
+                "model_streaming",
+                "model_attempt",
+            ):
                 if (event.turn, event.attempt) not in requested:
                     found.append(f"{where}: no request for turn {event.turn}")
             elif event.kind == "tool_intent":

@@ -7,7 +7,8 @@ compatible server), :class:`OpenAIResponses`, :class:`Anthropic`,
 (and the cloud variants :class:`AnthropicVertex`, :class:`GeminiVertex`,
 :class:`AzureOpenAI`, which change only URLs and credentials) with a pure
 ``build_request`` / ``parse_response`` / ``parse_error`` and a thin async
-``stream`` / ``complete`` over a transport.
+``stream`` / ``complete`` over a transport. :class:`Fallback` is a chain of
+them: the next one when one fails before its answer began.
 What is the wire format (request bodies, streams, whole responses, finish and
 usage tables) lives in :mod:`toolwire.stream.codecs`, one module per dialect; a
 provider holds only what is HTTP: URLs, credentials, headers, error bodies.
@@ -19,10 +20,11 @@ from __future__ import annotations
 
 from toolwire import _compat
 from toolwire.providers._base import Provider, ToolChoice
-from toolwire.providers._reads import HOLD, ProviderStream
+from toolwire.providers._reads import HOLD, ProviderAttempt, ProviderStream
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
 from toolwire.providers.bedrock import Bedrock, BedrockInvoke
+from toolwire.providers.fallback import Fallback
 from toolwire.providers.gemini import Gemini
 from toolwire.providers.gemini_interactions import GeminiInteractions
 from toolwire.providers.openai_chat import OpenAIChat
@@ -36,12 +38,14 @@ __all__ = [
     "AzureOpenAI",
     "Bedrock",
     "BedrockInvoke",
+    "Fallback",
     "Gemini",
     "GeminiInteractions",
     "GeminiVertex",
     "OpenAIChat",
     "OpenAIResponses",
     "Provider",
+    "ProviderAttempt",
     "ProviderStream",
     "ToolChoice",
 ]

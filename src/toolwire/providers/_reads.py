@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -64,13 +65,32 @@ if TYPE_CHECKING:
     from toolwire.events import Event
     from toolwire.http import ErrorParser, HttpRequest, StreamResponse, Transport
 
-__all__ = ["HOLD", "ProviderStream"]
+__all__ = ["HOLD", "ProviderAttempt", "ProviderStream"]
 
 logger = logging.getLogger(__name__)
 
 HOLD = 64 * 1024
 """The bytes of a body held back and decoded together (a :class:`ProviderStream`'s
 ``hold``) when only its result is wanted."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderAttempt:
+    """One provider of a fallback chain tried for one request
+    (:class:`~toolwire.providers.Fallback`)."""
+
+    position: int
+    """Its place in the chain (0: the primary)."""
+    provider: str
+    """The provider's name."""
+    dialect: str
+    model: str
+    """The model asked of it."""
+    error: ToolwireError | None
+    """Why the chain went on to the next provider, or why the request failed
+    (``None``: this provider answered)."""
+    elapsed: float
+    """Seconds from sending its request to its answer or its error."""
 
 
 class ProviderStream:
@@ -110,6 +130,7 @@ class ProviderStream:
         "reading",
         "resumable",
         "resumes",
+        "tried",
     )
 
     def __init__(
@@ -150,6 +171,9 @@ class ProviderStream:
         self.resumable = continuation is not None
         """Whether the provider keeps this stream, so that it may have a
         :attr:`resumable_id` (``False``: it never has)."""
+        self.tried: list[ProviderAttempt] = []
+        """The providers of a fallback chain tried for this request, in order
+        (empty for a single provider's stream)."""
 
     @property
     def resumable_id(self) -> str | None:

@@ -19,6 +19,7 @@ from toolwire.journal import (
     AnswerGiven,
     ApprovalGiven,
     JournalEvent,
+    ModelAttempt,
     ModelFailed,
     ModelRequest,
     ModelResponse,
@@ -109,6 +110,15 @@ def _model_failed(record: ModelFailed) -> str:
     )
 
 
+def _model_attempt(record: ModelAttempt) -> str:
+    where = (
+        f"provider {text(record.position)} <b>{text(record.provider)}</b> ({text(record.model)})"
+    )
+    if record.error is None:
+        return f"{where} answered after {duration(record.elapsed)}"
+    return f"{where} failed after {duration(record.elapsed)}" + _error(record.error)
+
+
 def _tool_intent(record: ToolIntent) -> str:
     eager = " (eager: started while the answer streamed)" if record.eager else ""
     invalid = f" · invalid: {text(record.error)}" if record.invalid else ""
@@ -186,6 +196,8 @@ def _body(event: JournalEvent) -> str:
             return _model_response(record)
         case ModelFailed():
             return _model_failed(record)
+        case ModelAttempt():
+            return _model_attempt(record)
         case ModelStreaming():
             return value(payload_of(record), label=record.kind)
         case ToolIntent():
