@@ -27,13 +27,10 @@ from toolwire.http.transport import HttpRetryPolicy
 from toolwire.journal import Journal
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs.bridge import (
-    READERS,
+    ANSWERS,
+    REASONING_OPTIONS,
     Answer,
-    AnthropicAnswer,
     Asked,
-    ChatAnswer,
-    GeminiAnswer,
-    ResponsesAnswer,
     read_request,
     whole_body,
 )
@@ -41,22 +38,8 @@ from toolwire.stream.codecs.emulation import Encoder
 
 __all__ = ["SERVED", "app"]
 
-_ANSWERS: dict[str, type[Answer]] = {
-    "anthropic-messages": AnthropicAnswer,
-    "openai-chat": ChatAnswer,
-    "openai-responses": ResponsesAnswer,
-    "gemini": GeminiAnswer,
-}
-SERVED: tuple[str, ...] = tuple(_ANSWERS)
+SERVED: tuple[str, ...] = tuple(ANSWERS)
 """The dialects the bridge serves."""
-assert set(SERVED) == set(READERS)
-
-_REASONING_EXTRA: dict[str, Callable[[str], dict[str, Any]]] = {
-    "openai-chat": lambda effort: {"reasoning_effort": effort},
-    "openai-responses": lambda effort: {"reasoning": {"effort": effort}},
-}
-"""How an upstream's request asks for a reasoning effort (the others: their
-provider's own settings)."""
 
 
 class _Bridge:
@@ -121,8 +104,8 @@ class _Bridge:
         shape = provider.wire.tool_schemas
         tools = shape(list(asked.tools), None) if asked.tools and shape is not None else []
         extra = None
-        if asked.reasoning and provider.dialect in _REASONING_EXTRA:
-            extra = _REASONING_EXTRA[provider.dialect](asked.reasoning)
+        if asked.reasoning and provider.dialect in REASONING_OPTIONS:
+            extra = REASONING_OPTIONS[provider.dialect](asked.reasoning)
         return provider.build_request(
             model=route.model or asked.model,
             messages=asked.messages,
@@ -136,7 +119,7 @@ class _Bridge:
 
     async def stream(self, asked: Asked, route: Route, upstream: Any, encoder: Encoder) -> Response:
         run_id = "bridge-" + uuid.uuid4().hex[:16]
-        answer = _ANSWERS[asked.dialect](asked, encoder, run_id)
+        answer = ANSWERS[asked.dialect](asked, encoder, run_id)
         source = route.provider.reader(upstream, transport=self.transport)
         journal = self.journal
         if journal is not None:

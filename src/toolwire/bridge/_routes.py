@@ -13,29 +13,27 @@ from dataclasses import dataclass
 
 from toolwire.errors import UsageError
 from toolwire.providers import (
-    Anthropic,
-    Bedrock,
-    BedrockInvoke,
     Fallback,
-    Gemini,
-    GeminiInteractions,
-    OpenAIChat,
-    OpenAIResponses,
     Provider,
 )
 
 __all__ = ["PROVIDER_CLASSES", "Route", "Target", "parse_target", "routes_from"]
 
-PROVIDER_CLASSES: dict[str, type[Provider]] = {
-    "openai-chat": OpenAIChat,
-    "openai-responses": OpenAIResponses,
-    "anthropic-messages": Anthropic,
-    "gemini": Gemini,
-    "gemini-interactions": GeminiInteractions,
-    "bedrock-converse": Bedrock,
-    "bedrock-invoke": BedrockInvoke,
-}
-"""The provider of each upstream dialect a target may name."""
+
+def _provider_classes() -> dict[str, type[Provider]]:
+    import toolwire.providers as providers
+    from toolwire.stream.codecs import registered
+
+    return {
+        dialect.name: getattr(providers, dialect.provider.class_name)
+        for dialect in registered()
+        if dialect.provider is not None and hasattr(providers, dialect.provider.class_name)
+    }
+
+
+PROVIDER_CLASSES: dict[str, type[Provider]] = _provider_classes()
+"""The provider of each upstream dialect a target may name (from each
+dialect's registration)."""
 
 Target = str | Provider | tuple[Provider, str]
 """A route's upstream: ``dialect:model@base_url``, a provider, or a provider and its model."""

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "bridge": (
         "toolwire.cli.bridge:bridge",
-        "Serve one dialect from any provider's model, without losing a tool call.",
+        "Serve one dialect from another's model, calls whole.",
     ),
     "chat": ("toolwire.cli.demo:chat", "Ask a real provider, with the sample tools."),
     "demo": ("toolwire.cli.demo:demo", "The offline demo: an agent against the emulation server."),

@@ -7,6 +7,7 @@ import os
 import click
 
 from toolwire.cli.serve import serve_until_interrupted
+from toolwire.stream.codecs.bridge import ANSWERS
 
 __all__ = ["bridge"]
 
@@ -16,7 +17,7 @@ __all__ = ["bridge"]
     "--serve",
     "served",
     required=True,
-    type=click.Choice(["anthropic-messages", "openai-chat", "openai-responses", "gemini"]),
+    type=click.Choice(list(ANSWERS)),
     help="The dialect clients speak to the bridge.",
 )
 @click.option(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.errors import ToolwireError
+from toolwire.errors import ProviderError, ToolwireError
 from toolwire.stream.codecs.bridge._answer import Answer, Started
 from toolwire.stream.codecs.emulation import Frame, token
 from toolwire.types import FinishReason, ToolCall, Usage
@@ -149,6 +149,6 @@ class AnthropicAnswer(Answer):
         self._event("message_stop")
 
     def error_payload(self, error: ToolwireError) -> Frame:
-        status = getattr(error, "status_code", None)
+        status = error.status_code if isinstance(error, ProviderError) else None
         kind = "overloaded_error" if status in (503, 529) else "api_error"
         return self.encoder.error_frame({"type": kind, "message": error.message}, 0)
