@@ -61,7 +61,7 @@ def test_the_run_page_reads_as_a_conversation(tmp_path: Path) -> None:
         )
     ]
     # The user's words first, escaped; then the model's turn with two cards; the answer.
-    assert re.search(r'<div class="msg user"><b class=role>user</b><p>Launch to the moon', talk)
+    assert re.search(r'<div class="msg user"><b class=role>user</b><pre>Launch to the moon', talk)
     assert "<script>" not in page and "&lt;script&gt;alert" in talk
     cards = re.findall(r"<article class=call .*?</article>", talk, re.S)
     assert len(cards) == 2

@@ -15,12 +15,29 @@ import re
 from typing import Any
 
 from toolwire.journal import JournalEvent, RunLog
+from toolwire.tools.redaction import redact
 from toolwire.view._html import duration, ident, money, text, value
 
 __all__ = ["conversation", "first_prompt"]
 
 _RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
+
+
+BRIEF_AT = 4000
+"""Characters of a value the conversation shows (the raw records show up to
+:data:`toolwire.view._html.CUT_AT`): the page's size stays bounded."""
+
+
+def _brief(raw: Any, label: str) -> str:
+    """``raw`` as :func:`value` shows it, cut at :data:`BRIEF_AT` characters
+    (redacted before the cut, so a secret across it is hidden whole)."""
+    whole = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, indent=2)
+    if len(whole) <= BRIEF_AT:
+        return value(raw, label=label)
+    shown = redact(whole[: BRIEF_AT + 4096])[:BRIEF_AT]
+    more = f"<p class=cut>{len(whole) - BRIEF_AT:,} more characters: see the raw records</p>"
+    return value(shown, label=label) + more
 
 
 def first_prompt(messages: tuple[dict[str, Any], ...] | list[dict[str, Any]]) -> str:
@@ -57,7 +74,7 @@ def _user_turns(log: RunLog) -> str:
         if not isinstance(message, dict) or message.get("kind") not in ("system", "user"):
             continue
         words = message.get("text") or ""
-        body = (f"<p>{text(words)}</p>" if words else "") + _parts(message)
+        body = (_brief(words, "message") if words else "") + _parts(message)
         out.append(_bubble(str(message["kind"]), body))
     return "".join(out)
 
@@ -83,14 +100,14 @@ def _card(call_id: str, events: list[JournalEvent]) -> str:
         facts.append(f"attempts {text(outcome.get('attempts', '-'))}")
         state = "ok" if outcome.get("ok") else f"error {text(outcome.get('error') or '')}"
         facts.append(f"<span class=outcome>{state}</span>")
-        result = "<div class=label>result</div>" + value(outcome.get("content", ""), label="result")
+        result = "<div class=label>result</div>" + _brief(outcome.get("content", ""), "result")
     else:
         facts.append("<span class=outcome>no result yet</span>")
     name = text(intent.get("name", "?"))
     return (
         f'<article class=call data-call="{ident(call_id)}"><h4>tool call <code>{name}</code></h4>'
         f"<div class=meta>{' · '.join(facts)}</div><div class=label>arguments</div>"
-        f"{value(intent.get('arguments', {}), label='arguments')}{result}</article>"
+        f"{_brief(intent.get('arguments', {}), 'arguments')}{result}</article>"
     )
 
 
@@ -107,7 +124,7 @@ def _turn_usage(events: list[JournalEvent]) -> str:
 
 def _model_turn(number: int, events: list[JournalEvent]) -> str:
     answers = [e.data.get("assistant") or {} for e in events if e.kind == "model_response"]
-    words = "".join(f"<p>{text(a.get('text'))}</p>" for a in answers if a.get("text"))
+    words = "".join(_brief(a["text"], "answer") for a in answers if a.get("text"))
     calls = [e.call_id for e in events if e.kind == "tool_intent" and e.call_id]
     cards = "".join(_card(call, events) for call in dict.fromkeys(calls))
     usage = _turn_usage(events)
@@ -126,7 +143,7 @@ def _output(log: RunLog) -> str:
         return ""
     if not isinstance(typed, (dict, list)):
         return ""
-    return f"<div class=output><b>typed output</b>{value(typed, label='output')}</div>"
+    return f"<div class=output><b>typed output</b>{_brief(typed, 'output')}</div>"
 
 
 def conversation(log: RunLog) -> str:
