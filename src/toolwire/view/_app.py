@@ -56,7 +56,7 @@ __all__ = ["COOKIE", "ViewSettings", "create_app"]
 _HEADERS = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-        "img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",

@@ -30,6 +30,12 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f1f2f6;padding:.4rem 
 margin:.2rem 0;border-radius:4px;font:12.5px/1.4 ui-monospace,monospace}
 details>summary{cursor:pointer;color:#445}
 .turn{border-left:3px solid #c7cbe0;margin:1rem 0;padding:.2rem 0 .2rem 1rem}
+.msg{border-radius:8px;margin:.6rem 0;padding:.4rem .8rem;max-width:60rem}
+.msg.user,.msg.system{background:#eef3ff}.msg.model{background:#f6f6f2}
+.msg .role{display:block;font-size:12px;color:#556}.msg .meta{color:#667;font-size:12px}
+.call{border:1px solid #d5d8e6;border-radius:6px;background:#fff;margin:.5rem 0;padding:.3rem .6rem}
+.call h4{margin:.2rem 0}.call .label{font-size:12px;color:#667}.approval b{color:#7a4b00}
+img.part{max-width:24rem;display:block;margin:.3rem 0}#records>summary{cursor:pointer}
 .event{margin:.45rem 0}.event .meta{color:#667;font-size:12px}
 .kind{display:inline-block;min-width:8.5rem;font-weight:600}
 .diff-add{color:#17803d}.diff-del{color:#b3261e}

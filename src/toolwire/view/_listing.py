@@ -9,8 +9,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from toolwire.errors import BadQuery
-from toolwire.journal import RUN_STATUSES, JournalReader, RunSummary
+from toolwire.journal import RUN_STATUSES, JournalError, JournalReader, RunSummary
 from toolwire.view._chart import usage_chart
+from toolwire.view._conversation import first_prompt
 from toolwire.view._html import duration, error_line, href, ident, layout, money, text, when
 
 __all__ = ["PAGE_SIZE", "BadQuery", "ListQuery", "list_page"]
@@ -70,7 +71,7 @@ _WAITING = (
 )
 
 
-def _row(summary: RunSummary) -> str:
+def _row(summary: RunSummary, prompt: str = "") -> str:
     ended = summary.status != "running"
     took = summary.updated_at - summary.started_at if ended else None
     resumed = f" (resumed {summary.resumes}×)" if summary.resumes else ""
@@ -79,7 +80,7 @@ def _row(summary: RunSummary) -> str:
     run = ident(summary.run_id)
     cells = (
         f'<td><a href="{ident(href("/runs/"))}{run}"><code>{run[:12]}</code></a></td>',
-        f"<td>{when(summary.started_at)}</td>",
+        f"<td class=prompt>{_short(prompt)}</td><td>{when(summary.started_at)}</td>",
         f'<td class="status {ident(summary.status)}">{ident(summary.status)}{resumed}</td>',
         f"<td>{ident(summary.model)}</td><td>{ident(summary.provider)}</td>",
         f"<td class=num>{'-' if summary.turns is None else summary.turns}</td>",
@@ -108,10 +109,31 @@ def _filters(query: ListQuery) -> str:
 
 
 _HEAD = (
-    "<tr><th>run</th><th>started</th><th>status</th><th>model</th><th>provider</th>"
+    "<tr><th>run</th><th>prompt</th><th>started</th><th>status</th><th>model</th><th>provider</th>"
     "<th>turns</th><th>tool calls</th><th>tokens in / out</th><th>cost</th>"
     "<th>duration</th><th>error</th></tr>"
 )
+
+
+PROMPT_CHARS = 80
+"""How many characters of a run's first user message the list shows."""
+
+
+def _short(prompt: str) -> str:
+    words = " ".join(prompt.split())
+    if len(words) <= PROMPT_CHARS:
+        return text(words)
+    return f'<span title="{text(words[:1000])}">{text(words[: PROMPT_CHARS - 1])}…</span>'
+
+
+def _prompt(journal: JournalReader | None, summary: RunSummary) -> str:
+    """The run's first user message (``""``: none, or unreadable)."""
+    if journal is None:
+        return ""
+    try:
+        return first_prompt(journal.load_run(summary.run_id).messages)
+    except JournalError:
+        return ""
 
 
 def list_page(journal: JournalReader | None, query: ListQuery) -> str:
@@ -128,9 +150,9 @@ def list_page(journal: JournalReader | None, query: ListQuery) -> str:
     )
     more = len(page) > PAGE_SIZE
     page = page[:PAGE_SIZE]
-    rows = "".join(_row(summary) for _, summary in page)
+    rows = "".join(_row(summary, _prompt(journal, summary)) for _, summary in page)
     if not rows:
-        rows = "<tr><td colspan=11 class=empty>no runs</td></tr>"
+        rows = "<tr><td colspan=12 class=empty>no runs</td></tr>"
     paging = []
     if query.before is not None:
         paging.append(f'<a href="{ident(query.link(before=None))}">newest</a>')

@@ -15,6 +15,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from toolwire.journal import JournalEvent, ModelFailed, ModelRequest, ModelResponse, RunLog
+from toolwire.view._conversation import conversation
 from toolwire.view._diff import diff_html
 from toolwire.view._events import render_event
 from toolwire.view._html import (
@@ -25,7 +26,6 @@ from toolwire.view._html import (
     layout,
     money,
     text,
-    value,
     when,
 )
 from toolwire.view._pending import continuing, pending_section
@@ -191,10 +191,6 @@ def _header(log: RunLog) -> str:
     if run.resumes:
         facts.append(f"resumed {run.resumes}×")
     parts = [f"<h2><code>{ident(run.run_id)}</code></h2><p>{' · '.join(facts)}</p>"]
-    for message in log.messages:
-        if not isinstance(message, dict) or message.get("kind") not in ("system", "user"):
-            break
-        parts.append(f"<div><b>{ident(message['kind'])}</b>{value(message.get('text', ''))}</div>")
     if run.error:
         parts.append(error_line(run.error))
     problems = log.problems() if run.status != "running" else []
@@ -229,6 +225,7 @@ def run_page(
         f'data-last="{last}" data-follow="{"yes" if shown == pages else "no"}">'
         f"{_header(log)}{pending_section(log, signing=signing)}{continuing(log)}{waterfall(log)}"
         + "".join(f"<p class=error>{text(note)}</p>" for note in notes or ())
-        + f"{nav}<div id=timeline>{_timeline(log, replays or {}, shown)}</div>{nav}</main>"
+        + f"{conversation(log)}<details id=records><summary>raw records</summary>"
+        f"{nav}<div id=timeline>{_timeline(log, replays or {}, shown)}</div>{nav}</details></main>"
     )
     return layout(f"run {log.run.run_id[:12]}", body)
