@@ -383,9 +383,13 @@ def prompt_messages(prompt: Prompt) -> list[Message]:
     if isinstance(prompt, str):
         return [UserMessage(prompt)]
     given = list(prompt)
-    items = [item for item in given if isinstance(item, str) or is_part(item)]
+    items = [item for item in given if isinstance(item, (str, CachePoint)) or is_part(item)]
     if not items:
-        return [m for m in given if not isinstance(m, str) and not is_part(m)]  # type: ignore[misc]
+        return [
+            m  # type: ignore[misc]
+            for m in given
+            if not isinstance(m, (str, CachePoint)) and not is_part(m)
+        ]
     if len(items) != len(given):
         raise UsageError(
             "a prompt is text, a list of messages, or a list of text and parts; not a mix"

@@ -22,7 +22,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
 )
 from toolwire.stream.codecs._dialect import SchemaTool
-from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
+from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_cached
 from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
@@ -94,7 +94,7 @@ def content_blocks(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
     """``text``, ``image`` and ``document`` blocks, in order; a cache point
     marks the block before it."""
     blocks: list[dict[str, Any]] = []
-    for item in split_text(items, cache=True):
+    for item in split_cached(items):
         if isinstance(item, CachePoint):
             mark_cached(blocks, item)
         else:

@@ -21,7 +21,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream.codecs.content import ContentLimits, ContentSupport, split_text
+from toolwire.stream.codecs.content import ContentLimits, ContentSupport, split_cached
 from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
@@ -98,7 +98,7 @@ CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
 def content_blocks(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
     """``text``, ``image``, ``document`` and ``cachePoint`` blocks, in order."""
     out: list[dict[str, Any]] = []
-    for item in split_text(items, cache=True):
+    for item in split_cached(items):
         if isinstance(item, CachePoint):
             out.append(dict(CACHE_POINT))
         else:

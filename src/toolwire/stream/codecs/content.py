@@ -38,6 +38,7 @@ __all__ = [
     "every",
     "message_parts",
     "openai_cache_fields",
+    "split_cached",
     "split_text",
     "support_table",
 ]
@@ -180,14 +181,19 @@ def openai_cache_fields(messages: Iterable[Message]) -> dict[str, Any]:
     return out
 
 
-def split_text(items: Sequence[ContentItem], *, cache: bool = False) -> list[ContentItem]:
-    """``items`` without empty text (the APIs refuse blank text blocks), and
-    without cache points unless ``cache`` (a no-op where caching is implicit)."""
+def split_text(items: Sequence[ContentItem]) -> list[str | ContentPart]:
+    """``items`` without empty text (the APIs refuse blank text blocks) and
+    without cache points (a no-op where the provider caches implicitly)."""
     return [
         item
         for item in items
-        if (item if isinstance(item, str) else cache or not isinstance(item, CachePoint))
+        if not isinstance(item, CachePoint) and (item or not isinstance(item, str))
     ]
+
+
+def split_cached(items: Sequence[ContentItem]) -> list[ContentItem]:
+    """``items`` without empty text, cache points kept in place."""
+    return [item for item in items if not isinstance(item, str) or item]
 
 
 def _cell(support: ContentSupport, table: Mapping[str, frozenset[str]], kind: str) -> str:
