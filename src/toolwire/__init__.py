@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolwire import _compat
 from toolwire.content import Audio as Audio
+from toolwire.content import CachePoint as CachePoint
 from toolwire.content import ContentItem as ContentItem
 from toolwire.content import ContentPart as ContentPart
 from toolwire.content import Document as Document
@@ -291,6 +292,7 @@ __all__ = sorted(
         *_messages_all,
         *_LAZY,
         "Audio",
+        "CachePoint",
         "ContentItem",
         "ContentPart",
         "DecodedFrame",

@@ -31,10 +31,12 @@ __all__ = [
     "GENERATED_IMAGE",
     "IMAGE_TYPES",
     "Audio",
+    "CachePoint",
     "ContentItem",
     "ContentPart",
     "Document",
     "Image",
+    "cache_points_in",
     "content_from_dicts",
     "content_parts",
     "content_text",
@@ -250,10 +252,64 @@ class Audio(_Part):
     TYPES: ClassVar[frozenset[str]] = AUDIO_TYPES
 
 
+CACHE_TTLS = ("5m", "1h")
+
+
+@dataclass(frozen=True, slots=True)
+class CachePoint:
+    """A prompt-cache breakpoint: everything before it may be cached.
+
+    Put one in a user message's content (``UserMessage(content=[long_text,
+    CachePoint(ttl="1h")])``), after the system prompt (``Agent(system=[text,
+    CachePoint()])``) or on the tools (``Agent(cache_tools=CachePoint())``).
+    Anthropic gets ``cache_control`` on the block before it, Bedrock Converse a
+    ``cachePoint`` block; OpenAI and Gemini cache implicitly, so it is a
+    no-op there, except that ``key``/``retention`` are sent as OpenAI's
+    ``prompt_cache_key``/``prompt_cache_retention``. See ``docs/content.md``.
+
+    Raises:
+        ContentError: a ``ttl`` other than ``"5m"`` or ``"1h"``.
+    """
+
+    ttl: str = "5m"
+    """How long the cache entry lives: ``"5m"`` or ``"1h"`` (priced apart)."""
+    key: str | None = None
+    """OpenAI's ``prompt_cache_key`` (requests with one key share a cache)."""
+    retention: str | None = None
+    """OpenAI's ``prompt_cache_retention`` (``"in_memory"`` or ``"24h"``)."""
+
+    def __post_init__(self) -> None:
+        if self.ttl not in CACHE_TTLS:
+            raise ContentError(f"a cache point's ttl is '5m' or '1h', not {self.ttl!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The journal's JSON shape: ``{"type": "cache_point", "ttl": ...}``."""
+        out: dict[str, Any] = {"type": "cache_point", "ttl": self.ttl}
+        if self.key is not None:
+            out["key"] = self.key
+        if self.retention is not None:
+            out["retention"] = self.retention
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CachePoint:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises:
+            ContentError: not a cache point toolwire wrote.
+        """
+        ttl, key, retention = data.get("ttl", "5m"), data.get("key"), data.get("retention")
+        if not isinstance(ttl, str) or not all(
+            v is None or isinstance(v, str) for v in (key, retention)
+        ):
+            raise ContentError(f"not a cache point: {dict(data)!r:.80}")
+        return cls(ttl=ttl, key=key, retention=retention)
+
+
 ContentPart: TypeAlias = "Image | Document | Audio"
 """Any part that is not text."""
-ContentItem: TypeAlias = "str | Image | Document | Audio"
-"""One item of a message's content: text, or a part."""
+ContentItem: TypeAlias = "str | Image | Document | Audio | CachePoint"
+"""One item of a message's content: text, a part, or a :class:`CachePoint`."""
 
 _KINDS: dict[str, type[Image] | type[Document] | type[Audio]] = {
     "image": Image,
@@ -275,9 +331,9 @@ def normalize_content(items: Iterable[Any]) -> tuple[ContentItem, ...]:
     """
     out: list[ContentItem] = []
     for item in items:
-        if not isinstance(item, str) and not is_part(item):
+        if not isinstance(item, (str, CachePoint)) and not is_part(item):
             raise ContentError(
-                "message content holds text and Image/Document/Audio parts, "
+                "message content holds text, Image/Document/Audio parts and CachePoints, "
                 f"got {type(item).__name__}"
             )
         out.append(item)
@@ -290,8 +346,13 @@ def content_text(items: Iterable[ContentItem]) -> str:
 
 
 def content_parts(items: Iterable[ContentItem]) -> tuple[ContentPart, ...]:
-    """The parts (not the text) of a content sequence."""
-    return tuple(item for item in items if not isinstance(item, str))
+    """The parts (not the text, nor cache points) of a content sequence."""
+    return tuple(item for item in items if isinstance(item, (Image, Document, Audio)))
+
+
+def cache_points_in(items: Iterable[ContentItem]) -> tuple[CachePoint, ...]:
+    """The :class:`CachePoint` items of a content sequence."""
+    return tuple(item for item in items if isinstance(item, CachePoint))
 
 
 def part_from_dict(data: Mapping[str, Any]) -> ContentPart:
@@ -346,6 +407,8 @@ def content_from_dicts(data: Any) -> tuple[ContentItem, ...]:
             if not isinstance(text, str):
                 raise ContentError("a text item needs a string 'text'")
             out.append(text)
+        elif isinstance(item, Mapping) and item.get("type") == "cache_point":
+            out.append(CachePoint.from_dict(item))
         else:
             out.append(part_from_dict(item))
     return tuple(out)

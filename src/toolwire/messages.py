@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from toolwire.content import (
+    CachePoint,
     ContentItem,
     ContentPart,
+    cache_points_in,
     content_from_dicts,
     content_parts,
     content_text,
@@ -77,10 +79,15 @@ class SystemMessage:
     text: str
     """The instructions."""
     kind: Literal["system"] = field(default="system", init=False)
+    cache: CachePoint | None = None
+    """A prompt-cache breakpoint after the instructions (see :class:`~toolwire.CachePoint`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        """The journal's JSON shape."""
-        return {"kind": self.kind, "text": self.text}
+        """The journal's JSON shape (``cache`` only when set)."""
+        out: dict[str, Any] = {"kind": self.kind, "text": self.text}
+        if self.cache is not None:
+            out["cache"] = self.cache.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SystemMessage:
@@ -90,7 +97,14 @@ class SystemMessage:
             UsageError: the record is not a system message.
         """
         _check_kind(data, "system")
-        return cls(_str_field(data, "text"))
+        cache = data.get("cache")
+        if cache is not None and not isinstance(cache, Mapping):
+            raise UsageError("a system message's 'cache' must be an object")
+        try:
+            point = CachePoint.from_dict(cache) if cache is not None else None
+        except ContentError as exc:
+            raise UsageError(f"message field 'cache': {exc}") from exc
+        return cls(_str_field(data, "text"), cache=point)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,11 +145,16 @@ class UserMessage:
         """The content parts (images, documents, audio), without the text."""
         return content_parts(self.content)
 
+    @property
+    def cache_points(self) -> tuple[CachePoint, ...]:
+        """The prompt-cache breakpoints in ``content``."""
+        return cache_points_in(self.content)
+
     def to_dict(self) -> dict[str, Any]:
         """The journal's JSON shape (``content`` only when it holds parts:
         a text message keeps the shape older records have)."""
         out: dict[str, Any] = {"kind": self.kind, "text": self.text}
-        if self.parts:
+        if self.parts or self.cache_points:
             out["content"] = content_to_dicts(self.content)
         return out
 
@@ -364,9 +383,13 @@ def prompt_messages(prompt: Prompt) -> list[Message]:
     if isinstance(prompt, str):
         return [UserMessage(prompt)]
     given = list(prompt)
-    items = [item for item in given if isinstance(item, str) or is_part(item)]
+    items = [item for item in given if isinstance(item, (str, CachePoint)) or is_part(item)]
     if not items:
-        return [m for m in given if not isinstance(m, str) and not is_part(m)]  # type: ignore[misc]
+        return [
+            m  # type: ignore[misc]
+            for m in given
+            if not isinstance(m, (str, CachePoint)) and not is_part(m)
+        ]
     if len(items) != len(given):
         raise UsageError(
             "a prompt is text, a list of messages, or a list of text and parts; not a mix"

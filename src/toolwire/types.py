@@ -267,6 +267,10 @@ class Usage:
     cache_write_tokens: int | None = None
     """The part of ``input_tokens`` written to the prompt cache (Anthropic's
     ``cache_creation_input_tokens``), billed at its own rate."""
+    cache_write_1h_tokens: int | None = None
+    """The part of ``cache_write_tokens`` written at the 1-hour tier
+    (Anthropic's ``cache_creation.ephemeral_1h_input_tokens``), billed at that
+    tier's rate; the rest were written at the 5-minute tier."""
     raw: dict[str, Any] = field(default_factory=dict[str, Any])
     """The usage object as the provider sent it (last one wins)."""
 
@@ -283,6 +287,7 @@ class Usage:
             reasoning_tokens=add(self.reasoning_tokens, other.reasoning_tokens),
             cached_tokens=add(self.cached_tokens, other.cached_tokens),
             cache_write_tokens=add(self.cache_write_tokens, other.cache_write_tokens),
+            cache_write_1h_tokens=add(self.cache_write_1h_tokens, other.cache_write_1h_tokens),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -293,7 +298,11 @@ class Usage:
             "reasoning_tokens": self.reasoning_tokens,
             "cached_tokens": self.cached_tokens,
             "cache_write_tokens": self.cache_write_tokens,
-        }
+        } | (
+            {"cache_write_1h_tokens": self.cache_write_1h_tokens}
+            if self.cache_write_1h_tokens is not None
+            else {}
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any, Generic, overload
 import anyio
 from typing_extensions import TypeVar
 
-from toolwire.agent._config import agent_toolbox, initial_messages, journal_setting
+from toolwire.agent._config import (
+    agent_toolbox,
+    initial_messages,
+    journal_setting,
+    system_message,
+)
 from toolwire.agent._events import run_events
 from toolwire.agent._lifecycle import AgentObservers, run_lease
 from toolwire.agent._output import OutputMode, OutputSpec, output_spec
@@ -31,6 +36,7 @@ from toolwire.agent._runs import (
     run_to_end,
 )
 from toolwire.agent._suspend import Answers
+from toolwire.content import CachePoint
 from toolwire.cost import Budget, Prices, UsageLimits, default_prices
 from toolwire.errors import UsageError
 from toolwire.journal import (
@@ -88,7 +94,8 @@ class Agent(Generic[OutputT]):
             OpenAIResponses, Anthropic, Gemini).
         model: the provider's model id.
         tools: tools or plain functions, or a ready :class:`Toolbox`.
-        system: the system prompt.
+        system: the system prompt: text, or ``[text, CachePoint()]`` to
+            cache it (see :class:`~toolwire.CachePoint`).
         max_turns: the most model requests a run may make.
         tool_choice: ``"auto"``, ``"required"``, ``"none"`` or ``{"name": ...}``.
             ``"auto"`` and ``"none"`` apply to every turn; a forced choice
@@ -162,7 +169,7 @@ class Agent(Generic[OutputT]):
         *,
         model: str,
         tools: Toolbox | Iterable[Tool | Callable[..., Any]] = (),
-        system: str | None = None,
+        system: str | Sequence[str | CachePoint] | None = None,
         max_turns: int = 10,
         tool_choice: ToolChoice | None = None,
         eager: bool = False,
@@ -199,6 +206,7 @@ class Agent(Generic[OutputT]):
         self.toolbox = agent_toolbox(tools, approve)
         self.provider = provider
         self.model = model
+        system_message(system)  # a malformed system prompt fails here, not mid-run
         self.system = system
         self.max_turns = max_turns
         self.tool_choice = tool_choice

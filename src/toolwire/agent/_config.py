@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from toolwire.agent._output import OutputSpec
 from toolwire.agent.loop import RequestOptions, turn_options
+from toolwire.content import CachePoint
 from toolwire.cost import Budget, Prices, RunMeter, UsageLimits
 from toolwire.errors import UsageError
 from toolwire.journal import Journal, default_journal
@@ -21,7 +22,13 @@ if TYPE_CHECKING:
     from toolwire.http import HttpRequest, Transport
     from toolwire.providers import Provider
 
-__all__ = ["RunConfig", "agent_toolbox", "initial_messages", "journal_setting"]
+__all__ = [
+    "RunConfig",
+    "agent_toolbox",
+    "initial_messages",
+    "journal_setting",
+    "system_message",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,12 +135,33 @@ def journal_setting(
     return journal, None
 
 
-def initial_messages(system: str | None, prompt: Prompt) -> list[Message]:
+def system_message(system: str | Sequence[str | CachePoint] | None) -> SystemMessage | None:
+    """The agent's ``system`` prompt as a message: text, or a list of text
+    and a :class:`~toolwire.CachePoint` (the texts joined by blank lines).
+
+    Raises:
+        UsageError: a list holding anything else, or more than one cache point.
+    """
+    if system is None or isinstance(system, str):
+        return SystemMessage(system) if system else None
+    items = list(system)
+    points = [item for item in items if isinstance(item, CachePoint)]
+    texts = [item for item in items if isinstance(item, str)]
+    if len(points) + len(texts) != len(items) or len(points) > 1:
+        raise UsageError("system is text, or a list of text and at most one CachePoint")
+    text = "\n\n".join(texts)
+    return SystemMessage(text, cache=points[0] if points else None) if text else None
+
+
+def initial_messages(
+    system: str | Sequence[str | CachePoint] | None, prompt: Prompt
+) -> list[Message]:
     """The conversation a run starts from: the agent's ``system`` prompt,
     unless the messages given have their own, then ``prompt``."""
     messages: list[Message] = []
-    if system:
-        messages.append(SystemMessage(system))
+    first = system_message(system)
+    if first is not None:
+        messages.append(first)
     given = prompt_messages(prompt)
     if system and any(isinstance(m, SystemMessage) for m in given):
         messages = []

@@ -107,7 +107,11 @@ class Rates:
         input: fresh (uncached) input tokens.
         output: output tokens.
         cached_input: input tokens read from the prompt cache (default: ``input``).
-        cache_write: input tokens written to the prompt cache (default: ``input``).
+        cache_write: input tokens written to the prompt cache (default: ``input``);
+            at the 5-minute tier where the provider has two (Anthropic: 1.25x input).
+        cache_write_1h: input tokens written at the 1-hour cache tier
+            (``Usage.cache_write_1h_tokens``; Anthropic: 2x input; default:
+            ``cache_write``).
         reasoning: reasoning tokens, a part of the output (default: ``output``).
         per_request: dollars per request, whatever its tokens.
         tiers: ``(threshold, Rates)`` pairs: when a request's input tokens
@@ -122,12 +126,21 @@ class Rates:
     output: Decimal | float | int | str
     cached_input: Decimal | float | int | str | None = None
     cache_write: Decimal | float | int | str | None = None
+    cache_write_1h: Decimal | float | int | str | None = None
     reasoning: Decimal | float | int | str | None = None
     per_request: Decimal | float | int | str = 0
     tiers: tuple[tuple[int, Rates], ...] = field(default=())
 
     def __post_init__(self) -> None:
-        for name in ("input", "output", "cached_input", "cache_write", "reasoning", "per_request"):
+        for name in (
+            "input",
+            "output",
+            "cached_input",
+            "cache_write",
+            "cache_write_1h",
+            "reasoning",
+            "per_request",
+        ):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, _decimal(value, f"Rates.{name}"))
@@ -141,16 +154,30 @@ class Rates:
         parts = _parts(usage)
         if parts is None:
             return None
-        return self.price(parts)
+        cost = self.price(parts)
+        written_1h = min(max(usage.cache_write_1h_tokens or 0, 0), parts[2])
+        rates = self._tier(parts[0])
+        if not written_1h or rates.cache_write_1h is None:
+            return cost
+        # The 1 h writes were priced at the 5 min rate: add the difference.
+        base = cast(Decimal, rates.input if rates.cache_write is None else rates.cache_write)
+        extra = written_1h * (cast(Decimal, rates.cache_write_1h) - base) / _MILLION
+        return Cost(total=cost.total + extra, input=cost.input + extra, output=cost.output)
 
-    def price(self, parts: Parts) -> Cost:
-        """What a request's :data:`Parts` cost at these rates (the tier its input reaches)."""
-        total_input, cache_read, cache_write, output, reasoning = parts
+    def _tier(self, total_input: int) -> Rates:
         rates = self
         for threshold, tier in self.tiers:
             if total_input > threshold:
                 rates = tier
-        return rates._priced(total_input, cache_read, cache_write, output, reasoning)
+        return rates
+
+    def price(self, parts: Parts) -> Cost:
+        """What a request's :data:`Parts` cost at these rates (the tier its input
+        reaches); every cache write at the ``cache_write`` rate."""
+        total_input, cache_read, cache_write, output, reasoning = parts
+        return self._tier(total_input)._priced(
+            total_input, cache_read, cache_write, output, reasoning
+        )
 
     def _priced(
         self, total_input: int, cache_read: int, cache_write: int, output: int, reasoning: int

@@ -99,6 +99,7 @@ def _usage_from_dict(data: Any) -> Usage | None:
         reasoning_tokens=number("reasoning_tokens"),
         cached_tokens=number("cached_tokens"),
         cache_write_tokens=number("cache_write_tokens"),
+        cache_write_1h_tokens=number("cache_write_1h_tokens"),
     )
 
 

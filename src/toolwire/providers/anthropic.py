@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from toolwire.content import CachePoint
 from toolwire.errors import ProviderError, UsageError
 from toolwire.http import Transport
 from toolwire.providers._base import Provider
@@ -69,6 +70,7 @@ class Anthropic(Provider):
         anthropic_thinking: int | Mapping[str, Any] | None = None,
         anthropic_max_tokens: int = _DEFAULT_MAX_TOKENS,
         anthropic_disable_parallel_tool_use: bool | None = None,
+        anthropic_cache_tools: CachePoint | None = None,
     ) -> None:
         """Configure the provider.
 
@@ -87,6 +89,8 @@ class Anthropic(Provider):
             anthropic_max_tokens: ``max_tokens`` when a request gives none
                 (the API requires one); raised above the thinking budget.
             anthropic_disable_parallel_tool_use: sent in ``tool_choice``.
+            anthropic_cache_tools: a :class:`~toolwire.CachePoint` after the
+                tools (``cache_control`` on the last tool of every request).
         """
         super().__init__(
             api_key=api_key,
@@ -111,6 +115,7 @@ class Anthropic(Provider):
             self.anthropic_thinking = dict(anthropic_thinking) if anthropic_thinking else None
         self.anthropic_max_tokens = anthropic_max_tokens
         self.anthropic_disable_parallel_tool_use = anthropic_disable_parallel_tool_use
+        self.anthropic_cache_tools = anthropic_cache_tools
 
     def _auth_headers(self) -> dict[str, str]:
         headers = {"anthropic-version": self.anthropic_version}
@@ -125,6 +130,7 @@ class Anthropic(Provider):
             default_max_tokens=self.anthropic_max_tokens,
             thinking=self.anthropic_thinking,
             disable_parallel_tool_use=self.anthropic_disable_parallel_tool_use,
+            cache_tools=self.anthropic_cache_tools,
         )
 
     def _parse_error(

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire import _compat
-from toolwire.content import IMAGE_TYPES, ContentItem, ContentPart, Image
+from toolwire.content import IMAGE_TYPES, CachePoint, ContentItem, ContentPart, Image
 from toolwire.errors import ContentError, UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -22,7 +22,7 @@ from toolwire.stream.codecs._common import (
     int_or_none,
 )
 from toolwire.stream.codecs._dialect import SchemaTool
-from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
+from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_cached
 from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
@@ -74,12 +74,34 @@ def part_block(part: ContentPart) -> dict[str, Any]:
     return block
 
 
+def cache_control(point: CachePoint) -> dict[str, Any]:
+    """A block's ``cache_control`` for ``point``: ``{"type": "ephemeral", "ttl": ...}``."""
+    return {"type": "ephemeral", "ttl": point.ttl}
+
+
+def mark_cached(blocks: list[dict[str, Any]], point: CachePoint) -> None:
+    """Put ``point``'s ``cache_control`` on the last of ``blocks``.
+
+    Raises:
+        ContentError: there is no block before the point to mark.
+    """
+    if not blocks:
+        raise ContentError("a CachePoint marks the content before it: put it after some")
+    blocks[-1]["cache_control"] = cache_control(point)
+
+
 def content_blocks(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
-    """``text``, ``image`` and ``document`` blocks, in order."""
-    return [
-        {"type": "text", "text": item} if isinstance(item, str) else part_block(item)
-        for item in split_text(items)
-    ]
+    """``text``, ``image`` and ``document`` blocks, in order; a cache point
+    marks the block before it."""
+    blocks: list[dict[str, Any]] = []
+    for item in split_cached(items):
+        if isinstance(item, CachePoint):
+            mark_cached(blocks, item)
+        else:
+            blocks.append(
+                {"type": "text", "text": item} if isinstance(item, str) else part_block(item)
+            )
+    return blocks
 
 
 _SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
@@ -197,13 +219,31 @@ def _container(messages: Sequence[Message]) -> str | None:
     return None
 
 
-def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+def _system(system: list[SystemMessage]) -> str | list[dict[str, Any]] | None:
+    """The request's ``system``: text, or text blocks when one is cached."""
+    if not system:
+        return None
+    if all(m.cache is None for m in system):
+        return "\n\n".join(m.text for m in system)
+    blocks: list[dict[str, Any]] = []
+    for m in system:
+        if m.text:
+            blocks.append({"type": "text", "text": m.text})
+        if m.cache is not None:
+            mark_cached(blocks, m.cache)
+    return blocks
+
+
+def encode_messages(
+    messages: Sequence[Message],
+) -> tuple[str | list[dict[str, Any]] | None, list[dict[str, Any]]]:
     """``(system, messages)`` for a conversation.
 
     The system messages before any other message are the request's
-    ``system``; a later one stays in place as a ``{"role": "system"}``
-    message (the SDK's ``SystemMessageParam``), as Responses keeps it."""
-    system: list[str] = []
+    ``system`` (text blocks when one carries a cache point); a later one
+    stays in place as a ``{"role": "system"}`` message (the SDK's
+    ``SystemMessageParam``), as Responses keeps it."""
+    system: list[SystemMessage] = []
     out: list[dict[str, Any]] = []
 
     def user_blocks() -> list[dict[str, Any]]:
@@ -220,9 +260,9 @@ def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
             if out:
                 out.append({"role": "system", "content": message.text})
             else:
-                system.append(message.text)
+                system.append(message)
         elif isinstance(message, UserMessage):
-            if message.parts:
+            if message.parts or message.cache_points:
                 user_blocks().extend(content_blocks(message.content))
             else:
                 user_blocks().append({"type": "text", "text": message.text})
@@ -251,7 +291,7 @@ def encode_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
             out.append({"role": "assistant", "content": blocks})
         else:
             raise UsageError(f"not a toolwire message: {type(message).__name__}")
-    return ("\n\n".join(system) if system else None), out
+    return _system(system), out
 
 
 def encode_request(
@@ -266,6 +306,7 @@ def encode_request(
     default_max_tokens: int = 4096,
     thinking: Mapping[str, Any] | None = None,
     disable_parallel_tool_use: bool | None = None,
+    cache_tools: CachePoint | None = None,
 ) -> dict[str, Any]:
     """The JSON body of a ``/v1/messages`` request.
 
@@ -274,6 +315,7 @@ def encode_request(
             requires one); raised above a thinking budget.
         thinking: the ``thinking`` object, if enabled.
         disable_parallel_tool_use: sent in ``tool_choice`` when set.
+        cache_tools: a cache point after the tools (``cache_control`` on the last).
 
     Raises:
         UsageError: forcing a tool while thinking is enabled (the API refuses
@@ -295,6 +337,8 @@ def encode_request(
         body["container"] = container
     if tools:
         body["tools"] = [dict(t) for t in tools]
+        if cache_tools is not None:
+            mark_cached(body["tools"], cache_tools)
         choice = _tool_choice(tools, tool_choice, disable_parallel_tool_use)
         if choice is not None:
             if thinking and choice["type"] in ("any", "tool"):

@@ -124,6 +124,9 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
     fresh = token_count(raw, "input_tokens", DIALECT_NAME)
     cache_read = token_count(raw, "cache_read_input_tokens", DIALECT_NAME)
     cache_write = token_count(raw, "cache_creation_input_tokens", DIALECT_NAME)
+    creation = raw.get("cache_creation")  # by TTL tier: the 1 h writes cost more
+    one_hour = creation if isinstance(creation, dict) else {}
+    written_1h = token_count(one_hour, "ephemeral_1h_input_tokens", DIALECT_NAME, "cache_creation")
     counted = [v for v in (fresh, cache_read, cache_write) if v is not None]
     input_tokens = sum(counted) if counted else None
     output_tokens = token_count(raw, "output_tokens", DIALECT_NAME)
@@ -136,6 +139,7 @@ def usage_from_anthropic(raw: dict[str, Any]) -> Usage:
         total_tokens=total,
         cached_tokens=cache_read,
         cache_write_tokens=cache_write,
+        cache_write_1h_tokens=written_1h,
         raw=raw,
     )
 

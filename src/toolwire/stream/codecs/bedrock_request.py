@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolwire import _compat
-from toolwire.content import IMAGE_TYPES, ContentItem, ContentPart, Image
+from toolwire.content import IMAGE_TYPES, CachePoint, ContentItem, ContentPart, Image
 from toolwire.errors import UsageError
 from toolwire.messages import (
     AssistantMessage,
@@ -21,7 +21,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream.codecs.content import ContentLimits, ContentSupport, split_text
+from toolwire.stream.codecs.content import ContentLimits, ContentSupport, split_cached
 from toolwire.stream.codecs.request import (
     ToolChoice,
     check_tool_choice,
@@ -91,11 +91,19 @@ def part_block(part: ContentPart, number: int = 1) -> dict[str, Any]:
     return {"document": {**block, "name": _document_name(part, number)}}
 
 
+CACHE_POINT: dict[str, Any] = {"cachePoint": {"type": "default"}}
+"""The block a :class:`~toolwire.CachePoint` is in Converse (its ``ttl`` is not sent)."""
+
+
 def content_blocks(items: Sequence[ContentItem]) -> list[dict[str, Any]]:
-    """``text``, ``image`` and ``document`` blocks, in order."""
+    """``text``, ``image``, ``document`` and ``cachePoint`` blocks, in order."""
     out: list[dict[str, Any]] = []
-    for item in split_text(items):
-        out.append({"text": item} if isinstance(item, str) else part_block(item, len(out) + 1))
+    for item in split_cached(items):
+        if isinstance(item, CachePoint):
+            out.append(dict(CACHE_POINT))
+        else:
+            number = sum(1 for b in out if "cachePoint" not in b) + 1
+            out.append({"text": item} if isinstance(item, str) else part_block(item, number))
     return out
 
 
@@ -148,8 +156,10 @@ def encode_messages(
     for message in messages:
         if isinstance(message, SystemMessage):
             system.append({"text": message.text})
+            if message.cache is not None:
+                system.append(dict(CACHE_POINT))
         elif isinstance(message, UserMessage):
-            if message.parts:
+            if message.parts or message.cache_points:
                 content("user").extend(content_blocks(message.content))
             elif message.text:  # the API refuses a blank text block
                 content("user").append({"text": message.text})
@@ -183,10 +193,12 @@ def encode_request(
     tool_choice: ToolChoice | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
+    cache_tools: CachePoint | None = None,
 ) -> dict[str, Any]:
     """The JSON body of a ``Converse`` / ``ConverseStream`` request (the model
     and the choice of streaming are in the URL: the ``request_path`` of
-    :data:`~toolwire.stream.codecs.bedrock.DIALECT`).
+    :data:`~toolwire.stream.codecs.bedrock.DIALECT`); ``cache_tools`` adds a
+    ``cachePoint`` after the tools.
 
     Raises:
         UsageError: ``tool_choice="none"`` with tools (Converse cannot forbid
@@ -208,6 +220,8 @@ def encode_request(
         body["inferenceConfig"] = config
     if tools:
         body["toolConfig"] = {"tools": [dict(t) for t in tools]}
+        if cache_tools is not None:
+            body["toolConfig"]["tools"].append(dict(CACHE_POINT))
         choice = _tool_choice(tools, tool_choice)
         if choice is not None:
             body["toolConfig"]["toolChoice"] = choice

@@ -15,18 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from toolwire.content import (
     AUDIO_TYPES,
     DOCUMENT_TYPES,
     IMAGE_TYPES,
+    CachePoint,
     ContentItem,
     ContentPart,
     content_parts,
 )
 from toolwire.errors import ContentLimitExceeded, ContentNotSupported
-from toolwire.messages import Message, ToolResultMessage, UserMessage
+from toolwire.messages import Message, SystemMessage, ToolResultMessage, UserMessage
 
 __all__ = [
     "MB",
@@ -36,6 +37,8 @@ __all__ = [
     "Place",
     "every",
     "message_parts",
+    "openai_cache_fields",
+    "split_cached",
     "split_text",
     "support_table",
 ]
@@ -159,8 +162,37 @@ def message_parts(messages: Iterable[Message]) -> list[tuple[Place, ContentPart]
     return out
 
 
-def split_text(items: Sequence[ContentItem]) -> list[ContentItem]:
-    """``items`` without empty text (the APIs refuse blank text blocks)."""
+def openai_cache_fields(messages: Iterable[Message]) -> dict[str, Any]:
+    """``prompt_cache_key``/``prompt_cache_retention`` from the conversation's
+    cache points (the last one that gives each wins); OpenAI caches prompts
+    implicitly, so a point without them adds nothing."""
+    out: dict[str, Any] = {}
+    for message in messages:
+        points: Iterable[CachePoint] = ()
+        if isinstance(message, UserMessage):
+            points = message.cache_points
+        elif isinstance(message, SystemMessage) and message.cache is not None:
+            points = (message.cache,)
+        for point in points:
+            if point.key is not None:
+                out["prompt_cache_key"] = point.key
+            if point.retention is not None:
+                out["prompt_cache_retention"] = point.retention
+    return out
+
+
+def split_text(items: Sequence[ContentItem]) -> list[str | ContentPart]:
+    """``items`` without empty text (the APIs refuse blank text blocks) and
+    without cache points (a no-op where the provider caches implicitly)."""
+    return [
+        item
+        for item in items
+        if not isinstance(item, CachePoint) and (item or not isinstance(item, str))
+    ]
+
+
+def split_cached(items: Sequence[ContentItem]) -> list[ContentItem]:
+    """``items`` without empty text, cache points kept in place."""
     return [item for item in items if not isinstance(item, str) or item]
 
 

@@ -18,7 +18,14 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
+from toolwire.stream.codecs.content import (
+    MB,
+    PDF,
+    ContentLimits,
+    ContentSupport,
+    openai_cache_fields,
+    split_text,
+)
 from toolwire.stream.codecs.openai_chat_items import custom_input
 from toolwire.stream.codecs.request import (
     ToolChoice,
@@ -269,6 +276,7 @@ def encode_request(
         body["stream"] = True
         if stream_usage:
             body["stream_options"] = {"include_usage": True}
+    body.update(openai_cache_fields(messages))
     return body
 
 

@@ -21,7 +21,14 @@ from toolwire.messages import (
 )
 from toolwire.stream.codecs import structured
 from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
-from toolwire.stream.codecs.content import MB, PDF, ContentLimits, ContentSupport, split_text
+from toolwire.stream.codecs.content import (
+    MB,
+    PDF,
+    ContentLimits,
+    ContentSupport,
+    openai_cache_fields,
+    split_text,
+)
 from toolwire.stream.codecs.openai_responses_items import (
     ASKED_CALLS,
     STATE_ITEMS,
@@ -257,6 +264,7 @@ def encode_request(
             body["include"] = ["reasoning.encrypted_content"]
     if stream:
         body["stream"] = True
+    body.update(openai_cache_fields(messages))
     return body
 
 
