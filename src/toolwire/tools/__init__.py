@@ -34,8 +34,8 @@ from toolwire.tools._process import ProcessRunner
 from toolwire.tools._questions import Question, QuestionAnswer, QuestionCallback, Questions, asking
 from toolwire.tools._results import ToolErrorKind, ToolResult
 from toolwire.tools._schema import clean_schema
+from toolwire.tools._sources import ToolsChange, ToolSource
 from toolwire.tools._tool import Tool, tool
-from toolwire.tools._sources import ToolSource, ToolsChange
 from toolwire.tools._toolbox import Toolbox
 from toolwire.tools._toolset import toolset, toolset_tool_name
 from toolwire.tools._validation import format_pydantic_errors
