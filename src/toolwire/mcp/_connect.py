@@ -106,6 +106,8 @@ async def _listen_for_tools(
                 connection._tools_version += 1
     except (ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError):
         pass  # not offered, or lost: the tools stay as listed
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass  # the connection broke: its calls say so
     finally:
         connection._listening = None
         if not started:
