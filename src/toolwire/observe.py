@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from toolwire.cost import Cost
     from toolwire.messages import Message
     from toolwire.providers import ProviderAttempt
-    from toolwire.tools import Approval, ToolResult
+    from toolwire.tools import Approval, ToolResult, ToolsChange
 
 __all__ = ["HOOKS", "Observers", "RunInfo", "RunObserver", "check_observers"]
 
@@ -50,6 +50,10 @@ class RunObserver(Protocol):
 
     async def run_started(self, info: RunInfo) -> None:
         """The run begins (or resumes)."""
+
+    async def tools_changed(self, run_id: str, turn: int, change: ToolsChange) -> None:
+        """A source of the run's tools (an MCP server) changed its tool list,
+        and the toolbox took it in before this turn's request."""
 
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
@@ -315,6 +319,7 @@ class Observers:
 
     if TYPE_CHECKING:  # each typed from the RunObserver method of its name
         run_started = _Bound(RunObserver.run_started)
+        tools_changed = _Bound(RunObserver.tools_changed)
         model_request = _Bound(RunObserver.model_request)
         model_streaming = _Bound(RunObserver.model_streaming)
         model_attempt = _Bound(RunObserver.model_attempt)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolwire.agent._output import OutputSpec
@@ -49,6 +49,9 @@ class RunConfig:
     stream_retries: int
     request: RequestOptions
     """What every model request says besides the conversation."""
+    toolbox_schemas: int = 0
+    """How many of ``request.tools`` are the toolbox's (those that follow are
+    a typed run's final-result tools); rebuilt when the toolbox's tools change."""
     prices: Prices | None = None
     """How the run's requests are priced (``None``: their cost is unknown)."""
     limits: UsageLimits | None = None
@@ -76,6 +79,14 @@ class RunConfig:
             limits=self.limits,
             budget=self.budget,
         )
+
+    def with_toolbox_schemas(self) -> RunConfig:
+        """This config, its request offering the toolbox's tools as they are now."""
+        toolbox = self.toolbox
+        schemas = toolbox.schemas(self.provider.dialect) if len(toolbox) else []
+        tools = (*schemas, *self.request.tools[self.toolbox_schemas :])
+        request = replace(self.request, tools=tools)
+        return replace(self, request=request, toolbox_schemas=len(schemas))
 
     def build_request(self, messages: Sequence[Message], turn: int) -> HttpRequest:
         """The HTTP request of model turn number ``turn`` for this conversation."""

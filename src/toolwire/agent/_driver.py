@@ -195,6 +195,7 @@ class RunDriver:
         self.turn += 1
         if self.emit is not None:
             self.emit(TurnStarted(turn=self.turn))
+        await self._refresh_tools()
         result, early = await self._model_turn()
         if result.usage is not None:
             self.usage = self.usage + result.usage
@@ -292,6 +293,17 @@ class RunDriver:
                 cost=self.turn_cost,
             )
         )
+
+    async def _refresh_tools(self) -> None:
+        """Take in the tool lists that changed (an MCP server's), so that this
+        turn's request offers the tools as they are now; each change journaled."""
+        changes = await self.config.toolbox.refresh()
+        if not changes:
+            return
+        self.config = self.config.with_toolbox_schemas()
+        for change in (c for c in changes if c.added or c.removed):
+            for told in self.observe.tools_changed:
+                await told(self.run_id, self.turn, change)
 
     # -- the model ------------------------------------------------------------------
 

@@ -107,6 +107,7 @@ def run_config(agent: AgentSettings, spec: OutputSpec[Any] | None) -> RunConfig:
     """The agent's settings, fixed for one run (asking ``spec``'s output)."""
     provider, toolbox = agent.provider, agent.toolbox
     tools = list(toolbox.schemas(provider.dialect)) if len(toolbox) else []
+    toolbox_schemas = len(tools)
     mode: Literal["native", "tool"] = "tool"
     if spec is not None:
         mode = spec.mode_for(provider.dialect, agent.model, agent.native_output)
@@ -123,6 +124,7 @@ def run_config(agent: AgentSettings, spec: OutputSpec[Any] | None) -> RunConfig:
         eager=agent.eager,
         max_turns=agent.max_turns,
         stream_retries=agent.stream_retries,
+        toolbox_schemas=toolbox_schemas,
         request=RequestOptions(
             model=agent.model,
             tools=tuple(tools),

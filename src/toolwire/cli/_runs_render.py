@@ -39,6 +39,7 @@ from toolwire.journal import (
     RunSuspended,
     ToolIntent,
     ToolOutcome,
+    ToolsChanged,
     pending_calls,
 )
 
@@ -167,6 +168,11 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
             return Text(f"run {record.outcome}", style="bold green")
         case RunFailed():
             return _run_failed(record)
+        case ToolsChanged():
+            added, removed = ", ".join(record.added) or "none", ", ".join(record.removed) or "none"
+            return Text.assemble(
+                _turn(event), f"  tools of {record.source} changed: +{added} -{removed}"
+            )
         case _:
             assert_never(record)
 

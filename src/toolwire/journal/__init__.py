@@ -61,6 +61,7 @@ from toolwire.journal._kinds import (
     RunSuspended,
     ToolIntent,
     ToolOutcome,
+    ToolsChanged,
     payload_of,
 )
 from toolwire.journal._observer import JournalObserver
@@ -137,6 +138,7 @@ __all__ = [
     "Step",
     "ToolIntent",
     "ToolOutcome",
+    "ToolsChanged",
     "WaitingCall",
     "answered_questions",
     "apply_decisions",

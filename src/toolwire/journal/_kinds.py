@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from toolwire.journal._errors import JournalError
 from toolwire.journal._field_types import READERS as _READERS
+from toolwire.journal._kinds_tools import ToolsChanged
 
 __all__ = [
     "KINDS",
@@ -57,6 +58,7 @@ __all__ = [
     "RunSuspended",
     "ToolIntent",
     "ToolOutcome",
+    "ToolsChanged",
     "decode",
     "encode",
     "payload_of",
@@ -354,6 +356,7 @@ Record = (
     | AnswerGiven
     | QuestionAnswered
     | ToolOutcome
+    | ToolsChanged
     | RunFinished
     | RunSuspended
     | RunFailed
@@ -375,6 +378,7 @@ KINDS: dict[str, type[Record]] = {
         AnswerGiven,
         QuestionAnswered,
         ToolOutcome,
+        ToolsChanged,
         RunFinished,
         RunSuspended,
         RunFailed,

@@ -55,6 +55,7 @@ from toolwire.journal._kinds import (
     Record,
     RunFailed,
     RunStarted,
+    ToolsChanged,
     payload_of,
 )
 from toolwire.journal._payloads import (
@@ -76,7 +77,7 @@ from toolwire.messages import Message
 from toolwire.observe import RunObserver
 from toolwire.providers import ProviderAttempt
 from toolwire.run import RunInfo, RunResult
-from toolwire.tools import Approval, ToolResult
+from toolwire.tools import Approval, ToolResult, ToolsChange
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
 __all__ = ["JournalObserver", "encode_record"]
@@ -245,6 +246,11 @@ class JournalObserver(RunObserver):
         """The run's totals as recorded (``None`` when its meter is unknown)."""
         totals = self._meters.get(run_id)
         return totals_record(totals()) if totals is not None else None
+
+    async def tools_changed(self, run_id: str, turn: int, change: ToolsChange) -> None:
+        """Record the tools a source added and removed before this turn."""
+        record = ToolsChanged(source=change.source, added=change.added, removed=change.removed)
+        await self._commit(run_id, Step("tools_changed", self._text(record), turn, None))
 
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
+import anyio.abc
 
 from toolwire.errors import ConnectError, UsageError
 from toolwire.http.urls import split_url
@@ -34,7 +35,7 @@ def _sdk() -> None:
 
 @asynccontextmanager
 async def _open(
-    make_client: Callable[[AsyncExitStack, Any], Client],
+    make_client: Callable[[AsyncExitStack, Any, Any], Client],
     *,
     transport: Literal["stdio", "http"],
     label: str,
@@ -51,6 +52,11 @@ async def _open(
             return mcp_types.ElicitResult(action="decline")
         return await opened[0]._on_elicit(context, params)
 
+    async def on_message(message: Any) -> None:
+        if opened:
+            opened[0]._on_message(message)
+        await anyio.lowlevel.checkpoint()
+
     deadline = math.inf if connect_timeout is None else anyio.current_time() + connect_timeout
     connection: MCPConnection | None = None
     # The scope spans the whole connection because the SDK's task groups are
@@ -58,7 +64,7 @@ async def _open(
     # were entered in; the deadline is lifted once the handshake is done.
     with anyio.CancelScope(deadline=deadline) as scope:
         async with AsyncExitStack() as stack:
-            client = make_client(stack, on_elicit)
+            client = make_client(stack, on_elicit, on_message)
             try:
                 await stack.enter_async_context(client)
             except Exception as exc:
@@ -68,6 +74,9 @@ async def _open(
             scope.deadline = math.inf
             connection = MCPConnection(client, transport=transport, label=label, elicit=elicit)
             opened.append(connection)
+            listening = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(listening.cancel_scope.cancel)  # runs first: stops the listener
+            await listening.start(_listen_for_tools, connection)
             try:
                 yield connection
             finally:
@@ -76,6 +85,33 @@ async def _open(
         # Only the handshake deadline (so a finite connect_timeout) ends the
         # block without an exception.
         raise ConnectError(f"could not connect to {what}: no answer within {connect_timeout} s")
+
+
+async def _listen_for_tools(
+    connection: MCPConnection, *, task_status: anyio.abc.TaskStatus[None]
+) -> None:
+    """Note the server's tool list changes on a 2026-07-28 connection, which
+    announces them on a ``subscriptions/listen`` stream (earlier versions send
+    ``notifications/tools/list_changed``, noted by the message handler)."""
+    from mcp import MCPError
+    from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+
+    started = False
+    try:
+        async with connection.client.listen(tools_list_changed=True) as events:
+            connection._listening = events
+            started = True
+            task_status.started()
+            async for _ in events:
+                connection._tools_version += 1
+    except (ListenNotSupportedError, MCPError, SubscriptionLost, TimeoutError):
+        pass  # not offered, or lost: the tools stay as listed
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass  # the connection broke: its calls say so
+    finally:
+        connection._listening = None
+        if not started:
+            task_status.started()
 
 
 def connect_stdio(
@@ -130,7 +166,9 @@ def connect_stdio(
         command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
     )
     return _open(
-        lambda _stack, on_elicit: Client(params, cache=None, elicitation_callback=on_elicit),
+        lambda _stack, on_elicit, on_message: Client(
+            params, cache=None, elicitation_callback=on_elicit, message_handler=on_message
+        ),
         transport="stdio",
         label=name or "",
         what=f"MCP server {name or Path(command).name!r} (stdio)",
@@ -188,12 +226,14 @@ def connect_http(
     sent_headers = dict(headers or {})
     timeouts = httpx2.Timeout(connect_timeout or 30.0, read=read_timeout)
 
-    def make_client(stack: AsyncExitStack, on_elicit: Any) -> Client:
+    def make_client(stack: AsyncExitStack, on_elicit: Any, on_message: Any) -> Client:
         http_client = httpx2.AsyncClient(headers=sent_headers, timeout=timeouts)
         # Closed by the stack after the SDK's transport, entered later, is done with it.
         stack.push_async_callback(http_client.aclose)
         transport = streamable_http_client(url, http_client=http_client)
-        return Client(transport, cache=None, elicitation_callback=on_elicit)
+        return Client(
+            transport, cache=None, elicitation_callback=on_elicit, message_handler=on_message
+        )
 
     host = split_url(url).address().partition("://")[2]  # never the userinfo
     return _open(

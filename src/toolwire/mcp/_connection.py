@@ -49,6 +49,9 @@ class MCPConnection:
         info = client.server_info
         self._name = label or (info.name if info is not None and info.name else "mcp-server")
         self._closed = False
+        self._tools_version = 0
+        self._listening: Any = None
+        """The ``subscriptions/listen`` stream of a 2026-07-28 connection."""
 
     @property
     def name(self) -> str:
@@ -76,6 +79,23 @@ class MCPConnection:
                 f"the connection to MCP server {self.name!r} is closed: use its tools inside "
                 "the `async with toolwire.mcp.connect_...()` block"
             )
+
+    @property
+    def tools_version(self) -> int:
+        """Counts the server's announcements that its tool list changed,
+        received so far (a change not yet taken by the listener counts)."""
+        # The SDK queues a listen stream's events as they are read, in order
+        # with the responses; the listener takes them later.
+        route = getattr(self._listening, "_route", None)
+        pending = getattr(route, "_pending", None) or ()
+        return self._tools_version + (1 if any(_is_tools(e) for e in pending) else 0)
+
+    def _on_message(self, message: Any) -> None:
+        """The SDK's message handler: notes ``notifications/tools/list_changed``."""
+        import mcp_types
+
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._tools_version += 1
 
     async def list_tools(self) -> list[mcp_types.Tool]:
         """Every tool the server lists (all pages), as the SDK's ``Tool`` models.
@@ -142,6 +162,9 @@ class MCPConnection:
 
         Returns:
             One :class:`~toolwire.Tool` per listed tool, in the server's order.
+            When the server announces that its tool list changed, a toolbox
+            holding them takes the new list in (:meth:`Toolbox.refresh`; an
+            agent does before each turn), listed with the same options.
 
         Raises:
             UsageError: a name in ``include`` is not listed, two tools end up
@@ -149,6 +172,31 @@ class MCPConnection:
                 schema (leave it out with ``exclude``).
             RemoteProtocolError: the listing failed.
         """
+        options = {
+            "prefix": prefix,
+            "include": include,
+            "exclude": exclude,
+            "timeout": timeout,
+            "read_only": read_only,
+            "requires_approval": requires_approval,
+            "max_result_chars": max_result_chars,
+            "strict": strict,
+        }
+        return await _Listing(self, options).reload()
+
+    async def _listed(
+        self,
+        source: _Listing,
+        *,
+        prefix: str,
+        include: Collection[str] | None,
+        exclude: Collection[str],
+        timeout: float | None,  # noqa: ASYNC109 - each later call's
+        read_only: bool | None,
+        requires_approval: bool | None,
+        max_result_chars: int | None,
+        strict: bool | None,
+    ) -> list[Tool]:
         listed = await self.list_tools()
         names = [t.name for t in listed]
         if include is not None:
@@ -173,6 +221,7 @@ class MCPConnection:
             out.append(
                 self._make_tool(
                     spec,
+                    source=source,
                     name=name,
                     timeout=timeout,
                     read_only=read_only,
@@ -187,6 +236,7 @@ class MCPConnection:
         self,
         spec: mcp_types.Tool,
         *,
+        source: _Listing,
         name: str,
         timeout: float | None,
         read_only: bool | None,
@@ -220,6 +270,7 @@ class MCPConnection:
             return await connection._call_for_model(mcp_name, arguments, _toolwire_context.call_id)
 
         call_mcp_tool.__name__ = name
+        call_mcp_tool.tool_source = source  # type: ignore[attr-defined]
         call_mcp_tool.__qualname__ = f"MCPConnection.tool[{mcp_name}]"
         return Tool.from_schema(
             call_mcp_tool,
@@ -332,6 +383,38 @@ class MCPConnection:
             # Nobody can answer now: the call ends, and the run waits.
             return mcp_types.ElicitResult(action="cancel")
         return mcp_types.ElicitResult(action=answer.action, content=answer.content)
+
+
+def _is_tools(event: Any) -> bool:
+    from mcp.shared.subscriptions import ToolsListChanged
+
+    return isinstance(event, ToolsListChanged)
+
+
+class _Listing:
+    """The tools one :meth:`MCPConnection.tools` call made: a
+    :class:`~toolwire.tools.ToolSource` listed again, with the same options,
+    when the server announces that its tool list changed."""
+
+    def __init__(self, connection: MCPConnection, options: dict[str, Any]) -> None:
+        self.connection = connection
+        self.options = options
+        self.seen = -1
+        """The connection's ``tools_version`` when last listed."""
+
+    @property
+    def name(self) -> str:
+        return self.connection.name
+
+    @property
+    def changed(self) -> bool:
+        return not self.connection.closed and self.seen != self.connection.tools_version
+
+    async def reload(self) -> list[Tool]:
+        seen = self.connection.tools_version
+        tools = await self.connection._listed(self, **self.options)
+        self.seen = seen
+        return tools
 
 
 _CALL: ContextVar[str | None] = ContextVar("toolwire_mcp_call", default=None)

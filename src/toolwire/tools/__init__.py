@@ -34,6 +34,7 @@ from toolwire.tools._process import ProcessRunner
 from toolwire.tools._questions import Question, QuestionAnswer, QuestionCallback, Questions, asking
 from toolwire.tools._results import ToolErrorKind, ToolResult
 from toolwire.tools._schema import clean_schema
+from toolwire.tools._sources import ToolsChange, ToolSource
 from toolwire.tools._tool import Tool, tool
 from toolwire.tools._toolbox import Toolbox
 from toolwire.tools._toolset import toolset, toolset_tool_name
@@ -61,7 +62,9 @@ __all__ = [
     "ToolOptions",
     "ToolResult",
     "ToolRunner",
+    "ToolSource",
     "Toolbox",
+    "ToolsChange",
     "ask_approval",
     "asking",
     "clean_schema",

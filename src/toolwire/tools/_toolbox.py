@@ -44,6 +44,7 @@ from toolwire.tools._approval import ApprovalCallback
 from toolwire.tools._arguments import describe_errors
 from toolwire.tools._call import Batch, CallRun, ResultHook
 from toolwire.tools._results import ToolResult, make_result
+from toolwire.tools._sources import ToolsChange, source_of
 from toolwire.tools._tool import Tool, tool
 from toolwire.tools.redaction import scrub
 from toolwire.tools.runners import LocalRunner, ToolRunner
@@ -174,6 +175,38 @@ class Toolbox:
         if t is not None and t.max_result_chars is not None:
             return t.max_result_chars
         return self.max_result_chars
+
+    async def refresh(self) -> list[ToolsChange]:
+        """Take in the new tool list of each source that announced a change
+        (an MCP server's ``tools/list_changed``): its tools are swapped for the
+        ones it lists now, in place. The agent calls this before each turn.
+
+        Returns:
+            One change per source reloaded (none when nothing changed).
+
+        Raises:
+            UsageError: a new tool has the name of a tool of another source.
+            RemoteProtocolError: a source's listing failed.
+        """
+        sources = {id(s): s for s in map(source_of, self) if s is not None and s.changed}
+        changes: list[ToolsChange] = []
+        for source in sources.values():
+            fresh = await source.reload()
+            old = [n for n, t in self._tools.items() if source_of(t) is source]
+            kept = {n: t for n, t in self._tools.items() if source_of(t) is not source}
+            for t in fresh:
+                if t.name in kept:
+                    raise UsageError(
+                        f"{source.name!r} now lists a tool named {t.name!r}, the name of "
+                        "another tool of the toolbox"
+                    )
+                kept[t.name] = t
+            self._tools = kept
+            names = [t.name for t in fresh]
+            added = tuple(n for n in names if n not in old)
+            removed = tuple(n for n in old if n not in names)
+            changes.append(ToolsChange(source=source.name, added=added, removed=removed))
+        return changes
 
     # -- schemas ------------------------------------------------------------
 

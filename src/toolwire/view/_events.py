@@ -32,6 +32,7 @@ from toolwire.journal import (
     RunSuspended,
     ToolIntent,
     ToolOutcome,
+    ToolsChanged,
     payload_of,
 )
 from toolwire.view._html import duration, error_line, ident, money, text, value
@@ -220,6 +221,10 @@ def _body(event: JournalEvent) -> str:
             return _run_finished(record)
         case RunFailed():
             return _run_failed(record)
+        case ToolsChanged():
+            return f"tools of <b>{text(record.source)}</b> changed" + value(
+                payload_of(record), label=record.kind
+            )
         case _:
             assert_never(record)
 
