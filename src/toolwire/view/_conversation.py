@@ -14,7 +14,15 @@ import json
 import re
 from typing import Any
 
-from toolwire.journal import JournalEvent, RunLog
+from toolwire.journal import (
+    ApprovalGiven,
+    JournalEvent,
+    ModelFailed,
+    ModelResponse,
+    RunLog,
+    ToolIntent,
+    ToolOutcome,
+)
 from toolwire.tools.redaction import redact
 from toolwire.view._html import duration, ident, money, text, value
 
@@ -81,14 +89,14 @@ def _user_turns(log: RunLog) -> str:
 
 def _card(call_id: str, events: list[JournalEvent]) -> str:
     """One tool call's card from its records."""
-    mine = [e for e in events if e.call_id == call_id]
-    intent = next((e.data for e in mine if e.kind == "tool_intent"), {})
-    outcome = next((e.data.get("result") for e in mine if e.kind == "tool_outcome"), None)
+    mine = [e.record for e in events if e.call_id == call_id]
+    intent = next((r for r in mine if isinstance(r, ToolIntent)), None)
+    outcome = next((r.result for r in mine if isinstance(r, ToolOutcome)), None)
     facts: list[str] = []
-    approval = next((e.data for e in mine if e.kind == "approval"), None)
+    approval = next((r for r in mine if isinstance(r, ApprovalGiven)), None)
     if approval is not None:
-        decision = text(approval.get("decision", "?"))
-        reason = approval.get("reason")
+        decision = text(approval.decision or "?")
+        reason = approval.reason
         facts.append(
             f"<span class=approval>approval: <b>{decision}</b>"
             + (f" ({text(reason)})" if reason else "")
@@ -103,27 +111,29 @@ def _card(call_id: str, events: list[JournalEvent]) -> str:
         result = "<div class=label>result</div>" + _brief(outcome.get("content", ""), "result")
     else:
         facts.append("<span class=outcome>no result yet</span>")
-    name = text(intent.get("name", "?"))
+    name = text((intent.name if intent is not None else None) or "?")
+    arguments = (intent.arguments if intent is not None else None) or {}
     return (
         f'<article class=call data-call="{ident(call_id)}"><h4>tool call <code>{name}</code></h4>'
         f"<div class=meta>{' · '.join(facts)}</div><div class=label>arguments</div>"
-        f"{_brief(intent.get('arguments', {}), 'arguments')}{result}</article>"
+        f"{_brief(arguments, 'arguments')}{result}</article>"
     )
 
 
 def _turn_usage(events: list[JournalEvent]) -> str:
     parts: list[str] = []
     for event in events:
-        if event.kind not in ("model_response", "model_failed"):
+        record = event.record
+        if not isinstance(record, (ModelResponse, ModelFailed)):
             continue
-        usage = event.data.get("usage") or {}
+        usage = record.usage or {}
         counts = [f"{text(k)} {v}" for k, v in usage.items() if isinstance(v, int) and v]
-        parts.append(", ".join(counts) + f" · cost {money(event.data.get('cost'))}")
+        parts.append(", ".join(counts) + f" · cost {money(record.cost)}")
     return "; ".join(parts)
 
 
 def _model_turn(number: int, events: list[JournalEvent]) -> str:
-    answers = [e.data.get("assistant") or {} for e in events if e.kind == "model_response"]
+    answers = [e.record.assistant or {} for e in events if isinstance(e.record, ModelResponse)]
     words = "".join(_brief(a["text"], "answer") for a in answers if a.get("text"))
     calls = [e.call_id for e in events if e.kind == "tool_intent" and e.call_id]
     cards = "".join(_card(call, events) for call in dict.fromkeys(calls))
