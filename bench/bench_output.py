@@ -26,7 +26,7 @@ characters; after every delta the partial output is read. The readers:
 Each figure is the best of ``--runs`` runs; the table gives the seconds and
 the ratios (to the floor, and 1 MB over 100 KB: linear is about 10).
 
-    python bench/bench_output.py [--chunk 256] [--runs 3] [--skip-quadratic]
+    python bench/bench_output.py [--chunk 256] [--runs 3] [--skip-quadratic] [--pydantic-ai]
 """
 
 from __future__ import annotations
@@ -190,6 +190,9 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=256, help="characters per delta")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-quadratic", action="store_true", help="leave out the re-parsers")
+    parser.add_argument(
+        "--pydantic-ai", action="store_true", help="pydantic-ai's reader even with --skip-quadratic"
+    )
     args = parser.parse_args()
     readers: list[tuple[str, Callable[[list[str]], Any]]] = [
         ("partial arguments (floor)", floor),
@@ -198,8 +201,9 @@ def main() -> None:
     ]
     if not args.skip_quadratic:
         readers += [("naive re-parse", naive), ("pydantic partial validation", pydantic_partial)]
-        if importlib.util.find_spec("pydantic_ai") is not None:
-            readers.append(("pydantic-ai stream_output", pydantic_ai_stream))
+    has_pydantic_ai = importlib.util.find_spec("pydantic_ai") is not None
+    if has_pydantic_ai and (args.pydantic_ai or not args.skip_quadratic):
+        readers.append(("pydantic-ai stream_output", pydantic_ai_stream))
     sizes = {"100 KB": 100_000, "1 MB": 1_000_000}
     seconds: dict[tuple[str, str], float] = {}
     for label, size in sizes.items():
@@ -225,7 +229,7 @@ def main() -> None:
             f"| {name} | {small * 1e3:.1f} ms | {large * 1e3:.1f} ms | {ratio:.2f}× | "
             f"{large / small:.1f} |"
         )
-    if importlib.util.find_spec("pydantic_ai") is None:
+    if not has_pydantic_ai:
         print("| pydantic-ai | not installed | | | |")
 
 

@@ -15,6 +15,7 @@ the suite's time several times over.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -43,11 +44,17 @@ def untraced() -> Iterator[None]:
     if measuring is None:
         yield
         return
+    # Starting coverage again patches subprocesses again (pyproject.toml:
+    # patch = subprocess), which tests/conftest.py undid in this worker: the
+    # tests' own subprocesses would be measured, and import coverage's modules.
+    patched = os.environ.get("COVERAGE_PROCESS_CONFIG")
     measuring.stop()
     try:
         yield
     finally:
         measuring.start()
+        if patched is None:
+            os.environ.pop("COVERAGE_PROCESS_CONFIG", None)
 
 
 @contextmanager

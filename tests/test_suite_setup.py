@@ -62,12 +62,16 @@ def test_the_ray_tests_are_one_unit_of_work(request: pytest.FixtureRequest) -> N
 
 
 def test_a_cpu_guard_pauses_coverage_and_gives_it_back() -> None:
+    import os
     import sys
 
     from tests._linear import cpu_guard
 
     before = sys.gettrace()
+    patched = os.environ.get("COVERAGE_PROCESS_CONFIG")
     with cpu_guard(5):
         inside = sys.gettrace()
     assert inside is None
     assert (sys.gettrace() is None) == (before is None)
+    # The tests' own subprocesses stay unmeasured after it, as before it.
+    assert os.environ.get("COVERAGE_PROCESS_CONFIG") == patched
