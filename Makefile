@@ -18,6 +18,8 @@
 #               the chat example (examples/chat.html), build/ui-screenshots/
 #   make test-ui  the chat adapters (toolwire.ui) driven by the official JavaScript clients,
 #               @ag-ui/client and ai, installed from npm into .tiers/ui (not part of make test)
+#   make test-bridge  the real Claude Code and Codex CLIs through toolwire bridge to the
+#               emulation server, installed from npm into .tiers/bridge (not part of make test)
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -27,7 +29,7 @@ CORE_STAMP := $(VENV)/.installed-core
 UNIT_STAMP := $(VENV)/.installed-unit
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster test-mcp-inspector test-ui
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster test-mcp-inspector test-ui test-bridge
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -164,6 +166,22 @@ $(UI_STAMP): tests/uitier/package.json tests/uitier/package-lock.json
 test-ui: $(STAMP) $(UI_STAMP)
 	TOOLWIRE_UI_TIER=1 TOOLWIRE_UI_MODULES=$(abspath $(UI_TIER))/node_modules \
 		$(BIN)/python -m pytest -q tests/uitier
+
+# The coding agents at the versions tests/bridgetier/package-lock.json pins
+# (native binaries inside the npm packages), installed into the gitignored
+# .tiers/bridge, each run with a temporary HOME through `toolwire bridge`.
+BRIDGE_TIER := .tiers/bridge
+BRIDGE_STAMP := $(BRIDGE_TIER)/.installed
+
+$(BRIDGE_STAMP): tests/bridgetier/package.json tests/bridgetier/package-lock.json
+	mkdir -p $(BRIDGE_TIER)
+	cp tests/bridgetier/package.json tests/bridgetier/package-lock.json $(BRIDGE_TIER)/
+	cd $(BRIDGE_TIER) && npm ci --no-audit --no-fund --silent
+	touch $(BRIDGE_STAMP)
+
+test-bridge: $(STAMP) $(BRIDGE_STAMP)
+	TOOLWIRE_BRIDGE_TIER=1 TOOLWIRE_BRIDGE_MODULES=$(abspath $(BRIDGE_TIER))/node_modules \
+		$(BIN)/python -m pytest -q tests/bridgetier
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis .coverage .tiers
