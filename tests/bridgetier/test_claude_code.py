@@ -60,18 +60,11 @@ def test_claude_code_reads_runs_bash_and_answers_through_the_bridge(tmp_path: Pa
     journal_path = tmp_path / "bridge.sqlite3"
     home = tmp_path / "home"
     with Nowhere() as nowhere, EmulationServer(scenario(folder)) as upstream:
-        with bridge(
-            "--serve",
-            "anthropic-messages",
-            "--upstream",
-            "openai-chat",
-            "--model",
-            "qwen3-coder",
-            "--base-url",
-            upstream.url_for("openai-chat"),
-            "--journal",
-            str(journal_path),
-        ) as served:
+        options = [
+            "--serve", "anthropic-messages", "--upstream", "openai-chat", "--model", "qwen3-coder",
+            "--base-url", upstream.url_for("openai-chat"), "--journal", str(journal_path),
+        ]  # fmt: skip
+        with bridge(*options) as served:
             env = offline_env(
                 home,
                 nowhere,
