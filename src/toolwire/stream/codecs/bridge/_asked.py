@@ -1,5 +1,6 @@
 """What a client asked the bridge, in no dialect: the record every served
-dialect's request is read into, and the helpers the readers share."""
+dialect's request is read into, and the helpers the readers share (with the
+emulation server's: ``stream/codecs/_reading.py``)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolwire.errors import BadRequest
 from toolwire.messages import AssistantMessage, Message
 from toolwire.stream import jsonio
 from toolwire.stream.codecs.request import ToolChoice
 from toolwire.stream.codecs.tool_specs import PlainTool
 from toolwire.types import InvalidToolCall, ToolCall
 
-__all__ = ["Asked", "Calls", "number", "parsed_call", "text_of"]
+__all__ = ["Asked", "Calls", "count", "number", "parsed_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,20 +37,6 @@ class Asked:
     """The reasoning effort asked (``low``, ``medium``, ``high``), if any."""
     freeform: frozenset[str] = field(default_factory=frozenset[str])
     """The names of custom (freeform) tools: their input travels as ``{"input": text}``."""
-
-
-def text_of(content: Any) -> str:
-    """The text of a content: a string, or the text of a list of parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part["text"] if isinstance(part, Mapping) and isinstance(part.get("text"), str) else ""
-            for part in content
-        )
-    return jsonio.dumps(content)
 
 
 def number(value: Any) -> float | None:
@@ -118,17 +104,3 @@ class Calls:
                 )
             )
         self._text, self._reasoning, self._calls = [], [], []
-
-
-def as_object(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise BadRequest(f"{where} must be an object")
-    return value
-
-
-def as_list(value: Any, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadRequest(f"{where} must be an array")
-    return value

@@ -25,6 +25,12 @@ __all__ = ["ChatAnswer", "ResponsesAnswer"]
 _CHAT_FINISH = {"tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
 
 
+def _shown(item: dict[str, Any]) -> dict[str, Any]:
+    """An output item as it stands now: frames are written after the events
+    that follow may have changed it, and its working fields are not sent."""
+    return {key: value for key, value in item.items() if not key.startswith("_")}
+
+
 def chat_usage(usage: Usage | None) -> dict[str, Any]:
     usage = usage or Usage()
     prompt, completion = usage.input_tokens or 0, usage.output_tokens or 0
@@ -147,13 +153,14 @@ class ResponsesAnswer(Answer):
 
     def _add(self, item: dict[str, Any]) -> int:
         self._items.append(item)
-        self._event("response.output_item.added", output_index=len(self._items) - 1, item=item)
-        return len(self._items) - 1
+        position = len(self._items) - 1
+        self._event("response.output_item.added", output_index=position, item=_shown(item))
+        return position
 
     def _done(self, position: int) -> None:
         item = self._items[position]
         item["status"] = "completed"
-        self._event("response.output_item.done", output_index=position, item=item)
+        self._event("response.output_item.done", output_index=position, item=_shown(item))
 
     def _writing(self, kind: str) -> tuple[dict[str, Any], int]:
         if self._open is None or self._open["type"] != kind:

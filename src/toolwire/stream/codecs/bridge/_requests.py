@@ -6,8 +6,9 @@ messages (system text, user text, the assistant's text, reasoning and
 calls, tool results), the tools read back from the dialect's entries
 (:func:`~toolwire.stream.codecs.tool_specs.read_tools`), the tool choice,
 the limits and the reasoning effort. What has no meaning in another
-dialect (images, a provider's built-in tools, cache controls, signatures)
-is left out. A body not of the dialect's shape is a
+dialect (a provider's built-in tools, cache controls, signatures) is left
+out; images, documents and audio become toolwire's parts, which the
+upstream's codec writes in its own shape. A body not of the dialect's shape is a
 :class:`~toolwire.errors.BadRequest`, answered 400 in the served dialect.
 """
 
@@ -19,26 +20,12 @@ from typing import Any
 from toolwire.errors import BadRequest
 from toolwire.messages import Message, SystemMessage, ToolResultMessage, UserMessage
 from toolwire.stream import jsonio
-from toolwire.stream.codecs.bridge._asked import (
-    Asked,
-    Calls,
-    as_list,
-    as_object,
-    count,
-    number,
-    text_of,
-)
+from toolwire.stream.codecs._reading import as_list, as_object, content_of, model_of, text_of
+from toolwire.stream.codecs.bridge._asked import Asked, Calls, count, number
 from toolwire.stream.codecs.request import ToolChoice
 from toolwire.stream.codecs.tool_specs import PlainTool, read_tools
 
 __all__ = ["READERS", "read_request"]
-
-
-def _model(body: Mapping[str, Any], given: str | None) -> str:
-    model = given if given is not None else body.get("model")
-    if not isinstance(model, str) or not model:
-        raise BadRequest("'model' must be a non-empty string")
-    return model
 
 
 def _tools(entries: Any) -> tuple[tuple[PlainTool, ...], frozenset[str]]:
@@ -56,6 +43,23 @@ def _tools(entries: Any) -> tuple[tuple[PlainTool, ...], frozenset[str]]:
         for t in tools
     ]
     return tuple(shaped), freeform
+
+
+def _user(content: Any, where: str) -> list[Message]:
+    """A user message of text and parts (none when it says nothing)."""
+    items = content_of(content, where)
+    if any(not isinstance(item, str) for item in items):
+        return [UserMessage(content=items)]
+    text = "".join(item for item in items if isinstance(item, str))
+    return [UserMessage(text)] if text or isinstance(content, str) else []
+
+
+def _result(
+    call_id: str, name: str, content: Any, where: str, *, is_error: bool = False
+) -> ToolResultMessage:
+    """A tool result: its text, and its parts when it holds media."""
+    parts = content_of(content, where) if isinstance(content, list) else ()
+    return ToolResultMessage(call_id, name, text_of(content), is_error=is_error, parts=parts)
 
 
 def _effort(budget: Any) -> str | None:
@@ -104,31 +108,26 @@ def read_anthropic(body: dict[str, Any], model: str | None, stream: bool | None)
             continue
         if role != "user":
             raise BadRequest(f"messages[{i}].role must be 'user', 'assistant' or 'system'")
-        texts: list[str] = []
-        for block in blocks:
-            if not isinstance(block, Mapping):
-                continue
-            if block.get("type") == "tool_result":
+        said: list[Any] = []
+        for j, block in enumerate(blocks):
+            if isinstance(block, Mapping) and block.get("type") == "tool_result":
                 call_id = str(block.get("tool_use_id"))
+                name, answer = turn.names.get(call_id, ""), block.get("content")
+                where = f"messages[{i}].content[{j}].content"
                 messages.append(
-                    ToolResultMessage(
-                        call_id=call_id,
-                        name=turn.names.get(call_id, ""),
-                        content=text_of(block.get("content")),
-                        is_error=block.get("is_error") is True,
-                    )
+                    _result(call_id, name, answer, where, is_error=block.get("is_error") is True)
                 )
-            elif block.get("type") == "text":
-                texts.append(text_of([block]))
-        if any(texts):
-            messages.append(UserMessage("".join(texts)))
+            else:
+                said.append(block)
+        if said:
+            messages.extend(_user(said, f"messages[{i}].content"))
     turn.flush(messages)
     tools, freeform = _tools(body.get("tools"))
     thinking = body.get("thinking")
     budget = thinking.get("budget_tokens") if isinstance(thinking, Mapping) else None
     return Asked(
         dialect="anthropic-messages",
-        model=_model(body, model),
+        model=model_of(body, model),
         messages=tuple(messages),
         tools=tools,
         tool_choice=_anthropic_choice(body.get("tool_choice")),
@@ -173,7 +172,7 @@ def read_openai_chat(body: dict[str, Any], model: str | None, stream: bool | Non
         elif role in ("system", "developer"):
             messages.append(SystemMessage(text_of(message.get("content"))))
         elif role == "user":
-            messages.append(UserMessage(text_of(message.get("content"))))
+            messages.extend(_user(message.get("content"), f"messages[{i}].content"))
         elif role == "tool":
             call_id = str(message.get("tool_call_id"))
             name = turn.names.get(call_id, "")
@@ -186,7 +185,7 @@ def read_openai_chat(body: dict[str, Any], model: str | None, stream: bool | Non
     effort = body.get("reasoning_effort")
     return Asked(
         dialect="openai-chat",
-        model=_model(body, model),
+        model=model_of(body, model),
         messages=tuple(messages),
         tools=tools,
         tool_choice=_openai_choice(body.get("tool_choice")),
@@ -229,23 +228,21 @@ def read_openai_responses(body: dict[str, Any], model: str | None, stream: bool 
         elif kind in ("function_call_output", "custom_tool_call_output"):
             turn.flush(messages)
             call_id = str(item.get("call_id"))
-            output = item.get("output")
-            content = output if isinstance(output, str) else text_of(output)
-            messages.append(ToolResultMessage(call_id, turn.names.get(call_id, ""), content))
+            name = turn.names.get(call_id, "")
+            messages.append(_result(call_id, name, item.get("output"), f"input[{i}].output"))
         elif kind == "message":
             turn.flush(messages)
-            text = text_of(item.get("content"))
             if role in ("system", "developer"):
-                messages.append(SystemMessage(text))
+                messages.append(SystemMessage(text_of(item.get("content"))))
             else:
-                messages.append(UserMessage(text))
+                messages.extend(_user(item.get("content"), f"input[{i}].content"))
     turn.flush(messages)
     tools, freeform = _tools(body.get("tools"))
     reasoning = body.get("reasoning")
     effort = reasoning.get("effort") if isinstance(reasoning, Mapping) else None
     return Asked(
         dialect="openai-responses",
-        model=_model(body, model),
+        model=model_of(body, model),
         messages=tuple(messages),
         tools=tools,
         tool_choice=_openai_choice(body.get("tool_choice")),
@@ -300,19 +297,21 @@ def read_gemini(body: dict[str, Any], model: str | None, stream: bool | None) ->
                     turn.text(part["text"])
             turn.flush(messages)
             continue
-        texts: list[str] = []
-        for part in parts:
+        said: list[Any] = []
+        for j, part in enumerate(parts):
             answer = part.get("functionResponse", part.get("function_response"))
             if isinstance(answer, Mapping):
                 name = str(answer.get("name"))
                 waiting = minted.get(name) or []
                 call_id = answer.get("id") or (waiting.pop(0) if waiting else f"call_{name}")
-                response = answer.get("response")
-                messages.append(ToolResultMessage(str(call_id), name, jsonio.dumps(response)))
-            elif isinstance(part.get("text"), str):
-                texts.append(part["text"])
-        if texts:
-            messages.append(UserMessage("".join(texts)))
+                where = f"contents[{i}].parts[{j}].functionResponse.parts"
+                media = content_of(answer.get("parts"), where)
+                text = jsonio.dumps(answer.get("response"))
+                messages.append(ToolResultMessage(str(call_id), name, text, parts=(text, *media)))
+            else:
+                said.append(part)
+        if said:
+            messages.extend(_user(said, f"contents[{i}].parts"))
     tools, freeform = _tools(body.get("tools"))
     config = body.get("generationConfig", body.get("generation_config"))
     config = config if isinstance(config, Mapping) else {}
@@ -320,7 +319,7 @@ def read_gemini(body: dict[str, Any], model: str | None, stream: bool | None) ->
     budget = thinking.get("thinkingBudget") if isinstance(thinking, Mapping) else None
     return Asked(
         dialect="gemini",
-        model=_model(body, model),
+        model=model_of(body, model),
         messages=tuple(messages),
         tools=tools,
         tool_choice=_gemini_choice(body.get("toolConfig", body.get("tool_config"))),

@@ -18,20 +18,18 @@ from typing import Any
 
 from toolwire.errors import BadRequest
 from toolwire.stream import jsonio
+from toolwire.stream.codecs._reading import media_kind
 
 __all__ = [
     "BadRequest",
     "History",
     "ParsedRequest",
     "ToolResult",
-    "as_object",
     "conversation_key",
     "get_bool",
     "get_list",
-    "get_model",
     "looks_like_error",
     "media_counts",
-    "text_of",
 ]
 
 
@@ -93,13 +91,6 @@ def get_list(data: dict[str, Any], key: str, *, required: bool = True) -> list[A
     return value
 
 
-def get_model(data: dict[str, Any]) -> str:
-    model = data.get("model")
-    if not isinstance(model, str) or not model:
-        raise BadRequest("'model' must be a non-empty string")
-    return model
-
-
 def get_bool(data: dict[str, Any], key: str) -> bool:
     value = data.get(key, False)
     if value is None:
@@ -107,57 +98,6 @@ def get_bool(data: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise BadRequest(f"'{key}' must be a boolean")
     return value
-
-
-def as_object(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise BadRequest(f"{where} must be an object")
-    return value
-
-
-def text_of(content: Any) -> str:
-    """The text of a message content: a string, or a list of text parts."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-            elif isinstance(part, str):
-                parts.append(part)
-        return "".join(parts)
-    return jsonio.dumps(content)
-
-
-_TYPED_MEDIA = {
-    "image_url": "images",  # Chat Completions
-    "input_image": "images",  # Responses
-    "image": "images",  # Anthropic
-    "input_audio": "audio",  # Chat Completions
-    "file": "documents",  # Chat Completions
-    "input_file": "documents",  # Responses
-    "document": "documents",  # Anthropic
-}
-_KEYED_MEDIA = {"image": "images", "document": "documents", "audio": "audio"}  # Converse
-
-
-def _media_kind(value: dict[str, Any]) -> str | None:
-    kind = value.get("type")
-    if isinstance(kind, str) and kind in _TYPED_MEDIA:
-        return _TYPED_MEDIA[kind]
-    for key in ("inlineData", "fileData"):  # Gemini
-        inner = value.get(key)
-        if isinstance(inner, dict) and isinstance(inner.get("mimeType"), str):
-            media = inner["mimeType"].split("/", 1)[0]
-            return {"image": "images", "audio": "audio"}.get(media, "documents")
-    for key, name in _KEYED_MEDIA.items():
-        inner = value.get(key)
-        if len(value) == 1 and isinstance(inner, dict) and "source" in inner:
-            return name
-    return None
 
 
 def media_counts(data: dict[str, Any]) -> dict[str, int]:
@@ -170,7 +110,7 @@ def media_counts(data: dict[str, Any]) -> dict[str, int]:
         if isinstance(value, list):
             stack.extend(value)
         elif isinstance(value, dict):
-            kind = _media_kind(value)
+            kind = media_kind(value)
             if kind is not None:
                 counts[kind] += 1
             else:

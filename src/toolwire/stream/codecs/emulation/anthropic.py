@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolwire.stream.codecs._reading import as_object, model_of, text_of
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -28,12 +29,9 @@ from toolwire.stream.codecs.emulation._request import (
     BadRequest,
     History,
     ParsedRequest,
-    as_object,
     get_bool,
     get_list,
-    get_model,
     looks_like_error,
-    text_of,
 )
 from toolwire.stream.jsonio import dumps
 
@@ -268,7 +266,7 @@ def decode_request(
         history.passed(message)
     return history.parsed(
         dialect="anthropic-messages",
-        model=model if model is not None else get_model(data),
+        model=model if model is not None else model_of(data),
         stream=stream if stream is not None else get_bool(data, "stream"),
     )
 

@@ -17,16 +17,15 @@ import base64
 from dataclasses import replace
 from typing import Any
 
+from toolwire.stream.codecs._reading import as_object, text_of
 from toolwire.stream.codecs.emulation import anthropic
 from toolwire.stream.codecs.emulation._base import Encoder, Frame, Reply, fragments, token
 from toolwire.stream.codecs.emulation._request import (
     BadRequest,
     History,
     ParsedRequest,
-    as_object,
     get_list,
     looks_like_error,
-    text_of,
 )
 from toolwire.stream.framing.eventstream import MEDIA_TYPE, event_message, exception_message
 

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from toolwire.stream import jsonio
+from toolwire.stream.codecs._reading import as_object
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -27,7 +28,6 @@ from toolwire.stream.codecs.emulation._base import (
 from toolwire.stream.codecs.emulation._request import (
     History,
     ParsedRequest,
-    as_object,
     get_list,
     looks_like_error,
 )

@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from toolwire.stream import jsonio
+from toolwire.stream.codecs._reading import as_object, model_of, text_of
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -34,10 +35,7 @@ from toolwire.stream.codecs.emulation._request import (
     BadRequest,
     History,
     ParsedRequest,
-    as_object,
-    get_model,
     looks_like_error,
-    text_of,
 )
 from toolwire.stream.codecs.emulation.gemini import google_error
 
@@ -265,7 +263,7 @@ def decode_request(
         raise BadRequest("'stream' must be a boolean")
     parsed = history.parsed(
         dialect=_DIALECT_NAME,
-        model=get_model(data),
+        model=model_of(data),
         stream=stream_flag,
         tools=tools if isinstance(tools, list) else [],
         instructions=system if isinstance(system, str) else None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolwire.stream.codecs._reading import as_object, model_of, text_of
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -23,12 +24,9 @@ from toolwire.stream.codecs.emulation._request import (
     BadRequest,
     History,
     ParsedRequest,
-    as_object,
     get_bool,
     get_list,
-    get_model,
     looks_like_error,
-    text_of,
 )
 
 __all__ = ["OpenAIChatEncoder"]
@@ -215,7 +213,7 @@ def decode_request(
     options = options if isinstance(options, dict) else {}
     return history.parsed(
         dialect="openai-chat",
-        model=get_model(data),
+        model=model_of(data),
         stream=get_bool(data, "stream"),
         include_usage=options.get("include_usage") is True,
         include_obfuscation=options.get("include_obfuscation") is not False,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolwire.stream import jsonio
+from toolwire.stream.codecs._reading import as_object, model_of, text_of
 from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
@@ -24,11 +25,8 @@ from toolwire.stream.codecs.emulation._request import (
     BadRequest,
     History,
     ParsedRequest,
-    as_object,
     get_bool,
-    get_model,
     looks_like_error,
-    text_of,
 )
 from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
@@ -394,7 +392,7 @@ def decode_request(
     background = _background(data)
     return history.parsed(
         dialect="openai-responses",
-        model=get_model(data),
+        model=model_of(data),
         stream=get_bool(data, "stream"),
         tools=tools if isinstance(tools, list) else [],
         instructions=instructions if isinstance(instructions, str) else None,
