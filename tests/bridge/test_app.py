@@ -16,11 +16,13 @@ import pytest
 
 from toolwire import HttpRetryPolicy
 from toolwire.bridge import BridgeServer
+from toolwire.cost import cost_from_dict, default_prices
 from toolwire.errors import UsageError
-from toolwire.journal import ModelAttempt, SQLiteJournal
+from toolwire.journal import ModelAttempt, ModelResponse, SQLiteJournal
 from toolwire.providers import Anthropic, OpenAIChat
 from toolwire.stream.framing import SSEDecoder
 from toolwire.testing import FAULT_HEADER, EmulationServer, Scenario
+from toolwire.types import Usage
 
 WEATHER = Scenario.from_dict(
     {
@@ -249,3 +251,37 @@ def test_the_bridge_s_own_key() -> None:
         {"city": "Paris"},
         {"zone": "Europe/Paris"},
     ]
+
+
+@pytest.mark.parametrize("priced", [True, False])
+def test_each_journaled_request_is_priced_as_its_upstream(tmp_path: Path, priced: bool) -> None:
+    """The cost is the upstream model's at its provider's prices, or none
+    when the bridge is told not to price."""
+    journal = SQLiteJournal(tmp_path / "bridge.sqlite3")
+    with EmulationServer(WEATHER) as upstream:
+        target = OpenAIChat(base_url=upstream.url_for("openai-chat"), api_key="k")
+        with BridgeServer(
+            {"claude-bridged": (target, "gpt-4o")},
+            serve="anthropic-messages",
+            journal=journal,
+            prices=None if priced else False,
+        ) as bridge:
+            client = anthropic.Anthropic(
+                base_url=bridge.url_for("anthropic-messages"), api_key="k", max_retries=0
+            )
+            message = client.messages.create(
+                model="claude-bridged", max_tokens=64, messages=[{"role": "user", "content": "x"}]
+            )
+    [run] = journal.list_runs()
+    log = journal.load_run(run.run_id)
+    journal.close()
+    [response] = [e.record for e in log.events if isinstance(e.record, ModelResponse)]
+    usage = Usage(
+        input_tokens=message.usage.input_tokens, output_tokens=message.usage.output_tokens
+    )
+    if not priced:
+        assert response.cost is None
+        return
+    expected = default_prices().cost("gpt-4o", usage, provider="openai")
+    assert expected is not None and expected.total > 0
+    assert cost_from_dict(response.cost) == expected

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from toolwire.bridge._app import SERVED, app
 from toolwire.bridge._routes import PROVIDER_CLASSES, Route, Target, parse_target, routes_from
+from toolwire.cost import Prices
 from toolwire.errors import UsageError
 from toolwire.http import RateLimiter, Transport
 from toolwire.http.transport import HttpRetryPolicy
@@ -58,7 +59,8 @@ class BridgeServer(LoopbackServer):
         host: the interface; loopback unless ``api_key`` is given.
         port: the port (0: a free one).
         api_key: the key clients must send; required off loopback.
-        journal, transport, retry, rate_limiter, upstream_key, log: as :func:`app`.
+        journal, transport, retry, rate_limiter, upstream_key, log, prices: as
+            :func:`app`.
 
     Raises:
         UsageError: a host off loopback without an API key of the bridge's own.
@@ -82,6 +84,7 @@ class BridgeServer(LoopbackServer):
         rate_limiter: RateLimiter | None = None,
         upstream_key: str | None = None,
         log: Callable[[str], None] | None = None,
+        prices: Prices | bool | None = None,
     ) -> None:
         if not is_loopback(host) and not api_key:
             raise UsageError(
@@ -99,6 +102,7 @@ class BridgeServer(LoopbackServer):
             api_key=api_key,
             upstream_key=upstream_key,
             log=log,
+            prices=prices,
         )
         super().__init__(asgi, host=host, port=port, allow_remote=api_key is not None)
 

@@ -20,6 +20,7 @@ from starlette.routing import Route as Path
 
 from toolwire.bridge._journal import BridgeJournal
 from toolwire.bridge._routes import Route, Target, routes_from
+from toolwire.cost import Prices, default_prices
 from toolwire.errors import BadRequest, ToolwireError, UsageError
 from toolwire.events import Event
 from toolwire.http import RateLimiter, Transport
@@ -223,6 +224,7 @@ def app(
     api_key: str | None = None,
     upstream_key: str | None = None,
     log: Callable[[str], None] | None = None,
+    prices: Prices | bool | None = None,
 ) -> Starlette:
     """The bridge as an ASGI app.
 
@@ -243,6 +245,9 @@ def app(
             Bearer``, ``x-goog-api-key``); ``None``: none is asked.
         upstream_key: the upstream's key, for targets written as text.
         log: told one line per request (never a header, never a key).
+        prices: how the journaled requests are priced (as the
+            :class:`~toolwire.Agent`'s: ``None`` for ``genai-prices``' data,
+            ``False`` for no prices).
 
     Raises:
         UsageError: an empty model map, an unreadable target, or a dialect
@@ -259,7 +264,9 @@ def app(
         transport = owned = HttpxTransport(retry=retry, rate_limiter=rate_limiter)
     routes = routes_from(models, api_key=upstream_key)
     secrets = [s for route in routes.values() for s in route.provider._secrets()]
-    recorder = BridgeJournal(journal, secrets) if journal is not None else None
+    if prices is None or prices is True:
+        prices = default_prices()
+    recorder = BridgeJournal(journal, secrets, prices or None) if journal is not None else None
     bridge = _Bridge(routes, recorder, transport, api_key, log)
     paths = []
     for name in names:

@@ -1,14 +1,17 @@
 """Each bridge request journaled: a run of one turn, told to a
 :class:`~toolwire.journal.JournalObserver` as the agent tells it its turns
-(the request, each provider a fallback chain tried, the usage, the answer
-or the failure), so ``toolwire runs`` and ``toolwire view`` show it."""
+(the request, each provider a fallback chain tried, the usage and its cost,
+the answer or the failure), so ``toolwire runs`` and ``toolwire view`` show
+it. The cost is the upstream's: its model at its provider's prices."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from datetime import datetime, timezone
 
 from toolwire.bridge._routes import Route
+from toolwire.cost import Cost, Prices
 from toolwire.errors import ToolwireError
 from toolwire.journal import Journal, JournalObserver
 from toolwire.messages import AssistantMessage
@@ -23,13 +26,16 @@ __all__ = ["BridgeJournal"]
 class BridgeJournal:
     """Writes each bridge request as a run of one turn."""
 
-    def __init__(self, journal: Journal, secrets: Iterable[str] = ()) -> None:
+    def __init__(
+        self, journal: Journal, secrets: Iterable[str] = (), prices: Prices | None = None
+    ) -> None:
         self.observer = JournalObserver(journal, secrets=secrets, offload=True)
-        self._asked: dict[str, Asked] = {}
+        self.prices = prices
+        self._asked: dict[str, tuple[Asked, Route]] = {}
 
     async def requested(self, run_id: str, asked: Asked, route: Route) -> None:
         """The request, before it is sent upstream."""
-        self._asked[run_id] = asked
+        self._asked[run_id] = (asked, route)
         info = RunInfo(
             run_id=run_id,
             model=route.model or asked.model,
@@ -48,10 +54,11 @@ class BridgeJournal:
 
     async def answered(self, run_id: str, source: ProviderStream, started: float) -> None:
         """The upstream's whole answer."""
-        asked = self._asked.pop(run_id)
+        asked, route = self._asked.pop(run_id)
         await self._tried(run_id, source)
         result = source.decoder.result()
-        await self.observer.model_usage(run_id, 1, 1, result.usage, None)
+        cost = self._cost(route, asked, result.usage)
+        await self.observer.model_usage(run_id, 1, 1, result.usage, cost)
         await self.observer.model_response(run_id, 1, 1, result, time.monotonic() - started)
         said = AssistantMessage.from_choice(result.choices[0]) if result.choices else None
         outcome = RunResult(
@@ -64,6 +71,18 @@ class BridgeJournal:
             run_id=run_id,
         )
         await self.observer.run_finished(run_id, outcome)
+
+    def _cost(self, route: Route, asked: Asked, usage: Usage | None) -> Cost | None:
+        if self.prices is None:
+            return None
+        provider = route.provider
+        return self.prices.cost(
+            route.model or asked.model,
+            usage,
+            provider=provider.name,
+            base_url=provider.base_url,
+            at=datetime.now(timezone.utc),
+        )
 
     async def failed(
         self, run_id: str, source: ProviderStream, error: ToolwireError, started: float
