@@ -14,8 +14,9 @@ import pytest
 from pydantic import BaseModel
 
 from tests.journal._support import CrashAt, expect_crash
-from toolwire import Agent, OutputInvalid
+from toolwire import Agent, OutputInvalid, tool
 from toolwire.cli.demo import PROVIDERS, make_provider
+from toolwire.errors import UsageError
 from toolwire.journal import JournalObserver, open_journal
 from toolwire.testing import EmulationServer, Scenario
 
@@ -158,3 +159,60 @@ async def test_a_resumed_run_counts_the_refusals_made_before_it(tmp_path: Path) 
             await again.aclose()
     # output_retries=1: the refusal before the crash and the one after make two.
     assert caught.value.attempts == 2
+
+
+class Receipt(BaseModel):
+    number: str
+
+
+@tool(requires_approval=True)
+def pause() -> str:
+    """Wait for a person."""
+    return "ok"
+
+
+@pytest.mark.parametrize(
+    ("first_type", "then_type", "said"),
+    [
+        (
+            Invoice,
+            Receipt,
+            "typed output 'Invoice', and this agent asks for typed output 'Receipt",
+        ),
+        (Invoice, None, "typed output 'Invoice', and this agent asks for text output"),
+        (None, Invoice, "text output, and this agent asks for typed output 'Invoice'"),
+    ],
+)
+async def test_a_run_resumed_by_an_agent_of_another_output_type_is_refused(
+    tmp_path: Path, first_type: Any, then_type: Any, said: str
+) -> None:
+    """Nothing is asked of the model: the resuming agent would read the
+    recorded answer as a type the run never asked for."""
+    scenario = Scenario.from_dict(
+        {"turns": [{"tool_calls": [{"name": "pause", "arguments": {}}]}, {"text": "x"}]}
+    )
+    journal = tmp_path / "runs.sqlite3"
+    with EmulationServer(scenario) as server:
+
+        def agent(output_type: Any) -> Agent[Any]:
+            url = server.url_for("openai-chat")
+            provider = make_provider("openai-chat", base_url=url, api_key="test-key")
+            return Agent(
+                provider, model="m", tools=[pause], journal=journal, output_type=output_type
+            )
+
+        first = agent(first_type)
+        try:
+            suspended = await first.run("Go.", run_id="typed-run")
+        finally:
+            await first.aclose()
+        asked = len(server.requests)
+        then = agent(then_type)
+        try:
+            with pytest.raises(UsageError) as raised:
+                await then.resume("typed-run")
+        finally:
+            await then.aclose()
+        assert len(server.requests) == asked
+    assert suspended.outcome == "suspended"
+    assert said in str(raised.value)

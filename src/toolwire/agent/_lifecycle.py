@@ -21,6 +21,7 @@ import anyio
 
 from toolwire.agent._suspend import Answers
 from toolwire.cost import RunTotals
+from toolwire.errors import UsageError
 from toolwire.journal import (
     Journal,
     JournalObserver,
@@ -41,21 +42,35 @@ def run_lease(journal: Journal | None, run_id: str) -> contextlib.AbstractContex
 
 @contextlib.contextmanager
 def resume_point(
-    journal: Journal, run_ref: str, answers: Answers
+    journal: Journal, run_ref: str, answers: Answers, output: str | None = None
 ) -> Iterator[tuple[str, ResumePlan, str | None]]:
     """Hold the lease of the run ``run_ref`` names (an id or a short id),
     journal ``answers`` (checked, signed with the key when there is one),
     check that with an approval key every answer the run acts on is signed
     with it (:func:`~toolwire.journal.check_signatures`: else nothing runs),
     and read where the run stands: its id, its plan, and its status when it
-    is finished (``None`` otherwise)."""
+    is finished (``None`` otherwise). ``output`` is the name of the typed
+    output the resuming agent asks (``None``: text): a run started for
+    another is refused, before anything runs."""
     run_id = journal.find_run(run_ref)
     with journal.lease(run_id):
         answers.give(journal, run_id)
         log = journal.load_run(run_id)
+        _check_output(log.run.settings.get("output_type"), output, run_id)
         if answers.key is not None:
             check_signatures(log, answers.key)
         yield run_id, plan_resume(log), (log.run.status if log.run.finished else None)
+
+
+def _check_output(recorded: object, asked: str | None, run_id: str) -> None:
+    if recorded == asked:
+        return
+    said = f"typed output {recorded!r}" if recorded is not None else "text output"
+    asks = f"typed output {asked!r}" if asked is not None else "text output"
+    raise UsageError(
+        f"run {run_id} was started for {said}, and this agent asks for {asks}: "
+        "resume it with an agent of the same output_type"
+    )
 
 
 class AgentObservers:

@@ -234,14 +234,15 @@ def new_run(
 
 
 def _resuming(
-    agent: AgentSettings, run_ref: str, answers: Answers
+    agent: AgentSettings, run_ref: str, answers: Answers, spec: OutputSpec[Any] | None
 ) -> contextlib.AbstractContextManager[tuple[str, ResumePlan, str | None]]:
     """Where the run ``run_ref`` names stands, its lease held (see
     :func:`~toolwire.agent._lifecycle.resume_point`)."""
     journal = agent.journal
     if journal is None:
         raise UsageError("resume() needs a journal, and this agent records none")
-    return resume_point(journal, run_ref, answers)
+    output = spec.schema_name if spec is not None else None
+    return resume_point(journal, run_ref, answers, output)
 
 
 async def resume_to_end(
@@ -253,7 +254,7 @@ async def resume_to_end(
 ) -> RunResult[Any]:
     """Resume the run ``run_ref`` names to its end (:meth:`~toolwire.Agent.resume`);
     a finished one gives its recorded result."""
-    with _resuming(agent, run_ref, answers) as (run_id, plan, finished):
+    with _resuming(agent, run_ref, answers, spec) as (run_id, plan, finished):
         if finished is not None:
             return finished_run(agent, spec, plan, finished)
         messages = list(plan.messages)
@@ -273,7 +274,7 @@ def resumed_run(
     async def runner(
         emit: Callable[[AgentEvent], None], emit_many: Callable[[list[Event]], None]
     ) -> None:
-        with _resuming(agent, run_ref, answers) as (run_id, plan, finished):
+        with _resuming(agent, run_ref, answers, spec) as (run_id, plan, finished):
             emit(RunStarted(run_id=run_id, resumed=True))
             if finished is not None:
                 result = finished_run(agent, spec, plan, finished)
