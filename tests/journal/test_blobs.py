@@ -14,9 +14,11 @@ import sqlite3
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 import toolwire
 from toolwire import Agent, tool
+from toolwire.cli import main
 from toolwire.cli.demo import PROVIDERS, make_provider
 from toolwire.errors import BlobTooLarge, ProviderError
 from toolwire.journal import SQLiteJournal
@@ -114,6 +116,11 @@ async def test_a_2_mb_image_is_stored_once_and_resent_byte_for_byte(store: str) 
     outcome = next(e for e in log.events if e.kind == "tool_outcome")
     assert outcome.data["result"]["parts"][0]["sha256"] == sha
     second.close()
+    shown = CliRunner().invoke(main, ["runs", "show", "big", "--journal", store])
+    assert shown.exit_code == 0, shown.output
+    line = f"[image/png 2.0 MB sha256:{sha[:8]}…]"
+    assert f"user: What is on the page? {line}" in shown.output
+    assert f"→ the page {line}" in shown.output
 
 
 async def test_bytes_that_spell_the_key_are_not_redacted(tmp_path: Any) -> None:
