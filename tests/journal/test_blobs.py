@@ -143,7 +143,9 @@ async def test_bytes_that_spell_the_key_are_not_redacted(tmp_path: Any) -> None:
     journal.close()
     with sqlite3.connect(tmp_path / "j.sqlite3") as db:
         stored = [bytes(row[0]) for row in db.execute("SELECT body FROM blobs")]
-        texts = [r[0] for r in db.execute("SELECT data FROM messages UNION SELECT data FROM events")]
+        texts = [
+            r[0] for r in db.execute("SELECT data FROM messages UNION SELECT data FROM events")
+        ]
     assert stored == [small]
     assert not any(KEY in text for text in texts)
 

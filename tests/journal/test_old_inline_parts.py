@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from toolwire import Agent, tool
 from toolwire.cli import main
 from toolwire.cli.demo import PROVIDERS, make_provider
-from toolwire.journal import Decision, SQLiteJournal, pending_calls, plan_resume, record_decision
 from toolwire.content import content_parts
+from toolwire.journal import Decision, SQLiteJournal, pending_calls, plan_resume, record_decision
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.testing import EmulationServer, Scenario
 

@@ -48,6 +48,7 @@ from toolwire.journal._decisions import (
     resolve_approval_key,
     waiting_for,
 )
+from toolwire.journal._errors import BlobTooLarge
 from toolwire.journal._kinds import (
     VERSIONS,
     AnswerGiven,
@@ -69,7 +70,6 @@ from toolwire.journal._kinds import (
     ToolsChanged,
     payload_of,
 )
-from toolwire.journal._errors import BlobTooLarge
 from toolwire.journal._observer import JournalObserver
 from toolwire.journal._open import (
     ENV_VAR,

@@ -51,11 +51,20 @@ class StoreQueries:
     larger keys), the placeholder, and how ``LIKE`` is told that a backslash
     escapes (SQLite needs ``ESCAPE '\\'``; it is PostgreSQL's default)."""
 
-    __slots__ = ("blob", "exists", "key", "last", "mark", "page", "prefix", "put_blob", "run", "runs")
+    __slots__ = (
+        "blob",
+        "exists",
+        "key",
+        "last",
+        "mark",
+        "page",
+        "prefix",
+        "put_blob",
+        "run",
+        "runs",
+    )
 
-    def __init__(
-        self, table: str, key: str, mark: str, *, blobs: str, escape: str = ""
-    ) -> None:
+    def __init__(self, table: str, key: str, mark: str, *, blobs: str, escape: str = "") -> None:
         names = {
             "table": table,
             "key": key,
@@ -128,7 +137,9 @@ class RunStore(ABC, Generic[DB]):
 
     def _apply(self, db: DB, run_id: str, step: Step) -> int:
         for blob in step.blobs:
-            self._execute(db, self.QUERIES.put_blob, (blob.sha256, blob.media_type, blob.size, blob.body))
+            self._execute(
+                db, self.QUERIES.put_blob, (blob.sha256, blob.media_type, blob.size, blob.body)
+            )
         if step.kind == "run_started":
             self._start(db, run_id, step)
             return 1

@@ -390,6 +390,4 @@ def log_from_rows(
         if not isinstance(message, dict):
             raise JournalError(f"run {run.run_id}: a stored message is not a JSON object")
         messages.append(message)
-    return RunLog(
-        run=run, events=tuple(events), messages=tuple(messages), blob_reader=blob_reader
-    )
+    return RunLog(run=run, events=tuple(events), messages=tuple(messages), blob_reader=blob_reader)

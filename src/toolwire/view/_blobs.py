@@ -63,6 +63,4 @@ def blob_response(journal: JournalReader, run_ref: str, sha256: str) -> Response
     if ref.media_type in RASTER:
         return Response(body, media_type=ref.media_type)
     disposition = f'attachment; filename="{_filename(ref)}"'
-    return Response(
-        body, media_type=ref.media_type, headers={"content-disposition": disposition}
-    )
+    return Response(body, media_type=ref.media_type, headers={"content-disposition": disposition})
