@@ -1,7 +1,7 @@
 """A run's parts in the viewer, over HTTP: its images show inline from the
 viewer's own route of the journal's blobs (with their media type, behind
 the viewer's credential), its documents are downloads; a part another run
-holds, or none holds, is not served."""
+holds, or none holds, is not served. On a SQLite file and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 import toolwire
 from toolwire import Agent, tool
 from toolwire.cli.demo import PROVIDERS, make_provider
-from toolwire.journal import SQLiteJournal
+from toolwire.journal import PostgresJournal, SQLiteJournal
 from toolwire.testing import EmulationServer, Scenario
 
 from ._support import Viewer, serving
@@ -34,7 +34,7 @@ def screenshot() -> Any:
     return [toolwire.Image.from_bytes(PAGE, media_type="image/png"), "the page"]
 
 
-def _write(path: Path) -> None:
+def _write(path: Path | str) -> None:
     scenario = Scenario.from_dict(
         {
             "turns": [
@@ -47,7 +47,7 @@ def _write(path: Path) -> None:
     _, dialect, model = PROVIDERS["anthropic"]
 
     async def main() -> None:
-        journal = SQLiteJournal(path)
+        journal = PostgresJournal(path) if isinstance(path, str) else SQLiteJournal(path)
         with EmulationServer(scenario) as server:
             provider = make_provider("anthropic", base_url=server.url_for(dialect), api_key="k")
             agent = Agent(provider, model=model, tools=[screenshot], journal=journal)
@@ -66,9 +66,13 @@ def _write(path: Path) -> None:
     anyio.run(main)
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
-    path = tmp_path_factory.mktemp("parts") / "journal.sqlite3"
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def viewer(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Viewer]:
+    path: Path | str = tmp_path_factory.mktemp("parts") / "journal.sqlite3"
+    if request.param == "postgres":
+        path = request.getfixturevalue("postgres_server").new_database()
     _write(path)
     with serving(path) as served:
         yield served
