@@ -15,6 +15,8 @@ import pytest
 import toolwire
 from toolwire import Agent
 from toolwire.cli.demo import PROVIDERS, make_provider
+from toolwire.http.bodies import scrub_keeping_binary
+from toolwire.http.credentials import Scrubber
 from toolwire.testing import CassetteServer, RecordingProxy, Scenario
 from toolwire.testing.cassette import Cassette
 
@@ -98,3 +100,24 @@ async def test_an_image_and_a_binary_stream_are_recorded_and_replayed_as_they_we
         assert await _ask(name, server.base_url) == "seen"
     assert server.mismatches == []
     assert_replayed_in_recorded_chunks(cassette, replay.sent)
+
+
+def test_only_the_base64_data_of_a_body_is_kept_as_it_is() -> None:
+    scrub = Scrubber([KEY]).scrub
+    data = base64.b64encode(IMAGE).decode()
+    body = json.dumps(
+        {"text": f"my key {KEY}", "image": data, "url": f"data:image/png;base64,{data}", KEY: 1}
+    ).encode()
+    kept = json.loads(scrub_keeping_binary(body, scrub))
+    assert kept == {
+        "text": "my key <redacted>",
+        "image": data,
+        "url": f"data:image/png;base64,{data}",
+        "<redacted>": 1,
+    }
+    # A short base64 string is text: the key's base64 form is replaced in it.
+    short = json.dumps({"b": base64.b64encode(KEY.encode()).decode()}).encode()
+    assert "<redacted>" in json.loads(scrub_keeping_binary(short, scrub))["b"]
+    assert scrub_keeping_binary(b"not json " + KEY.encode(), scrub) == b"not json <redacted>"
+    plain = b'{"a": "nothing to hide"}'
+    assert scrub_keeping_binary(plain, scrub) is plain
