@@ -26,6 +26,13 @@ the same records in the same order, one write each. The intents of a batch
 of tool calls are committed together too, before any of the calls runs. (An
 observer after the journal is told of a staged step before it is on disk.)
 
+Parts: the images, documents and audio of the messages and tool results it
+records go to the journal's blob table when the journal keeps one (both
+stores toolwire ships), each once by its sha256, in the transaction of the
+first record that refers to them; the records hold their references
+(:mod:`toolwire.journal._blobs`). The bytes never go through the
+redaction of the records' text.
+
 Totals: the records that change what a run has used (a request, its answer
 or failure, a batch's intents, the run's end) carry the run's totals as its
 meter has them after that step (:meth:`JournalObserver.metered`), so a run
