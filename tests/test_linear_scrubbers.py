@@ -15,7 +15,7 @@ import pytest
 
 from tests._linear import assert_linear, cpu_guard
 from toolwire.examples.weather import _key as city_key
-from toolwire.http.bodies import scrub_body
+from toolwire.http.bodies import scrub_body, scrub_keeping_binary
 from toolwire.http.credentials import Scrubber, redact, redact_query
 from toolwire.http.ratelimit import _duration
 from toolwire.http.urls import redact_url, split_url, url_secrets, url_where
@@ -96,3 +96,24 @@ def test_known_secrets_are_found_in_any_case_in_linear_time(unit: str) -> None:
     scrubber = Scrubber([KEY])
     assert_linear(lambda n: repeat(unit, n).encode(), scrubber.scrub)
     assert_linear(lambda n: {"a": [repeat(unit, n)]}, lambda value: redact(value, [KEY]))
+
+
+KEPT_BINARY = {
+    "a data URL of base64 holding the key": lambda n: (
+        '{"url": "data:image/png;base64,' + repeat("QUJD", n) + KEY + '"}'
+    ),
+    "almost base64, then a quote": lambda n: (
+        '{"a": "' + repeat("QUJD", n) + '!", "k": "' + KEY + '"}'
+    ),
+    "many short strings": lambda n: repeat('"' + KEY + '",', n, "[", '""]'),
+    "a media type that never ends": lambda n: '{"u": "data:' + repeat("a.", n) + KEY + '"}',
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", KEPT_BINARY, ids=str)
+def test_a_recorded_body_keeps_its_binary_data_in_linear_time(shape: str) -> None:
+    scrub = Scrubber([KEY]).scrub
+    assert_linear(
+        lambda n: KEPT_BINARY[shape](n).encode(), lambda body: scrub_keeping_binary(body, scrub)
+    )

@@ -45,6 +45,7 @@ __all__ = [
     "normalize_content",
     "output_part",
     "part_from_dict",
+    "part_summary",
 ]
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -81,6 +82,11 @@ def _size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.0f} KB"
     return f"{n / (1024 * 1024):.1f} MB"
+
+
+def part_summary(media_type: str, size: int, sha256: str) -> str:
+    """A part as people read it: ``image/png 34 KB sha256:ab12cd34…``."""
+    return f"{media_type} {_size(size)} sha256:{sha256[:8]}…"
 
 
 P = TypeVar("P", bound="_Part")
@@ -162,7 +168,7 @@ class _Part:
         """A short line for people: ``image/png 34 KB sha256:ab12cd34…``."""
         if self.url is not None:
             return f"{self.media_type} {self.url}"
-        return f"{self.media_type} {_size(self.size)} sha256:{self.sha256[:8]}…"
+        return part_summary(self.media_type, self.size, self.sha256)
 
     def __repr__(self) -> str:
         name = f", name={self.name!r}" if self.name else ""

@@ -5,6 +5,7 @@ and the tool's image exactly as the first process sent them."""
 from __future__ import annotations
 
 import base64
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -73,5 +74,13 @@ async def test_a_resumed_run_sends_its_parts_again_byte_for_byte(tmp_path: Path)
     assert [base64.b64decode(s) for s in sources] == [CHART]
     outcome = next(e for e in journal.load_run("run-p").events if e.kind == "tool_outcome")
     assert outcome.data["v"] == 2
-    assert outcome.data["result"]["parts"][0]["data"] == base64.b64encode(PAGE).decode()
+    # The record refers to the bytes, stored once in the journal's blob table.
+    ref = outcome.data["result"]["parts"][0]
+    assert ref == {
+        "type": "image",
+        "media_type": "image/png",
+        "size": len(PAGE),
+        "sha256": hashlib.sha256(PAGE).hexdigest(),
+    }
+    assert journal.load_blob(ref["sha256"]) == PAGE
     journal.close()

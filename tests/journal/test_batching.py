@@ -294,9 +294,10 @@ def test_a_schema_1_journal_is_read_as_it_is_and_upgraded_by_a_writer(tmp_path: 
     writer.record_event("new", "model_response", "{}", turn=1, attempt=1)
     writer.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     assert not any(name.endswith("_v1") for name in tables)
+    assert "blobs" in tables
     again = SQLiteJournal(path, read_only=True)
     log = again.load_run("new")
     assert [(e.seq, e.kind) for e in log.events] == [

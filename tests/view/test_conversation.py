@@ -86,11 +86,16 @@ def test_the_run_page_reads_as_a_conversation(tmp_path: Path) -> None:
 
 
 def test_images_show_inline_only_as_raster_data() -> None:
-    png = _image({"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="})
+    png = _image({"type": "image", "media_type": "image/png", "data": "iVBORw0KGgo="}, "r")
     assert png == '<img class=part alt="image/png" src="data:image/png;base64,iVBORw0KGgo=">'
-    svg = _image({"type": "image", "media_type": "image/svg+xml", "data": "PHN2Zz4="})
+    svg = _image({"type": "image", "media_type": "image/svg+xml", "data": "PHN2Zz4="}, "r")
     assert "<img" not in svg and "[image: image/svg+xml]" in svg
-    odd = _image({"type": "image", "media_type": "image/png", "data": '"><script>'})
+    odd = _image({"type": "image", "media_type": "image/png", "data": '"><script>'}, "r")
     assert "<img" not in odd
-    outside = _image({"type": "image", "media_type": "image/png", "url": "https://x.test/a.png"})
+    outside = _image(
+        {"type": "image", "media_type": "image/png", "url": "https://x.test/a.png"}, "r"
+    )
     assert "<img" not in outside
+    # A part in the journal's blobs: an SVG is a download, never an <img>.
+    ref = {"type": "image", "media_type": "image/svg+xml", "size": 3, "sha256": "ab" * 32}
+    assert "<img" not in _image(ref, "r") and "download" in _image(ref, "r")

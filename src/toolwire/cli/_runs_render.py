@@ -40,6 +40,7 @@ from toolwire.journal import (
     ToolIntent,
     ToolOutcome,
     ToolsChanged,
+    part_line,
     pending_calls,
 )
 
@@ -119,10 +120,20 @@ def _header(run: RunSummary, log: RunLog) -> list[Text]:
     ]
     for message in log.messages:
         if message.get("kind") in ("system", "user"):
-            lines.append(Text(f"{message['kind']}: {_short(str(message.get('text', '')))}"))
+            said = _short(str(message.get("text", "")))
+            lines.append(Text(f"{message['kind']}: {said}{_part_lines(message.get('content'))}"))
         else:
             break
     return lines
+
+
+def _part_lines(items: Any) -> str:
+    """`` [image/png 34 KB sha256:ab12cd34…]`` for each part of a message's
+    or a result's content (nothing for its text)."""
+    if not isinstance(items, list):
+        return ""
+    shown = [line for line in map(part_line, items) if line is not None]
+    return "".join(" " + line for line in shown)
 
 
 def _event_line(event: JournalEvent, start: float, names: dict[str, str]) -> Text:
@@ -284,7 +295,7 @@ def _tool_outcome(event: JournalEvent, record: ToolOutcome, names: dict[str, str
     plural = "s" if attempts != 1 else ""
     timing = f" {result.get('elapsed', 0):.3f} s, {attempts} attempt{plural}"
     if result.get("ok"):
-        content = _short(str(result.get("content", "")), 100)
+        content = _short(str(result.get("content", "")), 100) + _part_lines(result.get("parts"))
         return Text.assemble("    ✓ ", (name, "bold"), timing, (f" → {content}", "dim"))
     message = _failure_message(str(result.get("content", "")))
     return Text.assemble(

@@ -55,6 +55,8 @@ provider data. The tree::
                                     a typed run's answers did not validate,
                                     its ``output_retries`` used up
       JournalError                  the journal cannot be read or written
+        BlobTooLarge(.size, .maximum, .media_type, .sha256)
+                                    a content part past the journal's blob cap
         RunLeased                   another live process holds the run
           LeaseLost                 this worker's lease was taken over
         ApprovalRefused(.reason, .call_id)
@@ -93,7 +95,14 @@ from __future__ import annotations
 
 from toolwire.errors._base import ToolwireError
 from toolwire.errors._content import ContentError, ContentLimitExceeded, ContentNotSupported
-from toolwire.errors._journal import ApprovalRefused, JournalError, LeaseLost, Refusal, RunLeased
+from toolwire.errors._journal import (
+    ApprovalRefused,
+    BlobTooLarge,
+    JournalError,
+    LeaseLost,
+    Refusal,
+    RunLeased,
+)
 from toolwire.errors._network import (
     ConnectError,
     Overloaded,
@@ -154,6 +163,7 @@ __all__ = [
     "BadForm",
     "BadQuery",
     "BadRequest",
+    "BlobTooLarge",
     "CassetteError",
     "ConnectError",
     "ContentError",

@@ -6,7 +6,7 @@ from typing import Literal
 
 from toolwire.errors._base import ToolwireError
 
-__all__ = ["ApprovalRefused", "JournalError", "LeaseLost", "Refusal", "RunLeased"]
+__all__ = ["ApprovalRefused", "BlobTooLarge", "JournalError", "LeaseLost", "Refusal", "RunLeased"]
 
 
 class JournalError(ToolwireError):
@@ -30,6 +30,26 @@ class LeaseLost(RunLeased):
     was stored. The run goes on with its new owner."""
 
     type_name = "lease_lost"
+
+
+class BlobTooLarge(JournalError):
+    """A content part (image, document, audio) larger than the journal's
+    blob cap (``max_blob_bytes``): nothing of the record that carries it was
+    written, and the step it records (a request, a tool's result) did not
+    happen."""
+
+    type_name = "blob_too_large"
+
+    def __init__(
+        self, message: str, *, size: int, maximum: int, media_type: str, sha256: str
+    ) -> None:
+        super().__init__(message)
+        self.size = size
+        """The part's size in bytes."""
+        self.maximum = maximum
+        """The journal's cap, in bytes."""
+        self.media_type = media_type
+        self.sha256 = sha256
 
 
 Refusal = Literal[

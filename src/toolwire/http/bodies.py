@@ -27,14 +27,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
 from toolwire.http.credentials import REDACTED, is_credential_name, redact_query
 from toolwire.stream.jsonio import POSSESSIVE, check_depth
 
-__all__ = ["ScrubbedBody", "scrub_body"]
+__all__ = [
+    "BINARY_MIN_CHARS",
+    "ScrubbedBody",
+    "is_binary_text",
+    "scrub_body",
+    "scrub_keeping_binary",
+]
 
 _SCHEMA_MAPS: Final = frozenset({"properties", "patternProperties", "$defs", "definitions"})
 """JSON Schema keywords whose members are named by the user and hold schemas."""
@@ -47,6 +53,11 @@ _TOKEN: Final = re.compile(
     rf"({_STRING})(?:[ \t\r\n]*:[ \t\r\n]*(?:({_STRING})|([^,{{}}\[\]\s\"]+)))?".encode(), re.S
 )
 _QUOTED_REDACTED: Final = json.dumps(REDACTED).encode()
+
+BINARY_MIN_CHARS: Final = 256
+"""A JSON string at least this long that is all base64 (or a ``data:`` URL
+of it) is binary data (an image, a document, audio), not text."""
+_BASE64_TEXT: Final = re.compile(r"(?:data:[\w.+-]+/[\w.+-]+;base64,)?[A-Za-z0-9+/_-]+={0,2}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +89,49 @@ def scrub_body(body: bytes, content_type: str | None = None) -> ScrubbedBody:
     if not found:
         return ScrubbedBody(body, ())
     return ScrubbedBody(_dumps(cleaned), tuple(found))
+
+
+def is_binary_text(text: str) -> bool:
+    """Whether a JSON string holds binary data as base64 (see :data:`BINARY_MIN_CHARS`)."""
+    return len(text) >= BINARY_MIN_CHARS and _BASE64_TEXT.fullmatch(text) is not None
+
+
+def scrub_keeping_binary(body: bytes, scrub: Callable[[bytes], bytes]) -> bytes:
+    """``body`` with ``scrub`` (a :class:`~toolwire.http.credentials.Scrubber`'s)
+    applied to its text, but not to the binary data a JSON body carries as
+    base64 (:func:`is_binary_text`): a part's bytes are kept byte for byte,
+    even where they happen to spell a secret (in any of the forms a secret
+    takes in text, base64 included). A body ``scrub`` leaves alone is
+    returned as it is; one that is not JSON is scrubbed whole."""
+    scrubbed = scrub(body)
+    if scrubbed == body or body.lstrip()[:1] not in (b"{", b"["):
+        return scrubbed
+    try:
+        check_depth(body)
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return scrubbed
+
+    def text(item: str) -> str:
+        if is_binary_text(item):
+            return item
+        return scrub(item.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
+
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, Any]] = [(root, 0, value)]
+    while stack:
+        parent, key, item = stack.pop()
+        if isinstance(item, dict):
+            copy = {text(k): v for k, v in item.items()}
+            parent[key] = copy
+            stack.extend((copy, k, v) for k, v in copy.items())
+        elif isinstance(item, list):
+            items = list(item)
+            parent[key] = items
+            stack.extend((items, i, v) for i, v in enumerate(items))
+        elif isinstance(item, str):
+            parent[key] = text(item)
+    return _dumps(root[0])
 
 
 def _secret_member(name: str, parent: str | None) -> bool:

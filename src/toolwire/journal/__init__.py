@@ -15,6 +15,10 @@ time may run or resume a given run: :meth:`Journal.lease` holds it, and a
 second process gets :class:`RunLeased`. :class:`PostgresJournal` keeps the
 same records in PostgreSQL for workers on many machines, with leases that
 expire and carry a fencing token (a stale worker gets :class:`LeaseLost`).
+Both keep the bytes of the images, documents and audio a run carries once,
+in a blob table keyed by sha256, which the records refer to
+(:class:`BlobRef`, read back with ``load_blob``; a part past
+:data:`MAX_BLOB_BYTES` is refused with :class:`BlobTooLarge`).
 :class:`JournalObserver` is the run observer that writes it; :func:`plan_resume`
 reads where a run stands. Each recorded step is a typed, versioned
 record (:data:`Record`: :class:`RunStarted`, :class:`ModelRequest`,
@@ -34,6 +38,7 @@ from toolwire.journal._approvals import (
     recorded_answers,
     sign_decision,
 )
+from toolwire.journal._blobs import MAX_BLOB_BYTES, Blob, BlobRef, part_line, part_refs
 from toolwire.journal._decisions import (
     KEY_VARIABLE,
     RecordedDecision,
@@ -43,6 +48,7 @@ from toolwire.journal._decisions import (
     resolve_approval_key,
     waiting_for,
 )
+from toolwire.journal._errors import BlobTooLarge
 from toolwire.journal._kinds import (
     VERSIONS,
     AnswerGiven,
@@ -100,12 +106,16 @@ from toolwire.journal._store import SQLiteJournal
 __all__ = [
     "ENV_VAR",
     "KEY_VARIABLE",
+    "MAX_BLOB_BYTES",
     "MAY_HAVE_RUN",
     "RUN_STATUSES",
     "VERSIONS",
     "AnswerGiven",
     "ApprovalGiven",
     "ApprovalRefused",
+    "Blob",
+    "BlobRef",
+    "BlobTooLarge",
     "Decision",
     "Journal",
     "JournalError",
@@ -150,6 +160,8 @@ __all__ = [
     "encode_record",
     "is_postgres_url",
     "open_journal",
+    "part_line",
+    "part_refs",
     "payload_of",
     "pending_calls",
     "plan_resume",

@@ -13,10 +13,13 @@ store answers the same way; rows become records in one place
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
+from toolwire.journal._blobs import MAX_BLOB_BYTES, Blob
+from toolwire.journal._errors import BlobTooLarge
 from toolwire.journal._records import JournalError, RunSummary, Step, end_step, summary_from_row
 
 __all__ = ["RunStore", "StoreQueries", "escape_like"]
@@ -35,6 +38,11 @@ _PREFIX = "SELECT run_id FROM {table} WHERE run_id LIKE {mark}{escape} LIMIT 2"
 _RUNS = "SELECT {summary} FROM {table} ORDER BY {key} DESC LIMIT {mark}"
 _RUN = "SELECT {key}, {summary} FROM {table} WHERE run_id = {mark}"
 _PAGE = "SELECT {key}, {summary} FROM {table}"
+_PUT_BLOB = (
+    "INSERT INTO {blobs} (sha256, media_type, size, body) VALUES ({mark}, {mark}, {mark}, {mark}) "
+    "ON CONFLICT (sha256) DO NOTHING"
+)
+_BLOB = "SELECT body FROM {blobs} WHERE sha256 = {mark}"
 
 
 class StoreQueries:
@@ -43,10 +51,28 @@ class StoreQueries:
     larger keys), the placeholder, and how ``LIKE`` is told that a backslash
     escapes (SQLite needs ``ESCAPE '\\'``; it is PostgreSQL's default)."""
 
-    __slots__ = ("exists", "key", "last", "mark", "page", "prefix", "run", "runs")
+    __slots__ = (
+        "blob",
+        "exists",
+        "key",
+        "last",
+        "mark",
+        "page",
+        "prefix",
+        "put_blob",
+        "run",
+        "runs",
+    )
 
-    def __init__(self, table: str, key: str, mark: str, *, escape: str = "") -> None:
-        names = {"table": table, "key": key, "mark": mark, "escape": escape, "summary": _SUMMARY}
+    def __init__(self, table: str, key: str, mark: str, *, blobs: str, escape: str = "") -> None:
+        names = {
+            "table": table,
+            "key": key,
+            "mark": mark,
+            "escape": escape,
+            "summary": _SUMMARY,
+            "blobs": blobs,
+        }
         self.key = key
         self.mark = mark
         self.exists = _EXISTS.format_map(names)
@@ -61,6 +87,10 @@ class StoreQueries:
         """The run's key and summary row."""
         self.page = _PAGE.format_map(names)
         """The runs' keys and summary rows, to which a page adds its conditions."""
+        self.put_blob = _PUT_BLOB.format_map(names)
+        """Store a part's bytes, unless they are stored already."""
+        self.blob = _BLOB.format_map(names)
+        """A part's bytes, by sha256."""
 
 
 def escape_like(text: str) -> str:
@@ -77,6 +107,8 @@ class RunStore(ABC, Generic[DB]):
     writer: the lease says so)."""
     _keys: dict[str, int]
     """The integer key of each run this object writes."""
+    max_blob_bytes: int = MAX_BLOB_BYTES
+    """The largest content part this journal stores (see :mod:`toolwire.journal._blobs`)."""
 
     @property
     @abstractmethod
@@ -104,6 +136,10 @@ class RunStore(ABC, Generic[DB]):
         """Insert the run's last record and set its status and summary."""
 
     def _apply(self, db: DB, run_id: str, step: Step) -> int:
+        for blob in step.blobs:
+            self._execute(
+                db, self.QUERIES.put_blob, (blob.sha256, blob.media_type, blob.size, blob.body)
+            )
         if step.kind == "run_started":
             self._start(db, run_id, step)
             return 1
@@ -111,6 +147,38 @@ class RunStore(ABC, Generic[DB]):
             self._end(db, run_id, step)
             return 0
         return self._append(db, run_id, step)
+
+    def _execute(self, db: DB, query: str, args: tuple[Any, ...]) -> None:
+        """Run one statement in a write transaction (both drivers' connections
+        take ``execute``)."""
+        db.execute(query, args)  # type: ignore[attr-defined]
+
+    def _check_blob(self, blob: Blob) -> None:
+        """Raises:
+        BlobTooLarge: ``blob`` is past :attr:`max_blob_bytes`."""
+        if blob.size > self.max_blob_bytes:
+            raise BlobTooLarge(
+                f"a {blob.media_type} part of {blob.size:,} bytes is larger than the journal's "
+                f"blob cap ({self.max_blob_bytes:,} bytes, max_blob_bytes=): not recorded",
+                size=blob.size,
+                maximum=self.max_blob_bytes,
+                media_type=blob.media_type,
+                sha256=blob.sha256,
+            )
+
+    def load_blob(self, sha256: str) -> bytes:
+        """The bytes of a content part the journal's records refer to.
+
+        Raises:
+            JournalError: no such blob, or its bytes are not the ones stored.
+        """
+        rows = self._read(self.QUERIES.blob, (sha256,))
+        if not rows:
+            raise JournalError(f"the journal {self._name} holds no blob sha256:{sha256[:16]}")
+        body = bytes(rows[0][0])
+        if hashlib.sha256(body).hexdigest() != sha256:
+            raise JournalError(f"the journal's blob sha256:{sha256[:16]} does not match its bytes")
+        return body
 
     def _forget(self, run_id: str) -> None:
         """The run is over for this object, or a write failed: forget its counters."""
@@ -126,6 +194,10 @@ class RunStore(ABC, Generic[DB]):
                 journal cannot be written.
             LeaseLost: (PostgreSQL) this worker's lease of the run was taken over.
         """
+
+        for step in steps:
+            for blob in step.blobs:
+                self._check_blob(blob)
 
         def work(db: DB) -> None:
             for step in steps:

@@ -4,6 +4,6 @@ modules, which import them from here."""
 
 from __future__ import annotations
 
-from toolwire.errors import JournalError, LeaseLost, RunLeased
+from toolwire.errors import BlobTooLarge, JournalError, LeaseLost, RunLeased
 
-__all__ = ["JournalError", "LeaseLost", "RunLeased"]
+__all__ = ["BlobTooLarge", "JournalError", "LeaseLost", "RunLeased"]

@@ -27,10 +27,12 @@ from toolwire.journal._records import JournalError
 
 __all__ = ["SCHEMA_VERSION", "SEQ_BITS", "connect", "create_private", "keyed_by_text", "unreadable"]
 
-SCHEMA_VERSION = 2
-"""2: a run has an integer ``id``, and its events and messages are keyed by
+SCHEMA_VERSION = 3
+"""3: the ``blobs`` table (the content parts' bytes, once each, by sha256).
+2: a run has an integer ``id``, and its events and messages are keyed by
 it (1 keyed them by the run's text id; a file of schema 1 is upgraded when a
-writer opens it, and read as it is by a reader)."""
+writer opens it, and read as it is by a reader). A writer brings an older
+file up to date when it opens it; a reader reads it as it is."""
 
 SEQ_BITS = 32
 """An event's ``key`` is its run's ``id`` shifted left by this many bits,
@@ -64,6 +66,12 @@ _SCHEMA = (
     position INTEGER NOT NULL,
     data TEXT NOT NULL
 )""",
+    """CREATE TABLE IF NOT EXISTS blobs (
+    sha256 TEXT PRIMARY KEY,
+    media_type TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    body BLOB NOT NULL
+) WITHOUT ROWID""",
 )
 """Every table is SQLite's plain rowid tree, with an integer key that grows
 as runs are written: ``runs.id`` in the order runs start; an event's
@@ -71,7 +79,8 @@ as runs are written: ``runs.id`` in the order runs start; an event's
 table, in order, with no second index to keep. A write appends to the end
 of the tree (or near it, for concurrent runs), and a commit rewrites one
 page per table it touches. ``run_id`` stays unique and indexed, for
-lookups by id."""
+lookups by id. ``blobs`` is keyed by the sha256 of its bytes
+(:mod:`toolwire.journal._blobs`)."""
 
 _UPGRADE_FROM_1 = (
     "ALTER TABLE runs RENAME TO runs_v1",

@@ -26,6 +26,13 @@ the same records in the same order, one write each. The intents of a batch
 of tool calls are committed together too, before any of the calls runs. (An
 observer after the journal is told of a staged step before it is on disk.)
 
+Parts: the images, documents and audio of the messages and tool results it
+records go to the journal's blob table when the journal keeps one (both
+stores toolwire ships), each once by its sha256, in the transaction of the
+first record that refers to them; the records hold their references
+(:mod:`toolwire.journal._blobs`). The bytes never go through the
+redaction of the records' text.
+
 Totals: the records that change what a run has used (a request, its answer
 or failure, a batch's intents, the run's end) carry the run's totals as its
 meter has them after that step (:meth:`JournalObserver.metered`), so a run
@@ -39,6 +46,7 @@ README's reliability figures for why the default is inline).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -47,6 +55,8 @@ import anyio.to_thread
 
 from toolwire.cost import Cost, RunTotals
 from toolwire.errors import ToolwireError, UsageLimitExceeded
+from toolwire.journal._base import RunStore
+from toolwire.journal._blobs import Blob, store_parts
 from toolwire.journal._kinds import (
     ModelAttempt,
     ModelFailed,
@@ -108,6 +118,9 @@ class JournalObserver(RunObserver):
         self._record_steps: Callable[[str, Sequence[Step]], None] | None = (
             record_steps if callable(record_steps) else None
         )
+        self._blobs = isinstance(journal, RunStore)
+        """Whether parts go to the journal's blob table (another store keeps
+        them inline, as base64)."""
         self._last_header: tuple[object, str] = ((), "")
         self._pending: dict[str, list[Step]] = {}
         self._unrecorded: set[str] = set()
@@ -143,6 +156,13 @@ class JournalObserver(RunObserver):
         )
         self._last_header = (key, header)
         return header
+
+    def _messages(self, messages: Sequence[Message], blobs: dict[str, Blob]) -> list[str]:
+        """The JSON text of each message, its parts as blob references (their
+        bytes added to ``blobs``) when the journal keeps blobs."""
+        if not self._blobs:
+            return [self._encode(m.to_dict()) for m in messages]
+        return [self._encode(store_parts(m.to_dict(), blobs)) for m in messages]
 
     def _text(self, record: Record) -> str:
         """The JSON text a journal stores for ``record``, every secret removed."""
@@ -221,8 +241,10 @@ class JournalObserver(RunObserver):
                 lambda: self.journal.record_run(run_id, header=header, messages=(), resumed=True)
             )
         else:
-            texts = [self._encode(m.to_dict()) for m in info.messages]
-            self._stage(run_id, Step("run_started", header, messages=texts))
+            blobs: dict[str, Blob] = {}
+            texts = self._messages(info.messages, blobs)
+            start = Step("run_started", header, messages=texts, blobs=tuple(blobs.values()))
+            self._stage(run_id, start)
             stored = len(texts)
         self._stored[run_id] = stored
         self._usage.setdefault(run_id, Usage())
@@ -257,12 +279,20 @@ class JournalObserver(RunObserver):
     ) -> None:
         """Record the request, and the messages no earlier request carried."""
         stored = self._stored.get(run_id, 0)
-        new = [self._encode(m.to_dict()) for m in messages[stored:]]
+        blobs: dict[str, Blob] = {}
+        new = self._messages(messages[stored:], blobs)
         totals = self._totals_entry(run_id)
         data = self._text(ModelRequest(messages=len(messages), new=len(new), totals=totals))
-        await self._commit(
-            run_id, Step("model_request", data, turn, attempt, messages=new, first_position=stored)
+        step = Step(
+            "model_request",
+            data,
+            turn,
+            attempt,
+            messages=new,
+            first_position=stored,
+            blobs=tuple(blobs.values()),
         )
+        await self._commit(run_id, step)
         self._stored[run_id] = max(stored, len(messages))
         self._turns[run_id] = max(self._turns.get(run_id, 0), turn)
 
@@ -411,8 +441,13 @@ class JournalObserver(RunObserver):
         eager: bool,
         interrupted: bool,
     ) -> None:
-        data = self._text(outcome_record(result, eager=eager, interrupted=interrupted))
-        await self._commit(run_id, Step("tool_outcome", data, turn, call_id=call.id))
+        record = outcome_record(result, eager=eager, interrupted=interrupted)
+        blobs: dict[str, Blob] = {}
+        if self._blobs and record.result is not None and result.parts:
+            record = replace(record, result=store_parts(record.result, blobs))
+        data = self._text(record)
+        step = Step("tool_outcome", data, turn, call_id=call.id, blobs=tuple(blobs.values()))
+        await self._commit(run_id, step)
         self._calls[run_id] = self._calls.get(run_id, 0) + 1
 
     async def run_finished(self, run_id: str, result: RunResult) -> None:

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from toolwire.http.urls import url_secrets
 from toolwire.http.urls import url_where as where
 from toolwire.journal._base import RunStore, StoreQueries, escape_like
+from toolwire.journal._blobs import MAX_BLOB_BYTES
 from toolwire.journal._fencing import Renewer, acquire, check_fence, release
 from toolwire.journal._records import (
     JournalError,
@@ -96,6 +97,9 @@ _MIGRATIONS: tuple[str, ...] = (
     "CREATE INDEX toolwire_rate_requests_key ON toolwire_rate_requests (host, model, at);"
     "CREATE TABLE toolwire_rate_blocks (host text NOT NULL, model text NOT NULL, "
     "until double precision NOT NULL, PRIMARY KEY (host, model));",
+    # 3: the content parts' bytes, once each, by sha256 (toolwire.journal._blobs).
+    "CREATE TABLE toolwire_blobs (sha256 text PRIMARY KEY, media_type text NOT NULL, "
+    "size bigint NOT NULL, body bytea NOT NULL);",
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema this toolwire writes (migration ``n`` brings a database to ``n``)."""
@@ -119,13 +123,15 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
             of that while held); a worker that stops longer loses its runs.
         timeout: seconds to wait to connect, for a lock, or for a statement.
         read_only: read without changing anything (no migration either).
+        max_blob_bytes: the largest content part it stores (see
+            :class:`~toolwire.journal.SQLiteJournal`).
 
     Raises:
         JournalError: psycopg is missing, the database cannot be reached, or
             it was written by a newer toolwire.
     """
 
-    QUERIES = StoreQueries("toolwire_runs", "id", "%s")
+    QUERIES = StoreQueries("toolwire_runs", "id", "%s", blobs="toolwire_blobs")
 
     def __init__(
         self,
@@ -134,6 +140,7 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         lease_ttl: float = 30.0,
         timeout: float = 30.0,
         read_only: bool = False,
+        max_blob_bytes: int = MAX_BLOB_BYTES,
     ) -> None:
         try:
             import psycopg
@@ -147,6 +154,7 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         self._url = url
         self.where = url_where(url)
         self.read_only = read_only
+        self.max_blob_bytes = max_blob_bytes
         self.lease_ttl = lease_ttl
         self.timeout = timeout
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
@@ -367,7 +375,7 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
         messages = self._read(
             "SELECT data FROM toolwire_messages WHERE run = %s ORDER BY position", key
         )
-        return log_from_rows(row[1:], events, [text for (text,) in messages])
+        return log_from_rows(row[1:], events, [text for (text,) in messages], self.load_blob)
 
     def _search(self, search: str) -> tuple[str, list[Any]]:
         like = escape_like(search)

@@ -130,6 +130,15 @@ class JournalReader(Protocol):
         """See :meth:`SQLiteJournal.events_after`."""
         ...
 
+    def load_blob(self, sha256: str) -> bytes:
+        """The bytes of a content part the records refer to (see
+        :class:`~toolwire.journal.BlobRef`).
+
+        Raises:
+            JournalError: no such blob.
+        """
+        ...
+
     def close(self) -> None:
         """Release the store."""
         ...

@@ -10,10 +10,11 @@ process gets when it tries to run or resume a run that a live process holds.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from toolwire.journal._blobs import Blob
 from toolwire.journal._errors import JournalError, LeaseLost, RunLeased
 from toolwire.journal._kinds import Record, RunStarted, record_of
 from toolwire.stream import jsonio
@@ -203,6 +204,9 @@ class Step(NamedTuple):
     summary: str | None = None
     """A run's end: JSON text with ``turns``, ``tool_calls``, ``usage``,
     ``output`` and ``error``."""
+    blobs: Sequence[Blob] = ()
+    """The bytes of the content parts ``data`` and ``messages`` refer to
+    (:mod:`toolwire.journal._blobs`), written in the same transaction."""
 
 
 def end_step(status: str, summary: str, data: str) -> Step:
@@ -228,7 +232,21 @@ class RunLog:
     events: tuple[JournalEvent, ...]
     """In ``seq`` order."""
     messages: tuple[dict[str, Any], ...]
-    """The conversation as of the last model request, as ``Message.to_dict()``."""
+    """The conversation as of the last model request, as ``Message.to_dict()``
+    (its parts as references to the journal's blobs, see :meth:`read_blob`)."""
+    blob_reader: Callable[[str], bytes] | None = field(default=None, repr=False, compare=False)
+    """The journal's ``load_blob``, while it is open (``None``: a log read
+    from elsewhere, or a store without blobs)."""
+
+    def read_blob(self, sha256: str) -> bytes:
+        """The bytes of a part the run's records refer to by ``sha256``.
+
+        Raises:
+            JournalError: the journal holds no such blob, or is closed.
+        """
+        if self.blob_reader is None:
+            raise JournalError("this run's log was read without its journal's blobs")
+        return self.blob_reader(sha256)
 
     def problems(self) -> list[str]:
         """What is inconsistent in the log (empty for a sound one).
@@ -355,6 +373,7 @@ def log_from_rows(
     run_row: tuple[Any, ...],
     event_rows: Sequence[tuple[Any, ...]],
     message_texts: Sequence[str],
+    blob_reader: Callable[[str], bytes] | None = None,
 ) -> RunLog:
     """A run's log from what a store read: its row as :func:`summary_from_row`
     takes it, its events as ``(seq, at, kind, turn, attempt, call_id, data)``
@@ -371,4 +390,4 @@ def log_from_rows(
         if not isinstance(message, dict):
             raise JournalError(f"run {run.run_id}: a stored message is not a JSON object")
         messages.append(message)
-    return RunLog(run=run, events=tuple(events), messages=tuple(messages))
+    return RunLog(run=run, events=tuple(events), messages=tuple(messages), blob_reader=blob_reader)

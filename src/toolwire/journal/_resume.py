@@ -3,7 +3,8 @@
 Theory of operation: :func:`plan_resume` replays a run's events (no I/O) and
 returns the state a resumed run continues from:
 
-* the conversation as of the last model request (the ``messages`` records);
+* the conversation as of the last model request (the ``messages`` records),
+  its parts' bytes read back from the journal's blobs;
 * the last turn that was requested, and whether its answer was recorded.
   Without an answer, that turn's request is sent again. With one, the turn's
   tool calls are settled from the records that follow the turn's *last*
@@ -30,6 +31,7 @@ from typing import Any
 from toolwire.content import content_from_dicts
 from toolwire.cost import Cost, RunTotals, cost_from_dict
 from toolwire.errors import ContentError, UsageError
+from toolwire.journal._blobs import inline_parts
 from toolwire.journal._kinds import (
     AnswerGiven,
     ApprovalGiven,
@@ -204,7 +206,7 @@ def plan_resume(log: RunLog) -> ResumePlan:
     """
     turns = _read_turns(log)
     try:
-        messages = tuple(message_from_dict(m) for m in log.messages)
+        messages = tuple(message_from_dict(inline_parts(m, log.read_blob)) for m in log.messages)
     except UsageError as exc:
         raise JournalError(f"run {log.run.run_id}: a stored message is malformed: {exc}") from exc
     last = max(turns, default=0)
@@ -265,7 +267,7 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
                 given = QuestionAnswer(action=action, content=record.content)  # type: ignore[arg-type]
                 state.answers.setdefault(event.call_id, {})[record.digest] = given
         else:
-            result = tool_result_from_dict(record.result)
+            result = tool_result_from_dict(inline_parts(record.result, log.read_blob))
             state.outcomes[event.call_id] = (result, record.eager)
     return turns
 

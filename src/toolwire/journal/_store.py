@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A journal is an append-only log per run plus one summary row per run. Three
+A journal is an append-only log per run plus one summary row per run. Four
 tables hold it:
 
 * ``runs``: one row per run (model, provider, settings, status, final usage
@@ -15,7 +15,10 @@ tables hold it:
   payload;
 * ``messages``: the normalized conversation, one row per message position,
   written once when a model request first carries it (so a long run does not
-  store its history again at every turn).
+  store its history again at every turn);
+* ``blobs``: the bytes of the images, documents and audio the runs carry,
+  once each, keyed by their sha256 (the records refer to them, see
+  :mod:`toolwire.journal._blobs`).
 
 Each write is one short transaction, committed before the agent takes the
 step it records: the intent of a tool call is on disk before the tool runs.
@@ -57,6 +60,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 from toolwire.journal._base import RunStore, StoreQueries, escape_like
+from toolwire.journal._blobs import MAX_BLOB_BYTES
 from toolwire.journal._files import SEQ_BITS, connect, keyed_by_text, unreadable
 from toolwire.journal._lease import file_identity, hold_lease, lease_held
 from toolwire.journal._records import (
@@ -101,13 +105,16 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
         timeout: seconds to wait for another process's write lock.
         read_only: read an existing journal without changing it (what the
             ``toolwire runs`` commands do); writes raise.
+        max_blob_bytes: the largest content part (image, document, audio)
+            it stores (:data:`~toolwire.journal.MAX_BLOB_BYTES` by default);
+            a larger one is refused with :class:`~toolwire.errors.BlobTooLarge`.
 
     Raises:
         JournalError: the file cannot be opened, is not a journal (or is
             corrupt), or was written by a newer toolwire.
     """
 
-    QUERIES = StoreQueries("runs", "rowid", "?", escape=" ESCAPE '\\'")
+    QUERIES = StoreQueries("runs", "rowid", "?", blobs="blobs", escape=" ESCAPE '\\'")
 
     def __init__(
         self,
@@ -115,8 +122,10 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
         *,
         timeout: float = 30.0,
         read_only: bool = False,
+        max_blob_bytes: int = MAX_BLOB_BYTES,
     ) -> None:
         self.path = os.fspath(path)
+        self.max_blob_bytes = max_blob_bytes
         self.read_only = read_only
         self._lock = threading.Lock()
         self._seq: dict[str, int] = {}
@@ -325,7 +334,7 @@ class SQLiteJournal(RunStore[sqlite3.Connection]):
         key: tuple[Any, ...] = (run_id,) if self._by_text else (base, base + _LAST)
         events = self._read(_EVENTS[self._by_text], key)
         messages = [text for (text,) in self._read(_MESSAGES[self._by_text], key)]
-        return log_from_rows(row[1:], events, messages)
+        return log_from_rows(row[1:], events, messages, self.load_blob)
 
     def _search(self, search: str) -> tuple[str, list[Any]]:
         if self._read(_ID_PREFIX + " LIMIT 1", (search, search + _TOP)):

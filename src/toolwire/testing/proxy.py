@@ -36,7 +36,7 @@ import httpx
 from starlette.types import Message, Receive, Scope, Send
 
 from toolwire.errors import UsageError
-from toolwire.http.bodies import ScrubbedBody, scrub_body
+from toolwire.http.bodies import ScrubbedBody, scrub_body, scrub_keeping_binary
 from toolwire.http.credentials import Scrubber, redact_headers, redact_query
 from toolwire.http.transport import Timeouts
 from toolwire.http.urls import strip_userinfo
@@ -385,7 +385,7 @@ class ProxyApp:
             path=scrubber.scrub_text(ex.path),
             query=scrubber.scrub_text(redact_query(ex.query)[0]),
             headers=tuple((k, scrubber.scrub_text(v)) for k, v in redact_headers(ex.headers)[0]),
-            body=scrub(ex.scrubbed.body),
+            body=scrub_keeping_binary(ex.scrubbed.body, scrub),
         )
         headers = [
             (k, scrub(v.encode("latin-1")).decode("latin-1"))

@@ -45,6 +45,7 @@ from toolwire.journal import JournalError, JournalReader, PostgresJournal, SQLit
 from toolwire.view._access import COOKIE, Access, cookie_value, new_secret
 from toolwire.view._actions import FORM_LIMIT, BadForm, decide, parse_form
 from toolwire.view._assets import ASSETS
+from toolwire.view._blobs import blob_response
 from toolwire.view._html import ROOT, href, ident, layout, text
 from toolwire.view._listing import BadQuery, ListQuery, list_page
 from toolwire.view._live import STREAMS, follow
@@ -246,6 +247,7 @@ class _Viewer:
             Route("/", self.runs, methods=["GET"]),
             Route("/runs/{run_id}", self.run, methods=["GET"]),
             Route("/runs/{run_id}/events", self.events, methods=["GET"]),
+            Route("/runs/{run_id}/blobs/{sha256}", self.blob, methods=["GET"]),
             Route("/static/{name}", _asset, methods=["GET"]),
             Route("/runs/{run_id}/resume", _resume, methods=["POST"]),
             Route("/runs/{run_id}/calls/{call_id}/approve", self.approve, methods=["POST"]),
@@ -317,6 +319,23 @@ class _Viewer:
             return HTMLResponse(await anyio.to_thread.run_sync(render))
         except JournalError as exc:
             return _page(404, "run", exc.message)
+
+    async def blob(self, request: Request) -> Response:
+        """``/runs/{run_id}/blobs/{sha256}``: one of the run's parts (an image
+        inline, anything else a download; :mod:`toolwire.view._blobs`)."""
+        ref, sha256 = request.path_params["run_id"], request.path_params["sha256"]
+
+        def read() -> Response:
+            journal = self.opened()
+            try:
+                return blob_response(journal, ref, sha256)
+            finally:
+                journal.close()
+
+        try:
+            return await anyio.to_thread.run_sync(read)
+        except JournalError as exc:
+            return _plain(404, exc.message)
 
     async def events(self, request: Request) -> Response:
         """``/runs/{run_id}/events``: the run's events as they are journaled
