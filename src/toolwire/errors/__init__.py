@@ -49,6 +49,9 @@ provider data. The tree::
                                     a dialect cannot carry this part here
           ContentLimitExceeded(.dialect, .limit, .maximum, .value)
                                     a part past a provider's documented limit
+          ContentFetchFailed(.url, .reason)
+                                    a part toolwire was asked to fetch could
+                                    not be fetched within its bounds
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
       OutputInvalid(.raw, .errors, .attempts)
@@ -92,7 +95,12 @@ request headers are never part of an error.
 from __future__ import annotations
 
 from toolwire.errors._base import ToolwireError
-from toolwire.errors._content import ContentError, ContentLimitExceeded, ContentNotSupported
+from toolwire.errors._content import (
+    ContentError,
+    ContentFetchFailed,
+    ContentLimitExceeded,
+    ContentNotSupported,
+)
 from toolwire.errors._journal import ApprovalRefused, JournalError, LeaseLost, Refusal, RunLeased
 from toolwire.errors._network import (
     ConnectError,
@@ -157,6 +165,7 @@ __all__ = [
     "CassetteError",
     "ConnectError",
     "ContentError",
+    "ContentFetchFailed",
     "ContentLimitExceeded",
     "ContentNotSupported",
     "ContinuationMismatch",
