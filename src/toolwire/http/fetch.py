@@ -67,7 +67,7 @@ async def fetch_part(part: ContentPart, policy: UrlFetch | None = None) -> Conte
             data = await _get(part.url, shown, bounds, part)
     except TimeoutError:
         raise ContentFetchFailed(shown, f"not fetched within {bounds.timeout:g} s") from None
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise ContentFetchFailed(shown, f"{type(exc).__name__}: {exc}") from None
     name = part.name or os.path.basename(urlsplit(part.url).path) or None
     return type(part)(media_type=part.media_type, data=data, name=name)
