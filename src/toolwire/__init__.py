@@ -19,6 +19,7 @@ from toolwire.content import ContentItem as ContentItem
 from toolwire.content import ContentPart as ContentPart
 from toolwire.content import Document as Document
 from toolwire.content import Image as Image
+from toolwire.content import UrlFetch as UrlFetch
 from toolwire.errors import *  # noqa: F403
 from toolwire.errors import __all__ as _errors_all
 from toolwire.events import *  # noqa: F403
@@ -299,6 +300,7 @@ __all__ = sorted(
         "Document",
         "Image",
         "StreamDecoder",
+        "UrlFetch",
     ]
 )
 

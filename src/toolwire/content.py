@@ -20,7 +20,7 @@ import hashlib
 import mimetypes
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from toolwire.errors import ContentError
@@ -36,6 +36,7 @@ __all__ = [
     "ContentPart",
     "Document",
     "Image",
+    "UrlFetch",
     "cache_points_in",
     "content_from_dicts",
     "content_parts",
@@ -89,6 +90,45 @@ def part_summary(media_type: str, size: int, sha256: str) -> str:
     return f"{media_type} {_size(size)} sha256:{sha256[:8]}…"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UrlFetch:
+    """How toolwire may fetch a part's URL itself, for a provider that
+    fetches none (``Image.from_url(url, fetch=True)`` takes the defaults).
+
+    The fetch is bounded: https only unless ``allow_http``, at most
+    ``max_bytes``, within ``timeout`` seconds (redirects included, each one
+    checked again), the served media type must be the part's, and a host
+    that is a loopback, private, link-local or reserved address is refused
+    unless ``allow_private`` (it is checked as resolved and as connected).
+    """
+
+    max_bytes: int = 20 * 1024 * 1024
+    timeout: float = 10.0
+    allow_http: bool = False
+    allow_private: bool = False
+    max_redirects: int = 3
+
+    def __post_init__(self) -> None:
+        if self.max_bytes < 1 or not 0 < self.timeout <= 300 or self.max_redirects < 0:
+            raise ContentError("UrlFetch needs max_bytes >= 1, 0 < timeout <= 300, redirects >= 0")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The journal's JSON shape."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> UrlFetch:
+        """Rebuild from :meth:`to_dict` output.
+
+        Raises:
+            ContentError: not a fetch policy toolwire wrote.
+        """
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ContentError(f"not a URL fetch policy: {data!r:.80}") from exc
+
+
 P = TypeVar("P", bound="_Part")
 
 
@@ -105,6 +145,10 @@ class _Part:
     name: str | None = None
     """A file name, for the providers that want one (Bedrock documents,
     OpenAI files); defaults to the file's when made ``from_path``."""
+    fetch: UrlFetch | None = None
+    """For a part by URL: toolwire fetches it and sends its bytes (a run
+    does, before the prompt or the tool result is journaled); ``None``: the
+    URL is sent as it is, where the provider fetches URLs."""
 
     KIND: ClassVar[str] = ""
     TYPES: ClassVar[frozenset[str]] = frozenset()
@@ -118,6 +162,8 @@ class _Part:
                 f"{self.media_type!r} is not {_an(kind)} media type toolwire sends ({known})"
             )
         object.__setattr__(self, "media_type", media)
+        if self.fetch is not None and (self.url is None or not isinstance(self.fetch, UrlFetch)):
+            raise ContentError(f"{_an(kind)} part's fetch is a UrlFetch, and only for a URL")
         if (self.data is None) == (self.url is None):
             raise ContentError(f"{_an(kind)} part holds either bytes or a URL, not both or neither")
         data: object = self.data
@@ -206,9 +252,17 @@ class _Part:
         return cls(media_type=guessed, data=data, name=os.path.basename(text))
 
     @classmethod
-    def from_url(cls: type[P], url: str, *, media_type: str | None = None) -> P:
+    def from_url(
+        cls: type[P],
+        url: str,
+        *,
+        media_type: str | None = None,
+        fetch: bool | UrlFetch = False,
+    ) -> P:
         """A part the provider fetches from ``url`` (dialects whose API
-        fetches no URLs refuse it with :class:`~toolwire.ContentNotSupported`).
+        fetches no URLs refuse it with :class:`~toolwire.ContentNotSupported`),
+        or, with ``fetch``, one toolwire fetches itself and sends as bytes
+        (``True``: the bounds of :class:`UrlFetch`'s defaults).
 
         Raises:
             ContentError: an unknown media type, or not an http(s)/gs/s3 URL.
@@ -216,7 +270,8 @@ class _Part:
         guessed = media_type or mimetypes.guess_type(url.split("?", 1)[0])[0]
         if guessed is None:
             raise ContentError(f"cannot tell the media type of {url!r}: give media_type=")
-        return cls(media_type=guessed, url=url)
+        policy = UrlFetch() if fetch is True else fetch or None
+        return cls(media_type=guessed, url=url, fetch=policy)
 
     def to_dict(self) -> dict[str, Any]:
         """The journal's JSON shape (bytes as base64)."""
@@ -227,6 +282,8 @@ class _Part:
             out["url"] = self.url
         if self.name is not None:
             out["name"] = self.name
+        if self.fetch is not None:
+            out["fetch"] = self.fetch.to_dict()
         return out
 
 
@@ -386,7 +443,9 @@ def part_from_dict(data: Mapping[str, Any]) -> ContentPart:
             raise ContentError("a content part's 'data' is not base64") from exc
         return cls(media_type=media, data=decoded, name=name)
     if isinstance(url, str):
-        return cls(media_type=media, url=url, name=name)
+        fetch = data.get("fetch")
+        policy = UrlFetch.from_dict(fetch) if fetch is not None else None
+        return cls(media_type=media, url=url, name=name, fetch=policy)
     raise ContentError("a content part needs base64 'data' or a 'url'")
 
 

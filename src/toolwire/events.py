@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from toolwire.content import Audio, Document, Image
 from toolwire.errors import ToolwireError
 from toolwire.types import (
     FinishReason,
@@ -33,6 +34,7 @@ from toolwire.types import (
 __all__ = [
     "ChoiceFinished",
     "Event",
+    "PartReceived",
     "ProviderNotice",
     "ReasoningDelta",
     "ServerToolCallReady",
@@ -149,6 +151,17 @@ class ServerToolCallReady:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PartReceived:
+    """Media the model made, whole: an image (a Gemini ``inlineData`` part,
+    a Responses ``image_generation_call`` result) or audio. It is a part of
+    the answer's message too (``AssistantMessage.parts``)."""
+
+    kind: Literal["part_received"] = "part_received"
+    choice: int = 0
+    part: Image | Document | Audio
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReported:
     """Token usage (providers may report it more than once; the last wins)."""
 
@@ -194,6 +207,7 @@ Event = (
     | ToolCallReady
     | ToolCallInvalid
     | ServerToolCallReady
+    | PartReceived
     | UsageReported
     | ChoiceFinished
     | StreamEnded

@@ -8,8 +8,10 @@ from pathlib import Path
 from toolwire.stream.codecs import (
     anthropic_request,
     bedrock_request,
+    cohere_request,
     gemini_interactions_request,
     gemini_request,
+    ollama_request,
     openai_chat_request,
     openai_responses_request,
 )
@@ -23,6 +25,8 @@ MODULES = (
     gemini_request,
     gemini_interactions_request,
     bedrock_request,
+    ollama_request,
+    cohere_request,
 )
 
 

@@ -45,3 +45,19 @@ async def test_an_image_the_model_made_is_a_part_of_its_message(name: str) -> No
     answer = result.messages[-1]
     assert isinstance(answer, AssistantMessage) and answer.text == "Here it is."
     assert answer.parts == (toolwire.Image.from_bytes(PNG, media_type="image/png"),)
+
+
+@pytest.mark.parametrize("name", sorted(ITEMS))
+async def test_an_agent_stream_hands_on_the_image_as_an_event(name: str) -> None:
+    _, dialect, model = PROVIDERS[name]
+    item = {"dialect": dialect, "item": ITEMS[name], "after": "text"}
+    turn = {"text": "Here it is.", "provider_items": [item]}
+    with EmulationServer(Scenario.from_dict({"turns": [turn]})) as server:
+        provider = make_provider(name, base_url=server.url_for(dialect), api_key="k")
+        agent = Agent(provider, model=model, journal=False)
+        try:
+            events = [event async for event in agent.stream("Draw a cat.")]
+        finally:
+            await agent.aclose()
+    received = [e.part for e in events if isinstance(e, toolwire.PartReceived)]
+    assert received == [toolwire.Image.from_bytes(PNG, media_type="image/png")]

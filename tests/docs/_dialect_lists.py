@@ -83,7 +83,8 @@ def _row(d: WireDialect) -> str:
     paths = ", ".join(f"`{p}`" for p in d.paths) or "none"
     served = "yes" if SELECTIONS["served"](d) else "no"
     if provider is None:
-        who, price, limits = "none (read only)", "", ""
+        written = "requests written" if d.encode_request is not None else "read only"
+        who, price, limits = f"none ({written})", "", ""
     else:
         who = f"`{provider.class_name}` (" + ", ".join(f"`{n}`" for n in provider.names) + ")"
         price = f"`{provider.price_provider}`"

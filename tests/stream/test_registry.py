@@ -243,6 +243,8 @@ def test_the_tool_schemas_come_from_the_dialect() -> None:
         "openai-responses",
         "anthropic-messages",
         "gemini",
+        "ollama-ndjson",
+        "cohere-v2",
         "bedrock-converse",
         "bedrock-invoke",
         "gemini-interactions",

@@ -19,8 +19,8 @@ from typing_extensions import TypeVar
 
 from toolwire.agent._config import (
     agent_toolbox,
-    initial_messages,
     journal_setting,
+    start_messages,
     system_message,
 )
 from toolwire.agent._events import run_events
@@ -264,7 +264,7 @@ class Agent(Generic[OutputT]):
         """
         check_limits(self)
         spec = self._spec(output_type)
-        messages = initial_messages(self.system, prompt)
+        messages = await start_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
         with run_lease(self.journal, chosen):
             return await run_to_end(self, self._observers, messages, chosen, None, None, spec=spec)
@@ -339,7 +339,7 @@ class Agent(Generic[OutputT]):
         """
         check_limits(self)
         spec = self._spec(output_type)
-        messages = initial_messages(self.system, prompt)
+        messages = await start_messages(self.system, prompt)
         chosen = run_id or secrets.token_hex(16)
 
         runner = new_run(

@@ -27,6 +27,7 @@ __all__ = [
     "agent_toolbox",
     "initial_messages",
     "journal_setting",
+    "start_messages",
     "system_message",
 ]
 
@@ -178,3 +179,17 @@ def initial_messages(
         messages = []
     messages.extend(given)
     return messages
+
+
+async def start_messages(
+    system: str | Sequence[str | CachePoint] | None, prompt: Prompt
+) -> list[Message]:
+    """:func:`initial_messages`, with the parts made with ``fetch`` fetched
+    (before the run journals them: a resume sends the same bytes).
+
+    Raises:
+        ContentFetchFailed: such a part could not be fetched.
+    """
+    from toolwire.http.fetch import fetch_messages  # httpx, loaded when a run starts
+
+    return await fetch_messages(initial_messages(system, prompt))

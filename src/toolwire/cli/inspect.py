@@ -27,6 +27,7 @@ from toolwire.errors import UsageError
 from toolwire.events import (
     ChoiceFinished,
     Event,
+    PartReceived,
     ProviderNotice,
     ReasoningDelta,
     ServerToolCallReady,
@@ -200,6 +201,8 @@ def _describe(event: Event) -> list[tuple[str, str]]:
         call = event.call
         done = f"{c}server tool call {call.name} ({call.type}) complete, run by the provider"
         return [("protocol", done)]
+    if isinstance(event, PartReceived):
+        return [("model", f"{c}{event.part.kind} made by the model: {event.part.describe()}")]
     if isinstance(event, UsageReported):
         u = event.usage
         usage = f"usage in={u.input_tokens} out={u.output_tokens} total={u.total_tokens}"

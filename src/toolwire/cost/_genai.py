@@ -3,13 +3,14 @@
 ``genai-prices``' ``calc_price`` prices any usage with any of its units, but
 costs about half a millisecond a call: more than the rest of an agent turn.
 So each model's prices are read once as :class:`~toolwire.cost.Rates` (fresh
-input, cache reads, cache writes, output, reasoning, a per-request fee, with
-their tiers) and *checked*: the rates must give exactly ``calc_price``'s figure
-at probe usages that vary each count on its own, in every tier. Both are
-linear in the counts within a tier, so agreeing there is agreeing everywhere.
-Prices that change with the moment (dated changes, time-of-day discounts)
-are read for each set in force when a request is made; a model the check
-rejects is priced by ``calc_price`` every time.
+input, cache reads, cache writes at each TTL tier, output, reasoning, a
+per-request fee, with their tiers) and *checked*: the rates must give
+exactly ``calc_price``'s figure at probe usages that vary each count on
+its own, in every tier. Both are linear in the counts within a tier, so
+agreeing there is agreeing everywhere. Prices that change with the moment
+(dated changes, time-of-day discounts) are read for each set in force when
+a request is made; a model the check rejects is priced by ``calc_price``
+every time.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ _RATE_KEYS = {
     "output_mtok": "output",
     "cache_read_mtok": "cached_input",
     "cache_write_mtok": "cache_write",
+    "cache_write_1h_mtok": "cache_write_1h",
     "output_reasoning_mtok": "reasoning",
 }
 _MISSING = object()
@@ -61,12 +63,14 @@ def genai_calculator() -> Calculator | None:
     found: dict[tuple[str, str | None, str | None], Any] = {}
     fast: dict[tuple[str, str, int], tuple[Any, Rates | None]] = {}
 
-    def usage_of(parts: Parts) -> Any:
+    def usage_of(parts: Parts, written_1h: int = 0) -> Any:
         total_input, cache_read, cache_write, output, reasoning = parts
         return genai_prices.Usage(
             input_tokens=total_input,
             cache_read_tokens=cache_read,
             cache_write_tokens=cache_write,
+            # A part of the cache writes, as toolwire's Usage counts it.
+            cache_write_1h_tokens=min(max(written_1h, 0), cache_write) or None,
             output_tokens=output,
             output_reasoning_tokens=reasoning,
         )
@@ -85,7 +89,12 @@ def genai_calculator() -> Calculator | None:
         return hit
 
     def calc(
-        model: str, parts: Parts, provider: str | None, base_url: str | None, at: datetime
+        model: str,
+        parts: Parts,
+        provider: str | None,
+        base_url: str | None,
+        at: datetime,
+        written_1h: int = 0,
     ) -> Cost | None:
         hit = lookup(model, provider, base_url)
         if hit is None:
@@ -100,9 +109,10 @@ def genai_calculator() -> Calculator | None:
             entry = fast[key] = (in_force, _checked_rates(info, source, usage_of, at))
         rates = entry[1]
         if rates is not None:
-            return rates.price(parts)
+            return rates.price(parts, written_1h)
         try:
-            price = info.calc_price(usage_of(parts), source, genai_request_timestamp=at)
+            usage = usage_of(parts, written_1h)
+            price = info.calc_price(usage, source, genai_request_timestamp=at)
         except ValueError:  # counts it refuses
             return None
         return Cost(total=price.total_price, input=price.input_price, output=price.output_price)
@@ -121,26 +131,28 @@ def _find(snapshot: Any, model: str, **where: str) -> Any:
 
 
 def _checked_rates(
-    info: Any, provider: Any, usage_of: Callable[[Parts], Any], at: datetime
+    info: Any, provider: Any, usage_of: Callable[[Parts, int], Any], at: datetime
 ) -> Rates | None:
     """The model's prices as :class:`Rates`, when they are fixed and give
     ``calc_price``'s figures at every probe; ``None`` otherwise."""
     rates = _as_rates(info.get_prices(at))
     if rates is None:
         return None
-    # Just above each tier's threshold (and above 0), each count bumped on its own.
+    # Just above each tier's threshold (and above 0), each count bumped on its
+    # own, the 1 h cache writes (a part of the writes) last.
     for start in (0, *(threshold for threshold, _ in rates.tiers)):
-        base = (start + 41, 19, 7, 21, 9)
-        for bump in range(6):
+        base = (start + 41, 19, 7, 21, 9, 0)
+        for bump in range(7):
             probe = list(base)
-            if bump < 5:
+            if bump < 6:
                 probe[bump] += 3
             parts: Parts = (probe[0], probe[1], probe[2], probe[3], probe[4])
+            usage = usage_of(parts, probe[5])
             try:
-                expected = info.calc_price(usage_of(parts), provider, genai_request_timestamp=at)
+                expected = info.calc_price(usage, provider, genai_request_timestamp=at)
             except ValueError:
                 return None
-            mine = rates.price(parts)
+            mine = rates.price(parts, probe[5])
             if (mine.total, mine.input, mine.output) != (
                 expected.total_price,
                 expected.input_price,
@@ -186,6 +198,7 @@ def _as_rates(prices: Any) -> Rates | None:
         output=base.output,
         cached_input=base.cached_input,
         cache_write=base.cache_write,
+        cache_write_1h=base.cache_write_1h,
         reasoning=base.reasoning,
         per_request=per_request,
         tiers=tuple((start, at_tier(start)) for start in starts),

@@ -6,7 +6,8 @@ writes in ``cache_write_tokens`` are parts of it, whatever the provider's own
 convention), and reasoning tokens as a part of ``output_tokens``. That is
 exactly the shape ``genai-prices`` prices: its ``input_tokens`` is the total
 too, and it bills each part at its own rate (fresh input, cache reads, cache
-writes, output, reasoning where the data has a rate for it) with the tiers of
+writes, the 1 h tier's writes at their own rate where the usage counts them,
+output, reasoning where the data has a rate for it) with the tiers of
 the data (a tier reached by the request's input applies to all its tokens).
 Passing Anthropic's own ``input_tokens`` (fresh tokens only) there would
 bill cached tokens twice or not at all; passing a cumulative stream figure
@@ -106,7 +107,7 @@ class Prices:
         if calc is None:
             return False
         when = self.at or datetime.now(timezone.utc)
-        return calc(model, _PROBE, provider, base_url, when) is not None
+        return calc(model, _PROBE, provider, base_url, when, 0) is not None
 
     def cost(
         self,
@@ -143,7 +144,7 @@ class Prices:
         if parts is None:
             return None
         when = self.at or at or datetime.now(timezone.utc)
-        return calc(model, parts, provider, base_url, when)
+        return calc(model, parts, provider, base_url, when, usage.cache_write_1h_tokens or 0)
 
 
 _PROBE: Parts = (1000, 0, 0, 1000, 0)

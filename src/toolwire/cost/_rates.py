@@ -23,8 +23,10 @@ Parts = tuple[int, int, int, int, int]
 """A request's usage as priced: (all input, cache reads, cache writes, all
 output, reasoning)."""
 
-Calculator = Callable[[str, Parts, "str | None", "str | None", datetime], "Cost | None"]
-"""``(model, parts, provider, base_url, at) -> Cost | None``: prices from a data set."""
+Calculator = Callable[[str, Parts, "str | None", "str | None", datetime, int], "Cost | None"]
+"""``(model, parts, provider, base_url, at, written_1h) -> Cost | None``:
+prices from a data set (``written_1h``: how many of the cache writes were
+at the 1 h tier)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,15 +156,7 @@ class Rates:
         parts = _parts(usage)
         if parts is None:
             return None
-        cost = self.price(parts)
-        written_1h = min(max(usage.cache_write_1h_tokens or 0, 0), parts[2])
-        rates = self._tier(parts[0])
-        if not written_1h or rates.cache_write_1h is None:
-            return cost
-        # The 1 h writes were priced at the 5 min rate: add the difference.
-        base = cast(Decimal, rates.input if rates.cache_write is None else rates.cache_write)
-        extra = written_1h * (cast(Decimal, rates.cache_write_1h) - base) / _MILLION
-        return Cost(total=cost.total + extra, input=cost.input + extra, output=cost.output)
+        return self.price(parts, usage.cache_write_1h_tokens or 0)
 
     def _tier(self, total_input: int) -> Rates:
         rates = self
@@ -171,13 +165,20 @@ class Rates:
                 rates = tier
         return rates
 
-    def price(self, parts: Parts) -> Cost:
+    def price(self, parts: Parts, written_1h: int = 0) -> Cost:
         """What a request's :data:`Parts` cost at these rates (the tier its input
-        reaches); every cache write at the ``cache_write`` rate."""
+        reaches): ``written_1h`` of its cache writes at the ``cache_write_1h``
+        rate (where there is one), the others at the ``cache_write`` rate."""
         total_input, cache_read, cache_write, output, reasoning = parts
-        return self._tier(total_input)._priced(
-            total_input, cache_read, cache_write, output, reasoning
-        )
+        rates = self._tier(total_input)
+        cost = rates._priced(total_input, cache_read, cache_write, output, reasoning)
+        written_1h = min(max(written_1h, 0), cache_write)
+        if not written_1h or rates.cache_write_1h is None:
+            return cost
+        # The 1 h writes were priced at the 5 min rate: add the difference.
+        base = cast(Decimal, rates.input if rates.cache_write is None else rates.cache_write)
+        extra = written_1h * (cast(Decimal, rates.cache_write_1h) - base) / _MILLION
+        return Cost(total=cost.total + extra, input=cost.input + extra, output=cost.output)
 
     def _priced(
         self, total_input: int, cache_read: int, cache_write: int, output: int, reasoning: int

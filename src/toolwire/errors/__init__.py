@@ -49,6 +49,9 @@ provider data. The tree::
                                     a dialect cannot carry this part here
           ContentLimitExceeded(.dialect, .limit, .maximum, .value)
                                     a part past a provider's documented limit
+          ContentFetchFailed(.url, .reason)
+                                    a part toolwire was asked to fetch could
+                                    not be fetched within its bounds
       UsageLimitExceeded(.limit, .maximum, .value)
                                     a run crossed one of its usage limits
       OutputInvalid(.raw, .errors, .attempts)
@@ -94,7 +97,12 @@ request headers are never part of an error.
 from __future__ import annotations
 
 from toolwire.errors._base import ToolwireError
-from toolwire.errors._content import ContentError, ContentLimitExceeded, ContentNotSupported
+from toolwire.errors._content import (
+    ContentError,
+    ContentFetchFailed,
+    ContentLimitExceeded,
+    ContentNotSupported,
+)
 from toolwire.errors._journal import (
     ApprovalRefused,
     BlobTooLarge,
@@ -167,6 +175,7 @@ __all__ = [
     "CassetteError",
     "ConnectError",
     "ContentError",
+    "ContentFetchFailed",
     "ContentLimitExceeded",
     "ContentNotSupported",
     "ContinuationMismatch",

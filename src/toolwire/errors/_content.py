@@ -6,7 +6,7 @@ from typing import Any
 
 from toolwire.errors._usage import UsageError
 
-__all__ = ["ContentError", "ContentLimitExceeded", "ContentNotSupported"]
+__all__ = ["ContentError", "ContentFetchFailed", "ContentLimitExceeded", "ContentNotSupported"]
 
 
 class ContentError(UsageError):
@@ -81,3 +81,26 @@ class ContentLimitExceeded(ContentError):
             "maximum": self.maximum,
             "value": self.value,
         }
+
+
+class ContentFetchFailed(ContentError):
+    """A part toolwire was asked to fetch (``from_url(url, fetch=True)``)
+    could not be fetched within its bounds: a scheme or an address it
+    refuses, an HTTP error, a body past its byte cap, a deadline, or a media
+    type other than the part's. Nothing was sent to the model.
+
+    Attributes:
+        url: the URL, with its secrets taken out (query values, userinfo).
+        reason: what went wrong, for people.
+    """
+
+    type_name = "content_fetch_failed"
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"cannot fetch {url}: {reason}")
+        self.url = url
+        self.reason = reason
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"type", "message", "url", "reason"}``."""
+        return {**super().to_dict(), "url": self.url, "reason": self.reason}

@@ -51,9 +51,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import NoReturn, cast
 
+from toolwire.content import output_part
 from toolwire.errors import RemoteProtocolError, StreamTruncated, ToolwireError
 from toolwire.events import (
     Event,
+    PartReceived,
     ProviderNotice,
     ServerToolCallReady,
     StreamEnded,
@@ -241,6 +243,9 @@ class Accumulator:
             choice = calls.choice(part.choice)
             self._keep(item)
             choice.state.append(item)
+            made = output_part(part.item)
+            if made is not None:
+                out.append(PartReceived(choice=part.choice, part=made))
         elif isinstance(part, MetaPart):
             self.model = part.model or self.model
             self.response_id = part.response_id or self.response_id

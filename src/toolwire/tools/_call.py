@@ -25,12 +25,14 @@ import logging
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from toolwire.content import Audio, Document, Image
 from toolwire.errors import (
+    ContentFetchFailed,
     ModelRetry,
     ProviderError,
     ToolArgumentsInvalid,
@@ -261,7 +263,25 @@ class CallRun:
             result = self.result(
                 f"Error: the tool {self.tool.name!r} could not be run.", ok=False, error="failed"
             )
+        if any(isinstance(p, (Image, Document, Audio)) and p.fetch for p in result.parts):
+            result = await self._fetched(result)
         await self.batch.deliver(self.index, self.call, result)
+
+    async def _fetched(self, result: ToolResult) -> ToolResult:
+        """``result`` with its parts made with ``fetch`` fetched (before the
+        result is journaled), or an error result naming the one that failed."""
+        from toolwire.http.fetch import fetch_content  # httpx, loaded when needed
+
+        try:
+            return replace(result, parts=await fetch_content(result.parts))
+        except ContentFetchFailed as exc:
+            logger.info("tool %r call %s: %s", self.tool.name, self.call.id, exc)
+            return self.result(
+                f"Error: the tool {self.tool.name!r} returned a part that could not be fetched: "
+                f"{exc.message}",
+                ok=False,
+                error="failed",
+            )
 
     async def _process(self) -> ToolResult:
         if self.tool.requires_approval:

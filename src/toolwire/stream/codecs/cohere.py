@@ -27,7 +27,8 @@ from toolwire.stream.codecs._common import (
     token_count,
     unknown_part,
 )
-from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs._dialect import WireDialect, plain_schemas
+from toolwire.stream.codecs.cohere_request import encode_request, tool_schema
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.parts import (
     CallDone,
@@ -181,6 +182,9 @@ DIALECT: Final = WireDialect(
     sniff_name=_EVENTS.__contains__,
     paths=("/v2/chat",),
     client_path="/v2/chat",
+    request_path=lambda model, stream: "/v2/chat",
+    encode_request=encode_request,
+    tool_schemas=plain_schemas(tool_schema),
     otel_provider="cohere",
 )
 """Cohere's v2 chat stream."""

@@ -105,10 +105,16 @@ class ContentSupport:
         fetched = part.media_type in self.urls.get(part.kind, frozenset())
         if not fetched or not part.url.startswith(self.url_schemes):
             schemes = " or ".join(s.rstrip("/:") for s in self.url_schemes)
+            how = (
+                "an agent run fetches it first, or toolwire.http.fetch.fetch_messages()"
+                if part.fetch is not None
+                else "give the bytes (from_bytes or from_path), or let toolwire fetch it "
+                "(from_url(url, fetch=True))"
+            )
             raise ContentNotSupported(
                 f"{self.dialect} does not fetch {part.kind} {part.media_type} from a URL"
                 + (f" (only {schemes} URLs)" if fetched else "")
-                + ": give the bytes (from_bytes or from_path)",
+                + f": {how}",
                 dialect=self.dialect,
                 place=place,
                 part=f"{part.kind} from a URL",

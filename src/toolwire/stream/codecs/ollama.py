@@ -26,7 +26,8 @@ from toolwire.stream.codecs._common import (
     summed_usage,
     token_count,
 )
-from toolwire.stream.codecs._dialect import WireDialect
+from toolwire.stream.codecs._dialect import WireDialect, plain_schemas
+from toolwire.stream.codecs.ollama_request import encode_request, tool_schema
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.parts import (
     CallPart,
@@ -142,6 +143,9 @@ DIALECT: Final = WireDialect(
     sniff_shape=lambda obj: "message" in obj and "done" in obj,
     paths=("/api/chat",),
     client_path="/api/chat",
+    request_path=lambda model, stream: "/api/chat",
+    encode_request=encode_request,
+    tool_schemas=plain_schemas(tool_schema),
     stream_paths=("/api/chat",),
 )
 """Ollama's native chat stream."""
