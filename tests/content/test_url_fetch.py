@@ -7,6 +7,7 @@ sends and journals the bytes."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.server
 import re
 import threading
@@ -184,11 +185,14 @@ async def test_a_run_fetches_prompt_and_tool_parts_and_journals_the_bytes(
             await agent.aclose()
         assert result.output == "seen"
         assert _images(server.requests[-1]) == [PNG, PNG]
-    # The journal holds the bytes, not the URL: a resume sends them again.
+    # The journal holds the bytes (in its blob table), not the URL: a resume
+    # sends them again.
+    digest = hashlib.sha256(PNG).hexdigest()
     (prompt,) = [m for m in journal.load_run("r1").messages if m["kind"] == "user"]
-    assert prompt["content"][1]["data"] == B64 and "url" not in prompt["content"][1]
+    assert prompt["content"][1]["sha256"] == digest and "url" not in prompt["content"][1]
     outcome = next(e for e in journal.load_run("r1").events if e.kind == "tool_outcome")
-    assert outcome.data["result"]["parts"][0]["data"] == B64
+    assert outcome.data["result"]["parts"][0]["sha256"] == digest
+    assert journal.load_blob(digest) == PNG
     journal.close()
 
 
