@@ -68,6 +68,7 @@ class _Source:
     """A tool source whose next list is set by the test."""
 
     name = "fake-server"
+    protocol = None
 
     def __init__(self) -> None:
         self.changed = False

@@ -28,6 +28,7 @@ from toolwire.journal import (
     ModelFailed,
     ModelRequest,
     ModelResponse,
+    ModelSampled,
     ModelStreaming,
     QuestionAnswered,
     RunFailed,
@@ -172,6 +173,11 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
             added, removed = ", ".join(record.added) or "none", ", ".join(record.removed) or "none"
             return Text.assemble(
                 _turn(event), f"  tools of {record.source} changed: +{added} -{removed}"
+            )
+        case ModelSampled():
+            said = f"refused: {record.error}" if record.error else f"{record.finish_reason}"
+            return Text.assemble(
+                _turn(event), f"  {record.source} sampled the model ({said})"
             )
         case _:
             assert_never(record)

@@ -10,7 +10,18 @@ import anyio
 
 from toolwire.errors import MCPToolError, RemoteProtocolError, UsageError
 from toolwire.mcp._results import _error_message, result_content, result_parts, tool_name
-from toolwire.tools import Question, QuestionCallback, Tool, ToolContext, asking, scrub
+from toolwire.mcp._sampling import sampling_request, sampling_result
+from toolwire.tools import (
+    Question,
+    QuestionCallback,
+    Questions,
+    Sampler,
+    Tool,
+    ToolContext,
+    asking,
+    sampling,
+    scrub,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real on connect
     import mcp_types
@@ -40,14 +51,19 @@ class MCPConnection:
         transport: Literal["stdio", "http"],
         label: str,
         elicit: QuestionCallback | None = None,
+        sampling: bool = False,
     ) -> None:
         self.client = client
         self.elicit = elicit
-        self._calling: dict[str, str] = {}
-        """The toolwire call id of each tool call in flight, by an id of its own."""
+        self.sampling = sampling
+        """Whether the server may ask the run's model (sampling)."""
+        self._calling: dict[str, tuple[Questions | None, Sampler | None]] = {}
+        """Each tool call in flight, by its toolwire call id: who answers its
+        questions and serves its completions (the agent's batch sets them)."""
         self.transport = transport
         info = client.server_info
         self._name = label or (info.name if info is not None and info.name else "mcp-server")
+        self._protocol_version = client.protocol_version
         self._closed = False
         self._tools_version = 0
         self._listening: Any = None
@@ -62,6 +78,12 @@ class MCPConnection:
     def instructions(self) -> str | None:
         """The server's usage instructions, if it gave any."""
         return None if self._closed else self.client.instructions
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version agreed with the server (``"2026-07-28"``,
+        ``"2025-11-25"``...); recorded with each run that uses its tools."""
+        return self._protocol_version
 
     @property
     def closed(self) -> bool:
@@ -338,7 +360,7 @@ class MCPConnection:
         """The text of the result, or its text and parts (images, audio,
         embedded files) in order when it holds any."""
         token = _CALL.set(call_id)
-        self._calling[call_id] = call_id
+        self._calling[call_id] = (asking.get(), sampling.get())
         try:
             result = await self.call(name, arguments)
         finally:
@@ -368,12 +390,7 @@ class MCPConnection:
         question = Question(
             message=params.message, schema=dict(params.requested_schema), source=self.name
         )
-        call_id = _CALL.get()
-        if call_id is None and len(self._calling) == 1:
-            # A server-to-client request (handshake-era protocols) is handled
-            # outside the calling task: with one call in flight, it is that one.
-            call_id = next(iter(self._calling))
-        questions = asking.get()
+        call_id, questions, _ = self._in_flight()
         answer = None
         if call_id is not None and questions is not None:
             answer = await questions.ask(call_id, question, self.elicit)
@@ -383,6 +400,42 @@ class MCPConnection:
             # Nobody can answer now: the call ends, and the run waits.
             return mcp_types.ElicitResult(action="cancel")
         return mcp_types.ElicitResult(action=answer.action, content=answer.content)
+
+
+    def _in_flight(self) -> tuple[str | None, Questions | None, Sampler | None]:
+        """The call a server's request (a question, a sampling request) is
+        part of: its id, who answers its questions, who serves its samples."""
+        call_id = _CALL.get()
+        if call_id is None and len(self._calling) == 1:
+            # A server-to-client request (handshake-era protocols) is handled
+            # outside the calling task: with one call in flight, it is that one.
+            call_id = next(iter(self._calling))
+        if call_id is None or call_id not in self._calling:
+            return None, None, None
+        return call_id, *self._calling[call_id]
+
+    async def _on_sample(
+        self, _context: Any, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        """The SDK's sampling callback (declared only when the connection
+        permits sampling): the server asks the run's model during a call."""
+        import mcp_types
+
+        call_id, _, sampler = self._in_flight()
+        if call_id is None or sampler is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST,
+                message="toolwire serves sampling only with the model of an agent's run",
+            )
+        request = sampling_request(params, self.name)
+        if isinstance(request, str):
+            return mcp_types.ErrorData(code=mcp_types.INVALID_PARAMS, message=request)
+        sample = await sampler.sample(call_id, request)
+        if sample.error is not None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INTERNAL_ERROR, message=f"sampling refused: {scrub(sample.error)}"
+            )
+        return sampling_result(sample)
 
 
 def _is_tools(event: Any) -> bool:
@@ -405,6 +458,10 @@ class _Listing:
     @property
     def name(self) -> str:
         return self.connection.name
+
+    @property
+    def protocol(self) -> str:
+        return self.connection.protocol_version
 
     @property
     def changed(self) -> bool:
