@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import anyio

@@ -176,9 +176,7 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
             )
         case ModelSampled():
             said = f"refused: {record.error}" if record.error else f"{record.finish_reason}"
-            return Text.assemble(
-                _turn(event), f"  {record.source} sampled the model ({said})"
-            )
+            return Text.assemble(_turn(event), f"  {record.source} sampled the model ({said})")
         case _:
             assert_never(record)
 

@@ -390,8 +390,8 @@ class JournalObserver(RunObserver):
         the run's model, with the run's totals that count it."""
         if sample.usage is not None:  # it was sent: what it used and cost count
             self._usage[run_id] = self._usage.get(run_id, Usage()) + sample.usage
-            total = self._cost.get(run_id, _ZERO)
-            self._cost[run_id] = None if total is None or sample.cost is None else total + sample.cost
+            total, cost = self._cost.get(run_id, _ZERO), sample.cost
+            self._cost[run_id] = None if total is None or cost is None else total + cost
         record = ModelSampled(
             source=sample.source,
             model=sample.model,

@@ -401,7 +401,6 @@ class MCPConnection:
             return mcp_types.ElicitResult(action="cancel")
         return mcp_types.ElicitResult(action=answer.action, content=answer.content)
 
-
     def _in_flight(self) -> tuple[str | None, Questions | None, Sampler | None]:
         """The call a server's request (a question, a sampling request) is
         part of: its id, who answers its questions, who serves its samples."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real o
 
 __all__ = ["sampling_request", "sampling_result"]
 
-_STOP_REASONS = {"stop": "endTurn", "length": "maxTokens", "tool_calls": "toolUse"}
+_STOP_REASONS = {"stop": "endTurn", "length": "maxTokens"}
 """toolwire's finish reasons in the protocol's words (others are sent as they are)."""
 
 
