@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import toolwire
-from toolwire import Agent, ToolCall, Toolbox, UsageLimitExceeded, UsageLimits
+from toolwire import Agent, Toolbox, ToolCall, UsageLimitExceeded, UsageLimits
 from toolwire.journal import (
     ModelResponse,
     ModelSampled,
