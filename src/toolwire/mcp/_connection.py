@@ -64,6 +64,10 @@ class MCPConnection:
         info = client.server_info
         self._name = label or (info.name if info is not None and info.name else "mcp-server")
         self._protocol_version = client.protocol_version
+        self._calls = 0
+        self._unordered = transport == "http" and self._protocol_version == "2026-07-28"
+        """Announcements may come after the result of the call that made them:
+        on 2026-07-28 over HTTP they travel on their own stream."""
         self._closed = False
         self._tools_version = 0
         self._listening: Any = None
@@ -105,7 +109,13 @@ class MCPConnection:
     @property
     def tools_version(self) -> int:
         """Counts the server's announcements that its tool list changed,
-        received so far (a change not yet taken by the listener counts)."""
+        received so far (a change not yet taken by the listener counts).
+        On 2026-07-28 over streamable HTTP, where an announcement travels on
+        its own stream and may come after the result of the call that made
+        it, each finished call counts too: the tools are listed again after
+        it, and the next turn offers what the call changed."""
+        if self._unordered:
+            return self._tools_version + self._calls
         # The SDK queues a listen stream's events as they are read, in order
         # with the responses; the listener takes them later.
         route = getattr(self._listening, "_route", None)
@@ -366,6 +376,7 @@ class MCPConnection:
         finally:
             _CALL.reset(token)
             self._calling.pop(call_id, None)
+            self._calls += 1
         questions = asking.get()
         if questions is not None and call_id in questions.waiting:
             raise MCPToolError(
