@@ -6,6 +6,8 @@ and journaled. The server is a real process built with the official SDK."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from toolwire.types import Usage
 pytestmark = pytest.mark.anyio
 
 SERVER = [str(Path(__file__).parent / "sampling_server.py")]
+SRC = Path(__file__).parent.parent.parent / "src"
 # The emulation server answers by the number of assistant messages in the
 # request: the run's own conversation starts with one, so its turns are 1
 # and 2, and a sampled request (a conversation of its own) gets turn 0.
@@ -146,6 +149,13 @@ async def test_sampling_is_under_the_runs_limits(tmp_path: Path) -> None:
     assert isinstance(outcome, ToolOutcome) and outcome.result is not None
     assert not outcome.result["ok"] and "sampling refused" in outcome.result["content"]
     assert run.status == "limit"  # the next model request met the limit
+    env = {**os.environ, "PYTHONPATH": str(SRC), "TOOLWIRE_JOURNAL": str(tmp_path / "runs.db")}
+    shown = subprocess.run(
+        [sys.executable, "-m", "toolwire", "runs", "show", run.run_id],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "sampling-server sampled the model" in shown.stdout
+    assert "refused: the run's model_requests limit of 1 was crossed" in shown.stdout
 
 
 async def test_without_a_run_a_permitted_request_is_refused() -> None:
@@ -153,5 +163,5 @@ async def test_without_a_run_a_permitted_request_is_refused() -> None:
         (made,) = await Toolbox(await server.tools()).execute(
             [ToolCall(id="c", name="headline", arguments={"text": "a long text"})]
         )
-    assert not made.ok and "only with the model of an agent's run" in made.message
+    assert not made.ok and "only to a call of an agent's run" in made.message
     assert json.loads(made.content)["error"] == "failed"

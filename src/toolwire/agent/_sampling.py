@@ -4,7 +4,8 @@ sampling), served by the run's own provider.
 A :class:`RunSampler` lives for one run. The tools of a batch find it in
 :data:`toolwire.tools.sampling` (set by :class:`~toolwire.agent._tool_steps.ToolSteps`);
 each request is sent with the run's provider, model and transport, one at a
-time, through the run's :class:`~toolwire.cost.RunMeter`: it counts as a
+time (its token budget the asker's, capped by the run's ``max_tokens``),
+through the run's :class:`~toolwire.cost.RunMeter`: it counts as a
 model request (not a turn), its usage and cost are the run's, and a limit
 the run has reached refuses it (the tool is told why; the run stops at its
 next model request, as the limit says). Each one, answered or refused, is
@@ -87,7 +88,7 @@ class RunSampler:
             messages=messages,
             tools=(),
             stream=True,
-            max_tokens=request.max_tokens or config.request.max_tokens,
+            max_tokens=_fewest(request.max_tokens, config.request.max_tokens),
             temperature=request.temperature,
         )
         refused = Sample(source=request.source, model=model)
@@ -141,3 +142,8 @@ class RunSampler:
         if error is not None:
             raise error
         return source.decoder.result()
+
+
+def _fewest(asked: int | None, run: int | None) -> int | None:
+    """The asker's token budget, capped by the run's ``max_tokens``."""
+    return min(asked, run) if asked is not None and run is not None else asked or run

@@ -175,8 +175,12 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
                 _turn(event), f"  tools of {record.source} changed: +{added} -{removed}"
             )
         case ModelSampled():
-            said = f"refused: {record.error}" if record.error else f"{record.finish_reason}"
-            return Text.assemble(_turn(event), f"  {record.source} sampled the model ({said})")
+            said = f"refused: {_short(record.error)}" if record.error else "answered"
+            return Text.assemble(
+                _turn(event),
+                f"  {record.source} sampled the model {record.elapsed or 0:.3f} s · {said} · "
+                f"tokens {_tokens(record.usage)} · {cost_text(record.cost)}",
+            )
         case _:
             assert_never(record)
 

@@ -435,7 +435,8 @@ class MCPConnection:
         if call_id is None or sampler is None:
             return mcp_types.ErrorData(
                 code=mcp_types.INVALID_REQUEST,
-                message="toolwire serves sampling only with the model of an agent's run",
+                message="toolwire serves sampling only to a call of an agent's run "
+                "(not to an eager call, nor outside a run)",
             )
         request = sampling_request(params, self.name)
         if isinstance(request, str):
