@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import toolwire
@@ -150,12 +150,13 @@ async def test_sampling_is_under_the_runs_limits(tmp_path: Path) -> None:
     assert not outcome.result["ok"] and "sampling refused" in outcome.result["content"]
     assert run.status == "limit"  # the next model request met the limit
     env = {**os.environ, "PYTHONPATH": str(SRC), "TOOLWIRE_JOURNAL": str(tmp_path / "runs.db")}
-    shown = subprocess.run(
-        [sys.executable, "-m", "toolwire", "runs", "show", run.run_id],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert "sampling-server sampled the model" in shown.stdout
-    assert "refused: the run's model_requests limit of 1 was crossed" in shown.stdout
+    with anyio.fail_after(60):
+        shown = await anyio.run_process(
+            [sys.executable, "-m", "toolwire", "runs", "show", run.run_id], env=env
+        )
+    text = shown.stdout.decode()
+    assert "sampling-server sampled the model" in text
+    assert "refused: the run's model_requests limit of 1 was crossed" in text
 
 
 async def test_without_a_run_a_permitted_request_is_refused() -> None:
