@@ -6,14 +6,20 @@ model for a completion mid-call (sampling), for toolwire's tests.
 channel, so handshake-era protocols only); ``headline`` asks through the
 SDK's resolver, which also rides a 2026-07-28 ``InputRequiredResult``.
 
-``python sampling_server.py`` serves over stdio.
+``python sampling_server.py`` serves over stdio; ``python
+sampling_server.py --http-fd N`` serves streamable HTTP on an already bound
+listening socket (file descriptor ``N``).
 """
 
 from __future__ import annotations
 
+import argparse
+import socket
 import warnings
 from typing import Annotated
 
+import anyio
+import uvicorn
 from mcp.server.mcpserver import Context, MCPServer, Resolve, Sample
 from mcp_types import CreateMessageResult, SamplingMessage, TextContent
 
@@ -45,5 +51,16 @@ def headline(text: str, made: Annotated[CreateMessageResult, Resolve(ask_headlin
     return f"headline: {content.text if isinstance(content, TextContent) else content.type}"
 
 
+async def serve_http(fd: int) -> None:
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve(sockets=[socket.socket(fileno=fd)])
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http-fd", type=int, default=None)
+    options = parser.parse_args()
+    if options.http_fd is None:
+        server.run("stdio")
+    else:
+        anyio.run(serve_http, options.http_fd)

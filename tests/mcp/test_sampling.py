@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,12 @@ from toolwire.journal import (
     plan_resume,
 )
 from toolwire.journal._totals import derived_totals
-from toolwire.mcp import MCPConnection, connect_stdio
+from toolwire.mcp import MCPConnection, MCPProtocol, connect_http, connect_stdio
 from toolwire.messages import AssistantMessage, UserMessage
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.types import Usage
+
+from .conftest import serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -71,6 +75,23 @@ def usages(journal: SQLiteJournal, run_id: str, kind: type) -> list[Usage]:
     return [Usage(**r.usage) for r in records if isinstance(r, kind) and r.usage is not None]
 
 
+def connect(
+    transport: str, protocol: MCPProtocol, **options: Any
+) -> AbstractAsyncContextManager[MCPConnection]:
+    """A connection to a new sampling_server.py process."""
+    if transport == "stdio":
+        return connect_stdio(sys.executable, SERVER, protocol=protocol, **options)
+
+    @asynccontextmanager
+    async def over_http() -> AsyncIterator[MCPConnection]:
+        with serve_http(Path(SERVER[0])) as url:
+            async with connect_http(url, protocol=protocol, **options) as server:
+                yield server
+
+    return over_http()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize(
     ("protocol", "tool", "expected"),
     [
@@ -81,10 +102,10 @@ def usages(journal: SQLiteJournal, run_id: str, kind: type) -> list[Usage]:
     ],
 )
 async def test_permitted_sampling_is_served_by_the_runs_provider_and_counted(
-    tmp_path: Path, protocol: Any, tool: str, expected: str
+    tmp_path: Path, transport: str, protocol: MCPProtocol, tool: str, expected: str
 ) -> None:
     journal = SQLiteJournal(tmp_path / "runs.db")
-    async with connect_stdio(sys.executable, SERVER, sampling=True, protocol=protocol) as server:
+    async with connect(transport, protocol, sampling=True) as server:
         result, requests = await run_agent(server, tool, journal)
     assert result.outcome == "answered"
     assert result.output == f'Done: {{"result":"{expected}"}}'
