@@ -58,11 +58,16 @@ def scenario(tool: str) -> Scenario:
 
 
 async def run_agent(
-    server: MCPConnection, tool: str, journal: SQLiteJournal, **options: Any
+    server: MCPConnection,
+    tool: str,
+    journal: SQLiteJournal,
+    read_only: bool | None = None,
+    **options: Any,
 ) -> tuple[toolwire.RunResult, list[dict[str, Any]]]:
     with EmulationServer(scenario(tool)) as model:
         provider = toolwire.OpenAIChat(base_url=model.url_for("openai-chat"), api_key="k")
-        agent = Agent(provider, model="m", tools=await server.tools(), journal=journal, **options)
+        tools = await server.tools(read_only=read_only)
+        agent = Agent(provider, model="m", tools=tools, journal=journal, **options)
         try:
             result = await agent.run(OPENING)
         finally:
@@ -187,3 +192,13 @@ async def test_without_a_run_a_permitted_request_is_refused() -> None:
         )
     assert not made.ok and "only to a call of an agent's run" in made.message
     assert json.loads(made.content)["error"] == "failed"
+
+
+async def test_an_eager_call_cannot_sample(tmp_path: Path) -> None:
+    journal = SQLiteJournal(tmp_path / "runs.db")
+    async with connect_stdio(sys.executable, SERVER, sampling=True) as server:
+        # Read-only, so the eager agent starts it while the model streams.
+        result, requests = await run_agent(server, "headline", journal, True, eager=True)
+    assert result.tool_calls[0].eager
+    assert "not to an eager call" in result.output
+    assert len(requests) == 2  # nothing was sampled

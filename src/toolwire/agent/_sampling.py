@@ -32,7 +32,7 @@ from toolwire.types import Usage
 
 if TYPE_CHECKING:
     from toolwire.agent._config import RunConfig
-    from toolwire.cost import RunMeter
+    from toolwire.cost import Cost, RunMeter
     from toolwire.http import HttpRequest
     from toolwire.types import StreamResult
 
@@ -99,11 +99,11 @@ class RunSampler:
         try:
             result = await self._stream(http)
         except ToolwireError as exc:
-            usage = meter.in_flight()
-            cost = meter.response(usage)
-            if usage is not None:
-                self.counted(usage)
+            usage, cost = self._cut()
             return replace(refused, usage=usage, cost=cost, error=exc.message)
+        except BaseException:  # cancelled (the tool's timeout): what it used counts
+            self._cut()
+            raise
         cost = meter.response(result.usage)
         if result.usage is not None:
             self.counted(result.usage)
@@ -116,6 +116,14 @@ class RunSampler:
             usage=result.usage,
             cost=cost,
         )
+
+    def _cut(self) -> tuple[Usage | None, Cost | None]:
+        """Count what a request cut short used (reported, or estimated)."""
+        usage = self.meter.in_flight()
+        cost = self.meter.response(usage)
+        if usage is not None:
+            self.counted(usage)
+        return usage, cost
 
     async def _stream(self, http: HttpRequest) -> StreamResult:
         """Send the request and read its stream to the end, within the run's
