@@ -40,7 +40,14 @@ if TYPE_CHECKING:
     from toolwire.cost import Cost
     from toolwire.messages import Message
     from toolwire.providers import ProviderAttempt
-    from toolwire.tools import Approval, ToolResult, ToolsChange
+    from toolwire.tools import (
+        Approval,
+        Question,
+        QuestionAnswer,
+        Sample,
+        ToolResult,
+        ToolsChange,
+    )
 
 __all__ = ["HOOKS", "Observers", "RunInfo", "RunObserver", "check_observers"]
 
@@ -123,6 +130,24 @@ class RunObserver(Protocol):
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
     ) -> None:
         """An approver decided on a ``requires_approval`` call (before it may run)."""
+
+    async def model_sampled(self, run_id: str, turn: int, call_id: str, sample: Sample) -> None:
+        """A running tool (an MCP server's, by sampling) asked the run's model
+        for a completion: served and counted in the run's usage, or refused
+        (``sample.error``). Told once it is answered, before the tool goes on."""
+
+    async def question_answered(
+        self,
+        run_id: str,
+        turn: int,
+        call_id: str,
+        name: str,
+        question: Question,
+        answer: QuestionAnswer,
+    ) -> None:
+        """A running tool's question (an MCP server's elicitation) was
+        answered in process (the connection's callback): the answer, so that
+        the call made again on resume gets it without asking again."""
 
     async def tool_finished(
         self,
@@ -329,6 +354,8 @@ class Observers:
         tool_started = _Bound(RunObserver.tool_started)
         tools_started = _Bound(RunObserver.tools_started)
         approval_decided = _Bound(RunObserver.approval_decided)
+        model_sampled = _Bound(RunObserver.model_sampled)
+        question_answered = _Bound(RunObserver.question_answered)
         tool_finished = _Bound(RunObserver.tool_finished)
         tool_interrupted = _Bound(RunObserver.tool_interrupted)
         run_finished = _Bound(RunObserver.run_finished)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -39,7 +40,14 @@ async def stdio_server() -> AsyncIterator[MCPConnection]:
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
-    """The URL of a server process serving streamable HTTP on 127.0.0.1.
+    """The URL of a server process (server_app.py) serving streamable HTTP on 127.0.0.1."""
+    with serve_http(SERVER_APP) as url:
+        yield url
+
+
+@contextmanager
+def serve_http(app: Path) -> Iterator[str]:
+    """Run ``python APP --http-fd N`` serving streamable HTTP on 127.0.0.1: its URL.
 
     The test binds the socket and hands it to the child, so the port is known
     and cannot be taken in between; readiness is polled with short, bounded
@@ -52,7 +60,7 @@ def http_url() -> Iterator[str]:
     fd = listener.fileno()
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(
-            [sys.executable, str(SERVER_APP), "--http-fd", str(fd)],
+            [sys.executable, str(app), "--http-fd", str(fd)],
             pass_fds=(fd,),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -66,7 +74,7 @@ def http_url() -> Iterator[str]:
                 if proc.poll() is not None:
                     break
                 try:
-                    # Unauthenticated on purpose: any answer (401) means ready.
+                    # Any answer (a 401 without the token) means ready.
                     httpx.get(url, timeout=0.1)
                     break
                 except httpx.TimeoutException:

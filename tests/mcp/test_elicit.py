@@ -11,11 +11,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 import toolwire
-from toolwire.journal import SQLiteJournal
+from toolwire.journal import QuestionAnswered, SQLiteJournal
 from toolwire.mcp import connect_stdio
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.tools import Question, QuestionAnswer
@@ -92,7 +93,10 @@ def test_a_question_suspends_the_run_until_answered_from_another_process(
 
 
 @pytest.mark.anyio
-async def test_an_in_process_callback_answers_without_suspending() -> None:
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
+async def test_an_in_process_callback_answers_without_suspending_and_is_journaled(
+    tmp_path: Path, protocol: Literal["auto", "handshake"]
+) -> None:
     asked: list[Question] = []
 
     async def elicit(question: Question) -> QuestionAnswer:
@@ -100,10 +104,13 @@ async def test_an_in_process_callback_answers_without_suspending() -> None:
         return QuestionAnswer(action="accept", content={"count": 2})
 
     server_app = [str(HERE / "eliciting_server.py")]
-    async with connect_stdio(sys.executable, server_app, elicit=elicit) as server:
+    journal = SQLiteJournal(tmp_path / "runs.db")
+    connecting = connect_stdio(sys.executable, server_app, elicit=elicit, protocol=protocol)
+    async with connecting as server:
         with EmulationServer(Scenario.from_dict({"name": "book", "turns": TURNS})) as model:
             provider = toolwire.OpenAIChat(base_url=model.url_for("openai-chat"), api_key="k")
-            agent = toolwire.Agent(provider, model="m", tools=await server.tools(), journal=None)
+            tools = await server.tools()
+            agent = toolwire.Agent(provider, model="m", tools=tools, journal=journal)
             try:
                 result = await agent.run("book a table at Noma")
             finally:
@@ -112,6 +119,38 @@ async def test_an_in_process_callback_answers_without_suspending() -> None:
     assert result.output == 'Done: {"result":"booked Noma for 4"}'.replace("4", "2")
     assert [q.message for q in asked] == ["How many guests at Noma?"]
     assert asked[0].source == "eliciting-server" and asked[0].digest.startswith("sha256:")
+    events = journal.load_run(result.run_id).events
+    (answered,) = [e for e in events if isinstance(e.record, QuestionAnswered)]
+    assert answered.call_id == result.tool_calls[0].call.id
+    assert answered.record == QuestionAnswered(
+        name="book_table",
+        digest=asked[0].digest,
+        action="accept",
+        content={"count": 2},
+        principal="callback",
+    )
+
+
+def test_an_answer_given_in_process_is_journaled_and_not_asked_again_on_resume(
+    tmp_path: Path,
+) -> None:
+    journal_file = tmp_path / "journal.sqlite3"
+    with EmulationServer(Scenario.from_dict({"name": "book", "turns": TURNS})) as model:
+        env = {**os.environ, "PYTHONPATH": str(SRC), "TOOLWIRE_JOURNAL": str(journal_file),
+               "MODEL_URL": model.url_for("openai-chat")}  # fmt: skip
+        # The process dies once the answer is journaled, before the outcome is.
+        died = run(env, str(HERE / "elicit_run.py"), "answer-and-die", "book a table at Noma")
+        assert died.returncode == 3, died.stderr
+        journal = SQLiteJournal(journal_file, read_only=True)
+        try:
+            (started,) = journal.list_runs()
+        finally:
+            journal.close()
+        resumed = run(env, str(HERE / "elicit_run.py"), "resume-asking", started.run_id)
+    assert resumed.returncode == 0, resumed.stderr
+    found = json.loads(resumed.stdout)
+    assert found["asked"] == []  # the journal answered the server's question again
+    assert found["output"] == 'Done: {"result":"booked Noma for 3"}'
 
 
 @pytest.mark.anyio

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +16,11 @@ import pytest
 from toolwire import Agent, Tool, Toolbox, UsageError, tool
 from toolwire.cli.demo import make_provider
 from toolwire.journal import SQLiteJournal, ToolsChanged
-from toolwire.mcp import connect_stdio
+from toolwire.mcp import MCPConnection, MCPProtocol, connect_http, connect_stdio
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.tools import ToolsChange
+
+from .conftest import serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -40,9 +44,29 @@ def _offered(body: dict[str, object]) -> set[str]:
     return {t["function"]["name"] for t in body.get("tools", [])}  # type: ignore[attr-defined, index]
 
 
-async def test_a_tool_added_mid_run_is_offered_next_turn(tmp_path: Path) -> None:
+def connect(transport: str, protocol: MCPProtocol) -> AbstractAsyncContextManager[MCPConnection]:
+    """A connection to a new changing_server.py process (its tools as at start)."""
+    if transport == "stdio":
+        return connect_stdio(sys.executable, [str(SERVER)], protocol=protocol)
+
+    @asynccontextmanager
+    async def over_http() -> AsyncIterator[MCPConnection]:
+        with serve_http(SERVER) as url:
+            async with connect_http(url, protocol=protocol) as server:
+                yield server
+
+    return over_http()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("protocol", ["auto", "handshake"])
+async def test_a_tool_added_mid_run_is_offered_next_turn(
+    tmp_path: Path, transport: str, protocol: MCPProtocol
+) -> None:
     journal = SQLiteJournal(tmp_path / "runs.db")
-    async with connect_stdio(sys.executable, [str(SERVER)]) as server:
+    async with connect(transport, protocol) as server:
+        # auto: 2026-07-28, told on the listen stream; else a notification.
+        assert (server.protocol_version == "2026-07-28") == (protocol == "auto")
         tools = await server.tools(prefix="s_")
         with EmulationServer(scenario()) as emulation:
             provider = make_provider(
@@ -68,6 +92,7 @@ class _Source:
     """A tool source whose next list is set by the test."""
 
     name = "fake-server"
+    protocol = None
 
     def __init__(self) -> None:
         self.changed = False

@@ -34,6 +34,7 @@ from typing_extensions import assert_never
 from toolwire.agent._asked import asked_approvals, asked_kinds, routed_calls
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results
+from toolwire.agent._sampling import RunSampler
 from toolwire.agent._suspend import waiting_calls
 from toolwire.agent._tool_steps import Emit, ToolSteps, _Asked, result_message
 from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
@@ -114,6 +115,7 @@ class RunDriver:
         self.turn_cost: Cost | None = None
         self.tools = ToolSteps(config, run_id, observers, emit)
         """Runs the tools of each turn, and holds the run's approvals."""
+        self.tools.sampler = RunSampler(config, self.meter, observers, run_id, self._sampled)
         self.kept_stream: str | None = None
         """A response the provider keeps for the turn to resume: read again
         by the next request instead of asking again."""
@@ -166,6 +168,10 @@ class RunDriver:
                     self._turn_finished(choice, turn_usage, 0)
                 case _:
                     assert_never(step)
+
+    def _sampled(self, usage: Usage) -> None:
+        """A completion a tool asked of the run's model used ``usage``."""
+        self.usage = self.usage + usage
 
     def _resume(self, plan: ResumePlan) -> RecordedTurn | None:
         """Take up a journaled run where it stopped: the recorded answer of

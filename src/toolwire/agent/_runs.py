@@ -100,6 +100,8 @@ def run_settings(agent: AgentSettings) -> dict[str, Any]:
         "temperature": agent.temperature,
         "base_url": agent.provider.base_url,
         **({"limits": agent.limits.to_dict()} if agent.limits is not None else {}),
+        # The protocol version agreed with each MCP server whose tools it has.
+        **({"tool_sources": sources} if (sources := agent.toolbox.sources) else {}),
     }
 
 

@@ -12,12 +12,13 @@ records, and adds to them what :meth:`ToolSteps.run_tools` returns.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from toolwire.agent._asked import answer_asked_calls, record_answers
 from toolwire.agent._config import RunConfig
 from toolwire.agent._resumed import Results, recorded_results
+from toolwire.agent._sampling import RunSampler
 from toolwire.agent._suspend import check_grants, run_approver
 from toolwire.messages import AssistantMessage, ToolResultMessage
 from toolwire.observe import Observers
@@ -33,11 +34,13 @@ from toolwire.run import (
 from toolwire.tools import (
     ApprovalCallback,
     ApprovalFailed,
+    Question,
     QuestionAnswer,
     Questions,
     ToolResult,
     asking,
     idempotency_key,
+    sampling,
 )
 from toolwire.types import InvalidToolCall, ToolCall
 
@@ -83,6 +86,8 @@ class ToolSteps:
         """The approver's failures, by call id: the run ends with them."""
         self.answers: dict[str, dict[str, QuestionAnswer]] = {}
         """Answers given to the suspended run's questions, by call id and digest."""
+        self.sampler: RunSampler | None = None
+        """Serves the completions the run's tools ask of its model (set by the driver)."""
 
     async def recorded_results(
         self, calls: Sequence[AnyCall], recorded: RecordedTurn, turn: int
@@ -167,8 +172,14 @@ class ToolSteps:
             for call in calls:
                 emit(ToolExecutionStarted(turn=turn, call=call, eager=eager))
         finished_hooks = observe.tool_finished
-        # An eager call cannot suspend the run: a question it asks is declined.
+        # An eager call cannot suspend the run: a question it asks is declined;
+        # it runs while the model streams: a completion it asks is refused.
         questions = None if eager else Questions(answers=self.answers)
+        sampler = None if eager else self.sampler
+        if questions is not None and observe.question_answered:
+            questions.answered = self._answered(calls, turn)
+        if sampler is not None:
+            sampler.turn = turn
 
         async def finished(call: AnyCall, result: ToolResult) -> None:
             if call.id in self.approval_failures:
@@ -182,6 +193,7 @@ class ToolSteps:
 
         config = self.config
         token = asking.set(questions)
+        sampling_token = sampling.set(sampler)
         try:
             results = await config.toolbox.execute(
                 calls,
@@ -191,12 +203,26 @@ class ToolSteps:
                 on_result=finished if finished_hooks or emit is not None else None,
             )
         finally:
+            sampling.reset(sampling_token)
             asking.reset(token)
         for failure in self.approval_failures.values():
             raise failure
         if questions is not None and questions.waiting:
             raise _Asked(asked_calls(calls, questions, turn))
         return {call.id: result for call, result in zip(calls, results, strict=True)}
+
+    def _answered(
+        self, calls: Sequence[AnyCall], turn: int
+    ) -> Callable[[str, Question, QuestionAnswer], Awaitable[None]]:
+        """Tells the observers of an answer given in process to a call's question."""
+        names = {call.id: call.name for call in calls}
+
+        async def answered(call_id: str, question: Question, answer: QuestionAnswer) -> None:
+            self.answers.setdefault(call_id, {})[question.digest] = answer
+            for told in self.observe.question_answered:
+                await told(self.run_id, turn, call_id, names.get(call_id, ""), question, answer)
+
+        return answered
 
     async def answered(self, settled: Sequence[tuple[AnyCall, ToolResult]], turn: int) -> None:
         """Tell the observers of calls answered without running anything (a

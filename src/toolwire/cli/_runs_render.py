@@ -28,6 +28,7 @@ from toolwire.journal import (
     ModelFailed,
     ModelRequest,
     ModelResponse,
+    ModelSampled,
     ModelStreaming,
     QuestionAnswered,
     RunFailed,
@@ -183,6 +184,13 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
             added, removed = ", ".join(record.added) or "none", ", ".join(record.removed) or "none"
             return Text.assemble(
                 _turn(event), f"  tools of {record.source} changed: +{added} -{removed}"
+            )
+        case ModelSampled():
+            said = f"refused: {_short(record.error)}" if record.error else "answered"
+            return Text.assemble(
+                _turn(event),
+                f"  {record.source} sampled the model {record.elapsed or 0:.3f} s · {said} · "
+                f"tokens {_tokens(record.usage)} · {cost_text(record.cost)}",
             )
         case _:
             assert_never(record)

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 from toolwire.journal._errors import JournalError
 from toolwire.journal._field_types import READERS as _READERS
-from toolwire.journal._kinds_tools import ToolsChanged
+from toolwire.journal._kinds_tools import ModelSampled, ToolsChanged
 
 __all__ = [
     "KINDS",
@@ -48,6 +48,7 @@ __all__ = [
     "ModelFailed",
     "ModelRequest",
     "ModelResponse",
+    "ModelSampled",
     "ModelStreaming",
     "QuestionAnswered",
     "Record",
@@ -357,6 +358,7 @@ Record = (
     | QuestionAnswered
     | ToolOutcome
     | ToolsChanged
+    | ModelSampled
     | RunFinished
     | RunSuspended
     | RunFailed
@@ -379,6 +381,7 @@ KINDS: dict[str, type[Record]] = {
         QuestionAnswered,
         ToolOutcome,
         ToolsChanged,
+        ModelSampled,
         RunFinished,
         RunSuspended,
         RunFailed,
@@ -394,6 +397,7 @@ TOTALED = (
     ModelResponse,
     ModelFailed,
     ToolIntent,
+    ModelSampled,
     RunFinished,
     RunSuspended,
     RunFailed,

@@ -61,7 +61,9 @@ from toolwire.journal._kinds import (
     ModelAttempt,
     ModelFailed,
     ModelRequest,
+    ModelSampled,
     ModelStreaming,
+    QuestionAnswered,
     Record,
     RunFailed,
     RunStarted,
@@ -87,7 +89,7 @@ from toolwire.messages import Message
 from toolwire.observe import RunObserver
 from toolwire.providers import ProviderAttempt
 from toolwire.run import RunInfo, RunResult
-from toolwire.tools import Approval, ToolResult, ToolsChange
+from toolwire.tools import Approval, Question, QuestionAnswer, Sample, ToolResult, ToolsChange
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
 __all__ = ["JournalObserver", "encode_record"]
@@ -412,6 +414,46 @@ class JournalObserver(RunObserver):
         """Record an approver's decision (before the tool may run)."""
         data = self._text(approval_record(name, decision))
         await self._commit(run_id, Step("approval", data, turn, call_id=call_id))
+
+    async def model_sampled(self, run_id: str, turn: int, call_id: str, sample: Sample) -> None:
+        """Record (committed at once) a completion a running tool asked of
+        the run's model, with the run's totals that count it."""
+        if sample.usage is not None:  # it was sent: what it used and cost count
+            self._usage[run_id] = self._usage.get(run_id, Usage()) + sample.usage
+            total, cost = self._cost.get(run_id, _ZERO), sample.cost
+            self._cost[run_id] = None if total is None or cost is None else total + cost
+        record = ModelSampled(
+            source=sample.source,
+            model=sample.model,
+            text=sample.text,
+            finish_reason=sample.finish_reason,
+            usage=sample.usage.to_dict() if sample.usage is not None else None,
+            cost=sample.cost.to_dict() if sample.cost is not None else None,
+            elapsed=sample.elapsed,
+            error=sample.error,
+            totals=self._totals_entry(run_id),
+        )
+        await self._commit(run_id, Step(record.kind, self._text(record), turn, call_id=call_id))
+
+    async def question_answered(
+        self,
+        run_id: str,
+        turn: int,
+        call_id: str,
+        name: str,
+        question: Question,
+        answer: QuestionAnswer,
+    ) -> None:
+        """Record (committed at once) an answer given in process to a
+        running tool's question, bound to the question's digest."""
+        record = QuestionAnswered(
+            name=name,
+            digest=question.digest,
+            action=answer.action,
+            content=dict(answer.content) if answer.action == "accept" and answer.content else None,
+            principal="callback",
+        )
+        await self._commit(run_id, Step(record.kind, self._text(record), turn, call_id=call_id))
 
     async def tool_finished(
         self,

@@ -37,6 +37,7 @@ from toolwire.journal._kinds import (
     ApprovalGiven,
     ModelRequest,
     ModelResponse,
+    ModelSampled,
     ModelStreaming,
     QuestionAnswered,
     RunSuspended,
@@ -211,6 +212,10 @@ def plan_resume(log: RunLog) -> ResumePlan:
         raise JournalError(f"run {log.run.run_id}: a stored message is malformed: {exc}") from exc
     last = max(turns, default=0)
     records, usage, cost = _earlier_turns(turns, last)
+    for event in log.events:  # completions the run's tools asked of its model
+        if isinstance(event.record, ModelSampled):
+            sampled = _usage_from_dict(event.record.usage)
+            usage = usage + sampled if sampled is not None else usage
     return ResumePlan(
         run_id=log.run.run_id,
         messages=messages,

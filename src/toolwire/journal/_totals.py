@@ -23,6 +23,7 @@ from toolwire.journal._kinds import (
     ModelFailed,
     ModelRequest,
     ModelResponse,
+    ModelSampled,
     RunFailed,
     RunFinished,
     RunResumed,
@@ -127,7 +128,8 @@ def derived_totals(events: Sequence[JournalEvent]) -> RunTotals:
     """The totals of a run whose records carry none: each request counted,
     the usage and cost of each answer and of each failure that recorded
     them summed, the calls of each answer counted, and the time from each
-    start (or resumption) to the last record before the next summed."""
+    start (or resumption) to the last record before the next summed. A
+    completion a tool asked of the run's model counts as a request too."""
     usage, cost, known = Usage(), Cost(total=Decimal(0)), Decimal(0)
     unknown = requests = calls = 0
     wall_time = 0.0
@@ -143,10 +145,12 @@ def derived_totals(events: Sequence[JournalEvent]) -> RunTotals:
             wall_time += max(0.0, event.at - began)
             began = None
         last = event.at
-        if isinstance(record, ModelRequest):
+        if isinstance(record, (ModelRequest, ModelSampled)):
             requests += 1
-        elif isinstance(record, ModelResponse) or (
-            isinstance(record, ModelFailed) and record.priced
+        if (
+            isinstance(record, ModelResponse)
+            or (isinstance(record, ModelFailed) and record.priced)
+            or (isinstance(record, ModelSampled) and record.usage is not None)
         ):
             used = _usage(record.usage)
             if used is not None:

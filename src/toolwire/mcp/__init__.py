@@ -63,13 +63,14 @@ that says what to install.
 from __future__ import annotations
 
 from toolwire.errors import MCPToolError
-from toolwire.mcp._connect import connect_http, connect_stdio
+from toolwire.mcp._connect import MCPProtocol, connect_http, connect_stdio
 from toolwire.mcp._connection import MCPConnection
 from toolwire.mcp._results import result_content, result_parts, tool_name
 from toolwire.mcp._serve import mcp_server
 
 __all__ = [
     "MCPConnection",
+    "MCPProtocol",
     "MCPToolError",
     "connect_http",
     "connect_stdio",

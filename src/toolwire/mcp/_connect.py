@@ -21,6 +21,12 @@ from toolwire.tools import QuestionCallback, scrub
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real in _sdk()
     from mcp import Client
 
+MCPProtocol = Literal["auto", "handshake", "2026-07-28"]
+"""How a connection agrees on the protocol version (see :func:`connect_stdio`)."""
+
+_MODES = {"auto": "auto", "handshake": "legacy", "2026-07-28": "2026-07-28"}
+"""Each :data:`MCPProtocol` as the SDK's ``Client(mode=...)``."""
+
 _INSTALL_HINT = "toolwire.mcp needs the MCP SDK: pip install 'toolwire[mcp]'"
 
 
@@ -33,15 +39,25 @@ def _sdk() -> None:
         raise UsageError(_INSTALL_HINT) from exc
 
 
+def _protocol(protocol: str) -> str:
+    if protocol not in _MODES:
+        raise UsageError(
+            f"protocol must be one of {', '.join(map(repr, _MODES))}, not {protocol!r}"
+        )
+    return protocol
+
+
 @asynccontextmanager
 async def _open(
-    make_client: Callable[[AsyncExitStack, Any, Any], Client],
+    make_client: Callable[[AsyncExitStack, dict[str, Any]], Client],
     *,
     transport: Literal["stdio", "http"],
     label: str,
     what: str,
     connect_timeout: float | None,
     elicit: QuestionCallback | None,
+    sampling: bool,
+    protocol: str,
 ) -> AsyncIterator[MCPConnection]:
     opened: list[MCPConnection] = []
 
@@ -51,6 +67,13 @@ async def _open(
 
             return mcp_types.ElicitResult(action="decline")
         return await opened[0]._on_elicit(context, params)
+
+    async def on_sample(context: Any, params: Any) -> Any:
+        if not opened:  # pragma: no cover - a server asks before the handshake ended
+            import mcp_types
+
+            return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message="not connected")
+        return await opened[0]._on_sample(context, params)
 
     async def on_message(message: Any) -> None:
         if opened:
@@ -64,7 +87,15 @@ async def _open(
     # were entered in; the deadline is lifted once the handshake is done.
     with anyio.CancelScope(deadline=deadline) as scope:
         async with AsyncExitStack() as stack:
-            client = make_client(stack, on_elicit, on_message)
+            callbacks = {
+                "elicitation_callback": on_elicit,
+                "message_handler": on_message,
+                # Declared only when permitted: else the server is told the
+                # client cannot sample, and refuses its own request.
+                "sampling_callback": on_sample if sampling else None,
+                "mode": _MODES[protocol],
+            }
+            client = make_client(stack, callbacks)
             try:
                 await stack.enter_async_context(client)
             except Exception as exc:
@@ -72,7 +103,9 @@ async def _open(
                 detail = scrub(str(cause)) or type(cause).__name__
                 raise ConnectError(f"could not connect to {what}: {detail}") from exc
             scope.deadline = math.inf
-            connection = MCPConnection(client, transport=transport, label=label, elicit=elicit)
+            connection = MCPConnection(
+                client, transport=transport, label=label, elicit=elicit, sampling=sampling
+            )
             opened.append(connection)
             listening = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(listening.cancel_scope.cancel)  # runs first: stops the listener
@@ -123,6 +156,8 @@ def connect_stdio(
     name: str | None = None,
     connect_timeout: float | None = 30.0,
     elicit: QuestionCallback | None = None,
+    sampling: bool = False,
+    protocol: MCPProtocol = "auto",
 ) -> AbstractAsyncContextManager[MCPConnection]:
     """Start an MCP server as a subprocess and talk to it over stdio.
 
@@ -148,6 +183,18 @@ def connect_stdio(
         elicit: answers the server's questions (form elicitation) in
             process; without it, a question asked during an agent's run
             suspends the run until ``toolwire runs answer`` answers it.
+        sampling: let the server ask the model (``sampling/createMessage``):
+            during an agent's run, its request is served by the run's own
+            provider and model, under the run's limits, counted in its
+            usage and journaled. Off by default: the client declares no
+            sampling capability, and the server's request is refused.
+        protocol: how the protocol version is agreed: ``"auto"`` (probe
+            ``server/discover`` and take the 2026-07-28 stateless protocol
+            when the server speaks it, else the ``initialize`` handshake),
+            ``"handshake"`` (the handshake only: 2024-11-05 to 2025-11-25,
+            as the server counter-offers) or ``"2026-07-28"`` (that version,
+            without a probe). :attr:`MCPConnection.protocol_version` says
+            which was agreed.
 
     Returns:
         An async context manager that yields an :class:`MCPConnection`.
@@ -166,14 +213,14 @@ def connect_stdio(
         command=command, args=list(args), env=dict(env) if env is not None else None, cwd=cwd
     )
     return _open(
-        lambda _stack, on_elicit, on_message: Client(
-            params, cache=None, elicitation_callback=on_elicit, message_handler=on_message
-        ),
+        lambda _stack, callbacks: Client(params, cache=None, **callbacks),
         transport="stdio",
         label=name or "",
         what=f"MCP server {name or Path(command).name!r} (stdio)",
         connect_timeout=connect_timeout,
         elicit=elicit,
+        sampling=sampling,
+        protocol=_protocol(protocol),
     )
 
 
@@ -185,6 +232,8 @@ def connect_http(
     connect_timeout: float | None = 30.0,
     read_timeout: float = 300.0,
     elicit: QuestionCallback | None = None,
+    sampling: bool = False,
+    protocol: MCPProtocol = "auto",
 ) -> AbstractAsyncContextManager[MCPConnection]:
     """Connect to an MCP server over streamable HTTP.
 
@@ -205,6 +254,8 @@ def connect_http(
             stream (tool calls are limited by the toolbox's timeouts).
         elicit: answers the server's questions in process (see
             :func:`connect_stdio`).
+        sampling: let the server ask the run's model (see :func:`connect_stdio`).
+        protocol: how the protocol version is agreed (see :func:`connect_stdio`).
 
     Returns:
         An async context manager that yields an :class:`MCPConnection`.
@@ -226,14 +277,12 @@ def connect_http(
     sent_headers = dict(headers or {})
     timeouts = httpx2.Timeout(connect_timeout or 30.0, read=read_timeout)
 
-    def make_client(stack: AsyncExitStack, on_elicit: Any, on_message: Any) -> Client:
+    def make_client(stack: AsyncExitStack, callbacks: dict[str, Any]) -> Client:
         http_client = httpx2.AsyncClient(headers=sent_headers, timeout=timeouts)
         # Closed by the stack after the SDK's transport, entered later, is done with it.
         stack.push_async_callback(http_client.aclose)
         transport = streamable_http_client(url, http_client=http_client)
-        return Client(
-            transport, cache=None, elicitation_callback=on_elicit, message_handler=on_message
-        )
+        return Client(transport, cache=None, **callbacks)
 
     host = split_url(url).address().partition("://")[2]  # never the userinfo
     return _open(
@@ -243,4 +292,6 @@ def connect_http(
         what=f"MCP server {name or host!r} (HTTP)",
         connect_timeout=connect_timeout,
         elicit=elicit,
+        sampling=sampling,
+        protocol=_protocol(protocol),
     )

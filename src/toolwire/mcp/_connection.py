@@ -10,7 +10,18 @@ import anyio
 
 from toolwire.errors import MCPToolError, RemoteProtocolError, UsageError
 from toolwire.mcp._results import _error_message, result_content, result_parts, tool_name
-from toolwire.tools import Question, QuestionCallback, Tool, ToolContext, asking, scrub
+from toolwire.mcp._sampling import sampling_request, sampling_result
+from toolwire.tools import (
+    Question,
+    QuestionCallback,
+    Questions,
+    Sampler,
+    Tool,
+    ToolContext,
+    asking,
+    sampling,
+    scrub,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - the SDK is optional; imported for real on connect
     import mcp_types
@@ -40,14 +51,23 @@ class MCPConnection:
         transport: Literal["stdio", "http"],
         label: str,
         elicit: QuestionCallback | None = None,
+        sampling: bool = False,
     ) -> None:
         self.client = client
         self.elicit = elicit
-        self._calling: dict[str, str] = {}
-        """The toolwire call id of each tool call in flight, by an id of its own."""
+        self.sampling = sampling
+        """Whether the server may ask the run's model (sampling)."""
+        self._calling: dict[str, tuple[Questions | None, Sampler | None]] = {}
+        """Each tool call in flight, by its toolwire call id: who answers its
+        questions and serves its completions (the agent's batch sets them)."""
         self.transport = transport
         info = client.server_info
         self._name = label or (info.name if info is not None and info.name else "mcp-server")
+        self._protocol_version = client.protocol_version
+        self._calls = 0
+        self._unordered = transport == "http" and self._protocol_version == "2026-07-28"
+        """Announcements may come after the result of the call that made them:
+        on 2026-07-28 over HTTP they travel on their own stream."""
         self._closed = False
         self._tools_version = 0
         self._listening: Any = None
@@ -62,6 +82,12 @@ class MCPConnection:
     def instructions(self) -> str | None:
         """The server's usage instructions, if it gave any."""
         return None if self._closed else self.client.instructions
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version agreed with the server (``"2026-07-28"``,
+        ``"2025-11-25"``...); recorded with each run that uses its tools."""
+        return self._protocol_version
 
     @property
     def closed(self) -> bool:
@@ -83,7 +109,13 @@ class MCPConnection:
     @property
     def tools_version(self) -> int:
         """Counts the server's announcements that its tool list changed,
-        received so far (a change not yet taken by the listener counts)."""
+        received so far (a change not yet taken by the listener counts).
+        On 2026-07-28 over streamable HTTP, where an announcement travels on
+        its own stream and may come after the result of the call that made
+        it, each finished call counts too: the tools are listed again after
+        it, and the next turn offers what the call changed."""
+        if self._unordered:
+            return self._tools_version + self._calls
         # The SDK queues a listen stream's events as they are read, in order
         # with the responses; the listener takes them later.
         route = getattr(self._listening, "_route", None)
@@ -338,12 +370,13 @@ class MCPConnection:
         """The text of the result, or its text and parts (images, audio,
         embedded files) in order when it holds any."""
         token = _CALL.set(call_id)
-        self._calling[call_id] = call_id
+        self._calling[call_id] = (asking.get(), sampling.get())
         try:
             result = await self.call(name, arguments)
         finally:
             _CALL.reset(token)
             self._calling.pop(call_id, None)
+            self._calls += 1
         questions = asking.get()
         if questions is not None and call_id in questions.waiting:
             raise MCPToolError(
@@ -368,12 +401,7 @@ class MCPConnection:
         question = Question(
             message=params.message, schema=dict(params.requested_schema), source=self.name
         )
-        call_id = _CALL.get()
-        if call_id is None and len(self._calling) == 1:
-            # A server-to-client request (handshake-era protocols) is handled
-            # outside the calling task: with one call in flight, it is that one.
-            call_id = next(iter(self._calling))
-        questions = asking.get()
+        call_id, questions, _ = self._in_flight()
         answer = None
         if call_id is not None and questions is not None:
             answer = await questions.ask(call_id, question, self.elicit)
@@ -383,6 +411,42 @@ class MCPConnection:
             # Nobody can answer now: the call ends, and the run waits.
             return mcp_types.ElicitResult(action="cancel")
         return mcp_types.ElicitResult(action=answer.action, content=answer.content)
+
+    def _in_flight(self) -> tuple[str | None, Questions | None, Sampler | None]:
+        """The call a server's request (a question, a sampling request) is
+        part of: its id, who answers its questions, who serves its samples."""
+        call_id = _CALL.get()
+        if call_id is None and len(self._calling) == 1:
+            # A server-to-client request (handshake-era protocols) is handled
+            # outside the calling task: with one call in flight, it is that one.
+            call_id = next(iter(self._calling))
+        if call_id is None or call_id not in self._calling:
+            return None, None, None
+        return call_id, *self._calling[call_id]
+
+    async def _on_sample(
+        self, _context: Any, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        """The SDK's sampling callback (declared only when the connection
+        permits sampling): the server asks the run's model during a call."""
+        import mcp_types
+
+        call_id, _, sampler = self._in_flight()
+        if call_id is None or sampler is None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INVALID_REQUEST,
+                message="toolwire serves sampling only to a call of an agent's run "
+                "(not to an eager call, nor outside a run)",
+            )
+        request = sampling_request(params, self.name)
+        if isinstance(request, str):
+            return mcp_types.ErrorData(code=mcp_types.INVALID_PARAMS, message=request)
+        sample = await sampler.sample(call_id, request)
+        if sample.error is not None:
+            return mcp_types.ErrorData(
+                code=mcp_types.INTERNAL_ERROR, message=f"sampling refused: {scrub(sample.error)}"
+            )
+        return sampling_result(sample)
 
 
 def _is_tools(event: Any) -> bool:
@@ -405,6 +469,10 @@ class _Listing:
     @property
     def name(self) -> str:
         return self.connection.name
+
+    @property
+    def protocol(self) -> str:
+        return self.connection.protocol_version
 
     @property
     def changed(self) -> bool:

@@ -33,6 +33,7 @@ from toolwire.tools._options import RetryOn, ToolOptions
 from toolwire.tools._process import ProcessRunner
 from toolwire.tools._questions import Question, QuestionAnswer, QuestionCallback, Questions, asking
 from toolwire.tools._results import ToolErrorKind, ToolResult
+from toolwire.tools._sampling import Sample, Sampler, SamplingRequest, sampling
 from toolwire.tools._schema import clean_schema
 from toolwire.tools._sources import ToolsChange, ToolSource
 from toolwire.tools._tool import Tool, tool
@@ -55,6 +56,9 @@ __all__ = [
     "Questions",
     "ResultHook",
     "RetryOn",
+    "Sample",
+    "Sampler",
+    "SamplingRequest",
     "Tool",
     "ToolContext",
     "ToolErrorKind",
@@ -71,6 +75,7 @@ __all__ = [
     "format_pydantic_errors",
     "idempotency_key",
     "is_transient",
+    "sampling",
     "scrub",
     "tool",
     "toolset",

@@ -8,7 +8,8 @@ server elicits) calls :meth:`Questions.ask` with its call id and the
 :class:`Question`. The answer comes from, in order: the run's journal (an
 answer given to the suspended run, matched by call and by the question's
 digest, so the same question is never asked twice), the in-process callback
-the tool brought, or nobody: then the question is kept in
+the tool brought (its answer journaled too, so a resumed run does not ask
+it again), or nobody: then the question is kept in
 :attr:`Questions.waiting`, the tool gives up its call, and the agent
 suspends the run on it (``toolwire runs pending`` lists it, ``toolwire
 runs answer`` answers it). Outside an agent's batch there is no
@@ -83,6 +84,9 @@ class Questions:
     """Answers given to the suspended run: by call id, then question digest."""
     waiting: dict[str, Question] = field(default_factory=dict[str, Question])
     """The questions nobody could answer, by call id: the run suspends on them."""
+    answered: Callable[[str, Question, QuestionAnswer], Awaitable[None]] | None = None
+    """Told of each answer the callback gives (the agent journals it, so the
+    call made again on resume gets it without asking again)."""
 
     async def ask(
         self, call_id: str, question: Question, callback: QuestionCallback | None = None
@@ -93,7 +97,10 @@ class Questions:
         if recorded is not None:
             return recorded
         if callback is not None:
-            return await callback(question)
+            answer = await callback(question)
+            if self.answered is not None:
+                await self.answered(call_id, question, answer)
+            return answer
         self.waiting.setdefault(call_id, question)
         return None
 

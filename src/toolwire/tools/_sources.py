@@ -28,6 +28,12 @@ class ToolSource(Protocol):
         ...
 
     @property
+    def protocol(self) -> str | None:
+        """The protocol spoken with the source, as agreed with it (an MCP
+        server's negotiated version), recorded with each run; ``None``: none."""
+        ...
+
+    @property
     def changed(self) -> bool:
         """True once the source announced that its list changed, until reloaded."""
         ...

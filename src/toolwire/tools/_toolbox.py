@@ -176,6 +176,13 @@ class Toolbox:
             return t.max_result_chars
         return self.max_result_chars
 
+    @property
+    def sources(self) -> dict[str, str | None]:
+        """The protocol spoken with each source of the toolbox's tools (an
+        MCP server's negotiated version), by the source's name."""
+        found = {id(s): s for s in map(source_of, self) if s is not None}
+        return {s.name: s.protocol for s in found.values()}
+
     async def refresh(self) -> list[ToolsChange]:
         """Take in the new tool list of each source that announced a change
         (an MCP server's ``tools/list_changed``): its tools are swapped for the

@@ -23,6 +23,7 @@ from toolwire.journal import (
     ModelFailed,
     ModelRequest,
     ModelResponse,
+    ModelSampled,
     ModelStreaming,
     QuestionAnswered,
     RunFailed,
@@ -223,6 +224,11 @@ def _body(event: JournalEvent) -> str:
             return _run_failed(record)
         case ToolsChanged():
             return f"tools of <b>{text(record.source)}</b> changed" + value(
+                payload_of(record), label=record.kind
+            )
+        case ModelSampled():
+            said = f"refused: {text(record.error)}" if record.error else "answered"
+            return f"<b>{text(record.source)}</b> sampled the model ({said})" + value(
                 payload_of(record), label=record.kind
             )
         case _:
