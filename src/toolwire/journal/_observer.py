@@ -61,9 +61,7 @@ from toolwire.journal._kinds import (
     ModelAttempt,
     ModelFailed,
     ModelRequest,
-    ModelSampled,
     ModelStreaming,
-    QuestionAnswered,
     Record,
     RunFailed,
     RunStarted,
@@ -72,6 +70,7 @@ from toolwire.journal._kinds import (
 )
 from toolwire.journal._payloads import (
     RecordEncoder,
+    answered_record,
     approval_record,
     clean_settings,
     encode_record,
@@ -81,6 +80,7 @@ from toolwire.journal._payloads import (
     pending_record,
     response_record,
     run_summary,
+    sampled_record,
 )
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import Step, end_step
@@ -422,17 +422,7 @@ class JournalObserver(RunObserver):
             self._usage[run_id] = self._usage.get(run_id, Usage()) + sample.usage
             total, cost = self._cost.get(run_id, _ZERO), sample.cost
             self._cost[run_id] = None if total is None or cost is None else total + cost
-        record = ModelSampled(
-            source=sample.source,
-            model=sample.model,
-            text=sample.text,
-            finish_reason=sample.finish_reason,
-            usage=sample.usage.to_dict() if sample.usage is not None else None,
-            cost=sample.cost.to_dict() if sample.cost is not None else None,
-            elapsed=sample.elapsed,
-            error=sample.error,
-            totals=self._totals_entry(run_id),
-        )
+        record = sampled_record(sample, self._totals_entry(run_id))
         await self._commit(run_id, Step(record.kind, self._text(record), turn, call_id=call_id))
 
     async def question_answered(
@@ -446,13 +436,7 @@ class JournalObserver(RunObserver):
     ) -> None:
         """Record (committed at once) an answer given in process to a
         running tool's question, bound to the question's digest."""
-        record = QuestionAnswered(
-            name=name,
-            digest=question.digest,
-            action=answer.action,
-            content=dict(answer.content) if answer.action == "accept" and answer.content else None,
-            principal="callback",
-        )
+        record = answered_record(name, question, answer, principal="callback")
         await self._commit(run_id, Step(record.kind, self._text(record), turn, call_id=call_id))
 
     async def tool_finished(

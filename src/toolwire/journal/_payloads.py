@@ -24,6 +24,8 @@ from toolwire.http.urls import url_where
 from toolwire.journal._kinds import (
     ApprovalGiven,
     ModelResponse,
+    ModelSampled,
+    QuestionAnswered,
     RunFinished,
     RunSuspended,
     ToolIntent,
@@ -32,12 +34,13 @@ from toolwire.journal._kinds import (
 from toolwire.messages import AssistantMessage
 from toolwire.run import RunResult, printable_output
 from toolwire.stream import jsonio
-from toolwire.tools import Approval, ToolResult, scrub
+from toolwire.tools import Approval, Question, QuestionAnswer, Sample, ToolResult, scrub
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall
 
 __all__ = [
     "PREVIEW_CHARS",
     "RecordEncoder",
+    "answered_record",
     "approval_record",
     "arguments_record",
     "clean_settings",
@@ -49,6 +52,7 @@ __all__ = [
     "pending_record",
     "response_record",
     "run_summary",
+    "sampled_record",
 ]
 
 PREVIEW_CHARS = 4_000
@@ -224,6 +228,36 @@ def approval_record(name: str, decision: Approval) -> ApprovalGiven:
     """What an approver's decision record says."""
     edited = arguments_record(decision.arguments) if decision.arguments is not None else {}
     return ApprovalGiven(name=name, decision=decision.decision, reason=decision.reason, **edited)
+
+
+def sampled_record(sample: Sample, totals: dict[str, Any] | None) -> ModelSampled:
+    """What the record of a completion a running tool asked of the run's model says."""
+    return ModelSampled(
+        source=sample.source,
+        model=sample.model,
+        text=sample.text,
+        finish_reason=sample.finish_reason,
+        usage=sample.usage.to_dict() if sample.usage is not None else None,
+        cost=sample.cost.to_dict() if sample.cost is not None else None,
+        elapsed=sample.elapsed,
+        error=sample.error,
+        totals=totals,
+    )
+
+
+def answered_record(
+    name: str, question: Question, answer: QuestionAnswer, *, principal: str
+) -> QuestionAnswered:
+    """What the record of an answer to a running tool's question says (bound
+    to the question's digest; the content only when it was accepted)."""
+    content = dict(answer.content) if answer.action == "accept" and answer.content else None
+    return QuestionAnswered(
+        name=name,
+        digest=question.digest,
+        action=answer.action,
+        content=content,
+        principal=principal,
+    )
 
 
 def outcome_record(result: ToolResult, *, eager: bool, interrupted: bool) -> ToolOutcome:
