@@ -28,6 +28,11 @@ class Evidence:
     result: StreamResult
     asked: int
 
+    @property
+    def decoded(self) -> bool:
+        """Whether the decoder read the stream to its end (no failure)."""
+        return self.result.error is None
+
 
 Judgment = tuple[bool, str] | None
 """``(seen, detail)``; ``None``: the probe cannot tell (no call to judge)."""
@@ -103,7 +108,7 @@ def _missing_ids(evidence: Evidence) -> Judgment:
 
 
 def _length_finish(evidence: Evidence) -> Judgment:
-    if not evidence.result.choices:
+    if not evidence.decoded or not evidence.result.choices:
         return None
     choice = evidence.result.choices[0]
     if not choice.tool_calls:
@@ -129,8 +134,8 @@ def _object_arguments(evidence: Evidence) -> Judgment:
 def _lost_call(evidence: Evidence) -> Judgment:
     if evidence.asked < 2:
         return None
-    decoded = len(_decoded(evidence)) + len(_cut(evidence))
     sent = len(_opened(evidence))
+    decoded = len(_decoded(evidence)) + len(_cut(evidence)) if evidence.decoded else sent
     if decoded >= evidence.asked:
         return False, f"asked for {evidence.asked} calls, got {decoded}"
     return True, f"asked for {evidence.asked} calls, got {decoded} ({sent} opened on the wire)"

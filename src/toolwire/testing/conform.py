@@ -8,9 +8,10 @@ gets), and by the dialect's wire reader
 (:func:`~toolwire.stream.codecs.wire_calls.read_wire`), which keeps each call
 as it was sent. Each known quirk (:data:`QUIRKS`) is judged from both, probe
 by probe, and reported once: seen (in which probes, with the evidence), not
-seen, or not checked (no probe had a call to judge). A probe that fails (an
-HTTP error, a cut, a deadline) is reported with its error; the others still
-count.
+seen, or not checked (no probe had a call to judge). A probe that gets no answer
+(an HTTP error, a deadline) is reported with its error; the others still
+count. A stream the decoder fails on (a cut, calls it cannot tell apart)
+is judged on its wire alone.
 
 Every probe has a deadline, and a body is read up to
 :data:`MAX_BODY_BYTES`. Nothing is printed: the report is data
@@ -222,8 +223,7 @@ async def check(
             outcome.error = exc.message
         else:
             _describe(outcome, wire, result)
-            if result.error is None:
-                evidence.append((probe.name, Evidence(wire, result, probe.calls)))
+            evidence.append((probe.name, Evidence(wire, result, probe.calls)))
         results.append(outcome)
     verdicts = [_verdict(quirk, evidence) for quirk in QUIRKS]
     return ConformReport(provider.base_url, provider.dialect, model, verdicts, results)

@@ -142,7 +142,8 @@ def _openai_chat(reading: WireReading, event: str, obj: dict[str, Any]) -> None:
             if not isinstance(tc, dict):
                 continue
             index = str(tc.get("index", position))
-            fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+            fn = tc.get("function")
+            fn = fn if isinstance(fn, dict) else {}
             call = reading.call(index)
             call_id, name = tc.get("id"), fn.get("name")
             if _another(call, call_id, name):
