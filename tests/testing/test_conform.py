@@ -83,6 +83,18 @@ def test_each_played_quirk_is_seen_and_only_it(toolwire_server: ServerFactory, q
     assert all(minted) == (quirk == "missing_ids")
 
 
+@pytest.mark.parametrize("quirk", ["repeated_object", "missing_ids"])
+@pytest.mark.parametrize("dialect", ["anthropic-messages", "openai-responses"])
+def test_quirks_of_the_other_dialects(
+    toolwire_server: ServerFactory, dialect: str, quirk: str
+) -> None:
+    report = run_check(toolwire_server(scenario(quirk)), dialect)
+    assert report.seen == [quirk]
+    assert decoded(report) == [EXPECTED, EXPECTED]
+    flag = "repaired" if quirk == "repeated_object" else "minted_id"
+    assert all(call[flag] for probe in report.probes for call in probe.calls)
+
+
 def test_a_merged_opener_and_a_split_call_together(toolwire_server: ServerFactory) -> None:
     report = run_check(toolwire_server(scenario("merged_opener", "split_call")))
     assert report.seen == ["merged_opener", "split_call"]

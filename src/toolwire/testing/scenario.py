@@ -196,9 +196,10 @@ class Turn(_Model):
     provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """More fields of the answer, by dialect: an Anthropic message's ``container``."""
     quirks: list[WireQuirk] = Field(default_factory=list)
-    """Departures from the dialect that real servers make, played in OpenAI
-    Chat Completions answers (see :data:`WIRE_QUIRKS`); a client under test
-    meets them as it would from such a server."""
+    """Departures from the dialect that real servers make (see
+    :data:`WIRE_QUIRKS`), played in OpenAI Chat Completions answers
+    (``repeated_object`` and ``missing_ids`` in Anthropic and Responses
+    answers too); a client under test meets them as it would from such a server."""
     output: Any = None
     """A typed run's answer (any JSON value; a JSON object as the model writes
     it: for an output type whose schema is not an object, ``{"response": ...}``).
