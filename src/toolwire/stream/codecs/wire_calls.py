@@ -63,6 +63,8 @@ class WireReading:
 
     latest: dict[str, WireCall] = field(default_factory=dict, repr=False)
     """The latest call under each index."""
+    other_blocks: set[str] = field(default_factory=set, repr=False)
+    """Indexes of blocks that are not client calls (Anthropic's server tools)."""
 
     def call(self, index: str) -> WireCall:
         """The latest call under ``index``, added on its first sight."""
@@ -138,6 +140,9 @@ def _openai_chat(reading: WireReading, event: str, obj: dict[str, Any]) -> None:
             continue
         delta = choice.get("delta") or choice.get("message") or {}
         calls = delta.get("tool_calls") if isinstance(delta, dict) else None
+        legacy = delta.get("function_call") if isinstance(delta, dict) else None
+        if not calls and isinstance(legacy, dict):  # the deprecated single call
+            calls = [{"index": "function_call", "function": legacy}]
         for position, tc in enumerate(calls if isinstance(calls, list) else ()):
             if not isinstance(tc, dict):
                 continue
@@ -158,14 +163,14 @@ def _openai_chat(reading: WireReading, event: str, obj: dict[str, Any]) -> None:
 def _anthropic(reading: WireReading, event: str, obj: dict[str, Any]) -> None:
     kind = obj.get("type", event)
     index = str(obj.get("index"))
-    if kind == "content_block_start":
-        block = obj.get("content_block")
-        if isinstance(block, dict) and block.get("type") == "tool_use":
-            call = reading.call(index)
-            _open(call, block.get("id"), block.get("name"))
-            if block.get("input"):  # ``{}`` is the usual opener, before the deltas
-                _args(call, block.get("input"), opener=True)
-    elif kind == "content_block_delta":
+    if kind == "message_start":  # complete blocks inside it, as a few servers send
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        for position, block in enumerate(content if isinstance(content, list) else ()):
+            _block(reading, str(position), block)
+    elif kind == "content_block_start":
+        _block(reading, index, obj.get("content_block"))
+    elif kind == "content_block_delta" and index not in reading.other_blocks:
         delta = obj.get("delta")
         if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
             _args(reading.call(index), delta.get("partial_json"), opener=False)
@@ -173,6 +178,20 @@ def _anthropic(reading: WireReading, event: str, obj: dict[str, Any]) -> None:
         delta = obj.get("delta")
         if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
             reading.finish = delta["stop_reason"]
+
+
+def _block(reading: WireReading, index: str, block: Any) -> None:
+    """A content block's start: a client tool call opens; any other block
+    (text, a server tool's call) keeps its deltas to itself."""
+    if not isinstance(block, dict) or block.get("type") != "tool_use":
+        reading.other_blocks.add(index)
+        return
+    reading.other_blocks.discard(index)
+    call = reading.call(index)
+    _open(call, block.get("id"), block.get("name"))
+    value = block.get("input")
+    if value:  # ``{}`` is the usual opener, before the deltas; an object is the dialect's
+        call.opener_args += value if isinstance(value, str) else dumps(value)
 
 
 def _responses(reading: WireReading, event: str, obj: dict[str, Any]) -> None:
