@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolwire.stream.codecs.wire_calls import WireCall, WireReading, trailing_repeat
-from toolwire.types import StreamResult
+from toolwire.types import IncompleteToolCall, InvalidToolCall, StreamResult, ToolCall
 
 __all__ = ["QUIRKS", "Evidence", "Quirk"]
 
@@ -80,9 +80,8 @@ def _repeated_object(evidence: Evidence) -> Judgment:
     repeated = [c for c in calls if trailing_repeat(c.text)]
     if not repeated:
         return False, "no call's arguments hold their object twice"
-    decoded = {call.name: call for call in _decoded(evidence)}
-    kept = decoded.get(repeated[0].name or "")
-    after = " (decoded once, repaired)" if kept is not None and kept.repaired else ""
+    repaired = {c.name for c in _decoded(evidence) if isinstance(c, ToolCall) and c.repaired}
+    after = " (decoded once, repaired)" if repeated[0].name in repaired else ""
     return True, f"{_named(repeated[0])}: the object again after it closed{after}"
 
 
@@ -141,12 +140,12 @@ def _lost_call(evidence: Evidence) -> Judgment:
     return True, f"asked for {evidence.asked} calls, got {decoded} ({sent} opened on the wire)"
 
 
-def _decoded(evidence: Evidence) -> list:  # type: ignore[type-arg]
+def _decoded(evidence: Evidence) -> list[ToolCall | InvalidToolCall]:
     choices = evidence.result.choices
     return [*choices[0].tool_calls, *choices[0].invalid_tool_calls] if choices else []
 
 
-def _cut(evidence: Evidence) -> list:  # type: ignore[type-arg]
+def _cut(evidence: Evidence) -> list[IncompleteToolCall]:
     choices = evidence.result.choices
     return list(choices[0].incomplete_tool_calls) if choices else []
 
