@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from tests.realservers.cache import REPO, Tokens
@@ -70,8 +71,20 @@ def test_conform_llama_cpp_python(llama_cpp_python: Server) -> None:
     compare("llama-cpp-python", report)
 
 
-def test_conform_llama_server(llama_server: Server, tokens: Tokens) -> None:
+@pytest.mark.parametrize(
+    ("name", "max_tokens"),
+    [
+        # The limit falls after the second call's JSON closed, before its
+        # closing tag: `length`, with both calls complete.
+        ("llama-server", "120"),
+        # The limit cuts a call: `length` is due, and the cut call never runs.
+        ("llama-server-cut", "200"),
+    ],
+)
+def test_conform_llama_server(
+    llama_server: Server, tokens: Tokens, name: str, max_tokens: str
+) -> None:
     bias = {str(token): value for token, value in tool_call_bias(tokens).items()}
     extra = json.dumps({"logit_bias": bias, "parallel_tool_calls": True})
-    report = conform(llama_server, "--max-tokens", "200", "--extra", extra)
-    compare("llama-server", report)
+    report = conform(llama_server, "--max-tokens", max_tokens, "--extra", extra)
+    compare(name, report)
