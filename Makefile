@@ -12,7 +12,8 @@
 #   make soak   2,000 concurrent journaled runs in one process, the server in another
 #   make test-cluster  the 2,000-run batch over a local Ray cluster (ray start: a head and
 #               four nodes) on one Postgres journal, through a node's kill -9 (also in make test)
-#   make test-llamacpp  the agent against two real llama.cpp servers (not part of make test)
+#   make test-llamacpp  the agent and toolwire conform against two real llama.cpp servers
+#               (not part of make test)
 #   make test-browser  toolwire view in headless Chromium (installs Debian's chromium if missing;
 #               not part of make test); screenshots in build/view-screenshots/ and, for
 #               the chat example (examples/chat.html), build/ui-screenshots/

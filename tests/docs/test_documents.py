@@ -88,6 +88,7 @@ EXPECTED_OUTPUT = {
         "Light rain in Hangzhou. 2 requests, 1 continued",
     ],
     "security.md": ["invalid_arguments 100"],
+    "conform.md": ["seen  an opener merged with its first fragment: 2 of 2 openers"],
     "reliability.md": ["requests: 2 continued after event: ["],
 }
 

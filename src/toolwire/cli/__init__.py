@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Serve one dialect from another's model, calls whole.",
     ),
     "chat": ("toolwire.cli.demo:chat", "Ask a real provider, with the sample tools."),
+    "conform": (
+        "toolwire.cli.conform:conform",
+        "Check a live server's tool calls for the known quirks.",
+    ),
     "demo": ("toolwire.cli.demo:demo", "The offline demo: an agent against the emulation server."),
     "inspect": (
         "toolwire.cli.inspect:inspect",

@@ -101,6 +101,7 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         provider_items=provider_items,
         finish=turn.provider_finish.get(request.dialect),
         provider_fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
+        quirks=frozenset(turn.quirks),
     )
 
 

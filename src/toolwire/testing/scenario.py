@@ -47,9 +47,11 @@ from toolwire.stream import jsonio
 from toolwire.stream.codecs.emulation import hex_token, lower_token, token
 from toolwire.stream.limits import MAX_JSON_DEPTH
 from toolwire.testing._expect import Expect
+from toolwire.testing._wire_quirks import WIRE_QUIRKS, WireQuirk
 from toolwire.testing.reading import read_file, regular_file
 
 __all__ = [
+    "WIRE_QUIRKS",
     "Expect",
     "Fault",
     "ProviderItem",
@@ -57,6 +59,7 @@ __all__ = [
     "ScenarioError",
     "ScriptedToolCall",
     "Turn",
+    "WireQuirk",
     "builtin_names",
     "hex_token",
     "lower_token",
@@ -192,6 +195,11 @@ class Turn(_Model):
     ``pause_turn``)."""
     provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """More fields of the answer, by dialect: an Anthropic message's ``container``."""
+    quirks: list[WireQuirk] = Field(default_factory=list)
+    """Departures from the dialect that real servers make (see
+    :data:`WIRE_QUIRKS`), played in OpenAI Chat Completions answers
+    (``repeated_object`` and ``missing_ids`` in Anthropic and Responses
+    answers too); a client under test meets them as it would from such a server."""
     output: Any = None
     """A typed run's answer (any JSON value; a JSON object as the model writes
     it: for an output type whose schema is not an object, ``{"response": ...}``).

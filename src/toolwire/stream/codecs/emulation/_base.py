@@ -66,6 +66,8 @@ class Reply:
     """The dialect's finish word to send instead of the usual one."""
     provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
     """More fields of the answer, in the request's dialect."""
+    quirks: frozenset[str] = frozenset()
+    """Server quirks to play (the scenario's ``quirks``), where the dialect has them."""
 
     def items_after(self, place: str) -> list[dict[str, Any]]:
         """The dialect's own items that go after ``place``, in order."""

@@ -167,10 +167,12 @@ class AnthropicEncoder(Encoder):
         for call in reply.calls:
             # The first input_json_delta is always empty, as Anthropic sends it.
             pieces = ["", *fragments(call.raw_arguments, size)]
-            block(
-                self._tool_use(reply, call, {}),
-                [{"type": "input_json_delta", "partial_json": p} for p in pieces],
-            )
+            start = self._tool_use(reply, call, {})
+            if "repeated_object" in reply.quirks:  # as the compatible servers known for it
+                pieces[-1] += call.raw_arguments
+            if "missing_ids" in reply.quirks:
+                del start["id"]
+            block(start, [{"type": "input_json_delta", "partial_json": p} for p in pieces])
         for item in reply.items_after("calls"):
             block(*self._streamed(item, size))
         if index == 0:

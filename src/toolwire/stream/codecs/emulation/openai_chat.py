@@ -14,6 +14,7 @@ from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
     Reply,
+    ReplyCall,
     fragments,
     hex_token,
     merge_error,
@@ -80,18 +81,9 @@ class OpenAIChatEncoder(Encoder):
         for piece in fragments(reply.text, reply.chunk_size):
             chunk({"content": piece})
         for call in reply.calls:
-            kind, field = ("custom", "input") if call.custom else ("function", "arguments")
-            opener = {
-                "index": call.index,
-                "id": self.call_id(reply, call.index),
-                "type": kind,
-                kind: {"name": call.name, field: ""},
-                **call.fields,
-            }
-            chunk({"tool_calls": [opener]})
-            for piece in fragments(call.raw_arguments, reply.chunk_size):
-                chunk({"tool_calls": [{"index": call.index, kind: {field: piece}}]})
-        chunk({}, "tool_calls" if reply.calls else "stop")
+            for entry in self._call_entries(reply, call):
+                chunk({"tool_calls": [entry]})
+        chunk({}, reply.finish or ("tool_calls" if reply.calls else "stop"))
         if request.include_usage:
             obj = dict(base)
             obj["choices"] = []
@@ -100,6 +92,39 @@ class OpenAIChatEncoder(Encoder):
             frames.append(Frame(obj))
         frames.append(Frame(None, raw="[DONE]"))
         return frames
+
+    def _call_entries(self, reply: Reply, call: ReplyCall) -> list[dict[str, Any]]:
+        """A call's ``tool_calls`` entries, one per chunk: the opener, then
+        its argument fragments; with the reply's quirks, as the servers known
+        for them send it (vLLM's and SGLang's repeated object and split call
+        under speculative decoding, llama.cpp's merged opener, Ollama's
+        object arguments, missing ids)."""
+        quirks = reply.quirks
+        kind, field = ("custom", "input") if call.custom else ("function", "arguments")
+        opener: dict[str, Any] = {
+            "index": call.index,
+            "id": self.call_id(reply, call.index),
+            "type": kind,
+            kind: {"name": call.name, field: ""},
+            **call.fields,
+        }
+        if "missing_ids" in quirks:
+            del opener["id"]
+        if "object_arguments" in quirks and not call.custom and call.arguments is not None:
+            opener[kind][field] = call.arguments
+            return [opener]
+        pieces = fragments(call.raw_arguments, reply.chunk_size)
+        if "repeated_object" in quirks and pieces:
+            pieces[-1] += call.raw_arguments
+        if "merged_opener" in quirks and pieces:
+            opener[kind][field] = pieces.pop(0)
+        entries = [opener]
+        half = (len(pieces) + 1) // 2
+        for n, piece in enumerate(pieces):
+            split = "split_call" in quirks and call.index == 0 and 0 < half <= n
+            index = call.index + 1 if split else call.index
+            entries.append({"index": index, kind: {field: piece}})
+        return entries
 
     @staticmethod
     def call_id(reply: Reply, index: int) -> str:

@@ -147,6 +147,10 @@ class OpenAIResponsesEncoder(Encoder):
             else:
                 item = {"id": item_id, "type": "function_call", "status": "completed"}
                 item.update(arguments=call.raw_arguments, call_id=call_id)
+                if "repeated_object" in reply.quirks:  # as the compatible servers known for it
+                    item["arguments"] += call.raw_arguments
+                if "missing_ids" in reply.quirks:
+                    del item["call_id"]
             items.append({**item, "name": call.name, **call.fields})
         items.extend(reply.items_after("calls"))
         return items
