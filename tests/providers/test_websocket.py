@@ -1,0 +1,183 @@
+"""OpenAI Responses over a WebSocket, end to end against the emulation server.
+
+The server keeps each connection's responses, so a turn that continues the
+previous response with only the new items is read whole there; told to,
+it closes the socket between two turns or forgets what it answered, and the
+run goes on over HTTP with the whole context, each tool run once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolwire
+from toolwire import Agent, OpenAIResponses, UserMessage
+from toolwire.errors import UsageError
+from toolwire.http.transport import HttpxTransport
+from toolwire.providers._socket import SocketTransport
+from toolwire.testing import EmulationServer, Scenario
+
+pytestmark = pytest.mark.anyio
+
+CALLS = 20
+
+
+def _scenario(calls: int) -> Scenario:
+    """``calls`` turns of one call each (``bump(n)``), then an answer quoting the last result."""
+    turns: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "bump", "arguments": {"n": n}}], "chunk_size": 4}
+        for n in range(calls)
+    ]
+    turns.append({"text": "last: {result:bump}"})
+    return Scenario.from_dict({"name": "many-turns", "turns": turns})
+
+
+class Effects:
+    """The tool, and how many times each call of it ran."""
+
+    def __init__(self) -> None:
+        self.ran: Counter[int] = Counter()
+
+        @toolwire.tool
+        def bump(n: int) -> str:
+            """Count one effect."""
+            self.ran[n] += 1
+            return f"bumped {n}"
+
+        self.tool = bump
+
+
+def _agent(server: EmulationServer, effects: Effects, tmp_path: Path, **options: Any) -> Agent:
+    provider = OpenAIResponses(
+        transport="websocket",
+        base_url=server.url_for("openai-responses"),
+        api_key="sk-test",
+        **options,
+    )
+    return Agent(
+        provider,
+        model="gpt-test",
+        tools=[effects.tool],
+        journal=tmp_path / "journal.sqlite",
+        max_turns=CALLS + 5,
+    )
+
+
+async def _run(agent: Agent) -> Any:
+    try:
+        return await agent.run("count")
+    finally:
+        await agent.aclose()  # the provider's HTTP connections
+
+
+def _http_bodies(server: EmulationServer) -> list[dict[str, Any]]:
+    """The requests that came over HTTP (a socket's messages have a ``type``)."""
+    return [r for r in server.requests if isinstance(r, dict) and "type" not in r]
+
+
+async def test_a_20_call_run_answers_over_one_socket(tmp_path: Path) -> None:
+    effects = Effects()
+    with EmulationServer(_scenario(CALLS)) as server:
+        result = await _run(_agent(server, effects, tmp_path))
+    assert result.outcome == "answered" and result.output == f"last: bumped {CALLS - 1}"
+    assert effects.ran == Counter(range(CALLS))
+    assert len(server.sockets) == 1  # one connection for the whole run
+    (socket,) = server.sockets
+    assert socket["responses"] == CALLS + 1
+    first, *later = socket["messages"]
+    assert first["type"] == "response.create" and "previous_response_id" not in first
+    assert "stream" not in first and len(first["input"]) == 1  # the prompt
+    for message in later:  # each carries the previous response's id and the tool's result only
+        assert message["type"] == "response.create"
+        assert message["previous_response_id"].startswith("resp_")
+        assert [item["type"] for item in message["input"]] == ["function_call_output"]
+        assert message["tools"] and message["model"] == "gpt-test"
+    ids = [m["previous_response_id"] for m in later]
+    assert len(set(ids)) == CALLS  # a new response continued each time
+    assert _http_bodies(server) == []
+
+
+async def test_a_socket_dropped_mid_run_goes_on_over_http(tmp_path: Path) -> None:
+    effects = Effects()
+    with EmulationServer(_scenario(CALLS), socket_close_after=5) as server:
+        result = await _run(_agent(server, effects, tmp_path))
+    assert result.output == f"last: bumped {CALLS - 1}"
+    assert effects.ran == Counter(range(CALLS))  # each tool ran exactly once
+    assert [s["responses"] for s in server.sockets] == [5]
+    over_http = _http_bodies(server)
+    assert len(over_http) == CALLS + 1 - 5
+    # The first request over HTTP carries the whole context: the prompt and
+    # five calls with their results, none of which ran again.
+    first = over_http[0]
+    assert "previous_response_id" not in first and first["stream"] is True
+    kinds = Counter(item.get("type", "message") for item in first["input"])
+    assert kinds == {"message": 1, "function_call": 5, "function_call_output": 5}
+
+
+async def test_a_forgotten_response_is_asked_again_over_http(tmp_path: Path) -> None:
+    effects = Effects()
+    with EmulationServer(_scenario(6), socket_forget_after=3) as server:
+        result = await _run(_agent(server, effects, tmp_path))
+    assert result.output == "last: bumped 5"
+    assert effects.ran == Counter(range(6))
+    (socket,) = server.sockets
+    assert socket["responses"] == 3 and len(socket["messages"]) == 4  # the 4th was refused
+    assert "previous_response_id" in socket["messages"][3]
+    over_http = _http_bodies(server)
+    assert len(over_http) == 7 - 3
+    assert len(over_http[0]["input"]) == 1 + 2 * 3
+
+
+async def test_a_socket_near_its_lifetime_is_replaced_before_a_turn(tmp_path: Path) -> None:
+    now = [0.0]
+    effects = Effects()
+    tool = effects.tool
+
+    @toolwire.tool
+    def bump(n: int) -> str:
+        """Count one effect; twenty minutes pass."""
+        now[0] += 20 * 60
+        return tool(n=n)  # type: ignore[no-any-return]
+
+    effects.tool = bump
+    with EmulationServer(_scenario(3)) as server:
+        agent = _agent(server, effects, tmp_path, websocket_clock=lambda: now[0])
+        result = await _run(agent)
+    assert result.output == "last: bumped 2"
+    # Turns at 0, 20 and 40 minutes share a socket; at 60 minutes (within 5
+    # of its hour) a new one is opened, and its first turn carries everything.
+    assert [s["responses"] for s in server.sockets] == [3, 1]
+    renewed = server.sockets[1]["messages"][0]
+    assert "previous_response_id" not in renewed and len(renewed["input"]) == 1 + 2 * 3
+    assert _http_bodies(server) == []
+
+
+async def test_a_refused_upgrade_sends_the_request_over_http() -> None:
+    """A server that has no socket where one is asked for (a 403 to the upgrade)."""
+    with EmulationServer(_scenario(1)) as server:
+        provider = OpenAIResponses(base_url=server.url_for("openai-responses"), api_key="sk-test")
+        mode = provider.wire.socket
+        assert mode is not None
+        async with HttpxTransport() as http:
+            socket = SocketTransport(
+                mode=mode, url=mode.url(server.base_url + "/v2"), headers={}, http=http
+            )
+            request = provider.build_request(model="gpt-test", messages=[UserMessage("count")])
+            result = await provider.complete(request, transport=socket)
+            await socket.aclose()
+    assert [call.name for call in result.tool_calls] == ["bump"]
+    assert socket.connections == 0 and socket.http_only
+    assert socket.fallbacks and "could not be opened" in socket.fallbacks[0]
+    assert len(_http_bodies(server)) == 1
+
+
+def test_the_transport_word_is_checked() -> None:
+    with pytest.raises(UsageError, match="transport"):
+        OpenAIResponses(transport="carrier-pigeon", api_key="k")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="websocket_renew_before"):
+        OpenAIResponses(transport="websocket", api_key="k", websocket_renew_before=3600)
+    assert not OpenAIResponses(api_key="k", transport="http").websocket
