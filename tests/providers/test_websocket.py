@@ -51,7 +51,14 @@ class Effects:
         self.tool = bump
 
 
-def _agent(server: EmulationServer, effects: Effects, tmp_path: Path, **options: Any) -> Agent:
+def _agent(
+    server: EmulationServer,
+    effects: Effects,
+    tmp_path: Path,
+    *,
+    stream_retries: int = 0,
+    **options: Any,
+) -> Agent:
     provider = OpenAIResponses(
         transport="websocket",
         base_url=server.url_for("openai-responses"),
@@ -64,6 +71,7 @@ def _agent(server: EmulationServer, effects: Effects, tmp_path: Path, **options:
         tools=[effects.tool],
         journal=tmp_path / "journal.sqlite",
         max_turns=CALLS + 5,
+        stream_retries=stream_retries,
     )
 
 
@@ -116,6 +124,21 @@ async def test_a_socket_dropped_mid_run_goes_on_over_http(tmp_path: Path) -> Non
     assert "previous_response_id" not in first and first["stream"] is True
     kinds = Counter(item.get("type", "message") for item in first["input"])
     assert kinds == {"message": 1, "function_call": 5, "function_call_output": 5}
+
+
+async def test_a_socket_cut_mid_response_is_a_broken_stream_asked_again_over_http(
+    tmp_path: Path,
+) -> None:
+    effects = Effects()
+    with EmulationServer(_scenario(6), socket_cut_in=3) as server:
+        result = await _run(_agent(server, effects, tmp_path, stream_retries=1))
+    assert result.output == "last: bumped 5"
+    assert effects.ran == Counter(range(6))  # nothing of the cut turn ran
+    (socket,) = server.sockets
+    assert socket["responses"] == 2 and len(socket["messages"]) == 3
+    over_http = _http_bodies(server)
+    assert len(over_http) == 7 - 2  # the cut turn asked again, and the rest
+    assert len(over_http[0]["input"]) == 1 + 2 * 2
 
 
 async def test_a_forgotten_response_is_asked_again_over_http(tmp_path: Path) -> None:

@@ -47,6 +47,9 @@ class SocketFaults:
     forget_after: int | None = None
     """Forget the responses answered on a connection once it has sent this
     many: the next request continuing one is refused as not found."""
+    cut_in: int | None = None
+    """Close each connection halfway through its response number ``cut_in``
+    (1: the first), as a network failure mid-stream would."""
 
 
 def socket_routes(
@@ -77,8 +80,16 @@ def _endpoint(
         try:
             while True:
                 text = await websocket.receive_text()
-                if not await _answer(handler, dialect.name, encoder, session, websocket, text, log):
+                cut = faults.cut_in == log["responses"] + 1
+                answered = await _answer(
+                    handler, dialect.name, encoder, session, websocket, text, log, cut=cut
+                )
+                if not answered:
                     continue
+                if cut:
+                    handler._log(f"WEBSOCKET {websocket.url.path} cut mid-response (fault)")
+                    await websocket.close()
+                    return
                 log["responses"] += 1
                 if faults.forget_after is not None and log["responses"] >= faults.forget_after:
                     session.forget()
@@ -100,8 +111,11 @@ async def _answer(
     websocket: WebSocket,
     text: str,
     log: dict[str, Any],
+    *,
+    cut: bool = False,
 ) -> bool:
-    """Answer one message; ``True`` when a response was sent (not an error)."""
+    """Answer one message; ``True`` when a response was sent (not an error),
+    only its first half when ``cut``."""
     try:
         log["messages"].append(jsonio.loads(text))
     except ValueError:
@@ -128,10 +142,13 @@ async def _answer(
         )
         return False
     payloads = [frame.payload for frame in encoder.stream(reply)]
+    if cut:
+        payloads = payloads[: len(payloads) // 2]
     for n, payload in enumerate(payloads):
         if n and turn.delay:
             await anyio.sleep(turn.delay)
         await websocket.send_text(encoder.dumps(payload))
-    session.answered(body, payloads)
+    if not cut:
+        session.answered(body, payloads)
     handler._log(f"WEBSOCKET response (turn {parsed.assistant_turns + 1})")
     return True

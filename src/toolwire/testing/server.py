@@ -247,6 +247,8 @@ class EmulationServer(LoopbackServer):
         socket_forget_after: forget the responses a WebSocket answered once
             it has sent this many (the next continuation is refused with
             ``previous_response_not_found``; ``None``: never).
+        socket_cut_in: close each WebSocket halfway through its response
+            number ``socket_cut_in`` (1: the first; ``None``: never).
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -270,6 +272,7 @@ class EmulationServer(LoopbackServer):
         max_kept_streams: int = 256,
         socket_close_after: int | None = None,
         socket_forget_after: int | None = None,
+        socket_cut_in: int | None = None,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
@@ -288,7 +291,9 @@ class EmulationServer(LoopbackServer):
         """The latest WebSocket connections, in the order they opened:
         ``{"messages": [...], "responses": n}`` each, the messages received
         (parsed JSON) and how many responses were sent."""
-        faults = SocketFaults(close_after=socket_close_after, forget_after=socket_forget_after)
+        faults = SocketFaults(
+            close_after=socket_close_after, forget_after=socket_forget_after, cut_in=socket_cut_in
+        )
         app = build_app(
             self.scenario,
             requests=self.requests,
