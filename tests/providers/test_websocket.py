@@ -179,6 +179,22 @@ async def test_a_socket_near_its_lifetime_is_replaced_before_a_turn(tmp_path: Pa
     assert _http_bodies(server) == []
 
 
+async def test_a_socket_the_server_says_expired_is_replaced(tmp_path: Path) -> None:
+    effects = Effects()
+    with EmulationServer(_scenario(4), socket_expire_after=2) as server:
+        result = await _run(_agent(server, effects, tmp_path))
+    assert result.output == "last: bumped 3"
+    assert effects.ran == Counter(range(4))
+    # Two responses a socket, the third request refused and sent again on a
+    # new socket, whole; nothing over HTTP.
+    assert [s["responses"] for s in server.sockets] == [2, 2, 1]
+    assert [len(s["messages"]) for s in server.sockets] == [3, 3, 1]
+    assert "previous_response_id" in server.sockets[0]["messages"][2]
+    renewed = server.sockets[1]["messages"][0]
+    assert "previous_response_id" not in renewed and len(renewed["input"]) == 1 + 2 * 2
+    assert _http_bodies(server) == []
+
+
 async def test_a_refused_upgrade_sends_the_request_over_http() -> None:
     """A server that has no socket where one is asked for (a 403 to the upgrade)."""
     with EmulationServer(_scenario(1)) as server:

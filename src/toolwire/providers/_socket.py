@@ -35,6 +35,8 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from toolwire.errors import ConnectError, ProviderError, ReadError, TransportTimeout
 from toolwire.http import ErrorParser, HttpRequest, HttpResponse, StreamResponse, Transport
 from toolwire.http.websocket import WebSocket, connect
@@ -61,6 +63,8 @@ class SocketTransport:
             before a request is sent on it.
         connect_timeout: seconds to open the socket.
         read_timeout: seconds to wait for each message.
+        total_timeout: seconds for a whole response, from its request
+            (``None``: no bound but ``read_timeout``'s).
     """
 
     def __init__(
@@ -75,6 +79,7 @@ class SocketTransport:
         renew_before: float = 300.0,
         connect_timeout: float = 10.0,
         read_timeout: float = 300.0,
+        total_timeout: float | None = 600.0,
     ) -> None:
         self._mode = mode
         self._url = url
@@ -85,6 +90,7 @@ class SocketTransport:
         self._renew_before = renew_before
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
+        self._total_timeout = total_timeout
         self._socket: WebSocket | None = None
         self._opened_at = 0.0
         self._previous: tuple[str, list[Any] | None] | None = None
@@ -142,6 +148,8 @@ class SocketTransport:
                 return None
             previous_id, previous_input = self._previous or (None, None)
             message = self._mode.message(request.json, previous_id, previous_input)
+            total = self._total_timeout
+            deadline = None if total is None else anyio.current_time() + total
             try:
                 await socket.send(message.text)
                 first = await socket.receive(self._read_timeout)
@@ -164,7 +172,7 @@ class SocketTransport:
                 continue
             if message.continued:
                 self.continued += 1
-            return _SocketResponse(self, socket, message, first, read)
+            return _SocketResponse(self, socket, message, (first, read), deadline)
         self._fall_back("a new socket expired at once")
         return None
 
@@ -214,14 +222,14 @@ class _SocketResponse:
         owner: SocketTransport,
         socket: WebSocket,
         message: SocketMessage,
-        first: str,
-        read: SocketRead,
+        first: tuple[str, SocketRead],
+        deadline: float | None,
     ) -> None:
         self._owner = owner
         self._socket = socket
         self._message = message
         self._first = first
-        self._read = read
+        self._deadline = deadline
         self.ended = False
         """Whether its last event was read (the socket is free again)."""
 
@@ -231,15 +239,22 @@ class _SocketResponse:
 
     async def _events(self) -> AsyncGenerator[bytes, None]:
         owner, mode = self._owner, self._owner._mode
-        text, read = self._first, self._read
+        (text, read), deadline = self._first, self._deadline
         while True:
             yield mode.frame(text)
             if read.kind != "event":
                 self.ended = True
                 owner._answered(read.response_id if read.kind == "end" else None, self._message)
                 return
+            within = owner._read_timeout
+            if deadline is not None:
+                within = min(within, deadline - anyio.current_time())
             try:
-                received = await self._socket.receive(owner._read_timeout)
+                if within <= 0:
+                    raise TransportTimeout(
+                        f"the response took longer than {owner._total_timeout:g} s"
+                    )
+                received = await self._socket.receive(within)
             except (ReadError, TransportTimeout):
                 await self._broke()
                 raise

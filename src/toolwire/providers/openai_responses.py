@@ -203,6 +203,7 @@ class OpenAIResponses(Provider):
             renew_before=renew_before,
             connect_timeout=timeouts.connect or 10.0,
             read_timeout=timeouts.read or 300.0,
+            total_timeout=timeouts.total,
         )
         try:
             yield socket

@@ -47,6 +47,9 @@ class SocketFaults:
     forget_after: int | None = None
     """Forget the responses answered on a connection once it has sent this
     many: the next request continuing one is refused as not found."""
+    expire_after: int | None = None
+    """Answer the request after this many responses as OpenAI answers one on
+    a connection past its 60 minutes (an error event, then the close)."""
     cut_in: int | None = None
     """Close each connection halfway through its response number ``cut_in``
     (1: the first), as a network failure mid-stream would."""
@@ -80,6 +83,12 @@ def _endpoint(
         try:
             while True:
                 text = await websocket.receive_text()
+                if faults.expire_after is not None and log["responses"] >= faults.expire_after:
+                    log["messages"].append(jsonio.loads(text))
+                    await websocket.send_text(encoder.dumps(session.expired()))
+                    handler._log(f"WEBSOCKET {websocket.url.path} expired (fault)")
+                    await websocket.close()
+                    return
                 cut = faults.cut_in == log["responses"] + 1
                 answered = await _answer(
                     handler, dialect.name, encoder, session, websocket, text, log, cut=cut

@@ -247,6 +247,9 @@ class EmulationServer(LoopbackServer):
         socket_forget_after: forget the responses a WebSocket answered once
             it has sent this many (the next continuation is refused with
             ``previous_response_not_found``; ``None``: never).
+        socket_expire_after: answer the request after this many responses
+            on a WebSocket as one past its lifetime (60 minutes at OpenAI:
+            an error event, then the close; ``None``: never).
         socket_cut_in: close each WebSocket halfway through its response
             number ``socket_cut_in`` (1: the first; ``None``: never).
 
@@ -272,6 +275,7 @@ class EmulationServer(LoopbackServer):
         max_kept_streams: int = 256,
         socket_close_after: int | None = None,
         socket_forget_after: int | None = None,
+        socket_expire_after: int | None = None,
         socket_cut_in: int | None = None,
     ) -> None:
         self.scenario = load_scenario(scenario)
@@ -292,7 +296,10 @@ class EmulationServer(LoopbackServer):
         ``{"messages": [...], "responses": n}`` each, the messages received
         (parsed JSON) and how many responses were sent."""
         faults = SocketFaults(
-            close_after=socket_close_after, forget_after=socket_forget_after, cut_in=socket_cut_in
+            close_after=socket_close_after,
+            forget_after=socket_forget_after,
+            expire_after=socket_expire_after,
+            cut_in=socket_cut_in,
         )
         app = build_app(
             self.scenario,

@@ -207,6 +207,13 @@ class ResponsesSession:
         """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
         self._contexts.clear()
 
+    def expired(self) -> dict[str, Any]:
+        """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
+        message = (
+            "Responses websocket connection limit reached (60 minutes). Create a new connection."
+        )
+        return self.error(EXPIRED, message)
+
     def error(self, code: str, message: str, param: str | None = None) -> dict[str, Any]:
         """An ``error`` event, as the SDK's ``ResponseErrorEvent``."""
         return {

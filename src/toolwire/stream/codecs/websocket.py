@@ -68,6 +68,10 @@ class SocketSession(Protocol):
         """An error event payload."""
         ...
 
+    def expired(self) -> dict[str, Any]:
+        """The error event of a connection past its lifetime."""
+        ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SocketMode:
