@@ -220,3 +220,16 @@ def test_the_transport_word_is_checked() -> None:
     with pytest.raises(UsageError, match="websocket_renew_before"):
         OpenAIResponses(transport="websocket", api_key="k", websocket_renew_before=3600)
     assert not OpenAIResponses(api_key="k", transport="http").websocket
+
+
+def test_websocket_mode_without_wsproto_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "wsproto" else real(name, *a)
+    )
+    with pytest.raises(UsageError, match=r"toolwire\[websocket\]"):
+        OpenAIResponses(transport="websocket", api_key="k")

@@ -94,6 +94,7 @@ class SocketTransport:
         self._socket: WebSocket | None = None
         self._opened_at = 0.0
         self._previous: tuple[str, list[Any] | None] | None = None
+        self._busy = False
         self.http_only = False
         """Whether the run's requests now go over HTTP (the socket failed it)."""
         self.connections = 0
@@ -119,15 +120,18 @@ class SocketTransport:
         """The response of a streamed request: over the socket when it can
         serve it, over HTTP otherwise."""
         response = None
-        if not self.http_only and self._mode.accepts(request.json):
+        # One response at a time on the socket: another asked meanwhile goes over HTTP.
+        if not self.http_only and not self._busy and self._mode.accepts(request.json):
             response = await self._open(request, parse_error)
         if response is None:
             async with self._http.stream(request, parse_error=parse_error) as answered:
                 yield answered
             return
+        self._busy = True
         try:
             yield response
         finally:
+            self._busy = False
             if not response.ended:  # left before its end: the socket is mid-response
                 await self._drop()
 

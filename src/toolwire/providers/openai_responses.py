@@ -29,6 +29,7 @@ socket cannot serve a request (:mod:`toolwire.providers._socket`).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -120,8 +121,9 @@ class OpenAIResponses(Provider):
             UsageError: ``openai_background`` with ``openai_store=False``
                 (background responses are stored), ``continuation_attempts``
                 below 0 or ``continuation_timeout`` not positive,
-                ``transport`` an unknown word, ``websocket_renew_before``
-                not below ``websocket_max_age``.
+                ``transport`` an unknown word, ``"websocket"`` without
+                wsproto installed, ``websocket_renew_before`` not below
+                ``websocket_max_age``.
         """
         mode = transport if isinstance(transport, str) else None
         super().__init__(
@@ -138,6 +140,11 @@ class OpenAIResponses(Provider):
             raise UsageError(f"{self.name}: websocket_renew_before must be below websocket_max_age")
         self.websocket = mode == "websocket"
         """Whether agent runs send their turns over a WebSocket."""
+        if self.websocket and importlib.util.find_spec("wsproto") is None:
+            raise UsageError(
+                f"{self.name}: transport='websocket' needs wsproto: "
+                "pip install 'toolwire[websocket]'"
+            )
         self._socket_ages = (websocket_max_age, websocket_renew_before, websocket_clock)
         self.openai_organization = openai_organization
         self.openai_project = openai_project
