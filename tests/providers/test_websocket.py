@@ -8,6 +8,7 @@ run goes on over HTTP with the whole context, each tool run once.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import toolwire
 from toolwire import Agent, OpenAIResponses, UserMessage
 from toolwire.errors import UsageError
 from toolwire.http.transport import HttpxTransport
+from toolwire.http.websocket import connect
 from toolwire.providers._socket import SocketTransport
 from toolwire.testing import EmulationServer, Scenario
 
@@ -233,3 +235,41 @@ def test_websocket_mode_without_wsproto_says_what_to_install(
     )
     with pytest.raises(UsageError, match=r"toolwire\[websocket\]"):
         OpenAIResponses(transport="websocket", api_key="k")
+
+
+async def test_the_messages_and_events_are_the_sdks_own_shapes() -> None:
+    """What the client sends parses as the openai SDK's ``ResponseCreate``;
+    what the server answers, refusals included, as its ``ResponsesServerEvent``."""
+    from openai.types.responses.responses_client_event import ResponseCreate
+    from openai.types.responses.responses_server_event import ResponsesServerEvent
+    from pydantic import TypeAdapter
+
+    server_event: TypeAdapter[Any] = TypeAdapter(ResponsesServerEvent)
+    with EmulationServer(_scenario(1)) as server:
+        provider = OpenAIResponses(base_url=server.url_for("openai-responses"), api_key="k")
+        mode = provider.wire.socket
+        assert mode is not None
+        request = provider.build_request(model="gpt-test", messages=[UserMessage("count")])
+        message = mode.message(request.json, None, None)
+        ResponseCreate.model_validate_json(message.text)
+        socket = await connect(
+            mode.url(provider.base_url), {"authorization": "Bearer k"}, open_within=10
+        )
+        try:
+            await socket.send(message.text)
+            kinds = []
+            while True:
+                text = await socket.receive(10)
+                assert text is not None
+                kinds.append(server_event.validate_json(text).type)
+                if mode.read(text).kind == "end":
+                    break
+            continued = json.loads(message.text) | {"previous_response_id": "resp_unknown"}
+            await socket.send(json.dumps(continued))
+            refusal = await socket.receive(10)
+            assert refusal is not None and mode.read(refusal).kind == "not_found"
+            assert server_event.validate_json(refusal).error.code == "previous_response_not_found"
+        finally:
+            await socket.aclose()
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert "response.function_call_arguments.delta" in kinds

@@ -101,6 +101,7 @@ def test_the_session_reads_a_continued_response_whole() -> None:
     assert "previous_response_id" not in body
     session.forget()
     body, refused = session.request(json.dumps(message))
-    assert body is None and refused is not None and refused["code"] == "previous_response_not_found"
+    assert body is None and refused is not None
+    assert refused["error"]["code"] == "previous_response_not_found"
     body, refused = session.request('{"type": "response.cancel"}')
     assert body is None and refused is not None and refused["type"] == "error"

@@ -133,7 +133,7 @@ async def _answer(
     body, refused = session.request(text)
     if body is None:
         assert refused is not None
-        handler._log(f"WEBSOCKET message refused: {refused.get('code')}")
+        handler._log("WEBSOCKET message refused")
         await websocket.send_text(encoder.dumps(refused))
         return False
     raw = jsonio.dumps_bytes(body)

@@ -119,8 +119,9 @@ def socket_message(
 
 
 def _error_code(obj: dict[str, Any]) -> Any:
-    """The code of an ``error`` event: top level (the SDK's
-    ``ResponseErrorEvent``) or in its ``error`` object."""
+    """The code of an ``error`` event: in its ``error`` object (the SDK's
+    ``ResponseWsError``), or at its top level (``ResponseErrorEvent``, as
+    in the SSE stream)."""
     inner = obj.get("error")
     return obj.get("code") or (inner.get("code") if isinstance(inner, dict) else None)
 
@@ -215,14 +216,10 @@ class ResponsesSession:
         return self.error(EXPIRED, message)
 
     def error(self, code: str, message: str, param: str | None = None) -> dict[str, Any]:
-        """An ``error`` event, as the SDK's ``ResponseErrorEvent``."""
-        return {
-            "type": "error",
-            "code": code,
-            "message": message,
-            "param": param,
-            "sequence_number": 0,
-        }
+        """An ``error`` event, as the SDK's ``ResponseWsError``: the error in
+        its ``error`` object, with the HTTP status of a refused request."""
+        error = {"type": "invalid_request_error", "code": code, "message": message, "param": param}
+        return {"type": "error", "status": 400, "error": error}
 
 
 def _as_items(value: Any) -> list[Any]:
