@@ -109,7 +109,7 @@ class OpenAIResponsesEncoder(Encoder):
     def _usage(reply: Reply) -> dict[str, Any]:
         return {
             "input_tokens": reply.input_tokens,
-            "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": reply.output_tokens,
             "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
             "total_tokens": reply.input_tokens + reply.output_tokens,
