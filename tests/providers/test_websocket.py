@@ -277,3 +277,37 @@ async def test_the_messages_and_events_are_the_sdks_own_shapes() -> None:
             await socket.aclose()
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
     assert "response.function_call_arguments.delta" in kinds
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])  # the SDK's socket is asyncio's
+async def test_the_openai_sdks_own_socket_client_continues_a_response() -> None:
+    """The emulation server's WebSocket mode, as the openai SDK's
+    ``responses.connect()`` speaks it (over the ``websockets`` library)."""
+    import openai
+
+    tools: list[Any] = [
+        {"type": "function", "name": "bump", "parameters": {"type": "object", "properties": {}}}
+    ]
+    with EmulationServer(_scenario(1)) as server:
+        client = openai.AsyncOpenAI(base_url=server.url_for("openai-responses"), api_key="k")
+        async with client.responses.connect() as connection:
+            await connection.response.create(model="gpt-test", input="count", tools=tools)
+            calls, response_id = [], None
+            async for event in connection:
+                if event.type == "response.output_item.done" and event.item.type == "function_call":
+                    calls.append(event.item.call_id)
+                if event.type == "response.completed":
+                    response_id = event.response.id
+                    break
+            assert response_id is not None and len(calls) == 1
+            result = {"type": "function_call_output", "call_id": calls[0], "output": "bumped 0"}
+            await connection.response.create(
+                model="gpt-test", previous_response_id=response_id, input=[result], tools=tools
+            )
+            async for event in connection:
+                if event.type == "response.completed":
+                    answer = event.response.output_text
+                    break
+        await client.close()
+    assert answer == "last: bumped 0"
+    assert server.sockets[0]["responses"] == 2

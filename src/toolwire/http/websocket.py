@@ -20,6 +20,7 @@ headers (they carry the key) in a message. wsproto is an optional extra
 from __future__ import annotations
 
 import ssl
+from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -61,7 +62,7 @@ class WebSocket:
         self._protocol = protocol
         self._url = url
         self._max_message = max_message
-        self._pending: list[Any] = []
+        self._pending: deque[Any] = deque()
         self._parts: list[str] = []
         self._size = 0
         self.closed = False
@@ -104,7 +105,7 @@ class WebSocket:
             with anyio.fail_after(within):
                 while True:
                     while self._pending:
-                        event = self._pending.pop(0)
+                        event = self._pending.popleft()
                         if isinstance(event, TextMessage):
                             whole = self._part(event.data, event.message_finished)
                             if whole is not None:
@@ -254,7 +255,7 @@ async def _handshake(
     body = b""
     while True:
         while socket._pending:
-            event = socket._pending.pop(0)
+            event = socket._pending.popleft()
             if isinstance(event, AcceptConnection):
                 return
             if isinstance(event, RejectConnection):
