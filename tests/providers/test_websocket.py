@@ -311,3 +311,46 @@ async def test_the_openai_sdks_own_socket_client_continues_a_response() -> None:
         await client.close()
     assert answer == "last: bumped 0"
     assert server.sockets[0]["responses"] == 2
+
+
+async def test_a_resumed_run_opens_its_own_socket_with_the_whole_context(tmp_path: Path) -> None:
+    from toolwire.examples import PaymentLedger, payment_tool
+    from toolwire.journal import Decision, SQLiteJournal, record_decision
+
+    pay = {"to": "alice", "amount_cents": 1250}
+    scenario = Scenario.from_dict(
+        {
+            "name": "bump-then-pay",
+            "turns": [
+                {"tool_calls": [{"name": "bump", "arguments": {"n": 0}}]},
+                {"tool_calls": [{"name": "send_payment", "arguments": pay}]},
+                {"text": "paid {result:send_payment.to}"},
+            ],
+        }
+    )
+    ledger = PaymentLedger(tmp_path / "ledger.sqlite3")
+    journal = SQLiteJournal(tmp_path / "journal.sqlite3")
+    effects = Effects()
+    with EmulationServer(scenario) as server:
+        provider = OpenAIResponses(
+            transport="websocket", base_url=server.url_for("openai-responses"), api_key="k"
+        )
+        tools = [effects.tool, payment_tool(ledger, requires_approval=True)]
+        agent = Agent(provider, model="gpt-test", tools=tools, journal=journal)
+        try:
+            first = await agent.run("bump, then pay alice", run_id="run-ws")
+            assert first.outcome == "suspended" and ledger.payments() == []
+            (pending,) = first.pending
+            assert record_decision(journal, "run-ws", Decision.allow(pending, principal="ops"))
+            resumed = await agent.resume("run-ws")
+        finally:
+            await agent.aclose()
+    assert resumed.output == "paid alice"
+    assert effects.ran == Counter([0]) and len(ledger.payments()) == 1
+    # The suspended run's socket answered its two turns; the resumed run, in
+    # a socket of its own, sent its one turn whole (nothing to continue).
+    assert [s["responses"] for s in server.sockets] == [2, 1]
+    (whole,) = server.sockets[1]["messages"]
+    assert "previous_response_id" not in whole
+    kinds = Counter(item.get("type", "message") for item in whole["input"])
+    assert kinds == {"message": 1, "function_call": 2, "function_call_output": 2}
