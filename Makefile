@@ -9,6 +9,7 @@
 #   make bench  the streaming benchmark against the libraries you would otherwise use
 #   make bench-agent  the agent benchmark (CPU per run) against the bare-httpx floor and the peers
 #   make bench-tricks  each speed trick outside the core against its plain version (CPU per run)
+#   make bench-websocket  a 20-call run over a WebSocket and over HTTP (CPU and wall per run)
 #   make soak   2,000 concurrent journaled runs in one process, the server in another
 #   make test-cluster  the 2,000-run batch over a local Ray cluster (ray start: a head and
 #               four nodes) on one Postgres journal, through a node's kill -9 (also in make test)
@@ -30,7 +31,7 @@ CORE_STAMP := $(VENV)/.installed-core
 UNIT_STAMP := $(VENV)/.installed-unit
 BENCH_STAMP := $(VENV)/.installed-bench
 
-.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks soak clean test-llamacpp test-browser test-cluster test-mcp-inspector test-ui test-bridge
+.PHONY: test lint typecheck unit suite docs docs-serve demo bench bench-agent bench-tricks bench-websocket soak clean test-llamacpp test-browser test-cluster test-mcp-inspector test-ui test-bridge
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -119,6 +120,9 @@ bench-agent: $(BENCH_STAMP)
 
 bench-tricks: $(STAMP)
 	$(BIN)/python bench/bench_tricks.py $(BENCH_ARGS)
+
+bench-websocket: $(STAMP)
+	$(BIN)/python bench/bench_websocket.py $(BENCH_ARGS)
 
 soak: $(STAMP)
 	$(BIN)/python bench/soak.py $(BENCH_ARGS)

@@ -73,6 +73,12 @@ EXPECTED_OUTPUT = {
         "['text', 'server_tool_use', 'web_search_tool_result']",
     ],
     "wire-items.md": ["Done: applied 5 lines"],
+    "websocket.md": [
+        "over one socket: 2 responses",
+        "continued: resp_ ['function_call_output', 'function_call_output']",
+        "answered after 1 response over the socket",
+        "then over HTTP, whole: 5 items",
+    ],
     "approvals.md": [
         "suspended [('send_payment', {'amount_cents': 1250, 'to': 'ann'})]",
         "409 {'refused': 'digest'}",

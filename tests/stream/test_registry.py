@@ -58,6 +58,8 @@ VOCABULARY: dict[str, tuple[str, ...]] = {
         "output_text",
         "reasoning_summary",
         "previous_response_id",
+        "response.create",
+        "previous_response_not_found",
     ),
     "anthropic-messages": (
         "content_block",

@@ -195,12 +195,16 @@ async def run_to_end(
             resumed=plan is not None,
         )
 
-    driver = RunDriver(config, run_id, messages, observers, emit, emit_many)
+    # The run's own transport where the provider opens one (a WebSocket),
+    # closed when the run ends.
+    async with provider.run_transport(config.transport) as transport:
+        config = dataclasses.replace(config, transport=transport)
+        driver = RunDriver(config, run_id, messages, observers, emit, emit_many)
 
-    def drive() -> Awaitable[RunResult]:
-        return driver.drive(plan)
+        def drive() -> Awaitable[RunResult]:
+            return driver.drive(plan)
 
-    return await observed.observe(observers, run_id, info, plan, drive, driver.meter.totals)
+        return await observed.observe(observers, run_id, info, plan, drive, driver.meter.totals)
 
 
 def new_run(

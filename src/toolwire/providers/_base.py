@@ -38,6 +38,7 @@ from toolwire.http.urls import url_secrets
 from toolwire.messages import Message
 from toolwire.providers._continuation import Continuation, continuation_settings, reopening
 from toolwire.providers._reads import HOLD, ProviderStream
+from toolwire.providers._secret import _Secret
 from toolwire.stream.codecs import WireDialect, wire_dialect
 from toolwire.stream.codecs.request import ToolChoice, merge_extra
 from toolwire.stream.decoder import decode_response
@@ -50,27 +51,6 @@ __all__ = [
     "Provider",
     "ToolChoice",
 ]
-
-
-class _Secret:
-    """A credential that never shows itself in ``repr``, ``str`` or f-strings."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "_Secret('<redacted>')"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> Any:
-        # Pickling would write the key to disk or a queue: refuse.
-        raise TypeError("a secret cannot be pickled")
 
 
 class Provider(ABC):
@@ -357,6 +337,15 @@ class Provider(ABC):
         """The transport this provider sends with: the one it was given, or
         one it creates on first use (and closes in :meth:`aclose`)."""
         return self._transport_for(None)
+
+    def run_transport(
+        self, transport: Transport | None
+    ) -> contextlib.AbstractAsyncContextManager[Transport | None]:
+        """The transport of one agent run, given the agent's own (``None``:
+        the provider's): that one, unless the provider opens one per run (a
+        WebSocket: ``OpenAIResponses(transport="websocket")``), closed when
+        the run ends."""
+        return contextlib.nullcontext(transport)
 
     continuation_attempts: int = 0
     """How many times one cut stream is reopened where it stopped, at most

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from toolwire.errors import ProviderError, UsageError
 from toolwire.http import Transport
-from toolwire.providers._base import Provider, _Secret
+from toolwire.providers._base import Provider
+from toolwire.providers._secret import _Secret
 from toolwire.stream import jsonio
 from toolwire.stream.codecs.request import dict_or_empty
 

@@ -19,16 +19,24 @@ items the stream decoder keeps; one that came after some calls also carries
 ``"after_tool_calls": k`` (removed before sending) so the interleaving of
 reasoning and calls is rebuilt. Items of hosted tools (web search, MCP...)
 are reported as :class:`~toolwire.types.ServerToolCall`.
+
+With ``transport="websocket"`` each agent run opens one WebSocket to
+``wss://…/v1/responses`` and sends its turns there, later turns continuing
+the previous response with only the new items, HTTP taking over when the
+socket cannot serve a request (:mod:`toolwire.providers._socket`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+import contextlib
+import importlib.util
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from toolwire.errors import ProviderError, UsageError
 from toolwire.http import HttpRequest, Transport
 from toolwire.providers._base import Provider
+from toolwire.providers._socket import SocketTransport
 from toolwire.providers.openai_chat import openai_auth_headers, openai_style_error
 
 if TYPE_CHECKING:
@@ -56,7 +64,7 @@ class OpenAIResponses(Provider):
         base_url: str | None = None,
         name: str | None = None,
         headers: Mapping[str, str] | None = None,
-        transport: Transport | None = None,
+        transport: Transport | Literal["http", "websocket"] | None = None,
         timeout: Timeouts | float | None = None,
         openai_organization: str | None = None,
         openai_project: str | None = None,
@@ -68,6 +76,9 @@ class OpenAIResponses(Provider):
         continuation_timeout: float = 30.0,
         resume_attempts: int | None = None,
         resume_timeout: float | None = None,
+        websocket_max_age: float = 3600.0,
+        websocket_renew_before: float = 300.0,
+        websocket_clock: Callable[[], float] | None = None,
     ) -> None:
         """Configure the provider.
 
@@ -76,7 +87,11 @@ class OpenAIResponses(Provider):
             base_url: the server's base URL; else ``OPENAI_BASE_URL``, else OpenAI's.
             name: the provider's name in errors.
             headers: extra request headers.
-            transport: default transport for ``stream``/``complete``.
+            transport: default transport for ``stream``/``complete``; or
+                ``"websocket"``: each agent run sends its turns over one
+                WebSocket (``wss://…/responses``; ``ws://`` for an
+                ``http://`` base URL), HTTP taking over when it fails
+                (``"http"``, the default: every turn is a POST).
             timeout: timeouts of the transport created when none is given.
             openai_organization: sent as ``OpenAI-Organization``.
             openai_project: sent as ``OpenAI-Project``.
@@ -96,20 +111,41 @@ class OpenAIResponses(Provider):
             continuation_timeout: seconds for each reopening to be answered.
             resume_attempts: older name of ``continuation_attempts``.
             resume_timeout: older name of ``continuation_timeout``.
+            websocket_max_age: how long the server keeps a socket open, in
+                seconds (OpenAI: 60 minutes).
+            websocket_renew_before: a socket this close to its
+                ``websocket_max_age`` is replaced before a turn is sent on it.
+            websocket_clock: the clock of socket ages (``time.monotonic``).
 
         Raises:
             UsageError: ``openai_background`` with ``openai_store=False``
                 (background responses are stored), ``continuation_attempts``
-                below 0 or ``continuation_timeout`` not positive.
+                below 0 or ``continuation_timeout`` not positive,
+                ``transport`` an unknown word, ``"websocket"`` without
+                wsproto installed, ``websocket_renew_before`` not below
+                ``websocket_max_age``.
         """
+        mode = transport if isinstance(transport, str) else None
         super().__init__(
             api_key=api_key,
             base_url=base_url,
             name=name,
             headers=headers,
-            transport=transport,
+            transport=None if isinstance(transport, str) else transport,
             timeout=timeout,
         )
+        if mode not in (None, "http", "websocket"):
+            raise UsageError(f"{self.name}: transport is 'http', 'websocket' or a Transport")
+        if not 0 <= websocket_renew_before < websocket_max_age:
+            raise UsageError(f"{self.name}: websocket_renew_before must be below websocket_max_age")
+        self.websocket = mode == "websocket"
+        """Whether agent runs send their turns over a WebSocket."""
+        if self.websocket and importlib.util.find_spec("wsproto") is None:
+            raise UsageError(
+                f"{self.name}: transport='websocket' needs wsproto: "
+                "pip install 'toolwire[websocket]'"
+            )
+        self._socket_ages = (websocket_max_age, websocket_renew_before, websocket_clock)
         self.openai_organization = openai_organization
         self.openai_project = openai_project
         self.openai_reasoning = dict(openai_reasoning) if openai_reasoning else None
@@ -149,6 +185,37 @@ class OpenAIResponses(Provider):
         from ``openai_background`` or ``extra``) is kept, and resumed after
         its last event; any other stream is asked again when cut."""
         return request.json.get("background") is True
+
+    @contextlib.asynccontextmanager
+    async def run_transport(self, transport: Transport | None) -> AsyncIterator[Transport | None]:
+        """One WebSocket per agent run in WebSocket mode (HTTP behind it:
+        ``transport``, else the provider's own); else ``transport``."""
+        if not self.websocket:
+            yield transport
+            return
+        mode = self.wire.socket
+        assert mode is not None  # the Responses dialect has its socket
+        from toolwire.http.transport import Timeouts
+
+        max_age, renew_before, clock = self._socket_ages
+        timeouts = Timeouts.coerce(self._timeout)
+        headers = self._headers(stream=True)
+        socket = SocketTransport(
+            mode=mode,
+            url=mode.url(self.base_url),
+            headers={k: v for k, v in headers.items() if k not in ("content-type", "accept")},
+            http=self._transport_for(transport),
+            clock=clock,
+            max_age=max_age,
+            renew_before=renew_before,
+            connect_timeout=timeouts.connect or 10.0,
+            read_timeout=timeouts.read or 300.0,
+            total_timeout=timeouts.total,
+        )
+        try:
+            yield socket
+        finally:
+            await socket.aclose()
 
     def _parse_error(
         self, status_code: int, headers: Mapping[str, str], body: Any

@@ -23,14 +23,15 @@ uvicorn in a background thread on a socket it binds itself, returning from
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import importlib.util
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from toolwire import _compat
 from toolwire.errors import UsageError
@@ -41,12 +42,16 @@ from toolwire.testing._guard import ServerLimits
 from toolwire.testing._handler import FAULT_HEADER, Handler, RecentRequests
 from toolwire.testing._kept import KeptStreams
 from toolwire.testing._ratelimit import ServerRateLimit
+from toolwire.testing._socket import SocketFaults, socket_routes
 from toolwire.testing.scenario import (
     Scenario,
     ScenarioError,
     builtin_names,
 )
 from toolwire.testing.serving import LoopbackServer, is_loopback
+
+_WEBSOCKETS = "wsproto" if importlib.util.find_spec("wsproto") else "none"
+"""uvicorn's WebSocket protocol: wsproto's, when the ``websocket`` extra is installed."""
 
 __all__ = ["FAULT_HEADER", "EmulationServer", "build_app", "is_loopback", "load_scenario"]
 
@@ -80,6 +85,8 @@ def build_app(
     rate_limit: ServerRateLimit | None = None,
     kept: KeptStreams | None = None,
     continuations: list[Any] | None = None,
+    socket_faults: SocketFaults | None = None,
+    sockets: list[Any] | None = None,
 ) -> Starlette:
     """The Starlette app of the emulation server.
 
@@ -91,6 +98,8 @@ def build_app(
         kept: where kept streams wait for their continuations.
         continuations: a list to which every continuation of a kept stream
             (``stream_id``, ``after``) is appended.
+        socket_faults: what the WebSocket routes do wrong on purpose.
+        sockets: a list to which each WebSocket connection's log is appended.
     """
     handler = Handler(
         scenario,
@@ -104,7 +113,7 @@ def build_app(
         return Starlette(routes=[Route("/{path:path}", handler.replay, methods=["POST", "GET"])])
 
     spoken = [d for d in registered() if d.encoder is not None and d.routes]
-    routes = [
+    routes: list[BaseRoute] = [
         Route(path, _endpoint(handler, d), methods=["POST"]) for d in spoken for path in d.routes
     ]
     routes += [
@@ -112,6 +121,8 @@ def build_app(
         for d in spoken
         for path in d.continuation_routes
     ]
+    faults = socket_faults or SocketFaults()
+    routes += socket_routes(handler, faults, sockets if sockets is not None else [])
     endpoints = ", ".join(d.routes[0] for d in spoken)
 
     async def unknown(request: Request) -> Response:
@@ -231,6 +242,16 @@ class EmulationServer(LoopbackServer):
             resumptions (``GET /v1/responses/{id}?stream=true&starting_after=N``,
             ``GET /v1beta/interactions/{id}?stream=true&last_event_id=...``);
             an older one is answered 404, as an expired one is (``0``: none is).
+        socket_close_after: close each WebSocket after this many responses
+            (a socket dropped between two turns; ``None``: never).
+        socket_forget_after: forget the responses a WebSocket answered once
+            it has sent this many (the next continuation is refused with
+            ``previous_response_not_found``; ``None``: never).
+        socket_expire_after: answer the request after this many responses
+            on a WebSocket as one past its lifetime (60 minutes at OpenAI:
+            an error event, then the close; ``None``: never).
+        socket_cut_in: close each WebSocket halfway through its response
+            number ``socket_cut_in`` (1: the first; ``None``: never).
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -238,6 +259,7 @@ class EmulationServer(LoopbackServer):
     """
 
     label = "emulation server"
+    uvicorn_options: ClassVar[Mapping[str, Any]] = {"ws": _WEBSOCKETS}
 
     def __init__(
         self,
@@ -251,6 +273,10 @@ class EmulationServer(LoopbackServer):
         max_recorded_requests: int = 1_000,
         rate_limit: RateLimit | ServerRateLimit | None = None,
         max_kept_streams: int = 256,
+        socket_close_after: int | None = None,
+        socket_forget_after: int | None = None,
+        socket_expire_after: int | None = None,
+        socket_cut_in: int | None = None,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
@@ -265,6 +291,16 @@ class EmulationServer(LoopbackServer):
         last event read), in arrival order: ``{"stream_id", "after"}`` each,
         ``after`` the number of the event continued after (``-1``: from the
         first)."""
+        self.sockets: list[Any] = RecentRequests(max_recorded_requests)
+        """The latest WebSocket connections, in the order they opened:
+        ``{"messages": [...], "responses": n}`` each, the messages received
+        (parsed JSON) and how many responses were sent."""
+        faults = SocketFaults(
+            close_after=socket_close_after,
+            forget_after=socket_forget_after,
+            expire_after=socket_expire_after,
+            cut_in=socket_cut_in,
+        )
         app = build_app(
             self.scenario,
             requests=self.requests,
@@ -272,6 +308,8 @@ class EmulationServer(LoopbackServer):
             rate_limit=rate_limit,
             kept=KeptStreams(max_kept_streams),
             continuations=self.continuations,
+            socket_faults=faults,
+            sockets=self.sockets,
         )
         super().__init__(app, host=host, port=port, allow_remote=allow_remote, limits=limits)
 

@@ -33,6 +33,7 @@ from toolwire.types import FinishReason, Usage
 if TYPE_CHECKING:
     from toolwire.stream.codecs.emulation import Encoder, ParsedRequest
     from toolwire.stream.codecs.sdk import Shape
+    from toolwire.stream.codecs.websocket import SocketMode
 
 __all__ = [
     "X_RATELIMIT",
@@ -341,6 +342,9 @@ class WireDialect:
     provider: ProviderInfo | None = None
     """The toolwire provider that speaks it, where one does (``None``: a
     dialect toolwire reads only)."""
+
+    socket: SocketMode | None = None
+    """Its WebSocket mode, where it has one (OpenAI Responses)."""
 
     def path_matches(self, path: str) -> bool:
         """True when a request path is one of this dialect's."""

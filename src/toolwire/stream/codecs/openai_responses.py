@@ -69,6 +69,7 @@ from toolwire.stream.codecs.openai_responses_request import (
     resume_target,
     tool_schema,
 )
+from toolwire.stream.codecs.openai_responses_socket import RESPONSES_SOCKET
 from toolwire.stream.codecs.openai_schema import strict_schemas, to_openai_strict
 from toolwire.stream.framing import FramingKind
 from toolwire.stream.jsonio import dumps
@@ -485,5 +486,6 @@ DIALECT: Final = WireDialect(
     volatile_fields=("metadata", "prompt_cache_key", "safety_identifier", "user"),
     structured_output=structured.RESPONSES,
     provider=PROVIDER,
+    socket=RESPONSES_SOCKET,
 )
 """The Responses API."""

@@ -30,7 +30,7 @@ from toolwire.stream.codecs.emulation._request import (
 )
 from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
-__all__ = ["OpenAIResponsesEncoder"]
+__all__ = ["ASSISTANT_ITEMS", "OpenAIResponsesEncoder"]
 
 
 class OpenAIResponsesEncoder(Encoder):
@@ -299,7 +299,7 @@ class _Events:
 # -- requests ---------------------------------------------------------------------
 
 
-_RESPONSES_ASSISTANT_ITEMS = frozenset(
+ASSISTANT_ITEMS = frozenset(
     {
         "function_call",
         "custom_tool_call",
@@ -319,6 +319,8 @@ _RESPONSES_ASSISTANT_ITEMS = frozenset(
         "program_output",
     }
 )
+"""The input items that are the model's own output, sent back (besides an
+assistant ``message``)."""
 _RESPONSES_OUTPUTS = ANSWER_ITEMS
 
 
@@ -372,10 +374,10 @@ def decode_request(
     for i, raw in enumerate(items):
         item = as_object(raw, f"input[{i}]")
         kind = item.get("type", "message")
-        is_assistant = kind in _RESPONSES_ASSISTANT_ITEMS or (
+        is_assistant = kind in ASSISTANT_ITEMS or (
             kind == "message" and item.get("role") == "assistant"
         )
-        if kind in _RESPONSES_ASSISTANT_ITEMS:
+        if kind in ASSISTANT_ITEMS:
             call_id = item.get("id") if kind == "mcp_approval_request" else item.get("call_id")
             name = item.get("name", str(kind).removesuffix("_call"))
             if isinstance(call_id, str) and isinstance(name, str):
