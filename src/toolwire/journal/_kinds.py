@@ -199,6 +199,10 @@ class ToolIntent:
     idempotency_key: str | None = None
     eager: bool = False
     """Started while the answer streamed."""
+    asynchronous: bool = field(default=False, metadata=_OMIT)
+    """The provider marked the call asynchronous (``ToolCall.asynchronous``):
+    it started while the answer streamed, and its outcome stands for every
+    attempt of the turn's request that brings the call again."""
     totals: dict[str, Any] | None = field(default=None, metadata=_OMIT)
 
 

@@ -176,6 +176,14 @@ class ResumePlan:
     totals: RunTotals = field(default_factory=RunTotals)
     """What the whole run has used so far, every request and every process
     counted: where its usage limits go on from."""
+    asynchronous: dict[str, tuple[ToolResult, bool]] = field(
+        default_factory=dict[str, tuple[ToolResult, bool]]
+    )
+    """When ``turn``'s answer was not recorded: the outcomes of the calls
+    its attempts started asynchronously, by call id (they stand for the
+    attempt sent again)."""
+    asynchronous_started: frozenset[str] = frozenset()
+    """Those calls that started without a recorded outcome."""
 
 
 @dataclass
@@ -193,6 +201,18 @@ class _Turn:
         default_factory=dict[str, dict[str, QuestionAnswer]]
     )
     streaming: str | None = None
+    asynchronous: set[str] = field(default_factory=set[str])
+    """The calls started asynchronously, by any attempt of the turn."""
+
+    def again(self, request_seq: int) -> _Turn:
+        """The turn's request sent again: what its asynchronous calls did stands."""
+        kept = self.asynchronous
+        return _Turn(
+            request_seq=request_seq,
+            intents={i for i in self.intents if i in kept},
+            outcomes={k: v for k, v in self.outcomes.items() if k in kept},
+            asynchronous=set(kept),
+        )
 
 
 def plan_resume(log: RunLog) -> ResumePlan:
@@ -209,6 +229,8 @@ def plan_resume(log: RunLog) -> ResumePlan:
         raise JournalError(f"run {log.run.run_id}: a stored message is malformed: {exc}") from exc
     last = max(turns, default=0)
     records, usage, cost = _earlier_turns(turns, last)
+    # An unanswered turn is requested again; only its asynchronous calls stand.
+    unanswered = turns[last].again(-1) if last and turns[last].response is None else None
     return ResumePlan(
         run_id=log.run.run_id,
         messages=messages,
@@ -217,8 +239,12 @@ def plan_resume(log: RunLog) -> ResumePlan:
         records=tuple(records),
         usage=usage,
         cost=cost,
-        streaming=turns[last].streaming if last and turns[last].response is None else None,
+        streaming=turns[last].streaming if unanswered is not None else None,
         totals=run_totals(log.events),
+        asynchronous=dict(unanswered.outcomes) if unanswered is not None else {},
+        asynchronous_started=frozenset(unanswered.intents - set(unanswered.outcomes))
+        if unanswered is not None
+        else frozenset(),
     )
 
 
@@ -230,7 +256,10 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
         if isinstance(record, ModelRequest):
             if event.turn is None:
                 raise JournalError(f"event {event.seq}: a model request without a turn")
-            turns[event.turn] = _Turn(request_seq=event.seq)
+            earlier = turns.get(event.turn)
+            turns[event.turn] = (
+                earlier.again(event.seq) if earlier is not None else _Turn(request_seq=event.seq)
+            )
             continue
         if isinstance(record, RunSuspended):
             _asked(turns, record)
@@ -248,6 +277,8 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
             raise JournalError(f"event {event.seq} ({event.kind}): no call id")
         elif isinstance(record, ToolIntent):
             state.intents.add(event.call_id)
+            if record.asynchronous:
+                state.asynchronous.add(event.call_id)
         elif isinstance(record, ApprovalGiven):
             if record.decision in ("allow", "edit"):
                 state.approved.add(event.call_id)

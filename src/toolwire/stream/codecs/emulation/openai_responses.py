@@ -14,6 +14,7 @@ from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
     Reply,
+    ReplyCall,
     fragments,
     hex_token,
     merge_error,
@@ -130,6 +131,9 @@ class OpenAIResponsesEncoder(Encoder):
                 }
             )
         items.extend(reply.items_after("reasoning"))
+        # Asynchronous calls come first: the model keeps streaming after them.
+        ahead = [c for c in reply.calls if c.fields.get("async") is True]
+        items.extend(self._call_item(reply, call) for call in ahead)
         if reply.text:
             items.append(
                 {
@@ -141,17 +145,19 @@ class OpenAIResponsesEncoder(Encoder):
                 }
             )
         items.extend(reply.items_after("text"))
-        for call in reply.calls:
-            item_id, call_id = self.call_ids(reply, call.index)
-            if call.custom:
-                item = {"id": "ctc_" + item_id[3:], "type": "custom_tool_call"}
-                item.update(status="completed", call_id=call_id, input=call.raw_arguments)
-            else:
-                item = {"id": item_id, "type": "function_call", "status": "completed"}
-                item.update(arguments=call.raw_arguments, call_id=call_id)
-            items.append({**item, "name": call.name, **call.fields})
+        items.extend(self._call_item(reply, call) for call in reply.calls if call not in ahead)
         items.extend(reply.items_after("calls"))
         return items
+
+    def _call_item(self, reply: Reply, call: ReplyCall) -> dict[str, Any]:
+        item_id, call_id = self.call_ids(reply, call.index)
+        if call.custom:
+            item = {"id": "ctc_" + item_id[3:], "type": "custom_tool_call"}
+            item.update(status="completed", call_id=call_id, input=call.raw_arguments)
+        else:
+            item = {"id": item_id, "type": "function_call", "status": "completed"}
+            item.update(arguments=call.raw_arguments, call_id=call_id)
+        return {**item, "name": call.name, **call.fields}
 
     @staticmethod
     def _text_part(text: str) -> dict[str, Any]:
