@@ -29,6 +29,7 @@ from toolwire.agent._config import RunConfig
 from toolwire.agent._early import EarlyCalls
 from toolwire.agent._model_turns import ModelTurns
 from toolwire.agent._resumed import Results
+from toolwire.agent._steering import MAX_SUCCESSORS, SteerInbox, owed_answers
 from toolwire.agent._suspend import waiting_calls
 from toolwire.agent._tool_steps import Emit, ToolSteps, _Asked, result_message
 from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
@@ -51,9 +52,12 @@ from toolwire.run import (
     Outcome,
     PendingCall,
     RunResult,
+    Steer,
+    SteerHow,
     ToolCallRecord,
     TurnFinished,
     TurnStarted,
+    TurnSteered,
 )
 from toolwire.types import ChoiceResult, Usage
 
@@ -61,7 +65,7 @@ _NO_OUTPUT: Any = object()
 """A typed run's output when it ended without one."""
 
 if TYPE_CHECKING:
-    from toolwire.journal import RecordedTurn, ResumePlan
+    from toolwire.journal import RecordedTurn, ResumePlan, SteerApplied
 
 __all__ = ["Emit", "RunConfig", "RunDriver"]
 
@@ -77,6 +81,7 @@ class RunDriver(ModelTurns):
         observers: Observers,
         emit: Emit | None,
         emit_many: Callable[[list[Event]], None] | None,
+        inbox: SteerInbox | None = None,
     ) -> None:
         """Prepare the run; :meth:`drive` carries it out. Its events go to
         ``emit`` (one at a time) and ``emit_many`` (a network read's decoded
@@ -110,6 +115,17 @@ class RunDriver(ModelTurns):
         """How many answers of a typed run failed validation."""
         self.output_stream: OutputStream | None = None
         """The typed output of the turn streaming, followed when someone listens."""
+        self.inbox = inbox if inbox is not None else SteerInbox()
+        """The steers given to the run, waiting for a safe point (see
+        :mod:`~toolwire.agent._steering`)."""
+        self.cut = False
+        """Whether toolwire ended the last response for a steer."""
+        self.successor = False
+        """Whether the next request is a steered response's successor (the same turn)."""
+        self.successors = 0
+        """How many successors the turn had."""
+        self.replayed: tuple[SteerApplied, ...] = ()
+        """Steers a resumed turn's journal holds that no request carried yet."""
 
     async def drive(self, plan: ResumePlan | None = None) -> RunResult[Any]:
         """Turn after turn until :func:`next_step` says finish."""
@@ -118,7 +134,8 @@ class RunDriver(ModelTurns):
             recorded, settling = settling, None
             choice, turn_usage, assistant, done = await self._reply(recorded)
             self.messages.append(assistant)
-            if self.config.output is not None:
+            steered = choice.finish_reason == "steered"
+            if self.config.output is not None and not steered:
                 verdict = judge(self.config.output, self.config.output_mode, choice)
                 if isinstance(verdict, Accepted):
                     self._turn_finished(choice, turn_usage, 0)
@@ -151,6 +168,11 @@ class RunDriver(ModelTurns):
                     self._turn_finished(choice, turn_usage, len(calls))
                     if waiting:
                         return self._suspended(waiting)
+                    earlier = [r for r in self.records if r.turn != self.turn]
+                    turn_records = [r for r in self.records if r.turn == self.turn]
+                    self.messages += owed_answers(assistant, turn_records, earlier)
+                case ContinueTurn() if steered:
+                    await self._steered(recorded)
                 case ContinueTurn():
                     self._turn_finished(choice, turn_usage, 0)
                 case _:
@@ -184,21 +206,66 @@ class RunDriver(ModelTurns):
         it streamed."""
         if recorded is not None:
             self.turn_cost = None  # priced by the process that recorded it
+            self.replayed = recorded.steers
             return recorded.choice(), recorded.usage, recorded.assistant, {}
-        self.turn += 1
-        if self.seeded:  # the first request of a resumed turn
-            self.seeded = False
+        if self.successor:
+            self.successors += 1
         else:
-            self.early.new_turn()
-        if self.emit is not None:
-            self.emit(TurnStarted(turn=self.turn))
+            await self._pending_steers()
+            self.turn += 1
+            self.successors = 0
+            if self.seeded:  # the first request of a resumed turn
+                self.seeded = False
+            else:
+                self.early.new_turn()
+            if self.emit is not None:
+                self.emit(TurnStarted(turn=self.turn))
+        self.cut = False
         await self._refresh_tools()
         result, early = await self._model_turn()
+        self.successor = False
         if result.usage is not None:
             self.usage = self.usage + result.usage
         choice = result.choices[0]
         done: Results = {call_id: (r, True) for call_id, r in early.items()}
         return choice, result.usage, AssistantMessage.from_choice(choice), done
+
+    async def _steered(self, recorded: RecordedTurn | None) -> None:
+        """A steered response: its successor continues the turn (up to
+        ``MAX_SUCCESSORS`` of them), each steer's text said after it."""
+        if recorded is not None:  # resumed: the journal holds its steers
+            steers, how = self._replayed_steers()
+            told = True
+        else:
+            steers, how, told = self.inbox.take(), "cut" if self.cut else "provider", False
+        await self._said(TurnSteered(turn=self.turn, steers=steers, how=how), told=told)
+        self.successor = self.successors < MAX_SUCCESSORS
+
+    async def _pending_steers(self) -> None:
+        """Steers that waited for the last turn's calls: said before the next turn."""
+        if self.replayed:
+            steers, _ = self._replayed_steers()
+            await self._said(TurnSteered(turn=self.turn, steers=steers, how="pending"), told=True)
+        elif self.inbox:
+            event = TurnSteered(turn=self.turn, steers=self.inbox.take(), how="pending")
+            await self._said(event, told=False)
+
+    def _replayed_steers(self) -> tuple[tuple[Steer, ...], SteerHow]:
+        records, self.replayed = self.replayed, ()
+        steers = tuple(
+            Steer(steer_id=r.steer_id or "", text=r.text) for r in records if r.text is not None
+        )
+        how = next((r.how for r in records if r.how in ("cut", "provider", "pending")), "cut")
+        return steers, how  # type: ignore[return-value]
+
+    async def _said(self, event: TurnSteered, *, told: bool) -> None:
+        """Tell of the steers (the journal first, unless it holds them) and say them."""
+        if not told:
+            for steered in self.observe.turn_steered:
+                await steered(self.run_id, self.turn, event)
+        if self.emit is not None:
+            self.emit(event)
+        self.messages += [UserMessage(s.text) for s in event.steers]
 
     async def _tools_turn(
         self, calls: tuple[AnyCall, ...], assistant: AssistantMessage, done: Results

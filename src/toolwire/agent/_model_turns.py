@@ -21,6 +21,7 @@ from typing_extensions import assert_never
 
 from toolwire.agent._config import RunConfig
 from toolwire.agent._early import EarlyCalls
+from toolwire.agent._steering import SteerInbox, safe_point, steered_result
 from toolwire.agent._typed import OutputStream
 from toolwire.agent.loop import Broken, Fail, RetryTurn, next_step
 from toolwire.cost import Cost, RunMeter
@@ -54,6 +55,9 @@ class ModelTurns:
     kept_stream: str | None
     output_stream: OutputStream | None
     early: EarlyCalls
+    inbox: SteerInbox
+    cut: bool
+    successor: bool
 
     async def _model_turn(self) -> tuple[StreamResult, dict[str, ToolResult]]:
         """One model request, sent again while a broken stream may be retried.
@@ -64,7 +68,8 @@ class ModelTurns:
         turn = self.turn
         attempt = 1
         meter = self.meter
-        self.turn_cost = Cost(total=Decimal(0))
+        if not self.successor:  # a successor's cost adds to its turn's
+            self.turn_cost = Cost(total=Decimal(0))
         while True:
             # Raises at the request or wall-time limit. The body's size (an
             # estimate of its input) is measured only if an estimate needs it.
@@ -176,7 +181,13 @@ class ModelTurns:
             raise request_error
         if failed is not None:
             raise _TurnBroke(failed)
-        return source.decoder.result(), early
+        result = source.decoder.result()
+        if self.inbox and result.choices[0].finish_reason != "steered" and safe_point(result):
+            # A steer waits, and no call is owed an answer: the response ends
+            # here (cut, or ended before the steer could cut it).
+            self.cut = True
+            result = steered_result(result)
+        return result, early
 
     async def _read(
         self,
@@ -200,6 +211,8 @@ class ModelTurns:
                 async for events in reads:
                     if listening:
                         self._hand_on(events, groups, early)
+                    if self.inbox and safe_point(source.decoder.result()):
+                        break  # cut for the steer: the stream is closed here
                     if streaming and (response_id := source.resumable_id) is not None:
                         # Once per request: where a resumed run finds it again.
                         for told in streaming:

@@ -37,6 +37,7 @@ from toolwire.journal import (
     RunStarted,
     RunSummary,
     RunSuspended,
+    SteerApplied,
     ToolIntent,
     ToolOutcome,
     ToolsChanged,
@@ -173,6 +174,9 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
             return Text.assemble(
                 _turn(event), f"  tools of {record.source} changed: +{added} -{removed}"
             )
+        case SteerApplied():
+            said = "" if record.text is None else f": {_short(record.text, 100)}"
+            return Text.assemble(_turn(event), f"  steered ({record.how}){said}")
         case _:
             assert_never(record)
 

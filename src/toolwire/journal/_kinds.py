@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from toolwire.journal._errors import JournalError
 from toolwire.journal._field_types import READERS as _READERS
+from toolwire.journal._kinds_steer import SteerApplied
 from toolwire.journal._kinds_tools import ToolsChanged
 
 __all__ = [
@@ -56,6 +57,7 @@ __all__ = [
     "RunResumed",
     "RunStarted",
     "RunSuspended",
+    "SteerApplied",
     "ToolIntent",
     "ToolOutcome",
     "ToolsChanged",
@@ -200,9 +202,7 @@ class ToolIntent:
     eager: bool = False
     """Started while the answer streamed."""
     asynchronous: bool = field(default=False, metadata=_OMIT)
-    """The provider marked the call asynchronous (``ToolCall.asynchronous``):
-    it started while the answer streamed, and its outcome stands for every
-    attempt of the turn's request that brings the call again."""
+    """``ToolCall.asynchronous``: its outcome stands for every attempt of the turn."""
     totals: dict[str, Any] | None = field(default=None, metadata=_OMIT)
 
 
@@ -361,6 +361,7 @@ Record = (
     | QuestionAnswered
     | ToolOutcome
     | ToolsChanged
+    | SteerApplied
     | RunFinished
     | RunSuspended
     | RunFailed
@@ -383,6 +384,7 @@ KINDS: dict[str, type[Record]] = {
         QuestionAnswered,
         ToolOutcome,
         ToolsChanged,
+        SteerApplied,
         RunFinished,
         RunSuspended,
         RunFailed,

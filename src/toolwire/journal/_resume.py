@@ -38,6 +38,7 @@ from toolwire.journal._kinds import (
     ModelStreaming,
     QuestionAnswered,
     RunSuspended,
+    SteerApplied,
     ToolIntent,
     ToolOutcome,
 )
@@ -137,6 +138,8 @@ class RecordedTurn:
         default_factory=dict[str, dict[str, QuestionAnswer]]
     )
     """Answers to the questions its calls asked: by call id, then question digest."""
+    steers: tuple[SteerApplied, ...] = ()
+    """Steers that took effect after the answer, and that no request carried yet."""
 
     def choice(self) -> ChoiceResult:
         """The answer as the decoded choice the agent loop works from."""
@@ -201,6 +204,7 @@ class _Turn:
         default_factory=dict[str, dict[str, QuestionAnswer]]
     )
     streaming: str | None = None
+    steers: list[SteerApplied] = field(default_factory=list[SteerApplied])
     asynchronous: set[str] = field(default_factory=set[str])
     """The calls started asynchronously, by any attempt of the turn."""
 
@@ -273,6 +277,8 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
             state.response = record
         elif isinstance(record, ModelStreaming):
             state.streaming = record.response_id
+        elif isinstance(record, SteerApplied):
+            state.steers.append(record)
         elif event.call_id is None:
             raise JournalError(f"event {event.seq} ({event.kind}): no call id")
         elif isinstance(record, ToolIntent):
@@ -303,6 +309,7 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
 
 _TURN_RECORDS = (
     ModelResponse,
+    SteerApplied,
     ModelStreaming,
     ToolIntent,
     ToolOutcome,
@@ -378,6 +385,7 @@ def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:
         denied=dict(state.denied),
         grants=dict(state.grants),
         answers={call_id: dict(given) for call_id, given in state.answers.items()},
+        steers=tuple(state.steers),
     )
 
 

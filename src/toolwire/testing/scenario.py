@@ -192,6 +192,9 @@ class Turn(_Model):
     ``pause_turn``)."""
     provider_fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """More fields of the answer, by dialect: an Anthropic message's ``container``."""
+    steer: Literal["accepted", "pending", "failed"] | None = None
+    """What became of a steer, in the answers that have steering (Responses):
+    accepted and the answer ended ``steered``, pending after it, or failed."""
     output: Any = None
     """A typed run's answer (any JSON value; a JSON object as the model writes
     it: for an output type whose schema is not an object, ``{"response": ...}``).

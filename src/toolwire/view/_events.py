@@ -30,6 +30,7 @@ from toolwire.journal import (
     RunResumed,
     RunStarted,
     RunSuspended,
+    SteerApplied,
     ToolIntent,
     ToolOutcome,
     ToolsChanged,
@@ -224,6 +225,10 @@ def _body(event: JournalEvent) -> str:
         case ToolsChanged():
             return f"tools of <b>{text(record.source)}</b> changed" + value(
                 payload_of(record), label=record.kind
+            )
+        case SteerApplied():
+            return f"steered ({text(record.how)})" + (
+                value(record.text, label="steer") if record.text is not None else ""
             )
         case _:
             assert_never(record)

@@ -66,6 +66,9 @@ class Reply:
     """The dialect's finish word to send instead of the usual one."""
     provider_fields: dict[str, Any] = field(default_factory=dict[str, Any])
     """More fields of the answer, in the request's dialect."""
+    steer: str | None = None
+    """What became of a steer (``accepted``, ``pending``, ``failed``), where
+    the dialect has steering."""
 
     def items_after(self, place: str) -> list[dict[str, Any]]:
         """The dialect's own items that go after ``place``, in order."""

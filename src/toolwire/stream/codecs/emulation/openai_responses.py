@@ -31,6 +31,11 @@ from toolwire.stream.codecs.emulation._request import (
     looks_like_error,
     text_of,
 )
+from toolwire.stream.codecs.emulation.openai_responses_steer import (
+    STEERED,
+    steer_after_created,
+    steer_after_end,
+)
 from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
 __all__ = ["OpenAIResponsesEncoder"]
@@ -175,6 +180,9 @@ class OpenAIResponsesEncoder(Encoder):
             out.emit(
                 "response.created", response=self._response(reply, "in_progress", [], done=False)
             )
+        response_id = self.ids(reply)["response"]
+        if (said := steer_after_created(reply, response_id)) is not None:
+            out.emit(said[0], **said[1])
         out.emit(
             "response.in_progress", response=self._response(reply, "in_progress", [], done=False)
         )
@@ -202,16 +210,19 @@ class OpenAIResponsesEncoder(Encoder):
             out.emit("response.output_item.done", item=item, output_index=output_index)
         response = self.body(reply, done_items)
         out.emit(f"response.{response['status']}", response=response)
+        if (said := steer_after_end(reply, response_id, done_items)) is not None:
+            out.emit(said[0], **said[1])
         return out.frames
 
     def body(self, reply: Reply, items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """A ``response`` object with status ``completed``; ``incomplete``,
         for the reason a scenario's ``provider_finish`` names (``steered``...)."""
         output = self._items(reply) if items is None else items
-        if reply.finish is None:
+        finish = reply.finish or (STEERED if reply.steer == "accepted" else None)
+        if finish is None:
             return self._response(reply, "completed", output, done=True)
         response = self._response(reply, "incomplete", output, done=True)
-        response["incomplete_details"] = {"reason": reply.finish}
+        response["incomplete_details"] = {"reason": finish}
         return response
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
