@@ -95,7 +95,7 @@ def test_every_kind_of_record_is_rendered(viewer: Viewer, made: Made) -> None:
     # Every kind, but the id of a response a provider keeps (a background
     # stream of OpenAI Responses), the providers a fallback chain tried and
     # an MCP server's tool list change, which these runs do not use.
-    assert kinds == set(VERSIONS) - {"model_streaming", "model_attempt", "tools_changed"}
+    assert kinds == set(VERSIONS) - {"model_streaming", "model_attempt", "tools_changed", "steer"}
 
 
 def test_a_run_page_is_a_timeline_with_diffs_tracebacks_and_folds(

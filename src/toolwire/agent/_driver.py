@@ -156,6 +156,11 @@ class RunDriver(ModelTurns):
                 Replied(choice, self.turn), max_turns=self.config.max_turns, stream_retries=0
             )
             match step:
+                case Finish(outcome="answered") if self.inbox or self.replayed:
+                    # A steer came after the answer ended: the next turn says it.
+                    self._turn_finished(choice, turn_usage, 0)
+                    if self.turn >= self.config.max_turns:
+                        return self._finished(choice, "max_turns")
                 case Finish(outcome=outcome):
                     self._turn_finished(choice, turn_usage, 0)
                     return self._finished(choice, outcome)
