@@ -7,7 +7,8 @@ before its result exists), ``outcome`` runs it and SIGKILLs this process as
 soon as the tool's outcome is journaled (the model still streaming), and
 ``resume`` resumes it to its end and prints the result as JSON. The tool's
 effect is a line in ``<folder>/ledger`` per idempotency key it has not seen
-(an idempotent tool: a call repeated with its key changes nothing).
+(an idempotent tool: a call repeated with its key changes nothing; not
+idempotent when ``<folder>/not-idempotent`` exists).
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ class DyingJournal:
 
 def booker(folder: Path, *, dying: bool) -> Any:
     ledger = folder / "ledger"
+    idempotent = not (folder / "not-idempotent").exists()
 
-    @tool(asynchronous=True, idempotent=True)
+    @tool(asynchronous=True, idempotent=idempotent)
     def book(room: str, context: ToolContext) -> str:
         """Book a room.
 

@@ -7,7 +7,9 @@ model keeps streaming text after it. One process dies inside the tool right
 after its effect (its outcome never recorded: the resumed run runs the
 idempotent tool again under the same key, which changes nothing), the other
 right after the outcome is journaled while the answer still streams (the
-resumed run asks again and reuses the outcome: the tool does not run).
+resumed run asks again and reuses the outcome: the tool does not run). A
+tool that is not safe to repeat, killed mid-call, is answered as
+interrupted on resume: it never runs twice.
 """
 
 from __future__ import annotations
@@ -61,3 +63,17 @@ def test_the_effect_happens_once_across_a_kill(tmp_path: Path, mode: str) -> Non
     assert result["output"] == "booked: room A booked"
     assert result["calls"] == [["book", "room A booked"]]
     assert result["turns"] == 2
+
+
+def test_a_call_not_safe_to_repeat_is_answered_as_interrupted(tmp_path: Path) -> None:
+    (tmp_path / "not-idempotent").touch()
+    with EmulationServer(scenario()) as server:
+        url = server.url_for("openai-responses")
+        first = worker(url, tmp_path, "start")
+        assert first.returncode == -signal.SIGKILL, first.stderr
+        second = worker(url, tmp_path, "resume")
+    assert second.returncode == 0, second.stderr
+    result = json.loads(second.stdout)
+    assert len((tmp_path / "ledger").read_text().split()) == 1, "it did not run again"
+    ((name, content),) = result["calls"]
+    assert name == "book" and "may have run" in content

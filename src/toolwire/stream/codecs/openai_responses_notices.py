@@ -30,6 +30,7 @@ __all__ = [
     "configuration_notice",
     "input_transformations",
     "steer_event",
+    "steer_request",
 ]
 
 DIALECT_NAME = "openai-responses"
@@ -105,3 +106,11 @@ def steer_event(kind: str, obj: dict[str, Any]) -> list[Part]:
         "owed": [str(i) for i in owed if i],
     }
     return [NoticePart(DIALECT_NAME, kind, obj, message), StatePart(state)]
+
+
+def steer_request(response_id: str, text: str) -> dict[str, Any]:
+    """The client event that steers the live response ``response_id`` on a
+    Responses WebSocket connection (openai-python's ``ResponseSteerEvent``:
+    only ``type``, ``previous_response_id`` and ``input``; HTTP has none)."""
+    message = {"type": "message", "role": "user", "content": text}
+    return {"type": "response.steer", "previous_response_id": response_id, "input": [message]}
