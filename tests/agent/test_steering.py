@@ -78,10 +78,11 @@ async def test_a_steer_cuts_the_response_and_its_successor_is_the_same_turn(
     journal.close()
 
 
-async def test_a_response_the_provider_steers_is_continued_as_one_turn() -> None:
+async def test_a_response_the_provider_steers_is_continued_as_one_turn(tmp_path: Path) -> None:
+    journal = SQLiteJournal(tmp_path / "j.sqlite3")
     scenario = turns({"text": "Half", "steer": "accepted"}, {"text": " and the rest"})
     with EmulationServer(scenario) as server:
-        agent = agent_for(server, NAME, [], max_turns=1)
+        agent = agent_for(server, NAME, [], max_turns=1, journal=journal)
         events: list[AgentEvent] = [e async for e in agent.stream("go")]
         await close(agent)
         _, second = server.requests
@@ -92,6 +93,10 @@ async def test_a_response_the_provider_steers_is_continued_as_one_turn() -> None
     (event,) = [e for e in events if isinstance(e, TurnSteered)]
     assert (event.how, event.steers) == ("provider", ())
     assert second["input"][-1] == {"role": "assistant", "content": "Half"}
+    # Both answers of the turn count in what the journal says the run used.
+    plan = plan_resume(journal.load_run(result.run_id))
+    assert plan.usage == result.usage and result.usage.output_tokens == 1 + 3
+    journal.close()
 
 
 async def test_a_steer_waits_for_the_calls_and_follows_their_results() -> None:

@@ -260,7 +260,8 @@ class RunDriver(ModelTurns):
         steers = tuple(
             Steer(steer_id=r.steer_id or "", text=r.text) for r in records if r.text is not None
         )
-        how = next((r.how for r in records if r.how in ("cut", "provider", "pending")), "cut")
+        said = "cut" if steers else "provider"  # a record without its "how": as it says
+        how = next((r.how for r in records if r.how in ("cut", "provider", "pending")), said)
         return steers, how  # type: ignore[return-value]
 
     async def _said(self, event: TurnSteered, *, told: bool) -> None:

@@ -207,15 +207,20 @@ class _Turn:
     steers: list[SteerApplied] = field(default_factory=list[SteerApplied])
     asynchronous: set[str] = field(default_factory=set[str])
     """The calls started asynchronously, by any attempt of the turn."""
+    steered: list[ModelResponse] = field(default_factory=list[ModelResponse])
+    """The turn's answers its later requests continued (steered responses)."""
 
     def again(self, request_seq: int) -> _Turn:
-        """The turn's request sent again: what its asynchronous calls did stands."""
+        """The turn's request sent again (or a steered answer's successor asked):
+        what its asynchronous calls did stands, and its answers' usage counts."""
         kept = self.asynchronous
+        answered = [*self.steered, *([self.response] if self.response is not None else [])]
         return _Turn(
             request_seq=request_seq,
             intents={i for i in self.intents if i in kept},
             outcomes={k: v for k, v in self.outcomes.items() if k in kept},
             asynchronous=set(kept),
+            steered=answered,
         )
 
 
@@ -349,16 +354,15 @@ def _earlier_turns(
     records: list[RecordedCall] = []
     for number in sorted(turns):
         state = turns[number]
-        if state.response is None:
-            if number != last:
-                raise JournalError(f"turn {number} has no recorded answer but turn {last} does")
-            continue
-        turn_usage = _usage_from_dict(state.response.usage)
-        if turn_usage is not None:
-            usage = usage + turn_usage
-        turn_cost = cost_from_dict(state.response.cost)
-        cost = None if cost is None or turn_cost is None else cost + turn_cost
-        if number == last:
+        if state.response is None and number != last:
+            raise JournalError(f"turn {number} has no recorded answer but turn {last} does")
+        for answer in (*state.steered, *([state.response] if state.response else [])):
+            turn_usage = _usage_from_dict(answer.usage)
+            if turn_usage is not None:
+                usage = usage + turn_usage
+            turn_cost = cost_from_dict(answer.cost)
+            cost = None if cost is None or turn_cost is None else cost + turn_cost
+        if number == last or state.response is None:
             continue
         for call in _assistant(state.response, number).tool_calls:
             outcome = state.outcomes.get(call.id)
