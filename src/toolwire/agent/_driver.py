@@ -32,7 +32,7 @@ from toolwire.agent._resumed import Results
 from toolwire.agent._steering import MAX_SUCCESSORS, SteerInbox, owed_answers
 from toolwire.agent._suspend import waiting_calls
 from toolwire.agent._tool_steps import Emit, ToolSteps, _Asked, result_message
-from toolwire.agent._typed import Accepted, OutputStream, Refused, judge, refused_result
+from toolwire.agent._typed import Accepted, Refused, judge, refused_result
 from toolwire.agent.loop import (
     AnyCall,
     ContinueTurn,
@@ -41,7 +41,6 @@ from toolwire.agent.loop import (
     RunTools,
     next_step,
 )
-from toolwire.cost import Cost
 from toolwire.errors import (
     OutputInvalid,
 )
@@ -70,7 +69,7 @@ if TYPE_CHECKING:
 __all__ = ["Emit", "RunConfig", "RunDriver"]
 
 
-class RunDriver(ModelTurns):
+class RunDriver:
     """One run of an agent: its conversation, records and usage, carried to the end."""
 
     def __init__(
@@ -100,7 +99,6 @@ class RunDriver(ModelTurns):
         self.usage = Usage()
         self.turn = 0
         self.meter = config.meter()
-        self.turn_cost: Cost | None = None
         self.tools = ToolSteps(config, run_id, observers, emit)
         """Runs the tools of each turn, and holds the run's approvals."""
         self.early = EarlyCalls(config, run_id, observers, self.tools, lambda: self.turn)
@@ -108,18 +106,14 @@ class RunDriver(ModelTurns):
         self.seeded = False
         """Whether the turn requested next is a resumed one's, its early calls
         seeded from the journal."""
-        self.kept_stream: str | None = None
-        """A response the provider keeps for the turn to resume: read again
-        by the next request instead of asking again."""
         self.refused = 0
         """How many answers of a typed run failed validation."""
-        self.output_stream: OutputStream | None = None
-        """The typed output of the turn streaming, followed when someone listens."""
         self.inbox = inbox if inbox is not None else SteerInbox()
         """The steers given to the run, waiting for a safe point (see
         :mod:`~toolwire.agent._steering`)."""
-        self.cut = False
-        """Whether toolwire ended the last response for a steer."""
+        self.model = ModelTurns(self)
+        """The run's model requests (what they leave behind: the turn's cost,
+        a kept stream, whether a steer cut the last response)."""
         self.successor = False
         """Whether the next request is a steered response's successor (the same turn)."""
         self.successors = 0
@@ -196,7 +190,7 @@ class RunDriver(ModelTurns):
         # Without a recorded answer, the last turn is requested again
         # (or read again, when the provider keeps the response).
         self.turn = plan.turn if settling is not None else max(plan.turn - 1, 0)
-        self.kept_stream = plan.streaming if settling is None else None
+        self.model.kept_stream = plan.streaming if settling is None else None
         if settling is None:  # what the turn's earlier attempts ran asynchronously
             self.early.outcomes.update(plan.asynchronous)
             self.early.started.update(plan.asynchronous_started)
@@ -210,7 +204,7 @@ class RunDriver(ModelTurns):
         usage, the assistant message, and the results of calls that ran while
         it streamed."""
         if recorded is not None:
-            self.turn_cost = None  # priced by the process that recorded it
+            self.model.turn_cost = None  # priced by the process that recorded it
             self.replayed = recorded.steers
             return recorded.choice(), recorded.usage, recorded.assistant, {}
         if self.successor:
@@ -225,9 +219,8 @@ class RunDriver(ModelTurns):
                 self.early.new_turn()
             if self.emit is not None:
                 self.emit(TurnStarted(turn=self.turn))
-        self.cut = False
         await self._refresh_tools()
-        result, early = await self._model_turn()
+        result, early = await self.model.request(successor=self.successor)
         self.successor = False
         if result.usage is not None:
             self.usage = self.usage + result.usage
@@ -242,7 +235,7 @@ class RunDriver(ModelTurns):
             steers, how = self._replayed_steers()
             told = True
         else:
-            steers, how, told = self.inbox.take(), "cut" if self.cut else "provider", False
+            steers, how, told = self.inbox.take(), "cut" if self.model.cut else "provider", False
         await self._said(TurnSteered(turn=self.turn, steers=steers, how=how), told=told)
         self.successor = self.successors < MAX_SUCCESSORS
 
@@ -357,7 +350,7 @@ class RunDriver(ModelTurns):
                 finish_reason=choice.finish_reason,
                 usage=usage,
                 tool_calls=calls,
-                cost=self.turn_cost,
+                cost=self.model.turn_cost,
             )
         )
 

@@ -1,6 +1,6 @@
 """A run's model turns: one request, streamed, decoded and sent again while
-a broken stream may be retried (the model side of
-:class:`~toolwire.agent._driver.RunDriver`, which inherits it).
+a broken stream may be retried (a part of
+:class:`~toolwire.agent._driver.RunDriver`, holding its own state).
 
 Calls that start while the model is still streaming (eager tools, and the
 calls the provider marks asynchronous) are :mod:`~toolwire.agent._early`'s;
@@ -13,7 +13,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 import anyio.abc
@@ -37,11 +37,11 @@ from toolwire.types import StreamResult, Usage
 if TYPE_CHECKING:
     from toolwire.http import HttpRequest
 
-__all__ = ["ModelTurns"]
+__all__ = ["ModelTurns", "RunState"]
 
 
-class ModelTurns:
-    """The model requests of a run (a mixin of the run driver, whose state it reads)."""
+class RunState(Protocol):
+    """What the model turns read of their run (its driver)."""
 
     config: RunConfig
     run_id: str
@@ -51,31 +51,46 @@ class ModelTurns:
     emit_many: Callable[[list[Event]], None] | None
     turn: int
     meter: RunMeter
-    turn_cost: Cost | None
-    kept_stream: str | None
-    output_stream: OutputStream | None
     early: EarlyCalls
     inbox: SteerInbox
-    cut: bool
-    successor: bool
 
-    async def _model_turn(self) -> tuple[StreamResult, dict[str, ToolResult]]:
-        """One model request, sent again while a broken stream may be retried.
+
+class ModelTurns:
+    """The model requests of a run: a part of its driver, reading the run's
+    state (:class:`RunState`) and owning what a request leaves behind."""
+
+    def __init__(self, run: RunState) -> None:
+        self.run = run
+        self.turn_cost: Cost | None = None
+        """What the turn's requests cost so far (``None``: not priced)."""
+        self.kept_stream: str | None = None
+        """A response the provider keeps for the turn to resume: read again
+        by the next request instead of asking again."""
+        self.output_stream: OutputStream | None = None
+        """The typed output of the turn streaming, followed when someone listens."""
+        self.cut = False
+        """Whether the last response was ended for a steer (see
+        :mod:`~toolwire.agent._steering`)."""
+
+    async def request(self, *, successor: bool) -> tuple[StreamResult, dict[str, ToolResult]]:
+        """One model request, sent again while a broken stream may be retried
+        (``successor``: a steered answer's, whose cost adds to its turn's).
 
         Returns the decoded result and the results of tools run eagerly."""
-        request = self.config.build_request(self.messages, self.turn)
-        observe = self.observe
-        turn = self.turn
+        request = self.run.config.build_request(self.run.messages, self.run.turn)
+        observe = self.run.observe
+        turn = self.run.turn
         attempt = 1
-        meter = self.meter
-        if not self.successor:  # a successor's cost adds to its turn's
+        meter = self.run.meter
+        self.cut = False
+        if not successor:  # a successor's cost adds to its turn's
             self.turn_cost = Cost(total=Decimal(0))
         while True:
             # Raises at the request or wall-time limit. The body's size (an
             # estimate of its input) is measured only if an estimate needs it.
             meter.request(lambda: len(request.content()))
             for requested in observe.model_request:
-                await requested(self.run_id, turn, attempt, tuple(self.messages))
+                await requested(self.run.run_id, turn, attempt, tuple(self.run.messages))
             started = time.monotonic()
             try:
                 left = meter.time_left()
@@ -91,15 +106,15 @@ class ModelTurns:
                 await self._failed(attempt, broke.error, started)
                 step = next_step(
                     Broken(broke.error, attempt),
-                    max_turns=self.config.max_turns,
-                    stream_retries=self.config.stream_retries,
+                    max_turns=self.run.config.max_turns,
+                    stream_retries=self.run.config.stream_retries,
                 )
                 match step:
                     case Fail(error=error):
                         raise error from None
                     case RetryTurn(attempt=attempt, error=error):  # the next attempt's number
-                        if self.emit is not None:
-                            self.emit(ModelRetrying(turn=turn, attempt=attempt, error=error))
+                        if self.run.emit is not None:
+                            self.run.emit(ModelRetrying(turn=turn, attempt=attempt, error=error))
                         continue
                     case _:
                         assert_never(step)
@@ -111,21 +126,21 @@ class ModelTurns:
                 raise
             await self._usage(attempt, result.usage)
             for responded in observe.model_response:
-                await responded(self.run_id, turn, attempt, result, time.monotonic() - started)
+                await responded(self.run.run_id, turn, attempt, result, time.monotonic() - started)
             meter.check()  # the final usage may cross a limit: no tool runs then
             return result, early
 
     async def _usage(self, attempt: int, usage: Usage | None) -> None:
         """Price a request's usage (added to the turn's cost) and tell the observers."""
-        cost = self.meter.response(usage)
+        cost = self.run.meter.response(usage)
         total = self.turn_cost
         self.turn_cost = None if total is None or cost is None else total + cost
-        for used in self.observe.model_usage:
-            await used(self.run_id, self.turn, attempt, usage, cost)
+        for used in self.run.observe.model_usage:
+            await used(self.run.run_id, self.run.turn, attempt, usage, cost)
 
     async def _failed(self, attempt: int, error: ToolwireError, started: float) -> None:
-        for failed in self.observe.model_failed:
-            await failed(self.run_id, self.turn, attempt, error, time.monotonic() - started)
+        for failed in self.run.observe.model_failed:
+            await failed(self.run.run_id, self.run.turn, attempt, error, time.monotonic() - started)
 
     async def _stream_timed(
         self, request: HttpRequest, attempt: int, left: float
@@ -134,13 +149,14 @@ class ModelTurns:
         seconds): a stream that stalls is cut when it runs out."""
         with anyio.move_on_after(left):
             return await self._stream_once(request, attempt)
-        raise self.meter.wall_time_exceeded()
+        raise self.run.meter.wall_time_exceeded()
 
     async def _stream_once(
         self, request: HttpRequest, attempt: int
     ) -> tuple[StreamResult, dict[str, ToolResult]]:
-        config = self.config
-        meter = self.meter
+        config = self.run.config
+        meter = self.run.meter
+        taken = self.run.emit_many is not None or self.run.early.wanted or meter.checking
         kept, self.kept_stream = self.kept_stream, None
         source = config.provider.reader(
             request,
@@ -151,16 +167,16 @@ class ModelTurns:
             kept_stream=kept,
             # When nobody takes the events as they come (no listener, no eager
             # tool, no limit to stop at), the body is decoded in larger pieces.
-            hold=0 if self.emit_many is not None or self.early.wanted or meter.checking else HOLD,
+            hold=0 if taken else HOLD,
         )
         early: dict[str, ToolResult] = {}
-        if config.output is not None and self.emit is not None:
+        if config.output is not None and self.run.emit is not None:
             self.output_stream = OutputStream(
-                config.output, config.output_mode, self.turn, build=config.partial_output
+                config.output, config.output_mode, self.run.turn, build=config.partial_output
             )
         # Asynchronous calls start while the stream is read; a failed stream
         # waits for them, and their outcomes stand for the next attempt.
-        async with self.early.group() as calls:
+        async with self.run.early.group() as calls:
             if config.eager:
                 # Eager tools start while the stream is read, in this task group.
                 async with anyio.create_task_group() as tg:
@@ -171,10 +187,10 @@ class ModelTurns:
             else:
                 failed, request_error = await self._read(source, (None, calls), early, attempt)
         if failed is not None or request_error is not None:
-            self.early.kept(early)
+            self.run.early.kept(early)
         for tried in source.tried:  # a fallback chain's providers, each in turn
-            for told in self.observe.model_attempt:
-                await told(self.run_id, self.turn, attempt, tried)
+            for told in self.run.observe.model_attempt:
+                await told(self.run.run_id, self.run.turn, attempt, tried)
         # Raised outside the task group, so callers get the error itself,
         # not an exception group.
         if request_error is not None:
@@ -182,7 +198,7 @@ class ModelTurns:
         if failed is not None:
             raise _TurnBroke(failed)
         result = source.decoder.result()
-        if self.inbox and result.choices[0].finish_reason != "steered" and safe_point(result):
+        if self.run.inbox and result.choices[0].finish_reason != "steered" and safe_point(result):
             # A steer waits, and no call is owed an answer: the response ends
             # here (cut, or ended before the steer could cut it).
             self.cut = True
@@ -203,26 +219,26 @@ class ModelTurns:
         may be sent again; errors before (connect, an HTTP status after the
         transport's retries) end the run."""
         # Events go on when someone reads them or calls may start early.
-        listening = self.emit_many is not None or groups != (None, None)
+        listening = self.run.emit_many is not None or groups != (None, None)
         # Told once per request, of a stream the provider keeps (none else).
-        streaming = self.observe.model_streaming if source.resumable else ()
+        streaming = self.run.observe.model_streaming if source.resumable else ()
         try:
             async with contextlib.aclosing(source.reads()) as reads:
                 async for events in reads:
                     if listening:
                         self._hand_on(events, groups, early)
-                    if self.inbox and safe_point(source.decoder.result()):
+                    if self.run.inbox and safe_point(source.decoder.result()):
                         break  # cut for the steer: the stream is closed here
                     if streaming and (response_id := source.resumable_id) is not None:
                         # Once per request: where a resumed run finds it again.
                         for told in streaming:
-                            await told(self.run_id, self.turn, attempt, response_id)
+                            await told(self.run.run_id, self.run.turn, attempt, response_id)
                         streaming = ()
         except (ReadError, TransportTimeout) as exc:
             if not source.reading:
                 return None, exc
-            if self.emit is not None:
-                self.emit(StreamFailed(error=exc))
+            if self.run.emit is not None:
+                self.run.emit(StreamFailed(error=exc))
             return exc, None
         except ToolwireError as exc:
             return None, exc
@@ -237,13 +253,13 @@ class ModelTurns:
         """Hand a read's events on (as one batch); start the calls they make
         ready (eager tools, asynchronous calls: ``groups``). A stream that
         failed ends with its :class:`StreamFailed`: no call is ready after it."""
-        if self.emit_many is not None:
-            self.emit_many(events)
-        if self.output_stream is not None and self.emit is not None:
+        if self.run.emit_many is not None:
+            self.run.emit_many(events)
+        if self.output_stream is not None and self.run.emit is not None:
             for delta in self.output_stream.deltas(events):
-                self.emit(delta)
+                self.run.emit(delta)
         if groups != (None, None):
-            self.early.hand_on(events, *groups, early)
+            self.run.early.hand_on(events, *groups, early)
 
 
 class _TurnBroke(Exception):
