@@ -181,3 +181,18 @@ async def test_only_a_live_run_can_be_steered() -> None:
         with pytest.raises(UsageError, match="not running"):
             agent.steer("over", "too late")
         await close(agent)
+
+
+@pytest.mark.parametrize("name", ["openai-chat", "anthropic", "gemini"])
+async def test_toolwire_cuts_for_a_steer_on_any_provider(name: str) -> None:
+    scenario = turns({"text": LONG, "chunk_size": 4, "delay": 0.02}, {"text": "On B."})
+    with EmulationServer(scenario) as server:
+        agent = agent_for(server, name, [], max_turns=1)
+        events, result = await steered_run(agent)
+        count = len(server.requests)
+    assert (result.output, result.turns, count) == ("On B.", 1, 2)
+    (event,) = [e for e in events if isinstance(e, TurnSteered)]
+    assert event.how == "cut"
+    said = result.messages[-3]
+    assert LONG.startswith(said.text) and len(said.text) < len(LONG)  # type: ignore[union-attr]
+    assert result.messages[-2].text == "talk about B instead"  # type: ignore[union-attr]
