@@ -114,7 +114,7 @@ async def test_a_steer_waits_for_the_calls_and_follows_their_results() -> None:
 
     call = {"name": "book", "arguments": {"room": "A"}, "fields": {"async": True}}
     scenario = turns(
-        {"tool_calls": [call], "text": LONG, "chunk_size": 4, "steer": "pending"},
+        {"tool_calls": [call], "text": LONG, "chunk_size": 4, "delay": 0.01, "steer": "pending"},
         {"text": "booked, and now B"},
     )
     with EmulationServer(scenario) as server:
