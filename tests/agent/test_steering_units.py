@@ -58,3 +58,22 @@ def test_a_steer_needs_a_live_run_and_some_text() -> None:
             live.steer("r", "  ")
     with pytest.raises(UsageError, match="not running"):
         live.steer("r", "go left")
+
+
+def test_an_async_outcome_stands_for_the_same_call_under_a_new_id() -> None:
+    from typing import Any
+
+    from toolwire.agent._early import EarlyCalls
+
+    nothing: Any = None
+    early = EarlyCalls(nothing, "run", nothing, nothing, lambda: 1)
+    done = ToolResult(
+        call_id="old", name="book", ok=True, content="booked", arguments={"room": "A"}
+    )
+    early.outcomes["old"] = (done, True)
+    again = ToolCall(id="new", name="book", arguments={"room": "A"}, asynchronous=True)
+    other = ToolCall(id="other", name="book", arguments={"room": "B"}, asynchronous=True)
+    assert early._same_call(other) is None
+    found = early._same_call(again)
+    assert found is not None and (found.call_id, found.content) == ("new", "booked")
+    assert early._same_call(again) is None, "each earlier outcome is claimed once"

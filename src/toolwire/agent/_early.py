@@ -10,21 +10,23 @@ function tool declared ``async: true``, its call ``async: true``) starts as
 soon as it is complete, whatever the tool, while the model keeps streaming.
 Its intent is journaled before its body runs (as any call's), and it is
 never cancelled by a failed stream: it runs to its end, its outcome is
-journaled, and it stands for every later attempt of the turn that brings
-the same call again (a stream sent again, or a run resumed in another
-process), so its effect happens once. An attempt that finds a call of an
-earlier one started without an outcome settles it as a resumed turn does
-(:func:`~toolwire.agent.loop.settlement`): run again only where that is
-safe, else answered as interrupted. Its result goes back to the model the
-way the API says: as the call's output item in the next request. A tool
-that requires approval is not started early: it waits for its turn's batch.
+journaled, and it stands for every later attempt of the turn that brings the
+same call again (a stream sent again, or a run resumed in another process),
+so its effect happens once: the same call id, or, for a provider that mints
+new ids, a call of the same tool with the same arguments. An attempt that
+finds a call of an earlier one started without an outcome settles it as a
+resumed turn does (:func:`~toolwire.agent.loop.settlement`): run again only
+where that is safe, else answered as interrupted. Its result goes back to
+the model the way the API says: as the call's output item in the next
+request. A tool that requires approval is not started early: it waits for
+its turn's batch.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import anyio
 import anyio.abc
@@ -36,6 +38,7 @@ from toolwire.agent._tool_steps import ToolSteps
 from toolwire.agent.loop import Deny, Interrupt, Reuse, Run, interrupted_result, settlement
 from toolwire.events import Event, ToolCallReady
 from toolwire.observe import Observers
+from toolwire.run import canonical_arguments
 from toolwire.tools import ToolResult
 from toolwire.types import ToolCall
 
@@ -60,11 +63,14 @@ class EarlyCalls:
     started: set[str] = field(default_factory=set[str])
     asynchronous_ids: set[str] = field(default_factory=set[str])
     """The calls of the attempt streaming that started asynchronously."""
+    claimed: set[str] = field(default_factory=set[str])
+    """Earlier outcomes taken by a call of another id (see :meth:`_same_call`)."""
 
     def new_turn(self) -> None:
         """A new turn: the calls of the last one are settled."""
         self.outcomes.clear()
         self.started.clear()
+        self.claimed.clear()
 
     @property
     def wanted(self) -> bool:
@@ -109,8 +115,35 @@ class EarlyCalls:
                 self.outcomes[call_id] = (result, True)
         self.asynchronous_ids.clear()
 
+    def _same_call(self, call: ToolCall) -> ToolResult | None:
+        """The outcome of an earlier attempt's call of the same tool with the
+        same arguments, under another id (a provider that mints new call ids
+        for a request sent again), each outcome claimed once."""
+        try:
+            wanted = canonical_arguments(call.arguments)
+        except (TypeError, ValueError):
+            return None
+        for call_id, (result, _) in list(self.outcomes.items()):
+            if call_id in self.claimed or result.name != call.name:
+                continue
+            try:
+                same = canonical_arguments(result.arguments) == wanted
+            except (TypeError, ValueError):
+                continue
+            if same:
+                self.claimed.add(call_id)
+                return replace(result, call_id=call.id)
+        return None
+
     async def _settle_async(self, call: ToolCall, early: dict[str, ToolResult]) -> None:
         self.asynchronous_ids.add(call.id)
+        if call.id not in self.outcomes and call.id not in self.started:
+            found = self._same_call(call)
+            if found is not None:  # journaled under this call's id too
+                for finished in self.observe.tool_finished:
+                    await finished(self.run_id, self.turn(), call, found, eager=True)
+                early[call.id] = found
+                return
         decision = settlement(
             call,
             outcomes=self.outcomes,
