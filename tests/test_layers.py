@@ -157,7 +157,7 @@ def in_core(name: str) -> bool:
 
 def test_the_graph_is_read_from_the_source() -> None:
     assert "toolwire.agent" in GRAPH and "toolwire.stream.decoder" in _reach("toolwire.agent")
-    assert "toolwire.providers" in GRAPH["toolwire.agent._driver"]
+    assert "toolwire.providers" in GRAPH["toolwire.agent._model_turns"]
     assert "toolwire.providers._reads" in GRAPH["toolwire.providers"]
     assert "toolwire.stream.accumulate" in GRAPH["toolwire.stream.decoder"]
 
@@ -176,9 +176,9 @@ def test_there_is_no_import_cycle_even_for_type_checkers() -> None:
     # needs with a protocol (tools._call.CallSettings).
     graph = {name: imports(name, type_checking=True) for name in MODULES}
     # An import made only for the type checker is in this graph, not in the
-    # interpreter's: the driver names HttpRequest under TYPE_CHECKING only.
-    assert "toolwire.http" in graph["toolwire.agent._driver"]
-    assert "toolwire.http" not in GRAPH["toolwire.agent._driver"]
+    # interpreter's: the model turns name HttpRequest under TYPE_CHECKING only.
+    assert "toolwire.http" in graph["toolwire.agent._model_turns"]
+    assert "toolwire.http" not in GRAPH["toolwire.agent._model_turns"]
     assert all(GRAPH[name] <= graph[name] for name in MODULES)
     assert cycles(graph) == []
 

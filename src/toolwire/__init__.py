@@ -161,6 +161,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from toolwire.run import (
         TurnStarted as TurnStarted,
     )
+    from toolwire.run import (
+        TurnSteered as TurnSteered,
+    )
     from toolwire.tools import (
         Approval as Approval,
     )
@@ -223,6 +226,7 @@ _LAZY: dict[str, str] = {
     "ToolExecutionStarted": "toolwire.run",
     "TurnFinished": "toolwire.run",
     "TurnStarted": "toolwire.run",
+    "TurnSteered": "toolwire.run",
     "Anthropic": "toolwire.providers",
     "Approval": "toolwire.tools",
     "ApprovalRequest": "toolwire.tools",

@@ -198,6 +198,7 @@ def _call_to_dict(call: ToolCall | InvalidToolCall) -> dict[str, Any]:
         "repaired": call.repaired,
         "index": call.index,
         "minted_id": call.minted_id,
+        **({"asynchronous": True} if call.asynchronous else {}),
     }
 
 
@@ -229,6 +230,7 @@ def _call_from_dict(data: Any) -> ToolCall | InvalidToolCall:
         repaired=repaired,
         index=index,
         minted_id=minted,
+        asynchronous=data.get("asynchronous") is True,
     )
 
 

@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolwire.errors import RegistrationError, ToolwireError
-from toolwire.run import RunInfo, RunResult
+from toolwire.run import RunInfo, RunResult, TurnSteered
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -61,6 +61,10 @@ class RunObserver(Protocol):
     async def tools_changed(self, run_id: str, turn: int, change: ToolsChange) -> None:
         """A source of the run's tools (an MCP server) changed its tool list,
         and the toolbox took it in before this turn's request."""
+
+    async def turn_steered(self, run_id: str, turn: int, steered: TurnSteered) -> None:
+        """Steering input took effect: the turn's response ended ``steered``,
+        and a successor request continues the turn (told before it is sent)."""
 
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
@@ -345,6 +349,7 @@ class Observers:
     if TYPE_CHECKING:  # each typed from the RunObserver method of its name
         run_started = _Bound(RunObserver.run_started)
         tools_changed = _Bound(RunObserver.tools_changed)
+        turn_steered = _Bound(RunObserver.turn_steered)
         model_request = _Bound(RunObserver.model_request)
         model_streaming = _Bound(RunObserver.model_streaming)
         model_attempt = _Bound(RunObserver.model_attempt)

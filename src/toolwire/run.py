@@ -42,11 +42,14 @@ __all__ = [
     "RunInfo",
     "RunResult",
     "RunStarted",
+    "Steer",
+    "SteerHow",
     "ToolCallRecord",
     "ToolExecutionFinished",
     "ToolExecutionStarted",
     "TurnFinished",
     "TurnStarted",
+    "TurnSteered",
     "argument_digest",
     "canonical_arguments",
     "printable_output",
@@ -257,6 +260,38 @@ class TurnStarted:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Steer:
+    """Input given to a run while it streams (:meth:`toolwire.Agent.steer`)."""
+
+    steer_id: str
+    """Its id, minted by the agent."""
+    text: str
+    """What the user said."""
+
+
+SteerHow = Literal["cut", "provider", "pending"]
+"""How steering took effect: toolwire ended the response (``cut``), the
+provider did (``provider``), or the steers waited for the calls of the
+response to be answered and go with the next turn (``pending``)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnSteered:
+    """Steering input took effect. ``cut`` or ``provider``: the turn's
+    response ended ``steered`` (toolwire cut it at a point where no call was
+    complete or half streamed, or the provider ended it), and its successor
+    continues the same turn, the steers' text after what was said so far.
+    ``pending``: the response had calls; the steers' text follows their
+    results, in the next turn's request."""
+
+    kind: Literal["turn_steered"] = "turn_steered"
+    turn: int
+    steers: tuple[Steer, ...]
+    """The steers said, in the order given (none when the provider holds them)."""
+    how: SteerHow
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRetrying:
     """A turn's stream failed and the whole turn is being sent again."""
 
@@ -333,6 +368,7 @@ AgentEvent = (
     Event
     | RunStarted
     | TurnStarted
+    | TurnSteered
     | ModelRetrying
     | ToolExecutionStarted
     | ToolExecutionFinished

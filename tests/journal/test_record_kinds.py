@@ -35,7 +35,7 @@ row and the event's envelope (``_records``)."""
 
 def test_the_union_is_closed_and_each_kind_has_a_version() -> None:
     classes = set(typing.get_args(Record))
-    assert classes == set(KINDS.values()) and len(classes) == 17
+    assert classes == set(KINDS.values()) and len(classes) == 18
     assert VERSIONS == {cls.kind: cls.version for cls in classes}
     assert all(version >= 1 for version in VERSIONS.values())
 

@@ -94,8 +94,9 @@ def test_every_kind_of_record_is_rendered(viewer: Viewer, made: Made) -> None:
             kinds |= set(re.findall(r'<div class=event [^>]*data-kind="([a-z_]+)"', page.text))
     # Every kind, but the id of a response a provider keeps (a background
     # stream of OpenAI Responses), the providers a fallback chain tried and
-    # an MCP server's tool list change and sampling, which these runs do not use.
-    unused = {"model_streaming", "model_attempt", "tools_changed", "model_sampled"}
+    # an MCP server's tool list change and sampling, and steering, which
+    # these runs do not use.
+    unused = {"model_streaming", "model_attempt", "tools_changed", "model_sampled", "steer"}
     assert kinds == set(VERSIONS) - unused
 
 

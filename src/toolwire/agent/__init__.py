@@ -28,7 +28,12 @@ With ``eager=True``, a ``read_only`` tool starts as soon as its call is
 provably complete, while the model is still streaming; if that stream then
 fails, the early work is cancelled and discarded. Cancelling a run (task
 cancellation, Ctrl-C) cancels every tool task it started: tool batches run
-inside task groups owned by the run.
+inside task groups owned by the run. A call the provider marks
+asynchronous starts as soon as it is complete too, whatever the tool, and a
+failed stream does not cancel it: its journaled outcome stands for every
+attempt of the turn (:mod:`toolwire.agent._early`). :meth:`Agent.steer`
+gives a live run new input, said at its next safe point; a ``steered``
+response and its successor are one turn (:mod:`toolwire.agent._steering`).
 
 Every run is recorded in a journal (:mod:`toolwire.journal`) unless
 ``journal=False``: the journal is the first observer, so each step is on

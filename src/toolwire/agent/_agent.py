@@ -35,6 +35,7 @@ from toolwire.agent._runs import (
     run_settings,
     run_to_end,
 )
+from toolwire.agent._steering import LiveRuns
 from toolwire.agent._suspend import Answers
 from toolwire.content import CachePoint
 from toolwire.cost import Budget, Prices, UsageLimits, default_prices
@@ -56,6 +57,7 @@ from toolwire.run import (
     RunFinished,
     RunResult,
     RunStarted,
+    Steer,
     ToolCallRecord,
     ToolExecutionFinished,
     ToolExecutionStarted,
@@ -226,6 +228,8 @@ class Agent(Generic[OutputT]):
         self.budget = budget
         self._journal, self._journal_path = journal_setting(journal)
         self._observers = AgentObservers()
+        self.live_runs = LiveRuns()
+        """The runs this agent drives now, which :meth:`steer` reaches."""
 
     def __repr__(self) -> str:
         return (
@@ -446,6 +450,18 @@ class Agent(Generic[OutputT]):
         async with contextlib.aclosing(run_events(runner)) as events:
             async for event in events:
                 yield event
+
+    def steer(self, run_id: str, text: str) -> Steer:
+        """Give ``text`` to the run ``run_id`` while this agent drives it: said
+        at the run's next safe point (see docs/agent.md, "Steering"), each
+        steer that takes effect a :class:`TurnSteered` event and a ``steer``
+        journal record. Call it from the run's event loop, not another thread.
+
+        Raises:
+            UsageError: no run of that id is running in this agent, or
+                ``text`` is empty or too long.
+        """
+        return self.live_runs.steer(run_id, text)
 
     def pending(self, run_id: str) -> tuple[WaitingCall, ...]:
         """The calls the suspended run ``run_id`` (an id or a unique prefix)

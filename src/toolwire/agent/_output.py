@@ -96,6 +96,7 @@ class OutputMember:
     freeform: Mapping[str, str] | None = None
     anthropic_eager_input_streaming: bool | None = None
     anthropic_toolset: str | None = None
+    asynchronous: bool = False
     output_type: Any = None
     """The type this member validates to."""
 

@@ -19,6 +19,7 @@ from toolwire.agent._events import Runner
 from toolwire.agent._lifecycle import AgentObservers, resume_point, run_lease
 from toolwire.agent._output import OutputSpec
 from toolwire.agent._resumed import finished_result
+from toolwire.agent._steering import LiveRuns
 from toolwire.agent._suspend import Answers
 from toolwire.agent._typed import Accepted, judge
 from toolwire.agent.loop import RequestOptions
@@ -69,6 +70,7 @@ class AgentSettings(Protocol):
     budget: Budget | None
     output_retries: int
     native_output: bool | None
+    live_runs: LiveRuns
 
     @property
     def journal(self) -> Journal | None:
@@ -195,16 +197,17 @@ async def run_to_end(
             resumed=plan is not None,
         )
 
-    # The run's own transport where the provider opens one (a WebSocket),
-    # closed when the run ends.
-    async with provider.run_transport(config.transport) as transport:
-        config = dataclasses.replace(config, transport=transport)
-        driver = RunDriver(config, run_id, messages, observers, emit, emit_many)
+    # Steerable while it runs; over the run's own transport where the
+    # provider opens one (a WebSocket), closed when the run ends.
+    with agent.live_runs.live(run_id) as inbox:
+        async with provider.run_transport(config.transport) as transport:
+            config = dataclasses.replace(config, transport=transport)
+            driver = RunDriver(config, run_id, messages, observers, emit, emit_many, inbox)
 
-        def drive() -> Awaitable[RunResult]:
-            return driver.drive(plan)
+            def drive() -> Awaitable[RunResult]:
+                return driver.drive(plan)
 
-        return await observed.observe(observers, run_id, info, plan, drive, driver.meter.totals)
+            return await observed.observe(observers, run_id, info, plan, drive, driver.meter.totals)
 
 
 def new_run(

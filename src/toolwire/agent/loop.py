@@ -184,7 +184,8 @@ def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
     ``tool_calls``); a turn without calls is the answer, unless the provider
     paused it, and then it is continued. Running tools or continuing after
     the last allowed turn would only produce work nobody reads, so the limit
-    is checked first. A broken stream is sent again while
+    is checked first; a ``steered`` turn without calls is continued by its
+    successor, which is the same turn, so no limit stops it. A broken stream is sent again while
     ``stream_retries`` allow. A turn that replied never leads to a retry or a
     failure, and a broken one never to tools or an answer: the overloads say so.
     """
@@ -197,6 +198,8 @@ def next_step(end: TurnEnd, *, max_turns: int, stream_retries: int) -> NextStep:
             calls: list[AnyCall] = [*choice.tool_calls, *choice.invalid_tool_calls]
             if not calls and not is_continued(choice):
                 return Finish("answered")
+            if not calls and choice.finish_reason == "steered":
+                return ContinueTurn()  # its successor is the same turn
             if turn >= max_turns:
                 return Finish("max_turns")
             if not calls:

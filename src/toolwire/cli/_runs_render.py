@@ -38,6 +38,7 @@ from toolwire.journal import (
     RunStarted,
     RunSummary,
     RunSuspended,
+    SteerApplied,
     ToolIntent,
     ToolOutcome,
     ToolsChanged,
@@ -192,6 +193,9 @@ def _describe(event: JournalEvent, names: dict[str, str]) -> Text:
                 f"  {record.source} sampled the model {record.elapsed or 0:.3f} s · {said} · "
                 f"tokens {_tokens(record.usage)} · {cost_text(record.cost)}",
             )
+        case SteerApplied():
+            said = "" if record.text is None else f": {_short(record.text, 100)}"
+            return Text.assemble(_turn(event), f"  steered ({record.how}){said}")
         case _:
             assert_never(record)
 

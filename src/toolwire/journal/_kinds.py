@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 from toolwire.journal._errors import JournalError
 from toolwire.journal._field_types import READERS as _READERS
+from toolwire.journal._kinds_steer import SteerApplied
 from toolwire.journal._kinds_tools import ModelSampled, ToolsChanged
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "RunResumed",
     "RunStarted",
     "RunSuspended",
+    "SteerApplied",
     "ToolIntent",
     "ToolOutcome",
     "ToolsChanged",
@@ -200,6 +202,8 @@ class ToolIntent:
     idempotency_key: str | None = None
     eager: bool = False
     """Started while the answer streamed."""
+    asynchronous: bool = field(default=False, metadata=_OMIT)
+    """``ToolCall.asynchronous``: its outcome stands for every attempt of the turn."""
     totals: dict[str, Any] | None = field(default=None, metadata=_OMIT)
 
 
@@ -359,6 +363,7 @@ Record = (
     | ToolOutcome
     | ToolsChanged
     | ModelSampled
+    | SteerApplied
     | RunFinished
     | RunSuspended
     | RunFailed
@@ -382,6 +387,7 @@ KINDS: dict[str, type[Record]] = {
         ToolOutcome,
         ToolsChanged,
         ModelSampled,
+        SteerApplied,
         RunFinished,
         RunSuspended,
         RunFailed,

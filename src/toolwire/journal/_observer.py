@@ -65,6 +65,7 @@ from toolwire.journal._kinds import (
     Record,
     RunFailed,
     RunStarted,
+    SteerApplied,
     ToolsChanged,
     payload_of,
 )
@@ -88,7 +89,7 @@ from toolwire.journal._totals import totals_record
 from toolwire.messages import Message
 from toolwire.observe import RunObserver
 from toolwire.providers import ProviderAttempt
-from toolwire.run import RunInfo, RunResult
+from toolwire.run import RunInfo, RunResult, TurnSteered
 from toolwire.tools import Approval, Question, QuestionAnswer, Sample, ToolResult, ToolsChange
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
@@ -275,6 +276,15 @@ class JournalObserver(RunObserver):
         """Record the tools a source added and removed before this turn."""
         record = ToolsChanged(source=change.source, added=change.added, removed=change.removed)
         await self._commit(run_id, Step("tools_changed", self._text(record), turn, None))
+
+    async def turn_steered(self, run_id: str, turn: int, steered: TurnSteered) -> None:
+        """Record each steer that took effect (none is sent by toolwire: one
+        record of the provider's own), before the successor's request."""
+        records = [
+            SteerApplied(steer_id=s.steer_id, text=s.text, how=steered.how) for s in steered.steers
+        ] or [SteerApplied(how=steered.how)]
+        for record in records:
+            await self._commit(run_id, Step("steer", self._text(record), turn, None))
 
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]

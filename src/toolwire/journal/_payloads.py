@@ -170,6 +170,7 @@ def intent_record(
         repaired=call.repaired,
         idempotency_key=idempotency_key,
         eager=eager,
+        asynchronous=call.asynchronous,
         totals=totals,
     )
 

@@ -41,6 +41,7 @@ from toolwire.journal._kinds import (
     ModelStreaming,
     QuestionAnswered,
     RunSuspended,
+    SteerApplied,
     ToolIntent,
     ToolOutcome,
 )
@@ -140,6 +141,8 @@ class RecordedTurn:
         default_factory=dict[str, dict[str, QuestionAnswer]]
     )
     """Answers to the questions its calls asked: by call id, then question digest."""
+    steers: tuple[SteerApplied, ...] = ()
+    """Steers that took effect after the answer, and that no request carried yet."""
 
     def choice(self) -> ChoiceResult:
         """The answer as the decoded choice the agent loop works from."""
@@ -179,6 +182,14 @@ class ResumePlan:
     totals: RunTotals = field(default_factory=RunTotals)
     """What the whole run has used so far, every request and every process
     counted: where its usage limits go on from."""
+    asynchronous: dict[str, tuple[ToolResult, bool]] = field(
+        default_factory=dict[str, tuple[ToolResult, bool]]
+    )
+    """When ``turn``'s answer was not recorded: the outcomes of the calls
+    its attempts started asynchronously, by call id (they stand for the
+    attempt sent again)."""
+    asynchronous_started: frozenset[str] = frozenset()
+    """Those calls that started without a recorded outcome."""
 
 
 @dataclass
@@ -196,6 +207,24 @@ class _Turn:
         default_factory=dict[str, dict[str, QuestionAnswer]]
     )
     streaming: str | None = None
+    steers: list[SteerApplied] = field(default_factory=list[SteerApplied])
+    asynchronous: set[str] = field(default_factory=set[str])
+    """The calls started asynchronously, by any attempt of the turn."""
+    steered: list[ModelResponse] = field(default_factory=list[ModelResponse])
+    """The turn's answers its later requests continued (steered responses)."""
+
+    def again(self, request_seq: int) -> _Turn:
+        """The turn's request sent again (or a steered answer's successor asked):
+        what its asynchronous calls did stands, and its answers' usage counts."""
+        kept = self.asynchronous
+        answered = [*self.steered, *([self.response] if self.response is not None else [])]
+        return _Turn(
+            request_seq=request_seq,
+            intents={i for i in self.intents if i in kept},
+            outcomes={k: v for k, v in self.outcomes.items() if k in kept},
+            asynchronous=set(kept),
+            steered=answered,
+        )
 
 
 def plan_resume(log: RunLog) -> ResumePlan:
@@ -216,6 +245,8 @@ def plan_resume(log: RunLog) -> ResumePlan:
         if isinstance(event.record, ModelSampled):
             sampled = _usage_from_dict(event.record.usage)
             usage = usage + sampled if sampled is not None else usage
+    # An unanswered turn is requested again; only its asynchronous calls stand.
+    unanswered = turns[last].again(-1) if last and turns[last].response is None else None
     return ResumePlan(
         run_id=log.run.run_id,
         messages=messages,
@@ -224,8 +255,12 @@ def plan_resume(log: RunLog) -> ResumePlan:
         records=tuple(records),
         usage=usage,
         cost=cost,
-        streaming=turns[last].streaming if last and turns[last].response is None else None,
+        streaming=turns[last].streaming if unanswered is not None else None,
         totals=run_totals(log.events),
+        asynchronous=dict(unanswered.outcomes) if unanswered is not None else {},
+        asynchronous_started=frozenset(unanswered.intents - set(unanswered.outcomes))
+        if unanswered is not None
+        else frozenset(),
     )
 
 
@@ -237,7 +272,10 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
         if isinstance(record, ModelRequest):
             if event.turn is None:
                 raise JournalError(f"event {event.seq}: a model request without a turn")
-            turns[event.turn] = _Turn(request_seq=event.seq)
+            earlier = turns.get(event.turn)
+            turns[event.turn] = (
+                earlier.again(event.seq) if earlier is not None else _Turn(request_seq=event.seq)
+            )
             continue
         if isinstance(record, RunSuspended):
             _asked(turns, record)
@@ -251,10 +289,14 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
             state.response = record
         elif isinstance(record, ModelStreaming):
             state.streaming = record.response_id
+        elif isinstance(record, SteerApplied):
+            state.steers.append(record)
         elif event.call_id is None:
             raise JournalError(f"event {event.seq} ({event.kind}): no call id")
         elif isinstance(record, ToolIntent):
             state.intents.add(event.call_id)
+            if record.asynchronous:
+                state.asynchronous.add(event.call_id)
         elif isinstance(record, ApprovalGiven):
             if record.decision in ("allow", "edit"):
                 state.approved.add(event.call_id)
@@ -279,6 +321,7 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
 
 _TURN_RECORDS = (
     ModelResponse,
+    SteerApplied,
     ModelStreaming,
     ToolIntent,
     ToolOutcome,
@@ -318,16 +361,15 @@ def _earlier_turns(
     records: list[RecordedCall] = []
     for number in sorted(turns):
         state = turns[number]
-        if state.response is None:
-            if number != last:
-                raise JournalError(f"turn {number} has no recorded answer but turn {last} does")
-            continue
-        turn_usage = _usage_from_dict(state.response.usage)
-        if turn_usage is not None:
-            usage = usage + turn_usage
-        turn_cost = cost_from_dict(state.response.cost)
-        cost = None if cost is None or turn_cost is None else cost + turn_cost
-        if number == last:
+        if state.response is None and number != last:
+            raise JournalError(f"turn {number} has no recorded answer but turn {last} does")
+        for answer in (*state.steered, *([state.response] if state.response else [])):
+            turn_usage = _usage_from_dict(answer.usage)
+            if turn_usage is not None:
+                usage = usage + turn_usage
+            turn_cost = cost_from_dict(answer.cost)
+            cost = None if cost is None or turn_cost is None else cost + turn_cost
+        if number == last or state.response is None:
             continue
         for call in _assistant(state.response, number).tool_calls:
             outcome = state.outcomes.get(call.id)
@@ -354,6 +396,7 @@ def _last_turn(state: _Turn, number: int) -> RecordedTurn | None:
         denied=dict(state.denied),
         grants=dict(state.grants),
         answers={call_id: dict(given) for call_id, given in state.answers.items()},
+        steers=tuple(state.steers),
     )
 
 

@@ -100,6 +100,7 @@ def render(turn: Turn, request: ParsedRequest, *, input_tokens: int) -> Reply:
         input_tokens=max(1, input_tokens),
         provider_items=provider_items,
         finish=turn.provider_finish.get(request.dialect),
+        steer=turn.steer,
         provider_fields=substitute_value(turn.provider_fields.get(request.dialect, {}), lookup),
         quirks=frozenset(turn.quirks),
     )

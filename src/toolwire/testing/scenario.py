@@ -200,6 +200,9 @@ class Turn(_Model):
     :data:`WIRE_QUIRKS`), played in OpenAI Chat Completions answers
     (``repeated_object`` and ``missing_ids`` in Anthropic and Responses
     answers too); a client under test meets them as it would from such a server."""
+    steer: Literal["accepted", "pending", "failed"] | None = None
+    """What became of a steer, in the answers that have steering (Responses):
+    accepted and the answer ended ``steered``, pending after it, or failed."""
     output: Any = None
     """A typed run's answer (any JSON value; a JSON object as the model writes
     it: for an output type whose schema is not an object, ``{"response": ...}``).

@@ -81,6 +81,11 @@ class ToolOptions:
     """Declare the tool to Anthropic as this toolset (``computer_toolset_20260801``)
     instead of a function: :func:`toolwire.toolset` sets it on the handler of
     the toolset's actions."""
+    asynchronous: bool = False
+    """Declare the tool asynchronous where the dialect has it (a Responses
+    function tool's ``async: true``): its calls start as soon as each is
+    complete while the model keeps streaming, and each result is delivered
+    with the next request (see the agent's async tool calls)."""
     accept_repaired: bool | None = None
     """Run calls whose arguments toolwire repaired (a fence, trailing commas,
     closing brackets after a complete value); ``None``: as ``read_only``. The

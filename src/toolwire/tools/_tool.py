@@ -117,6 +117,7 @@ class Tool:
         self.freeform = _freeform(name, opts.freeform, self.parameters)
         self.anthropic_eager_input_streaming = opts.anthropic_eager_input_streaming
         self.anthropic_toolset = opts.anthropic_toolset
+        self.asynchronous = opts.asynchronous
         if opts.strict:
             self._check_strict()
         if not description:
@@ -268,6 +269,7 @@ def tool(
     freeform: bool | Mapping[str, str] = False,
     anthropic_eager_input_streaming: bool | None = None,
     anthropic_toolset: str | None = None,
+    asynchronous: bool = False,
     accept_repaired: bool | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 

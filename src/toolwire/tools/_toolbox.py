@@ -167,6 +167,11 @@ class Toolbox:
         """The tool names, in registration order."""
         return tuple(self._tools)
 
+    @property
+    def has_asynchronous(self) -> bool:
+        """Whether a tool is declared asynchronous (``asynchronous=True``)."""
+        return any(t.asynchronous for t in self._tools.values())
+
     def __repr__(self) -> str:
         return f"Toolbox({list(self._tools)!r})"
 

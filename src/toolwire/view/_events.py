@@ -31,6 +31,7 @@ from toolwire.journal import (
     RunResumed,
     RunStarted,
     RunSuspended,
+    SteerApplied,
     ToolIntent,
     ToolOutcome,
     ToolsChanged,
@@ -230,6 +231,10 @@ def _body(event: JournalEvent) -> str:
             said = f"refused: {text(record.error)}" if record.error else "answered"
             return f"<b>{text(record.source)}</b> sampled the model ({said})" + value(
                 payload_of(record), label=record.kind
+            )
+        case SteerApplied():
+            return f"steered ({text(record.how)})" + (
+                value(record.text, label="steer") if record.text is not None else ""
             )
         case _:
             assert_never(record)

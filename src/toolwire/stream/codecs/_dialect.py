@@ -79,6 +79,10 @@ class SchemaTool(Protocol):
         """The Anthropic toolset the tool handles (``computer_toolset_20260801``),
         declared as ``{"type": ...}`` instead of a function; ``None`` for none."""
 
+    @property
+    def asynchronous(self) -> bool:
+        """Declared asynchronous where the dialect has it (Responses ``async``)."""
+
 
 def _never(_: Any) -> bool:
     return False

@@ -62,6 +62,7 @@ from toolwire.stream.codecs.openai_responses_notices import (
 from toolwire.stream.codecs.openai_responses_request import (
     DIALECT_NAME,
     PROVIDER,
+    async_marked,
     custom_tool_schema,
     encode_input,
     encode_request,
@@ -472,7 +473,7 @@ DIALECT: Final = WireDialect(
     continuation_target=resume_target,
     base_path="/v1",
     encode_request=encode_request,
-    tool_schemas=strict_schemas(tool_schema, custom_tool_schema),
+    tool_schemas=async_marked(strict_schemas(tool_schema, custom_tool_schema)),
     strict_schema=to_openai_strict,
     otel_provider="openai",
     decode_request=emulation.decode_request,

@@ -161,6 +161,8 @@ def call_item(call: ToolCall | InvalidToolCall, state: Mapping[str, Any] | None)
             "name": call.name,
             "arguments": arguments,
         }
+    if isinstance(call, ToolCall) and call.asynchronous:
+        item["async"] = True
     if state is not None:
         item.update(dict_or_empty(state.get("fields")))
     return item

@@ -9,9 +9,9 @@ hold until a later update replaces them). The server's account of dropped
 reasoning and a pending steer are kept as provider state too, never sent
 back (they are no input items): ``{"type": "input_transformations",
 "items"}`` and ``{"type": "steer_pending", "steer", "reason",
-"required_input"}``, the stubs of the answers the client owes (the tool
-results and approvals of the response), to be filled from recorded
-outcomes without running anything again.
+"required_input", "owed"}``: the stubs of the answers the client owes (the
+tool results and approvals of the response; ``owed``, their call ids), to
+be filled from recorded outcomes without running anything again.
 References: openai-python's ``ResponseConfigurationUpdateItem``,
 ``Response.input_transformations``, ``ResponseSteer{Accepted,Failed,Pending}Event``.
 """
@@ -30,6 +30,7 @@ __all__ = [
     "configuration_notice",
     "input_transformations",
     "steer_event",
+    "steer_request",
 ]
 
 DIALECT_NAME = "openai-responses"
@@ -96,5 +97,20 @@ def steer_event(kind: str, obj: dict[str, Any]) -> list[Part]:
             f"{s.get('type')} {s.get('call_id') or s.get('approval_request_id')}" for s in stubs
         )
     )
-    state = {"type": STEER_PENDING, "steer": steer, "reason": reason, "required_input": stubs}
+    owed = [s.get("call_id") or s.get("approval_request_id") for s in stubs]
+    state = {
+        "type": STEER_PENDING,
+        "steer": steer,
+        "reason": reason,
+        "required_input": stubs,
+        "owed": [str(i) for i in owed if i],
+    }
     return [NoticePart(DIALECT_NAME, kind, obj, message), StatePart(state)]
+
+
+def steer_request(response_id: str, text: str) -> dict[str, Any]:
+    """The client event that steers the live response ``response_id`` on a
+    Responses WebSocket connection (openai-python's ``ResponseSteerEvent``:
+    only ``type``, ``previous_response_id`` and ``input``; HTTP has none)."""
+    message = {"type": "message", "role": "user", "content": text}
+    return {"type": "response.steer", "previous_response_id": response_id, "input": [message]}

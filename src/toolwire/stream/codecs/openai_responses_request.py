@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import quote, urlencode
 
@@ -20,7 +20,7 @@ from toolwire.messages import (
     UserMessage,
 )
 from toolwire.stream.codecs import structured
-from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo
+from toolwire.stream.codecs._dialect import X_RATELIMIT, ProviderInfo, SchemaTool
 from toolwire.stream.codecs.content import (
     MB,
     PDF,
@@ -50,6 +50,7 @@ __all__ = [
     "CONTENT",
     "DIALECT_NAME",
     "PROVIDER",
+    "async_marked",
     "custom_tool_schema",
     "encode_input",
     "encode_request",
@@ -129,6 +130,21 @@ def tool_schema(
     tool["parameters"] = parameters
     tool["strict"] = strict
     return tool
+
+
+def async_marked(
+    shape: Callable[[Sequence[SchemaTool], bool | None], list[dict[str, Any]]],
+) -> Callable[[Sequence[SchemaTool], bool | None], list[dict[str, Any]]]:
+    """``shape``'s entries, each of an asynchronous tool with ``"async": true``."""
+
+    def marked(tools: Sequence[SchemaTool], strict: bool | None) -> list[dict[str, Any]]:
+        entries = shape(tools, strict)
+        for t, entry in zip(tools, entries, strict=True):
+            if t.asynchronous:
+                entry["async"] = True
+        return entries
+
+    return marked
 
 
 def custom_tool_schema(

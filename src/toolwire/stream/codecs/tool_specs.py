@@ -33,6 +33,7 @@ class PlainTool:
     freeform: Mapping[str, str] | None = None
     anthropic_eager_input_streaming: bool | None = None
     anthropic_toolset: str | None = None
+    asynchronous: bool = False
 
 
 def _text(value: Any) -> str:

@@ -68,6 +68,9 @@ class Reply:
     """More fields of the answer, in the request's dialect."""
     quirks: frozenset[str] = frozenset()
     """Server quirks to play (the scenario's ``quirks``), where the dialect has them."""
+    steer: str | None = None
+    """What became of a steer (``accepted``, ``pending``, ``failed``), where
+    the dialect has steering."""
 
     def items_after(self, place: str) -> list[dict[str, Any]]:
         """The dialect's own items that go after ``place``, in order."""

@@ -15,6 +15,7 @@ from toolwire.stream.codecs.emulation._base import (
     Encoder,
     Frame,
     Reply,
+    ReplyCall,
     fragments,
     hex_token,
     merge_error,
@@ -27,6 +28,11 @@ from toolwire.stream.codecs.emulation._request import (
     ParsedRequest,
     get_bool,
     looks_like_error,
+)
+from toolwire.stream.codecs.emulation.openai_responses_steer import (
+    STEERED,
+    steer_after_created,
+    steer_after_end,
 )
 from toolwire.stream.codecs.openai_responses_items import ANSWER_ITEMS
 
@@ -128,6 +134,9 @@ class OpenAIResponsesEncoder(Encoder):
                 }
             )
         items.extend(reply.items_after("reasoning"))
+        # Asynchronous calls come first: the model keeps streaming after them.
+        ahead = [c for c in reply.calls if c.fields.get("async") is True]
+        items.extend(self._call_item(reply, call) for call in ahead)
         if reply.text:
             items.append(
                 {
@@ -139,21 +148,23 @@ class OpenAIResponsesEncoder(Encoder):
                 }
             )
         items.extend(reply.items_after("text"))
-        for call in reply.calls:
-            item_id, call_id = self.call_ids(reply, call.index)
-            if call.custom:
-                item = {"id": "ctc_" + item_id[3:], "type": "custom_tool_call"}
-                item.update(status="completed", call_id=call_id, input=call.raw_arguments)
-            else:
-                item = {"id": item_id, "type": "function_call", "status": "completed"}
-                item.update(arguments=call.raw_arguments, call_id=call_id)
-                if "repeated_object" in reply.quirks:  # as the compatible servers known for it
-                    item["arguments"] += call.raw_arguments
-                if "missing_ids" in reply.quirks:
-                    del item["call_id"]
-            items.append({**item, "name": call.name, **call.fields})
+        items.extend(self._call_item(reply, call) for call in reply.calls if call not in ahead)
         items.extend(reply.items_after("calls"))
         return items
+
+    def _call_item(self, reply: Reply, call: ReplyCall) -> dict[str, Any]:
+        item_id, call_id = self.call_ids(reply, call.index)
+        if call.custom:
+            item = {"id": "ctc_" + item_id[3:], "type": "custom_tool_call"}
+            item.update(status="completed", call_id=call_id, input=call.raw_arguments)
+        else:
+            item = {"id": item_id, "type": "function_call", "status": "completed"}
+            item.update(arguments=call.raw_arguments, call_id=call_id)
+            if "repeated_object" in reply.quirks:  # as the compatible servers known for it
+                item["arguments"] += call.raw_arguments
+            if "missing_ids" in reply.quirks:
+                del item["call_id"]
+        return {**item, "name": call.name, **call.fields}
 
     @staticmethod
     def _text_part(text: str) -> dict[str, Any]:
@@ -171,6 +182,9 @@ class OpenAIResponsesEncoder(Encoder):
             out.emit(
                 "response.created", response=self._response(reply, "in_progress", [], done=False)
             )
+        response_id = self.ids(reply)["response"]
+        if (said := steer_after_created(reply, response_id)) is not None:
+            out.emit(said[0], **said[1])
         out.emit(
             "response.in_progress", response=self._response(reply, "in_progress", [], done=False)
         )
@@ -198,16 +212,19 @@ class OpenAIResponsesEncoder(Encoder):
             out.emit("response.output_item.done", item=item, output_index=output_index)
         response = self.body(reply, done_items)
         out.emit(f"response.{response['status']}", response=response)
+        if (said := steer_after_end(reply, response_id, done_items)) is not None:
+            out.emit(said[0], **said[1])
         return out.frames
 
     def body(self, reply: Reply, items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """A ``response`` object with status ``completed``; ``incomplete``,
         for the reason a scenario's ``provider_finish`` names (``steered``...)."""
         output = self._items(reply) if items is None else items
-        if reply.finish is None:
+        finish = reply.finish or (STEERED if reply.steer == "accepted" else None)
+        if finish is None:
             return self._response(reply, "completed", output, done=True)
         response = self._response(reply, "incomplete", output, done=True)
-        response["incomplete_details"] = {"reason": reply.finish}
+        response["incomplete_details"] = {"reason": finish}
         return response
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
