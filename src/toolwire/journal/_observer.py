@@ -26,21 +26,15 @@ the same records in the same order, one write each. The intents of a batch
 of tool calls are committed together too, before any of the calls runs. (An
 observer after the journal is told of a staged step before it is on disk.)
 
-Parts: the images, documents and audio of the messages and tool results it
-records go to the journal's blob table when the journal keeps one (both
-stores toolwire ships), each once by its sha256, in the transaction of the
-first record that refers to them; the records hold their references
-(:mod:`toolwire.journal._blobs`). The bytes never go through the
-redaction of the records' text.
-
-Totals: the records that change what a run has used (a request, its answer
-or failure, a batch's intents, the run's end) carry the run's totals as its
-meter has them after that step (:meth:`JournalObserver.metered`), so a run
-resumed in another process goes on counting its limits from them.
-
-Writes are small synchronous SQLite transactions on the event loop's thread
-by default; ``offload=True`` runs them in a worker thread instead (see the
-README's reliability figures for why the default is inline).
+Parts go once each, by sha256, to the journal's blob table (both stores
+toolwire ships keep one), in the transaction of the first record that refers
+to them; the bytes never go through the records' redaction
+(:mod:`toolwire.journal._blobs`). The records that change what a run has
+used carry the run's totals after that step (:meth:`JournalObserver.metered`),
+so a run resumed elsewhere goes on counting its limits from them. Writes are
+small synchronous transactions on the event loop's thread by default;
+``offload=True`` runs them in a worker thread (the reliability figures say
+why the default is inline).
 """
 
 from __future__ import annotations
