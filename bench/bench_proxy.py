@@ -40,6 +40,13 @@ SCENARIO = {"name": "bench", "turns": [{"text": "Streaming a short answer. " * 8
 @contextmanager
 def toolwire(*args: str) -> Iterator[str]:
     """``toolwire ARGS`` in its own process; yields the URL its first line ends with."""
+    with toolwire_process(*args) as (url, _pid):
+        yield url
+
+
+@contextmanager
+def toolwire_process(*args: str) -> Iterator[tuple[str, int]]:
+    """``toolwire ARGS`` in its own process; yields its URL and its pid."""
     process = subprocess.Popen(
         [sys.executable, "-m", "toolwire", *args],
         stdout=subprocess.PIPE,
@@ -56,7 +63,7 @@ def toolwire(*args: str) -> Iterator[str]:
         words = [w for w in first.split() if w.startswith("http://")]
         if not words:
             raise RuntimeError(f"toolwire {' '.join(args)} did not start: {first!r}")
-        yield words[0]
+        yield words[0], process.pid
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -142,14 +149,14 @@ def render(result: dict[str, Any], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def update_readme(path: Path, text: str) -> None:
-    """Replace the text between the README's bench-proxy markers."""
+def update_readme(path: Path, text: str, start: str = README_START, end: str = README_END) -> None:
+    """Replace the text between the page's markers (by default bench-proxy's)."""
     readme = path.read_text()
-    if README_START not in readme or README_END not in readme:
-        raise SystemExit(f"{path} has no {README_START} ... {README_END} section")
-    head, rest = readme.split(README_START, 1)
-    _old, tail = rest.split(README_END, 1)
-    path.write_text(f"{head}{README_START}\n{text}\n{README_END}{tail}")
+    if start not in readme or end not in readme:
+        raise SystemExit(f"{path} has no {start} ... {end} section")
+    head, rest = readme.split(start, 1)
+    _old, tail = rest.split(end, 1)
+    path.write_text(f"{head}{start}\n{text}\n{end}{tail}")
 
 
 def _load() -> str:

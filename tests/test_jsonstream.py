@@ -426,6 +426,45 @@ def test_top_level_literals(text: str) -> None:
 # -- invalid input -------------------------------------------------------------
 
 
+# Characters a fragment in the middle of a string may hold: the plain ones
+# take the shortest way, and whatever does not look printable (a no-break
+# space, a line separator, a zero-width space, DEL, a lone surrogate, a
+# control character) or holds an escape takes the careful one; each read in
+# order must show what the parser fed the same pieces shows.
+ODD_FRAGMENTS = [
+    "plain",
+    "é✨こん",
+    "\xa0",
+    "a\u2028b",
+    "\u200b",
+    "\x7f",
+    "\ud83d",
+    "\udc00x",
+    "\\u00e9",
+    "\\ud83d",
+    "\\ud83d\\ude00",
+    '\\"q',
+    "\\",
+    "\\n\\t",
+    "\n",
+    "\x1f",
+    '"',
+    '", "b": 1',
+]
+
+
+@pytest.mark.parametrize("fragment", ODD_FRAGMENTS)
+@pytest.mark.parametrize("after", ["", "more", "\\u00e9", '"}'])
+def test_a_fragment_read_in_order_shows_what_the_parser_shows(fragment: str, after: str) -> None:
+    pieces = ['{"a": "', "x", fragment, after, "y", '"}']
+    lazy = LazyPartial(list(pieces))
+    for n in range(1, len(pieces) + 1):
+        parser = fed(*pieces[:n])
+        shown = parser.value()
+        assert lazy.partial_at(n) == ({} if shown is None else shown), (n, pieces)
+        assert lazy.error == parser.error, (n, pieces)
+
+
 @pytest.mark.parametrize(
     ("pieces", "error", "shown"),
     [

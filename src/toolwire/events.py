@@ -227,9 +227,18 @@ def _setters(cls: type[Any], *names: str) -> tuple[Any, ...]:
     return tuple(cls.__dict__[name].__set__ for name in names)
 
 
-_TCD = _setters(ToolCallDelta, "kind", "choice", "index", "id", "name", "delta", "source", "mark")
 _TXT = _setters(TextDelta, "kind", "choice", "text")
 _RSN = _setters(ReasoningDelta, "kind", "choice", "text")
+
+
+class _DeltaSlots:
+    """The slots of :class:`ToolCallDelta`, in its order, without its frozen
+    ``__setattr__``: filled by plain attribute stores (the interpreter's
+    fastest), then given its class, which the same layout allows. The
+    commonest event of a stream, built a third faster than through the
+    descriptors."""
+
+    __slots__ = ToolCallDelta.__slots__
 
 
 def new_tool_call_delta(
@@ -240,28 +249,22 @@ def new_tool_call_delta(
     delta: str,
     source: PartialSource | None,
     mark: int,
-    _new: Any = object.__new__,
+    _slots: Any = _DeltaSlots,
     _cls: Any = ToolCallDelta,
-    _kind: Any = _TCD[0],
-    _choice: Any = _TCD[1],
-    _index: Any = _TCD[2],
-    _id: Any = _TCD[3],
-    _name: Any = _TCD[4],
-    _delta: Any = _TCD[5],
-    _source: Any = _TCD[6],
-    _mark: Any = _TCD[7],
 ) -> ToolCallDelta:
     """``ToolCallDelta(...)`` for the hot path (internal)."""
-    obj: ToolCallDelta = _new(_cls)
-    _kind(obj, "tool_call_delta")
-    _choice(obj, choice)
-    _index(obj, index)
-    _id(obj, id)
-    _name(obj, name)
-    _delta(obj, delta)
-    _source(obj, source)
-    _mark(obj, mark)
-    return obj
+    obj = _slots()
+    obj.kind = "tool_call_delta"
+    obj.choice = choice
+    obj.index = index
+    obj.id = id
+    obj.name = name
+    obj.delta = delta
+    obj.source = source
+    obj.mark = mark
+    obj.__class__ = _cls
+    out: ToolCallDelta = obj
+    return out
 
 
 def new_text_delta(

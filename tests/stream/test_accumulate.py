@@ -444,3 +444,23 @@ def test_big_integers_in_object_arguments_stay_exact() -> None:
     )
     _, result = decode(b"data: " + line.encode() + b"\r\n\r\n", dialect="gemini")
     assert [c.arguments for c in result.choices[0].tool_calls] == [{"id": BIG}]
+
+
+def test_a_delta_built_on_the_hot_path_is_the_dataclass_built_the_usual_way() -> None:
+    import copy
+    import dataclasses
+    import pickle
+
+    from toolwire.events import ToolCallDelta, new_tool_call_delta
+
+    fast = new_tool_call_delta(1, 2, "call_1", "get_weather", '{"city"', None, 3)
+    usual = ToolCallDelta(
+        choice=1, index=2, id="call_1", name="get_weather", delta='{"city"', mark=3
+    )
+    assert type(fast) is ToolCallDelta
+    assert fast == usual and hash(fast) == hash(usual) and repr(fast) == repr(usual)
+    assert dataclasses.asdict(fast) == dataclasses.asdict(usual)
+    assert pickle.loads(pickle.dumps(fast)) == usual and copy.copy(fast) == usual
+    assert (fast.kind, fast.mark, fast.partial) == ("tool_call_delta", 3, {})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.delta = "x"  # type: ignore[misc]

@@ -30,7 +30,14 @@ from typing import Any, Final
 
 from toolwire.stream.jsonio import loads_fast
 
-__all__ = ["INDEX", "STRING_CONTENT", "UTF8_CONTENT", "matched_run", "string_text"]
+__all__ = [
+    "INDEX",
+    "STRING_CONTENT",
+    "UTF8_CONTENT",
+    "matched_run",
+    "matched_text_run",
+    "string_text",
+]
 
 INDEX: Final = r"(0|[1-9][0-9]{0,8})"  # a small JSON integer: no sign, no leading zero
 # A JSON string's raw content: no raw control character, each backslash with
@@ -90,6 +97,35 @@ def matched_run(
         raw = m.group(text)
         if type(raw) is bytes:
             raw = raw.decode()  # well-formed by the pattern
+        if "\\" in raw:
+            raw = string_text(raw)
+            if raw is None:
+                break
+        append(raw)
+        i += 1
+    return first[0], first[1], run, i
+
+
+def matched_text_run(
+    first: tuple[int, int, str] | None, items: Sequence[Any], i: int, key: int, text: int
+) -> tuple[int, int, list[str], int] | None:
+    """:func:`matched_run` for a ``str`` pattern whose call is named by one
+    group (Anthropic's block index): the name and the fragment come out of
+    each match in one call, the commonest loop of an Anthropic stream."""
+    if first is None:
+        return None
+    name = items[i].group(key)
+    run = [first[2]]
+    append = run.append
+    i += 1
+    n = len(items)
+    while i < n:
+        m = items[i]
+        if type(m) is tuple:
+            break
+        named, raw = m.group(key, text)
+        if named != name:
+            break
         if "\\" in raw:
             raw = string_text(raw)
             if raw is None:

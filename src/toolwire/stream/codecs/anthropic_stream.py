@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from toolwire.errors import RemoteProtocolError
 from toolwire.stream._repair import ArgumentsParseError, parse_arguments
-from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, matched_run, string_text
+from toolwire.stream.codecs._args_event import INDEX, STRING_CONTENT, matched_text_run, string_text
 from toolwire.stream.codecs._common import (
     DONE,
     as_int,
@@ -204,7 +204,7 @@ class AnthropicCodec:
         return None if text is None else (0, index, text)
 
     def args_run(self, items: Sequence[Any], i: int) -> tuple[int, int, list[str], int] | None:
-        return matched_run(self.args_delta(items[i]), items, i, (2,), 3)
+        return matched_text_run(self.args_delta(items[i]), items, i, 2, 3)
 
     @staticmethod
     def args_frame(m: re.Match[str]) -> tuple[str, str]:
