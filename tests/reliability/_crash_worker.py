@@ -268,7 +268,11 @@ def main() -> None:
         exits = []
         for plan in [*case["kills"], {}]:
             exits.append(fork_child(case, plan))
-        print(json.dumps({"id": case["id"], "exits": exits}), flush=True)
+        report: dict[str, Any] = {"id": case["id"], "exits": exits}
+        failed = Path(case["dir"]) / "error.txt"
+        if failed.exists():  # a child that raised: why, for the test's message
+            report["error"] = failed.read_text()[-2000:]
+        print(json.dumps(report), flush=True)
 
 
 if __name__ == "__main__":

@@ -26,11 +26,13 @@ from toolwire.view._run_page import TURNS_PER_PAGE, run_page
 
 from ._support import _run, _scenario, echo_html, serving
 
-CPU_BOUND = 1.0
+CPU_BOUND = 3.0
 """Seconds of CPU a page may take (:func:`tests._linear.cpu_guard`, which
-stops one that takes longer): generous (a 3,000-turn page takes about
-0.05 s, a megabyte of hostile text about 0.1 s), and CPU time, not wall
-time, so that other work on the machine does not count."""
+stops one that takes longer): generous (a 3,000-turn page takes about 0.3 s
+on the development machine, a megabyte of hostile text about 0.1 s; the
+quadratic page this guards against took 30 s), and CPU time, not wall time,
+though a machine busy on every core still slows a process's own CPU time
+several times over."""
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +102,7 @@ def _fill(data: dict[str, object], filler: str) -> None:
         data["output"] = filler
 
 
-def test_a_run_of_3000_turns_renders_a_page_of_100_in_under_a_second(real: RunLog) -> None:
+def test_a_run_of_3000_turns_renders_a_page_of_100_within_the_cpu_bound(real: RunLog) -> None:
     log = _grown(real, 3000)
     with cpu_guard(CPU_BOUND):  # was 30.5 s on a87298d
         page = run_page(log)
