@@ -22,7 +22,7 @@ from google.genai import types as genai_types
 
 from tests.conftest import CORPUS, TRACES, Trace
 from toolwire.bridge import SERVED, BridgeServer
-from toolwire.testing import EmulationServer, Scenario
+from toolwire.testing import EmulationServer, Scenario, ServerLimits
 
 UPSTREAMS = (
     "openai-chat",
@@ -58,7 +58,10 @@ def bridge() -> Iterator[BridgeServer]:
             server = EmulationServer(Scenario.replay_file(CORPUS / f"{trace.name}.sse")).start()
             replays.append(server)
             models[model_of(trace)] = f"{trace.dialect}:m@{server.url_for(trace.dialect)}"
-        with BridgeServer(models) as running:
+        # The clients come back after other tests of their worker: connections
+        # kept as long as the module runs (a reused one the server was closing
+        # would be reset).
+        with BridgeServer(models, limits=ServerLimits(idle_timeout=600)) as running:
             yield running
     finally:
         with ThreadPoolExecutor(max_workers=len(replays) or 1) as pool:

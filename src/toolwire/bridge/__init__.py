@@ -34,6 +34,7 @@ from toolwire.http.transport import HttpRetryPolicy
 from toolwire.journal import Journal
 from toolwire.stream.codecs import wire_dialect
 from toolwire.stream.codecs.bridge import Asked, read_request
+from toolwire.testing import ServerLimits
 from toolwire.testing.serving import LoopbackServer, is_loopback
 
 __all__ = [
@@ -61,6 +62,8 @@ class BridgeServer(LoopbackServer):
         api_key: the key clients must send; required off loopback.
         journal, transport, retry, rate_limiter, upstream_key, log, prices: as
             :func:`app`.
+        limits: what the server accepts from its clients (connections, body
+            sizes, how long an idle connection is kept: 5 s by default).
 
     Raises:
         UsageError: a host off loopback without an API key of the bridge's own.
@@ -85,6 +88,7 @@ class BridgeServer(LoopbackServer):
         upstream_key: str | None = None,
         log: Callable[[str], None] | None = None,
         prices: Prices | bool | None = None,
+        limits: ServerLimits | None = None,
     ) -> None:
         if not is_loopback(host) and not api_key:
             raise UsageError(
@@ -104,7 +108,9 @@ class BridgeServer(LoopbackServer):
             log=log,
             prices=prices,
         )
-        super().__init__(asgi, host=host, port=port, allow_remote=api_key is not None)
+        super().__init__(
+            asgi, host=host, port=port, allow_remote=api_key is not None, limits=limits
+        )
 
     def url_for(self, dialect: str) -> str:
         """The base URL a client of ``dialect`` wants (its SDK's ``base_url``)."""
