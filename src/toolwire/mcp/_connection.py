@@ -65,9 +65,10 @@ class MCPConnection:
         self._name = label or (info.name if info is not None and info.name else "mcp-server")
         self._protocol_version = client.protocol_version
         self._calls = 0
-        self._unordered = transport == "http" and self._protocol_version == "2026-07-28"
+        self._unordered = transport == "http"
         """Announcements may come after the result of the call that made them:
-        on 2026-07-28 over HTTP they travel on their own stream."""
+        over streamable HTTP they travel on a stream of their own (the
+        listen stream on 2026-07-28, the standalone GET stream before)."""
         self._closed = False
         self._tools_version = 0
         self._listening: Any = None
@@ -110,10 +111,10 @@ class MCPConnection:
     def tools_version(self) -> int:
         """Counts the server's announcements that its tool list changed,
         received so far (a change not yet taken by the listener counts).
-        On 2026-07-28 over streamable HTTP, where an announcement travels on
-        its own stream and may come after the result of the call that made
-        it, each finished call counts too: the tools are listed again after
-        it, and the next turn offers what the call changed."""
+        Over streamable HTTP, where an announcement travels on a stream of
+        its own and may come after the result of the call that made it, each
+        finished call counts too: the tools are listed again after it, and
+        the next turn offers what the call changed."""
         if self._unordered:
             return self._tools_version + self._calls
         # The SDK queues a listen stream's events as they are read, in order
