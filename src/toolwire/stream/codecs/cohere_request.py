@@ -27,7 +27,13 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream.codecs.content import MB, ContentLimits, ContentSupport, split_text
+from toolwire.stream.codecs.content import (
+    MB,
+    ContentLimits,
+    ContentSupport,
+    split_text,
+    with_carried_parts,
+)
 from toolwire.stream.codecs.request import ToolChoice, dict_or_empty, tool_names
 from toolwire.stream.jsonio import dumps
 from toolwire.stream.jsonschema import JSONSchema
@@ -119,28 +125,20 @@ def _tool(message: ToolResultMessage) -> dict[str, Any]:
 
 def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The ``messages`` array for a conversation."""
-    out: list[dict[str, Any]] = []
-    carried: list[ToolResultMessage] = []  # results whose images follow them
-    for message in messages:
-        if carried and not isinstance(message, ToolResultMessage):
-            out.append(_follow_up(carried))
-            carried = []
-        if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.text})
-        elif isinstance(message, UserMessage):
-            content = content_out(message.content) if message.parts else message.text
-            out.append({"role": "user", "content": content})
-        elif isinstance(message, AssistantMessage):
-            out.append(_assistant(message))
-        elif isinstance(message, ToolResultMessage):
-            out.append(_tool(message))
-            if content_parts(message.parts):
-                carried.append(message)
-        else:
-            raise UsageError(f"not a toolwire message: {type(message).__name__}")
-    if carried:
-        out.append(_follow_up(carried))
-    return out
+    return with_carried_parts(messages, _message, _follow_up)
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.text}
+    if isinstance(message, UserMessage):
+        content = content_out(message.content) if message.parts else message.text
+        return {"role": "user", "content": content}
+    if isinstance(message, AssistantMessage):
+        return _assistant(message)
+    if isinstance(message, ToolResultMessage):
+        return _tool(message)
+    raise UsageError(f"not a toolwire message: {type(message).__name__}")
 
 
 def encode_request(

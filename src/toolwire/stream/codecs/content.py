@@ -13,7 +13,7 @@ is these declarations (a docs test checks it).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -41,6 +41,7 @@ __all__ = [
     "split_cached",
     "split_text",
     "support_table",
+    "with_carried_parts",
 ]
 
 Place: TypeAlias = Literal["prompt", "tool_result"]
@@ -184,6 +185,29 @@ def openai_cache_fields(messages: Iterable[Message]) -> dict[str, Any]:
                 out["prompt_cache_key"] = point.key
             if point.retention is not None:
                 out["prompt_cache_retention"] = point.retention
+    return out
+
+
+def with_carried_parts(
+    messages: Sequence[Message],
+    encode: Callable[[Message], dict[str, Any]],
+    follow_up: Callable[[Sequence[ToolResultMessage]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The messages of a dialect whose tool messages carry text only: each
+    message as ``encode`` writes it, and after each run of tool results that
+    hold parts, one user message (``follow_up``'s) that carries their parts,
+    as such providers document."""
+    out: list[dict[str, Any]] = []
+    carried: list[ToolResultMessage] = []
+    for message in messages:
+        if carried and not isinstance(message, ToolResultMessage):
+            out.append(follow_up(carried))
+            carried = []
+        out.append(encode(message))
+        if isinstance(message, ToolResultMessage) and message.parts:
+            carried.append(message)
+    if carried:
+        out.append(follow_up(carried))
     return out
 
 

@@ -25,7 +25,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.stream.codecs.content import ContentSupport
+from toolwire.stream.codecs.content import ContentSupport, with_carried_parts
 from toolwire.stream.codecs.request import ToolChoice, dict_or_empty, tool_names
 from toolwire.stream.jsonschema import JSONSchema
 from toolwire.types import InvalidToolCall, ToolCall
@@ -99,29 +99,22 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
 
 def encode_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The ``messages`` array for a conversation."""
-    out: list[dict[str, Any]] = []
-    carried: list[ToolResultMessage] = []  # results whose images follow them
-    for message in messages:
-        if carried and not isinstance(message, ToolResultMessage):
-            out.append(_follow_up(carried))
-            carried = []
-        if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.text})
-        elif isinstance(message, UserMessage):
-            out.append(_user(message.content))
-        elif isinstance(message, AssistantMessage):
-            out.append(_assistant(message))
-        elif isinstance(message, ToolResultMessage):
-            text = message.content
-            if content_parts(message.parts):
-                carried.append(message)
-                text = text or "(the result's images follow in the next message)"
-            out.append({"role": "tool", "tool_name": message.name, "content": text})
-        else:
-            raise UsageError(f"not a toolwire message: {type(message).__name__}")
-    if carried:
-        out.append(_follow_up(carried))
-    return out
+    return with_carried_parts(messages, _message, _follow_up)
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.text}
+    if isinstance(message, UserMessage):
+        return _user(message.content)
+    if isinstance(message, AssistantMessage):
+        return _assistant(message)
+    if isinstance(message, ToolResultMessage):
+        text = message.content
+        if message.parts:
+            text = text or "(the result's images follow in the next message)"
+        return {"role": "tool", "tool_name": message.name, "content": text}
+    raise UsageError(f"not a toolwire message: {type(message).__name__}")
 
 
 def encode_request(

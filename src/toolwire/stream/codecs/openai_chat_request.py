@@ -25,6 +25,7 @@ from toolwire.stream.codecs.content import (
     ContentSupport,
     openai_cache_fields,
     split_text,
+    with_carried_parts,
 )
 from toolwire.stream.codecs.openai_chat_items import custom_input
 from toolwire.stream.codecs.request import (
@@ -189,30 +190,23 @@ def encode_messages(
         reasoning_field: the assistant-message field that carries a
             tool-calling turn's reasoning back (DeepSeek: ``reasoning_content``).
     """
-    out: list[dict[str, Any]] = []
-    carried: list[ToolResultMessage] = []  # results whose parts follow them
-    for message in messages:
-        if carried and not isinstance(message, ToolResultMessage):
-            out.append(_follow_up(carried))
-            carried = []
+
+    def message_out(message: Message) -> dict[str, Any]:
         if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.text})
-        elif isinstance(message, UserMessage):
+            return {"role": "system", "content": message.text}
+        if isinstance(message, UserMessage):
             content = content_out(message.content) if message.parts else message.text
-            out.append({"role": "user", "content": content})
-        elif isinstance(message, AssistantMessage):
-            out.append(_assistant(message, reasoning_field))
-        elif isinstance(message, ToolResultMessage):
+            return {"role": "user", "content": content}
+        if isinstance(message, AssistantMessage):
+            return _assistant(message, reasoning_field)
+        if isinstance(message, ToolResultMessage):
             text = message.content
             if message.parts:
-                carried.append(message)
                 text = text or "(the result's images or files follow in the next message)"
-            out.append({"role": "tool", "tool_call_id": message.call_id, "content": text})
-        else:
-            raise UsageError(f"not a toolwire message: {type(message).__name__}")
-    if carried:
-        out.append(_follow_up(carried))
-    return out
+            return {"role": "tool", "tool_call_id": message.call_id, "content": text}
+        raise UsageError(f"not a toolwire message: {type(message).__name__}")
+
+    return with_carried_parts(messages, message_out, _follow_up)
 
 
 def encode_request(
