@@ -65,7 +65,8 @@ typecheck: $(STAMP)
 UNIT_TESTS := $(filter-out tests/stream/test_inspect_cli.py tests/stream/test_streamed_equals_whole.py \
 	tests/stream/test_nothing_dropped.py tests/stream/test_anthropic_blocks.py tests/stream/test_registry.py \
 	tests/stream/test_interactions_sdk.py tests/stream/test_finish_outcomes.py \
-	tests/stream/test_responses_notices.py tests/stream/test_sdk_unions_wire.py, \
+	tests/stream/test_responses_notices.py tests/stream/test_sdk_unions_wire.py \
+	tests/stream/test_responses_socket_steer.py, \
 	$(wildcard tests/stream/test_*.py)) tests/test_jsonstream.py tests/test_framing_corpus.py \
 	tests/test_framing_readers.py tests/test_framing_sniff.py tests/test_repair.py tests/test_sse.py
 

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import toolwire
@@ -214,6 +215,27 @@ async def test_a_refused_upgrade_sends_the_request_over_http() -> None:
     assert socket.connections == 0 and socket.http_only
     assert socket.fallbacks and "could not be opened" in socket.fallbacks[0]
     assert len(_http_bodies(server)) == 1
+
+
+async def test_a_socket_outlives_the_servers_deadline_for_a_request_head() -> None:
+    """The emulation server closes a connection that does not finish its
+    request head in time; an upgraded one has finished it and stays open."""
+    from toolwire.testing import ServerLimits
+
+    limits = ServerLimits(header_timeout=0.2)
+    with EmulationServer(_scenario(1), limits=limits) as server:
+        provider = OpenAIResponses(base_url=server.url_for("openai-responses"), api_key="k")
+        mode = provider.wire.socket
+        assert mode is not None
+        socket = await connect(mode.url(provider.base_url), {}, open_within=10)
+        try:
+            await anyio.sleep(0.6)  # three deadlines for a head
+            request = provider.build_request(model="gpt-test", messages=[UserMessage("count")])
+            await socket.send(mode.message(request.json, None, None, ()).text)
+            first = await socket.receive(10)
+        finally:
+            await socket.aclose()
+    assert first is not None and json.loads(first)["type"] == "response.created"
 
 
 def test_the_transport_word_is_checked() -> None:

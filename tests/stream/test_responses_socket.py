@@ -11,8 +11,8 @@ import pytest
 from toolwire import StreamDecoder
 from toolwire.errors import UsageError
 from toolwire.stream.codecs import wire_dialect
+from toolwire.stream.codecs.emulation.openai_responses_session import ResponsesSession
 from toolwire.stream.codecs.openai_responses_socket import (
-    ResponsesSession,
     frame,
     new_items,
     read_message,

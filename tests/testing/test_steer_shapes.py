@@ -86,5 +86,5 @@ def test_an_async_tool_and_a_steer_are_sent_as_the_sdk_reads_them() -> None:
 
     (schema,) = Toolbox([book]).schemas("openai-responses")
     assert FunctionTool.model_validate(schema).async_ is True
-    event = steer_request("resp_1", "go left")
+    event = steer_request("resp_1", ["go left"])
     assert ResponseSteerEvent.model_validate(event).previous_response_id == "resp_1"

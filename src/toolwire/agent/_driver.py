@@ -241,7 +241,15 @@ class RunDriver:
             steers, how = self._replayed_steers()
             told = True
         else:
-            steers, how, told = self.inbox.take(), "cut" if self.model.cut else "provider", False
+            committed = self.model.take_committed()
+            socket = self.model.socket
+            if committed or (socket is not None and socket.successor_started):
+                # The provider's successor carries what it took; steers given
+                # since wait for it to stream.
+                steers, how, told = committed, "provider", False
+            else:
+                steers, how = self.inbox.take(), "cut" if self.model.cut else "provider"
+                told = False
         await self._said(TurnSteered(turn=self.turn, steers=steers, how=how), told=told)
         self.successor = self.successors < MAX_SUCCESSORS
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,8 +29,8 @@ from toolwire.errors import ReadError, ToolwireError, TransportTimeout, UsageLim
 from toolwire.events import Event, StreamFailed
 from toolwire.messages import Message
 from toolwire.observe import Observers
-from toolwire.providers import HOLD, ProviderStream
-from toolwire.run import AgentEvent, ModelRetrying
+from toolwire.providers import HOLD, ProviderStream, SocketTransport
+from toolwire.run import AgentEvent, ModelRetrying, Steer
 from toolwire.tools import ToolResult
 from toolwire.types import StreamResult, Usage
 
@@ -38,6 +38,9 @@ if TYPE_CHECKING:
     from toolwire.http import HttpRequest
 
 __all__ = ["ModelTurns", "RunState"]
+
+_STEER_POLL = 0.01
+"""Seconds between two tries to send a steer given before the response began."""
 
 
 class RunState(Protocol):
@@ -71,6 +74,21 @@ class ModelTurns:
         self.cut = False
         """Whether the last response was ended for a steer (see
         :mod:`~toolwire.agent._steering`)."""
+        self.sent: dict[int, tuple[Steer, ...]] = {}
+        """Steers sent on the run's socket to the response streaming, by batch."""
+        self.committed: tuple[Steer, ...] = ()
+        """Steers the provider took for the successor it started itself."""
+
+    @property
+    def socket(self) -> SocketTransport | None:
+        """The run's WebSocket transport, when it has one."""
+        transport = self.run.config.transport
+        return transport if isinstance(transport, SocketTransport) else None
+
+    def take_committed(self) -> tuple[Steer, ...]:
+        """The steers the provider's own successor carries (each told once)."""
+        committed, self.committed = self.committed, ()
+        return committed
 
     async def request(self, *, successor: bool) -> tuple[StreamResult, dict[str, ToolResult]]:
         """One model request, sent again while a broken stream may be retried
@@ -176,7 +194,7 @@ class ModelTurns:
             )
         # Asynchronous calls start while the stream is read; a failed stream
         # waits for them, and their outcomes stand for the next attempt.
-        async with self.run.early.group() as calls:
+        async with self.run.early.group() as calls, self._steering():
             if config.eager:
                 # Eager tools start while the stream is read, in this task group.
                 async with anyio.create_task_group() as tg:
@@ -198,6 +216,8 @@ class ModelTurns:
         if failed is not None:
             raise _TurnBroke(failed)
         result = source.decoder.result()
+        if self.sent and self._settle_sent() and result.choices[0].finish_reason != "steered":
+            result = steered_result(result)  # the provider's successor follows
         if self.run.inbox and result.choices[0].finish_reason != "steered" and safe_point(result):
             # A steer waits, and no call is owed an answer: the response ends
             # here (cut, or ended before the steer could cut it).
@@ -227,7 +247,11 @@ class ModelTurns:
                 async for events in reads:
                     if listening:
                         self._hand_on(events, groups, early)
-                    if self.run.inbox and safe_point(source.decoder.result()):
+                    if (
+                        self.run.inbox
+                        and not self._sends_steers()
+                        and safe_point(source.decoder.result())
+                    ):
                         break  # cut for the steer: the stream is closed here
                     if streaming and (response_id := source.resumable_id) is not None:
                         # Once per request: where a resumed run finds it again.
@@ -243,6 +267,63 @@ class ModelTurns:
         except ToolwireError as exc:
             return None, exc
         return source.decoder.error, None
+
+    @contextlib.asynccontextmanager
+    async def _steering(self) -> AsyncIterator[None]:
+        """While a response streams on a socket that steers, each steer is
+        sent as it is given (not at the stream's next event: a model that
+        thinks in silence is steered too)."""
+        socket = self.socket
+        if socket is None or not socket.steering:
+            yield
+            return
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._send_steers, socket)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+
+    def _sends_steers(self) -> bool:
+        """Whether steers are sent on the run's socket (none is cut for)."""
+        socket = self.socket
+        return socket is not None and socket.steering
+
+    async def _send_steers(self, socket: SocketTransport) -> None:
+        while socket.steering:
+            await self.run.inbox.arrival()
+            if not await self._steer_socket():
+                await anyio.sleep(_STEER_POLL)  # not yet streaming: soon again
+
+    async def _steer_socket(self) -> bool:
+        """Send the waiting steers on the run's socket, when the response
+        streams on one that can be steered; ``False`` when they still wait."""
+        socket = self.socket
+        if socket is None or not socket.steerable:
+            return False
+        steers = self.run.inbox.take()
+        number = await socket.steer([s.text for s in steers])
+        if number is None:
+            self.run.inbox.waiting[:0] = steers
+            return False
+        self.sent[number] = steers
+        return True
+
+    def _settle_sent(self) -> bool:
+        """What became of the steers sent: those the provider's successor
+        carries are :attr:`committed`; the others wait in the inbox again,
+        first (the provider holds the pending ones: the socket leaves them
+        out of the request that answers the calls). Whether any was committed."""
+        socket, sent = self.socket, self.sent
+        fates = socket.steer_fates() if socket is not None else {}
+        self.sent = {}
+        committed: list[Steer] = []
+        back: list[Steer] = []
+        for number in sorted(sent):
+            (committed if fates.get(number) == "committed" else back).extend(sent[number])
+        self.run.inbox.waiting[:0] = back
+        self.committed = tuple(committed)
+        return bool(committed)
 
     def _hand_on(
         self,

@@ -9,7 +9,12 @@ Theory of operation: an agent knows the runs it is driving in this process
   stream is closed, what was said so far is kept) and it ends ``steered``;
   a response that ends first without calls ends ``steered`` too;
 * a response with calls is not cut (its calls are owed an answer): the
-  steers wait, and go with the next request, after the calls' results.
+  steers wait, and go with the next request, after the calls' results;
+* over a WebSocket that can steer (Responses), the steers are sent to the
+  provider as soon as they are given, while the response streams: the
+  provider ends it (or lets it end) and starts the successor itself, with
+  them (``provider``), or holds them for the request that answers its calls
+  (``pending``); one it refuses waits for a safe point as above.
 
 A ``steered`` response and its successor are one turn (the turn limit counts
 it once, up to :data:`MAX_SUCCESSORS` successors): the successor is asked
@@ -34,6 +39,8 @@ import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+
+import anyio
 
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage, ToolResultMessage
@@ -63,9 +70,19 @@ class SteerInbox:
 
     def __init__(self) -> None:
         self.waiting: list[Steer] = []
+        self._arrived: anyio.Event | None = None
 
     def put(self, steer: Steer) -> None:
         self.waiting.append(steer)
+        if self._arrived is not None:
+            self._arrived.set()
+
+    async def arrival(self) -> None:
+        """Return once a steer waits (at once when one does)."""
+        while not self.waiting:
+            if self._arrived is None or self._arrived.is_set():
+                self._arrived = anyio.Event()
+            await self._arrived.wait()
 
     def take(self) -> tuple[Steer, ...]:
         """The steers waiting, in the order given; the inbox is empty after."""

@@ -5,7 +5,8 @@ with the system's trust store), writes wsproto's upgrade request (the
 caller's headers with it) and reads until the server accepts or refuses it;
 a refusal is an HTTP answer, read (bounded) and handed to the caller's
 ``parse_error``, as the HTTP transport does. A :class:`WebSocket` then sends
-text messages and receives them whole: fragments are joined up to
+text messages (one frame written at a time, whichever task sends) and
+receives them whole: fragments are joined up to
 ``max_message`` bytes, pings are answered, and a close (or the peer's end of
 stream) is ``None`` from :meth:`WebSocket.receive`. Every wait has a
 deadline: the connection and its handshake, each message received.
@@ -65,6 +66,8 @@ class WebSocket:
         self._pending: deque[Any] = deque()
         self._parts: list[str] = []
         self._size = 0
+        self._sending = anyio.Lock()
+        """One frame written at a time (a message sent while a ping is answered)."""
         self.closed = False
         """Whether the connection has ended (closed by either side, or broken)."""
         self.sent = 0
@@ -86,7 +89,7 @@ class WebSocket:
             self.closed = True  # the server's close may already be read, not yet answered
             raise ReadError(f"the WebSocket {self._url} is closed")
         try:
-            await self._stream.send(self._protocol.send(TextMessage(data=text)))
+            await self._write(self._protocol.send(TextMessage(data=text)))
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             self.closed = True
             raise ReadError(f"the WebSocket {self._url} broke while sending") from exc
@@ -111,7 +114,7 @@ class WebSocket:
                             if whole is not None:
                                 return whole
                         elif isinstance(event, Ping):
-                            await self._stream.send(self._protocol.send(event.response()))
+                            await self._write(self._protocol.send(event.response()))
                         elif isinstance(event, CloseConnection):
                             await self._answer_close(event)
                             return None
@@ -125,6 +128,10 @@ class WebSocket:
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             self.closed = True
             raise ReadError(f"the WebSocket {self._url} broke") from exc
+
+    async def _write(self, data: bytes) -> None:
+        async with self._sending:
+            await self._stream.send(data)
 
     def _part(self, data: str, finished: bool) -> str | None:
         self._parts.append(data)
@@ -164,7 +171,7 @@ class WebSocket:
 
         if self._protocol.state is ConnectionState.REMOTE_CLOSING:
             try:
-                await self._stream.send(self._protocol.send(event.response()))
+                await self._write(self._protocol.send(event.response()))
             except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 pass
         self.closed = True
@@ -178,7 +185,7 @@ class WebSocket:
         if not self.closed and self._protocol.state is ConnectionState.OPEN:
             with anyio.move_on_after(grace, shield=True):
                 try:
-                    await self._stream.send(self._protocol.send(CloseConnection(code=1000)))
+                    await self._write(self._protocol.send(CloseConnection(code=1000)))
                 except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                     pass
         self.closed = True

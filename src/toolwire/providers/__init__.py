@@ -21,6 +21,7 @@ from __future__ import annotations
 from toolwire import _compat
 from toolwire.providers._base import Provider, ToolChoice
 from toolwire.providers._reads import HOLD, ProviderAttempt, ProviderStream
+from toolwire.providers._socket import SocketTransport, SteerFate
 from toolwire.providers.anthropic import Anthropic
 from toolwire.providers.azure import AzureOpenAI
 from toolwire.providers.bedrock import Bedrock, BedrockInvoke
@@ -47,6 +48,8 @@ __all__ = [
     "Provider",
     "ProviderAttempt",
     "ProviderStream",
+    "SocketTransport",
+    "SteerFate",
     "ToolChoice",
 ]
 

@@ -25,6 +25,16 @@ requests: the journal's recorded results are in the request's context, and
 no tool runs again. A socket that breaks while a response streams is a
 broken stream, as an HTTP cut is (the agent's ``stream_retries`` decide
 whether the turn is asked again, over HTTP then).
+
+A response streaming on the socket can be steered (:meth:`SocketTransport.steer`,
+where the dialect can): the texts are sent on the socket, and what became of
+each batch is known when the response ended (:meth:`SocketTransport.steer_fates`):
+``committed`` when the server started a successor with them (its first event
+follows the end: the transport keeps it, and it answers the next streamed
+request, which is not sent), ``pending`` when the response ended with calls
+(the server holds the texts: the request that answers the calls leaves them
+out), ``returned`` when the server refused them or never said (the client
+says them itself). Acknowledgements come in the order the batches were sent.
 """
 
 from __future__ import annotations
@@ -32,21 +42,36 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from toolwire.errors import ConnectError, ProviderError, ReadError, TransportTimeout
 from toolwire.http import ErrorParser, HttpRequest, HttpResponse, StreamResponse, Transport
 from toolwire.http.websocket import WebSocket, connect
+from toolwire.stream.codecs.websocket import SocketMessage
 
 if TYPE_CHECKING:
-    from toolwire.stream.codecs.websocket import SocketMessage, SocketMode, SocketRead
+    from toolwire.stream.codecs.websocket import SocketMode, SocketRead
 
-__all__ = ["SocketTransport"]
+__all__ = ["SocketTransport", "SteerFate"]
 
 logger = logging.getLogger("toolwire.providers.websocket")
+
+SteerFate = Literal["committed", "pending", "returned"]
+"""What became of steers sent on the socket (see the module docstring)."""
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Steers sent together, and what the server said of them."""
+
+    number: int
+    texts: tuple[str, ...]
+    accepted: bool = False
+    fate: SteerFate | None = None
 
 
 class SocketTransport:
@@ -95,6 +120,14 @@ class SocketTransport:
         self._opened_at = 0.0
         self._previous: tuple[str, list[Any] | None] | None = None
         self._busy = False
+        self._live: _SocketResponse | None = None
+        self._successor: tuple[str, SocketRead] | None = None
+        """The first event of a successor the server started on its own."""
+        self._batches: list[_Batch] = []
+        self._sent = 0
+        self._held: list[str] = []
+        """The texts of steers the server holds for the continuation of ``_previous``."""
+        self._steering = mode.steer is not None
         self.http_only = False
         """Whether the run's requests now go over HTTP (the socket failed it)."""
         self.connections = 0
@@ -120,20 +153,121 @@ class SocketTransport:
         """The response of a streamed request: over the socket when it can
         serve it, over HTTP otherwise."""
         response = None
+        accepted = self._mode.accepts(request.json)
+        if self._successor is not None and not accepted:
+            await self._drop()  # the successor the server started is not this request's
         # One response at a time on the socket: another asked meanwhile goes over HTTP.
-        if not self.http_only and not self._busy and self._mode.accepts(request.json):
+        if self._successor is not None and not self._busy:
+            response = self._successor_response(request)
+        elif not self.http_only and not self._busy and accepted:
             response = await self._open(request, parse_error)
         if response is None:
             async with self._http.stream(request, parse_error=parse_error) as answered:
                 yield answered
             return
-        self._busy = True
+        self._busy, self._live = True, response
         try:
             yield response
         finally:
-            self._busy = False
+            self._busy, self._live = False, None
             if not response.ended:  # left before its end: the socket is mid-response
                 await self._drop()
+
+    @property
+    def steering(self) -> bool:
+        """Whether steers are sent on the socket (the dialect can steer, and
+        no steer was refused on it)."""
+        return self._steering and not self.http_only
+
+    @property
+    def steerable(self) -> bool:
+        """Whether a response streams on the socket now that can be steered."""
+        live = self._live
+        return (
+            self._steering
+            and live is not None
+            and not live.ended
+            and live.response_id is not None
+            and self._socket is not None
+        )
+
+    async def steer(self, texts: Sequence[str]) -> int | None:
+        """Send ``texts`` to steer the live response: the batch's number
+        (its fate is told by :meth:`steer_fates` once the response ended),
+        ``None`` when they were not sent (nothing can be steered now)."""
+        live, socket, steer = self._live, self._socket, self._mode.steer
+        if not self.steerable or live is None or socket is None or steer is None:
+            return None
+        assert live.response_id is not None
+        self._sent += 1
+        batch = _Batch(self._sent, tuple(texts))
+        self._batches.append(batch)  # before it is sent: acknowledged in this order
+        try:
+            await socket.send(steer(live.response_id, texts))
+        except (ReadError, TransportTimeout):
+            self._batches.remove(batch)
+            return None  # the response's next read finds the socket broken
+        return batch.number
+
+    @property
+    def successor_started(self) -> bool:
+        """Whether the server started a successor that answers the next request."""
+        return self._successor is not None
+
+    def steer_fates(self) -> dict[int, SteerFate]:
+        """What became of each batch sent whose fate is known, by number
+        (each told once)."""
+        known = {b.number: b.fate for b in self._batches if b.fate is not None}
+        self._batches = [b for b in self._batches if b.fate is None]
+        return known
+
+    def _acknowledged(self, ack: str | None) -> None:
+        """The server said what became of the oldest batch it had not settled."""
+        open_ = [b for b in self._batches if b.fate is None]
+        if ack == "accepted":
+            batch = next((b for b in open_ if not b.accepted), None)
+            if batch is not None:
+                batch.accepted = True
+        elif ack == "failed":
+            batch = next((b for b in open_ if not b.accepted), None) or next(iter(open_), None)
+            if batch is not None:  # one of ours: the run's later steers cut the stream instead
+                batch.fate = "returned"
+                self._steering = False
+                logger.info("WebSocket %s: a steer was refused; later ones cut", self._url)
+        elif ack == "pending":
+            batch = next((b for b in open_ if b.accepted), None)
+            if batch is not None:
+                batch.fate = "pending"
+                self._held += batch.texts
+
+    def _unsettled(self) -> bool:
+        return any(b.fate is None for b in self._batches)
+
+    def _begun(self, first: tuple[str, SocketRead]) -> None:
+        """A successor the server started: the open batches are committed to it."""
+        self._successor = first
+        for batch in self._batches:
+            if batch.fate is None:
+                batch.fate = "committed"
+
+    def _settle_open(self) -> None:
+        for batch in self._batches:
+            if batch.fate is None:
+                batch.fate = "returned"
+
+    def _successor_response(self, request: HttpRequest) -> _SocketResponse | None:
+        """The response of the successor the server started (the request is
+        not sent: it asks for what the server already streams)."""
+        first, self._successor = self._successor, None
+        socket = self._socket
+        if first is None or socket is None:
+            return None
+        whole = request.json.get("input")
+        message = SocketMessage("", True, whole if isinstance(whole, list) else None)
+        total = self._total_timeout
+        deadline = None if total is None else anyio.current_time() + total
+        self.continued += 1
+        return _SocketResponse(self, socket, message, (first[0], first[1]), deadline)
 
     async def aclose(self) -> None:
         """Close the socket (the HTTP transport is its owner's)."""
@@ -151,7 +285,8 @@ class SocketTransport:
                 self._fall_back(f"the socket could not be opened ({failed})")
                 return None
             previous_id, previous_input = self._previous or (None, None)
-            message = self._mode.message(request.json, previous_id, previous_input)
+            message = self._mode.message(request.json, previous_id, previous_input, self._held)
+            self._held = []
             total = self._total_timeout
             deadline = None if total is None else anyio.current_time() + total
             try:
@@ -202,8 +337,11 @@ class SocketTransport:
         self.fallbacks.append(why)
 
     async def _drop(self) -> None:
-        """Close the socket; the next one starts from the whole context."""
+        """Close the socket; the next one starts from the whole context (the
+        steers it did not settle are returned)."""
         socket, self._socket, self._previous = self._socket, None, None
+        self._successor, self._held = None, []
+        self._settle_open()
         if socket is not None:
             await socket.aclose()
 
@@ -236,6 +374,8 @@ class _SocketResponse:
         self._deadline = deadline
         self.ended = False
         """Whether its last event was read (the socket is free again)."""
+        self.response_id: str | None = None
+        """The response's id, once its first event named it."""
 
     def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The events, each framed for the dialect's stream decoder."""
@@ -243,29 +383,60 @@ class _SocketResponse:
 
     async def _events(self) -> AsyncGenerator[bytes, None]:
         owner, mode = self._owner, self._owner._mode
-        (text, read), deadline = self._first, self._deadline
+        (text, read), after_end, successor = self._first, False, False
         while True:
+            if after_end and read.kind == "created":  # a successor the server started
+                owner._begun((text, read))
+                break
             yield mode.frame(text)
-            if read.kind != "event":
-                self.ended = True
+            if read.kind == "created":
+                self.response_id = read.response_id
+            elif read.kind == "steer":
+                owner._acknowledged(read.steer)
+            elif read.kind != "event":
+                if after_end:  # a refusal after the end: nothing follows it
+                    break
                 owner._answered(read.response_id if read.kind == "end" else None, self._message)
-                return
-            within = owner._read_timeout
-            if deadline is not None:
-                within = min(within, deadline - anyio.current_time())
-            try:
-                if within <= 0:
-                    raise TransportTimeout(
-                        f"the response took longer than {owner._total_timeout:g} s"
-                    )
-                received = await self._socket.receive(within)
-            except (ReadError, TransportTimeout):
-                await self._broke()
-                raise
+                after_end, successor = True, read.successor
+            if after_end and not successor and not owner._unsettled():
+                break
+            received = await (self._after_end() if after_end else self._next())
             if received is None:
-                await self._broke()
-                raise ReadError("the WebSocket closed while a response streamed")
+                break
             text, read = received, mode.read(received)
+        self.ended = True
+        owner._settle_open()
+
+    async def _next(self) -> str:
+        """The response's next message (a broken socket fails the stream)."""
+        owner, deadline = self._owner, self._deadline
+        within = owner._read_timeout
+        if deadline is not None:
+            within = min(within, deadline - anyio.current_time())
+        try:
+            if within <= 0:
+                raise TransportTimeout(f"the response took longer than {owner._total_timeout:g} s")
+            received = await self._socket.receive(within)
+        except (ReadError, TransportTimeout):
+            await self._broke()
+            raise
+        if received is None:
+            await self._broke()
+            raise ReadError("the WebSocket closed while a response streamed")
+        return received
+
+    async def _after_end(self) -> str | None:
+        """A message after the response's end (what became of a steer, a
+        successor): ``None`` when none comes (the response stands; the
+        socket is dropped, the steers it did not settle returned)."""
+        owner = self._owner
+        try:
+            received = await self._socket.receive(owner._read_timeout)
+        except (ReadError, TransportTimeout):
+            received = None
+        if received is None:
+            await owner._drop()
+        return received
 
     async def _broke(self) -> None:
         self.ended = True

@@ -331,6 +331,13 @@ class _GuardedH11(H11Protocol):
             self._waiting_since = None
             self._cancel_head_timer()
 
+    def handle_websocket_upgrade(self, event: Any) -> None:
+        # The head arrived (no request cycle starts): the socket's life is
+        # its own, not bounded by the head's deadline.
+        self._waiting_since = None
+        self._cancel_head_timer()
+        super().handle_websocket_upgrade(event)
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):

@@ -252,6 +252,9 @@ class EmulationServer(LoopbackServer):
             an error event, then the close; ``None``: never).
         socket_cut_in: close each WebSocket halfway through its response
             number ``socket_cut_in`` (1: the first; ``None``: never).
+        socket_pause_in: pause each WebSocket's response number
+            ``socket_pause_in`` halfway until the client's next message (a
+            steer), 10 seconds at most (``None``: never).
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -277,6 +280,7 @@ class EmulationServer(LoopbackServer):
         socket_forget_after: int | None = None,
         socket_expire_after: int | None = None,
         socket_cut_in: int | None = None,
+        socket_pause_in: int | None = None,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
@@ -300,6 +304,7 @@ class EmulationServer(LoopbackServer):
             forget_after=socket_forget_after,
             expire_after=socket_expire_after,
             cut_in=socket_cut_in,
+            pause_in=socket_pause_in,
         )
         app = build_app(
             self.scenario,

@@ -18,6 +18,7 @@ References: openai-python's ``ResponseConfigurationUpdateItem``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.stream.codecs._common import as_list, as_obj
@@ -108,9 +109,10 @@ def steer_event(kind: str, obj: dict[str, Any]) -> list[Part]:
     return [NoticePart(DIALECT_NAME, kind, obj, message), StatePart(state)]
 
 
-def steer_request(response_id: str, text: str) -> dict[str, Any]:
+def steer_request(response_id: str, texts: Sequence[str]) -> dict[str, Any]:
     """The client event that steers the live response ``response_id`` on a
-    Responses WebSocket connection (openai-python's ``ResponseSteerEvent``:
-    only ``type``, ``previous_response_id`` and ``input``; HTTP has none)."""
-    message = {"type": "message", "role": "user", "content": text}
-    return {"type": "response.steer", "previous_response_id": response_id, "input": [message]}
+    Responses WebSocket connection with ``texts``, each a user message
+    (openai-python's ``ResponseSteerEvent``: only ``type``,
+    ``previous_response_id`` and ``input``; HTTP has none)."""
+    messages = [{"type": "message", "role": "user", "content": text} for text in texts]
+    return {"type": "response.steer", "previous_response_id": response_id, "input": messages}

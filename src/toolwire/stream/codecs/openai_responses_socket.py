@@ -17,17 +17,36 @@ with an ``error`` event whose code is ``previous_response_not_found``, and a
 connection that reached its lifetime (60 minutes) with
 ``websocket_connection_limit_reached``; neither generated anything.
 
-:class:`ResponsesSession` is the emulation server's side of a connection.
+A live response can be steered: a ``response.steer`` message names it and
+carries user messages. The server acknowledges it (``response.steer.accepted``,
+or ``.failed`` with the input returned) among the response's events; it then
+ends the response at a safe point (``response.incomplete``, reason
+``steered``) or lets it complete, and starts a successor on its own (its
+``response.created`` follows the end: the steers are committed then). A
+response that ends with calls keeps the steers queued
+(``response.steer.pending`` after its end): they are prepended to the input
+of the request that answers the calls, which must not send them again.
+
+The emulation server's side of a connection is
+:class:`~toolwire.stream.codecs.emulation.openai_responses_session.ResponsesSession`.
 Reference: https://platform.openai.com/docs/guides/websocket-mode
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Final
 
 from toolwire.errors import UsageError
 from toolwire.stream.codecs.emulation.openai_responses import ASSISTANT_ITEMS
+from toolwire.stream.codecs.emulation.openai_responses_session import (
+    CREATE,
+    EXPIRED,
+    NOT_FOUND,
+    ResponsesSession,
+)
+from toolwire.stream.codecs.openai_responses_notices import steer_request
 from toolwire.stream.codecs.websocket import SocketMessage, SocketMode, SocketRead
 from toolwire.stream.jsonio import dumps, loads
 
@@ -35,25 +54,25 @@ __all__ = [
     "EXPIRED",
     "NOT_FOUND",
     "RESPONSES_SOCKET",
-    "ResponsesSession",
     "new_items",
     "read_message",
     "socket_message",
     "socket_url",
+    "steer_message",
 ]
 
-CREATE: Final = "response.create"
-NOT_FOUND: Final = "previous_response_not_found"
-"""The error code of a continued response the connection does not know."""
-EXPIRED: Final = "websocket_connection_limit_reached"
-"""The error code of a connection past its lifetime."""
 _ENDS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_CREATED: Final = "response.created"
+_STEER_ACKS: Final = {
+    "response.steer.accepted": "accepted",
+    "response.steer.failed": "failed",
+    "response.steer.pending": "pending",
+}
+_PARSED: Final = frozenset({*_ENDS, _CREATED, *_STEER_ACKS, "error"})
 _NOT_SENT: Final = ("stream", "background")
 # OpenAI sends "type" first: most messages are told by their first bytes.
 _TYPE_HEAD: Final = re.compile(r'\s*\{\s*"type"\s*:\s*"([^"\\]*)"')
 _EVENT: Final = SocketRead("event")
-_KEPT_CONTEXTS = 256
-"""Responses whose context one emulated connection keeps, at most."""
 
 
 def socket_url(base_url: str) -> str:
@@ -99,11 +118,42 @@ def new_items(previous: list[Any], current: list[Any]) -> list[Any] | None:
     return added
 
 
+def _user_text(item: Any) -> str | None:
+    """The text of a user message item (``None``: another item)."""
+    if not isinstance(item, dict) or item.get("role") != "user":
+        return None
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict):
+        text = content[0].get("text")
+        return text if isinstance(text, str) else None
+    return None
+
+
+def _without_held(added: list[Any], held: Sequence[str]) -> list[Any]:
+    """``added`` without the user messages of the steers the server holds
+    (one each, the first that says its text)."""
+    waiting = list(held)
+    kept = []
+    for item in added:
+        text = _user_text(item)
+        if text is not None and text in waiting:
+            waiting.remove(text)
+            continue
+        kept.append(item)
+    return kept
+
+
 def socket_message(
-    body: dict[str, Any], previous_id: str | None, previous_input: list[Any] | None
+    body: dict[str, Any],
+    previous_id: str | None,
+    previous_input: list[Any] | None,
+    held: Sequence[str] = (),
 ) -> SocketMessage:
     """The ``response.create`` message of an HTTP request body, continuing
-    ``previous_id`` with only the new items where the input allows it."""
+    ``previous_id`` with only the new items where the input allows it (the
+    steers the server holds for it, ``held``, left out: it prepends them)."""
     create: dict[str, Any] = {"type": CREATE}
     create.update((k, v) for k, v in body.items() if k not in _NOT_SENT)
     whole = body.get("input")
@@ -113,7 +163,7 @@ def socket_message(
         added = new_items(previous_input, whole_list)
         if added is not None:
             create["previous_response_id"] = previous_id
-            create["input"] = added
+            create["input"] = _without_held(added, held) if held else added
             continued = True
     return SocketMessage(dumps(create), continued, whole_list)
 
@@ -126,10 +176,24 @@ def _error_code(obj: dict[str, Any]) -> Any:
     return obj.get("code") or (inner.get("code") if isinstance(inner, dict) else None)
 
 
+def _id_of(obj: dict[str, Any]) -> str | None:
+    response = obj.get("response")
+    found = response.get("id") if isinstance(response, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _steered(obj: dict[str, Any]) -> bool:
+    """Whether an end event ends its response for a steer (a successor follows)."""
+    response = obj.get("response")
+    details = response.get("incomplete_details") if isinstance(response, dict) else None
+    return isinstance(details, dict) and details.get("reason") == "steered"
+
+
 def read_message(text: str) -> SocketRead:
-    """What a received message means (only an end or an error is parsed)."""
+    """What a received message means (only a start, an end, a steer's
+    acknowledgement or an error is parsed)."""
     head = _TYPE_HEAD.match(text)
-    if head is not None and head.group(1) not in _ENDS and head.group(1) != "error":
+    if head is not None and head.group(1) not in _PARSED:
         return _EVENT
     try:
         obj = loads(text)
@@ -139,9 +203,11 @@ def read_message(text: str) -> SocketRead:
         return _EVENT
     kind = obj.get("type")
     if kind in _ENDS:
-        response = obj.get("response")
-        found = response.get("id") if isinstance(response, dict) else None
-        return SocketRead("end", found if isinstance(found, str) else None)
+        return SocketRead("end", _id_of(obj), successor=kind != "response.failed" and _steered(obj))
+    if kind == _CREATED:
+        return SocketRead("created", _id_of(obj))
+    if kind in _STEER_ACKS:
+        return SocketRead("steer", steer=_STEER_ACKS[kind])  # type: ignore[arg-type]
     if kind == "error":
         code = _error_code(obj)
         if code == NOT_FOUND:
@@ -160,72 +226,9 @@ def frame(text: str) -> bytes:
     return b"data: " + text.encode("utf-8") + b"\n\n"
 
 
-class ResponsesSession:
-    """The emulation server's side of one connection: each response's
-    context (its input and its output), so that a request continuing one
-    is read whole."""
-
-    def __init__(self) -> None:
-        self._contexts: dict[str, list[Any]] = {}
-
-    def request(self, text: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
-        try:
-            obj = loads(text)
-        except ValueError as exc:
-            return None, self.error("invalid_json", f"the message is not JSON: {exc}")
-        if not isinstance(obj, dict) or obj.get("type") != CREATE:
-            kind = obj.get("type") if isinstance(obj, dict) else None
-            return None, self.error("unknown_event", f"unsupported message type {kind!r}")
-        body = {k: v for k, v in obj.items() if k != "type"}
-        body["stream"] = True
-        previous = body.pop("previous_response_id", None)
-        if previous is None:
-            return body, None
-        context = self._contexts.get(previous) if isinstance(previous, str) else None
-        if context is None:
-            message = f"Previous response with id '{str(previous)[:80]}' not found."
-            return None, self.error(NOT_FOUND, message, "previous_response_id")
-        body["input"] = [*context, *_as_items(body.get("input"))]
-        return body, None
-
-    def answered(self, body: dict[str, Any], payloads: list[Any]) -> None:
-        """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
-        last = payloads[-1] if payloads else None
-        if not isinstance(last, dict) or last.get("type") not in _ENDS:
-            return
-        response = last.get("response")
-        found = response.get("id") if isinstance(response, dict) else None
-        output = response.get("output") if isinstance(response, dict) else None
-        if not isinstance(found, str) or not isinstance(output, list):
-            return
-        self._contexts.pop(found, None)
-        self._contexts[found] = [*_as_items(body.get("input")), *output]
-        while len(self._contexts) > _KEPT_CONTEXTS:
-            del self._contexts[next(iter(self._contexts))]
-
-    def forget(self) -> None:
-        """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
-        self._contexts.clear()
-
-    def expired(self) -> dict[str, Any]:
-        """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
-        message = (
-            "Responses websocket connection limit reached (60 minutes). Create a new connection."
-        )
-        return self.error(EXPIRED, message)
-
-    def error(self, code: str, message: str, param: str | None = None) -> dict[str, Any]:
-        """An ``error`` event, as the SDK's ``ResponseWsError``: the error in
-        its ``error`` object, with the HTTP status of a refused request."""
-        error = {"type": "invalid_request_error", "code": code, "message": message, "param": param}
-        return {"type": "error", "status": 400, "error": error}
-
-
-def _as_items(value: Any) -> list[Any]:
-    if isinstance(value, str):
-        return [{"role": "user", "content": value}]
-    return list(value) if isinstance(value, list) else []
+def steer_message(response_id: str, texts: Sequence[str]) -> str:
+    """The ``response.steer`` message that steers ``response_id`` with ``texts``."""
+    return dumps(steer_request(response_id, texts))
 
 
 RESPONSES_SOCKET: Final = SocketMode(
@@ -236,5 +239,6 @@ RESPONSES_SOCKET: Final = SocketMode(
     read=read_message,
     frame=frame,
     session=ResponsesSession,
+    steer=steer_message,
 )
 """The Responses API's WebSocket mode."""

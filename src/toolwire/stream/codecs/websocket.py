@@ -7,32 +7,45 @@ per response, answered by the same events as its SSE stream) registers a
 base URL, the message that asks for a response (continuing a previous one
 with only the new input, where it can), what one received message means to
 the client (an event for the stream decoder, the end of a response, or a
-refusal to act on), and, for the emulation server, a :class:`SocketSession`
-that reads the messages of one connection. The I/O lives elsewhere
+refusal to act on), the message that steers a live response (where the
+dialect can), and, for the emulation server, a :class:`SocketSession` that
+reads the messages of one connection. The I/O lives elsewhere
 (:mod:`toolwire.http.websocket`, :mod:`toolwire.providers`,
 :mod:`toolwire.testing`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-__all__ = ["SocketMessage", "SocketMode", "SocketRead", "SocketSession"]
+__all__ = ["SocketFollow", "SocketMessage", "SocketMode", "SocketRead", "SocketSession"]
+
+SteerAck = Literal["accepted", "failed", "pending"]
 
 
 @dataclass(frozen=True, slots=True)
 class SocketRead:
     """What one message received means to the client."""
 
-    kind: Literal["event", "end", "not_found", "expired"]
-    """``event``: one more event of the response; ``end``: its last event
-    (decoded too); ``not_found``: the response continued is not known here
-    (nothing was generated: ask again with the whole context); ``expired``:
-    the connection reached its lifetime (nothing was generated: reconnect)."""
+    kind: Literal["event", "created", "steer", "end", "not_found", "expired"]
+    """``event``: one more event of the response; ``created``: its first
+    (a response began: a successor the server started on its own when it
+    comes after an end); ``steer``: what became of a steer sent on the
+    connection; ``end``: the response's last event (decoded too);
+    ``not_found``: the response continued is not known here (nothing was
+    generated: ask again with the whole context); ``expired``: the
+    connection reached its lifetime (nothing was generated: reconnect)."""
     response_id: str | None = None
-    """The response's id, on the events that name it (its end)."""
+    """The response's id, on the events that name it (its start, its end)."""
+    steer: SteerAck | None = None
+    """On a ``steer``: the steer was accepted (queued), failed (its input
+    returned), or is pending (the response ended with calls: the queued
+    input goes with the request that answers them)."""
+    successor: bool = False
+    """On an ``end``: the server starts a successor on its own (a response
+    ended for a steer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +57,16 @@ class SocketMessage:
     continued: bool
     input: list[Any] | None
     """The request's whole input (what the next request may continue after)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SocketFollow:
+    """What the emulation server sends after a response ends: events that
+    follow it (a pending steer's), and the request of a successor it starts
+    on its own (``None``: none)."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    successor: dict[str, Any] | None = None
 
 
 class SocketSession(Protocol):
@@ -62,6 +85,20 @@ class SocketSession(Protocol):
 
     def forget(self) -> None:
         """Forget every response answered (each continuation is then refused)."""
+        ...
+
+    def steer(self, text: str, live: str | None) -> dict[str, Any] | None:
+        """The answer to a steering message received while the response
+        ``live`` streams (``None``: none streams): its acknowledgement or
+        failure; ``None`` when ``text`` is no steering message."""
+        ...
+
+    def follow(self, body: dict[str, Any], payloads: list[Any]) -> SocketFollow:
+        """What follows the response ``payloads`` answered to ``body``."""
+        ...
+
+    def started(self, payload: Any) -> str | None:
+        """The id of the response the event ``payload`` begins (``None``: it begins none)."""
         ...
 
     def error(self, code: str, message: str) -> dict[str, Any]:
@@ -83,13 +120,18 @@ class SocketMode:
     """The socket's URL for a provider's base URL (``https`` -> ``wss``)."""
     accepts: Callable[[dict[str, Any]], bool]
     """Whether an HTTP request body can be sent over the socket (else over HTTP)."""
-    message: Callable[[dict[str, Any], str | None, list[Any] | None], SocketMessage]
+    message: Callable[[dict[str, Any], str | None, list[Any] | None, Sequence[str]], SocketMessage]
     """The message asking for the response of an HTTP request body, given the
     previous response answered on this connection and its request's whole
-    input (``None``, ``None``: none, or not to be continued)."""
+    input (``None``, ``None``: none, or not to be continued), and the texts
+    of the steers the server holds for it (left out of a continuation: the
+    server adds them)."""
     read: Callable[[str], SocketRead]
     """What a received message means (cheap: most are only looked at)."""
     frame: Callable[[str], bytes]
     """A received event as the bytes the dialect's stream decoder reads."""
     session: Callable[[], SocketSession]
     """A new connection's server-side session (the emulation server)."""
+    steer: Callable[[str, Sequence[str]], str] | None = None
+    """The message that steers the live response of an id with texts (each a
+    user message), where the dialect can steer (``None``: it cannot)."""
