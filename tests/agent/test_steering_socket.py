@@ -175,3 +175,38 @@ async def test_a_steer_on_a_socket_dropped_mid_run_is_said_over_http(tmp_path: P
     assert result.output == "ok"
     assert over_socket["type"] == "response.create" and "type" not in over_http
     assert over_http["input"][-1] == {"role": "user", "content": "then book B"}
+
+
+class _SteerAgain:
+    """An observer that steers the run once more when its first steer took
+    effect, before the successor is asked (in the run's own task)."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.agent = text, None
+
+    async def turn_steered(self, run_id: str, turn: int, steered: TurnSteered) -> None:
+        if self.agent is not None and steered.steers[0].text != self.text:
+            self.agent.steer(run_id, self.text)
+
+
+async def test_a_refused_steer_is_said_to_the_successor_and_later_ones_cut() -> None:
+    # The server refuses every steer: the first is warned of and said by
+    # toolwire itself to the successor; the run's later steers cut the stream.
+    scenario = _scenario(
+        {"text": LONG, "chunk_size": 8}, {"text": LONG, "chunk_size": 8}, {"text": "On C."}
+    )
+    again = _SteerAgain("no, C")
+    with EmulationServer(scenario, socket_pause_in=1, socket_refuse_steers=True) as server:
+        agent = again.agent = _agent(server, [], journal=False, max_turns=1, observers=[again])
+        events, result = await _steered(agent, "talk about B instead", when=TextDelta)
+        first, second = server.sockets  # the cut left the first socket mid-response
+    assert (result.output, result.turns) == ("On C.", 1)
+    create, steer, told_b = first["messages"]
+    assert (create["type"], steer["type"]) == ("response.create", "response.steer")
+    assert told_b["input"][-1] == {"role": "user", "content": "talk about B instead"}
+    (told_c,) = second["messages"]  # the later steer was not sent on the socket
+    assert told_c["input"][-1] == {"role": "user", "content": "no, C"}
+    notices = [e.type for e in events if isinstance(e, ProviderNotice)]
+    assert notices == ["response.steer.failed"]
+    steered = [(e.how, [s.text for s in e.steers]) for e in events if isinstance(e, TurnSteered)]
+    assert steered == [("cut", ["talk about B instead"]), ("cut", ["no, C"])]

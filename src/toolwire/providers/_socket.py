@@ -170,6 +170,7 @@ class SocketTransport:
             yield response
         finally:
             self._busy, self._live = False, None
+            await response.aclose()
             if not response.ended:  # left before its end: the socket is mid-response
                 await self._drop()
 
@@ -376,10 +377,18 @@ class _SocketResponse:
         """Whether its last event was read (the socket is free again)."""
         self.response_id: str | None = None
         """The response's id, once its first event named it."""
+        self._reading: AsyncGenerator[bytes, None] | None = None
 
     def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The events, each framed for the dialect's stream decoder."""
-        return self._events()
+        self._reading = self._events()
+        return self._reading
+
+    async def aclose(self) -> None:
+        """Stop reading the events (a response left before its end)."""
+        reading, self._reading = self._reading, None
+        if reading is not None:
+            await reading.aclose()
 
     async def _events(self) -> AsyncGenerator[bytes, None]:
         owner, mode = self._owner, self._owner._mode

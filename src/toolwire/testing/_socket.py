@@ -21,7 +21,8 @@ responses sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
+import itertools
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +60,13 @@ class SocketFaults:
     """Close each connection halfway through its response number ``cut_in``
     (1: the first), as a network failure mid-stream would."""
     pause_in: int | None = None
-    """Halfway through each connection's response number ``pause_in`` (1:
-    the first), wait for the client's next message (a steer) before going
-    on, 10 seconds at most: a test steers a response while it streams."""
+    """Halfway through the server's WebSocket response number ``pause_in``
+    (1: the first, counted over all its connections), wait for the client's
+    next message (a steer) before going on, 10 seconds at most: a test
+    steers a response while it streams."""
+    refuse_steers: bool = False
+    """Refuse every steer (``response.steer.failed``, ``steering_not_supported``),
+    as for a model that cannot be steered."""
 
 
 def socket_routes(
@@ -81,14 +86,16 @@ def _endpoint(
 ) -> Callable[[WebSocket], Awaitable[None]]:
     assert dialect.socket is not None and dialect.encoder is not None
     mode, encoder_class = dialect.socket, dialect.encoder
+    begun = itertools.count(1)  # the responses begun, over all connections
 
     async def serve(websocket: WebSocket) -> None:
         await websocket.accept()
         log: dict[str, Any] = {"messages": [], "responses": 0}
         sockets.append(log)
         connection = _Connection(
-            handler, dialect.name, encoder_class(sse=True), mode.session(), websocket, log, faults
-        )
+            handler, dialect.name, encoder_class(sse=True), mode.session(), websocket, log, faults,
+            begun,
+        )  # fmt: skip
         handler._log(f"WEBSOCKET {websocket.url.path} open")
         send, received = anyio.create_memory_object_stream[str | None](_INBOX)
         async with anyio.create_task_group() as group:
@@ -136,9 +143,12 @@ class _Connection:
         websocket: WebSocket,
         log: dict[str, Any],
         faults: SocketFaults,
+        begun: Iterator[int],
     ) -> None:
         self.handler, self.dialect, self.encoder = handler, dialect, encoder
         self.session, self.websocket, self.log, self.faults = session, websocket, log, faults
+        self.begun = begun
+        """Numbers the responses begun (the endpoint's count, over its connections)."""
         self.later: list[str] = []
         """Requests received while a response streamed, answered after it."""
         self.path = websocket.url.path
@@ -224,7 +234,7 @@ class _Connection:
         payloads = [frame.payload for frame in self.encoder.stream(reply)]
         if cut:
             payloads = payloads[: len(payloads) // 2]
-        pause = self.faults.pause_in == self.log["responses"] + 1
+        pause = self.faults.pause_in == next(self.begun)
         live: str | None = None
         numbers = iter(range(1 << 30))
         for n, payload in enumerate(payloads):
@@ -248,7 +258,7 @@ class _Connection:
         steer is answered now, a request after the response."""
         if text is None:
             raise WebSocketDisconnect()
-        answer = self.session.steer(text, live)
+        answer = self.session.steer(text, live, supported=not self.faults.refuse_steers)
         if answer is None:
             self.later.append(text)
             return

@@ -252,9 +252,13 @@ class EmulationServer(LoopbackServer):
             an error event, then the close; ``None``: never).
         socket_cut_in: close each WebSocket halfway through its response
             number ``socket_cut_in`` (1: the first; ``None``: never).
-        socket_pause_in: pause each WebSocket's response number
-            ``socket_pause_in`` halfway until the client's next message (a
-            steer), 10 seconds at most (``None``: never).
+        socket_pause_in: pause the WebSocket response number
+            ``socket_pause_in`` (counted over all connections) halfway until
+            the client's next message (a steer), 10 seconds at most
+            (``None``: never).
+        socket_refuse_steers: refuse every steer on a WebSocket
+            (``response.steer.failed`` with ``steering_not_supported``), as
+            for a model that cannot be steered.
 
     Raises:
         UsageError: ``host`` is not loopback and ``allow_remote`` is False.
@@ -281,6 +285,7 @@ class EmulationServer(LoopbackServer):
         socket_expire_after: int | None = None,
         socket_cut_in: int | None = None,
         socket_pause_in: int | None = None,
+        socket_refuse_steers: bool = False,
     ) -> None:
         self.scenario = load_scenario(scenario)
         self.requests: list[Any] = RecentRequests(max_recorded_requests)
@@ -305,6 +310,7 @@ class EmulationServer(LoopbackServer):
             expire_after=socket_expire_after,
             cut_in=socket_cut_in,
             pause_in=socket_pause_in,
+            refuse_steers=socket_refuse_steers,
         )
         app = build_app(
             self.scenario,

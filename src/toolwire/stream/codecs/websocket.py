@@ -87,10 +87,13 @@ class SocketSession(Protocol):
         """Forget every response answered (each continuation is then refused)."""
         ...
 
-    def steer(self, text: str, live: str | None) -> dict[str, Any] | None:
+    def steer(
+        self, text: str, live: str | None, *, supported: bool = True
+    ) -> dict[str, Any] | None:
         """The answer to a steering message received while the response
         ``live`` streams (``None``: none streams): its acknowledgement or
-        failure; ``None`` when ``text`` is no steering message."""
+        failure (every one fails when not ``supported``: a model that cannot
+        be steered); ``None`` when ``text`` is no steering message."""
         ...
 
     def follow(self, body: dict[str, Any], payloads: list[Any]) -> SocketFollow:

@@ -91,7 +91,9 @@ class ResponsesSession:
         self._contexts.clear()
         self._held.clear()
 
-    def steer(self, text: str, live: str | None) -> dict[str, Any] | None:
+    def steer(
+        self, text: str, live: str | None, *, supported: bool = True
+    ) -> dict[str, Any] | None:
         """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
         try:
             obj = loads(text)
@@ -104,9 +106,11 @@ class ResponsesSession:
         target = obj.get("previous_response_id")
         items = _as_items(obj.get("input"))
         steer = {"id": steer_id, "previous_response_id": target}
-        if live is None or target != live or not items:
+        if not supported or live is None or target != live or not items:
             code, message = (
-                ("invalid_input", "Steering input must be non-empty.")
+                ("steering_not_supported", "This model does not support steering.")
+                if not supported
+                else ("invalid_input", "Steering input must be non-empty.")
                 if not items
                 else ("response_not_active", f"Response '{str(target)[:80]}' is not active.")
             )
