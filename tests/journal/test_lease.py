@@ -318,6 +318,24 @@ def test_a_held_lease_is_renewed_past_its_life(postgres_url: str) -> None:
         other.close()
 
 
+@pytest.mark.parametrize(
+    ("lease_ttl", "timeout", "idle"), [(0.5, 10.0, "2s"), (5.0, 10.0, "5s"), (30.0, 1.0, "1s")]
+)
+def test_a_write_left_idle_is_ended_after_the_leases_life_within_bounds(
+    postgres_url: str, lease_ttl: float, timeout: float, idle: str
+) -> None:
+    # At least MIN_IDLE: a short lease does not have the server end the
+    # transaction of a live worker a busy machine paused for half a second.
+    journal = PostgresJournal(postgres_url, lease_ttl=lease_ttl, timeout=timeout)
+    db = journal._connect()
+    try:
+        row = db.execute("SHOW idle_in_transaction_session_timeout").fetchone()
+        assert row is not None and row[0] == idle
+    finally:
+        db.close()
+        journal.close()
+
+
 def test_a_worker_frozen_inside_a_write_does_not_block_the_takeover(postgres_url: str) -> None:
     journal = open_store(postgres_url)  # its lock timeout: 10 s
     assert isinstance(journal, PostgresJournal)

@@ -29,10 +29,11 @@ process write through it); its waits for locks and statements are bounded by
 pause) would hold that transaction's locks, the share lock of its run's lease
 row among them, for as long as it stays frozen, and block every takeover of
 the run: the server ends a transaction left idle longer than the lease's life
-(``idle_in_transaction_session_timeout``, at most ``timeout``), so the frozen
-worker's locks are gone by the time its lease expires, and a takeover that
-still meets a lock waits at most ``timeout`` and gets
-:class:`~toolwire.journal.RunLeased`. The connection URL may hold a password:
+(``idle_in_transaction_session_timeout``: the lease's life, at least
+:data:`MIN_IDLE` seconds, at most ``timeout``), so the frozen worker's locks
+are gone by the time its lease expires (or soon after, for a lease shorter
+than :data:`MIN_IDLE`), and a takeover that still meets a lock waits at most
+``timeout`` and gets :class:`~toolwire.journal.RunLeased`. The connection URL may hold a password:
 the journal shows only its host and database.
 """
 
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "MIN_IDLE",
     "SCHEMA_VERSION",
     "PostgresJournal",
     "connect",
@@ -104,6 +106,10 @@ _MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 """The schema this toolwire writes (migration ``n`` brings a database to ``n``)."""
 _MIGRATION_LOCK = 0x746F6F6C77697265  # "toolwire": the advisory lock of migrations
+MIN_IDLE = 2.0
+"""Seconds a write transaction may idle before the server ends it, at least
+(whatever the lease's life): a process a busy machine leaves unscheduled
+that long is not taken for a frozen one."""
 
 
 def is_postgres_url(value: object) -> bool:
@@ -181,7 +187,8 @@ class PostgresJournal(RunStore["psycopg.Connection[Any]"]):
 
     def _connect(self) -> psycopg.Connection[Any]:
         try:
-            return connect(self._url, self.timeout, idle=min(self.lease_ttl, self.timeout))
+            idle = min(max(self.lease_ttl, MIN_IDLE), self.timeout)
+            return connect(self._url, self.timeout, idle=idle)
         except self._psycopg.Error as exc:
             raise self._error(exc) from None
 
