@@ -47,7 +47,7 @@ from toolwire.stream.codecs.emulation.openai_responses_session import (
     ResponsesSession,
 )
 from toolwire.stream.codecs.openai_responses_notices import steer_request
-from toolwire.stream.codecs.websocket import SocketMessage, SocketMode, SocketRead
+from toolwire.stream.codecs.websocket import SocketMessage, SocketMode, SocketRead, SteerAck
 from toolwire.stream.jsonio import dumps, loads
 
 __all__ = [
@@ -63,7 +63,7 @@ __all__ = [
 
 _ENDS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _CREATED: Final = "response.created"
-_STEER_ACKS: Final = {
+_STEER_ACKS: Final[dict[str, SteerAck]] = {
     "response.steer.accepted": "accepted",
     "response.steer.failed": "failed",
     "response.steer.pending": "pending",
@@ -207,7 +207,7 @@ def read_message(text: str) -> SocketRead:
     if kind == _CREATED:
         return SocketRead("created", _id_of(obj))
     if kind in _STEER_ACKS:
-        return SocketRead("steer", steer=_STEER_ACKS[kind])  # type: ignore[arg-type]
+        return SocketRead("steer", steer=_STEER_ACKS[kind])
     if kind == "error":
         code = _error_code(obj)
         if code == NOT_FOUND:

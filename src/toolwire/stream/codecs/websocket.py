@@ -20,9 +20,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-__all__ = ["SocketFollow", "SocketMessage", "SocketMode", "SocketRead", "SocketSession"]
+__all__ = [
+    "SocketFollow",
+    "SocketMessage",
+    "SocketMode",
+    "SocketRead",
+    "SocketSession",
+    "SteerAck",
+]
 
 SteerAck = Literal["accepted", "failed", "pending"]
+"""What the server said of a steer sent on the connection."""
 
 
 @dataclass(frozen=True, slots=True)
