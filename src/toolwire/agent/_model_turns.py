@@ -273,27 +273,40 @@ class ModelTurns:
         """While a response streams on a socket that steers, each steer is
         sent as it is given (not at the stream's next event: a model that
         thinks in silence is steered too)."""
-        socket = self.socket
-        if socket is None or not socket.steering:
+        socket, inbox = self.socket, self.run.inbox
+        senders = inbox.senders
+        if socket is None or senders is None or not socket.steering:
             yield
             return
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._send_steers, socket)
-            try:
-                yield
-            finally:
-                group.cancel_scope.cancel()
+        sending: anyio.CancelScope | None = None
+
+        def send() -> None:  # the sender starts with the response's first steer
+            nonlocal sending
+            if sending is None:
+                sending = anyio.CancelScope()
+                senders.start_soon(self._send_steers, socket, sending)
+
+        if inbox:
+            send()  # given before the response began
+        inbox.on_put = send
+        try:
+            yield
+        finally:
+            inbox.on_put = None
+            if sending is not None:
+                sending.cancel()
 
     def _sends_steers(self) -> bool:
         """Whether steers are sent on the run's socket (none is cut for)."""
         socket = self.socket
         return socket is not None and socket.steering
 
-    async def _send_steers(self, socket: SocketTransport) -> None:
-        while socket.steering:
-            await self.run.inbox.arrival()
-            if not await self._steer_socket():
-                await anyio.sleep(_STEER_POLL)  # not yet streaming: soon again
+    async def _send_steers(self, socket: SocketTransport, scope: anyio.CancelScope) -> None:
+        with scope:  # cancelled when the response's stream ends
+            while socket.steering:
+                await self.run.inbox.arrival()
+                if not await self._steer_socket():
+                    await anyio.sleep(_STEER_POLL)  # not yet streaming: soon again
 
     async def _steer_socket(self) -> bool:
         """Send the waiting steers on the run's socket, when the response

@@ -19,7 +19,7 @@ from toolwire.agent._events import Runner
 from toolwire.agent._lifecycle import AgentObservers, resume_point, run_lease
 from toolwire.agent._output import OutputSpec
 from toolwire.agent._resumed import finished_result
-from toolwire.agent._steering import LiveRuns
+from toolwire.agent._steering import LiveRuns, sending_beside
 from toolwire.agent._suspend import Answers
 from toolwire.agent._typed import Accepted, judge
 from toolwire.agent.loop import RequestOptions
@@ -200,7 +200,10 @@ async def run_to_end(
     # Steerable while it runs; over the run's own transport where the
     # provider opens one (a WebSocket), closed when the run ends.
     with agent.live_runs.live(run_id) as inbox:
-        async with provider.run_transport(config.transport) as transport:
+        async with (
+            provider.run_transport(config.transport) as transport,
+            sending_beside(inbox, transport),
+        ):
             config = dataclasses.replace(config, transport=transport)
             driver = RunDriver(config, run_id, messages, observers, emit, emit_many, inbox)
 

@@ -36,14 +36,16 @@ earlier records, never from running a tool again.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 
 import anyio
+import anyio.abc
 
 from toolwire.errors import UsageError
 from toolwire.messages import AssistantMessage, ToolResultMessage
+from toolwire.providers import SocketTransport
 from toolwire.run import Steer, ToolCallRecord
 from toolwire.types import ChoiceResult, StreamResult
 
@@ -71,11 +73,18 @@ class SteerInbox:
     def __init__(self) -> None:
         self.waiting: list[Steer] = []
         self._arrived: anyio.Event | None = None
+        self.on_put: Callable[[], None] | None = None
+        """Called (in the run's event loop) when a steer is given."""
+        self.senders: anyio.abc.TaskGroup | None = None
+        """Where the steers are sent from while the run's socket steers
+        (:func:`sending_beside`; ``None``: they are not sent)."""
 
     def put(self, steer: Steer) -> None:
         self.waiting.append(steer)
         if self._arrived is not None:
             self._arrived.set()
+        if self.on_put is not None:
+            self.on_put()
 
     async def arrival(self) -> None:
         """Return once a steer waits (at once when one does)."""
@@ -130,6 +139,28 @@ class LiveRuns:
         steer = Steer(steer_id="steer_" + secrets.token_hex(8), text=text)
         inbox.put(steer)
         return steer
+
+
+@asynccontextmanager
+async def sending_beside(inbox: SteerInbox, transport: object) -> AsyncIterator[None]:
+    """For the run's life, the task group the inbox's steers are sent from
+    when its transport is a socket that steers (one per run, not per
+    response: a response that is not steered starts no task)."""
+    if not isinstance(transport, SocketTransport) or not transport.steering:
+        yield
+        return
+    failure: list[Exception] = []
+    async with anyio.create_task_group() as senders:
+        inbox.senders = senders
+        try:
+            yield
+        except Exception as exc:  # raised below as it came, not in a task group's
+            failure.append(exc)
+        finally:
+            inbox.senders = None
+            senders.cancel_scope.cancel()  # a sender outlives no response (nor the run)
+    if failure:
+        raise failure[0]
 
 
 def safe_point(result: StreamResult) -> bool:

@@ -66,7 +66,7 @@ class WebSocket:
         self._pending: deque[Any] = deque()
         self._parts: list[str] = []
         self._size = 0
-        self._sending = anyio.Lock()
+        self._sending = anyio.Lock(fast_acquire=True)
         """One frame written at a time (a message sent while a ping is answered)."""
         self.closed = False
         """Whether the connection has ended (closed by either side, or broken)."""

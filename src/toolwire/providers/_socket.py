@@ -204,9 +204,14 @@ class SocketTransport:
         batch = _Batch(self._sent, tuple(texts))
         self._batches.append(batch)  # before it is sent: acknowledged in this order
         try:
-            await socket.send(steer(live.response_id, texts))
-        except (ReadError, TransportTimeout):
+            # Shielded: a steer is sent whole, or known not to be (never taken
+            # from the run and lost half written when its response ends).
+            with anyio.fail_after(self._read_timeout, shield=True):
+                await socket.send(steer(live.response_id, texts))
+        except (ReadError, TransportTimeout, TimeoutError) as failed:
             self._batches.remove(batch)
+            if isinstance(failed, TimeoutError):  # a frame half written: the socket is done
+                await self._drop()
             return None  # the response's next read finds the socket broken
         return batch.number
 
