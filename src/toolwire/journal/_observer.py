@@ -10,21 +10,9 @@ it is given (the provider's API key) or the credential patterns of
 :func:`toolwire.tools.scrub`.
 
 Batching: a record is *committed* (durable before the hook returns) when
-the agent's next step depends on it being on disk: a request before it is
-sent, a tool's intent before its body runs, an approval before the tool may
-run, a tool's outcome as soon as it is known, a run's end. The records of
-what already happened and is not acted upon before the next commit are
-*staged* and committed with it, in one transaction: a new run's start goes
-with its first request, the model's answer with the first intent of its
-tool calls (or the next request, or the run's end), a failed request with
-the request sent again (or the run's end). A crash before that commit loses
-them exactly as a crash just before their own write would have: no effect
-happened in between (no tool ran, no request was sent), a resumed run sends
-the unanswered request again, and nothing that was run is run twice. A
-journal without :meth:`~toolwire.journal.SQLiteJournal.record_steps` gets
-the same records in the same order, one write each. The intents of a batch
-of tool calls are committed together too, before any of the calls runs. (An
-observer after the journal is told of a staged step before it is on disk.)
+the agent's next step depends on it, and *staged* until then otherwise
+(:mod:`toolwire.journal._step_writer` says which, and why no effect is
+lost).
 
 Parts go once each, by sha256, to the journal's blob table (both stores
 toolwire ships keep one), in the transaction of the first record that refers
@@ -42,10 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from toolwire.cost import Cost, RunTotals
 from toolwire.errors import ToolwireError, UsageLimitExceeded
@@ -79,6 +66,7 @@ from toolwire.journal._payloads import (
 )
 from toolwire.journal._protocol import Journal
 from toolwire.journal._records import Step, end_step
+from toolwire.journal._step_writer import StepWriter
 from toolwire.journal._totals import totals_record
 from toolwire.messages import Message
 from toolwire.observe import RunObserver
@@ -88,8 +76,6 @@ from toolwire.tools import Approval, Question, QuestionAnswer, Sample, ToolResul
 from toolwire.types import InvalidToolCall, StreamResult, ToolCall, Usage
 
 __all__ = ["JournalObserver", "encode_record"]
-
-T = TypeVar("T")
 
 _ZERO = Cost(total=Decimal(0))
 
@@ -110,17 +96,11 @@ class JournalObserver(RunObserver):
     ) -> None:
         self.journal = journal
         self._encode = RecordEncoder(secrets).encode
-        self.offload = offload
-        record_steps = getattr(journal, "record_steps", None)
-        self._record_steps: Callable[[str, Sequence[Step]], None] | None = (
-            record_steps if callable(record_steps) else None
-        )
+        self._writes = StepWriter(journal, offload=offload)
         self._blobs = isinstance(journal, RunStore)
         """Whether parts go to the journal's blob table (another store keeps
         them inline, as base64)."""
         self._last_header: tuple[object, str] = ((), "")
-        self._pending: dict[str, list[Step]] = {}
-        self._unrecorded: set[str] = set()
         self._stored: dict[str, int] = {}
         self._usage: dict[str, Usage] = {}
         self._cost: dict[str, Cost | None] = {}
@@ -165,66 +145,11 @@ class JournalObserver(RunObserver):
         """The JSON text a journal stores for ``record``, every secret removed."""
         return self._encode(payload_of(record))
 
-    async def _call(self, work: Callable[[], T]) -> T:
-        if self.offload:
-            return await anyio.to_thread.run_sync(work)
-        return work()
-
-    def _stage(self, run_id: str, step: Step) -> None:
-        """Keep a record until the run's next commit (see the module doc)."""
-        self._pending.setdefault(run_id, []).append(step)
-
-    async def _commit(self, run_id: str, step: Step) -> None:
-        """Write ``step`` with the records staged before it: all durable on return."""
-        staged = self._pending.pop(run_id, None)
-        steps = [step] if staged is None else [*staged, step]
-        await self._call(lambda: self._write(run_id, steps))
-
-    def _write(self, run_id: str, steps: list[Step]) -> None:
-        """One transaction when the journal takes several records at once
-        (:meth:`SQLiteJournal.record_steps`), one write per record otherwise.
-        Records that could not be written are dropped, as a crash would drop
-        them; a run whose start could not be written gets no record at all
-        (its id may be another run's)."""
-        if run_id in self._unrecorded:
-            return
-        written = 0
-        try:
-            if self._record_steps is not None:
-                self._record_steps(run_id, steps)
-                return
-            journal = self.journal
-            for step in steps:
-                if step.kind == "run_started":
-                    journal.record_run(
-                        run_id, header=step.data, messages=step.messages, resumed=False
-                    )
-                elif step.status is not None:
-                    journal.record_end(
-                        run_id, status=step.status, summary=step.summary or "", data=step.data
-                    )
-                else:
-                    journal.record_event(
-                        run_id,
-                        step.kind,
-                        step.data,
-                        turn=step.turn,
-                        attempt=step.attempt,
-                        call_id=step.call_id,
-                        messages=step.messages,
-                        first_position=step.first_position,
-                    )
-                written += 1
-        except BaseException:
-            if written == 0 and steps[0].kind == "run_started":
-                self._unrecorded.add(run_id)
-            raise
-
     def _forget(self, run_id: str) -> None:
         tables = (self._stored, self._usage, self._cost, self._priced, self._calls, self._turns)
-        for table in (*tables, self._pending, self._meters):
+        for table in (*tables, self._meters):
             table.pop(run_id, None)
-        self._unrecorded.discard(run_id)
+        self._writes.forget(run_id)
 
     # -- hooks -------------------------------------------------------------------
 
@@ -234,14 +159,14 @@ class JournalObserver(RunObserver):
         header = self._header(info)
         run_id = info.run_id
         if info.resumed:
-            stored = await self._call(
+            stored = await self._writes.call(
                 lambda: self.journal.record_run(run_id, header=header, messages=(), resumed=True)
             )
         else:
             blobs: dict[str, Blob] = {}
             texts = self._messages(info.messages, blobs)
             start = Step("run_started", header, messages=texts, blobs=tuple(blobs.values()))
-            self._stage(run_id, start)
+            self._writes.stage(run_id, start)
             stored = len(texts)
         self._stored[run_id] = stored
         self._usage.setdefault(run_id, Usage())
@@ -269,7 +194,7 @@ class JournalObserver(RunObserver):
     async def tools_changed(self, run_id: str, turn: int, change: ToolsChange) -> None:
         """Record the tools a source added and removed before this turn."""
         record = ToolsChanged(source=change.source, added=change.added, removed=change.removed)
-        await self._commit(run_id, Step("tools_changed", self._text(record), turn, None))
+        await self._writes.commit(run_id, Step("tools_changed", self._text(record), turn, None))
 
     async def turn_steered(self, run_id: str, turn: int, steered: TurnSteered) -> None:
         """Record each steer that took effect (none is sent by toolwire: one
@@ -278,7 +203,7 @@ class JournalObserver(RunObserver):
             SteerApplied(steer_id=s.steer_id, text=s.text, how=steered.how) for s in steered.steers
         ] or [SteerApplied(how=steered.how)]
         for record in records:
-            await self._commit(run_id, Step("steer", self._text(record), turn, None))
+            await self._writes.commit(run_id, Step("steer", self._text(record), turn, None))
 
     async def model_request(
         self, run_id: str, turn: int, attempt: int, messages: Sequence[Message]
@@ -298,7 +223,7 @@ class JournalObserver(RunObserver):
             first_position=stored,
             blobs=tuple(blobs.values()),
         )
-        await self._commit(run_id, step)
+        await self._writes.commit(run_id, step)
         self._stored[run_id] = max(stored, len(messages))
         self._turns[run_id] = max(self._turns.get(run_id, 0), turn)
 
@@ -307,7 +232,7 @@ class JournalObserver(RunObserver):
         the response being streamed: a run resumed before the answer is
         recorded reads it again instead of asking again."""
         data = self._text(ModelStreaming(response_id=response_id))
-        await self._commit(run_id, Step("model_streaming", data, turn, attempt))
+        await self._writes.commit(run_id, Step("model_streaming", data, turn, attempt))
 
     async def model_attempt(
         self, run_id: str, turn: int, attempt: int, tried: ProviderAttempt
@@ -322,7 +247,7 @@ class JournalObserver(RunObserver):
             error=error_record(tried.error) if tried.error is not None else None,
         )
         # Staged: the response or the failure that follows commits it.
-        self._stage(run_id, Step("model_attempt", self._text(record), turn, attempt))
+        self._writes.stage(run_id, Step("model_attempt", self._text(record), turn, attempt))
 
     async def model_usage(
         self, run_id: str, turn: int, attempt: int, usage: Usage | None, cost: Cost | None
@@ -347,7 +272,7 @@ class JournalObserver(RunObserver):
         data = self._text(response_record(result, cost, elapsed, totals))
         # Staged: what comes next (the intents of its tool calls, the next
         # request, the run's end) is committed with it.
-        self._stage(run_id, Step("model_response", data, turn, attempt))
+        self._writes.stage(run_id, Step("model_response", data, turn, attempt))
 
     async def model_failed(
         self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float
@@ -366,7 +291,7 @@ class JournalObserver(RunObserver):
         )
         data = self._text(record)
         # Staged: the request sent again, or the run's end, commits it.
-        self._stage(run_id, Step("model_failed", data, turn, attempt))
+        self._writes.stage(run_id, Step("model_failed", data, turn, attempt))
 
     async def tool_started(
         self,
@@ -380,7 +305,7 @@ class JournalObserver(RunObserver):
         """Record the intent: committed before the tool's body runs."""
         totals = self._totals_entry(run_id)
         step = self._intent(turn, call, idempotency_key, eager, totals)
-        await self._commit(run_id, step)
+        await self._writes.commit(run_id, step)
 
     def _intent(
         self,
@@ -407,17 +332,17 @@ class JournalObserver(RunObserver):
             return
         *staged, (last, last_key) = calls
         for call, idempotency_key in staged:
-            self._stage(run_id, self._intent(turn, call, idempotency_key, eager))
+            self._writes.stage(run_id, self._intent(turn, call, idempotency_key, eager))
         totals = self._totals_entry(run_id)
         step = self._intent(turn, last, last_key, eager, totals)
-        await self._commit(run_id, step)
+        await self._writes.commit(run_id, step)
 
     async def approval_decided(
         self, run_id: str, turn: int | None, call_id: str, name: str, decision: Approval
     ) -> None:
         """Record an approver's decision (before the tool may run)."""
         data = self._text(approval_record(name, decision))
-        await self._commit(run_id, Step("approval", data, turn, call_id=call_id))
+        await self._writes.commit(run_id, Step("approval", data, turn, call_id=call_id))
 
     async def model_sampled(self, run_id: str, turn: int, call_id: str, sample: Sample) -> None:
         """Record (committed at once) a completion a running tool asked of
@@ -427,7 +352,9 @@ class JournalObserver(RunObserver):
             total, cost = self._cost.get(run_id, _ZERO), sample.cost
             self._cost[run_id] = None if total is None or cost is None else total + cost
         record = sampled_record(sample, self._totals_entry(run_id))
-        await self._commit(run_id, Step(record.kind, self._text(record), turn, call_id=call_id))
+        await self._writes.commit(
+            run_id, Step(record.kind, self._text(record), turn, call_id=call_id)
+        )
 
     async def question_answered(
         self,
@@ -441,7 +368,9 @@ class JournalObserver(RunObserver):
         """Record (committed at once) an answer given in process to a
         running tool's question, bound to the question's digest."""
         record = answered_record(name, question, answer, principal="callback")
-        await self._commit(run_id, Step(record.kind, self._text(record), turn, call_id=call_id))
+        await self._writes.commit(
+            run_id, Step(record.kind, self._text(record), turn, call_id=call_id)
+        )
 
     async def tool_finished(
         self,
@@ -477,7 +406,7 @@ class JournalObserver(RunObserver):
             record = replace(record, result=store_parts(record.result, blobs))
         data = self._text(record)
         step = Step("tool_outcome", data, turn, call_id=call.id, blobs=tuple(blobs.values()))
-        await self._commit(run_id, step)
+        await self._writes.commit(run_id, step)
         self._calls[run_id] = self._calls.get(run_id, 0) + 1
 
     async def run_finished(self, run_id: str, result: RunResult) -> None:
@@ -485,7 +414,7 @@ class JournalObserver(RunObserver):
         totals = self._totals_entry(run_id)
         summary = self._text(run_summary(result, totals))
         data = self._text(pending_record(result, totals)) if result.pending else summary
-        await self._commit(run_id, end_step(result.outcome, summary, data))
+        await self._writes.commit(run_id, end_step(result.outcome, summary, data))
         self._forget(run_id)
 
     async def run_failed(self, run_id: str, error: BaseException) -> None:
@@ -505,11 +434,10 @@ class JournalObserver(RunObserver):
         status = "cancelled" if cancelled else "failed"
         if isinstance(error, UsageLimitExceeded):
             status = "limit"
-        steps = [*self._pending.pop(run_id, ()), end_step(status, text, text)]
         try:
             # Shielded by the agent; the write is short. A journal that cannot
             # be written must not hide the error that ended the run.
-            self._write(run_id, steps)
+            self._writes.last(run_id, end_step(status, text, text))
         except ToolwireError:
             import logging
 
