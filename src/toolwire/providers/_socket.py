@@ -270,10 +270,13 @@ class SocketTransport:
             return None
         whole = request.json.get("input")
         message = SocketMessage("", True, whole if isinstance(whole, list) else None)
-        total = self._total_timeout
-        deadline = None if total is None else anyio.current_time() + total
         self.continued += 1
-        return _SocketResponse(self, socket, message, (first[0], first[1]), deadline)
+        return _SocketResponse(self, socket, message, first, self._deadline())
+
+    def _deadline(self) -> float | None:
+        """When a response asked now must have ended (``None``: no bound)."""
+        total = self._total_timeout
+        return None if total is None else anyio.current_time() + total
 
     async def aclose(self) -> None:
         """Close the socket (the HTTP transport is its owner's)."""
@@ -293,8 +296,7 @@ class SocketTransport:
             previous_id, previous_input = self._previous or (None, None)
             message = self._mode.message(request.json, previous_id, previous_input, self._held)
             self._held = []
-            total = self._total_timeout
-            deadline = None if total is None else anyio.current_time() + total
+            deadline = self._deadline()
             try:
                 await socket.send(message.text)
                 first = await socket.receive(self._read_timeout)

@@ -42,9 +42,12 @@ from toolwire.errors import UsageError
 from toolwire.stream.codecs.emulation.openai_responses import ASSISTANT_ITEMS
 from toolwire.stream.codecs.emulation.openai_responses_session import (
     CREATE,
+    ENDS,
     EXPIRED,
     NOT_FOUND,
     ResponsesSession,
+    ended_steered,
+    event_response_id,
 )
 from toolwire.stream.codecs.openai_responses_notices import steer_request
 from toolwire.stream.codecs.websocket import SocketMessage, SocketMode, SocketRead, SteerAck
@@ -61,14 +64,13 @@ __all__ = [
     "steer_message",
 ]
 
-_ENDS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _CREATED: Final = "response.created"
 _STEER_ACKS: Final[dict[str, SteerAck]] = {
     "response.steer.accepted": "accepted",
     "response.steer.failed": "failed",
     "response.steer.pending": "pending",
 }
-_PARSED: Final = frozenset({*_ENDS, _CREATED, *_STEER_ACKS, "error"})
+_PARSED: Final = frozenset({*ENDS, _CREATED, *_STEER_ACKS, "error"})
 _NOT_SENT: Final = ("stream", "background")
 # OpenAI sends "type" first: most messages are told by their first bytes.
 _TYPE_HEAD: Final = re.compile(r'\s*\{\s*"type"\s*:\s*"([^"\\]*)"')
@@ -176,19 +178,6 @@ def _error_code(obj: dict[str, Any]) -> Any:
     return obj.get("code") or (inner.get("code") if isinstance(inner, dict) else None)
 
 
-def _id_of(obj: dict[str, Any]) -> str | None:
-    response = obj.get("response")
-    found = response.get("id") if isinstance(response, dict) else None
-    return found if isinstance(found, str) else None
-
-
-def _steered(obj: dict[str, Any]) -> bool:
-    """Whether an end event ends its response for a steer (a successor follows)."""
-    response = obj.get("response")
-    details = response.get("incomplete_details") if isinstance(response, dict) else None
-    return isinstance(details, dict) and details.get("reason") == "steered"
-
-
 def read_message(text: str) -> SocketRead:
     """What a received message means (only a start, an end, a steer's
     acknowledgement or an error is parsed)."""
@@ -202,10 +191,11 @@ def read_message(text: str) -> SocketRead:
     if not isinstance(obj, dict):
         return _EVENT
     kind = obj.get("type")
-    if kind in _ENDS:
-        return SocketRead("end", _id_of(obj), successor=kind != "response.failed" and _steered(obj))
+    if kind in ENDS:
+        steered = kind != "response.failed" and ended_steered(obj)
+        return SocketRead("end", event_response_id(obj), successor=steered)
     if kind == _CREATED:
-        return SocketRead("created", _id_of(obj))
+        return SocketRead("created", event_response_id(obj))
     if kind in _STEER_ACKS:
         return SocketRead("steer", steer=_STEER_ACKS[kind])
     if kind == "error":

@@ -26,7 +26,7 @@ from toolwire.stream.codecs.emulation._base import hex_token
 from toolwire.stream.codecs.websocket import SocketFollow
 from toolwire.stream.jsonio import loads
 
-__all__ = ["ResponsesSession"]
+__all__ = ["ENDS", "ResponsesSession", "ended_steered", "event_response_id"]
 
 CREATE: Final = "response.create"
 STEER: Final = "response.steer"
@@ -34,7 +34,8 @@ NOT_FOUND: Final = "previous_response_not_found"
 """The error code of a continued response the connection does not know."""
 EXPIRED: Final = "websocket_connection_limit_reached"
 """The error code of a connection past its lifetime."""
-_ENDS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+ENDS: Final = frozenset({"response.completed", "response.incomplete", "response.failed"})
+"""The types of the events that end a response."""
 _KEPT_CONTEXTS = 256
 """Responses whose context one emulated connection keeps, at most."""
 _CLIENT_CALLS: Final = {
@@ -139,7 +140,7 @@ class ResponsesSession:
                 for steer_id, _ in queued
             ]  # fmt: skip
             return SocketFollow(events=events)
-        if queued or _steered(payloads[-1]):
+        if queued or ended_steered(payloads[-1]):
             context = [*_as_items(body.get("input")), *output]
             added = [item for _, items in queued for item in items]
             return SocketFollow(successor={**body, "input": [*context, *added]})
@@ -149,9 +150,7 @@ class ResponsesSession:
         """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
         if not isinstance(payload, dict) or payload.get("type") != "response.created":
             return None
-        response = payload.get("response")
-        found = response.get("id") if isinstance(response, dict) else None
-        return found if isinstance(found, str) else None
+        return event_response_id(payload)
 
     def expired(self) -> dict[str, Any]:
         """See :class:`~toolwire.stream.codecs.websocket.SocketSession`."""
@@ -167,23 +166,28 @@ class ResponsesSession:
         return {"type": "error", "status": 400, "error": error}
 
 
-def _ended(payloads: list[Any]) -> tuple[str | None, list[Any] | None]:
-    """The id and output of the response whose last event ends ``payloads``."""
-    last = payloads[-1] if payloads else None
-    if not isinstance(last, dict) or last.get("type") not in _ENDS:
-        return None, None
-    response = last.get("response")
+def event_response_id(event: dict[str, Any]) -> str | None:
+    """The id of the response an event carries whole (its start, its end)."""
+    response = event.get("response")
     found = response.get("id") if isinstance(response, dict) else None
-    output = response.get("output") if isinstance(response, dict) else None
-    return (found if isinstance(found, str) else None), (
-        output if isinstance(output, list) else None
-    )
+    return found if isinstance(found, str) else None
 
 
-def _steered(end: dict[str, Any]) -> bool:
+def ended_steered(end: dict[str, Any]) -> bool:
+    """Whether an end event ends its response for a steer (a successor follows)."""
     response = end.get("response")
     details = response.get("incomplete_details") if isinstance(response, dict) else None
     return isinstance(details, dict) and details.get("reason") == "steered"
+
+
+def _ended(payloads: list[Any]) -> tuple[str | None, list[Any] | None]:
+    """The id and output of the response whose last event ends ``payloads``."""
+    last = payloads[-1] if payloads else None
+    if not isinstance(last, dict) or last.get("type") not in ENDS:
+        return None, None
+    response = last.get("response")
+    output = response.get("output") if isinstance(response, dict) else None
+    return event_response_id(last), (output if isinstance(output, list) else None)
 
 
 def _as_items(value: Any) -> list[Any]:
