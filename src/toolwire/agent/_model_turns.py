@@ -278,13 +278,13 @@ class ModelTurns:
         if socket is None or senders is None or not socket.steering:
             yield
             return
-        sending: anyio.CancelScope | None = None
+        sending: tuple[anyio.CancelScope, anyio.Event] | None = None
 
         def send() -> None:  # the sender starts with the response's first steer
             nonlocal sending
             if sending is None:
-                sending = anyio.CancelScope()
-                senders.start_soon(self._send_steers, socket, sending)
+                sending = anyio.CancelScope(), anyio.Event()
+                senders.start_soon(self._send_steers, socket, *sending)
 
         if inbox:
             send()  # given before the response began
@@ -294,19 +294,28 @@ class ModelTurns:
         finally:
             inbox.on_put = None
             if sending is not None:
-                sending.cancel()
+                scope, finished = sending
+                scope.cancel()
+                # A steer being written is recorded in :attr:`sent` before the
+                # response's fates are read (its write is bounded).
+                await finished.wait()
 
     def _sends_steers(self) -> bool:
         """Whether steers are sent on the run's socket (none is cut for)."""
         socket = self.socket
         return socket is not None and socket.steering
 
-    async def _send_steers(self, socket: SocketTransport, scope: anyio.CancelScope) -> None:
-        with scope:  # cancelled when the response's stream ends
-            while socket.steering:
-                await self.run.inbox.arrival()
-                if not await self._steer_socket():
-                    await anyio.sleep(_STEER_POLL)  # not yet streaming: soon again
+    async def _send_steers(
+        self, socket: SocketTransport, scope: anyio.CancelScope, finished: anyio.Event
+    ) -> None:
+        try:
+            with scope:  # cancelled when the response's stream ends
+                while socket.steering:
+                    await self.run.inbox.arrival()
+                    if not await self._steer_socket():
+                        await anyio.sleep(_STEER_POLL)  # not yet streaming: soon again
+        finally:
+            finished.set()
 
     async def _steer_socket(self) -> bool:
         """Send the waiting steers on the run's socket, when the response
