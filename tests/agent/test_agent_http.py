@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
+from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
@@ -15,7 +17,6 @@ import pytest
 from toolwire import (
     Agent,
     Backoff,
-    ChoiceFinished,
     HttpRetryPolicy,
     HttpxTransport,
     ModelRetrying,
@@ -50,6 +51,8 @@ class Recorder:
 
     def __init__(self) -> None:
         self.ran: list[tuple[str, dict[str, Any]]] = []
+        self.on_run: Callable[[], object] | None = None
+        """Called as each tool starts."""
 
         @tool(read_only=True)
         def get_weather(city: str) -> dict[str, Any]:
@@ -58,6 +61,8 @@ class Recorder:
             Args:
                 city: the city name.
             """
+            if self.on_run is not None:
+                self.on_run()
             self.ran.append(("get_weather", {"city": city}))
             return {"city": city, "condition_zh": "小雨", "temperature": 24}
 
@@ -68,6 +73,8 @@ class Recorder:
             Args:
                 timezone: an IANA zone name.
             """
+            if self.on_run is not None:
+                self.on_run()
             self.ran.append(("get_current_time", {"timezone": timezone}))
             return {"timezone": timezone, "time": "10:30", "date": "2026-11-23"}
 
@@ -308,20 +315,39 @@ async def test_a_500_storm_ends_in_a_typed_error(name: str) -> None:
     assert recorder.ran == []
 
 
+class HeldEnd:
+    """An ASGI wrapper holding the end of each answer's body until ``released``
+    is set (30 seconds at most), whatever the machine's load: a tool that sets
+    it proves it started before its stream ended."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.released = threading.Event()
+        self.ends: list[bool] = []
+        """Per answer, whether ``released`` was set before its body ended."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def held(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                self.ends.append(await anyio.to_thread.run_sync(self.released.wait, 30.0))
+            await send(message)
+
+        await self.app(scope, receive, held)
+
+
 @pytest.mark.parametrize("name", PROVIDER_NAMES)
 async def test_eager_read_only_tools_start_before_the_stream_ends(name: str) -> None:
     recorder = Recorder()
-    with EmulationServer(weather(delay=0.01)) as server:
+    server = EmulationServer(weather())
+    server.app = gate = HeldEnd(server.app)
+    recorder.on_run = gate.released.set
+    with server:
         agent = agent_for(server, name, recorder.tools, eager=True)
         events, result = await collect(agent)
     assert result.output == "杭州小雨,10:30。"
-    first_finish = next(i for i, e in enumerate(events) if isinstance(e, ChoiceFinished))
-    eager_starts = [
-        i
-        for i, e in enumerate(events)
-        if isinstance(e, ToolExecutionStarted) and e.eager and i < first_finish
-    ]
-    assert eager_starts, "a read-only tool started while the model was still streaming"
+    assert gate.ends[0], "a read-only tool started while the model was still streaming"
+    started = [e for e in events if isinstance(e, ToolExecutionStarted)]
+    assert len(started) == 2 and all(e.eager for e in started)
     assert all(r.eager for r in result.tool_calls)
     assert len(recorder.ran) == 2
 

@@ -28,7 +28,7 @@ class Answer:
     headers: tuple[tuple[str, str], ...] = ()
     gzip: bool = False
     cut: bool = False
-    """Declare the whole length, send half, close."""
+    """Declare the whole length (at least one byte), send half, close."""
     silent: bool = False
     """Never answer; hold the connection until the client closes it."""
 
@@ -134,7 +134,11 @@ class RawServer:
                     return False
             return False
         body = gzip.compress(answer.body, mtime=0) if answer.gzip else answer.body
-        lines = [f"HTTP/1.1 {answer.status} Scripted", f"Content-Length: {len(body)}"]
+        # A cut empty body declares one byte, never sent: sent whole, it would
+        # be a complete answer on a connection then closed, and whether the
+        # client's next request found it closed would depend on the load.
+        declared = max(len(body), 1) if answer.cut else len(body)
+        lines = [f"HTTP/1.1 {answer.status} Scripted", f"Content-Length: {declared}"]
         if answer.gzip:
             lines.append("Content-Encoding: gzip")
         lines += [f"{name}: {value}" for name, value in answer.headers]
