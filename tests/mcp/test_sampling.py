@@ -15,6 +15,9 @@ from typing import Any
 
 import anyio
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import toolwire
 from toolwire import Agent, Toolbox, ToolCall, UsageLimitExceeded, UsageLimits
@@ -28,6 +31,7 @@ from toolwire.journal import (
 from toolwire.journal._totals import derived_totals
 from toolwire.mcp import MCPConnection, MCPProtocol, connect_http, connect_stdio
 from toolwire.messages import AssistantMessage, UserMessage
+from toolwire.otel import Tracer
 from toolwire.testing import EmulationServer, Scenario
 from toolwire.types import Usage
 
@@ -146,6 +150,43 @@ async def test_permitted_sampling_is_served_by_the_runs_provider_and_counted(
     assert getattr(header, "settings", {})["tool_sources"] == {
         "sampling-server": server.protocol_version
     }
+
+
+async def test_a_sampled_completion_is_a_model_span_under_the_tool_that_asked(
+    tmp_path: Path,
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    journal = SQLiteJournal(tmp_path / "runs.db")
+    tracer = Tracer(provider, capture_content=True)
+    async with connect("stdio", "handshake", sampling=True) as server:
+        result, _ = await run_agent(server, "summarize", journal, observers=[tracer])
+    assert result.outcome == "answered"
+    spans = exporter.get_finished_spans()
+    chats = [s for s in spans if s.name == "chat m"]
+    (tool,) = [s for s in spans if s.name.startswith("execute_tool")]
+    (run,) = [s for s in spans if s.name.startswith("invoke_agent")]
+    assert tool.context is not None and run.context is not None
+    sampled = [s for s in chats if s.parent and s.parent.span_id == tool.context.span_id]
+    assert len(chats) == 3 and len(sampled) == 1, "the run's two turns and the sampled one"
+    (span,) = sampled
+    attributes = dict(span.attributes or {})
+    assert attributes["toolwire.sampling.source"] == "sampling-server"
+    assert attributes["gen_ai.tool.call.id"] == result.tool_calls[0].call.id
+    assert attributes["gen_ai.response.finish_reasons"] == ("stop",)
+    (record,) = [
+        e.record
+        for e in journal.load_run(result.run_id).events
+        if isinstance(e.record, ModelSampled)
+    ]
+    assert record.usage is not None
+    assert attributes["gen_ai.usage.output_tokens"] == record.usage["output_tokens"]
+    said = json.loads(str(attributes["gen_ai.output.messages"]))
+    assert said[0]["parts"] == [{"type": "text", "content": "A one-line summary."}]
+    assert span.start_time is not None and span.end_time is not None and tool.end_time
+    assert tool.start_time <= span.start_time <= span.end_time <= tool.end_time
+    provider.shutdown()
 
 
 async def test_sampling_is_refused_unless_permitted(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from toolwire import ReadError, RunResult, ToolResult, Usage
 from toolwire.messages import UserMessage
 from toolwire.observe import RunInfo
 from toolwire.otel import SEMCONV_VERSION, Tracer, provider_name
+from toolwire.tools import Sample
 from toolwire.types import ChoiceResult, StreamResult, ToolCall
 
 from .conftest import Spans
@@ -247,3 +248,22 @@ async def test_an_explicit_provider_name_and_malformed_url(spans: Spans) -> None
     root = spans.one("invoke_agent")
     assert attrs(root)["gen_ai.provider.name"] == "azure.ai.inference"
     assert "server.address" not in attrs(root)
+
+
+async def test_a_refused_sample_is_a_failed_model_span_under_its_tool(spans: Spans) -> None:
+    tracer = Tracer(spans.provider)
+    await tracer.run_started(info())
+    await tracer.tool_started(RUN, 1, call("c1"), "key-1")
+    refused = Sample(source="docs-server", model="gpt-4.1-mini", error="the cost limit is reached")
+    await tracer.model_sampled(RUN, 1, "c1", refused)
+    await tracer.tool_finished(RUN, 1, call("c1"), ok("c1"))
+    await tracer.model_sampled(RUN, 1, "gone", refused)  # its tool already ended
+    await tracer.run_finished(RUN, answered())
+    tool = spans.one("execute_tool")
+    under_tool, under_run = spans.named("chat ")
+    assert under_tool.parent and tool.context and under_tool.parent.span_id == tool.context.span_id
+    assert under_tool.status.status_code is StatusCode.ERROR
+    assert under_tool.status.description == "the cost limit is reached"
+    assert "gen_ai.response.model" not in dict(under_tool.attributes or {})
+    run = spans.one("invoke_agent")
+    assert under_run.parent and run.context and under_run.parent.span_id == run.context.span_id

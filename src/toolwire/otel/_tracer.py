@@ -1,7 +1,9 @@
-"""The :class:`Tracer` observer: one span per run, model request and tool call."""
+"""The :class:`Tracer` observer: one span per run, model request, tool call
+and completion a tool asked for (sampling)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 
     from toolwire.cost import Cost
     from toolwire.messages import Message
-    from toolwire.tools import ToolResult
+    from toolwire.tools import Sample, ToolResult
     from toolwire.types import StreamResult
 
 
@@ -232,20 +234,8 @@ class Tracer(RunObserver):
         reasons = [c.finish_reason for c in result.choices if c.finish_reason is not None]
         if reasons:
             span.set_attribute("gen_ai.response.finish_reasons", reasons)
-        usage = result.usage
-        if usage is not None:
-            if usage.input_tokens is not None:
-                span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-            if usage.output_tokens is not None:
-                span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-            if usage.cached_tokens is not None:
-                span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cached_tokens)
-            if usage.cache_write_tokens is not None:
-                span.set_attribute(
-                    "gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens
-                )
-            if usage.reasoning_tokens is not None:
-                span.set_attribute("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens)
+        if result.usage is not None:
+            _set_usage(span, result.usage)
         if self.capture_content:
             span.set_attribute("gen_ai.output.messages", jsonio.dumps(_output_messages(result)))
         span.end()
@@ -289,6 +279,46 @@ class Tracer(RunObserver):
         if isinstance(error, ProviderError) and error.status_code is not None:
             span.set_attribute("http.response.status_code", error.status_code)
         span.end()
+
+    async def model_sampled(self, run_id: str, turn: int, call_id: str, sample: Sample) -> None:
+        """A completion a running tool asked for (an MCP server's sampling): a
+        model span under that tool's span, spanning the sample's ``elapsed``;
+        a refused one is an error with the reason."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return
+        entry = run.tools.get((turn, call_id))
+        context = trace.set_span_in_context(entry.span) if entry is not None else run.context()
+        attributes: dict[str, AttributeValue] = {"gen_ai.operation.name": "chat", **run.common}
+        attributes["toolwire.turn"] = turn
+        attributes["toolwire.sampling.source"] = sample.source
+        attributes["gen_ai.tool.call.id"] = call_id
+        end = time.time_ns()
+        span = self._tracer.start_span(
+            f"chat {run.model}",
+            context=context,
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            start_time=end - round(sample.elapsed * 1e9),
+        )
+        if sample.error is not None:
+            _mark_error(span, "_OTHER", sample.error)
+        else:
+            span.set_attribute("gen_ai.response.model", sample.model)
+            if sample.finish_reason is not None:
+                span.set_attribute("gen_ai.response.finish_reasons", [sample.finish_reason])
+            if self.capture_content:
+                answer = {
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": sample.text}],
+                    "finish_reason": sample.finish_reason or "",
+                }
+                span.set_attribute("gen_ai.output.messages", jsonio.dumps([answer]))
+        if sample.usage is not None:
+            _set_usage(span, sample.usage)
+        if sample.cost is not None:
+            span.set_attribute(COST_ATTRIBUTE, float(sample.cost.total))
+        span.end(end_time=end)
 
     # -- tools -------------------------------------------------------------------------
 
@@ -366,3 +396,17 @@ class Tracer(RunObserver):
             description = result.message if self.capture_content else kind
             _mark_error(span, kind, description)
         span.end()
+
+
+def _set_usage(span: Span, usage: Usage) -> None:
+    """A model span's token counts, in the semantic conventions' names."""
+    counts = {
+        "gen_ai.usage.input_tokens": usage.input_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+        "gen_ai.usage.cache_read.input_tokens": usage.cached_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
+        "gen_ai.usage.reasoning.output_tokens": usage.reasoning_tokens,
+    }
+    for name, count in counts.items():
+        if count is not None:
+            span.set_attribute(name, count)
