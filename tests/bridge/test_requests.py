@@ -95,6 +95,36 @@ def test_anthropic_choices_and_budgets(choice: Any, budget: Any, read: tuple[Any
     assert (asked.tool_choice, asked.reasoning) == read
 
 
+@pytest.mark.parametrize(
+    ("thinking", "config", "read"),
+    [
+        # Claude Code's adaptive thinking: the effort is output_config's.
+        ({"type": "adaptive"}, {"effort": "medium"}, "medium"),
+        ({"type": "adaptive", "display": "omitted"}, {"effort": "max"}, "high"),
+        ({"type": "adaptive"}, {"effort": "xhigh"}, "high"),
+        ({"type": "adaptive"}, None, None),  # the upstream's default
+        ({"type": "adaptive"}, {"format": {"type": "json_schema"}}, None),
+        # An effort is the request's word over a budget's reading.
+        ({"type": "enabled", "budget_tokens": 20000}, {"effort": "low"}, "low"),
+        ({"type": "disabled"}, {"effort": None}, None),
+    ],
+)
+def test_anthropic_adaptive_thinking_reads_its_effort(
+    thinking: dict[str, Any], config: dict[str, Any] | None, read: str | None
+) -> None:
+    body: dict[str, Any] = {"model": "c", "messages": [], "thinking": thinking}
+    if config is not None:
+        body["output_config"] = config
+    assert _asked("anthropic-messages", body).reasoning == read
+
+
+@pytest.mark.parametrize("effort", ["extreme", "", 3, {"level": "high"}, ["high"]])
+def test_anthropic_unknown_effort_is_a_bad_request(effort: Any) -> None:
+    body = {"model": "c", "messages": [], "output_config": {"effort": effort}}
+    with pytest.raises(BadRequest, match=r"output_config\.effort must be one of"):
+        _asked("anthropic-messages", body)
+
+
 def test_chat_history_with_custom_calls_reasoning_and_developer_messages() -> None:
     asked = _asked(
         "openai-chat",

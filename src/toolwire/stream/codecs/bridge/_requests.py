@@ -72,6 +72,32 @@ def _effort(budget: Any) -> str | None:
 # -- Anthropic Messages ------------------------------------------------------------
 
 
+_ANTHROPIC_EFFORTS = {
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "high",
+    "max": "high",
+}
+"""``output_config.effort`` as an upstream's effort: ``xhigh`` and ``max`` read
+as ``high``, the highest every reasoning model upstream takes."""
+
+
+def _anthropic_effort(body: Mapping[str, Any]) -> str | None:
+    """The effort an Anthropic request asks for: ``output_config.effort``
+    (sent with adaptive thinking), else what its thinking budget reads as;
+    none for adaptive thinking without an effort (the upstream's default)."""
+    config = body.get("output_config")
+    effort = config.get("effort") if isinstance(config, Mapping) else None
+    if effort is not None:
+        if not isinstance(effort, str) or effort not in _ANTHROPIC_EFFORTS:
+            known = ", ".join(_ANTHROPIC_EFFORTS)
+            raise BadRequest(f"output_config.effort must be one of {known}")
+        return _ANTHROPIC_EFFORTS[effort]
+    thinking = body.get("thinking")
+    return _effort(thinking.get("budget_tokens") if isinstance(thinking, Mapping) else None)
+
+
 def _anthropic_choice(choice: Any) -> ToolChoice | None:
     if not isinstance(choice, Mapping):
         return None
@@ -123,8 +149,6 @@ def read_anthropic(body: dict[str, Any], model: str | None, stream: bool | None)
             messages.extend(_user(said, f"messages[{i}].content"))
     turn.flush(messages)
     tools, freeform = _tools(body.get("tools"))
-    thinking = body.get("thinking")
-    budget = thinking.get("budget_tokens") if isinstance(thinking, Mapping) else None
     return Asked(
         dialect="anthropic-messages",
         model=model_of(body, model),
@@ -134,7 +158,7 @@ def read_anthropic(body: dict[str, Any], model: str | None, stream: bool | None)
         stream=stream if stream is not None else body.get("stream") is True,
         max_tokens=count(body.get("max_tokens")),
         temperature=number(body.get("temperature")),
-        reasoning=_effort(budget),
+        reasoning=_anthropic_effort(body),
         freeform=freeform,
     )
 
