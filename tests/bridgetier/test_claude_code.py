@@ -96,6 +96,8 @@ def test_claude_code_reads_runs_bash_and_answers_through_the_bridge(tmp_path: Pa
     # system prompt (part of it sent inside `messages`), and each tool's result.
     assert len(requests) == 3 and {r["model"] for r in requests} == {"qwen3-coder"}
     first, second, third = requests
+    # Claude Code's adaptive thinking asks for output_config.effort "medium".
+    assert {r.get("reasoning_effort") for r in requests} == {"medium"}
     names = {t["function"]["name"] for t in first["tools"]}
     assert {"Read", "Bash"} <= names
     systems = [m["content"] for m in first["messages"] if m["role"] == "system"]
