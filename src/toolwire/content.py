@@ -47,6 +47,8 @@ __all__ = [
     "output_part",
     "part_from_dict",
     "part_summary",
+    "state_media",
+    "with_state_data",
 ]
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -484,7 +486,28 @@ GENERATED_IMAGE = "generated_image"
 ``image_generation_call`` result): ``{"type", "id", "media_type", "data"}``."""
 
 
-def _decoded(media: Any, data: Any) -> ContentPart | None:
+def state_media(item: Mapping[str, Any]) -> tuple[Any, Any] | None:
+    """The media type and data, as they are, of a provider-state item holding
+    media the model made (see :func:`output_part`); ``None`` for another."""
+    if item.get("type") == GENERATED_IMAGE:
+        return item.get("media_type"), item.get("data")
+    part = item.get("part") if item.get("type") == "part" else None
+    inline = part.get("inlineData") if isinstance(part, Mapping) else None
+    return (inline.get("mimeType"), inline.get("data")) if isinstance(inline, Mapping) else None
+
+
+def with_state_data(item: Mapping[str, Any], data: Any) -> dict[str, Any]:
+    """A copy of ``item`` (:func:`state_media` reads it) with ``data`` in its media's."""
+    if item.get("type") == GENERATED_IMAGE:
+        return {**item, "data": data}
+    part = item["part"]
+    return {**item, "part": {**part, "inlineData": {**part["inlineData"], "data": data}}}
+
+
+def output_part(item: Mapping[str, Any]) -> ContentPart | None:
+    """The part a provider-state item holds, when it is media the model
+    made: a Gemini ``inlineData`` part, or a :data:`GENERATED_IMAGE`."""
+    media, data = state_media(item) or (None, None)
     if not isinstance(media, str) or not isinstance(data, str):
         return None
     cls = Image if media.startswith("image/") else Audio if media.startswith("audio/") else Document
@@ -492,15 +515,3 @@ def _decoded(media: Any, data: Any) -> ContentPart | None:
         return cls(media_type=media, data=base64.b64decode(data, validate=True))
     except (binascii.Error, ValueError, ContentError):
         return None  # a type toolwire does not send: the item stays as it came
-
-
-def output_part(item: Mapping[str, Any]) -> ContentPart | None:
-    """The part a provider-state item holds, when it is media the model
-    made: a Gemini ``inlineData`` part, or a :data:`GENERATED_IMAGE`."""
-    if item.get("type") == GENERATED_IMAGE:
-        return _decoded(item.get("media_type"), item.get("data"))
-    part = item.get("part") if item.get("type") == "part" else None
-    inline = part.get("inlineData") if isinstance(part, Mapping) else None
-    if isinstance(inline, Mapping):
-        return _decoded(inline.get("mimeType"), inline.get("data"))
-    return None

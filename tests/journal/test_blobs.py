@@ -20,9 +20,12 @@ import toolwire
 from toolwire import Agent, tool
 from toolwire.cli import main
 from toolwire.cli.demo import PROVIDERS, make_provider
+from toolwire.content import state_media
 from toolwire.errors import BlobTooLarge, ProviderError
-from toolwire.journal import SQLiteJournal
+from toolwire.journal import Blob, SQLiteJournal, part_refs, plan_resume
+from toolwire.journal._blobs import inline_parts, store_parts
 from toolwire.testing import EmulationServer, Scenario
+from toolwire.view._blobs import run_refs
 
 from ._holder import open_store
 
@@ -175,3 +178,102 @@ def test_the_cap_is_an_argument_of_both_stores(tmp_path: Any) -> None:
     assert journal.max_blob_bytes == 10
     journal.close()
     assert SQLiteJournal.max_blob_bytes == toolwire.journal.MAX_BLOB_BYTES == 32 * 1024 * 1024
+
+
+def _drawing(size: int, seed: int) -> tuple[bytes, dict[str, Any]]:
+    """An image a Gemini model makes, and the scenario item that sends it."""
+    drawn = _png(size, seed=seed)
+    inline = {"mimeType": "image/png", "data": base64.b64encode(drawn).decode()}
+    return drawn, {"dialect": "gemini", "item": {"inlineData": inline}}
+
+
+def _gemini(server: EmulationServer, journal: Any, **options: Any) -> Agent:
+    _, dialect, model = PROVIDERS["gemini"]
+    provider = make_provider("gemini", base_url=server.url_for(dialect), api_key="k")
+    return Agent(provider, model=model, journal=journal, **options)
+
+
+async def test_an_image_the_model_made_is_a_blob_and_read_back(store: str) -> None:
+    drawn, item = _drawing(300_000, seed=11)
+    scenario = Scenario.from_dict({"turns": [{"text": "Here it is.", "provider_items": [item]}]})
+    journal = open_store(store)
+    with EmulationServer(scenario) as server:
+        agent = _gemini(server, journal)
+        try:
+            result = await agent.run("Draw a cat.", run_id="drawn")
+        finally:
+            await agent.aclose()
+    image = toolwire.Image.from_bytes(drawn, media_type="image/png")
+    assert result.messages[-1].parts == (image,)
+    sha = hashlib.sha256(drawn).hexdigest()
+    assert [(row[0], row[2]) for row in _rows(store, "blobs")] == [(sha, len(drawn))]
+    texts = [str(row) for table in ("events", "messages") for row in _rows(store, table)]
+    assert sum(len(text) for text in texts) < 20_000, "no record holds the bytes"
+    log = journal.load_run("drawn")
+    (answer,) = [e for e in log.events if e.kind == "model_response"]
+    (state,) = answer.data["assistant"]["provider_state"]
+    assert state["part"]["inlineData"]["data"] == {"sha256": sha, "size": len(drawn)}
+    plan = plan_resume(log)  # the recorded answer, its image read back
+    assert plan.response is not None and plan.response.assistant.parts == (image,)
+    assert [ref.sha256 for ref in run_refs(log)] == [sha]
+    journal.close()
+
+
+async def test_an_image_the_model_made_is_sent_back_byte_for_byte_after_a_resume(
+    store: str,
+) -> None:
+    drawn, item = _drawing(60_000, seed=12)
+    turns = [
+        {"text": "Drawn.", "provider_items": [item], "tool_calls": [{"name": "small_screenshot"}]},
+        {"faults": [{"status": 400}], "text": "seen"},
+    ]
+    with EmulationServer(Scenario.from_dict({"turns": turns})) as server:
+        first = open_store(store)
+        agent = _gemini(server, first, tools=[small_screenshot])
+        try:
+            with pytest.raises(ProviderError):
+                await agent.run("Draw, then look.", run_id="sent-back")
+        finally:
+            await agent.aclose()
+            first.close()
+        second = open_store(store)
+        agent = _gemini(server, second, tools=[small_screenshot])
+        try:
+            resumed = await agent.resume("sent-back")
+        finally:
+            await agent.aclose()
+            second.close()
+        failed, again = server.requests[1], server.requests[2]
+    assert resumed.output == "seen"
+    assert failed == again, "the history rebuilt from the journal is the one first sent"
+    said = [p for c in again["contents"] for p in c["parts"] if "inlineData" in p]
+    assert [base64.b64decode(p["inlineData"]["data"]) for p in said] == [drawn]
+    sha = hashlib.sha256(drawn).hexdigest()
+    assert [row[0] for row in _rows(store, "blobs")] == [sha]
+
+
+@tool(read_only=True)
+def small_screenshot() -> str:
+    """A screenshot of the page, described."""
+    return "the page"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"type": "part", "part": {"inlineData": {"mimeType": "image/png", "data": "iVBORw0K"}}},
+        {"type": "generated_image", "id": "ig_1", "media_type": "image/webp", "data": "UklGRg=="},
+    ],
+    ids=["gemini", "responses"],
+)
+def test_the_media_a_model_made_round_trips_through_a_reference(item: dict[str, Any]) -> None:
+    message = {"kind": "assistant", "text": "", "provider_state": [{"type": "other"}, item]}
+    blobs: dict[str, Blob] = {}
+    stored = store_parts(message, blobs)
+    (blob,) = blobs.values()
+    kept = state_media(stored["provider_state"][1])
+    assert kept == (blob.media_type, {"sha256": blob.sha256, "size": blob.size})
+    assert [ref.sha256 for ref in part_refs(stored)] == [blob.sha256]
+    assert inline_parts(stored, {blob.sha256: blob.body}.__getitem__) == message
+    assert stored["provider_state"][0] == {"type": "other"}
+    assert inline_parts(message, None) == message, "inline items need no blob table"

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from toolwire.content import part_summary
+from toolwire.content import part_summary, state_media, with_state_data
 from toolwire.journal._errors import JournalError
 
 __all__ = [
@@ -54,6 +54,10 @@ _KINDS = frozenset({"image", "document", "audio"})
 _PLACES = ("content", "parts")
 """Where a record's JSON holds a list of text and parts: a user message's
 ``content``, a tool message's or a tool result's ``parts``."""
+_STATE = "provider_state"
+"""Where an assistant message's JSON holds the media the model made, in the
+provider's items (:func:`~toolwire.content.state_media`): the base64 there is
+stored as a blob too, ``{"sha256", "size"}`` in its place."""
 
 
 class Blob(NamedTuple):
@@ -112,18 +116,63 @@ class BlobRef:
         return part_summary(self.media_type, self.size, self.sha256)
 
 
-def _blob_of(item: Mapping[str, Any]) -> Blob | None:
-    """The bytes of an inline part (base64 ``data``), or ``None``."""
-    if item.get("type") not in _KINDS or not isinstance(item.get("media_type"), str):
-        return None
-    raw = item.get("data")
-    if not isinstance(raw, str):
+def _decoded(media_type: Any, data: Any) -> Blob | None:
+    """The bytes of base64 ``data``, or ``None`` (not what toolwire writes:
+    kept as it is)."""
+    if not isinstance(media_type, str) or not isinstance(data, str):
         return None
     try:
-        body = base64.b64decode(raw, validate=True)
+        body = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
-        return None  # not what toolwire writes: kept as it is
-    return Blob(hashlib.sha256(body).hexdigest(), str(item["media_type"]), body)
+        return None
+    return Blob(hashlib.sha256(body).hexdigest(), media_type, body)
+
+
+def _blob_of(item: Mapping[str, Any]) -> Blob | None:
+    """The bytes of an inline part (base64 ``data``), or ``None``."""
+    if item.get("type") not in _KINDS:
+        return None
+    return _decoded(item.get("media_type"), item.get("data"))
+
+
+def _state_ref(item: Any) -> BlobRef | None:
+    """The reference a provider-state item holds in place of the media the
+    model made (``{"sha256", "size"}`` where its base64 was), or ``None``."""
+    found = state_media(item) if isinstance(item, Mapping) else None
+    if found is None or not isinstance(found[0], str) or not isinstance(found[1], Mapping):
+        return None
+    media, data = found
+    sha, size = data.get("sha256"), data.get("size")
+    if not isinstance(sha, str) or not isinstance(size, int) or isinstance(size, bool):
+        return None
+    kind = next((k for k in ("image", "audio") if media.startswith(f"{k}/")), "document")
+    return BlobRef(kind, media, size, sha)
+
+
+def _store_state(items: list[Any], blobs: dict[str, Blob]) -> list[Any]:
+    """Provider-state ``items`` with the media the model made as references."""
+    stored: list[Any] = []
+    for item in items:
+        found = state_media(item) if isinstance(item, Mapping) else None
+        blob = _decoded(*found) if found is not None else None
+        if blob is None:
+            stored.append(item)
+            continue
+        blobs.setdefault(blob.sha256, blob)
+        stored.append(with_state_data(item, {"sha256": blob.sha256, "size": blob.size}))
+    return stored
+
+
+def _inline_state(items: list[Any], read: Callable[[str], bytes]) -> list[Any]:
+    """Provider-state ``items`` with their references' bytes back, as base64."""
+    inlined: list[Any] = []
+    for item in items:
+        ref = _state_ref(item)
+        if ref is None:
+            inlined.append(item)
+            continue
+        inlined.append(with_state_data(item, base64.b64encode(read(ref.sha256)).decode("ascii")))
+    return inlined
 
 
 def store_parts(value: dict[str, Any], blobs: dict[str, Blob]) -> dict[str, Any]:
@@ -153,6 +202,11 @@ def store_parts(value: dict[str, Any], blobs: dict[str, Blob]) -> dict[str, Any]
             stored.append(ref.to_dict())
         if stored != items:
             out = {**out, place: stored}
+    state = value.get(_STATE)
+    if isinstance(state, list):
+        kept = _store_state(state, blobs)
+        if kept != state:
+            out = {**out, _STATE: kept}
     return out
 
 
@@ -187,6 +241,11 @@ def inline_parts(value: Any, read: Callable[[str], bytes] | None) -> Any:
                 part["name"] = ref.name
             inlined.append(part)
         out = {**out, place: inlined}
+    state = value.get(_STATE)
+    if isinstance(state, list) and any(_state_ref(item) for item in state):
+        if read is None:
+            raise JournalError("a recorded part is in the journal's blob table, which is not open")
+        out = {**out, _STATE: _inline_state(state, read)}
     return out
 
 
@@ -217,3 +276,8 @@ def part_refs(value: Any) -> Iterator[BlobRef]:
                 ref = BlobRef.from_dict(item)
                 if ref is not None:
                     yield ref
+    state = value.get(_STATE)
+    for item in state if isinstance(state, list) else ():
+        ref = _state_ref(item)
+        if ref is not None:
+            yield ref

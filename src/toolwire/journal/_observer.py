@@ -269,10 +269,15 @@ class JournalObserver(RunObserver):
         if priced is None and result.usage is not None:  # counted by model_usage otherwise
             self._usage[run_id] = self._usage.get(run_id, Usage()) + result.usage
         totals = self._totals_entry(run_id)
-        data = self._text(response_record(result, cost, elapsed, totals))
+        record = response_record(result, cost, elapsed, totals)
+        blobs: dict[str, Blob] = {}
+        if self._blobs and record.assistant is not None:  # the media the model made
+            record = replace(record, assistant=store_parts(record.assistant, blobs))
+        data = self._text(record)
         # Staged: what comes next (the intents of its tool calls, the next
         # request, the run's end) is committed with it.
-        self._writes.stage(run_id, Step("model_response", data, turn, attempt))
+        step = Step("model_response", data, turn, attempt, blobs=tuple(blobs.values()))
+        self._writes.stage(run_id, step)
 
     async def model_failed(
         self, run_id: str, turn: int, attempt: int, error: ToolwireError, elapsed: float

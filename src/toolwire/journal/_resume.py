@@ -24,7 +24,7 @@ returns the state a resumed run continues from:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -286,7 +286,9 @@ def _read_turns(log: RunLog) -> dict[int, _Turn]:
         if state is None:
             raise JournalError(f"event {event.seq} ({event.kind}): no request for its turn")
         if isinstance(record, ModelResponse):
-            state.response = record
+            # The media the model made is in the blob table (a newer journal's).
+            assistant = inline_parts(record.assistant, log.read_blob)
+            state.response = replace(record, assistant=assistant)
         elif isinstance(record, ModelStreaming):
             state.streaming = record.response_id
         elif isinstance(record, SteerApplied):

@@ -17,7 +17,14 @@ from collections.abc import Iterator
 
 from starlette.responses import PlainTextResponse, Response
 
-from toolwire.journal import BlobRef, JournalReader, RunLog, ToolOutcome, part_refs
+from toolwire.journal import (
+    BlobRef,
+    JournalReader,
+    ModelResponse,
+    RunLog,
+    ToolOutcome,
+    part_refs,
+)
 
 __all__ = ["RASTER", "blob_response", "run_refs"]
 
@@ -29,12 +36,15 @@ _NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def run_refs(log: RunLog) -> Iterator[BlobRef]:
-    """Every part the run's messages and tool results refer to."""
+    """Every part the run's messages, the model's answers and the tool
+    results refer to."""
     for message in log.messages:
         yield from part_refs(message)
     for event in log.events:
         if isinstance(event.record, ToolOutcome):
             yield from part_refs(event.record.result)
+        elif isinstance(event.record, ModelResponse):
+            yield from part_refs(event.record.assistant)
 
 
 def _filename(ref: BlobRef) -> str:
