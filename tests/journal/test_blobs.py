@@ -3,7 +3,8 @@ image a run carries in its prompt and in a tool's result is stored once, the
 records refer to it, and a resume in a new journal object sends the exact
 request again (the emulation server received the same bytes); bytes that
 spell the provider's key come back as they were; a part past the cap is
-refused before anything is sent."""
+refused before anything is sent; an image the model made is stored the same
+way, in its provider's item, and sent back byte for byte after a resume."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import toolwire
 from toolwire import Agent, tool
 from toolwire.cli import main
 from toolwire.cli.demo import PROVIDERS, make_provider
-from toolwire.content import state_media
+from toolwire.content import state_media, with_state_data
 from toolwire.errors import BlobTooLarge, ProviderError
 from toolwire.journal import Blob, SQLiteJournal, part_refs, plan_resume
 from toolwire.journal._blobs import inline_parts, store_parts
@@ -277,3 +278,6 @@ def test_the_media_a_model_made_round_trips_through_a_reference(item: dict[str, 
     assert inline_parts(stored, {blob.sha256: blob.body}.__getitem__) == message
     assert stored["provider_state"][0] == {"type": "other"}
     assert inline_parts(message, None) == message, "inline items need no blob table"
+    for data in ({"sha256": blob.sha256, "size": -1}, {"sha256": 7, "size": 1}, {"size": 1}):
+        odd = {"provider_state": [with_state_data(item, data)]}
+        assert list(part_refs(odd)) == [] and inline_parts(odd, None) == odd

@@ -145,6 +145,8 @@ def _state_ref(item: Any) -> BlobRef | None:
     sha, size = data.get("sha256"), data.get("size")
     if not isinstance(sha, str) or not isinstance(size, int) or isinstance(size, bool):
         return None
+    if size < 0:
+        return None
     kind = next((k for k in ("image", "audio") if media.startswith(f"{k}/")), "document")
     return BlobRef(kind, media, size, sha)
 
