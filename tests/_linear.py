@@ -15,6 +15,7 @@ the suite's time several times over.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -60,11 +61,16 @@ def untraced() -> Iterator[None]:
 @contextmanager
 def cpu_guard(seconds: float) -> Iterator[None]:
     """Raise :class:`TooSlow` in the block after ``seconds`` of process CPU time
-    (coverage paused: :func:`untraced`)."""
+    (coverage paused: :func:`untraced`). The garbage collector waits until the
+    block ends: a full collection of the worker's heap is not the block's work
+    (and the alarm going off inside the collector's callbacks would be lost)."""
 
     def alarm(signum: int, frame: FrameType | None) -> None:
         raise TooSlow(f"more than {seconds} s of CPU")
 
+    collecting = gc.isenabled()
+    gc.collect()
+    gc.disable()
     previous = signal.signal(signal.SIGPROF, alarm)
     signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
@@ -73,6 +79,8 @@ def cpu_guard(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, previous)
+        if collecting:
+            gc.enable()
 
 
 def operations(function: Callable[[], Any]) -> int:

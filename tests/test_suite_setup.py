@@ -75,3 +75,18 @@ def test_a_cpu_guard_pauses_coverage_and_gives_it_back() -> None:
     assert (sys.gettrace() is None) == (before is None)
     # The tests' own subprocesses stay unmeasured after it, as before it.
     assert os.environ.get("COVERAGE_PROCESS_CONFIG") == patched
+
+
+def test_a_cpu_guard_goes_off_and_holds_the_collector_until_its_end() -> None:
+    import gc
+
+    import pytest
+
+    from tests._linear import TooSlow, cpu_guard
+
+    assert gc.isenabled()
+    with pytest.raises(TooSlow), cpu_guard(0.2):
+        assert not gc.isenabled()
+        while True:  # CPU, not waiting: the guard counts the process's CPU time
+            sum(range(1000))
+    assert gc.isenabled()
