@@ -62,14 +62,13 @@ def untraced() -> Iterator[None]:
 def cpu_guard(seconds: float) -> Iterator[None]:
     """Raise :class:`TooSlow` in the block after ``seconds`` of process CPU time
     (coverage paused: :func:`untraced`). The garbage collector waits until the
-    block ends: a full collection of the worker's heap is not the block's work
-    (and the alarm going off inside the collector's callbacks would be lost)."""
+    block ends: a collection of the worker's heap is not the block's work (and
+    the alarm going off inside the collector's callbacks would be lost)."""
 
     def alarm(signum: int, frame: FrameType | None) -> None:
         raise TooSlow(f"more than {seconds} s of CPU")
 
     collecting = gc.isenabled()
-    gc.collect()
     gc.disable()
     previous = signal.signal(signal.SIGPROF, alarm)
     signal.setitimer(signal.ITIMER_PROF, seconds)

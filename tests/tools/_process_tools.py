@@ -44,9 +44,11 @@ def flaky() -> str:
     raise ConnectionError("connection reset by peer")
 
 
-@tool(timeout=3)
+@tool(timeout=10)
 def spawn(pid_file: str) -> int:
-    """Start a grandchild that would run for a minute, then wait past the deadline."""
+    """Start a grandchild that would run for a minute, then wait past the
+    deadline (which counts the child's Python start-up and imports: ample for
+    a loaded machine, so the grandchild is always started before it)."""
     import subprocess
     import time
 
