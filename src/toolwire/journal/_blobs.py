@@ -142,13 +142,8 @@ def _state_ref(item: Any) -> BlobRef | None:
     if found is None or not isinstance(found[0], str) or not isinstance(found[1], Mapping):
         return None
     media, data = found
-    sha, size = data.get("sha256"), data.get("size")
-    if not isinstance(sha, str) or not isinstance(size, int) or isinstance(size, bool):
-        return None
-    if size < 0:
-        return None
     kind = next((k for k in ("image", "audio") if media.startswith(f"{k}/")), "document")
-    return BlobRef(kind, media, size, sha)
+    return BlobRef.from_dict({**data, "type": kind, "media_type": media})  # checks it as a part's
 
 
 def _store_state(items: list[Any], blobs: dict[str, Blob]) -> list[Any]:
